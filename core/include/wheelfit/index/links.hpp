@@ -1,0 +1,77 @@
+#pragma once
+// Reading PEP 503 (HTML) and PEP 691 (JSON) simple-index project pages into links, and the
+// farm's packages.json (schema 1).
+//
+// A Link keeps the anchor text and the href apart: the farm lists torch-free wheels under
+// every torch minor with a synthetic anchor text whose file name differs from the href's.
+// Match the text, install the href.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "wheelfit/util/expected.hpp"
+
+namespace wheelfit::index {
+
+struct Link {
+  std::string text;          ///< anchor text, entities decoded, whitespace trimmed (PEP 691: the filename)
+  std::string url;           ///< absolute URL, resolved against <base href> / the page URL, fragment removed
+  std::string filename;      ///< percent-decoded last path segment of url ("a-1.0+cu128torch2.8-...whl")
+  std::optional<std::string> sha256;  ///< lower-case hex from "#sha256=" (or PEP 691 hashes.sha256)
+  std::optional<std::string> requires_python;  ///< data-requires-python, entities decoded
+  bool yanked = false;       ///< data-yanked present (PEP 592)
+  std::string yank_reason;
+};
+
+/// What a page held: its links, and the anchors skipped (in-page "#..." links, empty hrefs,
+/// directory links ending in '/', a malformed hash fragment) with the reason for each.
+struct Page {
+  std::vector<Link> links;
+  std::vector<std::string> skipped;  ///< "href '#cu132': in-page link", ...
+};
+
+/// Parses a PEP 503 HTML page. `page_url` is the page's own URL (absolute, ending in '/' for a
+/// directory page) used to resolve relative hrefs. Tolerant like a browser (upper-case tags,
+/// unquoted or single-quoted attributes, comments, <base href>), strict about what it returns.
+/// Fails (Errc::invalid_input naming page_url) only when the body is not HTML at all (binary
+/// data, a NUL byte).
+Expected<Page> parse_simple_html(std::string_view body, std::string_view page_url);
+
+/// Parses a PEP 691 JSON project page ("files": [{filename, url, hashes, requires-python, yanked}]).
+/// Malformed JSON or a wrong shape is Errc::invalid_input naming page_url and the offending field.
+Expected<Page> parse_simple_json(std::string_view body, std::string_view page_url);
+
+/// Resolves `href` against `base` (RFC 3986 section 5.2), keeping percent-escapes as they are
+/// ("%2B" stays "%2B": never decoded twice). Returns the absolute URL.
+std::string resolve_url(std::string_view base, std::string_view href);
+
+/// Decodes %XX escapes once. Invalid escapes are kept literally.
+std::string percent_decode(std::string_view text);
+
+/// One wheel in packages.json.
+struct PackagesJsonWheel {
+  std::string filename;
+  std::string url;
+  std::optional<std::string> sha256;  ///< lower-case hex, validated (64 hex digits)
+  std::string cuda, torch, python, platform;  ///< as written ("12.8", "2.8", "312", "linux")
+};
+struct PackagesJsonEntry {
+  bool torch_free = false;
+  std::vector<PackagesJsonWheel> wheels;
+};
+/// packages.json, schema 1: {"schema": 1, "repo": "...", "packages": {name: {torch_free, wheels}}}.
+struct PackagesJson {
+  std::string repo;
+  std::map<std::string, PackagesJsonEntry> packages;  ///< keyed by PEP 503 normalised name
+
+  /// sha256 by wheel URL or, failing that, by file name; nullopt when unknown.
+  [[nodiscard]] std::optional<std::string> sha256_for(std::string_view url, std::string_view filename) const;
+};
+/// Errors (Errc::invalid_input / Errc::unsupported for another schema) name `source` and the
+/// JSON path of the offending value ("packages.cumm.wheels[2].sha256: not 64 hex digits").
+Expected<PackagesJson> parse_packages_json(std::string_view body, std::string_view source);
+
+}  // namespace wheelfit::index

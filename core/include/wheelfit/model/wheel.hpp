@@ -1,0 +1,108 @@
+#pragma once
+// PEP 427 wheel file names and PEP 425 / PEP 600 tag compatibility.
+//
+//   {distribution}-{version}(-{build})?-{python}-{abi}-{platform}.whl
+// Each tag field may be a compressed set joined by '.' ("manylinux_2_24_x86_64.manylinux_2_28_x86_64",
+// "py2.py3"); the expanded tag set is the cartesian product.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "wheelfit/model/numeric_version.hpp"
+#include "wheelfit/model/platform.hpp"
+#include "wheelfit/model/version.hpp"
+#include "wheelfit/util/expected.hpp"
+
+namespace wheelfit::model {
+
+/// One platform tag, understood.
+struct PlatformTag {
+  enum class Kind {
+    any,          ///< "any"
+    manylinux,    ///< manylinux_X_Y_arch, and legacy manylinux1 (2.5), manylinux2010 (2.12), manylinux2014 (2.17)
+    musllinux,    ///< musllinux_X_Y_arch
+    linux_plain,  ///< linux_arch: an unrepaired build, accepted on Linux but ranked below manylinux
+    windows,      ///< win_amd64, win_arm64, win32
+    macos,        ///< macosx_X_Y_arch
+    unknown,      ///< anything else (kept, never compatible)
+  };
+  std::string tag;                      ///< as written
+  Kind kind = Kind::unknown;
+  std::optional<Os> os;                 ///< nullopt for any/unknown
+  std::string cpu_arch;                 ///< canonical ("x86_64", "aarch64", "i686", "universal2"...); empty for any
+  std::optional<NumericVersion> libc;   ///< glibc floor (manylinux) or musl floor (musllinux) or macOS floor
+};
+
+/// Understands one platform tag. Never fails: unknown shapes come back as Kind::unknown.
+PlatformTag parse_platform_tag(std::string_view tag);
+
+/// One python tag ("cp312", "cp313t" is not valid here: free-threading is an ABI flag, see AbiTag).
+struct PythonTag {
+  std::string tag;           ///< as written: "cp312", "py3", "py312"
+  std::string impl;          ///< "cp", "py", "pp", ...
+  std::optional<NumericVersion> version;  ///< 3.12 for "cp312", 3 for "py3"; nullopt if unparseable
+};
+PythonTag parse_python_tag(std::string_view tag);
+
+struct WheelName {
+  std::string filename;                 ///< as given
+  std::string distribution;             ///< as written in the file name ("flash_attn")
+  std::string name;                     ///< PEP 503 normalised ("flash-attn")
+  Version version;                      ///< local label included
+  std::optional<std::string> build;     ///< build tag, when present
+  std::vector<std::string> python_tags; ///< expanded ("py2.py3" -> {"py2","py3"})
+  std::vector<std::string> abi_tags;    ///< expanded ("cp312", "abi3", "none", "cp313t")
+  std::vector<PlatformTag> platforms;   ///< expanded, in file-name order
+
+  /// Parses a wheel file name (a basename; URL-decoded by the caller). Errors are
+  /// Errc::invalid_input quoting the name: not ending in ".whl", wrong number of '-' fields,
+  /// an invalid distribution name, an invalid PEP 440 version, a build tag not starting with a
+  /// digit, an empty tag field.
+  static Expected<WheelName> parse(std::string_view filename);
+};
+
+/// The interpreter a wheel must load into.
+struct PythonTarget {
+  NumericVersion version;      ///< major.minor, e.g. 3.12
+  bool free_threaded = false;  ///< a "3.13t" build
+  /// "cp312" / "cp313t".
+  [[nodiscard]] std::string tag() const;
+};
+
+/// PEP 425 for CPython: the rank (0 = best) of the best (python, abi) pair the wheel offers that
+/// the target supports, in pip's order:
+///   cpXY-cpXY[t], cpXY-abi3 .. cp32-abi3 (not for free-threaded), cpXY-none, pyXY-none, pyX-none,
+///   pyX(Y-1)..pyX0-none; nullopt when none is supported. Wheels for other implementations
+///   (pp, ip) never match.
+std::optional<int> python_rank(const WheelName& wheel, const PythonTarget& target);
+
+/// The machine facts the platform demands are judged against.
+struct PlatformTarget {
+  Os os;
+  std::string cpu_arch;                  ///< canonical
+  std::optional<NumericVersion> glibc;   ///< nullopt = unknown (the floor is then not checked)
+};
+
+/// Which platform demand a tag fails, or its rank when it fits.
+struct PlatformFit {
+  bool os_ok = false;
+  bool cpu_ok = false;
+  bool glibc_ok = false;    ///< true also when the floor is unknown or irrelevant
+  bool glibc_checked = false;
+  /// 0 is best. Among manylinux tags a higher glibc floor ranks better (pip's order);
+  /// linux_plain ranks below every manylinux tag; "any" ranks last.
+  int rank = 0;
+  [[nodiscard]] bool ok() const noexcept { return os_ok && cpu_ok && glibc_ok; }
+};
+
+/// Judges one platform tag against the target.
+PlatformFit platform_fit(const PlatformTag& tag, const PlatformTarget& target);
+
+/// The best fit among the wheel's platform tags (an ok() fit wins, then lower rank); for a wheel
+/// that fits nowhere, the fit of the tag that failed the fewest demands (so reports can say
+/// what failed).
+PlatformFit best_platform_fit(const WheelName& wheel, const PlatformTarget& target);
+
+}  // namespace wheelfit::model

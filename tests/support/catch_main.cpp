@@ -1,0 +1,21 @@
+// The Catch2 main of every test executable. When asked for the fixture tests ("[fixtures]") and
+// the shared fixtures folder is absent (a user's clone), it says so and exits 77, which ctest
+// reports as skipped.
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <string_view>
+
+int main(int argc, char* argv[]) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "[fixtures]" && !std::filesystem::is_directory(WHEELFIT_SHARED_FIXTURES)) {
+      std::printf("SKIPPED: the fixture tests need the shared fixtures at %s, which is absent "
+                  "(a clone without ../shared); the unit tests still ran.\n",
+                  WHEELFIT_SHARED_FIXTURES);
+      return 77;
+    }
+  }
+  return Catch::Session().run(argc, argv);
+}

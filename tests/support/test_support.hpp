@@ -1,0 +1,50 @@
+#pragma once
+// Helpers shared by the tests: the fixture folder, temporary directories, scoped env changes.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace wheelfit::test {
+
+/// ../shared/fixtures (as configured at build time). Tests tagged [fixtures] may assume it exists.
+std::filesystem::path fixtures_dir();
+/// ../shared/fixtures/cuda-wheels/index
+std::filesystem::path farm_index_dir();
+/// The source tree (for tests reading repository data such as policies/data).
+std::filesystem::path source_dir();
+/// The build tree (for tests running built programs).
+std::filesystem::path binary_dir();
+
+std::string read_file(const std::filesystem::path& p);
+void write_file(const std::filesystem::path& p, std::string_view content);
+
+/// A fresh directory under the system temp dir, removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+  [[nodiscard]] std::filesystem::path operator/(std::string_view rel) const { return path_ / rel; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+/// Sets (or, with nullopt, unsets) an environment variable and restores it on destruction.
+class ScopedEnv {
+ public:
+  ScopedEnv(std::string name, std::optional<std::string> value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
+
+}  // namespace wheelfit::test
