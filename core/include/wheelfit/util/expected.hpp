@@ -25,6 +25,13 @@ enum class Errc {
   usage,               ///< a command line or configuration mistake
 };
 
+}  // namespace wheelfit
+
+template <>
+struct std::is_error_code_enum<wheelfit::Errc> : std::true_type {};
+
+namespace wheelfit {
+
 const std::error_category& core_category() noexcept;
 inline std::error_code make_error_code(Errc e) noexcept { return {static_cast<int>(e), core_category()}; }
 
@@ -106,5 +113,3 @@ class [[nodiscard]] Expected<void> {
 
 }  // namespace wheelfit
 
-template <>
-struct std::is_error_code_enum<wheelfit::Errc> : std::true_type {};
