@@ -1,1 +1,318 @@
-// (being written)
+#include "wheelfit/config/workspace.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string_view>
+#include <system_error>
+
+#include <toml++/toml.h>
+
+#include "wheelfit/model/name.hpp"
+
+namespace wheelfit::config {
+namespace {
+namespace fs = std::filesystem;
+
+constexpr std::uintmax_t kMaxConfigBytes = 4u * 1024u * 1024u;
+
+// "file:line:col" for a node that came from the parser, else "file".
+std::string where(const std::string& file, const toml::node& node) {
+  const auto& begin = node.source().begin;
+  if (begin.line == 0) return file;
+  return file + ":" + std::to_string(begin.line) + ":" + std::to_string(begin.column);
+}
+
+Unexpected fail(const std::string& file, const toml::node& node, const std::string& what) {
+  return unexpected(Errc::invalid_input, where(file, node) + ": " + what);
+}
+
+std::string type_name(const toml::node& node) {
+  switch (node.type()) {
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a float";
+    case toml::node_type::boolean: return "a boolean";
+    case toml::node_type::date: return "a date";
+    case toml::node_type::time: return "a time";
+    case toml::node_type::date_time: return "a date-time";
+    case toml::node_type::none: break;
+  }
+  return "nothing";
+}
+
+// The text of a single-line node as written ("3.10", not the float 3.1), or "" if unknown.
+std::string source_text(std::string_view text, const toml::source_region& region) {
+  if (region.begin.line == 0 || region.begin.line != region.end.line || region.end.column <= region.begin.column) {
+    return {};
+  }
+  std::size_t pos = 0;
+  for (toml::source_index line = 1; line < region.begin.line; ++line) {
+    pos = text.find('\n', pos);
+    if (pos == std::string_view::npos) return {};
+    ++pos;
+  }
+  // Columns count code points: skip UTF-8 continuation bytes.
+  auto advance = [&](std::size_t from, toml::source_index columns) {
+    std::size_t p = from;
+    for (toml::source_index c = 0; c < columns && p < text.size() && text[p] != '\n'; ++c) {
+      ++p;
+      while (p < text.size() && (static_cast<unsigned char>(text[p]) & 0xC0u) == 0x80u) ++p;
+    }
+    return p;
+  };
+  const std::size_t b = advance(pos, region.begin.column - 1);
+  const std::size_t e = advance(b, region.end.column - region.begin.column);
+  return std::string(text.substr(b, e - b));
+}
+
+// The torch family, compared with case and separators ignored ("Torch_Vision", "torch-audio").
+bool is_torch_family(const std::string& normalized) {
+  std::string squashed;
+  for (char c : normalized) {
+    if (c != '-') squashed += c;
+  }
+  return squashed == "torch" || squashed == "torchvision" || squashed == "torchaudio";
+}
+
+Expected<std::optional<model::NumericVersion>> read_python(const toml::table& doc, std::string_view source,
+                                                          const std::string& file) {
+  const toml::node* node = doc.get("python");
+  if (node == nullptr) return std::optional<model::NumericVersion>{};
+  if (const auto* f = node->as_floating_point()) {
+    std::string shown = source_text(source, node->source());
+    if (shown.empty()) {
+      std::ostringstream out;
+      out << f->get();
+      shown = out.str();
+    }
+    return fail(file, *node,
+                "python = " + shown + " is a TOML float; write it as a string, python = \"X.Y\" "
+                "(as a float, 3.10 would read as 3.1)");
+  }
+  const auto* s = node->as_string();
+  if (s == nullptr) {
+    return fail(file, *node, "python must be a string \"X.Y\" such as \"3.12\", not " + type_name(*node));
+  }
+  const std::string& text = s->get();
+  if (!text.empty() && (text.back() == 't' || text.back() == 'T')) {
+    return fail(file, *node,
+                "python = \"" + text + "\": free-threaded Python is not supported in comfy-env.toml; "
+                "write \"X.Y\" (such as \"3.13\")");
+  }
+  auto v = model::NumericVersion::parse(text);
+  if (!v || v->parts().size() != 2) {
+    return fail(file, *node, "python = \"" + text + "\" must be major.minor, \"X.Y\", such as \"3.12\"");
+  }
+  return std::optional<model::NumericVersion>(*v);
+}
+
+Expected<std::vector<Package>> read_cuda(const toml::table& doc, const std::string& file,
+                                         std::vector<std::string>& warnings) {
+  std::vector<Package> packages;
+  const toml::node* node = doc.get("cuda");
+  if (node == nullptr) return packages;
+  const toml::table* cuda = node->as_table();
+  if (cuda == nullptr) return fail(file, *node, "[cuda] must be a table, not " + type_name(*node));
+
+  for (const auto& [key, value] : *cuda) {
+    if (key.str() != "packages") {
+      warnings.push_back(file + ": [cuda] unknown key '" + std::string(key.str()) + "' ignored");
+    }
+  }
+
+  const toml::node* pkgs_node = cuda->get("packages");
+  if (pkgs_node == nullptr) return packages;
+  const toml::array* pkgs = pkgs_node->as_array();
+  if (pkgs == nullptr) {
+    return fail(file, *pkgs_node,
+                "[cuda] packages must be an array of package names such as [\"flash-attn\"], not " +
+                    type_name(*pkgs_node));
+  }
+
+  for (std::size_t i = 0; i < pkgs->size(); ++i) {
+    const toml::node& item = *pkgs->get(i);
+    const std::string key = "[cuda] packages[" + std::to_string(i) + "]";
+    const auto* s = item.as_string();
+    if (s == nullptr) return fail(file, item, key + " must be a string, not " + type_name(item));
+    const std::string& requested = s->get();
+    if (requested.empty()) return fail(file, item, key + " is an empty string");
+    if (!model::is_valid_name(requested)) {
+      return fail(file, item, key + ": '" + requested + "' is not a valid package name");
+    }
+    std::string name = model::normalize_name(requested);
+    if (is_torch_family(name)) {
+      return fail(file, item,
+                  key + ": the torch family is derived from the resolved combo; remove '" + requested +
+                      "' from [cuda] packages");
+    }
+    for (const auto& earlier : packages) {
+      if (earlier.name == name) {
+        return fail(file, item,
+                    key + ": '" + requested + "' duplicates '" + earlier.requested + "' (both are '" + name + "')");
+      }
+    }
+    packages.push_back(Package{requested, std::move(name)});
+  }
+  return packages;
+}
+
+Expected<std::vector<std::string>> read_workspace(const toml::table& doc, const std::string& file,
+                                                  std::vector<std::string>& warnings) {
+  std::vector<std::string> channels;
+  const toml::node* node = doc.get("workspace");
+  if (node == nullptr) return channels;
+  const toml::table* ws = node->as_table();
+  if (ws == nullptr) return fail(file, *node, "[workspace] must be a table, not " + type_name(*node));
+
+  for (const auto& [key, value] : *ws) {
+    if (key.str() != "channels") {
+      warnings.push_back(file + ": [workspace] key '" + std::string(key.str()) +
+                         "' ignored (only channels is read)");
+    }
+  }
+
+  const toml::node* ch_node = ws->get("channels");
+  if (ch_node == nullptr) return channels;
+  const toml::array* arr = ch_node->as_array();
+  if (arr == nullptr) {
+    return fail(file, *ch_node,
+                "[workspace] channels must be an array of strings such as [\"conda-forge\"], not " +
+                    type_name(*ch_node));
+  }
+  for (std::size_t i = 0; i < arr->size(); ++i) {
+    const toml::node& item = *arr->get(i);
+    const std::string key = "[workspace] channels[" + std::to_string(i) + "]";
+    const auto* s = item.as_string();
+    if (s == nullptr) return fail(file, item, key + " must be a string, not " + type_name(item));
+    if (s->get().empty()) return fail(file, item, key + " is an empty string");
+    channels.push_back(s->get());
+  }
+  return channels;
+}
+
+// Lower-cases ASCII letters, turns every other character outside [a-z0-9] into '-', collapses
+// runs of '-' and trims them from both ends. Empty -> "env".
+std::string sanitize_env_name(std::string_view raw) {
+  std::string out;
+  for (char c : raw) {
+    char d = c;
+    if (d >= 'A' && d <= 'Z') d = static_cast<char>(d - 'A' + 'a');
+    const bool keep = (d >= 'a' && d <= 'z') || (d >= '0' && d <= '9');
+    if (keep) {
+      out += d;
+    } else if (!out.empty() && out.back() != '-') {
+      out += '-';
+    }
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out.empty() ? std::string("env") : out;
+}
+
+std::string env_name_for(const std::string& file) {
+  const fs::path p(file);
+  const std::string filename = p.filename().string();
+  if (filename == "comfy-env.toml") {
+    std::error_code ec;
+    fs::path abs = fs::absolute(p, ec);
+    if (ec) abs = p;
+    return sanitize_env_name(abs.parent_path().filename().string());
+  }
+  const auto dot = filename.find('.');
+  return sanitize_env_name(dot == std::string::npos ? filename : filename.substr(0, dot));
+}
+
+}  // namespace
+
+Expected<Env> parse_env_config(std::string_view text, const std::string& file) {
+  if (text.size() > kMaxConfigBytes) {
+    return unexpected(Errc::too_large, file + ": " + std::to_string(text.size()) +
+                                           " bytes is over the 4 MiB limit for a comfy-env.toml");
+  }
+
+  toml::table doc;
+  try {
+    doc = toml::parse(text, file);
+  } catch (const toml::parse_error& e) {
+    const auto& b = e.source().begin;
+    return unexpected(Errc::invalid_input, file + ":" + std::to_string(b.line) + ":" + std::to_string(b.column) +
+                                               ": TOML syntax error: " + std::string(e.description()));
+  }
+
+  Env env;
+  env.file = file;
+  env.name = env_name_for(file);
+
+  auto python = read_python(doc, text, file);
+  if (!python) return python.error();
+  env.python = *python;
+
+  auto packages = read_cuda(doc, file, env.warnings);
+  if (!packages) return packages.error();
+  env.packages = std::move(*packages);
+
+  auto channels = read_workspace(doc, file, env.warnings);
+  if (!channels) return channels.error();
+  env.channels = std::move(*channels);
+
+  doc.erase("python");
+  doc.erase("cuda");
+  doc.erase("workspace");
+  if (!doc.empty()) {
+    std::ostringstream out;
+    out << toml::toml_formatter(doc);
+    env.passthrough_toml = out.str();
+    if (!env.passthrough_toml.empty() && env.passthrough_toml.back() != '\n') env.passthrough_toml += '\n';
+  }
+  return env;
+}
+
+Expected<Env> load_env_config(const std::string& file) {
+  std::error_code ec;
+  const auto status = fs::status(file, ec);
+  if (ec || !fs::exists(status)) {
+    if (ec && ec != std::errc::no_such_file_or_directory) {
+      return unexpected(Errc::io_error, file + ": cannot read: " + ec.message());
+    }
+    return unexpected(Errc::not_found, file + ": no such file");
+  }
+  if (fs::is_directory(status)) return unexpected(Errc::io_error, file + ": is a directory, not a comfy-env.toml");
+
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return unexpected(Errc::io_error, file + ": cannot open for reading");
+  // Read at most one byte past the limit, so a file that grows or lies about its size is caught too.
+  std::string text;
+  char buf[64 * 1024];
+  while (in) {
+    in.read(buf, sizeof buf);
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxConfigBytes) {
+      return unexpected(Errc::too_large, file + ": over the 4 MiB limit for a comfy-env.toml");
+    }
+  }
+  if (in.bad()) return unexpected(Errc::io_error, file + ": read failed");
+  return parse_env_config(text, file);
+}
+
+Expected<Workspace> load_workspace(const std::vector<std::string>& files) {
+  if (files.empty()) return unexpected(Errc::usage, "no comfy-env.toml given");
+  Workspace ws;
+  std::set<std::string> taken;
+  for (const auto& file : files) {
+    auto env = load_env_config(file);
+    if (!env) return env.error();
+    std::string name = env->name;
+    for (int n = 2; taken.count(name) != 0; ++n) name = env->name + "-" + std::to_string(n);
+    taken.insert(name);
+    env->name = std::move(name);
+    ws.envs.push_back(std::move(*env));
+  }
+  return ws;
+}
+
+}  // namespace wheelfit::config

@@ -1,1 +1,562 @@
-// (being written)
+#include "wheelfit/machine/machine.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include <boost/json.hpp>
+#include <toml++/toml.h>
+
+#if __has_include(<sys/utsname.h>)
+#include <sys/utsname.h>
+#define WHEELFIT_HAVE_UNAME 1
+#endif
+#if __has_include(<gnu/libc-version.h>)
+#include <gnu/libc-version.h>
+#define WHEELFIT_HAVE_GNU_LIBC_VERSION 1
+#endif
+
+namespace wheelfit::machine {
+namespace {
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+constexpr std::uintmax_t kMaxProfileBytes = 1024u * 1024u;
+
+std::string_view trim(std::string_view s) {
+  constexpr std::string_view ws = " \t\r\n\f\v";
+  const auto b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos) return {};
+  const auto e = s.find_last_not_of(ws);
+  return s.substr(b, e - b + 1);
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  }
+  return out;
+}
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool is_known_key(std::string_view key) {
+  const auto& keys = profile_keys();
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+std::string known_keys_list() {
+  std::string out;
+  for (auto k : profile_keys()) {
+    if (!out.empty()) out += ", ";
+    out += k;
+  }
+  return out;
+}
+
+Unexpected unknown_key(const std::string& where, std::string_view key) {
+  return unexpected(Errc::invalid_input, where + ": unknown key '" + std::string(key) + "' (known keys: " +
+                                             known_keys_list() + ", and provenance, which is ignored)");
+}
+
+// A why-message for a value that failed; the caller prefixes "<where>: <key> = '<value>': ".
+using Why = std::string;
+
+// One compute capability: "9.0", "sm_90", "sm90" (-> 9.0), "sm_100" (-> 10.0).
+Expected<model::NumericVersion> parse_compute_capability(std::string_view item) {
+  const std::string s = lower(trim(item));
+  auto bad = [&](const std::string& why) {
+    return unexpected(Errc::invalid_input, "'" + std::string(item) + "' is not a compute capability: " + why);
+  };
+  if (s.empty()) return bad("it is empty");
+  if (s.starts_with("sm")) {
+    std::string_view digits = std::string_view(s).substr(2);
+    if (digits.starts_with("_")) digits.remove_prefix(1);
+    if (!all_digits(digits) || digits.size() < 2 || digits.size() > 3) {
+      return bad("write sm_XY (such as sm_90) or X.Y (such as 9.0)");
+    }
+    const auto major = static_cast<std::uint32_t>(std::stoul(std::string(digits.substr(0, digits.size() - 1))));
+    const auto minor = static_cast<std::uint32_t>(digits.back() - '0');
+    return model::NumericVersion({major, minor});
+  }
+  auto v = model::NumericVersion::parse(s);
+  if (!v) return bad("write X.Y (such as 9.0) or sm_XY (such as sm_90)");
+  if (v->parts().size() != 2) return bad("write major.minor (such as 9.0)");
+  return *v;
+}
+
+// The env / text form: comma-separated, spaces allowed; "none" is a known empty list.
+Expected<std::vector<model::NumericVersion>> parse_gpu_list(std::string_view text) {
+  std::vector<model::NumericVersion> gpus;
+  if (lower(trim(text)) == "none") return gpus;
+  std::size_t start = 0;
+  while (true) {
+    const auto comma = text.find(',', start);
+    const std::string_view item = text.substr(start, comma == std::string_view::npos ? text.size() - start : comma - start);
+    if (trim(item).empty()) {
+      return unexpected(Errc::invalid_input, "an empty entry in the list (write \"9.0, 8.6\")");
+    }
+    auto cc = parse_compute_capability(item);
+    if (!cc) return cc.error();
+    gpus.push_back(*cc);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return gpus;
+}
+
+// Parses `value` (non-empty, trimmed) for `key` into `m`. Returns a why-message on failure.
+std::optional<Why> assign(Machine& m, std::string_view key, std::string_view value) {
+  if (key == "os") {
+    auto os = model::parse_os(value);
+    if (!os) return Why("must be linux, windows or macos");
+    m.os = *os;
+  } else if (key == "cpu_arch") {
+    std::string arch = model::normalize_cpu_arch(value);
+    const bool ok = !arch.empty() && std::all_of(arch.begin(), arch.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    });
+    if (!ok) return Why("must be a machine name such as x86_64, amd64, aarch64 or arm64");
+    m.cpu_arch = std::move(arch);
+  } else if (key == "glibc" || key == "driver_version" || key == "cuda_driver") {
+    auto v = model::NumericVersion::parse(value);
+    if (!v) return v.error().message;
+    if (key == "glibc") m.glibc = *v;
+    else if (key == "driver_version") m.driver_version = *v;
+    else m.cuda_driver = *v;
+  } else if (key == "python") {
+    std::string_view digits = value;
+    const bool ft = digits.ends_with('t');
+    if (ft) digits.remove_suffix(1);
+    auto v = model::NumericVersion::parse(digits);
+    if (!v || v->parts().size() != 2) {
+      return Why("must be major.minor such as \"3.12\" (or \"3.13t\" for free-threaded)");
+    }
+    m.python = *v;
+    m.python_free_threaded = ft;
+  } else if (key == "torch") {
+    auto v = model::Version::parse(value);
+    if (!v) return v.error().message;
+    m.torch = *v;
+  } else if (key == "backend") {
+    std::string b = lower(value);
+    if (b != "cuda" && b != "rocm" && b != "cpu") return Why("must be cuda, rocm or cpu");
+    m.backend = std::move(b);
+  } else if (key == "gpus") {
+    auto g = parse_gpu_list(value);
+    if (!g) return g.error().message;
+    m.gpus = std::move(*g);
+  } else {
+    return Why("unknown key");
+  }
+  return std::nullopt;
+}
+
+void clear(Machine& m, std::string_view key) {
+  if (key == "os") m.os.reset();
+  else if (key == "cpu_arch") m.cpu_arch.reset();
+  else if (key == "glibc") m.glibc.reset();
+  else if (key == "python") {
+    m.python.reset();
+    m.python_free_threaded = false;
+  } else if (key == "torch") m.torch.reset();
+  else if (key == "backend") m.backend.reset();
+  else if (key == "driver_version") m.driver_version.reset();
+  else if (key == "cuda_driver") m.cuda_driver.reset();
+  else if (key == "gpus") m.gpus.reset();
+  m.provenance.erase(std::string(key));
+}
+
+// Sets one fact; `where` prefixes error messages, `origin` is the provenance.
+Expected<void> set_fact_at(Machine& m, std::string_view key, std::string_view raw, const std::string& where,
+                           const std::string& origin) {
+  if (!is_known_key(key)) return unknown_key(where, key);
+  const std::string_view value = trim(raw);
+  if (value.empty()) {
+    clear(m, key);
+    return {};
+  }
+  Machine next = m;
+  if (auto why = assign(next, key, value)) {
+    return unexpected(Errc::invalid_input, where + ": " + std::string(key) + " = '" + std::string(raw) + "': " + *why);
+  }
+  next.provenance[std::string(key)] = origin;
+  m = std::move(next);
+  return {};
+}
+
+std::string number_advice(std::string_view key, const std::string& shown) {
+  return std::string(key) + " = " + shown + " is a number; quote it: " + std::string(key) + " = \"" + shown +
+         "\" (as a number, a version such as 3.10 would read as 3.1)";
+}
+
+Unexpected too_large(const std::string& source, std::size_t size) {
+  return unexpected(Errc::too_large, source + ": " + std::to_string(size) +
+                                         " bytes is over the 1 MiB limit for a machine profile");
+}
+
+// ---- TOML profiles ----
+
+// The text of a single-line node as written ("3.10", not the float 3.1), or "" if unknown.
+std::string source_text(std::string_view text, const toml::source_region& region) {
+  if (region.begin.line == 0 || region.begin.line != region.end.line || region.end.column <= region.begin.column) {
+    return {};
+  }
+  std::size_t pos = 0;
+  for (toml::source_index line = 1; line < region.begin.line; ++line) {
+    pos = text.find('\n', pos);
+    if (pos == std::string_view::npos) return {};
+    ++pos;
+  }
+  // Columns count code points: skip UTF-8 continuation bytes.
+  auto advance = [&](std::size_t from, toml::source_index columns) {
+    std::size_t p = from;
+    for (toml::source_index c = 0; c < columns && p < text.size() && text[p] != '\n'; ++c) {
+      ++p;
+      while (p < text.size() && (static_cast<unsigned char>(text[p]) & 0xC0u) == 0x80u) ++p;
+    }
+    return p;
+  };
+  const std::size_t b = advance(pos, region.begin.column - 1);
+  const std::size_t e = advance(b, region.end.column - region.begin.column);
+  return std::string(text.substr(b, e - b));
+}
+
+std::string toml_number_text(std::string_view text, const toml::node& node) {
+  std::string shown = source_text(text, node.source());
+  if (!shown.empty()) return shown;
+  std::ostringstream out;
+  node.visit([&](const auto& v) {
+    if constexpr (toml::is_number<decltype(v)>) out << v.get();
+  });
+  return out.str();
+}
+
+std::string toml_where(const std::string& source, const toml::node& node) {
+  const auto& b = node.source().begin;
+  if (b.line == 0) return source;
+  return source + ":" + std::to_string(b.line) + ":" + std::to_string(b.column);
+}
+
+Expected<Machine> parse_toml_profile(std::string_view text, const std::string& source) {
+  toml::table doc;
+  try {
+    doc = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    const auto& b = e.source().begin;
+    return unexpected(Errc::invalid_input, source + ":" + std::to_string(b.line) + ":" + std::to_string(b.column) +
+                                               ": TOML syntax error: " + std::string(e.description()));
+  }
+  Machine m;
+  const std::string origin = "profile " + source;
+  for (const auto& [k, node] : doc) {
+    const std::string_view key = k.str();
+    const std::string where = toml_where(source, node);
+    if (key == "provenance") continue;
+    if (!is_known_key(key)) return unknown_key(where, key);
+    if (key == "gpus") {
+      const toml::array* arr = node.as_array();
+      if (arr == nullptr) {
+        return unexpected(Errc::invalid_input,
+                          where + ": gpus must be an array of strings such as [\"9.0\", \"8.6\"] ([] for no GPU)");
+      }
+      std::vector<model::NumericVersion> gpus;
+      for (std::size_t i = 0; i < arr->size(); ++i) {
+        const toml::node& item = *arr->get(i);
+        const std::string iw = toml_where(source, item) + ": gpus[" + std::to_string(i) + "]";
+        if (item.is_number()) {
+          const std::string shown = toml_number_text(text, item);
+          return unexpected(Errc::invalid_input, iw + " = " + shown + " is a number; quote it: \"" + shown + "\"");
+        }
+        const auto* s = item.as_string();
+        if (s == nullptr) return unexpected(Errc::invalid_input, iw + " must be a string such as \"9.0\"");
+        auto cc = parse_compute_capability(s->get());
+        if (!cc) return unexpected(Errc::invalid_input, iw + ": " + cc.error().message);
+        gpus.push_back(*cc);
+      }
+      m.gpus = std::move(gpus);
+      m.provenance["gpus"] = origin;
+      continue;
+    }
+    if (node.is_number()) {
+      return unexpected(Errc::invalid_input, where + ": " + number_advice(key, toml_number_text(text, node)));
+    }
+    const auto* s = node.as_string();
+    if (s == nullptr) return unexpected(Errc::invalid_input, where + ": " + std::string(key) + " must be a string");
+    if (trim(s->get()).empty()) {
+      return unexpected(Errc::invalid_input,
+                        where + ": " + std::string(key) + " is empty; leave the key out when the fact is unknown");
+    }
+    auto r = set_fact_at(m, key, s->get(), where, origin);
+    if (!r) return r.error();
+  }
+  return m;
+}
+
+// ---- JSON profiles ----
+
+std::string line_col(std::string_view text, std::size_t offset) {
+  std::size_t line = 1;
+  std::size_t col = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return std::to_string(line) + ":" + std::to_string(col);
+}
+
+// A JSON number as text; a double that is integral keeps a ".0" so that 9.0 is not shown as 9.
+std::string json_number_text(const json::value& v) {
+  if (v.is_int64()) return std::to_string(v.get_int64());
+  if (v.is_uint64()) return std::to_string(v.get_uint64());
+  std::ostringstream out;
+  out << v.get_double();
+  std::string s = out.str();
+  if (s.find_first_not_of("-0123456789") == std::string::npos) s += ".0";
+  return s;
+}
+
+// The number after "key": as written in `text` ("3.10", where the double would show 3.1), or
+// the formatted value when it cannot be found.
+std::string json_number_text(std::string_view text, std::string_view key, const json::value& v) {
+  const std::string quoted = "\"" + std::string(key) + "\"";
+  auto skip_ws = [&](std::size_t p) {
+    while (p < text.size() && (text[p] == ' ' || text[p] == '\t' || text[p] == '\r' || text[p] == '\n')) ++p;
+    return p;
+  };
+  for (auto pos = text.find(quoted); pos != std::string_view::npos; pos = text.find(quoted, pos + 1)) {
+    std::size_t p = skip_ws(pos + quoted.size());
+    if (p >= text.size() || text[p] != ':') continue;
+    p = skip_ws(p + 1);
+    const std::size_t b = p;
+    while (p < text.size() && ((text[p] >= '0' && text[p] <= '9') || text[p] == '-' || text[p] == '+' ||
+                               text[p] == '.' || text[p] == 'e' || text[p] == 'E')) {
+      ++p;
+    }
+    if (p > b) return std::string(text.substr(b, p - b));
+  }
+  return json_number_text(v);
+}
+
+bool json_is_number(const json::value& v) { return v.is_int64() || v.is_uint64() || v.is_double(); }
+
+Expected<Machine> parse_json_profile(std::string_view text, const std::string& source) {
+  json::parser parser;
+  boost::system::error_code ec;
+  const std::size_t used = parser.write(text.data(), text.size(), ec);
+  if (ec) {
+    return unexpected(Errc::invalid_input,
+                      source + ":" + line_col(text, used) + ": JSON syntax error: " + ec.message());
+  }
+  const json::value doc = parser.release();
+  const json::object* obj = doc.if_object();
+  if (obj == nullptr) return unexpected(Errc::invalid_input, source + ": a JSON profile must be one object");
+
+  Machine m;
+  const std::string origin = "profile " + source;
+  for (const auto& entry : *obj) {
+    const std::string_view key(entry.key().data(), entry.key().size());
+    const json::value& v = entry.value();
+    if (key == "provenance") continue;
+    if (!is_known_key(key)) return unknown_key(source, key);
+    const std::string where = source + ": \"" + std::string(key) + "\"";
+    if (key == "gpus") {
+      const json::array* arr = v.if_array();
+      if (arr == nullptr) {
+        return unexpected(Errc::invalid_input,
+                          where + " must be an array of strings such as [\"9.0\", \"8.6\"] ([] for no GPU)");
+      }
+      std::vector<model::NumericVersion> gpus;
+      for (std::size_t i = 0; i < arr->size(); ++i) {
+        const json::value& item = (*arr)[i];
+        const std::string iw = source + ": gpus[" + std::to_string(i) + "]";
+        if (json_is_number(item)) {
+          const std::string shown = json_number_text(item);
+          return unexpected(Errc::invalid_input, iw + " = " + shown + " is a number; quote it: \"" + shown + "\"");
+        }
+        const json::string* s = item.if_string();
+        if (s == nullptr) return unexpected(Errc::invalid_input, iw + " must be a string such as \"9.0\"");
+        auto cc = parse_compute_capability(std::string_view(s->data(), s->size()));
+        if (!cc) return unexpected(Errc::invalid_input, iw + ": " + cc.error().message);
+        gpus.push_back(*cc);
+      }
+      m.gpus = std::move(gpus);
+      m.provenance["gpus"] = origin;
+      continue;
+    }
+    if (json_is_number(v)) {
+      const std::string shown = json_number_text(text, key, v);
+      return unexpected(Errc::invalid_input, source + ": \"" + std::string(key) + "\": " + shown +
+                                                 " is a number; quote it: \"" + std::string(key) + "\": \"" + shown +
+                                                 "\" (as a number, a version such as 3.10 would read as 3.1)");
+    }
+    const json::string* s = v.if_string();
+    if (s == nullptr) return unexpected(Errc::invalid_input, where + " must be a string");
+    const std::string_view value(s->data(), s->size());
+    if (trim(value).empty()) {
+      return unexpected(Errc::invalid_input, where + " is empty; leave the key out when the fact is unknown");
+    }
+    auto r = set_fact_at(m, key, value, source, origin);
+    if (!r) return r.error();
+  }
+  return m;
+}
+
+std::string python_text(const Machine& m) {
+  return m.python->str() + (m.python_free_threaded ? "t" : "");
+}
+
+}  // namespace
+
+const std::vector<std::string_view>& profile_keys() {
+  static const std::vector<std::string_view> keys = {"os",      "cpu_arch",       "glibc",       "python", "torch",
+                                                     "backend", "driver_version", "cuda_driver", "gpus"};
+  return keys;
+}
+
+bool same_facts(const Machine& a, const Machine& b) {
+  return a.os == b.os && a.cpu_arch == b.cpu_arch && a.glibc == b.glibc && a.python == b.python &&
+         a.python_free_threaded == b.python_free_threaded && a.torch == b.torch && a.backend == b.backend &&
+         a.driver_version == b.driver_version && a.cuda_driver == b.cuda_driver && a.gpus == b.gpus;
+}
+
+Expected<void> set_fact(Machine& m, std::string_view key, std::string_view value, const std::string& origin) {
+  return set_fact_at(m, key, value, origin, origin);
+}
+
+Expected<Machine> parse_machine_profile(std::string_view text, const std::string& source) {
+  if (text.size() > kMaxProfileBytes) return too_large(source, text.size());
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && text[first] == '{') return parse_json_profile(text, source);
+  return parse_toml_profile(text, source);
+}
+
+Expected<Machine> load_machine_profile(const std::string& path) {
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) {
+    if (ec && ec != std::errc::no_such_file_or_directory) {
+      return unexpected(Errc::io_error, path + ": cannot read: " + ec.message());
+    }
+    return unexpected(Errc::not_found, path + ": no such file");
+  }
+  if (fs::is_directory(status)) return unexpected(Errc::io_error, path + ": is a directory, not a machine profile");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return unexpected(Errc::io_error, path + ": cannot open for reading");
+  std::string text;
+  char buf[64 * 1024];
+  while (in) {
+    in.read(buf, sizeof buf);
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxProfileBytes) return too_large(path, text.size());
+  }
+  if (in.bad()) return unexpected(Errc::io_error, path + ": read failed");
+  return parse_machine_profile(text, path);
+}
+
+Expected<void> apply_env_overrides(Machine& m, const Getenv& getenv) {
+  Machine next = m;
+  for (const auto key : profile_keys()) {
+    const std::string var = "WHEELFIT_OVERRIDE_" + upper(key);
+    if (auto v = getenv(var)) {
+      auto r = set_fact(next, key, *v, "env " + var);
+      if (!r) return r;
+      continue;
+    }
+    std::string conda;
+    if (key == "cuda_driver") conda = "CONDA_OVERRIDE_CUDA";
+    else if (key == "glibc") conda = "CONDA_OVERRIDE_GLIBC";
+    if (conda.empty()) continue;
+    if (auto v = getenv(conda)) {
+      auto r = set_fact(next, key, *v, "env " + conda);
+      if (!r) return r;
+    }
+  }
+  m = std::move(next);
+  return {};
+}
+
+Getenv process_env() {
+  return [](std::string_view name) -> std::optional<std::string> {
+    const std::string n(name);
+    if (const char* v = std::getenv(n.c_str())) return std::string(v);
+    return std::nullopt;
+  };
+}
+
+void fill_from_host(Machine& m) {
+#ifdef WHEELFIT_HAVE_UNAME
+  struct utsname u {};
+  if (::uname(&u) == 0) {
+    if (!m.os) {
+      if (auto os = model::parse_os(u.sysname)) {
+        m.os = *os;
+        m.provenance["os"] = "host uname";
+      }
+    }
+    if (!m.cpu_arch) {
+      std::string arch = model::normalize_cpu_arch(u.machine);
+      if (!arch.empty()) {
+        m.cpu_arch = std::move(arch);
+        m.provenance["cpu_arch"] = "host uname";
+      }
+    }
+  }
+#endif
+#ifdef WHEELFIT_HAVE_GNU_LIBC_VERSION
+  // The host's glibc says nothing about a machine that is not Linux.
+  if (!m.glibc && m.os == model::Os::linux_) {
+    if (auto v = model::NumericVersion::parse(::gnu_get_libc_version())) {
+      m.glibc = *v;
+      m.provenance["glibc"] = "host gnu_get_libc_version()";
+    }
+  }
+#endif
+}
+
+std::string to_json(const Machine& m) {
+  json::object out;
+  json::object prov;
+  auto put = [&](std::string_view key, json::value v) {
+    out.emplace(key, std::move(v));
+    if (auto it = m.provenance.find(std::string(key)); it != m.provenance.end()) prov.emplace(key, it->second);
+  };
+  for (const auto key : profile_keys()) {
+    if (key == "os" && m.os) put(key, json::string(model::to_string(*m.os)));
+    else if (key == "cpu_arch" && m.cpu_arch) put(key, json::string(*m.cpu_arch));
+    else if (key == "glibc" && m.glibc) put(key, json::string(m.glibc->str()));
+    else if (key == "python" && m.python) put(key, json::string(python_text(m)));
+    else if (key == "torch" && m.torch) put(key, json::string(m.torch->str()));
+    else if (key == "backend" && m.backend) put(key, json::string(*m.backend));
+    else if (key == "driver_version" && m.driver_version) put(key, json::string(m.driver_version->str()));
+    else if (key == "cuda_driver" && m.cuda_driver) put(key, json::string(m.cuda_driver->str()));
+    else if (key == "gpus" && m.gpus) {
+      json::array arr;
+      for (const auto& g : *m.gpus) arr.emplace_back(json::string(g.str()));
+      put(key, std::move(arr));
+    }
+  }
+  out.emplace("provenance", std::move(prov));
+  return json::serialize(out);
+}
+
+}  // namespace wheelfit::machine

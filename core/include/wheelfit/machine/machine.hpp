@@ -5,9 +5,27 @@
 // Profile keys (TOML or JSON, flat): os, cpu_arch, glibc, python, torch, backend,
 // driver_version, cuda_driver, gpus. An absent key is an unknown fact: demands that need it are
 // reported as not checked, never guessed. `gpus = []` is a known fact: no GPU.
+// Values (text forms, surrounding whitespace ignored):
+//   os              linux | windows | macos (also win32, darwin; any case)
+//   cpu_arch        x86_64 | amd64 | aarch64 | arm64 (stored canonical: x86_64, aarch64); other
+//                   uname -m names ([a-z0-9_]+, such as ppc64le) are kept as facts
+//   glibc, driver_version, cuda_driver   dotted numbers ("2.35", "580.65.06", "13.0")
+//   python          "X.Y", or "X.Yt" for a free-threaded build; "3" and "3.12.1" are refused
+//   torch           a PEP 440 version ("2.8.0+cu128")
+//   backend         cuda | rocm | cpu
+//   gpus            compute capabilities "X.Y"; also "sm_90" / "sm90" (-> 9.0); "9" is refused.
+//                   Profiles: an array of strings. Text form (set_fact, env): comma-separated,
+//                   spaces allowed ("9.0, 8.6"); "none" is the known empty list.
+// In a profile an empty string is refused (leave the key out instead) and numbers are refused
+// with advice to quote them; in set_fact / env overrides an empty value makes the fact absent.
 // Env overrides: WHEELFIT_OVERRIDE_<KEY> (upper case; GPUS comma-separated; an empty value
-// makes the fact absent), CONDA_OVERRIDE_CUDA -> cuda_driver, CONDA_OVERRIDE_GLIBC -> glibc.
+// makes the fact absent), CONDA_OVERRIDE_CUDA -> cuda_driver, CONDA_OVERRIDE_GLIBC -> glibc
+// (an empty CONDA value also makes the fact absent, as conda does).
 // WHEELFIT_OVERRIDE_* win over CONDA_OVERRIDE_*, which win over the file.
+// Provenance strings: "profile <path>", "env WHEELFIT_OVERRIDE_GLIBC", "env CONDA_OVERRIDE_GLIBC",
+// "host uname", "host gnu_get_libc_version()".
+// Thread safety: everything here is reentrant, except that process_env() and fill_from_host()
+// read process state (the environment, uname) that other threads must not change meanwhile.
 
 #include <functional>
 #include <map>
@@ -37,35 +55,50 @@ struct Machine {
   /// Which source answered each fact: key -> "profile m.toml", "env WHEELFIT_OVERRIDE_GLIBC",
   /// "host gnu_get_libc_version()".
   std::map<std::string, std::string> provenance;
+
+  /// Facts and provenance equal. Use same_facts() to ignore provenance.
+  friend bool operator==(const Machine&, const Machine&) = default;
 };
+
+/// True when every fact (not the provenance) is equal: what a to_json -> parse round trip keeps.
+bool same_facts(const Machine& a, const Machine& b);
 
 /// The flat keys, in their canonical order.
 const std::vector<std::string_view>& profile_keys();
 
-/// Sets one fact from its text form (as in a profile or an override). `origin` is recorded as
-/// its provenance. An empty value clears the fact. Bad values are Errc::invalid_input naming
-/// `origin`, the key and the value; unknown keys are Errc::invalid_input too.
+/// Sets one fact from its text form (as in an override). `origin` is recorded as its provenance.
+/// An empty (or all-space) value clears the fact and its provenance. Bad values are
+/// Errc::invalid_input naming `origin`, the key and the value, and leave `m` unchanged; unknown
+/// keys are Errc::invalid_input too.
 Expected<void> set_fact(Machine& m, std::string_view key, std::string_view value, const std::string& origin);
 
-/// Parses a profile: JSON when the text starts with '{', else TOML. `source` names it in errors.
+/// Parses a profile: JSON when the first non-space character is '{', else TOML. `source` names it
+/// in errors (with line:column where known) and in the provenance ("profile <source>").
 /// Values must be strings (gpus: an array of strings); a number such as glibc = 2.35 is refused
 /// with a message saying to quote it. Unknown keys are errors except "provenance" (what
-/// `detect --json` writes), which is ignored.
+/// `detect --json` writes), which is ignored. Syntax errors (including JSON with trailing
+/// garbage) are Errc::invalid_input; text over 1 MiB is Errc::too_large. A JSON key given twice
+/// keeps its last value (Boost.JSON 1.81 cannot report it); TOML refuses it as a syntax error.
 Expected<Machine> parse_machine_profile(std::string_view text, const std::string& source);
+/// Reads and parses a profile file (Errc::not_found / io_error / too_large name the path).
 Expected<Machine> load_machine_profile(const std::string& path);
 
-/// Applies WHEELFIT_OVERRIDE_* and CONDA_OVERRIDE_* from `getenv` (nullopt = unset).
+/// Applies WHEELFIT_OVERRIDE_* and CONDA_OVERRIDE_* from `getenv` (nullopt = unset). All or
+/// nothing: on an error (naming the variable) `m` is unchanged.
 using Getenv = std::function<std::optional<std::string>(std::string_view)>;
 Expected<void> apply_env_overrides(Machine& m, const Getenv& getenv);
 /// The process environment as a Getenv.
 Getenv process_env();
 
 /// Fills the facts still unknown from the running host: os, cpu_arch (uname), glibc
-/// (gnu_get_libc_version). Never overwrites a known fact.
+/// (gnu_get_libc_version, only when the machine's os is then linux). Never overwrites a known
+/// fact; a probe that fails leaves its fact unknown.
 void fill_from_host(Machine& m);
 
-/// The profile as one JSON object (the keys above plus "provenance"); readable by
-/// parse_machine_profile.
+/// The profile as one compact JSON object: the known facts as strings (gpus as an array of
+/// strings) in profile_keys() order, then "provenance": {key: source} for those facts in the
+/// same order. Absent facts are omitted. parse_machine_profile reads it back to a Machine with
+/// the same facts (same_facts), its provenance then being "profile <source>".
 std::string to_json(const Machine& m);
 
 }  // namespace wheelfit::machine

@@ -1,0 +1,533 @@
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "support/test_support.hpp"
+#include "wheelfit/machine/machine.hpp"
+
+using wheelfit::Errc;
+using wheelfit::machine::apply_env_overrides;
+using wheelfit::machine::Getenv;
+using wheelfit::machine::Machine;
+using wheelfit::machine::parse_machine_profile;
+using wheelfit::machine::set_fact;
+using wheelfit::model::NumericVersion;
+using wheelfit::model::Os;
+
+namespace {
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+NumericVersion nv(std::string_view text) { return NumericVersion::parse(text).value(); }
+
+std::vector<NumericVersion> nvs(std::initializer_list<std::string_view> texts) {
+  std::vector<NumericVersion> out;
+  for (auto t : texts) out.push_back(nv(t));
+  return out;
+}
+
+Getenv env_of(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](std::string_view name) -> std::optional<std::string> {
+    auto it = vars.find(std::string(name));
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+const char* const kFullToml = R"(# a fleet machine
+os = "linux"
+cpu_arch = "amd64"
+glibc = "2.35"
+python = "3.12"
+torch = "2.8.0+cu128"
+backend = "cuda"
+driver_version = "580.65.06"
+cuda_driver = "13.0"
+gpus = ["9.0", "sm_86"]
+)";
+
+}  // namespace
+
+TEST_CASE("profile_keys lists the flat keys in order", "[machine]") {
+  std::vector<std::string> keys;
+  for (auto k : wheelfit::machine::profile_keys()) keys.emplace_back(k);
+  CHECK(keys == std::vector<std::string>{"os", "cpu_arch", "glibc", "python", "torch", "backend", "driver_version",
+                                         "cuda_driver", "gpus"});
+}
+
+TEST_CASE("parse_machine_profile reads a TOML profile", "[machine]") {
+  const auto m = parse_machine_profile(kFullToml, "fleet.toml");
+  REQUIRE(m);
+  CHECK(m->os == Os::linux_);
+  CHECK(m->cpu_arch == "x86_64");
+  CHECK(m->glibc == nv("2.35"));
+  CHECK(m->python == nv("3.12"));
+  CHECK_FALSE(m->python_free_threaded);
+  REQUIRE(m->torch);
+  CHECK(m->torch->str() == "2.8.0+cu128");
+  CHECK(m->backend == "cuda");
+  CHECK(m->driver_version == nv("580.65.06"));
+  CHECK(m->cuda_driver == nv("13.0"));
+  CHECK(m->gpus == nvs({"9.0", "8.6"}));
+  CHECK(m->provenance.size() == 9);
+  for (const auto& [key, source] : m->provenance) {
+    CAPTURE(key);
+    CHECK(source == "profile fleet.toml");
+  }
+}
+
+TEST_CASE("parse_machine_profile reads a JSON profile", "[machine]") {
+  const auto m = parse_machine_profile(
+      R"(  {"os": "linux", "cpu_arch": "arm64", "python": "3.13t", "gpus": [], "provenance": {"os": "host uname"}})",
+      "m.json");
+  REQUIRE(m);
+  CHECK(m->os == Os::linux_);
+  CHECK(m->cpu_arch == "aarch64");
+  CHECK(m->python == nv("3.13"));
+  CHECK(m->python_free_threaded);
+  REQUIRE(m->gpus);
+  CHECK(m->gpus->empty());
+  CHECK_FALSE(m->glibc);
+  CHECK_FALSE(m->torch);
+  CHECK(m->provenance.at("os") == "profile m.json");
+  CHECK(m->provenance.count("glibc") == 0);
+}
+
+TEST_CASE("parse_machine_profile: an empty profile knows nothing", "[machine]") {
+  for (const std::string text : {"", "# nothing\n", "{}", "  \n{ }\n"}) {
+    CAPTURE(text);
+    const auto m = parse_machine_profile(text, "empty");
+    REQUIRE(m);
+    CHECK(*m == Machine{});
+  }
+}
+
+TEST_CASE("parse_machine_profile refuses bad profiles", "[machine]") {
+  struct Case {
+    std::string text;
+    std::vector<std::string> expect;  // fragments of the message
+  };
+  const std::vector<Case> cases = {
+      // syntax
+      {"os = \"linux\n", {"prof.x:1:", "TOML syntax error"}},
+      {"{\"os\": \"linux\"} trailing", {"prof.x:1:", "JSON syntax error"}},
+      {"{\"os\": \"linux\"}}", {"JSON syntax error"}},
+      {"{\"os\": \"linux\",\n \"glibc\": }", {"prof.x:2:", "JSON syntax error"}},
+      {"{\"os\": \"linux\"", {"JSON syntax error"}},
+      // numbers: quote them
+      {"glibc = 2.35\n", {"prof.x:1:", "glibc = 2.35 is a number", "quote it", "glibc = \"2.35\""}},
+      {"python = 3.10\n", {"python = 3.10 is a number", "quote it", "3.10 would read as 3.1"}},
+      {"driver_version = 580\n", {"quote it"}},
+      {"{\"glibc\": 2.35}", {"\"glibc\": 2.35 is a number", "quote it"}},
+      {"{\"cuda_driver\": 13}", {"quote it"}},
+      {"gpus = [9.0]\n", {"gpus[0]", "quote it"}},
+      {"{\"gpus\": [8.6]}", {"gpus[0]", "quote it"}},
+      // other types
+      {"os = true\n", {"os must be a string"}},
+      {"{\"os\": null}", {"\"os\" must be a string"}},
+      {"[os]\nname = \"linux\"\n", {"os must be a string"}},
+      {"glibc = \"\"\n", {"glibc is empty", "leave the key out"}},
+      {"{\"torch\": \" \"}", {"\"torch\" is empty"}},
+      {"[1, 2]", {"TOML syntax error"}},
+      // gpus
+      {"gpus = \"9.0\"\n", {"gpus must be an array of strings"}},
+      {"{\"gpus\": \"9.0\"}", {"\"gpus\" must be an array of strings"}},
+      {"gpus = [\"x\"]\n", {"gpus[0]", "'x' is not a compute capability"}},
+      {"gpus = [\"9.0\", \"9\"]\n", {"gpus[1]", "'9'", "major.minor"}},
+      {"gpus = [\"9.0.1\"]\n", {"gpus[0]", "major.minor"}},
+      {"gpus = [\"sm_9\"]\n", {"gpus[0]", "sm_XY"}},
+      {"gpus = [\"sm_90a\"]\n", {"gpus[0]"}},
+      {"gpus = [\"9.0, 8.6\"]\n", {"gpus[0]"}},
+      {"{\"gpus\": [\"\"]}", {"gpus[0]", "empty"}},
+      // unknown keys
+      {"os = \"linux\"\ncolour = \"blue\"\n", {"prof.x:2:", "unknown key 'colour'"}},
+      {"{\"Glibc\": \"2.35\"}", {"unknown key 'Glibc'"}},
+      // bad values
+      {"python = \"3.12.1\"\n", {"python = '3.12.1'", "major.minor"}},
+      {"python = \"3\"\n", {"python = '3'", "major.minor"}},
+      {"python = \"3.12tt\"\n", {"python"}},
+      {"os = \"beos\"\n", {"os = 'beos'", "linux, windows or macos"}},
+      {"cpu_arch = \"x86 64\"\n", {"cpu_arch = 'x86 64'"}},
+      {"backend = \"metal\"\n", {"backend = 'metal'", "cuda, rocm or cpu"}},
+      {"glibc = \"2.x\"\n", {"glibc = '2.x'"}},
+      {"driver_version = \"580.65.\"\n", {"driver_version"}},
+      {"torch = \"two\"\n", {"torch = 'two'"}},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.text);
+    const auto m = parse_machine_profile(c.text, "prof.x");
+    REQUIRE_FALSE(m);
+    CAPTURE(m.error().message);
+    CHECK(m.error().is(Errc::invalid_input));
+    CHECK(contains(m.error().message, "prof.x"));
+    for (const auto& e : c.expect) {
+      CAPTURE(e);
+      CHECK(contains(m.error().message, e));
+    }
+  }
+}
+
+TEST_CASE("parse_machine_profile refuses text over 1 MiB", "[machine]") {
+  const std::string big(1024u * 1024u + 1u, ' ');
+  const auto m = parse_machine_profile(big, "big.toml");
+  REQUIRE_FALSE(m);
+  CHECK(m.error().is(Errc::too_large));
+}
+
+TEST_CASE("set_fact parses each key's text form", "[machine]") {
+  SECTION("accepted values") {
+    struct Case {
+      std::string key, value, shown;  // shown: the fact as to_json writes it
+    };
+    const std::vector<Case> cases = {
+        {"os", "Linux", "\"os\":\"linux\""},
+        {"os", "win32", "\"os\":\"windows\""},
+        {"os", "darwin", "\"os\":\"macos\""},
+        {"cpu_arch", "x86_64", "\"cpu_arch\":\"x86_64\""},
+        {"cpu_arch", "AMD64", "\"cpu_arch\":\"x86_64\""},
+        {"cpu_arch", "aarch64", "\"cpu_arch\":\"aarch64\""},
+        {"cpu_arch", "arm64", "\"cpu_arch\":\"aarch64\""},
+        {"cpu_arch", "ppc64le", "\"cpu_arch\":\"ppc64le\""},
+        {"glibc", " 2.35 ", "\"glibc\":\"2.35\""},
+        {"python", "3.12", "\"python\":\"3.12\""},
+        {"python", "3.13t", "\"python\":\"3.13t\""},
+        {"torch", "2.8.0+cu128", "\"torch\":\"2.8.0+cu128\""},
+        {"backend", "ROCm", "\"backend\":\"rocm\""},
+        {"driver_version", "580.65.06", "\"driver_version\":\"580.65.06\""},
+        {"cuda_driver", "12.8", "\"cuda_driver\":\"12.8\""},
+        {"gpus", "9.0", "\"gpus\":[\"9.0\"]"},
+        {"gpus", "9.0, 8.6", "\"gpus\":[\"9.0\",\"8.6\"]"},
+        {"gpus", "sm_90,sm86 , 12.0", "\"gpus\":[\"9.0\",\"8.6\",\"12.0\"]"},
+        {"gpus", "sm_100", "\"gpus\":[\"10.0\"]"},
+        {"gpus", "none", "\"gpus\":[]"},
+    };
+    for (const auto& c : cases) {
+      CAPTURE(c.key, c.value);
+      Machine m;
+      REQUIRE(set_fact(m, c.key, c.value, "test"));
+      CHECK(m.provenance.at(c.key) == "test");
+      CHECK(contains(wheelfit::machine::to_json(m), c.shown));
+    }
+  }
+  SECTION("refused values name the origin, the key and the value, and change nothing") {
+    struct Case {
+      std::string key, value;
+    };
+    const std::vector<Case> cases = {
+        {"os", "plan9"},      {"cpu_arch", "x86-64!"}, {"glibc", "2..35"},  {"glibc", "v2.35"},
+        {"python", "3"},      {"python", "3.12.1"},    {"python", "3.12t1"}, {"python", "t"},
+        {"torch", "2.8.0+"},  {"backend", "opencl"},   {"driver_version", "-1"},
+        {"cuda_driver", "x"}, {"gpus", "9"},           {"gpus", "x"},       {"gpus", "9.0,,8.6"},
+        {"gpus", "9.0,"},     {"gpus", "sm_9"},        {"gpus", "compute_90"},
+    };
+    for (const auto& c : cases) {
+      CAPTURE(c.key, c.value);
+      Machine m;
+      REQUIRE(set_fact(m, "os", "linux", "before"));
+      const Machine before = m;
+      const auto r = set_fact(m, c.key, c.value, "env WHEELFIT_OVERRIDE_X");
+      REQUIRE_FALSE(r);
+      CAPTURE(r.error().message);
+      CHECK(r.error().is(Errc::invalid_input));
+      CHECK(contains(r.error().message, "env WHEELFIT_OVERRIDE_X"));
+      CHECK(contains(r.error().message, c.key));
+      CHECK(contains(r.error().message, c.value));
+      CHECK(m == before);
+    }
+  }
+  SECTION("unknown keys are refused") {
+    Machine m;
+    const auto r = set_fact(m, "gpu", "9.0", "test");
+    REQUIRE_FALSE(r);
+    CHECK(contains(r.error().message, "unknown key 'gpu'"));
+    CHECK(m == Machine{});
+  }
+  SECTION("an empty value clears the fact and its provenance") {
+    Machine m;
+    REQUIRE(set_fact(m, "python", "3.13t", "a"));
+    REQUIRE(set_fact(m, "gpus", "8.6", "a"));
+    REQUIRE(set_fact(m, "python", "", "b"));
+    REQUIRE(set_fact(m, "gpus", "  ", "b"));
+    CHECK_FALSE(m.python);
+    CHECK_FALSE(m.python_free_threaded);
+    CHECK_FALSE(m.gpus);
+    CHECK(m.provenance.empty());
+  }
+}
+
+TEST_CASE("apply_env_overrides: each WHEELFIT_OVERRIDE_<KEY>", "[machine]") {
+  struct Case {
+    std::string var, value, key;
+  };
+  const std::vector<Case> cases = {
+      {"WHEELFIT_OVERRIDE_OS", "windows", "os"},
+      {"WHEELFIT_OVERRIDE_CPU_ARCH", "arm64", "cpu_arch"},
+      {"WHEELFIT_OVERRIDE_GLIBC", "2.28", "glibc"},
+      {"WHEELFIT_OVERRIDE_PYTHON", "3.11", "python"},
+      {"WHEELFIT_OVERRIDE_TORCH", "2.9.1+cu130", "torch"},
+      {"WHEELFIT_OVERRIDE_BACKEND", "cpu", "backend"},
+      {"WHEELFIT_OVERRIDE_DRIVER_VERSION", "575.51.03", "driver_version"},
+      {"WHEELFIT_OVERRIDE_CUDA_DRIVER", "12.9", "cuda_driver"},
+      {"WHEELFIT_OVERRIDE_GPUS", "9.0, 8.6", "gpus"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.var, c.value);
+    auto m = parse_machine_profile(kFullToml, "fleet.toml");
+    REQUIRE(m);
+    const Machine before = *m;
+    REQUIRE(apply_env_overrides(*m, env_of({{c.var, c.value}})));
+    CHECK(m->provenance.at(c.key) == "env " + c.var);
+
+    Machine expected = before;
+    REQUIRE(set_fact(expected, c.key, c.value, "env " + c.var));
+    CHECK(*m == expected);
+    CHECK(*m != before);
+
+    // An empty value makes the fact absent.
+    auto cleared = before;
+    REQUIRE(apply_env_overrides(cleared, env_of({{c.var, ""}})));
+    CHECK(cleared.provenance.count(c.key) == 0);
+    CHECK(wheelfit::machine::to_json(cleared).find("\"" + c.key + "\":") == std::string::npos);
+    CHECK(cleared.provenance.size() == before.provenance.size() - 1);
+  }
+}
+
+TEST_CASE("apply_env_overrides: GPUS forms, CONDA_* mapping and precedence", "[machine]") {
+  SECTION("GPUS comma-separated with spaces") {
+    Machine m;
+    REQUIRE(apply_env_overrides(m, env_of({{"WHEELFIT_OVERRIDE_GPUS", "9.0, 8.6"}})));
+    CHECK(m.gpus == nvs({"9.0", "8.6"}));
+  }
+  SECTION("GPUS empty is absent, not an empty list") {
+    Machine m;
+    REQUIRE(set_fact(m, "gpus", "8.0", "file"));
+    REQUIRE(apply_env_overrides(m, env_of({{"WHEELFIT_OVERRIDE_GPUS", ""}})));
+    CHECK_FALSE(m.gpus);
+  }
+  SECTION("CONDA_OVERRIDE_CUDA -> cuda_driver, CONDA_OVERRIDE_GLIBC -> glibc") {
+    Machine m;
+    REQUIRE(apply_env_overrides(m, env_of({{"CONDA_OVERRIDE_CUDA", "12.4"}, {"CONDA_OVERRIDE_GLIBC", "2.17"}})));
+    CHECK(m.cuda_driver == nv("12.4"));
+    CHECK(m.glibc == nv("2.17"));
+    CHECK(m.provenance.at("cuda_driver") == "env CONDA_OVERRIDE_CUDA");
+    CHECK(m.provenance.at("glibc") == "env CONDA_OVERRIDE_GLIBC");
+  }
+  SECTION("precedence: WHEELFIT_OVERRIDE_* > CONDA_OVERRIDE_* > file") {
+    struct Case {
+      std::map<std::string, std::string> vars;
+      std::optional<std::string> glibc;  // expected
+      std::string provenance;            // expected, when glibc is set
+    };
+    const std::vector<Case> cases = {
+        {{}, "2.35", "profile fleet.toml"},
+        {{{"CONDA_OVERRIDE_GLIBC", "2.31"}}, "2.31", "env CONDA_OVERRIDE_GLIBC"},
+        {{{"WHEELFIT_OVERRIDE_GLIBC", "2.39"}}, "2.39", "env WHEELFIT_OVERRIDE_GLIBC"},
+        {{{"WHEELFIT_OVERRIDE_GLIBC", "2.39"}, {"CONDA_OVERRIDE_GLIBC", "2.31"}}, "2.39", "env WHEELFIT_OVERRIDE_GLIBC"},
+        {{{"WHEELFIT_OVERRIDE_GLIBC", ""}, {"CONDA_OVERRIDE_GLIBC", "2.31"}}, std::nullopt, ""},
+        {{{"CONDA_OVERRIDE_GLIBC", ""}}, std::nullopt, ""},
+        {{{"WHEELFIT_OVERRIDE_GLIBC", "2.40"}, {"CONDA_OVERRIDE_GLIBC", ""}}, "2.40", "env WHEELFIT_OVERRIDE_GLIBC"},
+    };
+    for (const auto& c : cases) {
+      std::string vars;
+      for (const auto& [k, v] : c.vars) vars += k + "='" + v + "' ";
+      CAPTURE(vars);
+      auto m = parse_machine_profile(kFullToml, "fleet.toml");
+      REQUIRE(m);
+      REQUIRE(apply_env_overrides(*m, env_of(c.vars)));
+      if (c.glibc) {
+        CHECK(m->glibc == nv(*c.glibc));
+        CHECK(m->provenance.at("glibc") == c.provenance);
+      } else {
+        CHECK_FALSE(m->glibc);
+        CHECK(m->provenance.count("glibc") == 0);
+      }
+    }
+  }
+  SECTION("CONDA_OVERRIDE_CUDA loses to WHEELFIT_OVERRIDE_CUDA_DRIVER") {
+    Machine m;
+    REQUIRE(apply_env_overrides(
+        m, env_of({{"CONDA_OVERRIDE_CUDA", "12.4"}, {"WHEELFIT_OVERRIDE_CUDA_DRIVER", "13.0"}})));
+    CHECK(m.cuda_driver == nv("13.0"));
+    CHECK(m.provenance.at("cuda_driver") == "env WHEELFIT_OVERRIDE_CUDA_DRIVER");
+  }
+  SECTION("a bad override names the variable and changes nothing") {
+    struct Case {
+      std::string var, value;
+    };
+    const std::vector<Case> cases = {
+        {"WHEELFIT_OVERRIDE_GPUS", "9"},         {"WHEELFIT_OVERRIDE_GPUS", "9.0;8.6"},
+        {"WHEELFIT_OVERRIDE_PYTHON", "3.12.1"},  {"WHEELFIT_OVERRIDE_BACKEND", "metal"},
+        {"CONDA_OVERRIDE_CUDA", "twelve"},       {"CONDA_OVERRIDE_GLIBC", "2.x"},
+    };
+    for (const auto& c : cases) {
+      CAPTURE(c.var, c.value);
+      auto m = parse_machine_profile(kFullToml, "fleet.toml");
+      REQUIRE(m);
+      const Machine before = *m;
+      // An earlier, valid override must not stick when a later one fails.
+      const auto r = apply_env_overrides(*m, env_of({{"WHEELFIT_OVERRIDE_OS", "windows"}, {c.var, c.value}}));
+      REQUIRE_FALSE(r);
+      CAPTURE(r.error().message);
+      CHECK(contains(r.error().message, c.var));
+      CHECK(contains(r.error().message, c.value));
+      CHECK(*m == before);
+    }
+  }
+}
+
+TEST_CASE("process_env reads the process environment", "[machine]") {
+  wheelfit::test::ScopedEnv glibc("WHEELFIT_OVERRIDE_GLIBC", "2.31");
+  wheelfit::test::ScopedEnv gpus("WHEELFIT_OVERRIDE_GPUS", "sm_120, 8.9");
+  wheelfit::test::ScopedEnv python("WHEELFIT_OVERRIDE_PYTHON", std::nullopt);
+  wheelfit::test::ScopedEnv conda("CONDA_OVERRIDE_CUDA", "");
+  const auto env = wheelfit::machine::process_env();
+  CHECK(env("WHEELFIT_OVERRIDE_GLIBC") == std::optional<std::string>("2.31"));
+  CHECK_FALSE(env("WHEELFIT_OVERRIDE_PYTHON"));
+  CHECK(env("CONDA_OVERRIDE_CUDA") == std::optional<std::string>(""));
+
+  Machine m;
+  REQUIRE(set_fact(m, "cuda_driver", "12.8", "file"));
+  REQUIRE(apply_env_overrides(m, env));
+  CHECK(m.glibc == nv("2.31"));
+  CHECK(m.gpus == nvs({"12.0", "8.9"}));
+  CHECK_FALSE(m.cuda_driver);  // CONDA_OVERRIDE_CUDA="" removes it, as conda does
+}
+
+TEST_CASE("fill_from_host fills unknown facts only", "[machine]") {
+  SECTION("an empty machine gets the host's os, cpu_arch and glibc") {
+    Machine m;
+    wheelfit::machine::fill_from_host(m);
+    REQUIRE(m.os);
+    REQUIRE(m.cpu_arch);
+    CHECK_FALSE(m.cpu_arch->empty());
+    CHECK(m.provenance.at("os") == "host uname");
+    CHECK(m.provenance.at("cpu_arch") == "host uname");
+#if defined(__linux__) && defined(__GLIBC__)
+    CHECK(m.os == Os::linux_);
+    REQUIRE(m.glibc);
+    CHECK(m.glibc->major() == 2);
+    CHECK(m.provenance.at("glibc") == "host gnu_get_libc_version()");
+#endif
+    CHECK_FALSE(m.python);
+    CHECK_FALSE(m.gpus);
+  }
+  SECTION("known facts stay") {
+    Machine m;
+    REQUIRE(set_fact(m, "os", "linux", "profile p"));
+    REQUIRE(set_fact(m, "cpu_arch", "riscv64", "profile p"));
+    REQUIRE(set_fact(m, "glibc", "2.17", "profile p"));
+    const Machine before = m;
+    wheelfit::machine::fill_from_host(m);
+    CHECK(m == before);
+  }
+  SECTION("no host glibc for a machine that is not Linux") {
+    Machine m;
+    REQUIRE(set_fact(m, "os", "windows", "profile p"));
+    wheelfit::machine::fill_from_host(m);
+    CHECK_FALSE(m.glibc);
+  }
+}
+
+TEST_CASE("to_json writes every known fact in key order and round-trips", "[machine]") {
+  SECTION("full machine") {
+    auto m = parse_machine_profile(kFullToml, "fleet.toml");
+    REQUIRE(m);
+    REQUIRE(set_fact(*m, "python", "3.13t", "env WHEELFIT_OVERRIDE_PYTHON"));
+    const std::string json = wheelfit::machine::to_json(*m);
+    CAPTURE(json);
+    CHECK(json ==
+          R"({"os":"linux","cpu_arch":"x86_64","glibc":"2.35","python":"3.13t","torch":"2.8.0+cu128",)"
+          R"("backend":"cuda","driver_version":"580.65.06","cuda_driver":"13.0","gpus":["9.0","8.6"],)"
+          R"("provenance":{"os":"profile fleet.toml","cpu_arch":"profile fleet.toml","glibc":"profile fleet.toml",)"
+          R"("python":"env WHEELFIT_OVERRIDE_PYTHON","torch":"profile fleet.toml","backend":"profile fleet.toml",)"
+          R"("driver_version":"profile fleet.toml","cuda_driver":"profile fleet.toml","gpus":"profile fleet.toml"}})");
+    const auto back = parse_machine_profile(json, "detect.json");
+    REQUIRE(back);
+    CHECK(wheelfit::machine::same_facts(*back, *m));
+    CHECK(back->python_free_threaded);
+    CHECK(back->provenance.at("python") == "profile detect.json");
+  }
+  SECTION("partial machines") {
+    std::vector<Machine> machines(4);
+    REQUIRE(set_fact(machines[1], "gpus", "none", "x"));
+    REQUIRE(set_fact(machines[2], "torch", "2.10.0.dev20250101+cu130", "x"));
+    REQUIRE(set_fact(machines[2], "os", "macos", "x"));
+    REQUIRE(set_fact(machines[3], "gpus", "sm_75", "x"));
+    REQUIRE(set_fact(machines[3], "python", "3.9", "x"));
+    for (const auto& m : machines) {
+      const std::string json = wheelfit::machine::to_json(m);
+      CAPTURE(json);
+      const auto back = parse_machine_profile(json, "rt.json");
+      REQUIRE(back);
+      CHECK(wheelfit::machine::same_facts(*back, m));
+    }
+    CHECK(wheelfit::machine::to_json(machines[0]) == R"({"provenance":{}})");
+  }
+  SECTION("the host round-trips") {
+    Machine m;
+    wheelfit::machine::fill_from_host(m);
+    const auto back = parse_machine_profile(wheelfit::machine::to_json(m), "host.json");
+    REQUIRE(back);
+    CHECK(wheelfit::machine::same_facts(*back, m));
+  }
+}
+
+TEST_CASE("load_machine_profile reads files", "[machine]") {
+  wheelfit::test::TempDir dir;
+  SECTION("TOML and JSON files") {
+    wheelfit::test::write_file(dir / "m.toml", kFullToml);
+    wheelfit::test::write_file(dir / "m.json", "\n{\"glibc\": \"2.39\"}\n");
+    const auto t = wheelfit::machine::load_machine_profile((dir / "m.toml").string());
+    REQUIRE(t);
+    CHECK(t->provenance.at("glibc") == "profile " + (dir / "m.toml").string());
+    const auto j = wheelfit::machine::load_machine_profile((dir / "m.json").string());
+    REQUIRE(j);
+    CHECK(j->glibc == nv("2.39"));
+  }
+  SECTION("missing file") {
+    const auto path = (dir / "none.toml").string();
+    const auto m = wheelfit::machine::load_machine_profile(path);
+    REQUIRE_FALSE(m);
+    CHECK(m.error().is(Errc::not_found));
+    CHECK(contains(m.error().message, path));
+  }
+  SECTION("a file over 1 MiB is too_large") {
+    wheelfit::test::write_file(dir / "big.toml", std::string(1024u * 1024u + 1u, '\n'));
+    const auto m = wheelfit::machine::load_machine_profile((dir / "big.toml").string());
+    REQUIRE_FALSE(m);
+    CHECK(m.error().is(Errc::too_large));
+  }
+  SECTION("errors name the file") {
+    wheelfit::test::write_file(dir / "bad.toml", "glibc = 2.35\n");
+    const auto path = (dir / "bad.toml").string();
+    const auto m = wheelfit::machine::load_machine_profile(path);
+    REQUIRE_FALSE(m);
+    CHECK(contains(m.error().message, path + ":1:"));
+  }
+}
+
+TEST_CASE("parse_machine_profile quotes numbers as written", "[machine]") {
+  struct Case {
+    std::string text, expect;
+  };
+  const std::vector<Case> cases = {
+      {"python = 3.10\n", "quote it: python = \"3.10\""},
+      {"python   =   3.10   # comment\n", "quote it: python = \"3.10\""},
+      {"# é\nglibc = 2.30\n", "quote it: glibc = \"2.30\""},
+      {"{\"python\": 3.10}", "quote it: \"python\": \"3.10\""},
+      {"{\"provenance\": {\"python\": \"x\"},\n \"python\" :\n 3.10}", "quote it: \"python\": \"3.10\""},
+      {"gpus = [\"8.6\", 9.0]\n", "gpus[1] = 9.0 is a number; quote it: \"9.0\""},
+      {"{\"gpus\": [9.0]}", "gpus[0] = 9.0 is a number; quote it: \"9.0\""},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.text);
+    const auto m = parse_machine_profile(c.text, "n");
+    REQUIRE_FALSE(m);
+    CAPTURE(m.error().message);
+    CHECK(contains(m.error().message, c.expect));
+  }
+}
