@@ -28,9 +28,18 @@
 namespace wheelfit::policies {
 
 /// One target of an arch list: "8.6" (SASS sm_86) or "9.0+PTX" (SASS sm_90 plus PTX compute_90).
+/// Arch-specific ("9.0a") and family-specific ("10.0f") targets carry their letter in `variant`.
 struct ArchTarget {
   model::NumericVersion cc;  ///< compute capability, major.minor
   bool ptx = false;
+  char variant = '\0';      ///< '\0' (plain), 'a' (runs on exactly cc) or 'f' (cc's major, minor >= cc's)
+};
+
+/// How an arch list serves one GPU: the target whose code runs there, and whether that is the
+/// driver JIT-compiling the target's PTX (slow first launch) rather than a cubin (SASS).
+struct ArchMatch {
+  ArchTarget target;
+  bool jit = false;
 };
 
 class ArchList {
@@ -43,10 +52,15 @@ class ArchList {
   static Expected<ArchList> parse(std::string_view text);
 
   /// The BRIEF section 2 rule: SASS for X.Y runs on X.Z with Z >= Y (same major only); PTX for
-  /// X.Y is JIT-compiled for any later arch (any cc >= X.Y).
-  [[nodiscard]] bool covers(const model::NumericVersion& gpu_cc) const;
+  /// X.Y is JIT-compiled for any later arch (any cc >= X.Y). Arch-specific targets ("9.0a") run
+  /// on exactly X.Y, family-specific ones ("10.0f") on X.Z with Z >= Y, PTX included (no JIT
+  /// forward). Only the GPU's major.minor is looked at ("8.6.1" is 8.6).
+  [[nodiscard]] bool covers(const model::NumericVersion& gpu_cc) const { return match(gpu_cc).has_value(); }
+  /// The target that serves `gpu_cc`: the highest matching SASS target, else the highest PTX
+  /// target at or below it (jit = true); nullopt when nothing runs there.
+  [[nodiscard]] std::optional<ArchMatch> match(const model::NumericVersion& gpu_cc) const;
   [[nodiscard]] const std::vector<ArchTarget>& targets() const noexcept { return targets_; }
-  /// "7.5;8.0;8.6;9.0+PTX".
+  /// "7.5;8.0;8.6;9.0+PTX" (canonical: ';'-separated, "+PTX" upper-case, in the list's order).
   [[nodiscard]] std::string str() const;
 
  private:
@@ -78,7 +92,8 @@ class Policy {
   /// platform's policy row. nullopt when the policy has no row (not built there).
   [[nodiscard]] std::optional<ArchSource> arch_list(std::string_view package, const model::Combo& combo,
                                                     std::string_view platform) const;
-  /// The policy row alone, without package overrides (used to judge a fallback combo).
+  /// The farm's default list for the combo, without package overrides (used to judge a fallback
+  /// combo): the (cuda/torch-minor) exception (not on aarch64), else the platform's policy row.
   [[nodiscard]] std::optional<ArchSource> platform_arch_list(const model::Combo& combo,
                                                              std::string_view platform) const;
 
@@ -86,7 +101,8 @@ class Policy {
   /// CPython `python` (major.minor) and farm platform `platform`.
   [[nodiscard]] bool pytorch_shipped(const model::Combo& combo, const model::NumericVersion& python,
                                      std::string_view platform) const;
-  /// Every cell PyTorch shipped, as (combo, python, platform), sorted. For tools (the farm generator).
+  /// Every cell PyTorch shipped, as (combo, python, platform), sorted by CUDA line, torch minor,
+  /// Python, then platform. For tools (the farm generator).
   struct Cell {
     model::Combo combo;
     model::NumericVersion python;

@@ -1,0 +1,687 @@
+// Unit tests of wheelfit::policies: arch lists and the coverage rule, the built-in policy's
+// queries, and parse_policy_json / load_policy_file (including what their errors say).
+
+#include <catch2/catch.hpp>
+
+#include <boost/json.hpp>
+#include <cctype>
+#include <functional>
+#include <set>
+#include <thread>
+
+#include "support/test_support.hpp"
+#include "wheelfit/policies/policy.hpp"
+
+using wheelfit::Errc;
+using wheelfit::model::Combo;
+using wheelfit::model::NumericVersion;
+namespace pol = wheelfit::policies;
+
+namespace {
+
+NumericVersion nv(std::string_view s) { return NumericVersion::parse(s).value(); }
+Combo combo(std::string_view cuda, std::string_view torch) { return Combo{nv(cuda), nv(torch)}; }
+pol::ArchList archs(std::string_view s) { return pol::ArchList::parse(s).value(); }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// ArchList
+
+TEST_CASE("ArchList::parse accepts TORCH_CUDA_ARCH_LIST syntax", "[policies][arch]") {
+  struct Row {
+    const char* text;
+    const char* canonical;
+    std::size_t count;
+  };
+  const Row rows[] = {
+      {"7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX", "7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX", 6},
+      {"8.0 8.6 8.9 9.0  12.0+PTX", "8.0;8.6;8.9;9.0;12.0+PTX", 5},  // double space (sageattention)
+      {"8.0 9.0+PTX", "8.0;9.0+PTX", 2},
+      {"9.0+ptx", "9.0+PTX", 1},                                         // case-insensitive suffix
+      {"9.0+Ptx", "9.0+PTX", 1},
+      {" 8.0 ;\t9.0; ", "8.0;9.0", 2},                                   // mixed separators
+      {"5.0;6.0;7.0;7.5;8.0;8.6;9.0;", "5.0;6.0;7.0;7.5;8.0;8.6;9.0", 7},  // trailing ';' (torch's own)
+      {"9.0a", "9.0a", 1},                                               // arch-specific
+      {"10.0f+PTX", "10.0f+PTX", 1},                                     // family-specific
+      {"10.0A", "10.0a", 1},
+      {"08.0;9.00", "8.0;9.0", 2},                                       // canonical spelling
+      {"12.0", "12.0", 1},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.text);
+    auto list = pol::ArchList::parse(r.text);
+    REQUIRE(list);
+    CHECK(list->str() == r.canonical);
+    CHECK(list->targets().size() == r.count);
+    // The canonical form parses back to itself.
+    CHECK(pol::ArchList::parse(list->str())->str() == r.canonical);
+  }
+  auto l = archs("8.6 9.0+PTX");
+  CHECK(l.targets()[0].cc == nv("8.6"));
+  CHECK_FALSE(l.targets()[0].ptx);
+  CHECK(l.targets()[1].ptx);
+  CHECK(l.targets()[1].variant == '\0');
+}
+
+TEST_CASE("ArchList::parse rejects what is not an arch list, quoting it", "[policies][arch]") {
+  struct Row {
+    const char* text;
+    const char* says;
+  };
+  const Row rows[] = {
+      {"", "names no target"},
+      {"   ", "names no target"},
+      {";;", "names no target"},
+      {"8", "'8' is not an arch target"},
+      {"8.x", "'8.x' is not an arch target"},
+      {"+PTX", "'+PTX' is not an arch target"},
+      {"9.0+", "'9.0+' is not an arch target"},
+      {"9.0+SASS", "'9.0+SASS' is not an arch target"},
+      {"9.0+PTX+PTX", "'9.0+PTX+PTX'"},
+      {"sm_86", "'sm_86'"},
+      {"compute_90", "'compute_90'"},
+      {"8.6.1", "'8.6.1'"},
+      {"Ampere", "'Ampere'"},
+      {"8.6,9.0", "'8.6,9.0'"},
+      {"0.5", "'0.5'"},
+      {"8.10", "'8.10'"},
+      {"9.0b", "'9.0b'"},
+      {"8.0;garbage;9.0", "'garbage'"},
+      {"-8.0", "'-8.0'"},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.text);
+    auto list = pol::ArchList::parse(r.text);
+    REQUIRE_FALSE(list);
+    CHECK(list.error().is(Errc::invalid_input));
+    CHECK_THAT(list.error().message, Catch::Contains(r.says));
+    CHECK_THAT(list.error().message, Catch::Contains("'" + std::string(r.text) + "'"));  // the whole list
+  }
+}
+
+TEST_CASE("ArchList::covers follows the SASS/PTX rule of BRIEF section 2", "[policies][arch]") {
+  struct Row {
+    const char* list;
+    const char* gpu;
+    bool covered;
+    const char* via;  // the target that serves it ("" when not covered)
+    bool jit;
+  };
+  const char* x86_128 = "7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX";
+  const char* x86_126 = "5.0;6.0;7.0;7.5;8.0;8.6;9.0+PTX";
+  const char* exc_128 = "7.0;7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX";
+  const char* arm_128 = "8.0;9.0+PTX;10.0;12.0+PTX";
+  const char* arm_130 = "8.0;9.0+PTX;10.0;11.0;12.0+PTX";
+  const Row rows[] = {
+      {x86_128, "6.1", false, "", false},   // GTX 1080 on cu128: nothing at or below in major 6, no PTX <= 6.1
+      {x86_126, "6.1", true, "6.0", false}, // ... but cu126 carries 6.0 SASS
+      {x86_128, "8.9", true, "8.6", false}, // RTX 4090: the highest SASS of major 8 at or below
+      {x86_128, "8.7", true, "8.6", false},
+      {x86_128, "8.0", true, "8.0", false},
+      {x86_128, "12.1", true, "12.0", false},  // GB10 on the 12.0 cubin
+      {x86_128, "12.0", true, "12.0", false},
+      {x86_128, "10.3", true, "10.0", false},
+      {x86_128, "9.0", true, "9.0", false},
+      {x86_128, "7.0", false, "", false},   // Volta dropped from the cu128 row
+      {exc_128, "7.0", true, "7.0", false}, // ... and added back by the 12.8/2.8 exception
+      {x86_128, "7.5", true, "7.5", false},
+      {x86_128, "13.0", true, "12.0", true},  // a future arch: the highest PTX below it
+      {x86_126, "10.0", true, "9.0", true},   // Blackwell on cu126 via compute_90 JIT
+      {x86_126, "12.0", true, "9.0", true},
+      {x86_126, "3.5", false, "", false},
+      {arm_130, "11.0", true, "11.0", false},  // Thor on 13.0 ARM: native
+      {arm_130, "8.7", true, "8.0", false},    // Orin via the 8.0 cubin
+      {arm_130, "10.0", true, "10.0", false},  // GB200
+      // Thor on 12.8 ARM: coverage.txt says not covered, but compute_90 PTX JITs forward onto
+      // sm_110 under the stated rule (see policies/README.md, "Thor and the 12.8 ARM list").
+      {arm_128, "11.0", true, "9.0", true},
+      {"8.0 9.0 10.0 12.0+PTX", "11.0", false, "", false},  // flash-attn 12.8: no PTX at or below 11.0
+      {"8.0 8.6 8.9 9.0  12.0+PTX", "10.0", false, "", false},  // sageattention 12.8 on B200
+      {"7.5;8.0;8.6;8.9;12.0", "9.0", false, "", false},        // nunchaku: no Hopper
+      {"7.5;8.0;8.6;8.9;12.0", "12.1", true, "12.0", false},
+      {"9.0a", "9.0", true, "9.0", false},
+      {"9.0a", "9.1", false, "", false},       // arch-specific: exactly 9.0
+      {"9.0a+PTX", "10.0", false, "", false},  // ... and its PTX does not JIT forward
+      {"10.0f", "10.3", true, "10.0", false},  // family-specific: same major, minor >=
+      {"10.0f+PTX", "11.0", false, "", false},
+      {"8.0;8.6", "8.9", true, "8.6", false},
+      {"8.6;8.0", "8.9", true, "8.6", false},  // order does not matter
+      {"9.0+PTX;9.0", "9.0", true, "9.0", false},
+      {x86_128, "8.6.1", true, "8.6", false},  // only major.minor counts
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.list, r.gpu);
+    const auto list = archs(r.list);
+    CHECK(list.covers(nv(r.gpu)) == r.covered);
+    const auto m = list.match(nv(r.gpu));
+    REQUIRE(m.has_value() == r.covered);
+    if (m) {
+      CHECK(m->target.cc == nv(r.via));
+      CHECK(m->jit == r.jit);
+    }
+  }
+  CHECK_FALSE(archs("8.0").covers(NumericVersion{}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The built-in policy
+
+TEST_CASE("builtin_policy parses once and names itself", "[policies]") {
+  const auto& p = pol::builtin_policy();
+  CHECK(p.source() == "built-in");
+  // Date-like: YYYY-MM-DD at the start. (No std::regex here: GCC 12 warns inside <regex> under
+  // the sanitizer build.)
+  const auto& v = p.version();
+  REQUIRE(v.size() >= 10);
+  for (std::size_t i = 0; i < 10; ++i) {
+    CAPTURE(v, i);
+    CHECK((i == 4 || i == 7 ? v[i] == '-' : std::isdigit(static_cast<unsigned char>(v[i])) != 0));
+  }
+  CHECK(&pol::builtin_policy() == &p);
+
+  std::vector<const pol::Policy*> seen(8, nullptr);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    threads.emplace_back([&seen, i] { seen[i] = &pol::builtin_policy(); });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto* s : seen) CHECK(s == &p);
+}
+
+TEST_CASE("Policy::arch_list: package override, then exception, then the platform row", "[policies]") {
+  const auto& p = pol::builtin_policy();
+  struct Row {
+    const char* package;
+    const char* cuda;
+    const char* torch;
+    const char* platform;
+    const char* archs;       // nullptr: nullopt
+    const char* provenance;  // a substring
+  };
+  const Row rows[] = {
+      // The package's list for that CUDA line (double spaces and all), ahead of the exception.
+      {"sageattention", "12.8", "2.8", "linux", "8.0;8.6;8.9;9.0;12.0+PTX", "package sageattention, cuda 12.8"},
+      {"sageattention", "12.8", "2.8", "windows", "8.0;8.6;8.9;9.0;12.0+PTX", "arch_list_by_cuda)"},
+      {"sageattention", "12.8", "2.9", "linux_aarch64", "8.0;9.0;12.0+PTX", "arch_list_by_cuda_aarch64"},
+      // ARM never reads the x86 fields: sageattention has no aarch64 row for 13.0.
+      {"sageattention", "13.0", "2.10", "linux_aarch64", "8.0;9.0+PTX;10.0;11.0;12.0+PTX", "farm policy 13.0 (linux_aarch64)"},
+      // All-lines overrides, ahead of the exception too.
+      {"cumm", "12.8", "2.8", "linux", "7.5;8.0;8.6;8.9;9.0+PTX", "package cumm (arch_list)"},
+      {"cumm", "13.0", "2.10", "linux_aarch64", "8.0;8.7;9.0+PTX", "package cumm (arch_list_aarch64)"},
+      {"cumm", "12.4", "2.5", "linux_aarch64", nullptr, nullptr},  // no 12.4 ARM row: not built there
+      {"spconv", "12.6", "2.6", "linux_aarch64", "8.0;9.0+PTX", "arch_list_aarch64"},
+      {"sageattn3", "12.8", "2.8", "windows", "10.0;12.0+PTX", "package sageattn3 (arch_list)"},
+      // diso overrides only 12.4 and 12.6.
+      {"diso", "12.4", "2.5", "linux", "6.0;7.0;7.5;8.0;8.6;9.0+PTX", "package diso, cuda 12.4"},
+      {"diso", "12.8", "2.11", "linux", "7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX", "farm policy 12.8 (linux)"},
+      {"diso", "12.8", "2.8", "linux", "7.0;7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX", "exception 12.8/2.8"},
+      {"diso", "13.0", "2.10", "windows", "7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX", "farm policy 13.0 (windows)"},
+      // Names are PEP 503 normalised before the lookup.
+      {"flash-attn", "12.8", "2.8", "linux", "8.0;9.0;10.0;12.0+PTX", "package flash-attn, cuda 12.8"},
+      {"flash_attn", "12.9", "2.9", "windows", "8.0;9.0;10.0;12.0+PTX", "package flash-attn"},
+      {"Flash.Attn", "12.4", "2.4", "linux", "8.0;9.0+PTX", "package flash-attn"},
+      {"flash-attn", "12.8", "2.8", "linux_aarch64", "8.0;9.0+PTX;10.0;12.0+PTX", "farm policy 12.8 (linux_aarch64)"},
+      {"natten", "13.0", "2.10", "linux", "8.0;8.6;8.9;9.0;10.0;10.3;12.0+PTX", "package natten"},
+      {"natten", "13.2", "2.12", "linux", "7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX", "farm policy 13.2"},
+      {"nunchaku", "12.8", "2.8", "linux_aarch64", "7.5;8.0;8.6;8.9;12.0", "arch_list_by_cuda_aarch64"},
+      {"pyg-lib", "13.0", "2.9", "linux", "7.5;8.0;9.0+PTX", "package pyg-lib"},
+      {"torchao", "12.8", "2.9", "linux_aarch64", "9.0;10.0;12.0+PTX", "package torchao"},
+      // Exceptions: x86_64 and Windows only, never aarch64.
+      {"cubvh", "12.9", "2.10", "windows", "7.0;7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX", "exception 12.9/2.10"},
+      {"cubvh", "12.9", "2.11", "windows", "7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX", "farm policy 12.9 (windows)"},
+      {"cubvh", "12.8", "2.8", "linux_aarch64", "8.0;9.0+PTX;10.0;12.0+PTX", "farm policy 12.8 (linux_aarch64)"},
+      {"cubvh", "12.9", "2.9", "linux_aarch64", "8.0;9.0+PTX;10.0;12.0+PTX", "farm policy 12.9 (linux_aarch64)"},
+      {"cubvh", "12.4", "2.4", "linux_aarch64", nullptr, nullptr},
+      {"cubvh", "12.6", "2.6", "linux_aarch64", "8.0;9.0+PTX", "farm policy 12.6"},
+      {"cubvh", "12.4", "2.4", "linux", "5.0;6.0;7.0;7.5;8.0;8.6;9.0+PTX", "farm policy 12.4 (linux)"},
+      // Higher precision from the caller is cut to major.minor.
+      {"cubvh", "12.8.1", "2.8.0", "linux", "7.0;7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX", "exception 12.8/2.8"},
+      // No row: not a CUDA line the farm builds, or not a farm platform.
+      {"cubvh", "12.7", "2.8", "linux", nullptr, nullptr},
+      {"cubvh", "11.8", "2.4", "linux", nullptr, nullptr},
+      {"cubvh", "12.8", "2.8", "macos", nullptr, nullptr},
+      {"sageattention", "12.8", "2.8", "", nullptr, nullptr},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.package, r.cuda, r.torch, r.platform);
+    const auto got = p.arch_list(r.package, combo(r.cuda, r.torch), r.platform);
+    if (!r.archs) {
+      CHECK_FALSE(got.has_value());
+      continue;
+    }
+    REQUIRE(got.has_value());
+    CHECK(got->archs.str() == r.archs);
+    CHECK_THAT(got->provenance, Catch::Contains(r.provenance));
+  }
+}
+
+TEST_CASE("Policy::platform_arch_list ignores package overrides", "[policies]") {
+  const auto& p = pol::builtin_policy();
+  auto x86 = p.platform_arch_list(combo("12.8", "2.8"), "linux");
+  REQUIRE(x86);
+  CHECK(x86->archs.str() == "7.0;7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX");
+  CHECK(x86->provenance == "exception 12.8/2.8");
+  auto arm = p.platform_arch_list(combo("13.0", "2.10"), "linux_aarch64");
+  REQUIRE(arm);
+  CHECK(arm->archs.str() == "8.0;9.0+PTX;10.0;11.0;12.0+PTX");
+  CHECK(arm->provenance == "farm policy 13.0 (linux_aarch64)");
+  CHECK(arm->archs.match(nv("11.0"))->jit == false);
+  auto arm128 = p.platform_arch_list(combo("12.8", "2.9"), "linux_aarch64");
+  REQUIRE(arm128);
+  CHECK(arm128->archs.str() == "8.0;9.0+PTX;10.0;12.0+PTX");
+  CHECK(arm128->archs.match(nv("11.0"))->jit == true);  // Thor only through compute_90 JIT
+  CHECK_FALSE(p.platform_arch_list(combo("12.4", "2.5"), "linux_aarch64"));
+  CHECK(p.platform_arch_list(combo("13.2", "2.13"), "windows")->provenance == "farm policy 13.2 (windows)");
+}
+
+TEST_CASE("Policy::pytorch_shipped answers from the PyTorch matrix", "[policies]") {
+  const auto& p = pol::builtin_policy();
+  struct Row {
+    const char* cuda;
+    const char* torch;
+    const char* python;
+    const char* platform;
+    bool shipped;
+  };
+  const Row rows[] = {
+      {"12.8", "2.8", "3.12", "linux_aarch64", false},  // no aarch64 cu128 torch 2.8 (pytorch#157548)
+      {"12.8", "2.8", "3.12", "linux", true},
+      {"12.8", "2.8", "3.12", "windows", true},
+      {"12.8", "2.8", "3.13", "linux", true},
+      {"12.8", "2.8", "3.14", "linux", false},  // 3.14 starts at torch 2.9
+      {"12.8", "2.8", "3.9", "linux", false},
+      {"13.0", "2.8", "3.12", "linux", false},  // no CUDA 13 before torch 2.9, anywhere
+      {"13.0", "2.8", "3.12", "windows", false},
+      {"13.0", "2.8", "3.12", "linux_aarch64", false},
+      {"13.0", "2.9", "3.12", "linux", true},
+      {"13.0", "2.10", "3.12", "linux_aarch64", true},  // the ARM fallback cell exists
+      {"13.0", "2.10", "3.14", "linux_aarch64", true},
+      {"12.9", "2.10", "3.12", "windows", false},  // a phantom: the grid implies it, PyTorch never shipped
+      {"12.9", "2.10", "3.12", "linux", true},
+      {"12.4", "2.4", "3.12", "linux_aarch64", true},
+      {"12.4", "2.4", "3.13", "linux", false},
+      {"12.4", "2.6", "3.12", "linux_aarch64", false},
+      {"12.6", "2.13", "3.15", "linux", true},
+      {"12.6", "2.13", "3.15", "windows", false},
+      {"12.8", "2.12", "3.12", "linux", false},  // cu128 stops at 2.11
+      // Precision beyond major.minor is ignored.
+      {"12.8.1", "2.8.0", "3.12.4", "linux", true},
+      {"12.8", "2.8.1", "3.12", "linux", true},   // a minor counts if any patch shipped (2.8.0 here)
+      {"12.8", "2.8", "3.12", "macos", false},
+      {"12.8", "2.8", "3.12", "linux_x86_64", false},  // the scraped spelling is not a farm key
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.cuda, r.torch, r.python, r.platform);
+    CHECK(p.pytorch_shipped(combo(r.cuda, r.torch), nv(r.python), r.platform) == r.shipped);
+  }
+
+  const auto& cells = p.shipped_cells();
+  CHECK(cells.size() > 300);
+  CHECK(std::is_sorted(cells.begin(), cells.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.combo.cuda, a.combo.torch, a.python, a.platform) <
+           std::tie(b.combo.cuda, b.combo.torch, b.python, b.platform);
+  }));
+  std::set<std::string> platforms;
+  for (const auto& c : cells) platforms.insert(c.platform);
+  CHECK(platforms == std::set<std::string>{"linux", "linux_aarch64", "windows"});
+}
+
+TEST_CASE("Policy::torch_family is the BRIEF section 3 table", "[policies]") {
+  const auto& p = pol::builtin_policy();
+  struct Row {
+    const char* torch;
+    const char* vision;
+    const char* audio;
+  };
+  const Row rows[] = {
+      {"2.4", "0.19", "2.4"},   {"2.5", "0.20", "2.5"},   {"2.6", "0.21", "2.6"},
+      {"2.7", "0.22", "2.7"},   {"2.8", "0.23", "2.8"},   {"2.9", "0.24", "2.9"},
+      {"2.10", "0.25", "2.10"}, {"2.11", "0.26", "2.11"},
+      {"2.12", "0.27", "2.11"},  // as BRIEF states it (see policies/README.md)
+      {"2.8.1", "0.23", "2.8"},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.torch);
+    auto f = p.torch_family(nv(r.torch));
+    REQUIRE(f);
+    CHECK(f->torchvision == nv(r.vision));
+    CHECK(f->torchaudio == nv(r.audio));
+    CHECK(f->torchvision.str() == r.vision);  // "0.20", not "0.2"
+  }
+  CHECK(p.torch_family(nv("2.5"))->torchvision.str() == "0.20");
+  for (const char* unknown : {"2.3", "2.13", "2.20", "1.13", "3.0"}) {
+    CAPTURE(unknown);
+    CHECK_FALSE(p.torch_family(nv(unknown)));
+  }
+}
+
+TEST_CASE("Policy::pypi_cuda_line holds only the known PyPI CUDA lines", "[policies]") {
+  const auto& p = pol::builtin_policy();
+  struct Row {
+    const char* torch;
+    const char* platform;
+    const char* cuda;  // nullptr: unknown / CPU-only
+  };
+  const Row rows[] = {
+      {"2.0", "linux", "11.7"},  {"2.1", "linux", "12.1"},  {"2.2", "linux", "12.1"},
+      {"2.3", "linux", "12.1"},  {"2.4", "linux", "12.1"},  {"2.5", "linux", "12.4"},
+      {"2.6", "linux", "12.4"},  {"2.7", "linux", "12.6"},  {"2.8", "linux", "12.8"},
+      {"2.9", "linux", "12.8"},  {"2.9.1", "linux", "12.8"},
+      {"2.10", "linux", nullptr},  // not recorded: unknown on purpose
+      {"1.13", "linux", nullptr},
+      {"2.8", "windows", nullptr},        // PyPI's Windows torch is CPU-only
+      {"2.8", "linux_aarch64", nullptr},  // unknown
+      {"2.8", "macos", nullptr},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.torch, r.platform);
+    auto got = p.pypi_cuda_line(nv(r.torch), r.platform);
+    if (!r.cuda) {
+      CHECK_FALSE(got);
+    } else {
+      REQUIRE(got);
+      CHECK(got->str() == r.cuda);
+    }
+  }
+}
+
+TEST_CASE("Policy::min_driver per CUDA major", "[policies]") {
+  const auto& p = pol::builtin_policy();
+  auto d11 = p.min_driver(11);
+  REQUIRE(d11);
+  CHECK(d11->linux_ == nv("450.80.02"));
+  CHECK(d11->windows == nv("452.39"));
+  auto d12 = p.min_driver(12);
+  REQUIRE(d12);
+  CHECK(d12->linux_ == nv("525.60.13"));
+  CHECK(d12->windows == nv("528.33"));
+  auto d13 = p.min_driver(13);
+  REQUIRE(d13);
+  CHECK(d13->linux_ == nv("580"));
+  CHECK(d13->windows == nv("580"));
+  CHECK(nv("580.65.06") >= d13->linux_);
+  CHECK(nv("575.57.08") < d13->linux_);
+  CHECK_FALSE(p.min_driver(10));
+  CHECK_FALSE(p.min_driver(14));
+  CHECK_FALSE(p.min_driver(0));
+}
+
+TEST_CASE("Policy::fallback_combo and torch_index_url", "[policies]") {
+  const auto& p = pol::builtin_policy();
+  struct Row {
+    const char* backend;
+    const char* arch;
+    const char* cuda;  // nullptr: none
+    const char* torch;
+  };
+  const Row rows[] = {
+      {"cuda", "x86_64", "12.8", "2.8"}, {"cuda", "amd64", "12.8", "2.8"}, {"cuda", "AMD64", "12.8", "2.8"},
+      {"cuda", "aarch64", "13.0", "2.10"}, {"cuda", "arm64", "13.0", "2.10"},
+      {"cuda", "i686", nullptr, nullptr}, {"cuda", "", nullptr, nullptr},
+      {"rocm", "x86_64", nullptr, nullptr}, {"", "x86_64", nullptr, nullptr},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.backend, r.arch);
+    auto got = p.fallback_combo(r.backend, r.arch);
+    if (!r.cuda) {
+      CHECK_FALSE(got);
+    } else {
+      REQUIRE(got);
+      CHECK(*got == combo(r.cuda, r.torch));
+    }
+  }
+  // Both fallback cells are ones PyTorch shipped for cp312 on their platform.
+  CHECK(p.pytorch_shipped(*p.fallback_combo("cuda", "x86_64"), nv("3.12"), "linux"));
+  CHECK(p.pytorch_shipped(*p.fallback_combo("cuda", "x86_64"), nv("3.12"), "windows"));
+  CHECK(p.pytorch_shipped(*p.fallback_combo("cuda", "aarch64"), nv("3.12"), "linux_aarch64"));
+
+  CHECK(p.torch_index_url(nv("12.8")) == "https://download.pytorch.org/whl/cu128");
+  CHECK(p.torch_index_url(nv("13.0")) == "https://download.pytorch.org/whl/cu130");
+  CHECK(p.torch_index_url(nv("12.8.1")) == "https://download.pytorch.org/whl/cu128");
+  CHECK(p.torch_index_url(nv("11.8")) == "https://download.pytorch.org/whl/cu118");
+  CHECK(p.torch_index_url(nv("13")) == "https://download.pytorch.org/whl/cu130");
+}
+
+// ---------------------------------------------------------------------------------------------
+// parse_policy_json
+
+namespace {
+
+// A small, complete policy in the documented format.
+constexpr const char* kMinimal = R"({
+  "_comment": "test policy",
+  "format": 1,
+  "version": "2026-01-01",
+  "arch_policy": {"linux": {"12.8": "7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX"},
+                  "linux_aarch64": {"13.0": "8.0;9.0+PTX;10.0;11.0;12.0+PTX"}},
+  "arch_exceptions": {"12.8/2.8": "7.0;7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX"},
+  "packages": {"demo-pkg": {"arch_list": "8.0", "arch_list_by_cuda": {"12.8": "9.0"}, "_note": "x"}},
+  "pytorch_matrix": {"linux": {"12.8": {"2.8": ["3.12", "3.10"]}}},
+  "torch_family": {"2.8": {"torchvision": "0.23", "torchaudio": "2.8"}},
+  "pypi_cuda": {"linux": {"2.8": "12.8"}, "windows": {}},
+  "min_driver": {"12": {"linux": "525.60.13", "windows": "528.33"}},
+  "fallback": {"cuda": {"x86_64": {"cuda": "12.8", "torch": "2.8"}}},
+  "torch_index": "https://example.invalid/whl/cu{cuda_nodot}/"
+})";
+
+// kMinimal with `edit` applied to its JSON value.
+std::string mutated(const std::function<void(boost::json::object&)>& edit) {
+  auto v = boost::json::parse(kMinimal);
+  edit(v.as_object());
+  return boost::json::serialize(v);
+}
+
+boost::json::object& at(boost::json::object& o, std::initializer_list<const char*> path) {
+  boost::json::object* cur = &o;
+  for (const char* k : path) cur = &cur->at(k).as_object();
+  return *cur;
+}
+
+}  // namespace
+
+TEST_CASE("parse_policy_json reads the documented format", "[policies][parse]") {
+  auto p = pol::parse_policy_json(kMinimal, "test.json");
+  REQUIRE(p);
+  CHECK(p->source() == "test.json");
+  CHECK(p->version() == "2026-01-01");
+  CHECK(p->arch_list("demo_pkg", combo("12.8", "2.8"), "linux")->archs.str() == "9.0");
+  CHECK(p->arch_list("demo-pkg", combo("12.8", "2.8"), "linux_aarch64").has_value() == false);
+  CHECK(p->arch_list("other", combo("12.8", "2.8"), "linux")->provenance == "exception 12.8/2.8");
+  CHECK(p->arch_list("other", combo("13.0", "2.8"), "linux_aarch64")->archs.str() == "8.0;9.0+PTX;10.0;11.0;12.0+PTX");
+  CHECK(p->pytorch_shipped(combo("12.8", "2.8"), nv("3.10"), "linux"));
+  CHECK_FALSE(p->pytorch_shipped(combo("12.8", "2.8"), nv("3.11"), "linux"));
+  REQUIRE(p->shipped_cells().size() == 2);
+  CHECK(p->shipped_cells()[0].python == nv("3.10"));  // sorted
+  CHECK(p->torch_index_url(nv("12.8")) == "https://example.invalid/whl/cu128/");
+  CHECK_FALSE(p->torch_family(nv("2.9")));
+  CHECK_FALSE(p->pypi_cuda_line(nv("2.8"), "windows"));
+  CHECK_FALSE(p->min_driver(13));
+
+  // Unknown top-level sections are ignored (a newer file may carry more); "_" keys are comments.
+  auto extra = mutated([](auto& o) { o["future_section"] = boost::json::array{1, 2}; });
+  CHECK(pol::parse_policy_json(extra, "x.json"));
+  // Keys are canonicalised: "12.08" is 12.8.
+  auto padded = mutated([](auto& o) {
+    at(o, {"arch_policy", "linux"}).erase("12.8");
+    at(o, {"arch_policy", "linux"})["12.08"] = "8.0";
+  });
+  auto pp = pol::parse_policy_json(padded, "x.json");
+  REQUIRE(pp);
+  CHECK(pp->platform_arch_list(combo("12.8", "2.9"), "linux")->archs.str() == "8.0");
+}
+
+TEST_CASE("parse_policy_json rejects bad files, naming the source and the JSON path", "[policies][parse]") {
+  struct Row {
+    const char* what;
+    std::string text;
+    const char* says;
+    Errc code = Errc::invalid_input;
+  };
+  const std::vector<Row> rows = {
+      {"empty", "", "policy.json: not JSON"},
+      {"truncated", "{\"format\": 1,", "policy.json: not JSON"},
+      {"trailing comma", "{\"format\": 1,}", "policy.json: not JSON: line 1, column 14"},
+      {"second line", "{\n  \"format\": 1 x\n}", "not JSON: line 2"},
+      {"comments", "// hi\n{}", "not JSON"},
+      {"array", "[1, 2]", "policy.json: expected a JSON object at the top level, got an array"},
+      {"string", "\"policy\"", "expected a JSON object at the top level, got a string"},
+      {"no format", mutated([](auto& o) { o.erase("format"); }), "policy.json: missing key 'format'"},
+      {"format string", mutated([](auto& o) { o["format"] = "1"; }), "policy.json: format: expected an integer, got a string"},
+      {"format 0", mutated([](auto& o) { o["format"] = 0; }), "format: 0 is not a format number"},
+      {"format 2", mutated([](auto& o) { o["format"] = 2; }), "format: format 2 is newer", Errc::unsupported},
+      {"no version", mutated([](auto& o) { o.erase("version"); }), "missing key 'version'"},
+      {"version number", mutated([](auto& o) { o["version"] = 20260101; }), "policy.json: version: expected a string, got a number"},
+      {"version empty", mutated([](auto& o) { o["version"] = ""; }), "policy.json: version: '' is not a version string"},
+      {"version control", mutated([](auto& o) { o["version"] = "2026\n01"; }), "version: '2026"},
+      {"no arch_policy", mutated([](auto& o) { o.erase("arch_policy"); }), "policy.json: missing key 'arch_policy'"},
+      {"arch_policy array", mutated([](auto& o) { o["arch_policy"] = boost::json::array{}; }),
+       "policy.json: arch_policy: expected an object, got an array"},
+      {"platform array", mutated([](auto& o) { at(o, {"arch_policy"})["linux"] = boost::json::array{}; }),
+       "policy.json: arch_policy.linux: expected an object, got an array"},
+      {"platform key", mutated([](auto& o) { at(o, {"arch_policy"})["Linux X"] = boost::json::object{}; }),
+       "arch_policy.Linux X: 'Linux X' is not a platform key"},
+      {"bad arch list", mutated([](auto& o) { at(o, {"arch_policy", "linux"})["12.8"] = "7.x;8.0"; }),
+       "policy.json: arch_policy.linux.12.8: '7.x' is not an arch target"},
+      {"empty arch list", mutated([](auto& o) { at(o, {"arch_policy", "linux"})["12.8"] = ""; }),
+       "policy.json: arch_policy.linux.12.8: arch list '' names no target"},
+      {"arch list number", mutated([](auto& o) { at(o, {"arch_policy", "linux"})["12.8"] = 12.8; }),
+       "arch_policy.linux.12.8: expected a string, got a number"},
+      {"cuda key major", mutated([](auto& o) { at(o, {"arch_policy", "linux"})["12"] = "8.0"; }),
+       "policy.json: arch_policy.linux.12: '12' is not a CUDA major.minor"},
+      {"cuda key text", mutated([](auto& o) { at(o, {"arch_policy", "linux"})["cu128"] = "8.0"; }),
+       "arch_policy.linux.cu128: 'cu128' is not a CUDA major.minor"},
+      {"cuda key patch", mutated([](auto& o) { at(o, {"arch_policy", "linux"})["12.8.1"] = "8.0"; }),
+       "'12.8.1' is not a CUDA major.minor"},
+      {"duplicate after canonical", mutated([](auto& o) { at(o, {"arch_policy", "linux"})["12.08"] = "8.0"; }),
+       "arch_policy.linux.12.08: duplicate CUDA line 12.8"},
+      {"exception key", mutated([](auto& o) { at(o, {"arch_exceptions"})["12.8-2.8"] = "8.0"; }),
+       "policy.json: arch_exceptions.12.8-2.8: '12.8-2.8' is not <cuda>/<torch-minor>"},
+      {"exception torch", mutated([](auto& o) { at(o, {"arch_exceptions"})["12.8/2.x"] = "8.0"; }),
+       "arch_exceptions.12.8/2.x: '2.x' is not a torch major.minor"},
+      {"exception list", mutated([](auto& o) { at(o, {"arch_exceptions"})["12.8/2.8"] = "8.0+PTZ"; }),
+       "arch_exceptions.12.8/2.8: '8.0+PTZ' is not an arch target"},
+      {"package name", mutated([](auto& o) { at(o, {"packages"})["Demo_Pkg"] = boost::json::object{}; }),
+       "policy.json: packages.Demo_Pkg: 'Demo_Pkg' is not a PEP 503 normalised name (expected 'demo-pkg')"},
+      {"package entry", mutated([](auto& o) { at(o, {"packages"})["x"] = "8.0"; }),
+       "packages.x: expected an object, got a string"},
+      {"package key", mutated([](auto& o) { at(o, {"packages", "demo-pkg"})["arch_lists"] = "8.0"; }),
+       "policy.json: packages.demo-pkg: unknown key 'arch_lists'"},
+      {"package list", mutated([](auto& o) { at(o, {"packages", "demo-pkg"})["arch_list_aarch64"] = "8"; }),
+       "policy.json: packages.demo-pkg.arch_list_aarch64: '8' is not an arch target"},
+      {"package by cuda", mutated([](auto& o) { at(o, {"packages", "demo-pkg", "arch_list_by_cuda"})["12.8"] = ""; }),
+       "packages.demo-pkg.arch_list_by_cuda.12.8: arch list '' names no target"},
+      {"package by cuda key", mutated([](auto& o) { at(o, {"packages", "demo-pkg", "arch_list_by_cuda"})["x"] = "8.0"; }),
+       "packages.demo-pkg.arch_list_by_cuda.x: 'x' is not a CUDA major.minor"},
+      {"matrix cell", mutated([](auto& o) { at(o, {"pytorch_matrix", "linux", "12.8"})["2.8"] = "3.12"; }),
+       "policy.json: pytorch_matrix.linux.12.8.2.8: expected an array of Python versions, got a string"},
+      {"matrix python", mutated([](auto& o) {
+         at(o, {"pytorch_matrix", "linux", "12.8"})["2.8"] = boost::json::array{"3.12", "three"};
+       }),
+       "policy.json: pytorch_matrix.linux.12.8.2.8[1]: 'three' is not a Python major.minor"},
+      {"matrix python number", mutated([](auto& o) {
+         at(o, {"pytorch_matrix", "linux", "12.8"})["2.8"] = boost::json::array{3.12};
+       }),
+       "pytorch_matrix.linux.12.8.2.8[0]: expected a string, got a number"},
+      {"matrix duplicate", mutated([](auto& o) {
+         at(o, {"pytorch_matrix", "linux", "12.8"})["2.8"] = boost::json::array{"3.12", "3.12"};
+       }),
+       "pytorch_matrix.linux.12.8.2.8[1]: duplicate Python 3.12"},
+      {"matrix torch", mutated([](auto& o) { at(o, {"pytorch_matrix", "linux", "12.8"})["2.8.0"] = boost::json::array{}; }),
+       "pytorch_matrix.linux.12.8.2.8.0: '2.8.0' is not a torch major.minor"},
+      {"matrix cuda", mutated([](auto& o) { at(o, {"pytorch_matrix", "linux"})["cu128"] = boost::json::object{}; }),
+       "pytorch_matrix.linux.cu128: 'cu128' is not a CUDA major.minor"},
+      {"family missing", mutated([](auto& o) { at(o, {"torch_family", "2.8"}).erase("torchvision"); }),
+       "policy.json: torch_family.2.8: missing key 'torchvision'"},
+      {"family version", mutated([](auto& o) { at(o, {"torch_family", "2.8"})["torchaudio"] = "2.8.x"; }),
+       "policy.json: torch_family.2.8.torchaudio: '2.8.x' is not a major.minor version"},
+      {"family array", mutated([](auto& o) { at(o, {"torch_family"})["2.9"] = boost::json::array{"0.24", "2.9"}; }),
+       "torch_family.2.9: expected an object, got an array"},
+      {"family key", mutated([](auto& o) { at(o, {"torch_family"})["two"] = boost::json::object{}; }),
+       "torch_family.two: 'two' is not a torch major.minor"},
+      {"pypi cuda", mutated([](auto& o) { at(o, {"pypi_cuda", "linux"})["2.8"] = "cu128"; }),
+       "policy.json: pypi_cuda.linux.2.8: 'cu128' is not a CUDA major.minor"},
+      {"pypi null", mutated([](auto& o) { at(o, {"pypi_cuda", "linux"})["2.8"] = nullptr; }),
+       "pypi_cuda.linux.2.8: expected a string, got null"},
+      {"driver key", mutated([](auto& o) {
+         boost::json::value copy = at(o, {"min_driver", "12"});
+         at(o, {"min_driver"})["12.0"] = std::move(copy);
+       }),
+       "policy.json: min_driver.12.0: '12.0' is not a CUDA major"},
+      {"driver version", mutated([](auto& o) { at(o, {"min_driver", "12"})["linux"] = "525.x"; }),
+       "policy.json: min_driver.12.linux: '525.x' is not a driver version"},
+      {"driver missing", mutated([](auto& o) { at(o, {"min_driver", "12"}).erase("windows"); }),
+       "min_driver.12: missing key 'windows'"},
+      {"driver extra", mutated([](auto& o) { at(o, {"min_driver", "12"})["macos"] = "1"; }),
+       "min_driver.12: unknown key 'macos'"},
+      {"fallback torch", mutated([](auto& o) { at(o, {"fallback", "cuda", "x86_64"})["torch"] = "2"; }),
+       "policy.json: fallback.cuda.x86_64.torch: '2' is not a torch major.minor"},
+      {"fallback type", mutated([](auto& o) { at(o, {"fallback", "cuda"})["aarch64"] = true; }),
+       "fallback.cuda.aarch64: expected an object, got a boolean"},
+      {"fallback duplicate arch", mutated([](auto& o) {
+         boost::json::value copy = at(o, {"fallback", "cuda", "x86_64"});
+         at(o, {"fallback", "cuda"})["amd64"] = std::move(copy);
+       }),
+       "duplicate CPU arch x86_64"},
+      {"index placeholder", mutated([](auto& o) { o["torch_index"] = "https://download.pytorch.org/whl/cu128"; }),
+       "policy.json: torch_index: 'https://download.pytorch.org/whl/cu128' is not an http(s) URL pattern"},
+      {"index scheme", mutated([](auto& o) { o["torch_index"] = "ftp://x/cu{cuda_nodot}"; }), "torch_index: 'ftp://"},
+      {"index type", mutated([](auto& o) { o["torch_index"] = boost::json::object{}; }),
+       "torch_index: expected a string, got an object"},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.what, r.text);
+    auto p = pol::parse_policy_json(r.text, "policy.json");
+    REQUIRE_FALSE(p);
+    CHECK(p.error().is(r.code));
+    CHECK_THAT(p.error().message, Catch::StartsWith("policy.json: "));
+    CHECK_THAT(p.error().message, Catch::Contains(r.says));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// load_policy_file
+
+TEST_CASE("load_policy_file reads a file and says why it cannot", "[policies][parse]") {
+  wheelfit::test::TempDir dir;
+
+  SECTION("the shipped data file, copied elsewhere") {
+    const auto text = wheelfit::test::read_file(wheelfit::test::source_dir() / "policies" / "data" / "policy.json");
+    const auto path = (dir / "newer-policy.json").string();
+    wheelfit::test::write_file(path, text);
+    auto p = pol::load_policy_file(path);
+    REQUIRE(p);
+    CHECK(p->source() == path);
+    CHECK(p->version() == pol::builtin_policy().version());
+    CHECK(p->shipped_cells().size() == pol::builtin_policy().shipped_cells().size());
+    CHECK(p->arch_list("sageattention", combo("12.8", "2.8"), "linux")->archs.str() == "8.0;8.6;8.9;9.0;12.0+PTX");
+  }
+  SECTION("a missing file") {
+    const auto path = (dir / "absent.json").string();
+    auto p = pol::load_policy_file(path);
+    REQUIRE_FALSE(p);
+    CHECK(p.error().is(Errc::not_found));
+    CHECK_THAT(p.error().message, Catch::Contains(path));
+  }
+  SECTION("a directory") {
+    auto p = pol::load_policy_file(dir.path().string());
+    REQUIRE_FALSE(p);
+    CHECK(p.error().is(Errc::io_error));
+    CHECK_THAT(p.error().message, Catch::Contains(dir.path().string()));
+  }
+  SECTION("a bad file names its path and the JSON path") {
+    const auto path = (dir / "bad.json").string();
+    wheelfit::test::write_file(path, mutated([](auto& o) { at(o, {"arch_policy", "linux"})["12.8"] = "7.x"; }));
+    auto p = pol::load_policy_file(path);
+    REQUIRE_FALSE(p);
+    CHECK(p.error().is(Errc::invalid_input));
+    CHECK_THAT(p.error().message, Catch::StartsWith(path + ": arch_policy.linux.12.8: '7.x'"));
+  }
+  SECTION("not JSON") {
+    const auto path = (dir / "garbage.json").string();
+    wheelfit::test::write_file(path, "arch_policy:\n  \"12.8\": \"7.5\"\n");
+    auto p = pol::load_policy_file(path);
+    REQUIRE_FALSE(p);
+    CHECK_THAT(p.error().message, Catch::StartsWith(path + ": not JSON: line 1"));
+  }
+}
