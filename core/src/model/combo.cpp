@@ -42,6 +42,7 @@ std::optional<NumericVersion> parse_cuda_tag(std::string_view tag) {
 }
 
 std::optional<Combo> parse_combo_label(std::string_view local_label) {
+  if (local_label.starts_with('+')) local_label.remove_prefix(1);  // "+cu128torch2.8" as printed
   const std::string s = lower(local_label);
   std::string_view v(s);
   // cu<digits>torch<torch>
@@ -66,9 +67,11 @@ std::optional<Combo> parse_combo_label(std::string_view local_label) {
 }
 
 std::optional<TorchBuild> parse_torch_label(std::string_view local_label) {
+  if (local_label.starts_with('+')) local_label.remove_prefix(1);  // "+cu128" as printed after a version
   const std::string s = lower(local_label);
   if (s == "cpu") return TorchBuild{"cpu", {}};
-  if (auto cuda = parse_cuda_tag(s)) return TorchBuild{"cuda", *cuda};
+  // The CUDA tag is the first segment: "cu121.with.pypi.cudnn" (torch 2.1 PyPI builds) is CUDA 12.1.
+  if (auto cuda = parse_cuda_tag(std::string_view(s).substr(0, s.find('.')))) return TorchBuild{"cuda", *cuda};
   if (s.starts_with("rocm")) {
     auto v = NumericVersion::parse(std::string_view(s).substr(4));
     if (v) return TorchBuild{"rocm", *v};

@@ -28,7 +28,9 @@ Expected<NumericVersion> NumericVersion::parse(std::string_view text) {
     if (text[i] != '.') return bad("unexpected character '" + std::string(1, text[i]) + "'");
     ++i;
   }
-  return NumericVersion(std::move(parts));
+  NumericVersion out(std::move(parts));
+  out.text_ = std::string(text);
+  return out;
 }
 
 NumericVersion NumericVersion::truncated(std::size_t n) const {
@@ -38,6 +40,7 @@ NumericVersion NumericVersion::truncated(std::size_t n) const {
 }
 
 std::string NumericVersion::str() const {
+  if (!text_.empty()) return text_;
   std::string out;
   for (std::size_t i = 0; i < parts_.size(); ++i) {
     if (i) out += '.';

@@ -1,1 +1,413 @@
-// (being written)
+// PEP 427 wheel names, PEP 425 python/abi ranking (pip's order for CPython) and PEP 600 /
+// PEP 656 platform tags. Hand-written scanning: this runs on every anchor of an index.
+
+#include "wheelfit/model/wheel.hpp"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+
+#include "wheelfit/model/name.hpp"
+
+namespace wheelfit::model {
+namespace {
+
+constexpr bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+constexpr char to_lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+constexpr bool is_alpha(char c) noexcept {
+  const char l = to_lower(c);
+  return l >= 'a' && l <= 'z';
+}
+constexpr bool is_tag_char(char c) noexcept { return is_digit(c) || is_alpha(c) || c == '_'; }
+constexpr bool is_space(char c) noexcept {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = to_lower(c);
+  return out;
+}
+
+bool all_digits(std::string_view s) noexcept {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return is_digit(c); });
+}
+
+bool iequals(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (to_lower(a[i]) != to_lower(b[i])) return false;
+  }
+  return true;
+}
+
+// Splits on `sep`, keeping empty pieces.
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  while (true) {
+    const auto at = s.find(sep, start);
+    if (at == std::string_view::npos) {
+      out.push_back(s.substr(start));
+      return out;
+    }
+    out.push_back(s.substr(start, at - start));
+    start = at + 1;
+  }
+}
+
+// "2_28_x86_64" -> (2.28, "x86_64"): the floor and arch of manylinux_/musllinux_/macosx_ tags.
+struct FloorArch {
+  NumericVersion floor;
+  std::string_view arch;
+};
+std::optional<FloorArch> parse_floor_arch(std::string_view rest) {
+  const auto u1 = rest.find('_');
+  if (u1 == std::string_view::npos) return std::nullopt;
+  const auto u2 = rest.find('_', u1 + 1);
+  if (u2 == std::string_view::npos) return std::nullopt;
+  const std::string_view major = rest.substr(0, u1);
+  const std::string_view minor = rest.substr(u1 + 1, u2 - u1 - 1);
+  const std::string_view arch = rest.substr(u2 + 1);
+  if (!all_digits(major) || !all_digits(minor) || arch.empty()) return std::nullopt;
+  auto v = NumericVersion::parse(std::string(major) + "." + std::string(minor));
+  if (!v) return std::nullopt;
+  return FloorArch{std::move(*v), arch};
+}
+
+// Every arch spelling in a tag is lower-case letters, digits and '_' (checked by the caller).
+bool valid_arch(std::string_view arch) noexcept {
+  return !arch.empty() && std::all_of(arch.begin(), arch.end(), [](char c) { return is_tag_char(c); });
+}
+
+// macOS multi-arch tags and the CPUs they carry code for (packaging's _mac_binary_formats).
+bool mac_arch_runs_on(std::string_view wheel_arch, std::string_view cpu) noexcept {
+  if (wheel_arch == cpu) return true;
+  struct Row {
+    std::string_view fat;
+    std::array<std::string_view, 3> cpus;
+  };
+  static constexpr std::array<Row, 6> rows{{
+      {"universal2", {"x86_64", "aarch64", ""}},
+      {"intel", {"x86_64", "i386", "i686"}},
+      {"fat64", {"x86_64", "ppc64", ""}},
+      {"fat32", {"i386", "i686", "ppc"}},
+      {"fat3", {"x86_64", "i386", "i686"}},
+      {"universal", {"x86_64", "i386", "i686"}},
+  }};
+  for (const auto& r : rows) {
+    if (r.fat != wheel_arch) continue;
+    return std::find(r.cpus.begin(), r.cpus.end(), cpu) != r.cpus.end() && !cpu.empty();
+  }
+  return false;
+}
+
+// Ranks (0 = best). Only their order matters; they are comparable within one target.
+constexpr int kWindowsRank = 0;
+constexpr int kFloorRankBase = 100000;           // manylinux/musllinux/macOS: base - floor key
+constexpr int kLinuxPlainRank = kFloorRankBase + 1;  // below every manylinux tag
+constexpr int kMacRankBase = 2 * kFloorRankBase + 2;
+constexpr int kAnyRank = 1000000;
+constexpr int kUnknownRank = 2000000;
+
+// A higher floor ranks better: 2.28 -> base - 2028, 2.5 -> base - 2005.
+int floor_rank(const NumericVersion& floor) noexcept {
+  const int key = static_cast<int>(std::min<std::uint32_t>(floor.major(), 99) * 1000 + std::min<std::uint32_t>(floor.minor(), 999));
+  return kFloorRankBase - key;
+}
+
+}  // namespace
+
+PlatformTag parse_platform_tag(std::string_view tag) {
+  PlatformTag out;
+  out.tag = std::string(tag);
+  const std::string t = lower(tag);
+  const std::string_view v(t);
+  if (!valid_arch(v)) return out;  // empty, or characters no platform tag has
+  if (v == "any") {
+    out.kind = PlatformTag::Kind::any;
+    return out;
+  }
+
+  struct Legacy {
+    std::string_view prefix;
+    std::uint32_t minor;
+  };
+  static constexpr std::array<Legacy, 3> legacy{{
+      {"manylinux1_", 5},
+      {"manylinux2010_", 12},
+      {"manylinux2014_", 17},
+  }};
+  for (const auto& l : legacy) {
+    if (v.starts_with(l.prefix) && v.size() > l.prefix.size()) {
+      out.kind = PlatformTag::Kind::manylinux;
+      out.os = Os::linux_;
+      out.cpu_arch = normalize_cpu_arch(v.substr(l.prefix.size()));
+      out.libc = NumericVersion({2, l.minor});
+      return out;
+    }
+  }
+
+  if (v.starts_with("manylinux_") || v.starts_with("musllinux_")) {
+    auto fa = parse_floor_arch(v.substr(10));
+    if (!fa) return out;
+    out.kind = v.starts_with("manylinux_") ? PlatformTag::Kind::manylinux : PlatformTag::Kind::musllinux;
+    out.os = Os::linux_;
+    out.cpu_arch = normalize_cpu_arch(fa->arch);
+    out.libc = std::move(fa->floor);
+    return out;
+  }
+  if (v.starts_with("macosx_")) {
+    auto fa = parse_floor_arch(v.substr(7));
+    if (!fa) return out;
+    out.kind = PlatformTag::Kind::macos;
+    out.os = Os::macos;
+    out.cpu_arch = normalize_cpu_arch(fa->arch);
+    out.libc = std::move(fa->floor);
+    return out;
+  }
+  if (v.starts_with("linux_") && v.size() > 6) {
+    out.kind = PlatformTag::Kind::linux_plain;
+    out.os = Os::linux_;
+    out.cpu_arch = normalize_cpu_arch(v.substr(6));
+    return out;
+  }
+  if (v == "win32") {
+    out.kind = PlatformTag::Kind::windows;
+    out.os = Os::windows;
+    out.cpu_arch = "i686";
+    return out;
+  }
+  if (v.starts_with("win_") && v.size() > 4) {
+    out.kind = PlatformTag::Kind::windows;
+    out.os = Os::windows;
+    out.cpu_arch = normalize_cpu_arch(v.substr(4));
+    return out;
+  }
+  return out;
+}
+
+PythonTag parse_python_tag(std::string_view tag) {
+  PythonTag out;
+  out.tag = std::string(tag);
+  std::size_t i = 0;
+  while (i < tag.size() && is_alpha(tag[i])) ++i;
+  out.impl = lower(tag.substr(0, i));
+  const std::string_view digits = tag.substr(i);
+  if (out.impl.empty() || !all_digits(digits)) return out;
+  // The first digit is the major: "cp312" -> 3.12, "cp31" -> 3.1, "py3" -> 3.
+  std::string dotted(1, digits[0]);
+  if (digits.size() > 1) {
+    dotted += '.';
+    dotted += digits.substr(1);
+  }
+  if (auto v = NumericVersion::parse(dotted)) out.version = std::move(*v);
+  return out;
+}
+
+Expected<WheelName> WheelName::parse(std::string_view filename) {
+  auto bad = [&](const std::string& why) {
+    return unexpected(Errc::invalid_input, "'" + std::string(filename) + "' is not a valid wheel file name: " + why);
+  };
+  constexpr std::string_view kSuffix = ".whl";
+  if (!filename.ends_with(kSuffix)) return bad("it does not end in \".whl\"");
+  const std::string_view stem = filename.substr(0, filename.size() - kSuffix.size());
+
+  const auto fields = split(stem, '-');
+  if (fields.size() != 5 && fields.size() != 6) {
+    return bad("it has " + std::to_string(fields.size()) +
+               " '-'-separated fields; expected 5 or 6 (name-version[-build]-python-abi-platform)");
+  }
+
+  WheelName w;
+  w.filename = std::string(filename);
+  const std::string_view dist = fields[0];
+  if (dist.empty()) return bad("the distribution name is empty");
+  if (!is_valid_name(dist)) return bad("invalid distribution name '" + std::string(dist) + "'");
+  w.distribution = std::string(dist);
+  w.name = normalize_name(dist);
+
+  const std::string_view version = fields[1];
+  if (version.empty()) return bad("the version is empty");
+  if (std::any_of(version.begin(), version.end(), [](char c) { return is_space(c); })) {
+    return bad("the version '" + std::string(version) + "' contains whitespace");
+  }
+  auto parsed = Version::parse(version);
+  if (!parsed) return bad("invalid version: " + parsed.error().message);
+  w.version = std::move(*parsed);
+
+  std::size_t next = 2;
+  if (fields.size() == 6) {
+    const std::string_view build = fields[2];
+    if (build.empty()) return bad("the build tag is empty");
+    if (!is_digit(build.front())) return bad("the build tag '" + std::string(build) + "' does not start with a digit");
+    if (!std::all_of(build.begin(), build.end(), [](char c) { return is_tag_char(c) || c == '.'; })) {
+      return bad("the build tag '" + std::string(build) + "' holds characters other than letters, digits, '_', '.'");
+    }
+    w.build = std::string(build);
+    next = 3;
+  }
+
+  static constexpr std::array<std::string_view, 3> kWhat{"python", "abi", "platform"};
+  std::array<std::vector<std::string>, 3> tags;
+  for (std::size_t f = 0; f < 3; ++f) {
+    const std::string_view field = fields[next + f];
+    const std::string what(kWhat[f]);
+    if (field.empty()) return bad("the " + what + " tag field is empty");
+    for (const std::string_view t : split(field, '.')) {
+      if (t.empty()) return bad("the " + what + " tag set '" + std::string(field) + "' has an empty tag");
+      if (!std::all_of(t.begin(), t.end(), [](char c) { return is_tag_char(c); })) {
+        return bad("the " + what + " tag '" + std::string(t) + "' holds characters other than letters, digits, '_'");
+      }
+      tags[f].emplace_back(t);
+    }
+  }
+  w.python_tags = std::move(tags[0]);
+  w.abi_tags = std::move(tags[1]);
+  w.platforms.reserve(tags[2].size());
+  for (const auto& p : tags[2]) w.platforms.push_back(parse_platform_tag(p));
+  return w;
+}
+
+std::string PythonTarget::tag() const {
+  return "cp" + std::to_string(version.major()) + std::to_string(version.minor()) + (free_threaded ? "t" : "");
+}
+
+std::optional<int> python_rank(const WheelName& wheel, const PythonTarget& target) {
+  const std::uint32_t x = target.version.major();
+  const std::uint32_t y = target.version.minor();
+  const bool ft = target.free_threaded;
+  // packaging.tags._abi3_applies: CPython >= 3.2, not free-threaded.
+  const bool abi3 = (x > 3 || (x == 3 && y >= 2)) && !ft;
+  // The interpreter's own ABI: "cp312", "cp313t", and "cp37m" before 3.8 (pymalloc).
+  std::string own_abi = "cp" + std::to_string(x) + std::to_string(y);
+  if (ft) own_abi += 't';
+  else if (x == 3 && y < 8) own_abi += 'm';
+
+  // Ranks, in pip's order (packaging.tags.cpython_tags then compatible_tags):
+  //   0 cpXY-cpXY[t|m], 1 cpXY-abi3, 2 cpXY-none, 3.. cpX(Y-1)-abi3 .. cpX2-abi3,
+  //   then pyXY-none, pyX-none, pyX(Y-1)-none .. pyX0-none.
+  const std::int64_t yy = std::min<std::uint32_t>(y, 100000);
+  const std::int64_t py_base = 3 + yy;
+  std::optional<std::int64_t> best;
+  auto offer = [&](std::int64_t r) {
+    if (!best || r < *best) best = r;
+  };
+
+  for (const auto& py : wheel.python_tags) {
+    const PythonTag pt = parse_python_tag(py);
+    if (!pt.version) continue;
+    const auto& parts = pt.version->parts();
+    const std::uint32_t vx = pt.version->major();
+    const std::uint32_t vy = pt.version->minor();
+    if (vx != x) continue;
+    for (const auto& abi : wheel.abi_tags) {
+      if (pt.impl == "cp") {
+        if (parts.size() != 2) continue;  // "cp3" names no interpreter
+        if (vy == y) {
+          if (iequals(abi, own_abi)) offer(0);
+          else if (abi3 && iequals(abi, "abi3")) offer(1);
+          else if (iequals(abi, "none")) offer(2);
+        } else if (abi3 && vy < y && vy >= 2 && iequals(abi, "abi3")) {
+          offer(3 + (yy - 1 - static_cast<std::int64_t>(vy)));
+        }
+      } else if (pt.impl == "py") {
+        if (!iequals(abi, "none")) continue;
+        if (parts.size() == 1) offer(py_base + 1);
+        else if (parts.size() == 2 && vy == y) offer(py_base);
+        else if (parts.size() == 2 && vy < y) offer(py_base + 2 + (yy - 1 - static_cast<std::int64_t>(vy)));
+      }
+    }
+  }
+  if (!best) return std::nullopt;
+  return static_cast<int>(std::min<std::int64_t>(*best, std::numeric_limits<int>::max()));
+}
+
+PlatformFit platform_fit(const PlatformTag& tag, const PlatformTarget& target) {
+  PlatformFit fit;
+  const std::string cpu = normalize_cpu_arch(target.cpu_arch);
+  // The glibc floor of a manylinux tag: unknown on the machine means not checked, not failed.
+  auto judge_glibc = [&](const NumericVersion& floor) {
+    if (!target.glibc) {
+      fit.glibc_ok = true;
+      fit.glibc_checked = false;
+    } else {
+      fit.glibc_ok = *target.glibc >= floor;
+      fit.glibc_checked = true;
+    }
+  };
+
+  switch (tag.kind) {
+    case PlatformTag::Kind::any:
+      fit.os_ok = fit.cpu_ok = fit.glibc_ok = true;
+      fit.rank = kAnyRank;
+      return fit;
+    case PlatformTag::Kind::unknown:
+      fit.glibc_ok = true;  // irrelevant: the tag already fails os and cpu
+      fit.rank = kUnknownRank;
+      return fit;
+    case PlatformTag::Kind::manylinux:
+      fit.os_ok = target.os == Os::linux_;
+      fit.cpu_ok = tag.cpu_arch == cpu;
+      judge_glibc(tag.libc ? *tag.libc : NumericVersion());
+      fit.rank = floor_rank(tag.libc ? *tag.libc : NumericVersion());
+      return fit;
+    case PlatformTag::Kind::musllinux:
+      // Needs musl; wheelfit's targets are glibc machines, so this demand always fails.
+      fit.os_ok = target.os == Os::linux_;
+      fit.cpu_ok = tag.cpu_arch == cpu;
+      fit.glibc_ok = false;
+      fit.glibc_checked = true;
+      fit.rank = floor_rank(tag.libc ? *tag.libc : NumericVersion());
+      return fit;
+    case PlatformTag::Kind::linux_plain:
+      fit.os_ok = target.os == Os::linux_;
+      fit.cpu_ok = tag.cpu_arch == cpu;
+      fit.glibc_ok = true;
+      fit.rank = kLinuxPlainRank;
+      return fit;
+    case PlatformTag::Kind::windows:
+      fit.os_ok = target.os == Os::windows;
+      fit.cpu_ok = tag.cpu_arch == cpu;
+      fit.glibc_ok = true;
+      fit.rank = kWindowsRank;
+      return fit;
+    case PlatformTag::Kind::macos: {
+      fit.os_ok = target.os == Os::macos;
+      fit.cpu_ok = mac_arch_runs_on(tag.cpu_arch, cpu);
+      fit.glibc_ok = true;  // the machine's macOS version is not a fact we hold
+      const bool exact = tag.cpu_arch == cpu;
+      fit.rank = kMacRankBase + 2 * floor_rank(tag.libc ? *tag.libc : NumericVersion()) + (exact ? 0 : 1);
+      return fit;
+    }
+  }
+  return fit;
+}
+
+PlatformFit best_platform_fit(const WheelName& wheel, const PlatformTarget& target) {
+  std::optional<PlatformFit> best;
+  auto failures = [](const PlatformFit& f) { return int{!f.os_ok} + int{!f.cpu_ok} + int{!f.glibc_ok}; };
+  for (const auto& tag : wheel.platforms) {
+    const PlatformFit f = platform_fit(tag, target);
+    if (!best) {
+      best = f;
+      continue;
+    }
+    if (f.ok() != best->ok()) {
+      if (f.ok()) best = f;
+      continue;
+    }
+    if (!f.ok()) {
+      const int ff = failures(f);
+      const int bf = failures(*best);
+      if (ff != bf) {
+        if (ff < bf) best = f;
+        continue;
+      }
+    }
+    if (f.rank < best->rank) best = f;  // ties keep the earlier tag (file-name order)
+  }
+  return best.value_or(PlatformFit{});
+}
+
+}  // namespace wheelfit::model

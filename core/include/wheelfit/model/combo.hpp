@@ -25,7 +25,7 @@ struct Combo {
   friend bool operator==(const Combo& a, const Combo& b) noexcept { return a.cuda == b.cuda && a.torch == b.torch; }
 };
 
-/// Parses a local version label (without the '+'); nullopt when it names no combo.
+/// Parses a local version label (a leading '+' is optional); nullopt when it names no combo.
 std::optional<Combo> parse_combo_label(std::string_view local_label);
 
 /// "cu128" -> 12.8; nullopt unless the text is "cu" followed by 2 or 3 digits.
@@ -33,7 +33,8 @@ std::optional<NumericVersion> parse_cuda_tag(std::string_view tag);
 
 /// The accelerator a torch build's local label names: "+cu128" -> ("cuda", 12.8),
 /// "+rocm6.3" -> ("rocm", 6.3), "+cpu" -> ("cpu", empty); nullopt when there is no label or
-/// the label names none of these.
+/// the label names none of these. The leading '+' is optional; for CUDA only the first
+/// '.'-segment counts ("cu121.with.pypi.cudnn" -> ("cuda", 12.1)).
 struct TorchBuild {
   std::string backend;       ///< "cuda", "rocm" or "cpu"
   NumericVersion line;       ///< the CUDA or ROCm line; empty for cpu

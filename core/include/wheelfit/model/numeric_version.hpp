@@ -30,7 +30,8 @@ class NumericVersion {
   [[nodiscard]] bool empty() const noexcept { return parts_.empty(); }
   /// The first `n` components (padding with zeros): truncated(2) of 2.8.1 is 2.8.
   [[nodiscard]] NumericVersion truncated(std::size_t n) const;
-  /// "2.8" (components joined by dots, as parsed; zero padding is not added).
+  /// The text as parse() read it ("580.65.06" stays "580.65.06"); for a version built from
+  /// components (or by truncated()), the components joined by dots. Zero padding is not added.
   [[nodiscard]] std::string str() const;
   /// Components concatenated without dots: "12.8" -> "128" (CUDA tags such as cu128).
   [[nodiscard]] std::string nodot() const;
@@ -42,6 +43,7 @@ class NumericVersion {
 
  private:
   std::vector<std::uint32_t> parts_;
+  std::string text_;  ///< as parsed; empty when built from components
 };
 
 }  // namespace wheelfit::model

@@ -28,7 +28,9 @@ class Version {
 
   /// Parses `text` per PEP 440 (including the normalisations above). Errors are
   /// Errc::invalid_input with a message that quotes `text` and says which part was wrong.
-  /// Numbers longer than 18 digits are rejected (invalid_input), never wrapped.
+  /// Numbers longer than 18 digits (leading zeros not counted) are rejected (invalid_input),
+  /// never wrapped. Numeric local-label segments are kept as text and compare exactly at any
+  /// length; like packaging, normalisation drops their leading zeros ("+01" -> "+1").
   static Expected<Version> parse(std::string_view text);
 
   [[nodiscard]] std::uint64_t epoch() const noexcept { return epoch_; }

@@ -72,10 +72,11 @@ struct PythonTarget {
 };
 
 /// PEP 425 for CPython: the rank (0 = best) of the best (python, abi) pair the wheel offers that
-/// the target supports, in pip's order:
-///   cpXY-cpXY[t], cpXY-abi3 .. cp32-abi3 (not for free-threaded), cpXY-none, pyXY-none, pyX-none,
-///   pyX(Y-1)..pyX0-none; nullopt when none is supported. Wheels for other implementations
-///   (pp, ip) never match.
+/// the target supports, in pip's order (packaging.tags.cpython_tags, then compatible_tags):
+///   cpXY-cpXY[t] (cpXYm before 3.8), cpXY-abi3, cpXY-none, cpX(Y-1)-abi3 .. cp32-abi3, pyXY-none,
+///   pyX-none, pyX(Y-1)..pyX0-none; abi3 never for free-threaded targets. nullopt when none is
+///   supported. Wheels for other implementations (pp, ip) never match. Tags compare
+///   case-insensitively; "cp31" is Python 3.1, never 3.10.
 std::optional<int> python_rank(const WheelName& wheel, const PythonTarget& target);
 
 /// The machine facts the platform demands are judged against.
@@ -90,9 +91,12 @@ struct PlatformFit {
   bool os_ok = false;
   bool cpu_ok = false;
   bool glibc_ok = false;    ///< true also when the floor is unknown or irrelevant
+  /// The libc demand was judged against a known machine fact. A musllinux tag always fails
+  /// (glibc_ok false, glibc_checked true): wheelfit's Linux targets are glibc machines.
   bool glibc_checked = false;
   /// 0 is best. Among manylinux tags a higher glibc floor ranks better (pip's order);
-  /// linux_plain ranks below every manylinux tag; "any" ranks last.
+  /// linux_plain ranks below every manylinux tag; "any" ranks last. Ranks only order the tags
+  /// of one target; their values mean nothing else.
   int rank = 0;
   [[nodiscard]] bool ok() const noexcept { return os_ok && cpu_ok && glibc_ok; }
 };
