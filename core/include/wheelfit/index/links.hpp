@@ -27,7 +27,8 @@ struct Link {
 };
 
 /// What a page held: its links, and the anchors skipped (in-page "#..." links, empty hrefs,
-/// directory links ending in '/', a malformed hash fragment) with the reason for each.
+/// directory links ending in '/', a malformed hash fragment; also anchors without href and
+/// links whose decoded file name holds '/', '\\' or a control character) with the reason for each.
 struct Page {
   std::vector<Link> links;
   std::vector<std::string> skipped;  ///< "href '#cu132': in-page link", ...
@@ -41,7 +42,8 @@ struct Page {
 Expected<Page> parse_simple_html(std::string_view body, std::string_view page_url);
 
 /// Parses a PEP 691 JSON project page ("files": [{filename, url, hashes, requires-python, yanked}]).
-/// Malformed JSON or a wrong shape is Errc::invalid_input naming page_url and the offending field.
+/// Malformed JSON or a wrong shape is Errc::invalid_input naming page_url and the offending field;
+/// a meta.api-version other than 1.x is Errc::unsupported.
 Expected<Page> parse_simple_json(std::string_view body, std::string_view page_url);
 
 /// Resolves `href` against `base` (RFC 3986 section 5.2), keeping percent-escapes as they are
@@ -67,7 +69,9 @@ struct PackagesJson {
   std::string repo;
   std::map<std::string, PackagesJsonEntry> packages;  ///< keyed by PEP 503 normalised name
 
-  /// sha256 by wheel URL or, failing that, by file name; nullopt when unknown.
+  /// sha256 by wheel URL or, failing that, by file name (`filename` empty: the URL's decoded last
+  /// segment); nullopt when unknown, or when wheels of that file name disagree on the hash.
+  /// A linear scan: call it for the chosen wheels, not for every link of an index.
   [[nodiscard]] std::optional<std::string> sha256_for(std::string_view url, std::string_view filename) const;
 };
 /// Errors (Errc::invalid_input / Errc::unsupported for another schema) name `source` and the
