@@ -1,1 +1,123 @@
-// (being written)
+#include "wheelfit/transports/file_transport.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+#include "wheelfit/index/links.hpp"
+
+namespace wheelfit::transports {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool has_scheme(std::string_view s) {
+  const auto colon = s.find("://");
+  if (colon == std::string_view::npos || colon == 0) return false;
+  for (std::size_t i = 0; i < colon; ++i) {
+    const char c = s[i];
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'));
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::string encode_path(std::string_view path) {
+  static constexpr char hex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(path.size());
+  for (unsigned char c : path) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                       c == '/' || c == '-' || c == '_' || c == '.' || c == '~' || c == '+' || c == '@' ||
+                       c == ',' || c == '=' || c == ':';
+    if (plain) {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string content_type_for(const fs::path& p) {
+  const auto ext = p.extension().string();
+  if (ext == ".json") return "application/json";
+  if (ext == ".html" || ext == ".htm") return "text/html";
+  return "application/octet-stream";
+}
+
+class FileTransport final : public transport::Transport {
+ private:
+  Expected<transport::Response> get_impl(const transport::Request& request) override {
+    auto path = to_path(request.url);
+    if (!path) return path.error();
+    fs::path p(*path);
+    std::error_code ec;
+    if (!path->empty() && path->back() == '/') {
+      if (!fs::is_directory(p, ec)) return unexpected(Errc::not_found, request.url + ": no such directory");
+      if (fs::is_regular_file(p / "index.html", ec)) p /= "index.html";
+      else if (fs::is_regular_file(p / "index.json", ec)) p /= "index.json";
+      else return unexpected(Errc::not_found, request.url + ": directory has no index.html");
+    }
+    const auto status = fs::status(p, ec);
+    if (ec || !fs::exists(status)) return unexpected(Errc::not_found, request.url + ": no such file");
+    if (!fs::is_regular_file(status)) return unexpected(Errc::not_found, request.url + ": not a regular file");
+    const auto size = fs::file_size(p, ec);
+    if (ec) return unexpected(Errc::io_error, request.url + ": " + ec.message());
+    if (size > request.max_body) {
+      return unexpected(Errc::too_large, request.url + ": " + std::to_string(size) + " bytes exceeds the limit of " +
+                                             std::to_string(request.max_body) + " bytes");
+    }
+    std::ifstream in(p, std::ios::binary);
+    if (!in) return unexpected(Errc::io_error, request.url + ": cannot open for reading");
+    transport::Response response;
+    response.body.resize(static_cast<std::size_t>(size));
+    in.read(response.body.data(), static_cast<std::streamsize>(size));
+    if (static_cast<std::uintmax_t>(in.gcount()) != size) return unexpected(Errc::io_error, request.url + ": short read");
+    response.url = to_url(p.string(), false);
+    response.content_type = content_type_for(p);
+    return response;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<transport::Transport> make_file_transport() { return std::make_unique<FileTransport>(); }
+
+bool is_local(std::string_view s) { return !has_scheme(s) || s.starts_with("file://") || s.starts_with("FILE://"); }
+
+std::string to_url(std::string_view s, bool directory) {
+  std::string out;
+  if (has_scheme(s)) {
+    out = std::string(s);
+  } else {
+    std::error_code ec;
+    fs::path abs = fs::absolute(fs::path(std::string(s)), ec);
+    std::string path = (ec ? fs::path(std::string(s)) : abs).lexically_normal().generic_string();
+    if (!s.empty() && s.back() == '/' && (path.empty() || path.back() != '/')) path += '/';
+    out = "file://" + encode_path(path);
+  }
+  if (directory && (out.empty() || out.back() != '/')) out += '/';
+  return out;
+}
+
+Expected<std::string> to_path(std::string_view url) {
+  if (!has_scheme(url)) return std::string(url);
+  std::string_view rest = url.substr(7);
+  if (!url.substr(0, 7).starts_with("file://") && !url.substr(0, 7).starts_with("FILE://")) {
+    return unexpected(Errc::unsupported, std::string(url) + ": the file transport reads only file:// URLs and paths");
+  }
+  std::string_view host = rest.substr(0, rest.find('/'));
+  if (!host.empty() && host != "localhost") {
+    return unexpected(Errc::invalid_input, std::string(url) + ": a file URL with host '" + std::string(host) + "' is not local");
+  }
+  rest.remove_prefix(host.size());
+  if (auto q = rest.find_first_of("?#"); q != std::string_view::npos) rest = rest.substr(0, q);
+  std::string path = index::percent_decode(rest);
+  if (path.find('\0') != std::string::npos) return unexpected(Errc::invalid_input, std::string(url) + ": NUL byte in path");
+  return path;
+}
+
+}  // namespace wheelfit::transports

@@ -388,7 +388,8 @@ PlatformFit best_platform_fit(const WheelName& wheel, const PlatformTarget& targ
   std::optional<PlatformFit> best;
   auto failures = [](const PlatformFit& f) { return int{!f.os_ok} + int{!f.cpu_ok} + int{!f.glibc_ok}; };
   for (const auto& tag : wheel.platforms) {
-    const PlatformFit f = platform_fit(tag, target);
+    PlatformFit f = platform_fit(tag, target);
+    f.tag = &tag;
     if (!best) {
       best = f;
       continue;

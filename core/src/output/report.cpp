@@ -1,1 +1,362 @@
-// (being written)
+#include "wheelfit/output/report.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <toml++/toml.h>
+
+namespace wheelfit::output {
+namespace json = boost::json;
+using resolve::PackageOutcome;
+using resolve::TierOutcome;
+
+namespace {
+
+std::string machine_summary(const machine::Machine& m) {
+  std::vector<std::string> parts;
+  if (m.os) parts.push_back(std::string(model::to_string(*m.os)));
+  if (m.cpu_arch) parts.push_back(*m.cpu_arch);
+  parts.push_back(m.glibc ? "glibc " + m.glibc->str() : "glibc ?");
+  parts.push_back(m.python ? "python " + m.python->str() + (m.python_free_threaded ? "t" : "") : "python ?");
+  parts.push_back(m.torch ? "torch " + m.torch->str() : "no torch");
+  if (m.driver_version || m.cuda_driver) {
+    parts.push_back("driver " + (m.driver_version ? m.driver_version->str() : std::string("?")) +
+                    (m.cuda_driver ? " (CUDA " + m.cuda_driver->str() + ")" : std::string()));
+  } else {
+    parts.push_back("driver ?");
+  }
+  if (m.gpus) {
+    std::string g;
+    for (const auto& cc : *m.gpus) g += (g.empty() ? "" : ", ") + cc.str();
+    parts.push_back(m.gpus->empty() ? "no GPU" : "GPUs " + g);
+  } else {
+    parts.push_back("GPUs ?");
+  }
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+std::string combo_str(const std::optional<model::Combo>& c) { return c ? c->str() : "none"; }
+
+std::string tier_label(const TierOutcome& t) {
+  return fmt::format("tier {} ({})", t.tier == "bootstrap" ? 1 : 2, t.tier);
+}
+
+std::string status_line(const TierOutcome& t) {
+  switch (t.status) {
+    case TierOutcome::Status::resolved: return combo_str(t.combo) + " -- covers every package";
+    case TierOutcome::Status::failed: return combo_str(t.combo) + " -- " + t.reason;
+    case TierOutcome::Status::skipped: return (t.combo ? combo_str(t.combo) + " -- " : std::string()) + "skipped: " + t.reason;
+  }
+  return "";
+}
+
+void describe_package(std::ostringstream& os, const PackageOutcome& p) {
+  os << "  " << p.name << " (" << p.python << (p.env.empty() ? "" : ", env " + p.env) << "): ";
+  if (p.status == PackageOutcome::Status::not_published || p.status == PackageOutcome::Status::read_failed) {
+    os << p.reason << "\n";
+    return;
+  }
+  os << p.reason << "\n";
+  for (const auto& c : p.candidates) {
+    os << "    " << c.filename << "\n";
+    if (!c.note.empty()) os << "      " << c.note << "\n";
+    for (const auto& f : c.failed) {
+      os << "      " << resolve::to_string(f.demand) << ": wheel " << f.wheel << "; machine " << f.machine << "\n";
+    }
+  }
+}
+
+}  // namespace
+
+std::string human_report(const resolve::Resolution& r, const ReportContext& ctx) {
+  std::ostringstream os;
+  os << "machine: " << machine_summary(ctx.machine) << "\n";
+  os << "index:   " << ctx.index_url << " (" << ctx.index_origin << ")\n";
+  if (!ctx.packages_json_note.empty()) os << "         " << ctx.packages_json_note << "\n";
+  if (r.ok()) {
+    const auto& tier = *r.tier;
+    os << "resolved: " << r.combo->str() << " via " << (tier == "bootstrap" ? "tier 1 (bootstrap)" : "tier 2 (fallback)") << "\n";
+    for (const auto& t : r.tiers) os << "  " << tier_label(t) << ": " << status_line(t) << "\n";
+    os << "packages:\n";
+    for (const auto& p : r.picks) {
+      os << "  " << p.name << " " << p.version << " (" << p.python << (ctx.workspace.envs.size() > 1 ? ", env " + p.env : "") << ")\n";
+      os << "    " << p.url << "\n";
+      os << "    sha256: " << (p.sha256 ? *p.sha256 + " (" + p.sha256_source + ")" : std::string("unknown (no hash on the index)")) << "\n";
+      if (!p.arch_source.empty()) os << "    archs:  " << p.arch_source << "\n";
+    }
+    os << "pins:\n";
+    for (const auto& pin : r.pins) os << "  " << pin.name << " " << pin.version << " from " << pin.index << "\n";
+  } else {
+    os << "No cuda-wheels combo covers all required packages.\n";
+    std::set<std::string> names, pythons;
+    for (const auto& e : ctx.workspace.envs)
+      for (const auto& p : e.packages) names.insert(p.name);
+    for (const auto& t : r.tiers)
+      for (const auto& p : t.packages) pythons.insert(p.python);
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + ("'" + n + "'");
+    os << "  packages: [" << list << "]\n";
+    if (!pythons.empty()) {
+      std::string py;
+      for (const auto& p : pythons) py += (py.empty() ? "" : ", ") + p;
+      os << "  python versions: " << py << "\n";
+    }
+    for (const auto& t : r.tiers) os << "  " << tier_label(t) << ": " << status_line(t) << "\n";
+    for (const auto& t : r.tiers) {
+      if (t.status != TierOutcome::Status::failed) continue;
+      os << "why not " << combo_str(t.combo) << " (" << t.tier << "):\n";
+      for (const auto& p : t.packages)
+        if (p.status != PackageOutcome::Status::resolved) describe_package(os, p);
+    }
+  }
+  for (const auto& w : r.warnings) os << "warning: " << w << "\n";
+  return os.str();
+}
+
+namespace {
+
+json::value combo_json(const std::optional<model::Combo>& c) {
+  if (!c) return nullptr;
+  return json::object{{"cuda", c->cuda.str()}, {"torch", c->torch.str()}};
+}
+
+json::array unresolved_json(const std::vector<PackageOutcome>& packages) {
+  json::array out;
+  for (const auto& p : packages) {
+    if (p.status == PackageOutcome::Status::resolved) continue;
+    json::array cands;
+    for (const auto& c : p.candidates) {
+      json::array failed;
+      for (const auto& f : c.failed) {
+        failed.push_back(json::object{{"demand", std::string(resolve::to_string(f.demand))}, {"wheel", f.wheel}, {"machine", f.machine}});
+      }
+      json::object cand{{"filename", c.filename}, {"url", c.url}, {"failed", std::move(failed)}};
+      if (!c.note.empty()) cand["note"] = c.note;
+      cands.push_back(std::move(cand));
+    }
+    const char* status = p.status == PackageOutcome::Status::not_published ? "not_published"
+                         : p.status == PackageOutcome::Status::read_failed ? "read_failed"
+                                                                            : "no_fit";
+    out.push_back(json::object{{"name", p.name}, {"env", p.env}, {"python", p.python}, {"status", status},
+                               {"reason", p.reason}, {"candidates", std::move(cands)}});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string json_report(const resolve::Resolution& r, const ReportContext& ctx) {
+  json::object o;
+  o["combo"] = combo_json(r.combo);
+  o["tier"] = r.tier ? json::value(*r.tier) : json::value(nullptr);
+  json::array packages;
+  for (const auto& p : r.picks) {
+    json::array unchecked;
+    for (auto d : p.unchecked) unchecked.push_back(json::string(resolve::to_string(d)));
+    packages.push_back(json::object{{"name", p.name},
+                                    {"env", p.env},
+                                    {"python", p.python},
+                                    {"filename", p.filename},
+                                    {"url", p.url},
+                                    {"version", p.version},
+                                    {"sha256", p.sha256 ? json::value(*p.sha256) : json::value(nullptr)},
+                                    {"archs", p.arch_source},
+                                    {"unchecked", std::move(unchecked)}});
+  }
+  o["packages"] = std::move(packages);
+  json::array pins;
+  for (const auto& pin : r.pins) pins.push_back(json::object{{"name", pin.name}, {"version", pin.version}, {"index", pin.index}});
+  o["pins"] = std::move(pins);
+  const auto* unresolved = r.unresolved_tier();
+  if (unresolved) {
+    o["unresolved"] = unresolved_json(*unresolved);
+  } else if (!r.ok()) {
+    // No tier was tried: every package is unresolved, with no candidate judged.
+    json::array none;
+    for (const auto& e : ctx.workspace.envs)
+      for (const auto& p : e.packages)
+        none.push_back(json::object{{"name", p.name}, {"env", e.name}, {"status", "no_combo"},
+                                    {"reason", "no tier could be tried"}, {"candidates", json::array{}}});
+    o["unresolved"] = std::move(none);
+  } else {
+    o["unresolved"] = json::array{};
+  }
+  json::array tiers;
+  for (const auto& t : r.tiers) {
+    const char* st = t.status == TierOutcome::Status::resolved ? "resolved" : t.status == TierOutcome::Status::failed ? "failed" : "skipped";
+    tiers.push_back(json::object{{"tier", t.tier}, {"combo", combo_json(t.combo)}, {"status", st}, {"reason", t.reason},
+                                 {"unresolved", unresolved_json(t.packages)}});
+  }
+  o["tiers"] = std::move(tiers);
+  json::array warnings;
+  for (const auto& w : r.warnings) warnings.push_back(json::string(w));
+  o["warnings"] = std::move(warnings);
+  o["index"] = json::object{{"url", ctx.index_url}, {"origin", ctx.index_origin}, {"packages_json", ctx.packages_json_note}};
+  o["machine"] = json::parse(machine::to_json(ctx.machine));
+  o["policy"] = ctx.policy_source;
+  return json::serialize(o) + "\n";
+}
+
+namespace {
+
+std::optional<std::string> pixi_platform(const machine::Machine& m) {
+  if (!m.os || !m.cpu_arch) return std::nullopt;
+  const auto& a = *m.cpu_arch;
+  switch (*m.os) {
+    case model::Os::linux_: return a == "x86_64" ? "linux-64" : a == "aarch64" ? "linux-aarch64" : std::optional<std::string>();
+    case model::Os::windows: return a == "x86_64" ? "win-64" : a == "aarch64" ? "win-arm64" : std::optional<std::string>();
+    case model::Os::macos: return a == "x86_64" ? "osx-64" : a == "aarch64" ? "osx-arm64" : std::optional<std::string>();
+  }
+  return std::nullopt;
+}
+
+toml::table& subtable(toml::table& parent, std::string_view key) {
+  if (auto* t = parent[key].as_table()) return *t;
+  parent.insert_or_assign(key, toml::table{});
+  return *parent[key].as_table();
+}
+
+std::string value_text(const toml::node& n) {
+  if (auto s = n.value_exact<std::string>()) return *s;
+  if (auto b = n.value_exact<bool>()) return *b ? "true" : "false";
+  if (auto i = n.value_exact<std::int64_t>()) return std::to_string(*i);
+  if (auto d = n.value_exact<double>()) return fmt::format("{}", *d);
+  std::ostringstream os;
+  if (const auto* a = n.as_array()) os << *a;
+  else if (const auto* t = n.as_table()) os << *t;
+  return os.str();
+}
+
+}  // namespace
+
+Expected<std::string> pixi_manifest(const resolve::Resolution& r, const ReportContext& ctx) {
+  if (!r.ok()) return unexpected(Errc::usage, "no pixi.toml for an unresolved workspace");
+  // [workspace]
+  toml::table ws;
+  ws.insert("name", ctx.workspace.envs.size() == 1 ? ctx.workspace.envs[0].name : std::string("wheelfit-workspace"));
+  toml::array channels;
+  std::set<std::string> seen;
+  for (const auto& e : ctx.workspace.envs)
+    for (const auto& c : e.channels)
+      if (seen.insert(c).second) channels.push_back(c);
+  if (channels.empty()) channels.push_back("conda-forge");
+  ws.insert("channels", std::move(channels));
+  toml::array platforms;
+  if (auto p = pixi_platform(ctx.machine)) {
+    toml::table entry;
+    entry.insert("platform", *p);
+    if (ctx.machine.glibc && *ctx.machine.os == model::Os::linux_) entry.insert("glibc", ctx.machine.glibc->truncated(2).str());
+    entry.is_inline(true);
+    platforms.push_back(std::move(entry));
+  }
+  ws.insert("platforms", std::move(platforms));
+
+  toml::table features, environments;
+  for (const auto& env : ctx.workspace.envs) {
+    toml::table feature;
+    if (!env.passthrough_toml.empty()) {
+      toml::table parsed;
+      try {
+        parsed = toml::parse(env.passthrough_toml, env.file);
+      } catch (const toml::parse_error& e) {
+        return unexpected(Errc::invalid_input, env.file + ": cannot re-read its pass-through sections: " +
+                                                   std::string(e.description()));
+      }
+      for (auto&& [key, node] : parsed) {
+        if (key.str() == "env_vars") {
+          // comfy-env's [env_vars] become pixi's [activation.env] (pixi's values are strings).
+          if (const auto* vars = node.as_table()) {
+            auto& env_tbl = subtable(subtable(feature, "activation"), "env");
+            for (auto&& [k, v] : *vars) env_tbl.insert_or_assign(k.str(), value_text(v));
+          }
+          continue;
+        }
+        feature.insert_or_assign(key.str(), node);
+      }
+    }
+    auto& deps = subtable(feature, "dependencies");
+    const std::string py = env.python ? env.python->truncated(2).str()
+                                      : (ctx.machine.python ? ctx.machine.python->truncated(2).str() : std::string());
+    if (!py.empty() && !deps.contains("python")) deps.insert("python", py + ".*");
+    auto& pypi = subtable(feature, "pypi-dependencies");
+    for (const auto& pin : r.pins) {
+      toml::table spec;
+      spec.insert("version", pin.version);
+      spec.insert("index", pin.index);
+      spec.is_inline(true);
+      pypi.insert_or_assign(pin.name, std::move(spec));
+    }
+    for (const auto& pick : r.picks) {
+      if (pick.env != env.name) continue;
+      toml::table spec;
+      spec.insert("url", pick.url + (pick.sha256 ? "#sha256=" + *pick.sha256 : std::string()));
+      spec.is_inline(true);
+      pypi.insert_or_assign(pick.name, std::move(spec));
+    }
+    features.insert(env.name, std::move(feature));
+    toml::array members;
+    members.push_back(env.name);
+    environments.insert(env.name, std::move(members));
+  }
+  std::ostringstream os;
+  os << "# Generated by wheelfit: combo " << r.combo->str() << " (" << *r.tier << ") for " << machine_summary(ctx.machine)
+     << ".\n# Index: " << ctx.index_url << "\n# Regenerate rather than edit: `wheelfit resolve ... -o pixi.toml`.\n\n";
+  // Three documents so the sections read in pixi's order (toml++ sorts keys within a table).
+  const auto flags = toml::toml_formatter::default_flags & ~toml::format_flags::allow_literal_strings;
+  os << toml::toml_formatter(toml::table{{"workspace", std::move(ws)}}, flags) << "\n\n";
+  os << toml::toml_formatter(toml::table{{"feature", std::move(features)}}, flags) << "\n\n";
+  os << toml::toml_formatter(toml::table{{"environments", std::move(environments)}}, flags) << "\n";
+  return os.str();
+}
+
+Expected<void> write_file_atomically(const std::string& path, const std::string& content) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::random_device rd;
+  const fs::path tmp = dir / ("." + target.filename().string() + ".wheelfit-" + std::to_string(rd()) + ".tmp");
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return unexpected(Errc::io_error, path + ": cannot create a temporary file in " + dir.string() + ": " + std::strerror(errno));
+  auto fail = [&](const std::string& what) {
+    const std::string err = std::strerror(errno);
+    ::close(fd);
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    return unexpected(Errc::io_error, path + ": " + what + ": " + err);
+  };
+  std::size_t done = 0;
+  while (done < content.size()) {
+    const auto n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail("write failed");
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) return fail("fsync failed");
+  if (::close(fd) != 0) {
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    return unexpected(Errc::io_error, path + ": close failed");
+  }
+  if (::rename(tmp.c_str(), target.c_str()) != 0) {
+    const std::string err = std::strerror(errno);
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    return unexpected(Errc::io_error, path + ": rename failed: " + err);
+  }
+  return {};
+}
+
+}  // namespace wheelfit::output

@@ -1,1 +1,513 @@
-// (being written)
+#include "wheelfit/resolve/resolver.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "wheelfit/model/name.hpp"
+#include "wheelfit/model/specifier.hpp"
+#include "wheelfit/model/wheel.hpp"
+
+namespace wheelfit::resolve {
+
+using model::Combo;
+using model::NumericVersion;
+
+std::string_view to_string(Demand d) noexcept {
+  switch (d) {
+    case Demand::gpu_arch: return "gpu_arch";
+    case Demand::torch: return "torch";
+    case Demand::cuda: return "cuda";
+    case Demand::python: return "python";
+    case Demand::cpu_arch: return "cpu_arch";
+    case Demand::os: return "os";
+    case Demand::glibc: return "glibc";
+  }
+  return "unknown";
+}
+
+const std::vector<Demand>& all_demands() {
+  static const std::vector<Demand> all{Demand::gpu_arch, Demand::torch,    Demand::cuda, Demand::python,
+                                       Demand::cpu_arch, Demand::os, Demand::glibc};
+  return all;
+}
+
+const std::vector<PackageOutcome>* Resolution::unresolved_tier() const {
+  if (ok()) return nullptr;
+  for (auto it = tiers.rbegin(); it != tiers.rend(); ++it) {
+    if (it->status == TierOutcome::Status::failed) return &it->packages;
+  }
+  return nullptr;
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Candidates: what an index offers for one package, parsed once, judged per combo and Python.
+
+struct Candidate {
+  std::string text;   // anchor text: matched
+  std::string url;    // href: installed
+  std::optional<model::WheelName> wheel;
+  std::optional<Combo> combo;  // from the local label; nullopt = not bound to a combo
+  std::optional<std::string> sha256;
+  std::string sha256_source;
+  bool yanked = false;
+  std::optional<model::SpecifierSet> requires_python;  // data-requires-python / requires-python
+  std::string note;   // a reason this candidate can never be picked
+};
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
+Candidate make_candidate(const std::string& package, std::string text, std::string url, std::string filename,
+                         std::optional<std::string> fragment_sha, const index::IndexSnapshot& snap,
+                         std::vector<std::string>& warnings) {
+  Candidate c;
+  c.text = std::move(text);
+  c.url = std::move(url);
+  auto parsed = model::WheelName::parse(c.text);
+  if (!parsed && !filename.empty() && filename != c.text) parsed = model::WheelName::parse(filename);
+  if (!parsed) {
+    c.note = "not a valid wheel name: " + parsed.error().message;
+    return c;
+  }
+  if (parsed->name != package) {
+    c.note = "the wheel belongs to '" + parsed->name + "', not '" + package + "'";
+    return c;
+  }
+  c.combo = model::parse_combo_label(parsed->version.local());
+  c.wheel = std::move(*parsed);
+
+  std::optional<std::string> listed;
+  if (snap.packages_json) listed = snap.packages_json->sha256_for(c.url, filename);
+  if (fragment_sha && listed && *fragment_sha != *listed) {
+    c.note = "hash conflict: the href says sha256 " + *fragment_sha + ", packages.json says " + *listed;
+    warnings.push_back(package + ": " + c.text + ": " + c.note + "; not picked");
+    return c;
+  }
+  if (fragment_sha) {
+    c.sha256 = fragment_sha;
+    c.sha256_source = "#sha256= fragment";
+  } else if (listed) {
+    c.sha256 = listed;
+    c.sha256_source = "packages.json";
+  }
+  return c;
+}
+
+bool is_wheel_name(std::string_view s) { return s.size() > 4 && s.substr(s.size() - 4) == ".whl"; }
+
+std::vector<Candidate> candidates_for(const std::string& package, const index::IndexSnapshot& snap,
+                                      PackageOutcome::Status& status, std::string& reason,
+                                      std::vector<std::string>& warnings) {
+  std::vector<Candidate> out;
+  const index::PackagesJsonEntry* listed = nullptr;
+  if (snap.packages_json) {
+    auto it = snap.packages_json->packages.find(package);
+    if (it != snap.packages_json->packages.end()) listed = &it->second;
+  }
+  auto page_it = snap.projects.find(package);
+  const index::ProjectPage* page = page_it == snap.projects.end() ? nullptr : &page_it->second;
+
+  if (page && page->status == index::ProjectPage::Status::ok) {
+    for (const auto& link : page->page.links) {
+      if (!is_wheel_name(link.text) && !is_wheel_name(link.filename)) continue;  // sdists and other files
+      auto c = make_candidate(package, link.text, link.url, link.filename, link.sha256, snap, warnings);
+      c.yanked = link.yanked;
+      if (link.requires_python) {
+        auto spec = model::SpecifierSet::parse(*link.requires_python);
+        if (spec) c.requires_python = std::move(*spec);
+        else warnings.push_back(package + ": " + link.text + ": requires-python ignored: " + spec.error().message);
+      }
+      if (link.yanked) c.note = "yanked" + (link.yank_reason.empty() ? std::string() : ": " + link.yank_reason);
+      out.push_back(std::move(c));
+    }
+    status = PackageOutcome::Status::unresolved;
+    return out;
+  }
+  if (listed) {
+    // The page is missing or unreadable but packages.json lists the package: use its entries.
+    if (page && page->status == index::ProjectPage::Status::failed) {
+      warnings.push_back(package + ": the page could not be read (" + page->error + "); used packages.json instead");
+    }
+    for (const auto& w : listed->wheels) {
+      out.push_back(make_candidate(package, w.filename, w.url, w.filename, std::nullopt, snap, warnings));
+    }
+    status = PackageOutcome::Status::unresolved;
+    return out;
+  }
+  if (page && page->status == index::ProjectPage::Status::failed) {
+    status = PackageOutcome::Status::read_failed;
+    reason = "the index page could not be read: " + page->error;
+  } else {
+    status = PackageOutcome::Status::not_published;
+    reason = "not published on this index (" + (page ? page->url : snap.base_url + package + "/") + " does not exist)";
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Judging one candidate against one combo and one Python.
+
+struct Context {
+  const machine::Machine& machine;
+  const policies::Policy& policy;
+  const Combo& combo;
+  const model::PythonTarget& python;
+  const model::PlatformTarget& platform;
+  const std::string& package;
+};
+
+std::string python_tags(const model::WheelName& w) {
+  std::vector<std::string> out;
+  for (const auto& py : w.python_tags)
+    for (const auto& abi : w.abi_tags) out.push_back(py + "-" + abi);
+  return join(out, ", ");
+}
+
+std::string platform_tags(const model::WheelName& w) {
+  std::vector<std::string> out;
+  for (const auto& p : w.platforms) out.push_back(p.tag);
+  return join(out, ".");
+}
+
+std::string gpus_str(const std::vector<NumericVersion>& gpus) {
+  std::vector<std::string> out;
+  for (const auto& g : gpus) out.push_back(g.str());
+  return join(out, ", ");
+}
+
+struct Judged {
+  CandidateVerdict verdict;
+  int python_rank = 0;
+  int platform_rank = 0;
+  std::string arch_source;
+};
+
+Judged judge(const Candidate& c, const Context& ctx) {
+  Judged j;
+  j.verdict.filename = c.text;
+  j.verdict.url = c.url;
+  j.verdict.note = c.note;
+  if (!c.wheel) return j;
+  const auto& w = *c.wheel;
+  auto fail = [&](Demand d, std::string wheel, std::string machine) {
+    j.verdict.failed.push_back({d, std::move(wheel), std::move(machine)});
+  };
+
+  // python
+  if (auto rank = model::python_rank(w, ctx.python)) j.python_rank = *rank;
+  else fail(Demand::python, python_tags(w), ctx.python.tag());
+  // requires-python is judged against X.Y.0: the env names its Python line, not a patch release.
+  if (c.requires_python && !c.requires_python->contains(*model::Version::parse(ctx.python.version.str()))) {
+    fail(Demand::python, "requires-python " + c.requires_python->str(), "python " + ctx.python.version.str());
+  }
+
+  // os, cpu_arch, glibc: judged on the best-fitting platform tag
+  const auto fit = model::best_platform_fit(w, ctx.platform);
+  j.platform_rank = fit.rank;
+  const model::PlatformTag* tag = fit.tag;
+  if (!fit.os_ok) fail(Demand::os, platform_tags(w), std::string(model::to_string(ctx.platform.os)));
+  if (!fit.cpu_ok) {
+    std::set<std::string> archs;
+    for (const auto& p : w.platforms) archs.insert(p.cpu_arch.empty() ? p.tag : p.cpu_arch);
+    fail(Demand::cpu_arch, join({archs.begin(), archs.end()}, ", "), ctx.platform.cpu_arch);
+  }
+  if (!fit.glibc_ok) {
+    std::string need = tag && tag->libc ? (tag->kind == model::PlatformTag::Kind::musllinux ? "musl " : "glibc >= ") + tag->libc->str()
+                                        : platform_tags(w);
+    fail(Demand::glibc, need + " (" + platform_tags(w) + ")",
+         ctx.platform.glibc ? "glibc " + ctx.platform.glibc->str() : "glibc unknown");
+  } else if (!fit.glibc_checked && tag && tag->libc && fit.os_ok && ctx.platform.os == model::Os::linux_) {
+    j.verdict.unchecked.push_back(Demand::glibc);
+  }
+
+  // torch and cuda: the combo in the local label (a wheel without one is bound to neither)
+  if (c.combo) {
+    if (!(c.combo->torch == ctx.combo.torch)) fail(Demand::torch, "torch " + c.combo->torch.str(), "combo torch " + ctx.combo.torch.str());
+    if (!(c.combo->cuda == ctx.combo.cuda)) {
+      fail(Demand::cuda, "cu" + c.combo->cuda.str(), "combo cu" + ctx.combo.cuda.str());
+    } else if (ctx.machine.cuda_driver) {
+      if (ctx.machine.cuda_driver->major() < c.combo->cuda.major()) {
+        fail(Demand::cuda, "CUDA " + c.combo->cuda.str() + " runtime",
+             "driver supports CUDA " + ctx.machine.cuda_driver->str());
+      }
+    } else if (ctx.machine.driver_version && ctx.machine.os) {
+      if (auto min = ctx.policy.min_driver(c.combo->cuda.major())) {
+        const auto& need = *ctx.machine.os == model::Os::windows ? min->windows : min->linux_;
+        if (*ctx.machine.driver_version < need) {
+          fail(Demand::cuda, "CUDA " + c.combo->cuda.str() + " needs driver >= " + need.str(),
+               "driver " + ctx.machine.driver_version->str());
+        }
+      } else {
+        j.verdict.unchecked.push_back(Demand::cuda);
+      }
+    } else {
+      j.verdict.unchecked.push_back(Demand::cuda);
+    }
+  }
+
+  // gpu_arch: every visible GPU must be covered by the arch list the wheel was built with
+  if (c.combo) {
+    std::optional<std::string> platform;
+    if (tag && tag->os) platform = model::farm_platform(*tag->os, tag->cpu_arch);
+    std::optional<policies::ArchSource> archs;
+    if (platform) archs = ctx.policy.arch_list(ctx.package, *c.combo, *platform);
+    if (!ctx.machine.gpus) {
+      j.verdict.unchecked.push_back(Demand::gpu_arch);
+    } else if (!archs) {
+      j.verdict.unchecked.push_back(Demand::gpu_arch);
+    } else {
+      j.arch_source = archs->archs.str() + " (" + archs->provenance + ")";
+      if (ctx.machine.gpus->empty()) {
+        fail(Demand::gpu_arch, j.arch_source, "no GPU");
+      } else {
+        std::vector<NumericVersion> uncovered;
+        for (const auto& g : *ctx.machine.gpus)
+          if (!archs->archs.covers(g)) uncovered.push_back(g);
+        if (!uncovered.empty()) fail(Demand::gpu_arch, j.arch_source, "sm " + gpus_str(uncovered));
+      }
+    }
+  }
+  return j;
+}
+
+// pip's preference: final releases first, then the highest version, then the best tags.
+bool better(const Candidate& a, const Judged& ja, const Candidate& b, const Judged& jb) {
+  const bool a_pre = a.wheel->version.is_prerelease(), b_pre = b.wheel->version.is_prerelease();
+  if (a_pre != b_pre) return !a_pre;
+  if (auto c = a.wheel->version <=> b.wheel->version; c != 0) return c > 0;
+  if (ja.python_rank != jb.python_rank) return ja.python_rank < jb.python_rank;
+  if (ja.platform_rank != jb.platform_rank) return ja.platform_rank < jb.platform_rank;
+  return std::tie(a.text, a.url) < std::tie(b.text, b.url);
+}
+
+PackageOutcome resolve_package(const std::string& env, const config::Package& pkg, const std::vector<Candidate>& cands,
+                               PackageOutcome::Status listing_status, const std::string& listing_reason,
+                               const Context& ctx) {
+  PackageOutcome out;
+  out.env = env;
+  out.name = pkg.name;
+  out.requested = pkg.requested;
+  out.python = ctx.python.tag();
+  if (listing_status != PackageOutcome::Status::unresolved) {
+    out.status = listing_status;
+    out.reason = listing_reason;
+    return out;
+  }
+  std::vector<Judged> judged;
+  judged.reserve(cands.size());
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < cands.size(); ++i) {
+    judged.push_back(judge(cands[i], ctx));
+    if (!judged[i].verdict.fits()) continue;
+    if (!best || better(cands[i], judged[i], cands[*best], judged[*best])) best = i;
+  }
+  if (!best) {
+    out.status = PackageOutcome::Status::unresolved;
+    out.reason = cands.empty() ? "the index lists no wheels for it" : "no candidate fits";
+    for (auto& j : judged) out.candidates.push_back(std::move(j.verdict));
+    return out;
+  }
+  const Candidate& c = cands[*best];
+  out.status = PackageOutcome::Status::resolved;
+  out.pick = Pick{env, pkg.name, pkg.requested, ctx.python.tag(), c.text, c.url, c.wheel->version.str(), c.sha256,
+                  c.sha256_source, judged[*best].arch_source, judged[*best].verdict.unchecked};
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+struct EnvTarget {
+  const config::Env* env;
+  model::PythonTarget python;
+};
+
+// Why a fallback combo cannot serve this machine, or "" when it may be tried.
+std::string fallback_skip_reason(const Combo& combo, const std::vector<EnvTarget>& envs, const machine::Machine& m,
+                                 const policies::Policy& policy, const std::optional<std::string>& platform) {
+  if (!platform) {
+    return "the farm builds nothing for " + std::string(model::to_string(*m.os)) + " " + *m.cpu_arch;
+  }
+  for (const auto& e : envs) {
+    if (!policy.pytorch_shipped(combo, e.python.version, *platform)) {
+      return "PyTorch never shipped torch " + combo.torch.str() + " for CUDA " + combo.cuda.str() + ", " +
+             e.python.tag() + " on " + *platform;
+    }
+  }
+  if (m.cuda_driver && m.cuda_driver->major() < combo.cuda.major()) {
+    return "the driver supports CUDA " + m.cuda_driver->str() + ", the fallback needs CUDA " + combo.cuda.str();
+  }
+  if (!m.cuda_driver && m.driver_version) {
+    if (auto min = policy.min_driver(combo.cuda.major())) {
+      const auto& need = *m.os == model::Os::windows ? min->windows : min->linux_;
+      if (*m.driver_version < need) {
+        return "driver " + m.driver_version->str() + " cannot run CUDA " + combo.cuda.str() + " (needs >= " + need.str() + ")";
+      }
+    }
+  }
+  if (m.gpus) {
+    if (m.gpus->empty()) return "the machine has no GPU";
+    auto archs = policy.platform_arch_list(combo, *platform);
+    if (archs) {
+      std::vector<NumericVersion> uncovered;
+      for (const auto& g : *m.gpus)
+        if (!archs->archs.covers(g)) uncovered.push_back(g);
+      if (!uncovered.empty()) {
+        return "the farm's arch list for it (" + archs->archs.str() + ") does not cover sm " + gpus_str(uncovered);
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+ComboOrReason machine_combo(const machine::Machine& m, const policies::Policy& policy) {
+  if (!m.torch) return {std::nullopt, "no torch installed (the machine has no torch)"};
+  const auto& torch = *m.torch;
+  const std::string shown = torch.str();
+  if (torch.release().size() < 2) return {std::nullopt, "torch " + shown + " has no minor version"};
+  NumericVersion minor({static_cast<std::uint32_t>(torch.release()[0]), static_cast<std::uint32_t>(torch.release()[1])});
+  if (!torch.local().empty()) {
+    auto build = model::parse_torch_label(torch.local());
+    if (!build) return {std::nullopt, "torch " + shown + ": the label '+" + torch.local() + "' names no CUDA line"};
+    if (build->backend != "cuda") return {std::nullopt, "torch " + shown + " is a " + build->backend + " build, not a CUDA build"};
+    return {Combo{build->line.truncated(2), minor}, ""};
+  }
+  std::optional<std::string> platform;
+  if (m.os && m.cpu_arch) platform = model::farm_platform(*m.os, *m.cpu_arch);
+  if (platform) {
+    if (auto line = policy.pypi_cuda_line(minor, *platform)) return {Combo{line->truncated(2), minor}, ""};
+  }
+  return {std::nullopt, "torch " + shown + " has no local label (a PyPI build) and the policy data does not say which CUDA line "
+                            "PyPI ships for torch " + minor.str() + (platform ? " on " + *platform : std::string()) +
+                            "; wheelfit does not guess it from the driver"};
+}
+
+Expected<Resolution> resolve(const Inputs& in) {
+  const auto& m = in.machine;
+  if (!m.os) return unexpected(Errc::usage, "the machine's OS is unknown: set os in the machine profile or WHEELFIT_OVERRIDE_OS");
+  if (!m.cpu_arch) return unexpected(Errc::usage, "the machine's CPU arch is unknown: set cpu_arch in the machine profile or WHEELFIT_OVERRIDE_CPU_ARCH");
+
+  std::vector<EnvTarget> envs;
+  std::size_t package_count = 0;
+  for (const auto& env : in.workspace.envs) {
+    model::PythonTarget py;
+    if (env.python) {
+      py.version = env.python->truncated(2);
+    } else if (m.python) {
+      py.version = m.python->truncated(2);
+      py.free_threaded = m.python_free_threaded;
+    } else {
+      return unexpected(Errc::usage, env.file + ": no Python version: set python = \"3.12\" in it, or python in the machine "
+                                                "profile (--machine) or WHEELFIT_OVERRIDE_PYTHON");
+    }
+    envs.push_back({&env, py});
+    package_count += env.packages.size();
+  }
+  if (package_count == 0) return unexpected(Errc::usage, "no packages to resolve: no [cuda] packages in any config");
+
+  Resolution res;
+  const model::PlatformTarget platform_target{*m.os, *m.cpu_arch, m.glibc};
+  const auto platform = model::farm_platform(*m.os, *m.cpu_arch);
+
+  // Candidates, once per package.
+  std::map<std::string, std::tuple<std::vector<Candidate>, PackageOutcome::Status, std::string>> listing;
+  for (const auto& e : envs) {
+    for (const auto& pkg : e.env->packages) {
+      if (listing.count(pkg.name)) continue;
+      PackageOutcome::Status status{};
+      std::string reason;
+      auto cands = candidates_for(pkg.name, in.index, status, reason, res.warnings);
+      listing.emplace(pkg.name, std::make_tuple(std::move(cands), status, std::move(reason)));
+    }
+  }
+
+  auto run_tier = [&](TierOutcome& tier) {
+    bool all = true;
+    for (const auto& e : envs) {
+      for (const auto& pkg : e.env->packages) {
+        const auto& [cands, status, reason] = listing.at(pkg.name);
+        Context ctx{m, in.policy, *tier.combo, e.python, platform_target, pkg.name};
+        auto outcome = resolve_package(e.env->name, pkg, cands, status, reason, ctx);
+        all = all && outcome.status == PackageOutcome::Status::resolved;
+        tier.packages.push_back(std::move(outcome));
+      }
+    }
+    std::vector<std::string> missing;
+    for (const auto& p : tier.packages)
+      if (p.status != PackageOutcome::Status::resolved) missing.push_back(p.name + " (" + p.python + ")");
+    tier.status = all ? TierOutcome::Status::resolved : TierOutcome::Status::failed;
+    if (!all) tier.reason = "not covered: " + join(missing, ", ");
+  };
+
+  // Tier 1: the machine's own combo.
+  TierOutcome t1{"bootstrap", std::nullopt, TierOutcome::Status::skipped, "", {}};
+  auto mc = machine_combo(m, in.policy);
+  if (mc.combo) {
+    t1.combo = mc.combo;
+    run_tier(t1);
+  } else {
+    t1.reason = mc.reason;
+  }
+  const bool t1_ok = t1.status == TierOutcome::Status::resolved;
+  res.tiers.push_back(std::move(t1));
+
+  // Tier 2: the backend's fallback combo for this CPU arch.
+  TierOutcome t2{"fallback", in.policy.fallback_combo(in.backend, *m.cpu_arch), TierOutcome::Status::skipped, "", {}};
+  if (!t2.combo) {
+    t2.reason = "the " + in.backend + " backend has no fallback combo for " + *m.cpu_arch;
+  } else if (t1_ok) {
+    t2.reason = "not needed: tier 1 covered every package";
+  } else if (res.tiers[0].combo && *res.tiers[0].combo == *t2.combo) {
+    t2.reason = "same combo as tier 1";
+  } else if (auto why = fallback_skip_reason(*t2.combo, envs, m, in.policy, platform); !why.empty()) {
+    t2.reason = why;
+  } else {
+    run_tier(t2);
+  }
+  res.tiers.push_back(std::move(t2));
+
+  for (const auto& t : res.tiers) {
+    if (t.status != TierOutcome::Status::resolved) continue;
+    res.combo = t.combo;
+    res.tier = t.tier;
+    for (const auto& p : t.packages) res.picks.push_back(*p.pick);
+    break;
+  }
+
+  // Torch family pins for the chosen combo.
+  if (res.combo) {
+    const auto index = in.policy.torch_index_url(res.combo->cuda);
+    const auto& t = res.combo->torch;
+    res.pins.push_back({"torch", "==" + t.str() + ".*", index});
+    if (auto fam = in.policy.torch_family(t)) {
+      res.pins.push_back({"torchvision", "==" + fam->torchvision.str() + ".*", index});
+      res.pins.push_back({"torchaudio", "==" + fam->torchaudio.str() + ".*", index});
+    } else {
+      res.warnings.push_back("torch " + t.str() + " is not in the torch family table: torchvision and torchaudio are not pinned");
+    }
+  }
+
+  // Say what could not be checked.
+  if (!m.gpus) res.warnings.push_back("gpu_arch not checked: the machine's GPUs are unknown (set gpus in the profile or WHEELFIT_OVERRIDE_GPUS)");
+  if (!m.cuda_driver && !m.driver_version)
+    res.warnings.push_back("the driver's CUDA support not checked: cuda_driver and driver_version are unknown");
+  if (!m.glibc && *m.os == model::Os::linux_) res.warnings.push_back("glibc floor not checked: the machine's glibc is unknown");
+  if (res.combo && m.cuda_driver && m.cuda_driver->major() == res.combo->cuda.major() && *m.cuda_driver < res.combo->cuda) {
+    res.warnings.push_back("the driver supports CUDA " + m.cuda_driver->str() + ", older than " + res.combo->cuda.str() +
+                           ": this relies on CUDA minor-version compatibility (no PTX JIT); upgrade the driver if kernels fail");
+  }
+  return res;
+}
+
+}  // namespace wheelfit::resolve

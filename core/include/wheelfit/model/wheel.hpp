@@ -98,6 +98,9 @@ struct PlatformFit {
   /// linux_plain ranks below every manylinux tag; "any" ranks last. Ranks only order the tags
   /// of one target; their values mean nothing else.
   int rank = 0;
+  /// Which of the wheel's platform tags this fit describes (set by best_platform_fit; nullptr
+  /// for a wheel without platform tags). Points into the WheelName judged.
+  const PlatformTag* tag = nullptr;
   [[nodiscard]] bool ok() const noexcept { return os_ok && cpu_ok && glibc_ok; }
 };
 

@@ -1,0 +1,45 @@
+#pragma once
+// Reads the pages a resolve needs from one index, each once, through a Transport:
+// <base>packages.json and <base><name>/ for every requested package, in one batch
+// (Transport::get_many, which network transports run concurrently).
+//
+// A page that is cleanly absent (Errc::not_found) means "not published on this index"; any
+// other failure is a read failure and says so: the two are never confused.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wheelfit/index/links.hpp"
+#include "wheelfit/transport/transport.hpp"
+#include "wheelfit/util/expected.hpp"
+
+namespace wheelfit::index {
+
+struct ProjectPage {
+  enum class Status { ok, not_published, failed };
+  std::string name;      ///< PEP 503 normalised
+  std::string url;       ///< the page URL requested
+  Status status = Status::failed;
+  Page page;             ///< when ok
+  std::string error;     ///< when not ok: why
+};
+
+struct IndexSnapshot {
+  std::string base_url;                        ///< ends with '/'
+  std::optional<PackagesJson> packages_json;   ///< when the index has one and it parsed
+  std::string packages_json_note;              ///< why packages.json is absent or was not used
+  std::map<std::string, ProjectPage> projects; ///< by normalised name
+};
+
+/// Ensures a trailing '/' (a blank base is an error for the caller to report).
+std::string normalize_base(std::string base);
+
+/// Reads packages.json and the page of each name (PEP 503 normalised, deduplicated) from `base`.
+/// Never fails as a whole: each page carries its own status. Thread safety: none needed
+/// (one call, one transport).
+IndexSnapshot read_index(transport::Transport& transport, const std::string& base,
+                         const std::vector<std::string>& names);
+
+}  // namespace wheelfit::index

@@ -1,0 +1,43 @@
+#pragma once
+// What a resolve says: the human report, the one JSON object of `--json`, and the pixi.toml.
+// All three read the same Resolution; none re-derives a decision.
+
+#include <string>
+#include <vector>
+
+#include "wheelfit/config/workspace.hpp"
+#include "wheelfit/machine/machine.hpp"
+#include "wheelfit/resolve/resolver.hpp"
+#include "wheelfit/util/expected.hpp"
+
+namespace wheelfit::output {
+
+struct ReportContext {
+  const machine::Machine& machine;
+  const config::Workspace& workspace;
+  std::string index_url;
+  std::string index_origin;
+  std::string policy_source;
+  std::string packages_json_note;
+};
+
+/// The human report (several lines, ends with '\n'). On failure it opens with the
+/// predecessor's summary ("No cuda-wheels combo covers all required packages.") and then lists,
+/// per package and per candidate wheel, every demand that failed.
+std::string human_report(const resolve::Resolution& r, const ReportContext& ctx);
+
+/// Exactly one JSON object: combo, tier, packages, pins, unresolved (per the CLI contract), plus
+/// tiers, warnings, index and machine for the curious.
+std::string json_report(const resolve::Resolution& r, const ReportContext& ctx);
+
+/// The pixi.toml text for a successful resolution: [workspace] with the configs' channels and
+/// the platform with its glibc floor, one feature per env (its config passed through, the
+/// torch family pins, one url per wheel with "#sha256=<hex>" when known), one environment per
+/// env. Errc::invalid_input when a config's pass-through TOML cannot be re-read.
+Expected<std::string> pixi_manifest(const resolve::Resolution& r, const ReportContext& ctx);
+
+/// Writes `content` to `path` atomically: a temp file in the same folder, flushed and fsynced,
+/// then renamed over `path`. On any failure the temp file is removed and `path` is untouched.
+Expected<void> write_file_atomically(const std::string& path, const std::string& content);
+
+}  // namespace wheelfit::output

@@ -1,0 +1,124 @@
+#pragma once
+// The resolver: pure data in, a Resolution out. It never reads files or the network: the
+// caller reads the index first (index::read_index) and hands the snapshot in.
+//
+// One combo (CUDA line, torch minor) must cover every package of every env (each env with its
+// own Python). Tier 1 ("bootstrap") is the machine's own combo: the CUDA line of its torch's
+// "+cuXYZ" label (or, for a PyPI torch without a label, the line PyPI ships for that version
+// per the policy data; never guessed from the driver) and the torch minor. Tier 2
+// ("fallback") is the backend's fallback combo for the CPU arch, skipped with the reason when
+// PyTorch never shipped it for this Python and platform, the driver cannot run it, or the
+// policy's arch list does not cover every GPU.
+//
+// Every candidate wheel is judged on seven demands: python, os, cpu_arch, glibc, torch, cuda
+// (the combo's CUDA line and the driver's ability to run it) and gpu_arch (every visible GPU
+// covered by the wheel's arch list from the policy). A demand whose machine fact is unknown is
+// reported as unchecked, never passed silently. Among fitting wheels: final releases before
+// pre-releases, then the highest version, then the best tags (pip's order), then the file name
+// and URL, so the answer is deterministic. Yanked files are never picked.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "wheelfit/config/workspace.hpp"
+#include "wheelfit/index/index_client.hpp"
+#include "wheelfit/machine/machine.hpp"
+#include "wheelfit/model/combo.hpp"
+#include "wheelfit/policies/policy.hpp"
+
+namespace wheelfit::resolve {
+
+enum class Demand { gpu_arch, torch, cuda, python, cpu_arch, os, glibc };
+std::string_view to_string(Demand d) noexcept;
+/// All seven, in report order.
+const std::vector<Demand>& all_demands();
+
+/// One failed demand: what the wheel asks, what the machine has.
+struct Failure {
+  Demand demand;
+  std::string wheel;
+  std::string machine;
+};
+
+struct CandidateVerdict {
+  std::string filename;               ///< the anchor text (what was matched)
+  std::string url;                    ///< the href (what would be installed)
+  std::vector<Failure> failed;        ///< empty when the wheel fits
+  std::vector<Demand> unchecked;      ///< demands whose machine fact is unknown
+  std::string note;                   ///< "yanked: reason", "hash conflict: ...", "not a wheel"
+  [[nodiscard]] bool fits() const noexcept { return failed.empty() && note.empty(); }
+};
+
+struct Pick {
+  std::string env;                    ///< the env (feature) it belongs to
+  std::string name;                   ///< PEP 503 normalised
+  std::string requested;              ///< as written in the config
+  std::string python;                 ///< "cp312"
+  std::string filename;               ///< the anchor text
+  std::string url;                    ///< the href: what to install
+  std::string version;                ///< PEP 440, with its local label
+  std::optional<std::string> sha256;  ///< lower-case hex, when the index knows it
+  std::string sha256_source;          ///< "#sha256= fragment", "packages.json"
+  std::string arch_source;            ///< where the arch list came from
+  std::vector<Demand> unchecked;
+};
+
+struct PackageOutcome {
+  std::string env;
+  std::string name;
+  std::string requested;
+  std::string python;                        ///< "cp312"
+  enum class Status { resolved, unresolved, not_published, read_failed } status = Status::unresolved;
+  std::string reason;                        ///< for not_published / read_failed
+  std::optional<Pick> pick;
+  std::vector<CandidateVerdict> candidates;  ///< every candidate judged (not when resolved)
+};
+
+struct TierOutcome {
+  std::string tier;                    ///< "bootstrap" or "fallback"
+  std::optional<model::Combo> combo;
+  enum class Status { resolved, failed, skipped } status = Status::skipped;
+  std::string reason;                  ///< why skipped or failed
+  std::vector<PackageOutcome> packages;
+};
+
+struct Pin {
+  std::string name;     ///< torch, torchvision, torchaudio
+  std::string version;  ///< "==2.8.*"
+  std::string index;    ///< "https://download.pytorch.org/whl/cu128"
+};
+
+struct Resolution {
+  std::optional<model::Combo> combo;
+  std::optional<std::string> tier;
+  std::vector<Pick> picks;             ///< in env order, then package order
+  std::vector<Pin> pins;
+  std::vector<TierOutcome> tiers;      ///< every tier, tried or skipped, with its reason
+  std::vector<std::string> warnings;
+  /// The packages left unresolved by the last tier evaluated (empty when resolved).
+  [[nodiscard]] const std::vector<PackageOutcome>* unresolved_tier() const;
+  [[nodiscard]] bool ok() const noexcept { return combo.has_value(); }
+};
+
+struct Inputs {
+  const config::Workspace& workspace;
+  const machine::Machine& machine;
+  const policies::Policy& policy;
+  const index::IndexSnapshot& index;
+  std::string backend = "cuda";
+};
+
+/// Errors only for inputs that make a resolve meaningless (Errc::usage): no OS or CPU arch
+/// known, no Python for an env (neither its config nor the machine says), no packages at all.
+Expected<Resolution> resolve(const Inputs& in);
+
+/// Tier 1's combo for a machine, or the reason there is none.
+struct ComboOrReason {
+  std::optional<model::Combo> combo;
+  std::string reason;
+};
+ComboOrReason machine_combo(const machine::Machine& m, const policies::Policy& policy);
+
+}  // namespace wheelfit::resolve

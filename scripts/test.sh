@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The README's second command: install what is missing, build, and run every test.
+# With --sanitize: the same in build-asan/ with AddressSanitizer + UndefinedBehaviorSanitizer.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+"$root/scripts/install-deps.sh"
+"$root/scripts/build.sh" "$@"
+dir="$root/build"
+[[ "${1:-}" == "--sanitize" ]] && dir="$root/build-asan"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+ctest --test-dir "$dir" --output-on-failure --parallel "$(nproc)"

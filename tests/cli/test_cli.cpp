@@ -1,0 +1,197 @@
+// The wheelfit executable end to end: arguments, exit codes, outputs, files.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <boost/json.hpp>
+#include <cstdlib>
+#include <set>
+#include <filesystem>
+
+#include "support/test_support.hpp"
+
+namespace fs = std::filesystem;
+using wheelfit::test::read_file;
+using wheelfit::test::TempDir;
+using wheelfit::test::write_file;
+
+namespace {
+
+struct Run {
+  int code;
+  std::string out, err;
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs the built wheelfit with `args` and a clean override environment.
+Run run_wheelfit(const std::vector<std::string>& args, const std::string& env = "") {
+  TempDir io;
+  std::string cmd = "env -u COMFY_ENV_CUDA_WHEELS_INDEX -u WHEELFIT_POLICY -u CONDA_OVERRIDE_CUDA -u CONDA_OVERRIDE_GLIBC " + env + " " +
+                    quote((wheelfit::test::binary_dir() / "apps" / "wheelfit" / "wheelfit").string());
+  for (const auto& a : args) cmd += " " + quote(a);
+  cmd += " >" + quote((io / "out").string()) + " 2>" + quote((io / "err").string());
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(io / "out"), read_file(io / "err")};
+}
+
+const std::string x86 = "cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
+
+// A small local index and config in a temp dir.
+struct World {
+  TempDir dir;
+  fs::path index = dir / "index";
+  fs::path config = dir / "proj" / "comfy-env.toml";
+  fs::path machine = dir / "machine.toml";
+  World() {
+    const std::string file = "pkg-1.0+cu128torch2.8-" + x86;
+    std::string href = "https://example.test/dl/pkg-1.0%2Bcu128torch2.8-" + x86 + "#sha256=" + std::string(64, 'a');
+    write_file(index / "pkg" / "index.html", "<html><body><a href=\"" + href + "\">" + file + "</a></body></html>");
+    write_file(config, "python = \"3.12\"\n[cuda]\npackages = [\"pkg\"]\n[dependencies]\nnumpy = \"*\"\n");
+    write_file(machine, "os = \"linux\"\ncpu_arch = \"x86_64\"\nglibc = \"2.35\"\npython = \"3.12\"\ntorch = \"2.8.0+cu128\"\n"
+                        "driver_version = \"580.65.06\"\ncuda_driver = \"13.0\"\ngpus = [\"9.0\"]\n");
+  }
+  std::vector<std::string> resolve_args() const {
+    return {"resolve", config.string(), "--index", index.string(), "--machine", machine.string()};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("wheelfit usage errors exit 2 and name the problem", "[cli]") {
+  struct Row {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  auto row = GENERATE(values<Row>({
+      {{}, "usage:"},
+      {{"frobnicate"}, "unknown command 'frobnicate'"},
+      {{"resolve"}, "give at least one comfy-env.toml"},
+      {{"resolve", "x.toml", "--index"}, "--index: missing value"},
+      {{"resolve", "x.toml", "--bogus"}, "unknown option --bogus"},
+      {{"resolve", "/nonexistent/comfy-env.toml"}, "/nonexistent/comfy-env.toml"},
+  }));
+  CAPTURE(row.args);
+  auto r = run_wheelfit(row.args);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out + r.err, Catch::Contains(row.message));
+}
+
+TEST_CASE("wheelfit resolve resolves, reports and writes pixi.toml", "[cli]") {
+  World w;
+  auto out = w.dir / "pixi.toml";
+  auto args = w.resolve_args();
+  args.insert(args.end(), {"-o", out.string()});
+  auto r = run_wheelfit(args);
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("resolved: cu12.8/torch2.8 via tier 1 (bootstrap)"));
+  REQUIRE(fs::exists(out));
+  CHECK_THAT(read_file(out), Catch::Contains("#sha256=" + std::string(64, 'a')));
+}
+
+TEST_CASE("wheelfit resolve --json prints exactly one JSON object", "[cli]") {
+  World w;
+  auto args = w.resolve_args();
+  args.push_back("--json");
+  auto r = run_wheelfit(args);
+  CHECK(r.code == 0);
+  boost::json::value v = boost::json::parse(r.out);  // throws on anything but one JSON value
+  CHECK(v.as_object().at("tier").as_string() == "bootstrap");
+  CHECK(v.as_object().at("packages").as_array().size() == 1);
+}
+
+TEST_CASE("wheelfit resolve exits 1 when nothing fits and leaves pixi.toml untouched", "[cli]") {
+  World w;
+  auto out = w.dir / "pixi.toml";
+  write_file(out, "precious");
+  auto args = w.resolve_args();
+  args.insert(args.end(), {"-o", out.string()});
+  auto r = run_wheelfit(args, "WHEELFIT_OVERRIDE_GPUS=6.1");
+  CHECK(r.code == 1);
+  CHECK_THAT(r.out, Catch::Contains("No cuda-wheels combo covers all required packages."));
+  CHECK_THAT(r.out, Catch::Contains("gpu_arch"));
+  CHECK(read_file(out) == "precious");
+}
+
+TEST_CASE("wheelfit resolve: bad inputs exit 2 naming the file or flag", "[cli]") {
+  World w;
+  SECTION("a machine profile with a number") {
+    write_file(w.machine, "glibc = 2.35\n");
+    auto r = run_wheelfit(w.resolve_args());
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains("--machine") && Catch::Contains("glibc"));
+  }
+  SECTION("torch under [cuda] packages") {
+    write_file(w.config, "[cuda]\npackages = [\"torch\"]\n");
+    auto r = run_wheelfit(w.resolve_args());
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains(w.config.string()) && Catch::Contains("torch"));
+  }
+  SECTION("an index folder that does not exist") {
+    auto args = w.resolve_args();
+    args[3] = (w.dir / "missing").string();
+    auto r = run_wheelfit(args);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains("missing"));
+  }
+  SECTION("a policy file that is not JSON") {
+    write_file(w.dir / "p.json", "nope");
+    auto args = w.resolve_args();
+    args.insert(args.end(), {"--policy", (w.dir / "p.json").string()});
+    auto r = run_wheelfit(args);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains("--policy"));
+  }
+  SECTION("an override with a bad value") {
+    auto r = run_wheelfit(w.resolve_args(), "WHEELFIT_OVERRIDE_GLIBC=two");
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains("WHEELFIT_OVERRIDE_GLIBC"));
+  }
+}
+
+TEST_CASE("wheelfit resolve on a ROCm machine exits 3 with a clear message", "[cli]") {
+  World w;
+  auto args = w.resolve_args();
+  args.erase(args.begin() + 2, args.begin() + 4);  // no --index: the backend's own is wanted
+  auto r = run_wheelfit(args, "WHEELFIT_OVERRIDE_TORCH=2.7.1+rocm6.3");
+  CHECK(r.code == 3);
+  CHECK_THAT(r.err, Catch::Contains("rocm") && Catch::Contains("2.7.1+rocm6.3") && Catch::Contains("no rocm wheel index"));
+}
+
+TEST_CASE("wheelfit resolve honours COMFY_ENV_CUDA_WHEELS_INDEX and --index wins", "[cli]") {
+  World w;
+  auto args = w.resolve_args();
+  args.erase(args.begin() + 2, args.begin() + 4);  // drop --index
+  SECTION("the env var names the index") {
+    auto r = run_wheelfit(args, "COMFY_ENV_CUDA_WHEELS_INDEX=" + quote(w.index.string()));
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("env COMFY_ENV_CUDA_WHEELS_INDEX"));
+  }
+  SECTION("blank means unset: the default (network) index is named") {
+    auto r = run_wheelfit(args, "COMFY_ENV_CUDA_WHEELS_INDEX=' '");
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains("https://comfy-forge.github.io/cuda-wheels/"));
+  }
+  SECTION("--index wins over the env var") {
+    auto r = run_wheelfit(w.resolve_args(), "COMFY_ENV_CUDA_WHEELS_INDEX=/nonexistent");
+    CHECK(r.code == 0);
+  }
+}
+
+TEST_CASE("wheelfit resolve the real geometrypack config on the farm snapshot", "[cli][fixtures]") {
+  World w;
+  const auto config = wheelfit::test::fixtures_dir() / "comfy-env" / "geometrypack.comfy-env.toml";
+  const auto index = wheelfit::test::farm_index_dir();
+  auto out = w.dir / "pixi.toml";
+  auto r = run_wheelfit({"resolve", config.string(), "--index", index.string(), "--machine", w.machine.string(), "--json", "-o", out.string()});
+  CHECK(r.code == 0);
+  auto v = boost::json::parse(r.out).as_object();
+  std::set<std::string> names;
+  for (const auto& p : v.at("packages").as_array()) names.insert(std::string(p.at("name").as_string()));
+  CHECK(names == std::set<std::string>{"cumesh", "faithc-aot"});
+  CHECK_THAT(read_file(out), Catch::Contains("[feature.geometrypack.dependencies]"));
+}

@@ -1,0 +1,221 @@
+// Resolves against the real farm snapshot (../shared/fixtures/cuda-wheels/index) read through
+// the file transport, for several machines. Expected answers are derived in the test from the
+// fixture's packages.json with Boost.JSON, never from the program's own output.
+#include <catch2/catch.hpp>
+
+#include <boost/json.hpp>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "support/resolve_support.hpp"
+#include "support/test_support.hpp"
+#include "wheelfit/index/index_client.hpp"
+#include "wheelfit/policies/policy.hpp"
+#include "wheelfit/resolve/resolver.hpp"
+#include "wheelfit/transports/file_transport.hpp"
+
+using namespace wheelfit;
+namespace json = boost::json;
+
+namespace {
+
+struct FixtureWheel {
+  std::string filename, url, sha256, cuda, torch, python, platform;
+};
+
+// packages.json, read independently of wheelfit's parser: name -> wheels.
+std::map<std::string, std::vector<FixtureWheel>> fixture_wheels() {
+  auto doc = json::parse(test::read_file(test::farm_index_dir() / "packages.json")).as_object();
+  std::map<std::string, std::vector<FixtureWheel>> out;
+  for (const auto& [name, entry] : doc.at("packages").as_object()) {
+    for (const auto& w : entry.as_object().at("wheels").as_array()) {
+      const auto& o = w.as_object();
+      auto s = [&](const char* k) { return std::string(o.at(k).as_string()); };
+      out[std::string(name)].push_back({s("filename"), s("url"), s("sha256"), s("cuda"), s("torch"), s("python"), s("platform")});
+    }
+  }
+  return out;
+}
+
+resolve::Resolution resolve_on_fixture(const std::vector<std::string>& packages, const machine::Machine& m) {
+  auto transport = transports::make_file_transport();
+  const auto snap = index::read_index(*transport, transports::to_url(test::farm_index_dir().string(), true), packages);
+  auto r = resolve::resolve({test::workspace(packages), m, policies::builtin_policy(), snap, "cuda"});
+  REQUIRE(r.has_value());
+  return std::move(*r);
+}
+
+// Every package the snapshot has a linux x86_64 cu12.8/torch2.8 wheel for (all but the aarch64-only few).
+std::vector<std::string> packages_with(const std::map<std::string, std::vector<FixtureWheel>>& all, const std::string& cuda,
+                                       const std::string& torch, const std::string& platform) {
+  std::vector<std::string> out;
+  for (const auto& [name, wheels] : all)
+    for (const auto& w : wheels)
+      if (w.cuda == cuda && w.torch == torch && w.platform == platform) {
+        out.push_back(name);
+        break;
+      }
+  return out;
+}
+
+// Whether a package's own arch list in the fixture's package configs (for CUDA 12.8 on x86_64)
+// covers a GPU: read and judged here, independently of wheelfit's policy code. Packages with no
+// list of their own use the farm policy row, which covers sm_90 and sm_100 on 12.8.
+bool fixture_arch_covers(const std::string& index_name, int major, int minor) {
+  auto doc = json::parse(test::read_file(test::fixtures_dir() / "cuda-wheels" / "derived" / "package_configs_summary.json"));
+  for (const auto& p : doc.at("packages").as_array()) {
+    if (p.at("index_name").as_string() != index_name) continue;
+    std::string list;
+    const auto& o = p.as_object();
+    if (o.contains("arch_list_by_cuda") && o.at("arch_list_by_cuda").as_object().contains("12.8"))
+      list = std::string(o.at("arch_list_by_cuda").at("12.8").as_string());
+    else if (o.contains("arch_list"))
+      list = std::string(o.at("arch_list").as_string());
+    else
+      return true;
+    for (char& c : list)
+      if (c == ';') c = ' ';
+    std::istringstream in(list);
+    for (std::string t; in >> t;) {
+      const bool ptx = t.find("+PTX") != std::string::npos;
+      const int M = std::stoi(t.substr(0, t.find('.')));
+      const int m = std::stoi(t.substr(t.find('.') + 1));
+      if (M == major && m <= minor) return true;              // SASS: same major, minor <=
+      if (ptx && (M < major || (M == major && m <= minor))) return true;  // PTX: any later arch
+    }
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("farm snapshot: x86_64 py3.12 torch 2.8+cu128 on sm_90 resolves in tier 1", "[integration][fixtures]") {
+  const auto all = fixture_wheels();
+  std::vector<std::string> packages;
+  for (const auto& p : packages_with(all, "12.8", "2.8", "linux"))
+    if (fixture_arch_covers(p, 9, 0)) packages.push_back(p);
+  REQUIRE(packages.size() >= 30);
+  auto r = resolve_on_fixture(packages, test::h100());
+  REQUIRE(r.ok());
+  CHECK(*r.tier == "bootstrap");
+  CHECK(r.combo->str() == "cu12.8/torch2.8");
+  REQUIRE(r.picks.size() == packages.size());
+  for (const auto& pick : r.picks) {
+    CAPTURE(pick.name);
+    // The expected wheel: the fixture's linux cu12.8/torch2.8 entry (for torch-free cumm, the
+    // file its torch2.8 alias points at).
+    std::set<std::string> urls;
+    for (const auto& w : all.at(pick.name))
+      if (w.platform == "linux" && w.cuda == "12.8" && (w.torch == "2.8" || pick.name == "cumm")) urls.insert(w.url);
+    CHECK(urls.count(pick.url) == 1);
+    std::string sha;
+    for (const auto& w : all.at(pick.name))
+      if (w.url == pick.url) sha = w.sha256;
+    CHECK(pick.sha256 == sha);
+  }
+}
+
+TEST_CASE("farm snapshot: sageattn3 (10.0;12.0+PTX) fails sm_90 and fits sm_100", "[integration][fixtures]") {
+  REQUIRE_FALSE(fixture_arch_covers("sageattn3", 9, 0));
+  REQUIRE(fixture_arch_covers("sageattn3", 10, 0));
+  auto r = resolve_on_fixture({"sageattn3"}, test::h100());
+  REQUIRE_FALSE(r.ok());
+  bool gpu_failed = false;
+  for (const auto& c : r.tiers[0].packages.at(0).candidates)
+    if (c.filename.find("torch2.8-cp312-cp312-manylinux") != std::string::npos)
+      gpu_failed = c.failed.size() == 1 && c.failed[0].demand == resolve::Demand::gpu_arch;
+  CHECK(gpu_failed);
+  auto m = test::h100();
+  REQUIRE(machine::set_fact(m, "gpus", "10.0", "test"));
+  CHECK(resolve_on_fixture({"sageattn3"}, m).ok());
+}
+
+TEST_CASE("farm snapshot: anchor text != href for torch-free cumm", "[integration][fixtures]") {
+  auto r = resolve_on_fixture({"cumm"}, test::h100());
+  REQUIRE(r.ok());
+  CHECK_THAT(r.picks[0].filename, Catch::Contains("+cu128torch2.8-"));
+  CHECK_THAT(r.picks[0].url, Catch::Contains("%2Bcu128torch2.11-"));
+}
+
+TEST_CASE("farm snapshot: py3.13 is unresolved, every candidate failing python", "[integration][fixtures]") {
+  auto m = test::h100();
+  REQUIRE(machine::set_fact(m, "python", "3.13", "test"));
+  auto r = resolve_on_fixture({"cumesh", "nvdiffrast"}, m);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.tiers[1].reason == "same combo as tier 1");
+  const auto* pkgs = r.unresolved_tier();
+  REQUIRE(pkgs);
+  const auto all = fixture_wheels();
+  for (const auto& p : *pkgs) {
+    CAPTURE(p.name);
+    CHECK(p.candidates.size() == all.at(p.name).size());
+    for (const auto& c : p.candidates) {
+      bool python_failed = false;
+      for (const auto& f : c.failed) python_failed = python_failed || (f.demand == resolve::Demand::python && f.machine == "cp313");
+      CHECK(python_failed);
+    }
+  }
+}
+
+TEST_CASE("farm snapshot: aarch64 without torch tries the fallback, which is not published", "[integration][fixtures]") {
+  auto m = test::h100();
+  REQUIRE(machine::set_fact(m, "cpu_arch", "aarch64", "test"));
+  REQUIRE(machine::set_fact(m, "torch", "", "test"));
+  auto r = resolve_on_fixture({"cumesh"}, m);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.tiers[0].status == resolve::TierOutcome::Status::skipped);
+  CHECK_THAT(r.tiers[0].reason, Catch::Contains("no torch"));
+  // The fallback for aarch64 is cu13.0/torch2.10; PyTorch ships it for cp312 on aarch64 (per the
+  // matrix), so it is tried, and the snapshot has no cu13.0 wheel at all.
+  REQUIRE(r.tiers[1].combo);
+  CHECK(r.tiers[1].combo->str() == "cu13.0/torch2.10");
+  REQUIRE(r.tiers[1].status == resolve::TierOutcome::Status::failed);
+  for (const auto& c : r.tiers[1].packages.at(0).candidates) {
+    CAPTURE(c.filename);
+    bool cuda_failed = false;
+    for (const auto& f : c.failed) cuda_failed = cuda_failed || f.demand == resolve::Demand::cuda;
+    CHECK(cuda_failed);
+  }
+}
+
+TEST_CASE("farm snapshot: aarch64 with torch 2.11+cu128 resolves its own combo", "[integration][fixtures]") {
+  auto m = test::h100();
+  REQUIRE(machine::set_fact(m, "cpu_arch", "aarch64", "test"));
+  REQUIRE(machine::set_fact(m, "torch", "2.11.0+cu128", "test"));
+  auto r = resolve_on_fixture({"cumesh"}, m);
+  REQUIRE(r.ok());
+  CHECK(*r.tier == "bootstrap");
+  CHECK_THAT(r.picks[0].filename, Catch::Contains("aarch64"));
+}
+
+TEST_CASE("farm snapshot: a GTX 1080 (6.1) on cu128 fails gpu_arch", "[integration][fixtures]") {
+  auto m = test::h100();
+  REQUIRE(machine::set_fact(m, "gpus", "6.1", "test"));
+  auto r = resolve_on_fixture({"cumesh"}, m);
+  REQUIRE_FALSE(r.ok());
+  const auto* pkgs = r.unresolved_tier();
+  REQUIRE(pkgs);
+  // The linux x86_64 cu12.8/torch2.8 wheel fails on gpu_arch alone.
+  bool seen = false;
+  for (const auto& c : pkgs->at(0).candidates) {
+    if (c.filename.find("x86_64") == std::string::npos || c.filename.find("torch2.8-") == std::string::npos) continue;
+    seen = true;
+    REQUIRE(c.failed.size() == 1);
+    CHECK(c.failed[0].demand == resolve::Demand::gpu_arch);
+    CHECK(c.failed[0].machine == "sm 6.1");
+  }
+  CHECK(seen);
+  // And the fallback (the same combo) is skipped.
+  CHECK(r.tiers[1].status == resolve::TierOutcome::Status::skipped);
+}
+
+TEST_CASE("farm snapshot: a package the farm does not publish is 'not published'", "[integration][fixtures]") {
+  auto r = resolve_on_fixture({"flash_attn"}, test::h100());
+  REQUIRE_FALSE(r.ok());
+  const auto* pkgs = r.unresolved_tier();
+  REQUIRE(pkgs);
+  CHECK(pkgs->at(0).status == resolve::PackageOutcome::Status::not_published);
+  CHECK(pkgs->at(0).name == "flash-attn");
+}

@@ -1,0 +1,153 @@
+#include <catch2/catch.hpp>
+
+#include <boost/json.hpp>
+#include <filesystem>
+#include <toml++/toml.h>
+
+#include "support/resolve_support.hpp"
+#include "support/test_support.hpp"
+#include "wheelfit/output/report.hpp"
+#include "wheelfit/policies/policy.hpp"
+
+using namespace wheelfit;
+namespace fs = std::filesystem;
+
+namespace {
+const std::string x86 = "cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
+
+config::Workspace demo_workspace() {
+  auto env = config::parse_env_config(R"(python = "3.12"
+[workspace]
+channels = ["conda-forge", "extra"]
+[dependencies]
+numpy = ">=1.26"
+[cuda]
+packages = ["Flash_Attn"]
+[pypi-dependencies]
+trimesh = "*"
+[env_vars]
+OMP_NUM_THREADS = 1
+KMP = "TRUE"
+)",
+                                      "demo/comfy-env.toml");
+  REQUIRE(env);
+  config::Workspace ws;
+  ws.envs.push_back(std::move(*env));
+  return ws;
+}
+
+struct Fixture {
+  config::Workspace ws = demo_workspace();
+  machine::Machine m = test::h100();
+  index::IndexSnapshot snap =
+      test::snapshot({{"flash-attn", {{"flash_attn-2.8.3+cu128torch2.8-" + x86, "", std::string(64, 'e')}}}});
+  resolve::Resolution r = resolve_now();
+  resolve::Resolution resolve_now() {
+    auto res = resolve::resolve({ws, m, policies::builtin_policy(), snap, "cuda"});
+    if (!res) throw std::runtime_error(res.error().message);
+    return std::move(*res);
+  }
+  output::ReportContext ctx{m, ws, snap.base_url, "--index", "built-in", ""};
+};
+}  // namespace
+
+TEST_CASE("pixi_manifest writes the workspace, the pins and one hash-pinned url per wheel", "[output][pixi]") {
+  Fixture f;
+  REQUIRE(f.r.ok());
+  auto text = output::pixi_manifest(f.r, f.ctx);
+  REQUIRE(text);
+  toml::table doc = toml::parse(*text);
+  CHECK(*doc["workspace"]["channels"][0].value<std::string>() == "conda-forge");
+  CHECK(*doc["workspace"]["channels"][1].value<std::string>() == "extra");
+  CHECK(*doc["workspace"]["platforms"][0]["platform"].value<std::string>() == "linux-64");
+  CHECK(*doc["workspace"]["platforms"][0]["glibc"].value<std::string>() == "2.35");
+  REQUIRE(f.ws.envs[0].name == "demo");  // demo/comfy-env.toml: the folder names the feature
+  auto feature = doc["feature"]["demo"];
+  REQUIRE(feature);
+  CHECK(*feature["dependencies"]["numpy"].value<std::string>() == ">=1.26");
+  CHECK(*feature["dependencies"]["python"].value<std::string>() == "3.12.*");
+  CHECK(*feature["pypi-dependencies"]["trimesh"].value<std::string>() == "*");
+  CHECK(*feature["pypi-dependencies"]["torch"]["version"].value<std::string>() == "==2.8.*");
+  CHECK(*feature["pypi-dependencies"]["torch"]["index"].value<std::string>() == "https://download.pytorch.org/whl/cu128");
+  CHECK(*feature["pypi-dependencies"]["torchvision"]["version"].value<std::string>() == "==0.23.*");
+  CHECK(*feature["pypi-dependencies"]["torchaudio"]["version"].value<std::string>() == "==2.8.*");
+  const auto url = *feature["pypi-dependencies"]["flash-attn"]["url"].value<std::string>();
+  CHECK(url == f.snap.projects.at("flash-attn").page.links[0].url + "#sha256=" + std::string(64, 'e'));
+  CHECK(*feature["activation"]["env"]["OMP_NUM_THREADS"].value<std::string>() == "1");
+  CHECK(*feature["activation"]["env"]["KMP"].value<std::string>() == "TRUE");
+  CHECK_FALSE(feature["cuda"]);
+  CHECK_FALSE(feature["env_vars"]);
+  CHECK(doc["environments"][f.ws.envs[0].name][0].value<std::string>() == f.ws.envs[0].name);
+}
+
+TEST_CASE("pixi_manifest refuses an unresolved workspace", "[output][pixi]") {
+  Fixture f;
+  f.m.gpus = std::vector<model::NumericVersion>{*model::NumericVersion::parse("6.1")};
+  auto res = resolve::resolve({f.ws, f.m, policies::builtin_policy(), f.snap, "cuda"});
+  REQUIRE(res);
+  REQUIRE_FALSE(res->ok());
+  CHECK_FALSE(output::pixi_manifest(*res, f.ctx));
+}
+
+TEST_CASE("json_report prints the contract's keys", "[output][json]") {
+  Fixture f;
+  auto v = boost::json::parse(output::json_report(f.r, f.ctx)).as_object();
+  CHECK(v.at("combo").at("cuda").as_string() == "12.8");
+  CHECK(v.at("combo").at("torch").as_string() == "2.8");
+  CHECK(v.at("tier").as_string() == "bootstrap");
+  const auto& pkg = v.at("packages").as_array().at(0).as_object();
+  CHECK(pkg.at("name").as_string() == "flash-attn");
+  CHECK(pkg.at("filename").as_string() == "flash_attn-2.8.3+cu128torch2.8-" + x86);
+  CHECK(pkg.at("version").as_string() == "2.8.3+cu128torch2.8");
+  CHECK(pkg.at("sha256").as_string() == std::string(64, 'e'));
+  CHECK(v.at("pins").as_array().size() == 3);
+  CHECK(v.at("unresolved").as_array().empty());
+}
+
+TEST_CASE("json_report lists every failed demand of every candidate", "[output][json]") {
+  Fixture f;
+  f.m.gpus = std::vector<model::NumericVersion>{*model::NumericVersion::parse("6.1")};
+  auto res = resolve::resolve({f.ws, f.m, policies::builtin_policy(), f.snap, "cuda"});
+  REQUIRE(res);
+  auto v = boost::json::parse(output::json_report(*res, f.ctx)).as_object();
+  CHECK(v.at("combo").is_null());
+  CHECK(v.at("tier").is_null());
+  const auto& u = v.at("unresolved").as_array();
+  REQUIRE(u.size() == 1);
+  const auto& failed = u[0].at("candidates").as_array().at(0).at("failed").as_array();
+  REQUIRE(failed.size() == 1);
+  CHECK(failed[0].at("demand").as_string() == "gpu_arch");
+  CHECK(failed[0].at("machine").as_string() == "sm 6.1");
+}
+
+TEST_CASE("human_report opens a failure with the predecessor's summary", "[output][report]") {
+  Fixture f;
+  f.m.gpus = std::vector<model::NumericVersion>{*model::NumericVersion::parse("6.1")};
+  auto res = resolve::resolve({f.ws, f.m, policies::builtin_policy(), f.snap, "cuda"});
+  REQUIRE(res);
+  auto text = output::human_report(*res, f.ctx);
+  CHECK_THAT(text, Catch::Contains("No cuda-wheels combo covers all required packages."));
+  CHECK_THAT(text, Catch::Contains("packages: ['flash-attn']"));
+  CHECK_THAT(text, Catch::Contains("python versions: cp312"));
+  CHECK_THAT(text, Catch::Contains("gpu_arch: wheel"));
+  CHECK_THAT(text, Catch::Contains("machine sm 6.1"));
+}
+
+TEST_CASE("write_file_atomically replaces the file whole or not at all", "[output][atomic]") {
+  test::TempDir dir;
+  const auto target = dir / "pixi.toml";
+  test::write_file(target, "old");
+  SECTION("success replaces the content and leaves no temp file") {
+    REQUIRE(output::write_file_atomically(target.string(), "new"));
+    CHECK(test::read_file(target) == "new");
+    std::size_t files = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.path())) ++files;
+    CHECK(files == 1);
+  }
+  SECTION("a missing folder fails and names the path") {
+    auto r = output::write_file_atomically((dir / "nope" / "pixi.toml").string(), "new");
+    REQUIRE_FALSE(r);
+    CHECK_THAT(r.error().message, Catch::Contains("nope"));
+    CHECK(test::read_file(target) == "old");
+  }
+}

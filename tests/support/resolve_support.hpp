@@ -1,0 +1,33 @@
+#pragma once
+// Builders for resolver tests: machines, workspaces and in-memory index snapshots.
+#include <string>
+#include <vector>
+
+#include "wheelfit/config/workspace.hpp"
+#include "wheelfit/index/index_client.hpp"
+#include "wheelfit/machine/machine.hpp"
+
+namespace wheelfit::test {
+
+/// A machine from "key=value" facts (set_fact's text forms); throws on a bad fact.
+machine::Machine make_machine(const std::vector<std::pair<std::string, std::string>>& facts);
+
+/// The reference machine: linux x86_64 glibc 2.35, python 3.12, torch 2.8.0+cu128, driver
+/// 580.65.06 (CUDA 13.0), one sm_90 GPU.
+machine::Machine h100();
+
+/// A workspace of one env named "env" with these packages and (optionally) its own python.
+config::Workspace workspace(const std::vector<std::string>& packages, const std::string& python = "");
+
+/// A snapshot where each package page lists these anchors (text == href basename unless
+/// `href` is given), under https://example.test/simple/.
+struct Anchor {
+  std::string text;
+  std::string href = "";             ///< defaults to <base>files/<text with + as %2B>
+  std::string sha256 = "";
+  bool yanked = false;
+  std::string requires_python = "";  ///< data-requires-python, when not empty
+};
+index::IndexSnapshot snapshot(const std::vector<std::pair<std::string, std::vector<Anchor>>>& pages);
+
+}  // namespace wheelfit::test
