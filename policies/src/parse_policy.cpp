@@ -11,6 +11,7 @@
 #include <boost/json.hpp>
 
 #include "wheelfit/model/name.hpp"
+#include "wheelfit/util/json_kind.hpp"
 #include "wheelfit/policies/policy.hpp"
 
 namespace wheelfit::policies {
@@ -21,19 +22,7 @@ namespace json = boost::json;
 constexpr std::int64_t kFormat = 1;          // the newest format this code reads
 constexpr std::size_t kMaxFileBytes = 16u << 20;
 
-std::string_view kind_name(const json::value& v) {
-  switch (v.kind()) {
-    case json::kind::null: return "null";
-    case json::kind::bool_: return "a boolean";
-    case json::kind::int64:
-    case json::kind::uint64:
-    case json::kind::double_: return "a number";
-    case json::kind::string: return "a string";
-    case json::kind::array: return "an array";
-    case json::kind::object: return "an object";
-  }
-  return "something else";
-}
+using util::json_kind_name;
 
 std::string quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 
@@ -67,11 +56,11 @@ class Reader {
   }
 
   Expected<const json::object*> object(const json::value& v, const std::string& path) const {
-    if (!v.is_object()) return error(path, "expected an object, got " + std::string(kind_name(v)));
+    if (!v.is_object()) return error(path, "expected an object, got " + std::string(json_kind_name(v)));
     return &v.get_object();
   }
   Expected<std::string> string(const json::value& v, const std::string& path) const {
-    if (!v.is_string()) return error(path, "expected a string, got " + std::string(kind_name(v)));
+    if (!v.is_string()) return error(path, "expected a string, got " + std::string(json_kind_name(v)));
     return std::string(v.get_string());
   }
   // A dotted number with exactly `parts` components ("12.8", "3.12"); 0 = any count. With a
@@ -176,7 +165,7 @@ Expected<Policy> parse_policy_json(std::string_view text, std::string_view sourc
     if (ec) return rd.error("", "not JSON: " + locate_syntax_error(text));
   }
   auto top = rd.object(root, "");
-  if (!top) return rd.error("", "expected a JSON object at the top level, got " + std::string(kind_name(root)));
+  if (!top) return rd.error("", "expected a JSON object at the top level, got " + std::string(json_kind_name(root)));
   const json::object& obj = **top;
 
   Policy p;
@@ -193,7 +182,7 @@ Expected<Policy> parse_policy_json(std::string_view text, std::string_view sourc
     } else if (f.is_uint64()) {
       n = kFormat + 1;
     } else {
-      return rd.error("format", "expected an integer, got " + std::string(kind_name(f)));
+      return rd.error("format", "expected an integer, got " + std::string(json_kind_name(f)));
     }
     if (n < 1) return rd.error("format", std::to_string(n) + " is not a format number");
     if (n > kFormat) {
@@ -315,7 +304,7 @@ Expected<Policy> parse_policy_json(std::string_view text, std::string_view sourc
           auto tv = rd.dotted(torch, tpath, "a torch major.minor", 2);
           if (!tv) return tv.error();
           if (!pythons.is_array()) return rd.error(tpath, "expected an array of Python versions, got " +
-                                                              std::string(kind_name(pythons)));
+                                                              std::string(json_kind_name(pythons)));
           const auto& arr = pythons.get_array();
           for (std::size_t i = 0; i < arr.size(); ++i) {
             const std::string ipath = tpath + "[" + std::to_string(i) + "]";

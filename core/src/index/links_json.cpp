@@ -11,25 +11,14 @@
 
 #include "links_detail.hpp"
 #include "wheelfit/index/links.hpp"
+#include "wheelfit/util/json_kind.hpp"
 
 namespace wheelfit::index {
 namespace {
 
 namespace json = boost::json;
 
-std::string_view kind_name(const json::value& v) {
-  switch (v.kind()) {
-    case json::kind::null: return "null";
-    case json::kind::bool_: return "a boolean";
-    case json::kind::int64:
-    case json::kind::uint64:
-    case json::kind::double_: return "a number";
-    case json::kind::string: return "a string";
-    case json::kind::array: return "an array";
-    case json::kind::object: return "an object";
-  }
-  return "a value";
-}
+using util::json_kind_name;
 
 std::string_view as_view(const json::string& s) { return {s.data(), s.size()}; }
 
@@ -48,7 +37,7 @@ struct Reporter {
     return unexpected(code, std::move(msg));
   }
   [[nodiscard]] Unexpected wrong_kind(std::string_view path, std::string_view expected, const json::value& got) const {
-    return fail(path, "not " + std::string(expected) + " (got " + std::string(kind_name(got)) + ")");
+    return fail(path, "not " + std::string(expected) + " (got " + std::string(json_kind_name(got)) + ")");
   }
 };
 

@@ -1,4 +1,5 @@
 #include "wheelfit/machine/machine.hpp"
+#include "wheelfit/util/text.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -214,27 +215,7 @@ Unexpected too_large(const std::string& source, std::size_t size) {
 
 // The text of a single-line node as written ("3.10", not the float 3.1), or "" if unknown.
 std::string source_text(std::string_view text, const toml::source_region& region) {
-  if (region.begin.line == 0 || region.begin.line != region.end.line || region.end.column <= region.begin.column) {
-    return {};
-  }
-  std::size_t pos = 0;
-  for (toml::source_index line = 1; line < region.begin.line; ++line) {
-    pos = text.find('\n', pos);
-    if (pos == std::string_view::npos) return {};
-    ++pos;
-  }
-  // Columns count code points: skip UTF-8 continuation bytes.
-  auto advance = [&](std::size_t from, toml::source_index columns) {
-    std::size_t p = from;
-    for (toml::source_index c = 0; c < columns && p < text.size() && text[p] != '\n'; ++c) {
-      ++p;
-      while (p < text.size() && (static_cast<unsigned char>(text[p]) & 0xC0u) == 0x80u) ++p;
-    }
-    return p;
-  };
-  const std::size_t b = advance(pos, region.begin.column - 1);
-  const std::size_t e = advance(b, region.end.column - region.begin.column);
-  return std::string(text.substr(b, e - b));
+  return util::source_span(text, region.begin.line, region.begin.column, region.end.line, region.end.column);
 }
 
 std::string toml_number_text(std::string_view text, const toml::node& node) {

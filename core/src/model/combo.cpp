@@ -3,14 +3,12 @@
 #include <algorithm>
 #include <cctype>
 
+#include "wheelfit/util/text.hpp"
+
 namespace wheelfit::model {
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
+using util::ascii_lower;
 
 bool all_digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
@@ -33,7 +31,7 @@ std::optional<NumericVersion> parse_torch_part(std::string_view s) {
 std::string Combo::str() const { return "cu" + cuda.str() + "/torch" + torch.str(); }
 
 std::optional<NumericVersion> parse_cuda_tag(std::string_view tag) {
-  const std::string s = lower(tag);
+  const std::string s = ascii_lower(tag);
   if (s.size() < 4 || s.size() > 5 || s.compare(0, 2, "cu") != 0) return std::nullopt;
   std::string_view digits = std::string_view(s).substr(2);
   if (!all_digits(digits)) return std::nullopt;
@@ -43,7 +41,7 @@ std::optional<NumericVersion> parse_cuda_tag(std::string_view tag) {
 
 std::optional<Combo> parse_combo_label(std::string_view local_label) {
   if (local_label.starts_with('+')) local_label.remove_prefix(1);  // "+cu128torch2.8" as printed
-  const std::string s = lower(local_label);
+  const std::string s = ascii_lower(local_label);
   std::string_view v(s);
   // cu<digits>torch<torch>
   if (v.starts_with("cu")) {
@@ -68,7 +66,7 @@ std::optional<Combo> parse_combo_label(std::string_view local_label) {
 
 std::optional<TorchBuild> parse_torch_label(std::string_view local_label) {
   if (local_label.starts_with('+')) local_label.remove_prefix(1);  // "+cu128" as printed after a version
-  const std::string s = lower(local_label);
+  const std::string s = ascii_lower(local_label);
   if (s == "cpu") return TorchBuild{"cpu", {}};
   // The CUDA tag is the first segment: "cu121.with.pypi.cudnn" (torch 2.1 PyPI builds) is CUDA 12.1.
   if (auto cuda = parse_cuda_tag(std::string_view(s).substr(0, s.find('.')))) return TorchBuild{"cuda", *cuda};

@@ -3,13 +3,11 @@
 #include <algorithm>
 #include <cctype>
 
+#include "wheelfit/util/text.hpp"
+
 namespace wheelfit::model {
 namespace {
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
+using util::ascii_lower;
 }  // namespace
 
 std::string_view to_string(Os os) noexcept {
@@ -22,7 +20,7 @@ std::string_view to_string(Os os) noexcept {
 }
 
 std::optional<Os> parse_os(std::string_view text) noexcept {
-  const std::string s = lower(text);
+  const std::string s = ascii_lower(text);
   if (s == "linux") return Os::linux_;
   if (s == "windows" || s == "win32") return Os::windows;
   if (s == "macos" || s == "darwin") return Os::macos;
@@ -30,7 +28,7 @@ std::optional<Os> parse_os(std::string_view text) noexcept {
 }
 
 std::string normalize_cpu_arch(std::string_view text) {
-  std::string s = lower(text);
+  std::string s = ascii_lower(text);
   if (s == "amd64" || s == "x64" || s == "x86_64") return "x86_64";
   if (s == "arm64" || s == "aarch64") return "aarch64";
   return s;

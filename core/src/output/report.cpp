@@ -1,5 +1,7 @@
 #include "wheelfit/output/report.hpp"
 
+#include "wheelfit/util/log.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -8,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -62,16 +65,18 @@ std::string status_line(const TierOutcome& t) {
 }
 
 void describe_package(std::ostringstream& os, const PackageOutcome& p) {
-  os << "  " << p.name << " (" << p.python << (p.env.empty() ? "" : ", env " + p.env) << "): ";
-  if (p.status == PackageOutcome::Status::not_published || p.status == PackageOutcome::Status::read_failed) {
-    os << p.reason << "\n";
-    return;
-  }
-  os << p.reason << "\n";
-  for (const auto& c : p.candidates) {
-    os << "    " << c.filename << "\n";
-    if (!c.note.empty()) os << "      " << c.note << "\n";
-    for (const auto& f : c.failed) {
+  os << "  " << p.name << " (" << p.python << (p.env.empty() ? "" : ", env " + p.env) << "): " << p.reason << "\n";
+  // Every candidate, one line each, closest to fitting first (fewest failed demands), then in
+  // page order; the JSON report carries the same verdicts.
+  std::vector<const resolve::CandidateVerdict*> order;
+  for (const auto& c : p.candidates) order.push_back(&c);
+  std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
+    return a->failed.size() + !a->note.empty() < b->failed.size() + !b->note.empty();
+  });
+  for (const auto* c : order) {
+    os << "    " << c->filename << "\n";
+    if (!c->note.empty()) os << "      " << c->note << "\n";
+    for (const auto& f : c->failed) {
       os << "      " << resolve::to_string(f.demand) << ": wheel " << f.wheel << "; machine " << f.machine << "\n";
     }
   }
@@ -295,6 +300,9 @@ Expected<std::string> pixi_manifest(const resolve::Resolution& r, const ReportCo
       spec.insert("version", pin.version);
       spec.insert("index", pin.index);
       spec.is_inline(true);
+      if (pypi.contains(pin.name)) {
+        log::warn(env.file + ": [pypi-dependencies] " + pin.name + " replaced by the torch family pin " + pin.version);
+      }
       pypi.insert_or_assign(pin.name, std::move(spec));
     }
     for (const auto& pick : r.picks) {
@@ -302,6 +310,9 @@ Expected<std::string> pixi_manifest(const resolve::Resolution& r, const ReportCo
       toml::table spec;
       spec.insert("url", pick.url + (pick.sha256 ? "#sha256=" + *pick.sha256 : std::string()));
       spec.is_inline(true);
+      if (pypi.contains(pick.name)) {
+        log::warn(env.file + ": [pypi-dependencies] " + pick.name + " replaced by the resolved wheel " + pick.filename);
+      }
       pypi.insert_or_assign(pick.name, std::move(spec));
     }
     features.insert(env.name, std::move(feature));
