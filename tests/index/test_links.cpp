@@ -788,8 +788,14 @@ TEST_CASE("PackagesJson::sha256_for looks up by URL, then by file name", "[index
   SECTION("two different hashes for one file name are a conflict, not a pick") {
     PackagesJson copy = *pj;
     copy.packages["other"].wheels.push_back({cumm_file, "https://elsewhere.example/c.whl", std::string(64, 'd'), "", "", "", ""});
-    CHECK_FALSE(copy.sha256_for("https://mirror.example/c.whl", cumm_file));
-    CHECK(copy.sha256_for("https://elsewhere.example/c.whl", cumm_file) == std::string(64, 'd'));  // the URL decides
+    PackagesJson unindexed;  // the same data, answered by a linear scan
+    unindexed.packages = copy.packages;
+    copy.build_lookup();
+    for (const PackagesJson* p : {&copy, &unindexed}) {
+      CHECK_FALSE(p->sha256_for("https://mirror.example/c.whl", cumm_file));
+      CHECK(p->sha256_for("https://elsewhere.example/c.whl", cumm_file) == std::string(64, 'd'));  // the URL decides
+      CHECK(p->sha256_for(cumm_url, "whatever.whl") == std::string(64, 'c'));
+    }
   }
 }
 

@@ -57,6 +57,8 @@ std::string index_path(std::string_view path, std::size_t i) {
 
 Expected<json::value> parse_json(std::string_view body, const Reporter& r) {
   json::stream_parser parser;
+  // One arena for the whole document: a large index parses without a malloc per value.
+  parser.reset(json::make_shared_resource<json::monotonic_resource>());
   boost::system::error_code ec;
   const std::size_t consumed = parser.write(body.data(), body.size(), ec);
   if (!ec) parser.finish(ec);
@@ -284,10 +286,57 @@ Expected<PackagesJson> parse_packages_json(std::string_view body, std::string_vi
     }
     result.packages.emplace(std::move(name), std::move(entry));
   }
+  result.build_lookup();
   return result;
 }
 
+PackagesJson::PackagesJson(const PackagesJson& other) : repo(other.repo), packages(other.packages) {
+  if (other.indexed_) build_lookup();
+}
+
+PackagesJson& PackagesJson::operator=(const PackagesJson& other) {
+  if (this != &other) {
+    repo = other.repo;
+    packages = other.packages;
+    by_url_.clear();
+    by_filename_.clear();
+    indexed_ = false;
+    if (other.indexed_) build_lookup();
+  }
+  return *this;
+}
+
+void PackagesJson::build_lookup() {
+  by_url_.clear();
+  by_filename_.clear();
+  std::size_t n = 0;
+  for (const auto& [name, entry] : packages) n += entry.wheels.size();
+  by_url_.reserve(n);
+  by_filename_.reserve(n);
+  for (const auto& [name, entry] : packages) {
+    for (const PackagesJsonWheel& w : entry.wheels) {
+      if (!w.sha256) continue;
+      by_url_.try_emplace(w.url, &*w.sha256);
+      auto [it, inserted] = by_filename_.try_emplace(w.filename, &*w.sha256);
+      if (!inserted && it->second && *it->second != *w.sha256) it->second = nullptr;
+    }
+  }
+  indexed_ = true;
+}
+
 std::optional<std::string> PackagesJson::sha256_for(std::string_view url, std::string_view filename) const {
+  if (indexed_) {
+    if (!url.empty()) {
+      if (auto it = by_url_.find(url); it != by_url_.end()) return *it->second;
+    }
+    std::string derived;
+    if (filename.empty()) {
+      derived = percent_decode(detail::last_path_segment(url));
+      filename = derived;
+    }
+    if (auto it = by_filename_.find(filename); it != by_filename_.end() && it->second) return *it->second;
+    return std::nullopt;
+  }
   if (!url.empty()) {
     for (const auto& [name, entry] : packages) {
       for (const PackagesJsonWheel& w : entry.wheels) {

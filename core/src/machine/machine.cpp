@@ -61,6 +61,20 @@ bool is_known_key(std::string_view key) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
+bool is_informational_key(std::string_view key) {
+  const auto& keys = informational_keys();
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+std::string informational_keys_list() {
+  std::string out;
+  for (auto k : informational_keys()) {
+    if (!out.empty()) out += ", ";
+    out += k;
+  }
+  return out;
+}
+
 std::string known_keys_list() {
   std::string out;
   for (auto k : profile_keys()) {
@@ -72,7 +86,7 @@ std::string known_keys_list() {
 
 Unexpected unknown_key(const std::string& where, std::string_view key) {
   return unexpected(Errc::invalid_input, where + ": unknown key '" + std::string(key) + "' (known keys: " +
-                                             known_keys_list() + ", and provenance, which is ignored)");
+                                             known_keys_list() + "; ignored: " + informational_keys_list() + ")");
 }
 
 // A why-message for a value that failed; the caller prefixes "<where>: <key> = '<value>': ".
@@ -101,24 +115,63 @@ Expected<model::NumericVersion> parse_compute_capability(std::string_view item) 
   return *v;
 }
 
-// The env / text form: comma-separated, spaces allowed; "none" is a known empty list.
-Expected<std::vector<model::NumericVersion>> parse_gpu_list(std::string_view text) {
+// One GPU target of a non-CUDA backend: "gfx90a", "gfx90a:xnack-" (stored lower case).
+Expected<std::string> parse_gpu_target(std::string_view item) {
+  const std::string s = lower(trim(item));
+  const bool ok = !s.empty() && s.size() <= 64 && ((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= '0' && s[0] <= '9')) &&
+                  std::all_of(s.begin(), s.end(), [](char c) {
+                    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == ':' || c == '+' || c == '-';
+                  });
+  if (!ok) {
+    return unexpected(Errc::invalid_input, "'" + std::string(item) + "' is not a GPU target: write a name such as gfx90a");
+  }
+  return s;
+}
+
+// The items of a list fact ("gpus", "gpu_targets"), each checked as it is added.
+struct ListBuilder {
+  std::string_view key;
   std::vector<model::NumericVersion> gpus;
-  if (lower(trim(text)) == "none") return gpus;
+  std::vector<std::string> targets;
+
+  [[nodiscard]] std::string example() const { return key == "gpus" ? "[\"9.0\", \"8.6\"]" : "[\"gfx90a\"]"; }
+  [[nodiscard]] std::string item_example() const { return key == "gpus" ? "\"9.0\"" : "\"gfx90a\""; }
+  Expected<void> add(std::string_view item) {
+    if (key == "gpus") {
+      auto cc = parse_compute_capability(item);
+      if (!cc) return cc.error();
+      gpus.push_back(*cc);
+    } else {
+      auto t = parse_gpu_target(item);
+      if (!t) return t.error();
+      targets.push_back(std::move(*t));
+    }
+    return {};
+  }
+  void store(Machine& m) {
+    if (key == "gpus") m.gpus = std::move(gpus);
+    else m.gpu_targets = std::move(targets);
+  }
+};
+
+bool is_list_key(std::string_view key) { return key == "gpus" || key == "gpu_targets"; }
+
+// The env / text form: comma-separated, spaces allowed; "none" is a known empty list.
+Expected<void> parse_list(ListBuilder& list, std::string_view text) {
+  if (lower(trim(text)) == "none") return {};
   std::size_t start = 0;
   while (true) {
     const auto comma = text.find(',', start);
     const std::string_view item = text.substr(start, comma == std::string_view::npos ? text.size() - start : comma - start);
     if (trim(item).empty()) {
-      return unexpected(Errc::invalid_input, "an empty entry in the list (write \"9.0, 8.6\")");
+      return unexpected(Errc::invalid_input, std::string("an empty entry in the list (write \"") +
+                                                 (list.key == "gpus" ? "9.0, 8.6" : "gfx90a, gfx1100") + "\")");
     }
-    auto cc = parse_compute_capability(item);
-    if (!cc) return cc.error();
-    gpus.push_back(*cc);
+    if (auto r = list.add(item); !r) return r;
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
-  return gpus;
+  return {};
 }
 
 // Parses `value` (non-empty, trimmed) for `key` into `m`. Returns a why-message on failure.
@@ -158,10 +211,10 @@ std::optional<Why> assign(Machine& m, std::string_view key, std::string_view val
     std::string b = lower(value);
     if (b != "cuda" && b != "rocm" && b != "cpu") return Why("must be cuda, rocm or cpu");
     m.backend = std::move(b);
-  } else if (key == "gpus") {
-    auto g = parse_gpu_list(value);
-    if (!g) return g.error().message;
-    m.gpus = std::move(*g);
+  } else if (is_list_key(key)) {
+    ListBuilder list{key, {}, {}};
+    if (auto r = parse_list(list, value); !r) return r.error().message;
+    list.store(m);
   } else {
     return Why("unknown key");
   }
@@ -180,6 +233,7 @@ void clear(Machine& m, std::string_view key) {
   else if (key == "driver_version") m.driver_version.reset();
   else if (key == "cuda_driver") m.cuda_driver.reset();
   else if (key == "gpus") m.gpus.reset();
+  else if (key == "gpu_targets") m.gpu_targets.reset();
   m.provenance.erase(std::string(key));
 }
 
@@ -248,30 +302,28 @@ Expected<Machine> parse_toml_profile(std::string_view text, const std::string& s
   for (const auto& [k, node] : doc) {
     const std::string_view key = k.str();
     const std::string where = toml_where(source, node);
-    if (key == "provenance") continue;
+    if (is_informational_key(key)) continue;
     if (!is_known_key(key)) return unknown_key(where, key);
-    if (key == "gpus") {
+    if (is_list_key(key)) {
+      ListBuilder list{key, {}, {}};
       const toml::array* arr = node.as_array();
       if (arr == nullptr) {
-        return unexpected(Errc::invalid_input,
-                          where + ": gpus must be an array of strings such as [\"9.0\", \"8.6\"] ([] for no GPU)");
+        return unexpected(Errc::invalid_input, where + ": " + std::string(key) + " must be an array of strings such as " +
+                                                   list.example() + " ([] for no GPU)");
       }
-      std::vector<model::NumericVersion> gpus;
       for (std::size_t i = 0; i < arr->size(); ++i) {
         const toml::node& item = *arr->get(i);
-        const std::string iw = toml_where(source, item) + ": gpus[" + std::to_string(i) + "]";
+        const std::string iw = toml_where(source, item) + ": " + std::string(key) + "[" + std::to_string(i) + "]";
         if (item.is_number()) {
           const std::string shown = toml_number_text(text, item);
           return unexpected(Errc::invalid_input, iw + " = " + shown + " is a number; quote it: \"" + shown + "\"");
         }
         const auto* s = item.as_string();
-        if (s == nullptr) return unexpected(Errc::invalid_input, iw + " must be a string such as \"9.0\"");
-        auto cc = parse_compute_capability(s->get());
-        if (!cc) return unexpected(Errc::invalid_input, iw + ": " + cc.error().message);
-        gpus.push_back(*cc);
+        if (s == nullptr) return unexpected(Errc::invalid_input, iw + " must be a string such as " + list.item_example());
+        if (auto r = list.add(s->get()); !r) return unexpected(Errc::invalid_input, iw + ": " + r.error().message);
       }
-      m.gpus = std::move(gpus);
-      m.provenance["gpus"] = origin;
+      list.store(m);
+      m.provenance[std::string(key)] = origin;
       continue;
     }
     if (node.is_number()) {
@@ -357,31 +409,31 @@ Expected<Machine> parse_json_profile(std::string_view text, const std::string& s
   for (const auto& entry : *obj) {
     const std::string_view key(entry.key().data(), entry.key().size());
     const json::value& v = entry.value();
-    if (key == "provenance") continue;
+    if (is_informational_key(key)) continue;
     if (!is_known_key(key)) return unknown_key(source, key);
     const std::string where = source + ": \"" + std::string(key) + "\"";
-    if (key == "gpus") {
+    if (is_list_key(key)) {
+      ListBuilder list{key, {}, {}};
       const json::array* arr = v.if_array();
       if (arr == nullptr) {
         return unexpected(Errc::invalid_input,
-                          where + " must be an array of strings such as [\"9.0\", \"8.6\"] ([] for no GPU)");
+                          where + " must be an array of strings such as " + list.example() + " ([] for no GPU)");
       }
-      std::vector<model::NumericVersion> gpus;
       for (std::size_t i = 0; i < arr->size(); ++i) {
         const json::value& item = (*arr)[i];
-        const std::string iw = source + ": gpus[" + std::to_string(i) + "]";
+        const std::string iw = source + ": " + std::string(key) + "[" + std::to_string(i) + "]";
         if (json_is_number(item)) {
           const std::string shown = json_number_text(item);
           return unexpected(Errc::invalid_input, iw + " = " + shown + " is a number; quote it: \"" + shown + "\"");
         }
         const json::string* s = item.if_string();
-        if (s == nullptr) return unexpected(Errc::invalid_input, iw + " must be a string such as \"9.0\"");
-        auto cc = parse_compute_capability(std::string_view(s->data(), s->size()));
-        if (!cc) return unexpected(Errc::invalid_input, iw + ": " + cc.error().message);
-        gpus.push_back(*cc);
+        if (s == nullptr) return unexpected(Errc::invalid_input, iw + " must be a string such as " + list.item_example());
+        if (auto r = list.add(std::string_view(s->data(), s->size())); !r) {
+          return unexpected(Errc::invalid_input, iw + ": " + r.error().message);
+        }
       }
-      m.gpus = std::move(gpus);
-      m.provenance["gpus"] = origin;
+      list.store(m);
+      m.provenance[std::string(key)] = origin;
       continue;
     }
     if (json_is_number(v)) {
@@ -410,14 +462,20 @@ std::string python_text(const Machine& m) {
 
 const std::vector<std::string_view>& profile_keys() {
   static const std::vector<std::string_view> keys = {"os",      "cpu_arch",       "glibc",       "python", "torch",
-                                                     "backend", "driver_version", "cuda_driver", "gpus"};
+                                                     "backend", "driver_version", "cuda_driver", "gpus", "gpu_targets"};
+  return keys;
+}
+
+const std::vector<std::string_view>& informational_keys() {
+  static const std::vector<std::string_view> keys = {"provenance", "notes", "interpreter", "devices"};
   return keys;
 }
 
 bool same_facts(const Machine& a, const Machine& b) {
   return a.os == b.os && a.cpu_arch == b.cpu_arch && a.glibc == b.glibc && a.python == b.python &&
          a.python_free_threaded == b.python_free_threaded && a.torch == b.torch && a.backend == b.backend &&
-         a.driver_version == b.driver_version && a.cuda_driver == b.cuda_driver && a.gpus == b.gpus;
+         a.driver_version == b.driver_version && a.cuda_driver == b.cuda_driver && a.gpus == b.gpus &&
+         a.gpu_targets == b.gpu_targets;
 }
 
 Expected<void> set_fact(Machine& m, std::string_view key, std::string_view value, const std::string& origin) {
@@ -533,6 +591,10 @@ std::string to_json(const Machine& m) {
     else if (key == "gpus" && m.gpus) {
       json::array arr;
       for (const auto& g : *m.gpus) arr.emplace_back(json::string(g.str()));
+      put(key, std::move(arr));
+    } else if (key == "gpu_targets" && m.gpu_targets) {
+      json::array arr;
+      for (const auto& t : *m.gpu_targets) arr.emplace_back(json::string(t));
       put(key, std::move(arr));
     }
   }

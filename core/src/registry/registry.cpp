@@ -1,26 +1,163 @@
+// The registry proper: entries, lookups, detection calls, descriptor checks, index choice.
+// Loading plugins from a folder lives in plugin_loader.cpp, the default folder in plugin_dir.cpp.
 #include "wheelfit/registry/registry.hpp"
+
+#include <algorithm>
+
+#include "entry.hpp"
 
 namespace wheelfit::registry {
 
-Expected<void> Registry::add(BackendInfo info) {
-  if (auto it = backends_.find(info.name); it != backends_.end()) {
-    return unexpected(Errc::invalid_input, "backend '" + info.name + "' from " + info.origin +
-                                               " is already registered by " + it->second.origin);
+namespace {
+
+constexpr std::size_t kMaxNameLength = 64;
+
+bool valid_backend_name(std::string_view name) {
+  return !name.empty() && name.size() <= kMaxNameLength && std::all_of(name.begin(), name.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+         });
+}
+
+Expected<void> check_name(std::string_view name) {
+  if (name.empty()) return unexpected(Errc::invalid_input, "the backend name is empty");
+  if (!valid_backend_name(name)) {
+    return unexpected(Errc::invalid_input, "backend name '" + std::string(name) +
+                                               "' is not 1-" + std::to_string(kMaxNameLength) +
+                                               " characters of [a-z0-9_-]");
   }
-  std::string name = info.name;
-  backends_.emplace(std::move(name), std::move(info));
+  return {};
+}
+
+}  // namespace
+
+namespace detail {
+
+Expected<BackendInfo> check_descriptor(const wheelfit_backend_v1* d) {
+  if (d == nullptr) return unexpected(Errc::invalid_input, "the entry point returned no descriptor (NULL)");
+  // The version is the only field read before it is known to match.
+  if (d->abi_version != WHEELFIT_BACKEND_ABI_VERSION) {
+    return unexpected(Errc::unsupported, "built for wheelfit backend ABI " + std::to_string(d->abi_version) +
+                                             "; this wheelfit reads ABI " +
+                                             std::to_string(WHEELFIT_BACKEND_ABI_VERSION));
+  }
+  if (d->size < sizeof(wheelfit_backend_v1)) {
+    return unexpected(Errc::invalid_input, "descriptor size " + std::to_string(d->size) +
+                                               " is smaller than wheelfit_backend_v1 (" +
+                                               std::to_string(sizeof(wheelfit_backend_v1)) + " bytes)");
+  }
+  const std::pair<const char*, const char*> fields[] = {
+      {"name", d->name},
+      {"description", d->description},
+      {"index_url", d->index_url},
+      {"index_env", d->index_env},
+      {"releases_repo", d->releases_repo},
+      {"torch_label", d->torch_label},
+      {"torch_index_pattern", d->torch_index_pattern},
+      {"policy_json", d->policy_json},
+  };
+  for (const auto& [field, value] : fields) {
+    if (value == nullptr) {
+      return unexpected(Errc::invalid_input, std::string("descriptor field '") + field + "' is NULL (use \"\" for none)");
+    }
+  }
+  if (auto ok = check_name(d->name); !ok) return ok.error();
+  return BackendInfo{
+      .name = d->name,
+      .description = d->description,
+      .index_url = d->index_url,
+      .index_env = d->index_env,
+      .releases_repo = d->releases_repo,
+      .torch_label = d->torch_label,
+      .torch_index_pattern = d->torch_index_pattern,
+      .policy_json = d->policy_json,
+      .origin = "",
+      .has_detection = d->detect != nullptr,
+  };
+}
+
+}  // namespace detail
+
+Expected<BackendInfo> read_descriptor(const wheelfit_backend_v1* descriptor, const std::string& origin) {
+  auto info = detail::check_descriptor(descriptor);
+  if (!info) return info.error().with_context(origin);
+  info->origin = origin;
+  return info;
+}
+
+Registry::Registry() = default;
+Registry::~Registry() = default;
+Registry::Registry(Registry&&) noexcept = default;
+Registry& Registry::operator=(Registry&&) noexcept = default;
+
+Expected<void> Registry::add(BackendInfo info) {
+  if (auto ok = check_name(info.name); !ok) return ok.error().with_context(info.origin.empty() ? "backend" : info.origin);
+  if (auto it = entries_.find(info.name); it != entries_.end()) {
+    return unexpected(Errc::invalid_input, "backend '" + info.name + "' from " + info.origin +
+                                               " is already registered by " + it->second->info.origin);
+  }
+  info.has_detection = false;  // nothing to call without a plugin
+  auto entry = std::make_unique<Entry>();
+  entry->info = std::move(info);
+  std::string name = entry->info.name;
+  entries_.emplace(std::move(name), std::move(entry));
   return {};
 }
 
 const BackendInfo* Registry::find(std::string_view name) const {
-  auto it = backends_.find(name);
-  return it == backends_.end() ? nullptr : &it->second;
+  auto it = entries_.find(name);
+  return it == entries_.end() ? nullptr : &it->second->info;
 }
 
 std::vector<std::string> Registry::names() const {
   std::vector<std::string> out;
-  for (const auto& [name, info] : backends_) out.push_back(name);
+  out.reserve(entries_.size());
+  for (const auto& [name, entry] : entries_) out.push_back(name);
   return out;
+}
+
+std::vector<const BackendInfo*> Registry::backends() const {
+  std::vector<const BackendInfo*> out;
+  out.reserve(entries_.size());
+  for (const auto& [name, entry] : entries_) out.push_back(&entry->info);
+  return out;
+}
+
+Expected<std::string> Registry::detect(std::string_view backend) const {
+  auto it = entries_.find(backend);
+  if (it == entries_.end()) return unexpected(Errc::not_found, "no backend '" + std::string(backend) + "' is registered");
+  const Entry& e = *it->second;
+  if (e.descriptor == nullptr || e.descriptor->detect == nullptr) {
+    return unexpected(Errc::unsupported, "backend " + e.info.name + " has no detection");
+  }
+  const char* text = nullptr;
+  try {
+    text = e.descriptor->detect();
+  } catch (...) {
+    // The ABI forbids this; a plugin not built with plugin_support.hpp might still do it.
+    return unexpected(Errc::invalid_input, "backend " + e.info.name + " (" + e.info.origin +
+                                               "): its detection let an exception out of the plugin (a plugin bug)");
+  }
+  if (text == nullptr) {
+    return unexpected(Errc::invalid_input,
+                      "backend " + e.info.name + " (" + e.info.origin + "): its detection returned NULL (a plugin bug)");
+  }
+  return std::string(text);
+}
+
+std::string_view to_string(SkipReason reason) noexcept {
+  switch (reason) {
+    case SkipReason::not_plugin_name: return "not_plugin_name";
+    case SkipReason::not_regular_file: return "not_regular_file";
+    case SkipReason::world_writable: return "world_writable";
+    case SkipReason::not_shared_library: return "not_shared_library";
+    case SkipReason::load_failed: return "load_failed";
+    case SkipReason::no_entry: return "no_entry";
+    case SkipReason::entry_failed: return "entry_failed";
+    case SkipReason::abi_mismatch: return "abi_mismatch";
+    case SkipReason::bad_descriptor: return "bad_descriptor";
+    case SkipReason::duplicate_name: return "duplicate_name";
+  }
+  return "unknown";
 }
 
 namespace {

@@ -157,6 +157,21 @@ std::vector<Candidate> candidates_for(const std::string& package, const index::I
 // ---------------------------------------------------------------------------------------------
 // Judging one candidate against one combo and one Python.
 
+// The arch lists a package's candidates are judged against, looked up once per (combo, platform).
+class ArchCache {
+ public:
+  const std::optional<policies::ArchSource>& get(const policies::Policy& policy, const std::string& package,
+                                                   const Combo& combo, const std::string& platform) {
+    std::string key = combo.str() + "|" + platform;
+    auto it = cache_.find(key);
+    if (it == cache_.end()) it = cache_.emplace(std::move(key), policy.arch_list(package, combo, platform)).first;
+    return it->second;
+  }
+
+ private:
+  std::map<std::string, std::optional<policies::ArchSource>> cache_;
+};
+
 struct Context {
   const machine::Machine& machine;
   const policies::Policy& policy;
@@ -164,6 +179,10 @@ struct Context {
   const model::PythonTarget& python;
   const model::PlatformTarget& platform;
   const std::string& package;
+  ArchCache& archs;
+  /// False: only which demands fail (fast, for finding the pick). True: also what the wheel
+  /// asks and what the machine has, as text (for the report of an unresolved package).
+  bool detailed = false;
 };
 
 std::string python_tags(const model::WheelName& w) {
@@ -185,67 +204,89 @@ std::string gpus_str(const std::vector<NumericVersion>& gpus) {
   return join(out, ", ");
 }
 
+std::string arch_text(const policies::ArchSource& a) { return a.archs.str() + " (" + a.provenance + ")"; }
+
 struct Judged {
   CandidateVerdict verdict;
   int python_rank = 0;
   int platform_rank = 0;
-  std::string arch_source;
+  const policies::ArchSource* archs = nullptr;  // the list gpu_arch was judged on (cached)
 };
 
 Judged judge(const Candidate& c, const Context& ctx) {
   Judged j;
-  j.verdict.filename = c.text;
-  j.verdict.url = c.url;
-  j.verdict.note = c.note;
+  if (ctx.detailed) {
+    j.verdict.filename = c.text;
+    j.verdict.url = c.url;
+    j.verdict.note = c.note;
+  } else if (!c.note.empty()) {
+    j.verdict.note = c.note;
+  }
   if (!c.wheel) return j;
   const auto& w = *c.wheel;
-  auto fail = [&](Demand d, std::string wheel, std::string machine) {
-    j.verdict.failed.push_back({d, std::move(wheel), std::move(machine)});
+  // The texts are built only in detailed mode.
+  auto fail = [&](Demand d, auto wheel, auto machine) {
+    if (ctx.detailed) j.verdict.failed.push_back({d, wheel(), machine()});
+    else j.verdict.failed.push_back({d, {}, {}});
   };
 
   // python
   if (auto rank = model::python_rank(w, ctx.python)) j.python_rank = *rank;
-  else fail(Demand::python, python_tags(w), ctx.python.tag());
+  else fail(Demand::python, [&] { return python_tags(w); }, [&] { return ctx.python.tag(); });
   // requires-python is judged against X.Y.0: the env names its Python line, not a patch release.
   if (c.requires_python && !c.requires_python->contains(*model::Version::parse(ctx.python.version.str()))) {
-    fail(Demand::python, "requires-python " + c.requires_python->str(), "python " + ctx.python.version.str());
+    fail(Demand::python, [&] { return "requires-python " + c.requires_python->str(); },
+         [&] { return "python " + ctx.python.version.str(); });
   }
 
   // os, cpu_arch, glibc: judged on the best-fitting platform tag
   const auto fit = model::best_platform_fit(w, ctx.platform);
   j.platform_rank = fit.rank;
   const model::PlatformTag* tag = fit.tag;
-  if (!fit.os_ok) fail(Demand::os, platform_tags(w), std::string(model::to_string(ctx.platform.os)));
+  if (!fit.os_ok) fail(Demand::os, [&] { return platform_tags(w); }, [&] { return std::string(model::to_string(ctx.platform.os)); });
   if (!fit.cpu_ok) {
-    std::set<std::string> archs;
-    for (const auto& p : w.platforms) archs.insert(p.cpu_arch.empty() ? p.tag : p.cpu_arch);
-    fail(Demand::cpu_arch, join({archs.begin(), archs.end()}, ", "), ctx.platform.cpu_arch);
+    fail(
+        Demand::cpu_arch,
+        [&] {
+          std::set<std::string> archs;
+          for (const auto& p : w.platforms) archs.insert(p.cpu_arch.empty() ? p.tag : p.cpu_arch);
+          return join({archs.begin(), archs.end()}, ", ");
+        },
+        [&] { return ctx.platform.cpu_arch; });
   }
   if (!fit.glibc_ok) {
-    std::string need = tag && tag->libc ? (tag->kind == model::PlatformTag::Kind::musllinux ? "musl " : "glibc >= ") + tag->libc->str()
-                                        : platform_tags(w);
-    fail(Demand::glibc, need + " (" + platform_tags(w) + ")",
-         ctx.platform.glibc ? "glibc " + ctx.platform.glibc->str() : "glibc unknown");
+    fail(
+        Demand::glibc,
+        [&] {
+          std::string need = tag && tag->libc
+                                 ? (tag->kind == model::PlatformTag::Kind::musllinux ? "musl " : "glibc >= ") + tag->libc->str()
+                                 : platform_tags(w);
+          return need + " (" + platform_tags(w) + ")";
+        },
+        [&] { return ctx.platform.glibc ? "glibc " + ctx.platform.glibc->str() : std::string("glibc unknown"); });
   } else if (!fit.glibc_checked && tag && tag->libc && fit.os_ok && ctx.platform.os == model::Os::linux_) {
     j.verdict.unchecked.push_back(Demand::glibc);
   }
 
   // torch and cuda: the combo in the local label (a wheel without one is bound to neither)
   if (c.combo) {
-    if (!(c.combo->torch == ctx.combo.torch)) fail(Demand::torch, "torch " + c.combo->torch.str(), "combo torch " + ctx.combo.torch.str());
-    if (!(c.combo->cuda == ctx.combo.cuda)) {
-      fail(Demand::cuda, "cu" + c.combo->cuda.str(), "combo cu" + ctx.combo.cuda.str());
+    const Combo& wc = *c.combo;
+    if (!(wc.torch == ctx.combo.torch)) {
+      fail(Demand::torch, [&] { return "torch " + wc.torch.str(); }, [&] { return "combo torch " + ctx.combo.torch.str(); });
+    }
+    if (!(wc.cuda == ctx.combo.cuda)) {
+      fail(Demand::cuda, [&] { return "cu" + wc.cuda.str(); }, [&] { return "combo cu" + ctx.combo.cuda.str(); });
     } else if (ctx.machine.cuda_driver) {
-      if (ctx.machine.cuda_driver->major() < c.combo->cuda.major()) {
-        fail(Demand::cuda, "CUDA " + c.combo->cuda.str() + " runtime",
-             "driver supports CUDA " + ctx.machine.cuda_driver->str());
+      if (ctx.machine.cuda_driver->major() < wc.cuda.major()) {
+        fail(Demand::cuda, [&] { return "CUDA " + wc.cuda.str() + " runtime"; },
+             [&] { return "driver supports CUDA " + ctx.machine.cuda_driver->str(); });
       }
     } else if (ctx.machine.driver_version && ctx.machine.os) {
-      if (auto min = ctx.policy.min_driver(c.combo->cuda.major())) {
+      if (auto min = ctx.policy.min_driver(wc.cuda.major())) {
         const auto& need = *ctx.machine.os == model::Os::windows ? min->windows : min->linux_;
         if (*ctx.machine.driver_version < need) {
-          fail(Demand::cuda, "CUDA " + c.combo->cuda.str() + " needs driver >= " + need.str(),
-               "driver " + ctx.machine.driver_version->str());
+          fail(Demand::cuda, [&] { return "CUDA " + wc.cuda.str() + " needs driver >= " + need.str(); },
+               [&] { return "driver " + ctx.machine.driver_version->str(); });
         }
       } else {
         j.verdict.unchecked.push_back(Demand::cuda);
@@ -259,21 +300,21 @@ Judged judge(const Candidate& c, const Context& ctx) {
   if (c.combo) {
     std::optional<std::string> platform;
     if (tag && tag->os) platform = model::farm_platform(*tag->os, tag->cpu_arch);
-    std::optional<policies::ArchSource> archs;
-    if (platform) archs = ctx.policy.arch_list(ctx.package, *c.combo, *platform);
-    if (!ctx.machine.gpus) {
-      j.verdict.unchecked.push_back(Demand::gpu_arch);
-    } else if (!archs) {
+    const std::optional<policies::ArchSource>* archs = nullptr;
+    if (platform && ctx.machine.gpus) archs = &ctx.archs.get(ctx.policy, ctx.package, *c.combo, *platform);
+    if (!ctx.machine.gpus || !archs || !*archs) {
       j.verdict.unchecked.push_back(Demand::gpu_arch);
     } else {
-      j.arch_source = archs->archs.str() + " (" + archs->provenance + ")";
+      j.archs = &**archs;
       if (ctx.machine.gpus->empty()) {
-        fail(Demand::gpu_arch, j.arch_source, "no GPU");
+        fail(Demand::gpu_arch, [&] { return arch_text(**archs); }, [] { return std::string("no GPU"); });
       } else {
         std::vector<NumericVersion> uncovered;
         for (const auto& g : *ctx.machine.gpus)
-          if (!archs->archs.covers(g)) uncovered.push_back(g);
-        if (!uncovered.empty()) fail(Demand::gpu_arch, j.arch_source, "sm " + gpus_str(uncovered));
+          if (!(*archs)->archs.covers(g)) uncovered.push_back(g);
+        if (!uncovered.empty()) {
+          fail(Demand::gpu_arch, [&] { return arch_text(**archs); }, [&] { return "sm " + gpus_str(uncovered); });
+        }
       }
     }
   }
@@ -303,6 +344,7 @@ PackageOutcome resolve_package(const std::string& env, const config::Package& pk
     out.reason = listing_reason;
     return out;
   }
+  // Phase 1: which candidates fit (no report texts built).
   std::vector<Judged> judged;
   judged.reserve(cands.size());
   std::optional<std::size_t> best;
@@ -312,15 +354,19 @@ PackageOutcome resolve_package(const std::string& env, const config::Package& pk
     if (!best || better(cands[i], judged[i], cands[*best], judged[*best])) best = i;
   }
   if (!best) {
+    // Phase 2, only for a package that ends unresolved: every verdict with its texts.
+    Context detailed = ctx;
+    detailed.detailed = true;
     out.status = PackageOutcome::Status::unresolved;
     out.reason = cands.empty() ? "the index lists no wheels for it" : "no candidate fits";
-    for (auto& j : judged) out.candidates.push_back(std::move(j.verdict));
+    for (const auto& c : cands) out.candidates.push_back(judge(c, detailed).verdict);
     return out;
   }
   const Candidate& c = cands[*best];
   out.status = PackageOutcome::Status::resolved;
   out.pick = Pick{env, pkg.name, pkg.requested, ctx.python.tag(), c.text, c.url, c.wheel->version.str(), c.sha256,
-                  c.sha256_source, judged[*best].arch_source, judged[*best].verdict.unchecked};
+                  c.sha256_source, judged[*best].archs ? arch_text(*judged[*best].archs) : std::string(),
+                  judged[*best].verdict.unchecked};
   return out;
 }
 
@@ -432,12 +478,14 @@ Expected<Resolution> resolve(const Inputs& in) {
     }
   }
 
+  std::map<std::string, ArchCache> arch_caches;  // per package, shared by the tiers
   auto run_tier = [&](TierOutcome& tier) {
     bool all = true;
     for (const auto& e : envs) {
       for (const auto& pkg : e.env->packages) {
         const auto& [cands, status, reason] = listing.at(pkg.name);
-        Context ctx{m, in.policy, *tier.combo, e.python, platform_target, pkg.name};
+        ArchCache& archs = arch_caches[pkg.name];
+        Context ctx{m, in.policy, *tier.combo, e.python, platform_target, pkg.name, archs};
         auto outcome = resolve_package(e.env->name, pkg, cands, status, reason, ctx);
         all = all && outcome.status == PackageOutcome::Status::resolved;
         tier.packages.push_back(std::move(outcome));

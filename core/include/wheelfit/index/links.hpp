@@ -6,7 +6,9 @@
 // every torch minor with a synthetic anchor text whose file name differs from the href's.
 // Match the text, install the href.
 
+#include <functional>
 #include <map>
+#include <unordered_map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -71,8 +73,24 @@ struct PackagesJson {
 
   /// sha256 by wheel URL or, failing that, by file name (`filename` empty: the URL's decoded last
   /// segment); nullopt when unknown, or when wheels of that file name disagree on the hash.
-  /// A linear scan: call it for the chosen wheels, not for every link of an index.
+  /// Constant time after build_lookup() (parse_packages_json calls it); a linear scan before.
   [[nodiscard]] std::optional<std::string> sha256_for(std::string_view url, std::string_view filename) const;
+  /// Indexes the wheels by URL and file name for sha256_for. Call again after changing `packages`.
+  void build_lookup();
+
+  PackagesJson() = default;
+  PackagesJson(PackagesJson&&) noexcept = default;  // the index's views stay valid: nodes do not move
+  PackagesJson& operator=(PackagesJson&&) noexcept = default;
+  PackagesJson(const PackagesJson& other);           // re-indexes the copy
+  PackagesJson& operator=(const PackagesJson& other);
+  ~PackagesJson() = default;
+
+ private:
+  /// Views into `packages`' strings.
+  std::unordered_map<std::string_view, const std::string*> by_url_;
+  /// nullptr marks a file name whose wheels disagree on the hash.
+  std::unordered_map<std::string_view, const std::string*> by_filename_;
+  bool indexed_ = false;
 };
 /// Errors (Errc::invalid_input / Errc::unsupported for another schema) name `source` and the
 /// JSON path of the offending value ("packages.cumm.wheels[2].sha256: not 64 hex digits").

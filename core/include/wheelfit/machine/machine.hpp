@@ -3,7 +3,7 @@
 // env overrides, the host, or (later) the backends' probes. The resolver cannot tell which.
 //
 // Profile keys (TOML or JSON, flat): os, cpu_arch, glibc, python, torch, backend,
-// driver_version, cuda_driver, gpus. An absent key is an unknown fact: demands that need it are
+// driver_version, cuda_driver, gpus, gpu_targets. An absent key is an unknown fact: demands that need it are
 // reported as not checked, never guessed. `gpus = []` is a known fact: no GPU.
 // Values (text forms, surrounding whitespace ignored):
 //   os              linux | windows | macos (also win32, darwin; any case)
@@ -16,6 +16,9 @@
 //   gpus            compute capabilities "X.Y"; also "sm_90" / "sm90" (-> 9.0); "9" is refused.
 //                   Profiles: an array of strings. Text form (set_fact, env): comma-separated,
 //                   spaces allowed ("9.0, 8.6"); "none" is the known empty list.
+//   gpu_targets     the GPU targets of a non-CUDA backend, one per visible GPU: ROCm's gfx names
+//                   ("gfx90a", also with features "gfx90a:xnack-"); [a-z0-9_:+-], stored lower
+//                   case. Same list forms as gpus. CUDA GPUs are described by gpus.
 // In a profile an empty string is refused (leave the key out instead) and numbers are refused
 // with advice to quote them; in set_fact / env overrides an empty value makes the fact absent.
 // Env overrides: WHEELFIT_OVERRIDE_<KEY> (upper case; GPUS comma-separated; an empty value
@@ -52,6 +55,7 @@ struct Machine {
   std::optional<model::NumericVersion> driver_version;  ///< "580.65.06"
   std::optional<model::NumericVersion> cuda_driver;     ///< max CUDA the driver supports, "13.0"
   std::optional<std::vector<model::NumericVersion>> gpus;  ///< compute capabilities "9.0"
+  std::optional<std::vector<std::string>> gpu_targets;     ///< "gfx90a" (ROCm), one per visible GPU
   /// Which source answered each fact: key -> "profile m.toml", "env WHEELFIT_OVERRIDE_GLIBC",
   /// "host gnu_get_libc_version()".
   std::map<std::string, std::string> provenance;
@@ -65,6 +69,9 @@ bool same_facts(const Machine& a, const Machine& b);
 
 /// The flat keys, in their canonical order.
 const std::vector<std::string_view>& profile_keys();
+/// Keys a profile may carry that are not facts and are ignored when it is read: what
+/// `wheelfit detect --json` adds ("provenance", "notes", "interpreter", "devices").
+const std::vector<std::string_view>& informational_keys();
 
 /// Sets one fact from its text form (as in an override). `origin` is recorded as its provenance.
 /// An empty (or all-space) value clears the fact and its provenance. Bad values are
@@ -74,9 +81,9 @@ Expected<void> set_fact(Machine& m, std::string_view key, std::string_view value
 
 /// Parses a profile: JSON when the first non-space character is '{', else TOML. `source` names it
 /// in errors (with line:column where known) and in the provenance ("profile <source>").
-/// Values must be strings (gpus: an array of strings); a number such as glibc = 2.35 is refused
-/// with a message saying to quote it. Unknown keys are errors except "provenance" (what
-/// `detect --json` writes), which is ignored. Syntax errors (including JSON with trailing
+/// Values must be strings (gpus, gpu_targets: arrays of strings); a number such as glibc = 2.35
+/// is refused with a message saying to quote it. Unknown keys are errors except the
+/// informational_keys() that `detect --json` writes (provenance, notes, ...), which are ignored. Syntax errors (including JSON with trailing
 /// garbage) are Errc::invalid_input; text over 1 MiB is Errc::too_large. A JSON key given twice
 /// keeps its last value (Boost.JSON 1.81 cannot report it); TOML refuses it as a syntax error.
 Expected<Machine> parse_machine_profile(std::string_view text, const std::string& source);

@@ -1,43 +1,145 @@
 #pragma once
-// WHEEL_INDEX_REGISTRY: backend name -> what the backend supplies (its default index, the
-// env var that overrides it, its Releases repository, its torch label prefix). Fallback combos
-// and arch rules are policy data (policies/), keyed by the backend name.
+// WHEEL_INDEX_REGISTRY: backend name -> what the backend supplies. Backends are plugins: shared
+// libraries (CMake MODULEs) exporting one C entry point (plugin_abi.h) that returns a plain
+// descriptor: its default index, the env var overriding it, its Releases repository, its torch
+// label and PyTorch index pattern, its policy data (arch lists, fallback combos per CPU arch) as
+// JSON text, and its detection. The core knows no backend by name: adding one is one plugin.
 //
-// Registration is explicit: the executable calls register_builtin_backends() (or, from the
-// plugin issue on, loads plugins) once at start-up; nothing registers itself during static
-// initialisation. Thread safety: register during start-up; lookups may run concurrently after.
+// Registration is explicit: the executable calls load_plugins(registry, default_plugin_dir())
+// once at start-up; nothing registers itself during static initialisation.
+//
+// Lifetime: a registry entry owns the plugin's library first and its descriptor second, so the
+// library outlives everything read from it. Plugins are never unloaded: they are opened with
+// RTLD_NODELETE, so even destroying the Registry leaves their code mapped (backends load vendor
+// runtimes, which must not be unloaded either).
+//
+// Thread safety: load and add during start-up, on one thread; find/names/choose_index may then
+// run concurrently. detect() calls into the plugin: call it from one thread at a time per backend
+// (the returned text lives in the plugin's buffer until its next detect call).
 
+#include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "wheelfit/registry/plugin_abi.h"
 #include "wheelfit/util/expected.hpp"
 
 namespace wheelfit::registry {
 
+/// What a backend supplies, copied out of its descriptor (so it stays valid on its own).
 struct BackendInfo {
-  std::string name;            ///< "cuda", "rocm"
-  std::string index_url;       ///< default wheel index; empty when none is published
-  std::string index_env;       ///< env var that overrides the index ("COMFY_ENV_CUDA_WHEELS_INDEX")
-  std::string releases_repo;   ///< "Comfy-Forge/cuda-wheels"; empty when none
-  std::string torch_label;     ///< the torch local-label prefix ("cu", "rocm")
-  std::string origin;          ///< "built-in" or the plugin file
+  std::string name;                 ///< the registry key: "cuda", "rocm" ([a-z0-9_-]+)
+  std::string description;          ///< one line for `wheelfit plugins`
+  std::string index_url;            ///< default wheel index; empty when none is published
+  std::string index_env;            ///< env var that overrides the index ("COMFY_ENV_CUDA_WHEELS_INDEX")
+  std::string releases_repo;        ///< "Comfy-Forge/cuda-wheels"; empty when none
+  std::string torch_label;          ///< the torch local-label prefix ("cu", "rocm")
+  std::string torch_index_pattern;  ///< "https://download.pytorch.org/whl/cu{cuda_nodot}"
+  std::string policy_json;          ///< the backend's policy data (policies/README.md format); empty = none
+  std::string origin;               ///< the plugin file, or what registered it ("test")
+  bool has_detection = false;       ///< whether detect() can ask the backend
 };
+
+/// Checks a descriptor the way load_plugins does and copies it into a BackendInfo: the ABI
+/// version is read first (Errc::unsupported naming `origin` and both versions unless it is
+/// WHEELFIT_BACKEND_ABI_VERSION), then `size` (at least sizeof(wheelfit_backend_v1)), then
+/// the name ([a-z0-9_-]+, at most 64 characters) and every string field (NULL is refused; ""
+/// means "none"). Errors other than the version are Errc::invalid_input naming `origin`.
+Expected<BackendInfo> read_descriptor(const wheelfit_backend_v1* descriptor, const std::string& origin);
+
+struct PluginLoadReport;
 
 class Registry {
  public:
-  /// Adds a backend. A second backend with the same name is refused (Errc::invalid_input naming
-  /// both origins); the first stays.
+  Registry();
+  ~Registry();
+  Registry(Registry&&) noexcept;
+  Registry& operator=(Registry&&) noexcept;
+  Registry(const Registry&) = delete;
+  Registry& operator=(const Registry&) = delete;
+
+  /// Adds a backend that has no plugin behind it (no detection): for tests and embedders. A
+  /// second backend with the same name is refused (Errc::invalid_input naming both origins);
+  /// the first stays. An invalid name is Errc::invalid_input.
   Expected<void> add(BackendInfo info);
   [[nodiscard]] const BackendInfo* find(std::string_view name) const;
   /// Names in sorted order.
   [[nodiscard]] std::vector<std::string> names() const;
+  /// Every backend, sorted by name.
+  [[nodiscard]] std::vector<const BackendInfo*> backends() const;
+
+  /// Runs the backend's detection and returns its JSON text (plugin_abi.h documents the
+  /// object). A detection that failed inside the plugin is still a value: the JSON carries
+  /// "error" and the caller parses it. Errors: Errc::not_found for an unknown backend,
+  /// Errc::unsupported "backend X has no detection" when it supplies none, Errc::invalid_input
+  /// when the plugin breaks the ABI (returns NULL, or lets an exception out).
+  [[nodiscard]] Expected<std::string> detect(std::string_view backend) const;
 
  private:
-  std::map<std::string, BackendInfo, std::less<>> backends_;
+  struct Entry;  // { the library, the descriptor, the BackendInfo }: defined in registry.cpp
+  friend PluginLoadReport load_plugins(Registry& registry, const std::filesystem::path& dir);
+  std::map<std::string, std::unique_ptr<Entry>, std::less<>> entries_;
 };
+
+/// Why load_plugins skipped a file.
+enum class SkipReason {
+  not_plugin_name,     ///< the name does not end in ".so" (or starts with '.')
+  not_regular_file,    ///< a directory, socket, dangling link...
+  world_writable,      ///< anyone could have replaced it
+  not_shared_library,  ///< no ELF header
+  load_failed,         ///< dlopen refused it (the reason carries dlerror's text)
+  no_entry,            ///< no wheelfit_backend_entry symbol
+  entry_failed,        ///< the entry returned NULL or threw
+  abi_mismatch,        ///< built for another WHEELFIT_BACKEND_ABI_VERSION (both versions named)
+  bad_descriptor,      ///< too small, a bad or empty name, a NULL string field
+  duplicate_name,      ///< another file already supplies that backend (both files named)
+};
+[[nodiscard]] std::string_view to_string(SkipReason reason) noexcept;
+
+struct SkippedFile {
+  std::filesystem::path file;
+  SkipReason kind;
+  std::string reason;  ///< for a human: "built for backend ABI 2 (libx.so); this wheelfit reads ABI 1"
+};
+
+struct LoadedPlugin {
+  std::string backend;  ///< the registry key
+  std::filesystem::path file;
+};
+
+/// What load_plugins did, in the order it looked at the files (sorted by name).
+struct PluginLoadReport {
+  std::filesystem::path dir;
+  std::vector<LoadedPlugin> loaded;
+  std::vector<SkippedFile> skipped;
+  /// Set when the folder itself was refused or unreadable (then nothing was loaded):
+  /// Errc::not_found (no such folder), Errc::io_error (not a folder, unreadable),
+  /// Errc::invalid_input (world-writable). The message names the folder.
+  std::optional<Error> error;
+  [[nodiscard]] bool ok() const noexcept { return !error.has_value(); }
+};
+
+/// Loads every backend plugin in `dir` into `registry`, on the calling thread, in file-name
+/// order. Only regular files named "*.so" are considered (anything else is listed as skipped);
+/// a world-writable folder is refused as a whole; a world-writable file, a file that is not a
+/// shared library or fails to load (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE), one without the
+/// entry symbol, with another ABI version, with a bad descriptor or with a backend name already
+/// loaded is skipped with its reason. Never throws for anything a file contains.
+PluginLoadReport load_plugins(Registry& registry, const std::filesystem::path& dir);
+
+/// Where the plugins are, in this order:
+///  1. WHEELFIT_PLUGIN_PATH, when set and not empty (one folder, not a list);
+///  2. the installed layout: `<prefix>/lib/wheelfit/plugins` for an executable in `<prefix>/bin`
+///     (taken when that folder exists);
+///  3. the build tree: `<build>/plugins`, where `<build>` is the executable's folder or the one or
+///     two above it that holds CMakeCache.txt (`<build>/apps/wheelfit/wheelfit`, `<build>/tests/x`);
+///  4. otherwise the installed-layout path (so the error names where plugins were expected).
+/// The executable is found with boost::dll::program_location(); when that fails, 2-3 are skipped.
+[[nodiscard]] std::filesystem::path default_plugin_dir();
 
 /// Which index a resolve reads for `backend`: `cli_index` (--index) if given, else the backend's
 /// env var if set and not blank, else the backend's default. A trailing '/' is added.
