@@ -65,7 +65,9 @@ std::string status_line(const TierOutcome& t) {
 }
 
 void describe_package(std::ostringstream& os, const PackageOutcome& p) {
-  os << "  " << p.name << " (" << p.python << (p.env.empty() ? "" : ", env " + p.env) << "): " << p.reason << "\n";
+  os << "  " << p.name << " (" << p.python << (p.env.empty() ? "" : ", env " + p.env) << "): " << p.reason;
+  if (!p.candidates.empty()) os << " (" << p.candidates.size() << " candidates, closest first)";
+  os << "\n";
   // Every candidate, one line each, closest to fitting first (fewest failed demands), then in
   // page order; the JSON report carries the same verdicts.
   std::vector<const resolve::CandidateVerdict*> order;
