@@ -8,6 +8,10 @@
 #include <string_view>
 #include <vector>
 
+#include "wheelfit/machine/detect.hpp"
+#include "wheelfit/registry/registry.hpp"
+#include "wheelfit/util/expected.hpp"
+
 namespace wheelfit::cli {
 
 // Exit codes (README "Exit codes").
@@ -41,7 +45,26 @@ int fail(bool json, int code, const std::string& message);
 /// The process environment variable, if set.
 std::optional<std::string> env(const char* name);
 
+/// Loads the backend plugins from registry::default_plugin_dir() into `registry` (once per
+/// command, at its start). Skipped files are logged (warnings; debug for files not named *.so).
+/// An Error (exit 2) when the folder itself is missing or refused; its message names the folder
+/// and WHEELFIT_PLUGIN_PATH. Defined in cmd_plugins.cpp.
+Expected<registry::PluginLoadReport> load_backends(registry::Registry& registry);
+
 // The subcommands.
 int run_resolve(const std::vector<std::string_view>& args);
+int run_plugins(const std::vector<std::string_view>& args);
+int run_detect(const std::vector<std::string_view>& args);
+
+/// Every loaded backend's detection as (name, detect JSON), for machine::detect_machine; a
+/// backend whose detect() call fails outside its JSON gets {"present": false, "error": ...}.
+/// Defined in cmd_detect.cpp, as is:
+machine::BackendPayloads detect_backends(const registry::Registry& registry);
+/// Detects this machine (machine::detect_machine with `registry`'s detection): what `detect`
+/// prints and what `resolve` uses without --machine. With `load`, the plugins are loaded into
+/// `registry` first, while the interpreter starts, and a plugin folder that cannot be used is a
+/// note. Errors: a bad override, --backend or --python (exit 2).
+Expected<machine::Detection> detect_host(registry::Registry& registry, bool load, const std::optional<std::string>& python,
+                                         const std::optional<std::string>& backend);
 
 }  // namespace wheelfit::cli

@@ -1,10 +1,9 @@
 // `wheelfit resolve`: configs + machine + index -> the report, the JSON, the pixi.toml.
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
 #include "cli.hpp"
-#include "wheelfit/backends/cuda.hpp"
-#include "wheelfit/backends/rocm.hpp"
 #include "wheelfit/config/workspace.hpp"
 #include "wheelfit/index/index_client.hpp"
 #include "wheelfit/machine/machine.hpp"
@@ -20,17 +19,23 @@ namespace {
 
 struct ResolveArgs {
   std::vector<std::string> configs;
-  std::optional<std::string> index, machine, policy, backend, output;
+  std::optional<std::string> index, machine, policy, backend, output, python;
   bool json = false;
 };
 
 }  // namespace
 
 int run_resolve(const std::vector<std::string_view>& argv) {
-  const Args parsed = parse_args(argv, {"--index", "--machine", "--policy", "--backend", "--output"}, {"--json"}, {{"-o", "--output"}});
-  ResolveArgs args{parsed.positional, parsed.value("--index"), parsed.value("--machine"), parsed.value("--policy"),
-                   parsed.value("--backend"), parsed.value("--output"), parsed.has("--json")};
+  const Args parsed = parse_args(argv, {"--index", "--machine", "--policy", "--backend", "--output", "--python"}, {"--json"},
+                                 {{"-o", "--output"}});
+  ResolveArgs args{parsed.positional,          parsed.value("--index"),  parsed.value("--machine"),
+                   parsed.value("--policy"),   parsed.value("--backend"), parsed.value("--output"),
+                   parsed.value("--python"),   parsed.has("--json")};
   if (args.configs.empty()) throw UsageError{"resolve: give at least one comfy-env.toml"};
+
+  // The backends: plugins, loaded once, before anything asks for one.
+  registry::Registry reg;
+  if (auto loaded = load_backends(reg); !loaded) return fail(args.json, kBadInput, loaded.error().message);
 
   // Configs.
   auto workspace = config::load_workspace(args.configs);
@@ -38,31 +43,28 @@ int run_resolve(const std::vector<std::string_view>& argv) {
   for (const auto& e : workspace->envs)
     for (const auto& w : e.warnings) log::warn(w);
 
-  // Machine: a profile describes another machine as it is; without one, the host fills the gaps.
+  // Machine: a profile describes another machine as it is (only the env overrides apply);
+  // without one, this machine is detected, as `wheelfit detect` shows it.
   machine::Machine m;
   if (args.machine) {
+    if (args.python) throw UsageError{"--python names this machine's interpreter; it does not go with --machine"};
     auto loaded = machine::load_machine_profile(*args.machine);
     if (!loaded) return fail(args.json, kBadInput, "--machine: " + loaded.error().message);
     m = std::move(*loaded);
+    if (auto r = machine::apply_env_overrides(m, machine::process_env()); !r) return fail(args.json, kBadInput, r.error().message);
+  } else {
+    // --backend also picks whose detected facts are taken, when it is a backend a profile names.
+    std::optional<std::string> detect_backend = args.backend;
+    if (machine::Machine probe; detect_backend && !machine::set_fact(probe, "backend", *detect_backend, "--backend")) {
+      detect_backend.reset();
+    }
+    auto detected = detect_host(reg, false, args.python, detect_backend);
+    if (!detected) return fail(args.json, kBadInput, detected.error().message);
+    for (const auto& note : detected->notes) log::debug("detect: " + note);
+    m = std::move(detected->machine);
   }
-  if (auto r = machine::apply_env_overrides(m, machine::process_env()); !r) return fail(args.json, kBadInput, r.error().message);
-  if (!args.machine) machine::fill_from_host(m);
-
-  // Policy.
-  std::optional<policies::Policy> loaded_policy;
-  std::optional<std::string> policy_file = args.policy ? args.policy : env("WHEELFIT_POLICY");
-  if (policy_file && policy_file->empty()) policy_file.reset();
-  if (policy_file) {
-    auto p = policies::load_policy_file(*policy_file);
-    if (!p) return fail(args.json, kBadInput, (args.policy ? "--policy: " : "WHEELFIT_POLICY: ") + p.error().message);
-    loaded_policy = std::move(*p);
-  }
-  const policies::Policy& policy = loaded_policy ? *loaded_policy : policies::builtin_policy();
 
   // Backend and its index.
-  registry::Registry reg;
-  (void)reg.add(backends::cuda::describe());
-  (void)reg.add(backends::rocm::describe());
   std::string backend = args.backend.value_or("");
   if (backend.empty() && m.torch) {
     if (auto build = model::parse_torch_label(m.torch->local())) backend = build->backend;
@@ -73,17 +75,47 @@ int run_resolve(const std::vector<std::string_view>& argv) {
     backend = "cuda";
   }
   const auto* info = reg.find(backend);
-  if (!info) return fail(args.json, kBadInput, "--backend: unknown backend '" + backend + "' (known: cuda, rocm)");
+  if (!info) {
+    std::string known;
+    for (const auto& name : reg.names()) known += (known.empty() ? "" : ", ") + name;
+    return fail(args.json, kBadInput, "--backend: unknown backend '" + backend + "' (known: " +
+                                          (known.empty() ? "none: no plugin was loaded" : known) + ")");
+  }
   auto choice = registry::choose_index(*info, args.index, env(info->index_env.c_str()));
   if (!choice) {
     if (choice.error().is(Errc::unsupported)) {
-      std::string what = info->name + " backend";
+      // "ROCm backend detected gfx90a with torch 2.7.1+rocm6.3; no ROCm wheel index is published yet; ..."
+      const std::string shown = info->name == "rocm" ? "ROCm" : info->name == "cuda" ? "CUDA" : info->name;
+      std::vector<std::string> targets;  // each GPU target once, in GPU order
+      for (const auto& t : m.gpu_targets.value_or(std::vector<std::string>{}))
+        if (std::find(targets.begin(), targets.end(), t) == targets.end()) targets.push_back(t);
+      std::string what = shown + " backend";
+      for (std::size_t i = 0; i < targets.size(); ++i) what += (i == 0 ? " detected " : ", ") + targets[i];
       if (m.torch) what += " with torch " + m.torch->str();
-      return fail(args.json, kNoIndex, what + ": no " + info->name + " wheel index is published yet; set one with --index URL" +
+      return fail(args.json, kNoIndex, what + "; no " + shown + " wheel index is published yet; set one with --index URL" +
                                            (info->index_env.empty() ? "" : " or " + info->index_env));
     }
     return fail(args.json, kBadInput, choice.error().message);
   }
+
+  // Policy: --policy / WHEELFIT_POLICY, else the backend's own policy data.
+  std::optional<policies::Policy> loaded_policy;
+  std::optional<std::string> policy_file = args.policy ? args.policy : env("WHEELFIT_POLICY");
+  if (policy_file && policy_file->empty()) policy_file.reset();
+  if (policy_file) {
+    auto p = policies::load_policy_file(*policy_file);
+    if (!p) return fail(args.json, kBadInput, (args.policy ? "--policy: " : "WHEELFIT_POLICY: ") + p.error().message);
+    loaded_policy = std::move(*p);
+  } else if (!info->policy_json.empty()) {
+    auto p = policies::parse_policy_json(info->policy_json, info->origin + " (built-in policy)");
+    if (!p) return fail(args.json, kBadInput, "the " + info->name + " backend's policy data: " + p.error().message);
+    loaded_policy = std::move(*p);
+  } else {
+    return fail(args.json, kBadInput, "the " + info->name + " backend (" + info->origin +
+                                          ") supplies no policy data; give one with --policy FILE or WHEELFIT_POLICY");
+  }
+  const policies::Policy& policy = *loaded_policy;
+
   if (!transports::is_local(choice->url)) {
     return fail(args.json, kBadInput, "the index " + choice->url + " (" + choice->origin + ") needs the network transport, which this "
                                       "build does not have yet; give a local mirror with --index DIR or file:// URL");

@@ -18,17 +18,27 @@ constexpr std::string_view kUsage = R"(usage: wheelfit <command> [options]
 
 commands:
   resolve [CONFIG...]   resolve each [cuda] package of the comfy-env.toml files for this machine
+  plugins               list the backend plugins loaded and the files skipped (--json: one object)
+  detect                print this machine's profile: each fact with the source that answered it
   version               print the version
 
 resolve options:
   --index URL           the wheel index (a directory, file:// URL); default: the backend's, or
                         COMFY_ENV_CUDA_WHEELS_INDEX
-  --machine FILE        the target machine profile (TOML or JSON); default: the host's OS, CPU
-                        arch and glibc, plus WHEELFIT_OVERRIDE_* / CONDA_OVERRIDE_* variables
+  --machine FILE        the target machine profile (TOML or JSON); default: this machine,
+                        detected as `wheelfit detect` shows it (WHEELFIT_OVERRIDE_* /
+                        CONDA_OVERRIDE_* variables apply either way)
+  --python PATH         this machine's interpreter (default: python3 on PATH); not with --machine
   --policy FILE         policy data replacing the built-in copy (also WHEELFIT_POLICY)
   --backend NAME        cuda or rocm (default: from torch's label, else cuda)
   -o, --output FILE     write the pixi.toml (atomically; only when everything resolved)
   --json                print one JSON object instead of the report
+
+detect options:
+  --python PATH         the target interpreter (default: python3 on PATH); asked once, cached
+  --backend NAME        cuda, rocm or cpu (default: torch's label, else the hardware found)
+  --json                print the profile as JSON: a valid --machine file, plus provenance,
+                        notes, the interpreter and the GPUs
 
 exit codes: 0 resolved, 1 no combo covers every package, 2 bad input or usage,
             3 the backend publishes no wheel index, 70 internal error
@@ -57,6 +67,8 @@ int main(int argc, char** argv) {
   for (auto a : args) json = json || a == "--json";
   try {
     if (command == "resolve") return cli::run_resolve(args);
+    if (command == "plugins") return cli::run_plugins(args);
+    if (command == "detect") return cli::run_detect(args);
     return cli::fail(json, cli::kBadInput, "unknown command '" + std::string(command) + "' (try wheelfit --help)");
   } catch (const cli::UsageError& e) {
     return cli::fail(json, cli::kBadInput, e.message);

@@ -103,6 +103,11 @@ std::optional<model::Combo> Policy::fallback_combo(std::string_view backend, std
   return it->second;
 }
 
+std::map<std::string, model::Combo> Policy::fallback_combos(std::string_view backend) const {
+  const auto b = fallback_.find(std::string(backend));
+  return b == fallback_.end() ? std::map<std::string, model::Combo>{} : b->second;
+}
+
 std::string Policy::torch_index_url(const model::NumericVersion& cuda) const {
   static constexpr std::string_view kPlaceholder = "{cuda_nodot}";
   const std::string nodot = cuda.truncated(2).nodot();

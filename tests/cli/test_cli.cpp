@@ -31,7 +31,7 @@ std::string quote(const std::string& s) {
 // Runs the built wheelfit with `args` and a clean override environment.
 Run run_wheelfit(const std::vector<std::string>& args, const std::string& env = "") {
   TempDir io;
-  std::string cmd = "env -u COMFY_ENV_CUDA_WHEELS_INDEX -u WHEELFIT_POLICY -u CONDA_OVERRIDE_CUDA -u CONDA_OVERRIDE_GLIBC " + env + " " +
+  std::string cmd = "env -u WHEELFIT_PLUGIN_PATH -u COMFY_ENV_CUDA_WHEELS_INDEX -u WHEELFIT_POLICY -u CONDA_OVERRIDE_CUDA -u CONDA_OVERRIDE_GLIBC " + env + " " +
                     quote((wheelfit::test::binary_dir() / "apps" / "wheelfit" / "wheelfit").string());
   for (const auto& a : args) cmd += " " + quote(a);
   cmd += " >" + quote((io / "out").string()) + " 2>" + quote((io / "err").string());
@@ -157,9 +157,13 @@ TEST_CASE("wheelfit resolve on a ROCm machine exits 3 with a clear message", "[c
   World w;
   auto args = w.resolve_args();
   args.erase(args.begin() + 2, args.begin() + 4);  // no --index: the backend's own is wanted
-  auto r = run_wheelfit(args, "WHEELFIT_OVERRIDE_TORCH=2.7.1+rocm6.3");
+  auto r = run_wheelfit(args, "WHEELFIT_OVERRIDE_TORCH=2.7.1+rocm6.3 WHEELFIT_OVERRIDE_GPU_TARGETS=gfx90a,gfx90a");
   CHECK(r.code == 3);
-  CHECK_THAT(r.err, Catch::Contains("rocm") && Catch::Contains("2.7.1+rocm6.3") && Catch::Contains("no rocm wheel index"));
+  CHECK_THAT(r.err, Catch::Contains("ROCm backend detected gfx90a with torch 2.7.1+rocm6.3; no ROCm wheel index is published "
+                                    "yet; set one with --index URL or WHEELFIT_ROCM_WHEELS_INDEX"));
+  auto bare = run_wheelfit(args, "WHEELFIT_OVERRIDE_TORCH=2.7.1+rocm6.3");  // the profile names no GPU target
+  CHECK(bare.code == 3);
+  CHECK_THAT(bare.err, Catch::Contains("ROCm backend with torch 2.7.1+rocm6.3; no ROCm wheel index is published yet"));
 }
 
 TEST_CASE("wheelfit resolve honours COMFY_ENV_CUDA_WHEELS_INDEX and --index wins", "[cli]") {

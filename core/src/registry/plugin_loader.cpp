@@ -125,7 +125,7 @@ PluginLoadReport load_plugins(Registry& registry, const fs::path& dir) {
       }
       auto info = detail::check_descriptor(descriptor);
       if (!info) {
-        if (info.error().is(Errc::unsupported)) skip(SkipReason::abi_mismatch, name + " was " + info.error().message);
+        if (info.error().is(Errc::unsupported)) skip(SkipReason::abi_mismatch, info.error().message);
         else skip(SkipReason::bad_descriptor, info.error().message);
         continue;
       }

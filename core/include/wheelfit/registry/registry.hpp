@@ -103,7 +103,7 @@ enum class SkipReason {
 struct SkippedFile {
   std::filesystem::path file;
   SkipReason kind;
-  std::string reason;  ///< for a human: "built for backend ABI 2 (libx.so); this wheelfit reads ABI 1"
+  std::string reason;  ///< for a human, without `file`: "built for wheelfit backend ABI 2; this wheelfit reads ABI 1"
 };
 
 struct LoadedPlugin {

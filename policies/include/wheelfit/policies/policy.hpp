@@ -120,6 +120,9 @@ class Policy {
   [[nodiscard]] std::optional<MinDriver> min_driver(std::uint32_t cuda_major) const;
   /// The fallback combo of `backend` for a CPU arch ("x86_64", "aarch64"); nullopt when none.
   [[nodiscard]] std::optional<model::Combo> fallback_combo(std::string_view backend, std::string_view cpu_arch) const;
+  /// Every fallback combo of `backend`, keyed by normalised CPU arch ("aarch64", "x86_64");
+  /// empty when the policy has none for it. For listings (`wheelfit plugins`).
+  [[nodiscard]] std::map<std::string, model::Combo> fallback_combos(std::string_view backend) const;
   /// The PyTorch index for a CUDA line: "https://download.pytorch.org/whl/cu128".
   [[nodiscard]] std::string torch_index_url(const model::NumericVersion& cuda) const;
 

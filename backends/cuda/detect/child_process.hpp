@@ -1,0 +1,41 @@
+#pragma once
+// Running untrusted work (vendor libraries, nvidia-smi) in a child process with a deadline.
+// Internal to wheelfit_cuda_detect.
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace wheelfit::backends::cuda::detail {
+
+struct ChildOutcome {
+  enum class Kind {
+    exited,           ///< the child exited; `status` is its exit code
+    signaled,         ///< the child died of signal `status`
+    timed_out,        ///< the deadline passed; the child's process group was killed and reaped
+    failed_to_start,  ///< fork / pipe failed; `error` says why
+  };
+  Kind kind = Kind::failed_to_start;
+  int status = 0;
+  std::string out;  ///< what the child wrote to its result pipe (capped at 1 MiB)
+  std::string err;  ///< its stderr (run_program only; capped)
+  std::string error;
+};
+
+/// Forks; the child resets fatal signals to their default action, starts its own process group,
+/// points stdin/stdout/stderr at /dev/null, calls `body(result_fd)` and _exits with its return
+/// value (exceptions -> 70). The parent collects what is written to result_fd until the child
+/// exits or `timeout` passes (then SIGKILL to the group, and reap).
+ChildOutcome run_in_child(const std::function<int(int result_fd)>& body, std::chrono::milliseconds timeout);
+
+/// Runs `argv[0]` (a path) with `argv`, capturing stdout (as `out`) and stderr (as `err`), with
+/// the same deadline handling. An exec failure is Kind::exited with status 127 and the reason
+/// in `err`.
+ChildOutcome run_program(const std::vector<std::string>& argv, std::chrono::milliseconds timeout);
+
+/// "timed out after 300 ms", "crashed with signal 11 (SIGSEGV)", "exited with status 3",
+/// "could not start: ..." — for notes ("<probe> probe <describe>").
+std::string describe(const ChildOutcome& outcome, std::chrono::milliseconds timeout);
+
+}  // namespace wheelfit::backends::cuda::detail

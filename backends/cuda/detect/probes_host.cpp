@@ -1,0 +1,149 @@
+// Probes 3-7: nvidia-smi, /proc and /sys driver versions, WSL's driver folder, the PCI bus.
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "child_process.hpp"
+#include "wheelfit/backends/cuda_detect.hpp"
+
+namespace wheelfit::backends::cuda {
+namespace fs = std::filesystem;
+namespace {
+
+std::string_view trim(std::string_view s) noexcept {
+  constexpr std::string_view space = " \t\r\n\v\f";
+  auto b = s.find_first_not_of(space);
+  if (b == std::string_view::npos) return {};
+  return s.substr(b, s.find_last_not_of(space) - b + 1);
+}
+
+std::string first_line(std::string_view text) {
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    auto nl = text.find('\n', pos);
+    auto line = trim(text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos));
+    if (!line.empty()) return std::string(line.substr(0, 200));
+    if (nl == std::string_view::npos) break;
+    pos = nl + 1;
+  }
+  return {};
+}
+
+// Small text files only (proc and sysfs files report size 0, so read to EOF). 64 KiB cap.
+Expected<std::string> read_small_file(const fs::path& p) {
+  std::error_code ec;
+  if (!fs::exists(p, ec)) return Error(Errc::not_found, p.string() + ": not found");
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return Error(Errc::io_error, p.string() + ": cannot be read");
+  std::string text(64 * 1024, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return text;
+}
+
+}  // namespace
+
+ProbeResult probe_nvidia_smi(const std::string& program, std::chrono::milliseconds timeout) {
+  std::error_code ec;
+  if (program.empty()) return Error(Errc::not_found, "nvidia-smi: not found on PATH");
+  if (!fs::is_regular_file(program, ec)) return Error(Errc::not_found, "nvidia-smi: " + program + " not found");
+  auto run = [&](bool ask_cc) {
+    return detail::run_program({program,
+                                ask_cc ? "--query-gpu=index,name,uuid,compute_cap,driver_version"
+                                        : "--query-gpu=index,name,uuid,driver_version",
+                                "--format=csv,noheader"},
+                               timeout);
+  };
+  using Kind = detail::ChildOutcome::Kind;
+  bool with_cc = true;
+  auto outcome = run(true);
+  if (outcome.kind == Kind::exited && outcome.status != 0) {
+    auto why = first_line(outcome.out + "\n" + outcome.err);
+    if (why.find("compute_cap") != std::string::npos && why.find("not a valid field") != std::string::npos) {
+      // Drivers before R510 do not know compute_cap: ask for the rest.
+      with_cc = false;
+      outcome = run(false);
+    }
+  }
+  if (outcome.kind != Kind::exited) {
+    return Error(Errc::io_error, "nvidia-smi probe " + detail::describe(outcome, timeout));
+  }
+  if (outcome.status != 0) {
+    auto why = first_line(outcome.out + "\n" + outcome.err);
+    return Error(Errc::io_error,
+                 "nvidia-smi: " + detail::describe(outcome, timeout) + (why.empty() ? "" : ": " + why));
+  }
+  auto facts = parse_nvidia_smi_csv(outcome.out, with_cc);
+  if (facts && !with_cc) {
+    facts->notes.push_back("nvidia-smi: this driver's nvidia-smi has no compute_cap field");
+  }
+  return facts;
+}
+
+ProbeResult probe_proc_driver_version(const DetectEnv& env) {
+  auto path = env.host_path("/proc/driver/nvidia/version");
+  auto text = read_small_file(path);
+  if (!text) return Error(text.error().code, text.error().message + " (no NVIDIA kernel module loaded)");
+  auto version = parse_proc_driver_version(*text);
+  if (!version) return Error(version.error().code, path.string() + ": " + version.error().message);
+  ProbeFacts f;
+  f.driver_version = *version;
+  return f;
+}
+
+ProbeResult probe_sys_module_version(const DetectEnv& env) {
+  auto path = env.host_path("/sys/module/nvidia/version");
+  auto text = read_small_file(path);
+  if (!text) return Error(text.error().code, text.error().message + " (no nvidia kernel module loaded)");
+  auto version = trim(*text);
+  if (!is_driver_version(version)) {
+    return Error(Errc::invalid_input,
+                 path.string() + ": not a driver version: '" + std::string(version.substr(0, 80)) + "'");
+  }
+  ProbeFacts f;
+  f.driver_version = std::string(version);
+  return f;
+}
+
+Expected<WslPaths> find_wsl(const DetectEnv& env) {
+  auto dir = env.host_path("/usr/lib/wsl/lib");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return Error(Errc::not_found, "WSL: " + dir.string() + " not found");
+  WslPaths p;
+  auto have = [&](const char* name) {
+    auto f = dir / name;
+    return fs::exists(f, ec) ? f.string() : std::string();
+  };
+  p.nvml_library = have("libnvidia-ml.so.1");
+  p.cuda_library = have("libcuda.so.1");
+  p.nvidia_smi = have("nvidia-smi");
+  if (p.nvml_library.empty() && p.cuda_library.empty() && p.nvidia_smi.empty()) {
+    return Error(Errc::not_found, "WSL: " + dir.string() + " holds no libnvidia-ml.so.1, libcuda.so.1 or nvidia-smi");
+  }
+  return p;
+}
+
+Expected<std::vector<PciGpu>> probe_pci(const DetectEnv& env) {
+  auto dir = env.host_path("/sys/bus/pci/devices");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return Error(Errc::not_found, "PCI: " + dir.string() + " not found");
+  std::vector<PciGpu> gpus;
+  fs::directory_iterator it(dir, ec), end;
+  if (ec) return Error(Errc::io_error, "PCI: " + dir.string() + ": " + ec.message());
+  for (; it != end; it.increment(ec)) {
+    if (ec) return Error(Errc::io_error, "PCI: " + dir.string() + ": " + ec.message());
+    const auto& entry = it->path();
+    auto vendor = read_small_file(entry / "vendor");
+    if (!vendor || trim(*vendor) != "0x10de") continue;
+    auto cls = read_small_file(entry / "class");
+    if (!cls || !trim(*cls).starts_with("0x03")) continue;  // 0x0300 VGA, 0x0302 3D controller
+    auto device = read_small_file(entry / "device");
+    gpus.push_back(PciGpu{entry.filename().string(), device ? std::string(trim(*device)) : std::string("unknown")});
+  }
+  std::sort(gpus.begin(), gpus.end(), [](const PciGpu& a, const PciGpu& b) { return a.address < b.address; });
+  return gpus;
+}
+
+}  // namespace wheelfit::backends::cuda

@@ -1,0 +1,365 @@
+// Probes 1 and 2: NVML and libcuda, each loaded only inside a forked child (see
+// child_process.hpp). The child answers with one JSON object on its result pipe:
+//   {"driver_version": "...", "cuda_driver": "...", "devices": [{"index", "name", "cc", "uuid",
+//    "mig": [...]}], "notes": [...]}            or            {"error": "..."}
+// The types and prototypes below are the few NVML / CUDA driver API declarations we need (no
+// vendor headers are required to build).
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <system_error>
+
+#include "child_process.hpp"
+#include "wheelfit/backends/cuda_detect.hpp"
+
+namespace wheelfit::backends::cuda {
+namespace {
+
+namespace json = boost::json;
+
+// ---- NVML (nvml.h) ----
+using nvmlReturn_t = int;
+struct nvmlDevice_st;
+using nvmlDevice_t = nvmlDevice_st*;
+constexpr nvmlReturn_t NVML_SUCCESS = 0;
+constexpr unsigned kNvmlBufferSize = 96;  // NVML_DEVICE_NAME_V2_BUFFER_SIZE, ..._UUID_V2_...
+
+// ---- CUDA driver API (cuda.h) ----
+using CUresult = int;
+using CUdevice = int;
+struct CUuuid {
+  unsigned char bytes[16];
+};
+constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+
+// Looks up `name` in `lib` as a function pointer of type F.
+template <class F>
+F sym(void* lib, const char* name) {
+  return reinterpret_cast<F>(::dlsym(lib, name));
+}
+
+struct Missing {
+  std::string name;
+};
+
+template <class F>
+F need(void* lib, const char* name) {
+  F f = sym<F>(lib, name);
+  if (!f) throw Missing{name};
+  return f;
+}
+
+std::string from_buffer(const char* buf, std::size_t size) {
+  std::size_t n = 0;
+  while (n < size && buf[n] != '\0') ++n;
+  return std::string(buf, n);
+}
+
+int write_result(int fd, const json::object& result) {
+  std::string text = json::serialize(result);
+  const char* p = text.data();
+  std::size_t left = text.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) return 1;
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
+json::object error_result(std::string message) {
+  json::object o;
+  o["error"] = message;
+  return o;
+}
+
+// ---- the child side of probe 1 ----
+json::object nvml_child(const std::string& library) {
+  void* lib = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char* why = ::dlerror();
+    return error_result("cannot load " + library + ": " + (why ? why : "unknown dlopen error"));
+  }
+  using ErrorString = const char* (*)(nvmlReturn_t);
+  auto error_string = sym<ErrorString>(lib, "nvmlErrorString");
+  auto what = [&](const char* call, nvmlReturn_t r) {
+    std::string s = std::string(call) + " failed: ";
+    const char* text = error_string ? error_string(r) : nullptr;
+    s += text ? text : "error";
+    s += " (" + std::to_string(r) + ")";
+    return s;
+  };
+  try {
+    auto init = need<nvmlReturn_t (*)()>(lib, "nvmlInit_v2");
+    auto shutdown = need<nvmlReturn_t (*)()>(lib, "nvmlShutdown");
+    auto driver_version = need<nvmlReturn_t (*)(char*, unsigned)>(lib, "nvmlSystemGetDriverVersion");
+    auto cuda_version = sym<nvmlReturn_t (*)(int*)>(lib, "nvmlSystemGetCudaDriverVersion_v2");
+    if (!cuda_version) cuda_version = sym<nvmlReturn_t (*)(int*)>(lib, "nvmlSystemGetCudaDriverVersion");
+    auto count = need<nvmlReturn_t (*)(unsigned*)>(lib, "nvmlDeviceGetCount_v2");
+    auto handle = need<nvmlReturn_t (*)(unsigned, nvmlDevice_t*)>(lib, "nvmlDeviceGetHandleByIndex_v2");
+    auto capability = need<nvmlReturn_t (*)(nvmlDevice_t, int*, int*)>(lib, "nvmlDeviceGetCudaComputeCapability");
+    auto name = need<nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned)>(lib, "nvmlDeviceGetName");
+    auto uuid = need<nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned)>(lib, "nvmlDeviceGetUUID");
+    auto mig_count = sym<nvmlReturn_t (*)(nvmlDevice_t, unsigned*)>(lib, "nvmlDeviceGetMaxMigDeviceCount");
+    auto mig_handle =
+        sym<nvmlReturn_t (*)(nvmlDevice_t, unsigned, nvmlDevice_t*)>(lib, "nvmlDeviceGetMigDeviceHandleByIndex");
+
+    if (auto r = init(); r != NVML_SUCCESS) return error_result(what("nvmlInit_v2", r));
+    json::object out;
+    json::array notes;
+    char buf[kNvmlBufferSize] = {};
+    if (auto r = driver_version(buf, sizeof buf); r == NVML_SUCCESS) {
+      out["driver_version"] = from_buffer(buf, sizeof buf);
+    } else {
+      notes.emplace_back(what("nvmlSystemGetDriverVersion", r));
+    }
+    if (!cuda_version) {
+      notes.emplace_back("no nvmlSystemGetCudaDriverVersion_v2 in " + library);
+    } else if (int v = 0; auto r = cuda_version(&v)) {
+      notes.emplace_back(what("nvmlSystemGetCudaDriverVersion_v2", r));
+    } else if (auto text = cuda_version_text(v)) {
+      out["cuda_driver"] = *text;
+    } else {
+      notes.emplace_back("nvmlSystemGetCudaDriverVersion_v2 returned " + std::to_string(v));
+    }
+    unsigned n = 0;
+    if (auto rc = count(&n); rc != NVML_SUCCESS) {
+      notes.emplace_back(what("nvmlDeviceGetCount_v2", rc));
+    } else {
+      json::array devices;
+      for (unsigned i = 0; i < n; ++i) {
+        json::object d;
+        d["index"] = i;
+        nvmlDevice_t h = nullptr;
+        if (auto r = handle(i, &h); r != NVML_SUCCESS) {
+          notes.emplace_back("GPU " + std::to_string(i) + ": " + what("nvmlDeviceGetHandleByIndex_v2", r));
+          devices.emplace_back(std::move(d));
+          continue;
+        }
+        if (name(h, buf, sizeof buf) == NVML_SUCCESS) d["name"] = from_buffer(buf, sizeof buf);
+        if (uuid(h, buf, sizeof buf) == NVML_SUCCESS) d["uuid"] = from_buffer(buf, sizeof buf);
+        int major = 0, minor = 0;
+        if (auto r = capability(h, &major, &minor); r == NVML_SUCCESS && major > 0 && minor >= 0) {
+          d["cc"] = std::to_string(major) + "." + std::to_string(minor);
+        } else {
+          notes.emplace_back("GPU " + std::to_string(i) + ": " +
+                             (r == NVML_SUCCESS ? std::string("nvmlDeviceGetCudaComputeCapability returned ") +
+                                                      std::to_string(major) + "." + std::to_string(minor)
+                                                : what("nvmlDeviceGetCudaComputeCapability", r)));
+        }
+        unsigned max_mig = 0;
+        if (mig_count && mig_handle && mig_count(h, &max_mig) == NVML_SUCCESS) {
+          json::array migs;
+          for (unsigned m = 0; m < max_mig && m < 64; ++m) {
+            nvmlDevice_t mh = nullptr;
+            if (mig_handle(h, m, &mh) != NVML_SUCCESS || !mh) continue;
+            if (uuid(mh, buf, sizeof buf) == NVML_SUCCESS) migs.emplace_back(from_buffer(buf, sizeof buf));
+          }
+          if (!migs.empty()) d["mig"] = std::move(migs);
+        }
+        devices.emplace_back(std::move(d));
+      }
+      out["devices"] = std::move(devices);
+    }
+    shutdown();
+    if (!notes.empty()) out["notes"] = std::move(notes);
+    return out;
+  } catch (const Missing& m) {
+    return error_result(library + " has no " + m.name);
+  }
+}
+
+// ---- the child side of probe 2 ----
+json::object libcuda_child(const std::string& library) {
+  // Enumerate every GPU in PCI bus order (NVML's order); CUDA_VISIBLE_DEVICES is applied by
+  // the parent to the full list, the same way for every probe.
+  ::setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
+  ::unsetenv("CUDA_VISIBLE_DEVICES");
+  void* lib = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char* why = ::dlerror();
+    return error_result("cannot load " + library + ": " + (why ? why : "unknown dlopen error"));
+  }
+  using ErrorString = CUresult (*)(CUresult, const char**);
+  auto error_string = sym<ErrorString>(lib, "cuGetErrorString");
+  auto what = [&](const char* call, CUresult r) {
+    std::string s = std::string(call) + " failed: ";
+    const char* text = nullptr;
+    if (!error_string || error_string(r, &text) != CUDA_SUCCESS || !text) text = "error";
+    s += text;
+    s += " (" + std::to_string(r) + ")";
+    return s;
+  };
+  try {
+    auto init = need<CUresult (*)(unsigned)>(lib, "cuInit");
+    auto driver_version = need<CUresult (*)(int*)>(lib, "cuDriverGetVersion");
+    auto count = need<CUresult (*)(int*)>(lib, "cuDeviceGetCount");
+    auto get = need<CUresult (*)(CUdevice*, int)>(lib, "cuDeviceGet");
+    auto attribute = need<CUresult (*)(int*, int, CUdevice)>(lib, "cuDeviceGetAttribute");
+    auto name = need<CUresult (*)(char*, int, CUdevice)>(lib, "cuDeviceGetName");
+    auto uuid = sym<CUresult (*)(CUuuid*, CUdevice)>(lib, "cuDeviceGetUuid");
+
+    json::object out;
+    json::array notes;
+    int v = 0;
+    if (auto r = driver_version(&v); r != CUDA_SUCCESS) return error_result(what("cuDriverGetVersion", r));
+    auto cuda = cuda_version_text(v);
+    if (!cuda) return error_result("cuDriverGetVersion returned " + std::to_string(v));
+    if (auto r = init(0); r == CUDA_ERROR_NO_DEVICE) {
+      out["cuda_driver"] = *cuda;
+      out["devices"] = json::array();
+      notes.emplace_back(what("cuInit", r));
+      out["notes"] = std::move(notes);
+      return out;
+    } else if (r != CUDA_SUCCESS) {
+      // The library may not match the kernel driver: do not trust its version either.
+      return error_result(what("cuInit", r));
+    }
+    out["cuda_driver"] = *cuda;
+    int n = 0;
+    if (auto rc = count(&n); rc != CUDA_SUCCESS) {
+      notes.emplace_back(what("cuDeviceGetCount", rc));
+    } else {
+      json::array devices;
+      for (int i = 0; i < n; ++i) {
+        json::object d;
+        d["index"] = i;
+        CUdevice dev = 0;
+        if (auto r = get(&dev, i); r != CUDA_SUCCESS) {
+          notes.emplace_back("GPU " + std::to_string(i) + ": " + what("cuDeviceGet", r));
+          devices.emplace_back(std::move(d));
+          continue;
+        }
+        char buf[256] = {};
+        if (name(buf, static_cast<int>(sizeof buf), dev) == CUDA_SUCCESS) d["name"] = from_buffer(buf, sizeof buf);
+        int major = 0, minor = 0;
+        auto rmaj = attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+        auto rmin = attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+        if (rmaj == CUDA_SUCCESS && rmin == CUDA_SUCCESS && major > 0 && minor >= 0) {
+          d["cc"] = std::to_string(major) + "." + std::to_string(minor);
+        } else {
+          notes.emplace_back("GPU " + std::to_string(i) + ": " +
+                             what("cuDeviceGetAttribute", rmaj != CUDA_SUCCESS ? rmaj : rmin));
+        }
+        CUuuid u{};
+        if (uuid && uuid(&u, dev) == CUDA_SUCCESS) {
+          char text[64];
+          const unsigned char* b = u.bytes;
+          std::snprintf(text, sizeof text,
+                        "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
+                        b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+          d["uuid"] = text;
+        }
+        devices.emplace_back(std::move(d));
+      }
+      out["devices"] = std::move(devices);
+    }
+    if (!notes.empty()) out["notes"] = std::move(notes);
+    return out;
+  } catch (const Missing& m) {
+    return error_result(library + " has no " + m.name);
+  }
+}
+
+// ---- the parent side ----
+std::optional<std::string> string_at(const json::object& o, std::string_view key) {
+  if (auto* v = o.if_contains(key); v && v->is_string()) return std::string(v->as_string());
+  return std::nullopt;
+}
+
+ProbeResult read_child_answer(std::string_view probe, const detail::ChildOutcome& outcome,
+                              std::chrono::milliseconds timeout) {
+  using Kind = detail::ChildOutcome::Kind;
+  if (outcome.kind != Kind::exited || (outcome.status != 0 && outcome.out.empty())) {
+    return Error(Errc::io_error, std::string(probe) + " probe " + detail::describe(outcome, timeout));
+  }
+  boost::system::error_code ec;
+  json::value v = json::parse(outcome.out, ec);
+  if (ec || !v.is_object()) {
+    return Error(Errc::invalid_input, std::string(probe) + " probe gave no readable answer (" +
+                                          (outcome.out.empty() ? std::string("nothing") : "'" + outcome.out.substr(0, 80) + "'") +
+                                          ", " + detail::describe(outcome, timeout) + ")");
+  }
+  const auto& o = v.as_object();
+  if (auto err = string_at(o, "error")) return Error(Errc::not_found, std::string(probe) + ": " + *err);
+  ProbeFacts facts;
+  facts.driver_version = string_at(o, "driver_version");
+  if (facts.driver_version && !is_driver_version(*facts.driver_version)) {
+    facts.notes.push_back(std::string(probe) + ": unexpected driver version '" + *facts.driver_version + "'");
+    facts.driver_version.reset();
+  }
+  facts.cuda_driver = string_at(o, "cuda_driver");
+  if (auto* devs = o.if_contains("devices"); devs && devs->is_array()) {
+    std::vector<Device> list;
+    for (const auto& dv : devs->as_array()) {
+      if (!dv.is_object()) continue;
+      const auto& d = dv.as_object();
+      Device dev;
+      if (auto* i = d.if_contains("index"); i && i->is_int64()) dev.index = static_cast<int>(i->get_int64());
+      else if (i && i->is_uint64()) dev.index = static_cast<int>(i->get_uint64());
+      dev.name = string_at(d, "name").value_or("");
+      dev.uuid = string_at(d, "uuid").value_or("");
+      dev.compute_capability = string_at(d, "cc");
+      if (auto* m = d.if_contains("mig"); m && m->is_array()) {
+        for (const auto& u : m->as_array()) {
+          if (u.is_string()) dev.mig_uuids.emplace_back(u.as_string());
+        }
+      }
+      list.push_back(std::move(dev));
+    }
+    facts.devices = std::move(list);
+  }
+  if (auto* notes = o.if_contains("notes"); notes && notes->is_array()) {
+    for (const auto& n : notes->as_array()) {
+      if (n.is_string()) facts.notes.push_back(std::string(probe) + ": " + std::string(n.as_string()));
+    }
+  }
+  if (!facts.driver_version && !facts.cuda_driver && !facts.devices) {
+    std::string why = facts.notes.empty() ? std::string(probe) + ": answered nothing" : facts.notes.front();
+    return Error(Errc::not_found, why);
+  }
+  return facts;
+}
+
+ProbeResult run_library_probe(std::string_view probe, json::object (*child)(const std::string&),
+                              const std::string& library, std::chrono::milliseconds timeout) {
+  // A path (not a soname the loader searches for) that does not exist needs no child process.
+  std::error_code ec;
+  if (library.find('/') != std::string::npos && !std::filesystem::exists(library, ec)) {
+    return Error(Errc::not_found, std::string(probe) + ": cannot load " + library + ": no such file");
+  }
+  auto outcome = detail::run_in_child(
+      [&](int fd) {
+        json::object result;
+        try {
+          result = child(library);
+        } catch (const std::exception& e) {
+          result = error_result(std::string("failed: ") + e.what());
+        }
+        return write_result(fd, result);
+      },
+      timeout);
+  return read_child_answer(probe, outcome, timeout);
+}
+
+}  // namespace
+
+ProbeResult probe_nvml(const std::string& library, std::chrono::milliseconds timeout) {
+  return run_library_probe("NVML", &nvml_child, library, timeout);
+}
+
+ProbeResult probe_libcuda(const std::string& library, std::chrono::milliseconds timeout) {
+  return run_library_probe("libcuda", &libcuda_child, library, timeout);
+}
+
+}  // namespace wheelfit::backends::cuda

@@ -1,0 +1,272 @@
+// load_plugins and default_plugin_dir with real shared libraries: the test-only plugins of
+// tests/registry/plugins/ (built into WHEELFIT_TEST_PLUGIN_DIR/<case>/), copied into temporary
+// folders, one scenario each.
+#include <catch2/catch.hpp>
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <boost/json.hpp>
+#include <filesystem>
+
+#include "support/test_support.hpp"
+#include "wheelfit/policies/policy.hpp"
+#include "wheelfit/registry/registry.hpp"
+
+using namespace wheelfit;
+using registry::Registry;
+using registry::SkipReason;
+namespace fs = std::filesystem;
+using test::TempDir;
+
+namespace {
+
+/// The built test plugin for `kase` (a folder of tests/registry/plugins/CMakeLists.txt).
+fs::path test_plugin(const std::string& kase) {
+  return fs::path(WHEELFIT_TEST_PLUGIN_DIR) / kase / ("libwheelfit_test_plugin_" + kase + ".so");
+}
+
+/// A temporary plugin folder (mode 0755) holding copies of test plugins.
+struct PluginFolder {
+  TempDir tmp;
+  fs::path dir = tmp / "plugins";
+  PluginFolder() {
+    fs::create_directory(dir);
+    fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                             fs::perms::others_read | fs::perms::others_exec);
+  }
+  fs::path add(const std::string& kase, std::string name = "") {
+    if (name.empty()) name = test_plugin(kase).filename().string();
+    const fs::path to = dir / name;
+    fs::copy_file(test_plugin(kase), to);
+    return to;
+  }
+};
+
+void chmod_add(const fs::path& p, fs::perms perms) { fs::permissions(p, perms, fs::perm_options::add); }
+
+}  // namespace
+
+TEST_CASE("load_plugins: a whole backend from one plugin folder, no core change", "[registry][plugins]") {
+  PluginFolder folder;
+  const fs::path file = folder.add("fake");
+  Registry reg;
+  const auto report = registry::load_plugins(reg, folder.dir);
+  REQUIRE(report.ok());
+  CHECK(report.dir == folder.dir);
+  CHECK(report.skipped.empty());
+  REQUIRE(report.loaded.size() == 1);
+  CHECK(report.loaded[0].backend == "fake");
+  CHECK(report.loaded[0].file == file);
+
+  const auto* b = reg.find("fake");
+  REQUIRE(b != nullptr);
+  CHECK(b->description == "a test backend");
+  CHECK(b->index_url == "https://example.test/fake-wheels/");
+  CHECK(b->index_env == "WHEELFIT_FAKE_WHEELS_INDEX");
+  CHECK(b->releases_repo == "example/fake-wheels");
+  CHECK(b->torch_label == "fk");
+  CHECK(b->torch_index_pattern == "https://example.test/torch/fk{cuda_nodot}");
+  CHECK(b->origin == file.string());
+  CHECK(b->has_detection);
+
+  SECTION("its detection reaches the plugin on every call") {
+    for (int call = 1; call <= 2; ++call) {
+      auto text = reg.detect("fake");
+      REQUIRE(text);
+      const auto v = boost::json::parse(*text).as_object();
+      CHECK(v.at("present") == true);
+      CHECK(v.at("facts").at("gpus").as_array().at(0) == "fk1");
+      CHECK(v.at("notes").as_array().at(0) == ("call " + std::to_string(call)).c_str());
+    }
+  }
+  SECTION("its policy data brings its fallback combos and torch index") {
+    auto policy = policies::parse_policy_json(b->policy_json, b->origin + " (built-in policy)");
+    REQUIRE(policy);
+    CHECK(policy->version() == "fake-1");
+    CHECK(policy->fallback_combo("fake", "x86_64")->str() == "cu1.2/torch3.4");
+    CHECK(policy->fallback_combo("fake", "aarch64")->str() == "cu5.6/torch7.8");  // "arm64" in the file
+    CHECK(policy->fallback_combos("fake").size() == 2);
+    CHECK(policy->fallback_combos("cuda").empty());
+  }
+  SECTION("its index is chosen like any backend's") {
+    auto choice = registry::choose_index(*b, std::nullopt, std::string("/srv/fake"));
+    REQUIRE(choice);
+    CHECK(choice->origin == "env WHEELFIT_FAKE_WHEELS_INDEX");
+  }
+}
+
+TEST_CASE("load_plugins skips a bad file with its reason and loads nothing from it", "[registry][plugins]") {
+  struct Row {
+    const char* what;
+    void (*setup)(PluginFolder&);
+    SkipReason kind;
+    std::vector<std::string> says;
+  };
+  auto row = GENERATE(values<Row>({
+      {"a file not named *.so", [](PluginFolder& f) { test::write_file(f.dir / "README.txt", "hi"); },
+       SkipReason::not_plugin_name, {"not a plugin file name"}},
+      {"a hidden .so", [](PluginFolder& f) { f.add("fake", ".hidden.so"); }, SkipReason::not_plugin_name,
+       {"not a plugin file name"}},
+      {"a folder named *.so", [](PluginFolder& f) { fs::create_directory(f.dir / "folder.so"); },
+       SkipReason::not_regular_file, {"not a regular file"}},
+      {"a dangling link", [](PluginFolder& f) { fs::create_symlink(f.dir / "gone", f.dir / "dangling.so"); },
+       SkipReason::not_regular_file, {"not a regular file"}},
+      {"a world-writable plugin",
+       [](PluginFolder& f) { chmod_add(f.add("fake"), fs::perms::others_write); },
+       SkipReason::world_writable, {"world-writable"}},
+      {"a text file named *.so", [](PluginFolder& f) { test::write_file(f.dir / "text.so", "not a library\n"); },
+       SkipReason::not_shared_library, {"not a shared library"}},
+      {"a truncated ELF file",
+       [](PluginFolder& f) { test::write_file(f.dir / "trunc.so", std::string("\x7f" "ELF\x02\x01\x01", 7) + std::string(9, '\0')); },
+       SkipReason::load_failed, {"failed to load: ", "trunc.so"}},
+      {"a library without the entry", [](PluginFolder& f) { f.add("no_entry"); }, SkipReason::no_entry,
+       {"no wheelfit_backend_entry entry point"}},
+      {"an entry returning NULL", [](PluginFolder& f) { f.add("null_entry"); }, SkipReason::entry_failed,
+       {"returned NULL"}},
+      {"another ABI version", [](PluginFolder& f) { f.add("wrong_abi"); }, SkipReason::abi_mismatch,
+       {"built for wheelfit backend ABI 2; this wheelfit reads ABI 1"}},
+      {"a descriptor smaller than v1", [](PluginFolder& f) { f.add("small"); }, SkipReason::bad_descriptor,
+       {"descriptor size 8 is smaller than wheelfit_backend_v1"}},
+      {"an invalid backend name", [](PluginFolder& f) { f.add("bad_name"); }, SkipReason::bad_descriptor,
+       {"backend name 'Not A Name'"}},
+  }));
+  CAPTURE(row.what);
+  PluginFolder folder;
+  row.setup(folder);
+  Registry reg;
+  const auto report = registry::load_plugins(reg, folder.dir);
+  REQUIRE(report.ok());
+  CHECK(report.loaded.empty());
+  CHECK(reg.names().empty());
+  REQUIRE(report.skipped.size() == 1);
+  CHECK(report.skipped[0].kind == row.kind);
+  CHECK(report.skipped[0].file.parent_path() == folder.dir);  // the record names the file
+  for (const auto& text : row.says) CHECK_THAT(report.skipped[0].reason, Catch::Contains(text));
+}
+
+TEST_CASE("load_plugins: a duplicate backend name is skipped naming both files; file-name order decides",
+          "[registry][plugins]") {
+  PluginFolder folder;
+  const auto first = folder.add("fake_again", "a_first.so");
+  const auto second = folder.add("fake", "b_second.so");
+  Registry reg;
+  const auto report = registry::load_plugins(reg, folder.dir);
+  REQUIRE(report.ok());
+  REQUIRE(report.loaded.size() == 1);
+  CHECK(report.loaded[0].file == first);
+  CHECK(reg.find("fake")->description == "the same name again");
+  REQUIRE(report.skipped.size() == 1);
+  CHECK(report.skipped[0].kind == SkipReason::duplicate_name);
+  CHECK(report.skipped[0].file == second);
+  CHECK_THAT(report.skipped[0].reason,
+             Catch::Contains("'fake'") && Catch::Contains(first.string()) && Catch::Contains(second.string()));
+
+  SECTION("a backend without detection says so") {
+    auto r = reg.detect("fake");
+    REQUIRE_FALSE(r);
+    CHECK(r.error().is(Errc::unsupported));
+    CHECK(r.error().message == "backend fake has no detection");
+  }
+}
+
+TEST_CASE("load_plugins goes through the folder in name order and keeps going past bad files", "[registry][plugins]") {
+  PluginFolder folder;
+  folder.add("wrong_abi", "c.so");
+  folder.add("throwing", "b.so");
+  folder.add("fake", "d.so");
+  test::write_file(folder.dir / "a.txt", "");
+  folder.add("no_entry", "e.so");
+  Registry reg;
+  const auto report = registry::load_plugins(reg, folder.dir);
+  REQUIRE(report.ok());
+  REQUIRE(report.loaded.size() == 2);
+  CHECK(report.loaded[0].backend == "throwing");
+  CHECK(report.loaded[1].backend == "fake");
+  REQUIRE(report.skipped.size() == 3);
+  CHECK(report.skipped[0].file.filename() == "a.txt");
+  CHECK(report.skipped[1].file.filename() == "c.so");
+  CHECK(report.skipped[2].file.filename() == "e.so");
+  CHECK(reg.names() == std::vector<std::string>{"fake", "throwing"});
+}
+
+TEST_CASE("a detection that throws inside the plugin reaches the core as a value", "[registry][plugins]") {
+  PluginFolder folder;
+  folder.add("throwing");
+  Registry reg;
+  REQUIRE(registry::load_plugins(reg, folder.dir).loaded.size() == 1);
+  for (int call = 0; call < 2; ++call) {
+    auto text = reg.detect("throwing");
+    REQUIRE(text);  // a value, not an exception and not a crash
+    const auto v = boost::json::parse(*text).as_object();
+    CHECK(v.at("present") == false);
+    CHECK(v.at("error").as_string() == "detection failed: the probe exploded \"loudly\"");
+  }
+}
+
+TEST_CASE("load_plugins refuses the folder itself when it is unsafe or missing", "[registry][plugins]") {
+  PluginFolder folder;
+  folder.add("fake");
+  Registry reg;
+  SECTION("world-writable: nothing is loaded") {
+    chmod_add(folder.dir, fs::perms::others_write);
+    const auto report = registry::load_plugins(reg, folder.dir);
+    REQUIRE_FALSE(report.ok());
+    CHECK(report.error->is(Errc::invalid_input));
+    CHECK_THAT(report.error->message, Catch::Contains(folder.dir.string()) && Catch::Contains("world-writable"));
+    CHECK(report.loaded.empty());
+    CHECK(reg.names().empty());
+  }
+  SECTION("world-writable with the sticky bit (like /tmp) is still refused") {
+    chmod_add(folder.dir, fs::perms::others_write | fs::perms::sticky_bit);
+    CHECK_FALSE(registry::load_plugins(reg, folder.dir).ok());
+  }
+  SECTION("missing") {
+    const auto report = registry::load_plugins(reg, folder.tmp / "nope");
+    REQUIRE_FALSE(report.ok());
+    CHECK(report.error->is(Errc::not_found));
+    CHECK_THAT(report.error->message, Catch::Contains("nope") && Catch::Contains("no such plugin folder"));
+  }
+  SECTION("a file, not a folder") {
+    const auto report = registry::load_plugins(reg, folder.dir / "libwheelfit_test_plugin_fake.so");
+    REQUIRE_FALSE(report.ok());
+    CHECK(report.error->is(Errc::io_error));
+  }
+  SECTION("empty: fine, nothing loaded") {
+    PluginFolder empty;
+    const auto report = registry::load_plugins(reg, empty.dir);
+    CHECK(report.ok());
+    CHECK(report.loaded.empty());
+    CHECK(report.skipped.empty());
+  }
+}
+
+TEST_CASE("plugins are never unloaded: their code outlives the registry", "[registry][plugins]") {
+  PluginFolder folder;
+  const auto file = folder.add("fake", "keep.so");
+  {
+    Registry first;
+    REQUIRE(registry::load_plugins(first, folder.dir).loaded.size() == 1);
+    Registry moved = std::move(first);
+    REQUIRE(moved.detect("fake"));
+  }
+  // RTLD_NOLOAD finds the library only if it is still mapped.
+  void* handle = ::dlopen(file.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  CHECK(handle != nullptr);
+  if (handle) ::dlclose(handle);
+}
+
+TEST_CASE("default_plugin_dir: WHEELFIT_PLUGIN_PATH, else the build tree's plugins folder", "[registry][plugins]") {
+  SECTION("the variable wins") {
+    test::ScopedEnv env("WHEELFIT_PLUGIN_PATH", "/opt/wf/plugins");
+    CHECK(registry::default_plugin_dir() == fs::path("/opt/wf/plugins"));
+  }
+  SECTION("empty counts as unset: <build>/plugins for an executable in <build>/tests") {
+    test::ScopedEnv env("WHEELFIT_PLUGIN_PATH", "");
+    CHECK(fs::weakly_canonical(registry::default_plugin_dir()) == fs::weakly_canonical(test::binary_dir() / "plugins"));
+  }
+  SECTION("unset") {
+    test::ScopedEnv env("WHEELFIT_PLUGIN_PATH", std::nullopt);
+    CHECK(fs::weakly_canonical(registry::default_plugin_dir()) == fs::weakly_canonical(test::binary_dir() / "plugins"));
+  }
+}
