@@ -29,7 +29,7 @@ resolve options:
                         detected as `wheelfit detect` shows it (WHEELFIT_OVERRIDE_* /
                         CONDA_OVERRIDE_* variables apply either way)
   --python PATH         this machine's interpreter (default: python3 on PATH); not with --machine
-  --policy FILE         policy data replacing the built-in copy (also WHEELFIT_POLICY)
+  --policy FILE         policy data replacing the backend's own (also WHEELFIT_POLICY)
   --backend NAME        cuda or rocm (default: from torch's label, else cuda)
   -o, --output FILE     write the pixi.toml (atomically; only when everything resolved)
   --json                print one JSON object instead of the report

@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <system_error>
 
@@ -331,12 +333,41 @@ ProbeResult read_child_answer(std::string_view probe, const detail::ChildOutcome
   return facts;
 }
 
+// Whether the dynamic loader could find a soname, answered without loading it: LD_LIBRARY_PATH,
+// the loader's cache (/etc/ld.so.cache names every library ldconfig indexed) and the default
+// folders. A "no" lets a machine without the driver skip the child process (~5 ms each).
+bool loader_may_find(const std::string& soname) {
+  std::error_code ec;
+  auto in = [&](const std::string& dir) { return !dir.empty() && std::filesystem::exists(dir + "/" + soname, ec); };
+  if (const char* lp = std::getenv("LD_LIBRARY_PATH")) {
+    std::string_view rest(lp);
+    while (true) {
+      const auto colon = rest.find(':');
+      if (in(std::string(rest.substr(0, colon)))) return true;
+      if (colon == std::string_view::npos) break;
+      rest.remove_prefix(colon + 1);
+    }
+  }
+  for (const char* dir : {"/lib", "/usr/lib", "/lib64", "/usr/lib64", "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+                          "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu"}) {
+    if (in(dir)) return true;
+  }
+  std::ifstream cache("/etc/ld.so.cache", std::ios::binary);
+  if (!cache) return true;  // no cache to consult: let the loader decide
+  const std::string bytes((std::istreambuf_iterator<char>(cache)), std::istreambuf_iterator<char>());
+  return bytes.find(soname) != std::string::npos;
+}
+
 ProbeResult run_library_probe(std::string_view probe, json::object (*child)(const std::string&),
                               const std::string& library, std::chrono::milliseconds timeout) {
-  // A path (not a soname the loader searches for) that does not exist needs no child process.
+  // A path that does not exist, or a soname the loader cannot find, needs no child process.
   std::error_code ec;
   if (library.find('/') != std::string::npos && !std::filesystem::exists(library, ec)) {
     return Error(Errc::not_found, std::string(probe) + ": cannot load " + library + ": no such file");
+  }
+  if (library.find('/') == std::string::npos && !loader_may_find(library)) {
+    return Error(Errc::not_found, std::string(probe) + ": cannot load " + library +
+                                      ": not in LD_LIBRARY_PATH, /etc/ld.so.cache or the default library folders");
   }
   auto outcome = detail::run_in_child(
       [&](int fd) {
