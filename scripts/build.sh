@@ -6,7 +6,7 @@ dir="$root/build"
 extra=()
 if [[ "${1:-}" == "--sanitize" ]]; then
   dir="$root/build-asan"
-  extra=(-DWHEELFIT_SANITIZE=ON -DWHEELFIT_BUILD_BENCH=OFF)
+  extra=(-DWHEELFIT_SANITIZE=ON -DWHEELFIT_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug)
 fi
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)

@@ -1,13 +1,13 @@
 // The wheelfit executable end to end: arguments, exit codes, outputs, files.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
 
 #include <boost/json.hpp>
 #include <cstdlib>
 #include <set>
 #include <filesystem>
 
+#include "support/cli_support.hpp"
 #include "support/test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -17,26 +17,14 @@ using wheelfit::test::write_file;
 
 namespace {
 
-struct Run {
-  int code;
-  std::string out, err;
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
+using Run = wheelfit::test::CliRun;
+using wheelfit::test::shell_quote;
 
 // Runs the built wheelfit with `args` and a clean override environment.
 Run run_wheelfit(const std::vector<std::string>& args, const std::string& env = "") {
-  TempDir io;
-  std::string cmd = "env -u WHEELFIT_PLUGIN_PATH -u COMFY_ENV_CUDA_WHEELS_INDEX -u WHEELFIT_POLICY -u CONDA_OVERRIDE_CUDA -u CONDA_OVERRIDE_GLIBC " + env + " " +
-                    quote((wheelfit::test::binary_dir() / "apps" / "wheelfit" / "wheelfit").string());
-  for (const auto& a : args) cmd += " " + quote(a);
-  cmd += " >" + quote((io / "out").string()) + " 2>" + quote((io / "err").string());
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(io / "out"), read_file(io / "err")};
+  return wheelfit::test::run_program("env -u COMFY_ENV_CUDA_WHEELS_INDEX -u WHEELFIT_POLICY -u CONDA_OVERRIDE_CUDA "
+                                     "-u CONDA_OVERRIDE_GLIBC -u WHEELFIT_PLUGIN_PATH " + env,
+                                     wheelfit::test::built_wheelfit(), args);
 }
 
 const std::string x86 = "cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
@@ -171,7 +159,7 @@ TEST_CASE("wheelfit resolve honours COMFY_ENV_CUDA_WHEELS_INDEX and --index wins
   auto args = w.resolve_args();
   args.erase(args.begin() + 2, args.begin() + 4);  // drop --index
   SECTION("the env var names the index") {
-    auto r = run_wheelfit(args, "COMFY_ENV_CUDA_WHEELS_INDEX=" + quote(w.index.string()));
+    auto r = run_wheelfit(args, "COMFY_ENV_CUDA_WHEELS_INDEX=" + shell_quote(w.index.string()));
     CHECK(r.code == 0);
     CHECK_THAT(r.out, Catch::Contains("env COMFY_ENV_CUDA_WHEELS_INDEX"));
   }

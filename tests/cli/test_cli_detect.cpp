@@ -3,7 +3,6 @@
 // a fake KFD topology), the NVIDIA probes pointed at files that do not exist, a private cache.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
 
 #include <boost/json.hpp>
 #include <cstdlib>
@@ -11,6 +10,7 @@
 #include <map>
 
 #include "machine/fake_python.hpp"
+#include "support/cli_support.hpp"
 #include "support/test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -21,16 +21,8 @@ using wheelfit::test::write_file;
 
 namespace {
 
-struct Run {
-  int code;
-  std::string out, err;
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
+using Run = wheelfit::test::CliRun;
+using wheelfit::test::shell_quote;
 
 const std::string x86 = "cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
 
@@ -76,14 +68,9 @@ struct World {
 
   // Runs the built wheelfit with `args` in this world's environment only.
   [[nodiscard]] Run run(const std::vector<std::string>& args) const {
-    TempDir io;
-    std::string cmd = "env -i";
-    for (const auto& [k, v] : env) cmd += " " + k + "=" + quote(v);
-    cmd += " " + quote((wheelfit::test::binary_dir() / "apps" / "wheelfit" / "wheelfit").string());
-    for (const auto& a : args) cmd += " " + quote(a);
-    cmd += " >" + quote((io / "out").string()) + " 2>" + quote((io / "err").string());
-    const int status = std::system(cmd.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(io / "out"), read_file(io / "err")};
+    std::string prefix = "env -i";
+    for (const auto& [k, v] : env) prefix += " " + k + "=" + shell_quote(v);
+    return wheelfit::test::run_program(prefix, wheelfit::test::built_wheelfit(), args);
   }
 };
 

@@ -3,12 +3,12 @@
 // at a temporary folder of test plugins (WHEELFIT_TEST_PLUGIN_DIR/<case>/).
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
 
 #include <boost/json.hpp>
 #include <cstdlib>
 #include <filesystem>
 
+#include "support/cli_support.hpp"
 #include "support/test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -18,30 +18,16 @@ using wheelfit::test::write_file;
 
 namespace {
 
-struct Run {
-  int code;
-  std::string out, err;
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-fs::path built_wheelfit() { return wheelfit::test::binary_dir() / "apps" / "wheelfit" / "wheelfit"; }
+using Run = wheelfit::test::CliRun;
+using wheelfit::test::built_wheelfit;
+using wheelfit::test::shell_quote;
 
 // Runs the built wheelfit (or `exe`); `plugin_dir` empty = WHEELFIT_PLUGIN_PATH unset.
 Run run_wheelfit(const std::vector<std::string>& args, const fs::path& plugin_dir = {}, const fs::path& exe = built_wheelfit()) {
-  TempDir io;
-  std::string cmd = "env -u WHEELFIT_PLUGIN_PATH -u COMFY_ENV_CUDA_WHEELS_INDEX -u WHEELFIT_POLICY -u CONDA_OVERRIDE_CUDA "
-                    "-u CONDA_OVERRIDE_GLIBC ";
-  if (!plugin_dir.empty()) cmd += "WHEELFIT_PLUGIN_PATH=" + quote(plugin_dir.string()) + " ";
-  cmd += quote(exe.string());
-  for (const auto& a : args) cmd += " " + quote(a);
-  cmd += " >" + quote((io / "out").string()) + " 2>" + quote((io / "err").string());
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(io / "out"), read_file(io / "err")};
+  std::string env = "env -u WHEELFIT_PLUGIN_PATH -u COMFY_ENV_CUDA_WHEELS_INDEX -u WHEELFIT_POLICY -u CONDA_OVERRIDE_CUDA "
+                    "-u CONDA_OVERRIDE_GLIBC";
+  if (!plugin_dir.empty()) env += " WHEELFIT_PLUGIN_PATH=" + shell_quote(plugin_dir.string());
+  return wheelfit::test::run_program(env, exe, args);
 }
 
 fs::path test_plugin(const std::string& kase) {

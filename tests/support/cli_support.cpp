@@ -1,0 +1,28 @@
+#include "support/cli_support.hpp"
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+
+#include "support/test_support.hpp"
+
+namespace wheelfit::test {
+
+std::string shell_quote(const std::string& text) {
+  std::string q = "'";
+  for (char c : text) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::filesystem::path built_wheelfit() { return binary_dir() / "apps" / "wheelfit" / "wheelfit"; }
+
+CliRun run_program(const std::string& env_prefix, const std::filesystem::path& exe, const std::vector<std::string>& args) {
+  TempDir io;
+  std::string cmd = env_prefix + " " + shell_quote(exe.string());
+  for (const auto& a : args) cmd += " " + shell_quote(a);
+  cmd += " >" + shell_quote((io / "out").string()) + " 2>" + shell_quote((io / "err").string());
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(io / "out"), read_file(io / "err")};
+}
+
+}  // namespace wheelfit::test

@@ -1,0 +1,26 @@
+#pragma once
+// Running the built wheelfit executable from tests: one shell command with its environment,
+// arguments quoted, stdout and stderr captured.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace wheelfit::test {
+
+struct CliRun {
+  int code;  ///< the exit status, or -1 when the process did not exit normally
+  std::string out, err;
+};
+
+/// 'text' quoted for a POSIX shell.
+std::string shell_quote(const std::string& text);
+
+/// The wheelfit executable of this build tree.
+std::filesystem::path built_wheelfit();
+
+/// Runs `env_prefix exe args...` through the shell (`env_prefix` is shell text such as
+/// "env -u X Y=1"; may be empty) and captures its output.
+CliRun run_program(const std::string& env_prefix, const std::filesystem::path& exe, const std::vector<std::string>& args);
+
+}  // namespace wheelfit::test
