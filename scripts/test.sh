@@ -8,4 +8,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 dir="$root/build"
 [[ "${1:-}" == "--sanitize" ]] && dir="$root/build-asan"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+if [[ ! -d "$root/../shared/fixtures" ]]; then
+  echo "note: $root/../shared/fixtures is absent (a clone without the shared farm snapshot):"
+  echo "      the tests labelled 'fixtures' will report Skipped; every other test runs."
+fi
 ctest --test-dir "$dir" --output-on-failure --parallel "$(nproc)"
