@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "wheelfit/machine/interpreter.hpp"
-#include "wheelfit/machine/subprocess.hpp"
+#include "wheelfit/util/subprocess.hpp"
 
 namespace fs = std::filesystem;
 namespace wm = wheelfit::machine;
@@ -58,7 +58,7 @@ struct Sample {
 Sample timed(const std::vector<std::string>& argv, const std::function<void(const std::string&)>& check = {}) {
   const double cpu0 = children_cpu_ms();
   const auto start = Clock::now();
-  auto r = wm::run_process(argv, std::chrono::milliseconds(60000));
+  auto r = wheelfit::util::run_process(argv, std::chrono::milliseconds(60000));
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   const double cpu = children_cpu_ms() - cpu0;
   if (!r) die(r.error().message);

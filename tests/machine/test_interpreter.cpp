@@ -10,7 +10,7 @@
 #include "fake_python.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/machine/interpreter.hpp"
-#include "wheelfit/machine/subprocess.hpp"
+#include "wheelfit/util/subprocess.hpp"
 
 namespace fs = std::filesystem;
 namespace wm = wheelfit::machine;
@@ -208,24 +208,24 @@ TEST_CASE("run_process: status, signals, output caps", "[machine][interpreter]")
   TempDir dir;
   const fs::path sh = dir / "s";
   wheelfit::test::write_script(sh, "echo out; echo err >&2; exit 3");
-  auto r = wm::run_process({sh.string()}, std::chrono::milliseconds(5000));
+  auto r = wheelfit::util::run_process({sh.string()}, std::chrono::milliseconds(5000));
   REQUIRE(r);
   CHECK(r->exit_status == 3);
   CHECK(r->out == "out\n");
   CHECK(r->err == "err\n");
   CHECK(r->describe(std::chrono::milliseconds(1)) == "exited with status 3");
   wheelfit::test::write_script(sh, "kill -9 $$");
-  r = wm::run_process({sh.string()}, std::chrono::milliseconds(5000));
+  r = wheelfit::util::run_process({sh.string()}, std::chrono::milliseconds(5000));
   REQUIRE(r);
   CHECK(r->signal == 9);
   CHECK(contains(r->describe(std::chrono::milliseconds(1)), "killed by signal 9"));
   wheelfit::test::write_script(sh, "head -c 100000 /dev/zero");
-  r = wm::run_process({sh.string()}, std::chrono::milliseconds(5000), 1000);
+  r = wheelfit::util::run_process({sh.string()}, std::chrono::milliseconds(5000), 1000);
   REQUIRE(r);
   CHECK(r->out.size() == 1000);
   CHECK(r->truncated);
   CHECK(r->exited_ok());
-  CHECK_FALSE(wm::run_process({}, std::chrono::milliseconds(1)));
+  CHECK_FALSE(wheelfit::util::run_process({}, std::chrono::milliseconds(1)));
 }
 
 TEST_CASE("metadata_field reads RFC 822 headers", "[machine][interpreter]") {

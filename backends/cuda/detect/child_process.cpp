@@ -208,46 +208,6 @@ ChildOutcome run_in_child(const std::function<int(int)>& body, std::chrono::mill
   return collect(pid, rd, none, deadline);
 }
 
-ChildOutcome run_program(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
-  ChildOutcome failed;
-  if (argv.empty()) {
-    failed.error = "no program";
-    return failed;
-  }
-  std::vector<char*> args;
-  args.reserve(argv.size() + 1);
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-
-  Fd out_r, out_w, err_r, err_w;
-  if (!make_pipe(out_r, out_w) || !make_pipe(err_r, err_w)) {
-    failed.error = std::string("pipe: ") + std::strerror(errno);
-    return failed;
-  }
-  auto deadline = Clock::now() + timeout;
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    failed.error = std::string("fork: ") + std::strerror(errno);
-    return failed;
-  }
-  if (pid == 0) {
-    child_reset();
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, 0);
-    ::dup2(out_w.fd, 1);
-    ::dup2(err_w.fd, 2);
-    ::execv(args[0], args.data());
-    const char* why = std::strerror(errno);
-    constexpr std::string_view prefix = "cannot execute: ";
-    [[maybe_unused]] auto w1 = ::write(2, prefix.data(), prefix.size());
-    [[maybe_unused]] auto w2 = ::write(2, why, std::strlen(why));
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);
-  out_w.reset();
-  err_w.reset();
-  return collect(pid, out_r, err_r, deadline);
-}
 
 namespace {
 std::string_view signal_name(int sig) noexcept {

@@ -19,7 +19,7 @@ struct ChildOutcome {
   Kind kind = Kind::failed_to_start;
   int status = 0;
   std::string out;  ///< what the child wrote to its result pipe (capped at 1 MiB)
-  std::string err;  ///< its stderr (run_program only; capped)
+  std::string err;  ///< its stderr, when captured (capped)
   std::string error;
 };
 
@@ -28,11 +28,6 @@ struct ChildOutcome {
 /// value (exceptions -> 70). The parent collects what is written to result_fd until the child
 /// exits or `timeout` passes (then SIGKILL to the group, and reap).
 ChildOutcome run_in_child(const std::function<int(int result_fd)>& body, std::chrono::milliseconds timeout);
-
-/// Runs `argv[0]` (a path) with `argv`, capturing stdout (as `out`) and stderr (as `err`), with
-/// the same deadline handling. An exec failure is Kind::exited with status 127 and the reason
-/// in `err`.
-ChildOutcome run_program(const std::vector<std::string>& argv, std::chrono::milliseconds timeout);
 
 /// "timed out after 300 ms", "crashed with signal 11 (SIGSEGV)", "exited with status 3",
 /// "could not start: ..." — for notes ("<probe> probe <describe>").

@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "child_process.hpp"
+#include "wheelfit/util/subprocess.hpp"
 #include "wheelfit/backends/cuda_detect.hpp"
 
 namespace wheelfit::backends::cuda {
@@ -50,30 +51,32 @@ ProbeResult probe_nvidia_smi(const std::string& program, std::chrono::millisecon
   if (program.empty()) return Error(Errc::not_found, "nvidia-smi: not found on PATH");
   if (!fs::is_regular_file(program, ec)) return Error(Errc::not_found, "nvidia-smi: " + program + " not found");
   auto run = [&](bool ask_cc) {
-    return detail::run_program({program,
-                                ask_cc ? "--query-gpu=index,name,uuid,compute_cap,driver_version"
-                                        : "--query-gpu=index,name,uuid,driver_version",
-                                "--format=csv,noheader"},
-                               timeout);
+    return util::run_process({program,
+                              ask_cc ? "--query-gpu=index,name,uuid,compute_cap,driver_version"
+                                     : "--query-gpu=index,name,uuid,driver_version",
+                              "--format=csv,noheader"},
+                             timeout, 64 * 1024);
   };
-  using Kind = detail::ChildOutcome::Kind;
   bool with_cc = true;
-  auto outcome = run(true);
-  if (outcome.kind == Kind::exited && outcome.status != 0) {
+  auto started = run(true);
+  if (!started) return Error(Errc::io_error, "nvidia-smi probe could not start: " + started.error().message);
+  util::ProcessResult outcome = std::move(*started);
+  if (!outcome.timed_out && outcome.signal == 0 && outcome.exit_status != 0) {
     auto why = first_line(outcome.out + "\n" + outcome.err);
     if (why.find("compute_cap") != std::string::npos && why.find("not a valid field") != std::string::npos) {
       // Drivers before R510 do not know compute_cap: ask for the rest.
       with_cc = false;
-      outcome = run(false);
+      auto again = run(false);
+      if (!again) return Error(Errc::io_error, "nvidia-smi probe could not start: " + again.error().message);
+      outcome = std::move(*again);
     }
   }
-  if (outcome.kind != Kind::exited) {
-    return Error(Errc::io_error, "nvidia-smi probe " + detail::describe(outcome, timeout));
+  if (outcome.timed_out || outcome.signal != 0) {
+    return Error(Errc::io_error, "nvidia-smi probe " + outcome.describe(timeout));
   }
-  if (outcome.status != 0) {
+  if (outcome.exit_status != 0) {
     auto why = first_line(outcome.out + "\n" + outcome.err);
-    return Error(Errc::io_error,
-                 "nvidia-smi: " + detail::describe(outcome, timeout) + (why.empty() ? "" : ": " + why));
+    return Error(Errc::io_error, "nvidia-smi: " + outcome.describe(timeout) + (why.empty() ? "" : ": " + why));
   }
   auto facts = parse_nvidia_smi_csv(outcome.out, with_cc);
   if (facts && !with_cc) {

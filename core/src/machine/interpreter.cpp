@@ -14,11 +14,15 @@
 
 #include <boost/json.hpp>
 
-#include "wheelfit/machine/subprocess.hpp"
+#include "wheelfit/util/subprocess.hpp"
 #include "wheelfit/model/name.hpp"
 #include "wheelfit/model/version.hpp"
 
 namespace wheelfit::machine {
+using util::ProcessResult;
+using util::RunningProcess;
+using util::run_process;
+using util::start_process;
 namespace {
 namespace fs = std::filesystem;
 namespace json = boost::json;

@@ -1,7 +1,7 @@
 #pragma once
 // Running a program with a deadline: how the machine probes start the target Python
-// interpreter (and how the detect benchmark starts wheelfit and Python, so both sides of its
-// comparison pay the same start cost).
+// interpreter, how the CUDA plugin runs nvidia-smi, and how the detect benchmark starts wheelfit
+// and Python (so both sides of its comparison pay the same start cost).
 //
 // Thread safety: reentrant. The child is started with posix_spawn (no fork of a big parent, no
 // code of ours between fork and exec), in its own process group, with every signal at its
@@ -14,7 +14,7 @@
 
 #include "wheelfit/util/expected.hpp"
 
-namespace wheelfit::machine {
+namespace wheelfit::util {
 
 struct ProcessResult {
   bool timed_out = false;  ///< the deadline passed: the child's process group was killed and reaped
@@ -67,4 +67,4 @@ class RunningProcess {
 [[nodiscard]] Expected<ProcessResult> run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
                                                   std::size_t max_output = 1024 * 1024);
 
-}  // namespace wheelfit::machine
+}  // namespace wheelfit::util

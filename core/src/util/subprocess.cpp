@@ -1,4 +1,4 @@
-#include "wheelfit/machine/subprocess.hpp"
+#include "wheelfit/util/subprocess.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -17,7 +17,7 @@
 
 extern char** environ;
 
-namespace wheelfit::machine {
+namespace wheelfit::util {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -259,4 +259,4 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv, std::c
   return p->wait();
 }
 
-}  // namespace wheelfit::machine
+}  // namespace wheelfit::util
