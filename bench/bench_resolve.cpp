@@ -90,21 +90,11 @@ std::string slurp(const fs::path& p) {
   return s;
 }
 
+// The reference machine: the H100 profile the README's demo uses.
 machine::Machine h100() {
-  machine::Machine m;
-  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{{"os", "linux"},
-                                                                             {"cpu_arch", "x86_64"},
-                                                                             {"glibc", "2.35"},
-                                                                             {"python", "3.12"},
-                                                                             {"torch", "2.8.0+cu128"},
-                                                                             {"backend", "cuda"},
-                                                                             {"driver_version", "580.65.06"},
-                                                                             {"cuda_driver", "13.0"},
-                                                                             {"gpus", "9.0"}}) {
-    auto r = machine::set_fact(m, k, v, "bench");
-    if (!r) throw std::runtime_error(r.error().message);
-  }
-  return m;
+  auto m = machine::load_machine_profile(WHEELFIT_SOURCE_DIR "/examples/machines/x86_64-h100-cu128.toml");
+  if (!m) throw std::runtime_error(m.error().message);
+  return std::move(*m);
 }
 
 config::Workspace workspace(const std::vector<std::string>& names) {

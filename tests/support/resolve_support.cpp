@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "support/test_support.hpp"
+
 namespace wheelfit::test {
 
 machine::Machine make_machine(const std::vector<std::pair<std::string, std::string>>& facts) {
@@ -14,15 +16,9 @@ machine::Machine make_machine(const std::vector<std::pair<std::string, std::stri
 }
 
 machine::Machine h100() {
-  return make_machine({{"os", "linux"},
-                       {"cpu_arch", "x86_64"},
-                       {"glibc", "2.35"},
-                       {"python", "3.12"},
-                       {"torch", "2.8.0+cu128"},
-                       {"backend", "cuda"},
-                       {"driver_version", "580.65.06"},
-                       {"cuda_driver", "13.0"},
-                       {"gpus", "9.0"}});
+  auto m = machine::load_machine_profile((source_dir() / "examples" / "machines" / "x86_64-h100-cu128.toml").string());
+  if (!m) throw std::runtime_error(m.error().message);
+  return std::move(*m);
 }
 
 config::Workspace workspace(const std::vector<std::string>& packages, const std::string& python) {

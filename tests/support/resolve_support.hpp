@@ -12,8 +12,8 @@ namespace wheelfit::test {
 /// A machine from "key=value" facts (set_fact's text forms); throws on a bad fact.
 machine::Machine make_machine(const std::vector<std::pair<std::string, std::string>>& facts);
 
-/// The reference machine: linux x86_64 glibc 2.35, python 3.12, torch 2.8.0+cu128, driver
-/// 580.65.06 (CUDA 13.0), one sm_90 GPU.
+/// The reference machine, examples/machines/x86_64-h100-cu128.toml: linux x86_64 glibc 2.35,
+/// python 3.12, torch 2.8.0+cu128, driver 580.65.06 (CUDA 13.0), one sm_90 GPU.
 machine::Machine h100();
 
 /// A workspace of one env named "env" with these packages and (optionally) its own python.
