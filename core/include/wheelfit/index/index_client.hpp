@@ -24,6 +24,7 @@ struct ProjectPage {
   Status status = Status::failed;
   Page page;             ///< when ok
   std::string error;     ///< when not ok: why
+  std::string source = "index";  ///< who answered: "index" (the page / packages.json) or "releases-api"
 };
 
 struct IndexSnapshot {
@@ -31,6 +32,7 @@ struct IndexSnapshot {
   std::optional<PackagesJson> packages_json;   ///< when the index has one and it parsed
   std::string packages_json_note;              ///< why packages.json is absent or was not used
   std::map<std::string, ProjectPage> projects; ///< by normalised name
+  std::string failover_note;                   ///< when the Releases API was asked: why, and what it answered
 };
 
 /// Ensures a trailing '/' (a blank base is an error for the caller to report).

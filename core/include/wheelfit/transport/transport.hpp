@@ -1,31 +1,95 @@
 #pragma once
 // The transport seam: bytes by URL. The core reads indexes only through this interface; the
-// implementations (file:// and plain paths now, http/https with retries and caching later)
-// live in transports/. Callers never see sockets or Asio.
+// implementations (file:// and plain paths, http/https with retries, the on-disk cache, the
+// GitHub Releases source) live in transports/. Callers never see sockets or Asio.
 //
-// Errors: Errc::not_found means the resource cleanly does not exist (a 404, a missing file):
-// for a package page that is "not published on this index", never "the network failed".
-// Every other error means the source could not be read.
+// Errors: Errc::not_found means the resource cleanly does not exist (a 404 / 410, a missing
+// file): for a package page that is "not published on this index", never "the network failed".
+// Errc::too_large: a body or header above its limit. Errc::invalid_input: a malformed or hostile
+// URL. Errc::unsupported: a scheme the transport does not read. Every network failure carries a
+// NetErrc (category "wheelfit.transport"); is_transient() says which of them a retry may cure.
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
 #include <vector>
 
 #include "wheelfit/util/expected.hpp"
 
 namespace wheelfit::transport {
 
+/// Network failures. The message of the Error says which host:port and what happened.
+enum class NetErrc {
+  connect_failed = 1,  ///< refused, unreachable, name resolution failed
+  connect_timeout,     ///< TCP + proxy CONNECT + TLS did not finish within the connect timeout
+  reset,               ///< connection reset / broken pipe / closed before any response byte
+  truncated,           ///< the response ended early (Content-Length short, chunked unterminated, TLS cut)
+  idle_timeout,        ///< no byte for the idle timeout
+  deadline,            ///< the overall deadline of one resource passed
+  tls_handshake,       ///< a TLS failure that is not about the certificate (retried)
+  certificate,         ///< peer verification, host name or expiry failed (never retried)
+  http_status,         ///< a status that is neither success nor 404/410 (5xx after retries, 401, 403...)
+  rate_limited,        ///< 429 / 403 with x-ratelimit-remaining: 0 and a wait past the cap
+  proxy,               ///< the proxy refused the tunnel (407, 403, ...) or reset it past the budget
+  redirect,            ///< too many hops, https -> http, a bad Location
+  protocol,            ///< a malformed response (bad status line, bad header, bad chunk)
+  offline,             ///< --offline and the resource is not in the cache
+};
+
+const std::error_category& net_category() noexcept;
+inline std::error_code make_error_code(NetErrc e) noexcept { return {static_cast<int>(e), net_category()}; }
+
+/// True for the failures FAULTS.md retries: connect errors and timeouts, resets, truncation,
+/// idle timeouts, non-certificate TLS failures, and http_status errors whose `status` is 408,
+/// 429, 500, 502, 503, 504 or 520-527. Never for certificate, redirect, proxy auth, not_found,
+/// too_large or invalid_input.
+bool is_transient(const Error& error, int status = 0);
+
+/// An Error with a NetErrc code.
+inline Error net_error(NetErrc code, std::string message) {
+  return Error(std::error_code(static_cast<int>(code), net_category()), std::move(message));
+}
+/// True when `error` carries `code`.
+inline bool is(const Error& error, NetErrc code) noexcept {
+  return error.code == std::error_code(static_cast<int>(code), net_category());
+}
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+/// The value of the first header named `name` (ASCII case-insensitive), if any.
+std::optional<std::string_view> find_header(const Headers& headers, std::string_view name);
+
 struct Request {
   std::string url;
   std::size_t max_body = 64u << 20;  ///< bodies above this are Errc::too_large
+  /// Extra request headers ("Accept", "If-None-Match", "Authorization", ...). The transport adds
+  /// Host, User-Agent, Accept-Encoding: identity. Authorization is dropped on a cross-host redirect.
+  Headers headers;
 };
 
 struct Response {
   std::string url;           ///< the URL finally answered (after redirects / index.html)
   std::string content_type;  ///< "text/html", "application/vnd.pypi.simple.v1+json", ... or empty
   std::string body;
+  int status = 200;          ///< 200, or 304 (body empty) when the request was conditional
+  Headers headers;           ///< response headers as received (names lower-cased); empty for file://
+  bool from_cache = false;   ///< served by the cache (fresh or revalidated), no body transferred
+};
+
+/// Counters a transport keeps (for reports, tests and the benchmark). All zero for file://.
+struct Stats {
+  std::uint64_t requests = 0;      ///< HTTP requests written to a connection (retries included)
+  std::uint64_t connections = 0;   ///< TCP connections opened
+  std::uint64_t retries = 0;       ///< attempts after a transient failure (charged to the budget)
+  std::uint64_t reconnects = 0;    ///< stale keep-alive reconnects (not charged)
+  std::uint64_t cache_fresh = 0;   ///< answered from the cache without a request
+  std::uint64_t cache_revalidated = 0;  ///< 304 answers served from the cache
+  std::uint64_t bytes = 0;         ///< body bytes received
 };
 
 /// Reads resources by URL. Thread safety: get() and get_many() may be called from one thread
@@ -43,6 +107,8 @@ class Transport {
   [[nodiscard]] std::vector<Expected<Response>> get_many(const std::vector<Request>& requests) {
     return get_many_impl(requests);
   }
+  /// Counters since construction (decorators add their inner transport's).
+  [[nodiscard]] virtual Stats stats() const { return {}; }
 
  protected:
   Transport() = default;
@@ -58,3 +124,6 @@ class Transport {
 };
 
 }  // namespace wheelfit::transport
+
+template <>
+struct std::is_error_code_enum<wheelfit::transport::NetErrc> : std::true_type {};

@@ -1,0 +1,59 @@
+#pragma once
+// The http:// and https:// transport: Boost.Beast + OpenSSL on one io_context, owned by the
+// transport and run inside get()/get_many() (callers never see Asio). get_many fetches
+// concurrently, at most `jobs` requests at once and `per_host` connections per origin, with
+// keep-alive reuse; answers come back in request order.
+//
+// Behaviour (FAULTS.md): retries per RetryPolicy with every retry logged (log::info: the URL
+// redacted, the reason, the wait); a stale keep-alive connection (reset / EOF before any response
+// byte on a reused connection) is reconnected at once and not charged; connect / idle / overall
+// timeouts; header and body limits (Content-Length above Request::max_body refused before the
+// body is read); redirects (at most 10, never https -> http, Authorization stripped when the host
+// changes); TLS 1.2+, peer and host-name verification, SNI except for IP literals, system roots
+// or SSL_CERT_FILE / SSL_CERT_DIR instead; proxies from ProxyConfig (CONNECT tunnels for https,
+// TLS verified against the origin; absolute-form requests for http; Basic auth to the proxy
+// only). 404 / 410 -> Errc::not_found; other non-2xx -> NetErrc::http_status (after retries for
+// the transient ones), the status in the message ("HTTP 403 from host:port for URL").
+// 304 (conditional requests) -> a Response with status 304 and an empty body.
+// Thread safety: one caller at a time.
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "wheelfit/transport/transport.hpp"
+#include "wheelfit/transports/net_policy.hpp"
+
+namespace wheelfit::transports {
+
+/// "wheelfit/<project version>".
+std::string default_user_agent();
+
+struct HttpOptions {
+  std::string user_agent = default_user_agent();
+  RetryPolicy retry;
+  std::chrono::milliseconds connect_timeout{10000};  ///< TCP + proxy CONNECT + TLS
+  std::chrono::milliseconds idle_timeout{30000};     ///< no byte received for this long
+  std::chrono::milliseconds deadline{300000};        ///< one resource, all attempts together
+  int max_redirects = 10;
+  unsigned jobs = 8;        ///< requests in flight in get_many (>= 1)
+  unsigned per_host = 6;    ///< connections per origin (>= 1)
+  std::size_t max_header_bytes = 64u << 10;  ///< the whole response header
+  ProxyConfig proxy;        ///< ProxyConfig::from_env() by default (set in make_http_transport)
+  bool proxy_from_env = true;  ///< false: use `proxy` as given
+  std::optional<std::string> ca_file, ca_dir;  ///< replace the system roots; default SSL_CERT_FILE / SSL_CERT_DIR
+  bool ca_from_env = true;  ///< false: use ca_file / ca_dir as given
+};
+
+/// Errc::invalid_input when the options are unusable (a CA file that cannot be read names the
+/// file and the variable it came from).
+Expected<std::unique_ptr<transport::Transport>> make_http_transport(HttpOptions options = {});
+
+/// One transport for every scheme: file:// URLs and plain paths to the file transport, http(s)
+/// to an http transport made from `options`. Errc::unsupported (naming the URL) for other
+/// schemes. Errors: those of make_http_transport.
+Expected<std::unique_ptr<transport::Transport>> make_transport(HttpOptions options = {});
+
+}  // namespace wheelfit::transports

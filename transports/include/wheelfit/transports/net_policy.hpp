@@ -1,0 +1,106 @@
+#pragma once
+// The pure policy of the network layer, kept apart from the sockets so it is tested as tables:
+// URL parsing, proxy choice from the environment (curl's rules), retry classification and
+// waits, secret redaction. Nothing here does I/O. Thread safety: all functions are pure.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "wheelfit/transport/transport.hpp"
+#include "wheelfit/util/expected.hpp"
+
+namespace wheelfit::transports {
+
+/// An absolute http(s) URL split for a request. Userinfo is kept apart (never sent as part of
+/// the target); `host` is lower-cased, brackets removed for IPv6 literals.
+struct Url {
+  std::string scheme;    ///< "http" or "https"
+  std::string userinfo;  ///< "user:password" percent-decoded once, or ""
+  std::string host;      ///< "example.test", "127.0.0.1", "::1"
+  std::uint16_t port = 0;  ///< explicit or the scheme's default
+  std::string target;    ///< path + query, at least "/"; fragment dropped; escapes kept as written
+  bool ipv6 = false;
+
+  [[nodiscard]] bool is_ip_literal() const;           ///< IPv4 dotted quad or IPv6: no SNI
+  [[nodiscard]] std::string host_port() const;        ///< "host:port", "[::1]:8080"
+  [[nodiscard]] std::string origin() const;           ///< "https://host[:port]" (default port omitted)
+  [[nodiscard]] std::string str() const;              ///< origin + target, userinfo omitted
+};
+
+/// Parses an absolute http:// or https:// URL. Errc::invalid_input naming the URL (redacted) for
+/// a control character, space, NUL or backslash anywhere, a missing host, a bad port (non-digit,
+/// 0, > 65535), an unbalanced IPv6 bracket, a URL above 8 KiB; Errc::unsupported for another
+/// scheme.
+Expected<Url> parse_url(std::string_view url);
+
+/// Resolves a Location header against the URL that answered (absolute, scheme-relative,
+/// absolute-path and relative forms).
+Expected<Url> resolve_location(const Url& base, std::string_view location);
+
+/// The proxy settings of curl: http_proxy (lower case only, as curl: HTTP_PROXY is ignored for
+/// CGI safety), HTTPS_PROXY / https_proxy, ALL_PROXY / all_proxy, NO_PROXY / no_proxy (lower
+/// case wins when both are set).
+struct ProxyConfig {
+  std::string http_proxy, https_proxy, all_proxy, no_proxy;
+
+  /// Reads the variables through `getenv` (the process environment by default).
+  static ProxyConfig from_env(const std::function<const char*(const char*)>& getenv = nullptr);
+};
+
+/// The proxy for one origin: nullopt = connect directly. The proxy URL may lack a scheme
+/// ("proxy:3128" = http://); its userinfo becomes Basic Proxy-Authorization. Errc::invalid_input
+/// for a proxy URL that does not parse; Errc::unsupported for socks*://.
+Expected<std::optional<Url>> proxy_for(const ProxyConfig& config, const Url& target);
+
+/// curl's NO_PROXY matching: comma-separated (spaces trimmed), case-insensitive; "*" matches
+/// everything; "example.test" and ".example.test" match the host and its subdomains; IP literals
+/// and CIDR blocks ("10.0.0.0/8", "::1/128") match addresses; an entry with ":port" is ignored
+/// as curl does (the port is not compared).
+bool no_proxy_matches(std::string_view no_proxy, std::string_view host);
+
+/// Retry timing (FAULTS.md defaults; tests shrink them).
+struct RetryPolicy {
+  int retries = 3;                                 ///< attempts after the first
+  std::chrono::milliseconds base{1000};            ///< first backoff
+  std::chrono::milliseconds cap{30000};            ///< no backoff above this
+  std::chrono::milliseconds max_wait{60000};       ///< a Retry-After / reset wait above this: give up at once
+  int max_reconnects = 5;                          ///< stale keep-alive reconnects, not charged
+
+  /// The jittered exponential wait before retry `attempt` (1-based): uniform in
+  /// [d/2, d] with d = min(cap, base * 2^(attempt-1)). `random01` gives a value in [0, 1).
+  [[nodiscard]] std::chrono::milliseconds backoff(int attempt, double random01) const;
+};
+
+/// What a failed attempt asks for.
+struct RetryDecision {
+  bool retry = false;
+  std::chrono::milliseconds wait{0};
+  std::string reason;   ///< "HTTP 503", "connection reset", "Retry-After 3600 s exceeds the 60 s cap"
+};
+
+/// Decides about attempt `attempt` (1-based, the attempt that just failed) that ended in `error`
+/// (with the HTTP `status` when there was one, and its response `headers`). Honours Retry-After
+/// (delta seconds or an HTTP date, relative to `now`) and, for 403/429 with
+/// x-ratelimit-remaining: 0, x-ratelimit-reset (epoch seconds); a wait above max_wait gives up
+/// at once, saying so in `reason`. Never retries what is_transient() rejects.
+RetryDecision decide_retry(const RetryPolicy& policy, int attempt, const Error& error, int status,
+                           const transport::Headers& headers, std::chrono::system_clock::time_point now,
+                           double random01);
+
+/// Parses Retry-After: delta-seconds or an IMF-fixdate / RFC 850 / asctime HTTP date, as a wait
+/// from `now` (never negative). nullopt when malformed.
+std::optional<std::chrono::seconds> parse_retry_after(std::string_view value, std::chrono::system_clock::time_point now);
+
+/// Replaces secrets with "***": userinfo passwords in URLs ("https://u:***@h/"), the values of
+/// Authorization / Proxy-Authorization headers, token=... / access_token=... query values.
+std::string redact(std::string_view text);
+
+/// "Basic <base64(userinfo)>" for Proxy-Authorization.
+std::string basic_auth(std::string_view userinfo);
+
+}  // namespace wheelfit::transports
