@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -239,30 +240,34 @@ std::string resolve_url(std::string_view base, std::string_view href) {
 }
 
 std::string percent_decode(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
   auto hex_value = [](char c) -> int {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
     if (c >= 'A' && c <= 'F') return c - 'A' + 10;
     return -1;
   };
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const std::size_t pct = text.find('%', i);
-    if (pct == std::string_view::npos) {
-      out.append(text.substr(i));
-      break;
-    }
-    out.append(text.substr(i, pct - i));
-    if (pct + 2 < text.size() && hex_value(text[pct + 1]) >= 0 && hex_value(text[pct + 2]) >= 0) {
-      out += static_cast<char>(hex_value(text[pct + 1]) * 16 + hex_value(text[pct + 2]));
-      i = pct + 3;
+  // Decoding only shrinks: write into a buffer of the input's size, then trim it.
+  std::string out(text.size(), '\0');
+  char* o = out.data();
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  while (p < end) {
+    const auto* pct = static_cast<const char*>(std::memchr(p, '%', static_cast<std::size_t>(end - p)));
+    const char* stop = pct ? pct : end;
+    std::memcpy(o, p, static_cast<std::size_t>(stop - p));
+    o += stop - p;
+    if (!pct) break;
+    const int hi = pct + 2 < end ? hex_value(pct[1]) : -1;
+    const int lo = hi >= 0 ? hex_value(pct[2]) : -1;
+    if (lo >= 0) {
+      *o++ = static_cast<char>(hi * 16 + lo);
+      p = pct + 3;
     } else {
-      out += '%';  // an invalid escape stays as written
-      i = pct + 1;
+      *o++ = '%';  // an invalid escape stays as written
+      p = pct + 1;
     }
   }
+  out.resize(static_cast<std::size_t>(o - out.data()));
   return out;
 }
 
