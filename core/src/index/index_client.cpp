@@ -24,8 +24,8 @@ IndexSnapshot read_index(transport::Transport& transport, const std::string& bas
 
   std::set<std::string> unique(names.begin(), names.end());
   std::vector<transport::Request> requests;
-  requests.push_back({snap.base_url + "packages.json", 256u << 20});
-  for (const auto& n : unique) requests.push_back({snap.base_url + n + "/", 64u << 20});
+  requests.push_back({.url = snap.base_url + "packages.json", .max_body = 256u << 20, .headers = {}});
+  for (const auto& n : unique) requests.push_back({.url = snap.base_url + n + "/", .max_body = 64u << 20, .headers = {}});
 
   auto responses = transport.get_many(requests);
 

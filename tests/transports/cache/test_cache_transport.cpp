@@ -1,0 +1,677 @@
+#include <sys/resource.h>
+
+#include <catch2/catch.hpp>
+#include <csignal>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/test_support.hpp"
+#include "wheelfit/transports/cache_transport.hpp"
+#include "wheelfit/util/log.hpp"
+
+using namespace wheelfit;
+namespace fs = std::filesystem;
+using test::ScopedEnv;
+using test::TempDir;
+using transport::Headers;
+using transport::NetErrc;
+using transport::Request;
+using transport::Response;
+
+namespace {
+
+// An in-memory inner transport: a scripted handler, and a record of every request and batch.
+struct FakeState {
+  std::function<Expected<Response>(const Request&)> handler;
+  std::vector<Request> requests;
+  std::vector<std::size_t> batches;  // size of each get_many call
+};
+
+class FakeTransport final : public transport::Transport {
+ public:
+  explicit FakeTransport(std::shared_ptr<FakeState> s) : s_(std::move(s)) {}
+  [[nodiscard]] transport::Stats stats() const override {
+    transport::Stats st;
+    st.requests = s_->requests.size();
+    return st;
+  }
+
+ private:
+  Expected<Response> get_impl(const Request& r) override {
+    s_->requests.push_back(r);
+    return s_->handler(r);
+  }
+  std::vector<Expected<Response>> get_many_impl(const std::vector<Request>& rs) override {
+    s_->batches.push_back(rs.size());
+    std::vector<Expected<Response>> out;
+    for (const auto& r : rs) out.push_back(get_impl(r));
+    return out;
+  }
+  std::shared_ptr<FakeState> s_;
+};
+
+Response ok(std::string body, Headers headers = {}, std::string url = {}) {
+  Response r;
+  r.url = std::move(url);
+  r.content_type = "text/html";
+  r.body = std::move(body);
+  r.headers = std::move(headers);
+  return r;
+}
+
+Response not_modified(Headers headers = {}) {
+  Response r;
+  r.status = 304;
+  r.headers = std::move(headers);
+  return r;
+}
+
+Request req(std::string url) {
+  Request r;
+  r.url = std::move(url);
+  return r;
+}
+
+std::string header(const Request& r, std::string_view name) {
+  auto v = transport::find_header(r.headers, name);
+  return v ? std::string(*v) : std::string("<absent>");
+}
+
+struct Fixture {
+  TempDir dir;
+  std::shared_ptr<FakeState> state = std::make_shared<FakeState>();
+  std::unique_ptr<transport::Transport> cache;
+  std::vector<std::string> warnings;
+  log::Sink old_sink;
+
+  explicit Fixture(bool offline = false) {
+    old_sink = log::set_sink([this](log::Level level, std::string_view m) {
+      if (level == log::Level::warn) warnings.emplace_back(m);
+    });
+    reopen(offline);
+  }
+  ~Fixture() { log::set_sink(old_sink); }
+  Fixture(const Fixture&) = delete;
+  Fixture& operator=(const Fixture&) = delete;
+
+  void reopen(bool offline) {
+    auto c = transports::make_cache_transport(std::make_unique<FakeTransport>(state), {dir.path() / "cache", offline});
+    REQUIRE(c);
+    cache = std::move(*c);
+  }
+  [[nodiscard]] fs::path v1() const { return dir.path() / "cache" / "v1"; }
+  /// Entry files by extension (".json", ".body"); temporaries counted as ".tmp".
+  [[nodiscard]] std::vector<fs::path> files(std::string_view kind) const {
+    std::vector<fs::path> out;
+    for (const auto& e : fs::directory_iterator(v1())) {
+      const auto name = e.path().filename().string();
+      if (kind == ".tmp" ? name.rfind(".tmp", 0) == 0 : (name[0] != '.' && e.path().extension() == kind)) {
+        out.push_back(e.path());
+      }
+    }
+    return out;
+  }
+  Expected<Response> get(const std::string& url, Headers headers = {}) {
+    Request r;
+    r.url = url;
+    r.headers = std::move(headers);
+    return cache->get(r);
+  }
+};
+
+const std::string kUrl = "https://comfy-forge.github.io/cuda-wheels/flash-attn/";
+const std::string kPage = "<a href='flash_attn-2.8.3+cu128torch2.8-cp312-cp312-linux_x86_64.whl'>x</a>";
+
+}  // namespace
+
+TEST_CASE("cache: a fresh entry is served without a request", "[transports][cache]") {
+  Fixture f;
+  f.state->handler = [](const Request&) {
+    return ok(kPage, {{"cache-control", "public, max-age=3600"}, {"etag", "\"v1\""}, {"link", "<x>; rel=next"}},
+              kUrl);
+  };
+  auto first = f.get(kUrl);
+  REQUIRE(first);
+  CHECK_FALSE(first->from_cache);
+  CHECK(f.state->requests.size() == 1);
+
+  auto second = f.get(kUrl);
+  REQUIRE(second);
+  CHECK(second->from_cache);
+  CHECK(second->body == kPage);
+  CHECK(second->status == 200);
+  CHECK(second->url == kUrl);
+  CHECK(second->content_type == "text/html");
+  CHECK(transport::find_header(second->headers, "link") == std::optional<std::string_view>("<x>; rel=next"));
+  CHECK(f.state->requests.size() == 1);  // zero requests for the hit
+  const auto st = f.cache->stats();
+  CHECK(st.cache_fresh == 1);
+  CHECK(st.cache_revalidated == 0);
+  CHECK(st.requests == 1);  // the inner's counters are added
+  CHECK(f.files(".json").size() == 1);
+  CHECK(f.files(".body").size() == 1);
+  CHECK(f.files(".tmp").empty());
+  CHECK(f.warnings.empty());
+
+  SECTION("a new cache object over the same directory serves it too") {
+    f.reopen(false);
+    auto third = f.get(kUrl);
+    REQUIRE(third);
+    CHECK(third->from_cache);
+    CHECK(f.state->requests.size() == 1);
+  }
+}
+
+TEST_CASE("cache: Cache-Control decides freshness", "[transports][cache]") {
+  struct Row {
+    std::string cache_control;
+    bool fresh_on_second_get;
+  };
+  auto row = GENERATE(values<Row>({
+      {"max-age=3600", true},
+      {"MAX-AGE=3600", true},
+      {"public, max-age=\"3600\"", true},
+      {"max-age=3600, must-revalidate", true},
+      {"", false},  // absent: max-age 0, always revalidate
+      {"max-age=0", false},
+      {"no-cache", false},
+      {"max-age=3600, no-cache", false},
+      {"max-age=abc", false},  // invalid: stale
+      {"max-age=-5", false},
+      {"max-age=99999999999999999999999", true},  // clamped, not overflowed
+  }));
+  CAPTURE(row.cache_control);
+  Fixture f;
+  f.state->handler = [&](const Request& r) -> Expected<Response> {
+    if (header(r, "if-none-match") == "\"e1\"") return not_modified();
+    Headers h{{"etag", "\"e1\""}};
+    if (!row.cache_control.empty()) h.emplace_back("cache-control", row.cache_control);
+    return ok(kPage, h);
+  };
+  REQUIRE(f.get(kUrl));
+  auto second = f.get(kUrl);
+  REQUIRE(second);
+  CHECK(second->from_cache);
+  CHECK(second->body == kPage);
+  CHECK(f.state->requests.size() == (row.fresh_on_second_get ? 1u : 2u));
+}
+
+TEST_CASE("cache: a stale entry is revalidated with its validators", "[transports][cache]") {
+  Fixture f;
+  int round = 0;
+  f.state->handler = [&](const Request& r) -> Expected<Response> {
+    ++round;
+    if (round == 1) {
+      return ok(kPage, {{"etag", "W/\"abc\""}, {"last-modified", "Wed, 20 Aug 2025 10:00:00 GMT"},
+                        {"cache-control", "max-age=0"}, {"x-served-by", "old"}});
+    }
+    if (header(r, "if-none-match") == "W/\"abc\"") {
+      return not_modified({{"cache-control", "max-age=3600"}, {"x-served-by", "new"}});
+    }
+    return ok("unexpected");
+  };
+  REQUIRE(f.get(kUrl, {{"Accept", "text/html"}}));
+
+  auto second = f.get(kUrl, {{"Accept", "text/html"}});
+  REQUIRE(second);
+  REQUIRE(f.state->requests.size() == 2);
+  const auto& reval = f.state->requests[1];
+  CHECK(header(reval, "If-None-Match") == "W/\"abc\"");
+  CHECK(header(reval, "If-Modified-Since") == "Wed, 20 Aug 2025 10:00:00 GMT");
+  CHECK(header(reval, "Accept") == "text/html");  // the caller's headers still go out
+  CHECK(second->status == 200);
+  CHECK(second->from_cache);
+  CHECK(second->body == kPage);
+  CHECK(transport::find_header(second->headers, "x-served-by") == std::optional<std::string_view>("new"));
+  CHECK(f.cache->stats().cache_revalidated == 1);
+
+  // The 304 refreshed the sidecar: now fresh for an hour.
+  auto third = f.get(kUrl, {{"Accept", "text/html"}});
+  REQUIRE(third);
+  CHECK(third->from_cache);
+  CHECK(f.state->requests.size() == 2);
+  CHECK(f.cache->stats().cache_fresh == 1);
+  CHECK(f.files(".tmp").empty());
+}
+
+TEST_CASE("cache: revalidation details", "[transports][cache]") {
+  Fixture f;
+  SECTION("only Last-Modified: If-Modified-Since alone") {
+    f.state->handler = [](const Request& r) -> Expected<Response> {
+      if (header(r, "if-modified-since") != "<absent>") return not_modified();
+      return ok(kPage, {{"last-modified", "Wed, 20 Aug 2025 10:00:00 GMT"}});
+    };
+    REQUIRE(f.get(kUrl));
+    auto r = f.get(kUrl);
+    REQUIRE(r);
+    CHECK(r->from_cache);
+    CHECK(header(f.state->requests[1], "if-none-match") == "<absent>");
+  }
+  SECTION("no validator: a plain request, and the 200 replaces the entry") {
+    int n = 0;
+    f.state->handler = [&](const Request&) -> Expected<Response> { return ok("body " + std::to_string(++n)); };
+    REQUIRE(f.get(kUrl));
+    auto r = f.get(kUrl);
+    REQUIRE(r);
+    CHECK_FALSE(r->from_cache);
+    CHECK(r->body == "body 2");
+    CHECK(header(f.state->requests[1], "if-none-match") == "<absent>");
+    CHECK(header(f.state->requests[1], "if-modified-since") == "<absent>");
+  }
+  SECTION("a 200 to a conditional request replaces the entry") {
+    int n = 0;
+    f.state->handler = [&](const Request&) -> Expected<Response> {
+      ++n;
+      return ok("body " + std::to_string(n), {{"etag", "\"e" + std::to_string(n) + "\""}});
+    };
+    REQUIRE(f.get(kUrl));
+    auto r = f.get(kUrl);
+    REQUIRE(r);
+    CHECK(r->body == "body 2");
+    auto r3 = f.get(kUrl);
+    REQUIRE(r3);
+    CHECK(header(f.state->requests[2], "if-none-match") == "\"e2\"");
+  }
+  SECTION("a 304 to an unconditional request is a protocol error") {
+    f.state->handler = [](const Request&) -> Expected<Response> { return not_modified(); };
+    auto r = f.get(kUrl);
+    REQUIRE_FALSE(r);
+    CHECK(transport::is(r.error(), NetErrc::protocol));
+    CHECK_THAT(r.error().message, Catch::Contains(kUrl));
+  }
+  SECTION("the caller's own conditional request passes through uncached") {
+    f.state->handler = [](const Request&) -> Expected<Response> { return not_modified(); };
+    auto r = f.get(kUrl, {{"If-None-Match", "\"mine\""}});
+    REQUIRE(r);
+    CHECK(r->status == 304);
+    CHECK(f.files(".json").empty());
+  }
+  SECTION("the Accept header is part of the key") {
+    f.state->handler = [](const Request& r) -> Expected<Response> {
+      return ok("for " + header(r, "accept"), {{"cache-control", "max-age=3600"}});
+    };
+    REQUIRE(f.get(kUrl, {{"Accept", "text/html"}}));
+    REQUIRE(f.get(kUrl, {{"Accept", "application/vnd.pypi.simple.v1+json"}}));
+    auto html = f.get(kUrl, {{"accept", "text/html"}});
+    auto json = f.get(kUrl, {{"Accept", "application/vnd.pypi.simple.v1+json"}});
+    REQUIRE(html);
+    REQUIRE(json);
+    CHECK(html->body == "for text/html");
+    CHECK(json->body == "for application/vnd.pypi.simple.v1+json");
+    CHECK(f.state->requests.size() == 2);
+    CHECK(f.files(".json").size() == 2);
+  }
+}
+
+TEST_CASE("cache: no-store is never stored", "[transports][cache]") {
+  Fixture f;
+  SECTION("a no-store answer leaves no entry") {
+    f.state->handler = [](const Request&) -> Expected<Response> {
+      return ok(kPage, {{"cache-control", "no-store, max-age=3600"}, {"etag", "\"x\""}});
+    };
+    REQUIRE(f.get(kUrl));
+    REQUIRE(f.get(kUrl));
+    CHECK(f.state->requests.size() == 2);
+    CHECK(header(f.state->requests[1], "if-none-match") == "<absent>");
+    CHECK(f.files(".json").empty());
+    CHECK(f.files(".body").empty());
+  }
+  SECTION("a no-store answer removes an older entry") {
+    int n = 0;
+    f.state->handler = [&](const Request&) -> Expected<Response> {
+      if (++n == 1) return ok(kPage, {{"etag", "\"x\""}});
+      return ok("new", {{"cache-control", "No-Store"}});
+    };
+    REQUIRE(f.get(kUrl));
+    CHECK(f.files(".json").size() == 1);
+    auto r = f.get(kUrl);
+    REQUIRE(r);
+    CHECK(r->body == "new");
+    CHECK(f.files(".json").empty());
+    CHECK(f.files(".body").empty());
+  }
+}
+
+TEST_CASE("cache: a 404 removes the entry and stays not_found", "[transports][cache]") {
+  Fixture f;
+  int n = 0;
+  f.state->handler = [&](const Request& r) -> Expected<Response> {
+    if (++n == 1) return ok(kPage, {{"etag", "\"x\""}});
+    return unexpected(Errc::not_found, r.url + ": HTTP 404");
+  };
+  REQUIRE(f.get(kUrl));
+  REQUIRE(f.files(".json").size() == 1);
+  auto r = f.get(kUrl);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().is(Errc::not_found));
+  CHECK(f.files(".json").empty());
+  CHECK(f.files(".body").empty());
+  auto again = f.get(kUrl);
+  REQUIRE_FALSE(again);
+  CHECK(f.state->requests.size() == 3);
+  CHECK(header(f.state->requests[2], "if-none-match") == "<absent>");
+}
+
+TEST_CASE("cache: network errors pass through unchanged and keep the entry", "[transports][cache]") {
+  Fixture f;
+  auto code = GENERATE(NetErrc::reset, NetErrc::http_status, NetErrc::connect_timeout, NetErrc::rate_limited);
+  int n = 0;
+  f.state->handler = [&](const Request& r) -> Expected<Response> {
+    ++n;
+    if (n == 2) return transport::net_error(code, r.url + ": scripted failure");
+    if (n == 3) return not_modified();
+    return ok(kPage, {{"etag", "\"x\""}});
+  };
+  REQUIRE(f.get(kUrl));
+  auto r = f.get(kUrl);
+  REQUIRE_FALSE(r);  // never the stale body on an error
+  CHECK(transport::is(r.error(), code));
+  CHECK(r.error().message == kUrl + ": scripted failure");
+  CHECK(f.files(".json").size() == 1);
+  auto later = f.get(kUrl);  // the entry survived: a 304 serves it
+  REQUIRE(later);
+  CHECK(later->body == kPage);
+  CHECK(later->from_cache);
+}
+
+TEST_CASE("cache: a corrupt entry is discarded with a warning and refetched", "[transports][cache]") {
+  Fixture f;
+  int n = 0;
+  f.state->handler = [&](const Request& r) -> Expected<Response> {
+    ++n;
+    if (header(r, "if-none-match") != "<absent>") return not_modified();  // would serve the corrupt body
+    return ok(n == 1 ? kPage : "fresh copy", {{"etag", "\"x\""}, {"cache-control", "max-age=3600"}});
+  };
+  REQUIRE(f.get(kUrl));
+  REQUIRE(f.files(".json").size() == 1);
+  const auto sidecar = f.files(".json").front();
+  const auto body = f.files(".body").front();
+
+  SECTION("a sidecar that is not JSON") { test::write_file(sidecar, "{not json"); }
+  SECTION("a sidecar of the wrong shape") { test::write_file(sidecar, "[1, 2, 3]"); }
+  SECTION("a sidecar missing fields") { test::write_file(sidecar, R"({"format": 1, "url": "x"})"); }
+  SECTION("a sidecar of another format") {
+    auto text = test::read_file(sidecar);
+    text.replace(text.find("\"format\":1"), 10, "\"format\":9");
+    test::write_file(sidecar, text);
+  }
+  SECTION("a sidecar for another URL (a foreign file under this key)") {
+    auto text = test::read_file(sidecar);
+    text.replace(text.find(kUrl), kUrl.size(), "https://elsewhere.example/");
+    test::write_file(sidecar, text);
+  }
+  SECTION("an empty sidecar") { test::write_file(sidecar, ""); }
+  SECTION("a truncated body") {
+    auto text = test::read_file(body);
+    test::write_file(body, text.substr(0, text.size() / 2));
+  }
+  SECTION("a body with one byte flipped") {
+    auto text = test::read_file(body);
+    text[5] = static_cast<char>(text[5] ^ 0x20);
+    test::write_file(body, text);
+  }
+  SECTION("a missing body") { fs::remove(body); }
+  SECTION("a body that is a directory") {
+    fs::remove(body);
+    fs::create_directories(body);
+  }
+
+  auto r = f.get(kUrl);
+  REQUIRE(r);
+  CHECK(r->body == "fresh copy");
+  CHECK_FALSE(r->from_cache);
+  REQUIRE(f.state->requests.size() == 2);
+  CHECK(header(f.state->requests[1], "if-none-match") == "<absent>");  // a plain refetch
+  REQUIRE(f.warnings.size() == 1);
+  CHECK_THAT(f.warnings[0], Catch::Contains("corrupt") && Catch::Contains(kUrl));
+  // Replaced by a good entry.
+  auto again = f.get(kUrl);
+  REQUIRE(again);
+  CHECK(again->from_cache);
+  CHECK(again->body == "fresh copy");
+  CHECK(f.files(".tmp").empty());
+}
+
+TEST_CASE("cache: an orphan body without a sidecar is a plain miss", "[transports][cache]") {
+  Fixture f;
+  f.state->handler = [](const Request&) -> Expected<Response> { return ok(kPage, {{"cache-control", "max-age=60"}}); };
+  REQUIRE(f.get(kUrl));
+  fs::remove(f.files(".json").front());
+  auto r = f.get(kUrl);
+  REQUIRE(r);
+  CHECK_FALSE(r->from_cache);
+  CHECK(f.warnings.empty());
+}
+
+TEST_CASE("cache: offline mode serves stored entries only", "[transports][cache]") {
+  Fixture f;
+  f.state->handler = [](const Request&) -> Expected<Response> {
+    return ok(kPage, {{"cache-control", "max-age=0"}, {"etag", "\"x\""}});  // stale at once
+  };
+  REQUIRE(f.get(kUrl));
+  f.reopen(true);
+  f.state->requests.clear();
+
+  SECTION("a stored entry is served, stale or not, without a request") {
+    auto r = f.get(kUrl);
+    REQUIRE(r);
+    CHECK(r->from_cache);
+    CHECK(r->body == kPage);
+    CHECK(f.state->requests.empty());
+    CHECK(f.cache->stats().cache_fresh == 1);
+  }
+  SECTION("a missing entry is NetErrc::offline naming the URL") {
+    const std::string other = "https://comfy-forge.github.io/cuda-wheels/cumm/";
+    auto r = f.get(other);
+    REQUIRE_FALSE(r);
+    CHECK(transport::is(r.error(), NetErrc::offline));
+    CHECK_THAT(r.error().message, Catch::Contains(other));
+    CHECK(f.state->requests.empty());
+  }
+  SECTION("a caller's conditional request is not sent either") {
+    auto r = f.get(kUrl, {{"If-None-Match", "\"x\""}});
+    REQUIRE_FALSE(r);
+    CHECK(transport::is(r.error(), NetErrc::offline));
+    CHECK(f.state->requests.empty());
+  }
+  SECTION("a corrupt entry is discarded and then missing") {
+    test::write_file(f.files(".body").front(), "garbage");
+    auto r = f.get(kUrl);
+    REQUIRE_FALSE(r);
+    CHECK(transport::is(r.error(), NetErrc::offline));
+    CHECK(f.warnings.size() == 1);
+  }
+  SECTION("file:// still passes through") {
+    f.state->handler = [](const Request&) -> Expected<Response> { return ok("local"); };
+    auto r = f.get("file:///srv/index/cumm/");
+    REQUIRE(r);
+    CHECK(r->body == "local");
+    CHECK(f.state->requests.size() == 1);
+  }
+}
+
+TEST_CASE("cache: file:// and other schemes pass through uncached", "[transports][cache]") {
+  Fixture f;
+  f.state->handler = [](const Request& r) -> Expected<Response> {
+    return ok("local " + r.url, {{"cache-control", "max-age=3600"}});
+  };
+  for (const std::string url : {"file:///srv/index/cumm/", "/srv/index/cumm/", "FILE:///srv/x"}) {
+    CAPTURE(url);
+    f.state->requests.clear();
+    auto a = f.get(url);
+    auto b = f.get(url);
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK_FALSE(b->from_cache);
+    CHECK(b->body == "local " + url);
+    CHECK(f.state->requests.size() == 2);
+  }
+  CHECK(f.files(".json").empty());
+  CHECK(f.files(".body").empty());
+  CHECK(f.cache->stats().cache_fresh == 0);
+}
+
+TEST_CASE("cache: get_many batches misses and revalidations into one inner call", "[transports][cache]") {
+  Fixture f;
+  const std::string fresh_url = "https://idx.example/fresh/";
+  const std::string stale_url = "https://idx.example/stale/";
+  const std::string miss1 = "https://idx.example/miss1/";
+  const std::string miss2 = "https://idx.example/miss2/";
+  const std::string gone = "https://idx.example/gone/";
+  const std::string local = "file:///srv/local/";
+  f.state->handler = [&](const Request& r) -> Expected<Response> {
+    if (r.url == fresh_url) return ok("fresh", {{"cache-control", "max-age=3600"}});
+    if (r.url == stale_url) {
+      if (header(r, "if-none-match") == "\"s\"") return not_modified();
+      return ok("stale", {{"etag", "\"s\""}});
+    }
+    if (r.url == gone) return unexpected(Errc::not_found, r.url + ": 404");
+    return ok("body of " + r.url);
+  };
+  REQUIRE(f.get(fresh_url));
+  REQUIRE(f.get(stale_url));
+  f.state->requests.clear();
+  f.state->batches.clear();
+
+  std::vector<Request> reqs;
+  for (const auto& u : {fresh_url, miss1, stale_url, local, gone, miss2}) reqs.push_back(req(u));
+  auto out = f.cache->get_many(reqs);
+  REQUIRE(out.size() == 6);
+  CHECK(f.state->batches == std::vector<std::size_t>{5});  // all but the fresh one, in one call
+  REQUIRE(out[0]);
+  CHECK(out[0]->body == "fresh");
+  CHECK(out[0]->from_cache);
+  REQUIRE(out[1]);
+  CHECK(out[1]->body == "body of " + miss1);
+  REQUIRE(out[2]);
+  CHECK(out[2]->body == "stale");
+  CHECK(out[2]->from_cache);
+  REQUIRE(out[3]);
+  CHECK(out[3]->body == "body of " + local);
+  REQUIRE_FALSE(out[4]);
+  CHECK(out[4].error().is(Errc::not_found));
+  REQUIRE(out[5]);
+  CHECK(out[5]->body == "body of " + miss2);
+  const auto st = f.cache->stats();
+  CHECK(st.cache_fresh == 1);
+  CHECK(st.cache_revalidated == 1);
+
+  SECTION("a fresh hit beside a stale entry without validators: one inner request") {
+    f.state->batches.clear();
+    auto again = f.cache->get_many({req(fresh_url), req(miss1)});
+    REQUIRE(again[0]);
+    REQUIRE(again[1]);  // miss1 had no Cache-Control: revalidated (no validator: a plain GET)
+    CHECK(f.state->batches == std::vector<std::size_t>{1});
+  }
+}
+
+TEST_CASE("cache: a cached body above max_body is too_large", "[transports][cache]") {
+  Fixture f;
+  f.state->handler = [](const Request&) -> Expected<Response> {
+    return ok(std::string(4096, 'x'), {{"cache-control", "max-age=3600"}});
+  };
+  REQUIRE(f.get(kUrl));
+  Request small = req(kUrl);
+  small.max_body = 100;
+  auto r = f.cache->get(small);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().is(Errc::too_large));
+  CHECK_THAT(r.error().message, Catch::Contains(kUrl));
+}
+
+TEST_CASE("cache: writes are atomic; a failed write leaves the old entry whole", "[transports][cache]") {
+  Fixture f;
+  int n = 0;
+  f.state->handler = [&](const Request& r) -> Expected<Response> {
+    ++n;
+    if (n == 1) return ok("old body", {{"etag", "\"old\""}});
+    if (n == 2) return ok(std::string(64 * 1024, 'n'), {{"etag", "\"new\""}});
+    if (header(r, "if-none-match") == "\"old\"") return not_modified();
+    return ok("unexpected");
+  };
+  REQUIRE(f.get(kUrl));
+
+  // Make every write past 1 KiB fail (EFBIG) while the new, larger body is stored.
+  rlimit old_limit{};
+  REQUIRE(getrlimit(RLIMIT_FSIZE, &old_limit) == 0);
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = old_limit;
+  small.rlim_cur = 1024;
+  REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
+  auto r = f.get(kUrl);
+  setrlimit(RLIMIT_FSIZE, &old_limit);
+  std::signal(SIGXFSZ, old_handler);
+
+  REQUIRE(r);
+  CHECK(r->body.size() == 64 * 1024);  // the caller still gets the answer
+  CHECK_FALSE(f.warnings.empty());
+  CHECK_THAT(f.warnings.back(), Catch::Contains("could not store"));
+  CHECK(f.files(".tmp").empty());
+  // The old entry is intact: its validator is sent and a 304 serves the old body.
+  auto after = f.get(kUrl);
+  REQUIRE(after);
+  CHECK(header(f.state->requests.back(), "if-none-match") == "\"old\"");
+  CHECK(after->body == "old body");
+  CHECK(after->from_cache);
+}
+
+TEST_CASE("cache: make_cache_transport checks its directory", "[transports][cache]") {
+  TempDir dir;
+  auto state = std::make_shared<FakeState>();
+  SECTION("a file where the directory should be") {
+    test::write_file(dir / "file", "x");
+    auto c = transports::make_cache_transport(std::make_unique<FakeTransport>(state), {dir / "file", false});
+    REQUIRE_FALSE(c);
+    CHECK(c.error().is(Errc::io_error));
+    CHECK_THAT(c.error().message, Catch::Contains((dir / "file").string()));
+  }
+  SECTION("no inner transport") {
+    auto c = transports::make_cache_transport(nullptr, {dir.path(), false});
+    REQUIRE_FALSE(c);
+    CHECK(c.error().is(Errc::invalid_input));
+  }
+  SECTION("an empty dir means default_cache_dir()") {
+    ScopedEnv xdg("XDG_CACHE_HOME", (dir / "xdg").string());
+    auto c = transports::make_cache_transport(std::make_unique<FakeTransport>(state), {});
+    REQUIRE(c);
+    CHECK(fs::is_directory(dir / "xdg" / "wheelfit" / "v1"));
+  }
+  SECTION("the default fails when there is no home") {
+    ScopedEnv xdg("XDG_CACHE_HOME", std::nullopt);
+    ScopedEnv home("HOME", std::nullopt);
+    auto c = transports::make_cache_transport(std::make_unique<FakeTransport>(state), {});
+    REQUIRE_FALSE(c);
+    CHECK(c.error().is(Errc::invalid_input));
+  }
+}
+
+TEST_CASE("cache: default_cache_dir", "[transports][cache]") {
+  struct Row {
+    std::optional<std::string> xdg, home;
+    std::optional<std::string> expected;  // nullopt: invalid_input
+  };
+  auto row = GENERATE(values<Row>({
+      {"/x/cache", "/home/u", "/x/cache/wheelfit"},
+      {std::nullopt, "/home/u", "/home/u/.cache/wheelfit"},
+      {"", "/home/u", "/home/u/.cache/wheelfit"},            // blank = unset
+      {"relative/cache", "/home/u", "/home/u/.cache/wheelfit"},  // relative XDG is ignored (XDG spec)
+      {"/x/cache", std::nullopt, "/x/cache/wheelfit"},
+      {std::nullopt, std::nullopt, std::nullopt},
+      {"", "", std::nullopt},
+      {std::nullopt, "relative/home", std::nullopt},
+  }));
+  CAPTURE(row.xdg, row.home);
+  ScopedEnv xdg("XDG_CACHE_HOME", row.xdg);
+  ScopedEnv home("HOME", row.home);
+  auto d = transports::default_cache_dir();
+  if (row.expected) {
+    REQUIRE(d);
+    CHECK(d->string() == *row.expected);
+  } else {
+    REQUIRE_FALSE(d);
+    CHECK(d.error().is(Errc::invalid_input));
+  }
+}

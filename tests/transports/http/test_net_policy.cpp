@@ -1,0 +1,634 @@
+// Tests of the network policy (net_policy.hpp) as tables: URL parsing and Location resolution,
+// curl's proxy variables and NO_PROXY rules (FAULTS.md P05), retry decisions and waits (N11,
+// G02), and redaction of credentials.
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "wheelfit/transports/net_policy.hpp"
+
+using namespace wheelfit;
+using namespace wheelfit::transports;
+using namespace std::chrono_literals;
+using Catch::Matchers::Contains;
+using transport::NetErrc;
+
+namespace {
+
+Url parse_ok(std::string_view text) {
+  auto url = parse_url(text);
+  INFO(text);
+  if (!url) FAIL("parse_url failed: " << url.error().message);
+  return std::move(url).value();
+}
+
+// A fixed "now", Wed, 06 Nov 2024 08:49:37 GMT (the RFC's example date moved to a Wednesday 30
+// years on), so the dates in the tables are easy to check by hand.
+const std::chrono::system_clock::time_point kNow =
+    std::chrono::sys_days(std::chrono::year(2024) / 11 / 6) + 8h + 49min + 37s;
+
+Error http_error(int status) { return transport::net_error(NetErrc::http_status, "HTTP " + std::to_string(status)); }
+
+std::function<const char*(const char*)> env_of(const std::map<std::string, std::string>& vars) {
+  return [&vars](const char* name) -> const char* {
+    const auto it = vars.find(name);
+    return it == vars.end() ? nullptr : it->second.c_str();
+  };
+}
+
+}  // namespace
+
+// =============================================================================================
+// URLs
+
+TEST_CASE("parse_url splits http and https URLs", "[transports][net_policy]") {
+  struct Row {
+    std::string_view text, scheme, userinfo, host;
+    std::uint16_t port;
+    std::string_view target;
+    bool ipv6, ip_literal;
+    std::string_view host_port, origin, str;
+  };
+  const Row rows[] = {
+      {"https://example.test/simple/", "https", "", "example.test", 443, "/simple/", false, false,
+       "example.test:443", "https://example.test", "https://example.test/simple/"},
+      {"HTTP://Example.TEST", "http", "", "example.test", 80, "/", false, false, "example.test:80",
+       "http://example.test", "http://example.test/"},
+      {"http://example.test:8080?q=1#frag", "http", "", "example.test", 8080, "/?q=1", false, false,
+       "example.test:8080", "http://example.test:8080", "http://example.test:8080/?q=1"},
+      {"https://u%40x:p%3Aw@h.test:443/a%2Bb?x#y", "https", "u@x:p:w", "h.test", 443, "/a%2Bb?x", false, false,
+       "h.test:443", "https://h.test", "https://h.test/a%2Bb?x"},
+      {"http://127.0.0.1:5000/x", "http", "", "127.0.0.1", 5000, "/x", false, true, "127.0.0.1:5000",
+       "http://127.0.0.1:5000", "http://127.0.0.1:5000/x"},
+      {"https://[::1]:8443/", "https", "", "::1", 8443, "/", true, true, "[::1]:8443", "https://[::1]:8443",
+       "https://[::1]:8443/"},
+      {"https://[2001:DB8::1]/p", "https", "", "2001:db8::1", 443, "/p", true, true, "[2001:db8::1]:443",
+       "https://[2001:db8::1]", "https://[2001:db8::1]/p"},
+      {"http://h.test:/", "http", "", "h.test", 80, "/", false, false, "h.test:80", "http://h.test", "http://h.test/"},
+      {"http://256.1.1.1/", "http", "", "256.1.1.1", 80, "/", false, false, "256.1.1.1:80", "http://256.1.1.1",
+       "http://256.1.1.1/"},
+  };
+  for (const Row& r : rows) {
+    CAPTURE(r.text);
+    const Url u = parse_ok(r.text);
+    CHECK(u.scheme == r.scheme);
+    CHECK(u.userinfo == r.userinfo);
+    CHECK(u.host == r.host);
+    CHECK(u.port == r.port);
+    CHECK(u.target == r.target);
+    CHECK(u.ipv6 == r.ipv6);
+    CHECK(u.is_ip_literal() == r.ip_literal);
+    CHECK(u.host_port() == r.host_port);
+    CHECK(u.origin() == r.origin);
+    CHECK(u.str() == r.str);
+  }
+}
+
+TEST_CASE("parse_url rejects hostile and malformed URLs, naming the URL and the problem", "[transports][net_policy]") {
+  struct Row {
+    std::string text;
+    Errc code;
+    std::string_view problem;
+  };
+  const std::vector<Row> rows = {
+      {"https://h.test/a\nb", Errc::invalid_input, "control character 0x0a at offset 16"},
+      {"https://h.test/a\rHost: evil", Errc::invalid_input, "control character 0x0d"},
+      {std::string("https://h.test/a\0b", 18), Errc::invalid_input, "NUL byte at offset 16"},
+      {"https://h.test/a\x7f", Errc::invalid_input, "control character 0x7f"},
+      {"https://h.test/a b", Errc::invalid_input, "space at offset 16"},
+      {" https://h.test/", Errc::invalid_input, "space at offset 0"},
+      {"https://h.test\\@evil.test/", Errc::invalid_input, "backslash"},
+      {"https://h.test/..\\..\\x", Errc::invalid_input, "backslash"},
+      {"https:///path", Errc::invalid_input, "no host"},
+      {"https://", Errc::invalid_input, "no host"},
+      {"https://user:pw@/x", Errc::invalid_input, "no host"},
+      {"https://:443/", Errc::invalid_input, "no host"},
+      {"https:h.test/x", Errc::invalid_input, "no host"},
+      {"h.test/x", Errc::invalid_input, "no scheme"},
+      {"/simple/", Errc::invalid_input, "no scheme"},
+      {"", Errc::invalid_input, "no scheme"},
+      {"https://h.test:0/", Errc::invalid_input, "out of range"},
+      {"https://h.test:65536/", Errc::invalid_input, "out of range"},
+      {"https://h.test:99999/", Errc::invalid_input, "out of range"},
+      {"https://h.test:123456/", Errc::invalid_input, "bad port '123456'"},
+      {"https://h.test:8o/", Errc::invalid_input, "bad port '8o'"},
+      {"https://h.test:-1/", Errc::invalid_input, "bad port"},
+      {"https://h.test:80:81/", Errc::invalid_input, "bad port"},
+      {"https://[::1/", Errc::invalid_input, "unbalanced '['"},
+      {"https://::1]/", Errc::invalid_input, "unbalanced ']'"},
+      {"https://[::1]]/", Errc::invalid_input, "after ']'"},
+      {"https://[not-v6]/", Errc::invalid_input, "not an IPv6 address"},
+      {"https://[1:2:3:4:5:6:7:8:9]/", Errc::invalid_input, "not an IPv6 address"},
+      {"https://[1::2::3]/", Errc::invalid_input, "not an IPv6 address"},
+      {"https://h<x>.test/", Errc::invalid_input, "invalid character in the host"},
+      {"https://h%2etest/", Errc::invalid_input, "invalid character in the host"},
+      {"https://h.test/" + std::string(9000, 'a'), Errc::invalid_input, "longer than 8192 bytes (9015)"},
+      {"ftp://h.test/x", Errc::unsupported, "scheme 'ftp' is not supported"},
+      {"file:///etc/passwd", Errc::unsupported, "scheme 'file'"},
+      {"javascript:alert(1)", Errc::unsupported, "scheme 'javascript'"},
+  };
+  for (const Row& r : rows) {
+    CAPTURE(r.text);
+    const auto url = parse_url(r.text);
+    REQUIRE_FALSE(url);
+    CHECK(url.error().is(r.code));
+    CHECK_THAT(url.error().message, Contains(std::string(r.problem)));
+    CHECK_THAT(url.error().message, Contains("URL '"));
+    CHECK(url.error().message.size() < 400);  // an 8 KiB URL does not make an 8 KiB message
+    for (char c : url.error().message) CHECK(static_cast<unsigned char>(c) >= 0x20);
+  }
+}
+
+TEST_CASE("parse_url error messages never show a password", "[transports][net_policy]") {
+  const auto url = parse_url("https://alice:s3cret@h.test:0/");
+  REQUIRE_FALSE(url);
+  CHECK_THAT(url.error().message, !Contains("s3cret"));
+  CHECK_THAT(url.error().message, Contains("alice:***@"));
+}
+
+TEST_CASE("resolve_location handles every reference form", "[transports][net_policy]") {
+  const Url base = parse_ok("https://u:p@a.test/b/c/d;p?q");
+  struct Row {
+    std::string_view location, expected, userinfo;
+  };
+  const Row rows[] = {
+      {"g", "https://a.test/b/c/g", "u:p"},
+      {"./g", "https://a.test/b/c/g", "u:p"},
+      {"g/", "https://a.test/b/c/g/", "u:p"},
+      {"../g", "https://a.test/b/g", "u:p"},
+      {"../../../../g", "https://a.test/g", "u:p"},
+      {"./../g/./h/../i", "https://a.test/b/g/i", "u:p"},
+      {"?y", "https://a.test/b/c/d;p?y", "u:p"},
+      {"g?y#s", "https://a.test/b/c/g?y", "u:p"},
+      {"#s", "https://a.test/b/c/d;p?q", "u:p"},
+      {"/g", "https://a.test/g", "u:p"},
+      {"/a/./b/../c", "https://a.test/a/c", "u:p"},
+      {"//other.test/x", "https://other.test/x", ""},
+      {"//v:w@other.test:8443/x", "https://other.test:8443/x", "v:w"},
+      {"http://other.test/y", "http://other.test/y", ""},
+      {"HTTPS://A.TEST/z", "https://a.test/z", ""},
+      {"  /padded  ", "https://a.test/padded", "u:p"},
+      {"g%2Bh", "https://a.test/b/c/g%2Bh", "u:p"},
+  };
+  for (const Row& r : rows) {
+    CAPTURE(r.location);
+    const auto u = resolve_location(base, r.location);
+    REQUIRE(u);
+    CHECK(u->str() == r.expected);
+    CHECK(u->userinfo == r.userinfo);
+  }
+}
+
+TEST_CASE("resolve_location rejects bad Location headers", "[transports][net_policy]") {
+  const Url base = parse_ok("https://a.test/b/");
+  struct Row {
+    std::string_view location;
+    Errc code;
+    std::string_view problem;
+  };
+  const Row rows[] = {
+      {"", Errc::invalid_input, "empty Location"},
+      {"   ", Errc::invalid_input, "empty Location"},
+      {"/x\r\nSet-Cookie: a=b", Errc::invalid_input, "control character 0x0d"},
+      {"/a b", Errc::invalid_input, "space"},
+      {"/..\\x", Errc::invalid_input, "backslash"},
+      {"https://[::1/x", Errc::invalid_input, "unbalanced"},
+      {"https://a.test:0/", Errc::invalid_input, "out of range"},
+      {"ftp://a.test/x", Errc::unsupported, "ftp"},
+      {"file:///etc/passwd", Errc::unsupported, "file"},
+  };
+  for (const Row& r : rows) {
+    CAPTURE(r.location);
+    const auto u = resolve_location(base, r.location);
+    REQUIRE_FALSE(u);
+    CHECK(u.error().is(r.code));
+    CHECK_THAT(u.error().message, Contains(std::string(r.problem)));
+  }
+}
+
+// =============================================================================================
+// Proxies (FAULTS.md P05)
+
+TEST_CASE("ProxyConfig::from_env follows curl's variable names", "[transports][net_policy][P05]") {
+  struct Row {
+    std::string_view what;
+    std::map<std::string, std::string> env;
+    ProxyConfig expected;
+  };
+  const std::vector<Row> rows = {
+      {"nothing set", {}, {}},
+      {"lower case", {{"http_proxy", "h:1"}, {"https_proxy", "s:2"}, {"all_proxy", "a:3"}, {"no_proxy", "n"}},
+       {"h:1", "s:2", "a:3", "n"}},
+      {"upper case, HTTP_PROXY ignored (httpoxy)",
+       {{"HTTP_PROXY", "evil:1"}, {"HTTPS_PROXY", "S:2"}, {"ALL_PROXY", "A:3"}, {"NO_PROXY", "N"}},
+       {"", "S:2", "A:3", "N"}},
+      {"lower case wins over upper case",
+       {{"https_proxy", "s"}, {"HTTPS_PROXY", "S"}, {"all_proxy", "a"}, {"ALL_PROXY", "A"}, {"no_proxy", "n"},
+        {"NO_PROXY", "N"}},
+       {"", "s", "a", "n"}},
+      {"an empty lower-case variable counts as unset", {{"https_proxy", ""}, {"HTTPS_PROXY", "S"}, {"no_proxy", ""}, {"NO_PROXY", "N"}},
+       {"", "S", "", "N"}},
+  };
+  for (const Row& r : rows) {
+    CAPTURE(r.what);
+    const ProxyConfig c = ProxyConfig::from_env(env_of(r.env));
+    CHECK(c.http_proxy == r.expected.http_proxy);
+    CHECK(c.https_proxy == r.expected.https_proxy);
+    CHECK(c.all_proxy == r.expected.all_proxy);
+    CHECK(c.no_proxy == r.expected.no_proxy);
+  }
+}
+
+TEST_CASE("ProxyConfig::from_env reads the process environment by default", "[transports][net_policy][P05]") {
+  struct Restore {
+    std::optional<std::string> old;
+    Restore() {
+      if (const char* v = std::getenv("no_proxy")) old = v;
+      ::setenv("no_proxy", "from-the-env.test", 1);
+    }
+    ~Restore() { old ? ::setenv("no_proxy", old->c_str(), 1) : ::unsetenv("no_proxy"); }
+  } restore;
+  CHECK(ProxyConfig::from_env().no_proxy == "from-the-env.test");
+}
+
+TEST_CASE("no_proxy_matches follows curl's rules", "[transports][net_policy][P05]") {
+  struct Row {
+    std::string_view no_proxy, host;
+    bool match;
+  };
+  const Row rows[] = {
+      {"", "example.test", false},
+      {"*", "example.test", true},
+      {"*", "127.0.0.1", true},
+      {" * ", "anything", true},
+      {"other.test, *", "example.test", true},
+      {"localhost", "localhost", true},
+      {"localhost", "LOCALHOST", true},
+      {"localhost", "127.0.0.1", false},  // no name resolution: curl compares what was written
+      {"localhost", "notlocalhost", false},
+      {"localhost", "localhost.example.test", false},
+      {"example.test", "example.test", true},
+      {"example.test", "pkg.example.test", true},
+      {"example.test", "a.b.example.test", true},
+      {"example.test", "badexample.test", false},
+      {"example.test", "example.test.evil", false},
+      {".example.test", "example.test", true},
+      {".example.test", "pkg.example.test", true},
+      {".example.test", "badexample.test", false},
+      {"EXAMPLE.Test", "pkg.example.TEST", true},
+      {"example.test.", "pkg.example.test", true},
+      {"example.test", "pkg.example.test.", true},
+      {"  a.test ,  example.test  ", "pkg.example.test", true},
+      {"a.test,,b.test", "b.test", true},
+      {"a.test,,b.test", "c.test", false},
+      {"example.test:8080", "example.test", true},  // the port is not compared
+      {"test", "example.test", true},                // a bare label matches on a label boundary
+      {"10.0.0.0/8", "10.1.2.3", true},
+      {"10.0.0.0/8", "11.1.2.3", false},
+      {"192.168.1.0/24", "192.168.1.77", true},
+      {"192.168.1.0/24", "192.168.2.1", false},
+      {"192.168.1.128/25", "192.168.1.127", false},
+      {"192.168.1.128/25", "192.168.1.200", true},
+      {"0.0.0.0/0", "8.8.8.8", true},
+      {"127.0.0.1", "127.0.0.1", true},
+      {"127.0.0.1", "127.0.0.2", false},
+      {"127.0.0.1:3128", "127.0.0.1", true},
+      {"10.0.0.0/33", "10.0.0.1", false},  // a bad width matches nothing
+      {"10.0.0.0/x", "10.0.0.1", false},
+      {"10.0.0.0/8", "10.example.test", false},
+      {"::1", "::1", true},
+      {"::1", "[::1]", true},
+      {"[::1]", "::1", true},
+      {"[::1]:8080", "::1", true},
+      {"0:0:0:0:0:0:0:1", "::1", true},
+      {"::1/128", "::1", true},
+      {"::1/128", "::2", false},
+      {"fd00::/8", "FD12:3456::1", true},
+      {"fd00::/8", "fe80::1", false},
+      {"10.0.0.0/8", "::1", false},
+      {"::/0", "10.0.0.1", false},  // IPv6 blocks do not match IPv4 hosts
+  };
+  for (const Row& r : rows) {
+    CAPTURE(r.no_proxy, r.host);
+    CHECK(no_proxy_matches(r.no_proxy, r.host) == r.match);
+  }
+}
+
+TEST_CASE("proxy_for picks the variable by scheme and honours NO_PROXY", "[transports][net_policy][P05]") {
+  const std::map<std::string, std::string> env = {{"http_proxy", "http://hp.test:3128"},
+                                                  {"HTTPS_PROXY", "alice:s3cret@sp.test:8080"},
+                                                  {"no_proxy", "localhost, .internal.test,10.0.0.0/8 ,::1"}};
+  const ProxyConfig config = ProxyConfig::from_env(env_of(env));
+  struct Row {
+    std::string_view target;
+    std::string_view proxy;  ///< host_port, or "" for direct
+    std::string_view userinfo;
+  };
+  const Row rows[] = {
+      {"http://pkg.test/", "hp.test:3128", ""},
+      {"https://pkg.test/", "sp.test:8080", "alice:s3cret"},
+      {"https://localhost:8443/", "", ""},
+      {"https://a.internal.test/", "", ""},
+      {"https://internal.test/", "", ""},
+      {"https://10.9.8.7/", "", ""},
+      {"https://[::1]:8443/", "", ""},
+      {"https://[::2]/", "sp.test:8080", "alice:s3cret"},
+  };
+  for (const Row& r : rows) {
+    CAPTURE(r.target);
+    const auto p = proxy_for(config, parse_ok(r.target));
+    REQUIRE(p);
+    if (r.proxy.empty()) {
+      CHECK_FALSE(p->has_value());
+    } else {
+      REQUIRE(p->has_value());
+      CHECK((*p)->host_port() == r.proxy);
+      CHECK((*p)->userinfo == r.userinfo);
+      CHECK((*p)->scheme == "http");
+    }
+  }
+}
+
+TEST_CASE("proxy_for falls back to ALL_PROXY and reports bad proxy URLs", "[transports][net_policy][P05]") {
+  SECTION("all_proxy serves both schemes when the specific one is unset") {
+    const ProxyConfig config{"", "", "all.test:1080", ""};
+    for (std::string_view target : {"http://x.test/", "https://x.test/"}) {
+      CAPTURE(target);
+      const auto p = proxy_for(config, parse_ok(target));
+      REQUIRE(p);
+      REQUIRE(p->has_value());
+      CHECK((*p)->host_port() == "all.test:1080");
+    }
+  }
+  SECTION("the specific variable wins over all_proxy") {
+    const ProxyConfig config{"h.test:1", "s.test:2", "all.test:3", ""};
+    CHECK((*proxy_for(config, parse_ok("http://x.test/")))->host == "h.test");
+    CHECK((*proxy_for(config, parse_ok("https://x.test/")))->host == "s.test");
+  }
+  SECTION("no proxy configured means direct") {
+    const auto p = proxy_for(ProxyConfig{}, parse_ok("https://x.test/"));
+    REQUIRE(p);
+    CHECK_FALSE(p->has_value());
+  }
+  SECTION("errors") {
+    struct Row {
+      std::string_view proxy;
+      Errc code;
+      std::string_view problem;
+    };
+    const Row rows[] = {
+        {"socks5://s.test:1080", Errc::unsupported, "'socks5://' proxies are not supported"},
+        {"socks5h://s.test:1080", Errc::unsupported, "socks5h"},
+        {"SOCKS4://s.test:1080", Errc::unsupported, "socks4"},
+        {"https://s.test:443", Errc::unsupported, "'https://' proxies"},
+        {"proxy.test:99999", Errc::invalid_input, "out of range"},
+        {"http://u:pw@[::1:3128", Errc::invalid_input, "unbalanced"},
+        {"ftp://proxy.test", Errc::unsupported, "ftp"},
+    };
+    for (const Row& r : rows) {
+      CAPTURE(r.proxy);
+      const auto p = proxy_for(ProxyConfig{"", std::string(r.proxy), "", ""}, parse_ok("https://x.test/"));
+      REQUIRE_FALSE(p);
+      CHECK(p.error().is(r.code));
+      CHECK_THAT(p.error().message, Contains(std::string(r.problem)));
+      CHECK_THAT(p.error().message, !Contains(":pw@"));
+    }
+  }
+}
+
+// =============================================================================================
+// Retries (FAULTS.md N11, G02)
+
+TEST_CASE("RetryPolicy::backoff is jittered exponential with a cap", "[transports][net_policy][N11]") {
+  const RetryPolicy policy;  // 1 s base, 30 s cap
+  struct Row {
+    int attempt;
+    double random01;
+    std::chrono::milliseconds expected;
+  };
+  const Row rows[] = {
+      {1, 0.0, 500ms},   {1, 0.5, 750ms},    {1, 0.999999, 999ms}, {2, 0.0, 1000ms},  {3, 0.0, 2000ms},
+      {4, 0.5, 6000ms},  {5, 0.0, 8000ms},   {6, 0.0, 15000ms},   {6, 0.9999, 29998ms}, {7, 0.0, 15000ms},
+      {40, 0.0, 15000ms}, {1000, 0.0, 15000ms}, {0, 0.0, 500ms},     {-3, 0.0, 500ms},
+  };
+  for (const Row& r : rows) {
+    CAPTURE(r.attempt, r.random01);
+    CHECK(policy.backoff(r.attempt, r.random01) == r.expected);
+  }
+  SECTION("always within [d/2, d]") {
+    for (int attempt = 1; attempt <= 10; ++attempt) {
+      for (double r = 0.0; r < 1.0; r += 0.125) {
+        const auto wait = policy.backoff(attempt, r);
+        CAPTURE(attempt, r);
+        CHECK(wait >= 500ms);
+        CHECK(wait <= policy.cap);
+      }
+    }
+  }
+}
+
+TEST_CASE("parse_retry_after reads seconds and all three HTTP date forms", "[transports][net_policy][N11]") {
+  struct Row {
+    std::string_view value;
+    std::optional<std::chrono::seconds> expected;
+  };
+  const Row rows[] = {
+      {"0", 0s},
+      {"5", 5s},
+      {" 120 ", 120s},
+      {"3600", 3600s},
+      {"99999999999999999999", std::chrono::seconds(2147483647)},
+      {"Wed, 06 Nov 2024 08:49:47 GMT", 10s},          // IMF-fixdate
+      {"Wednesday, 06-Nov-24 08:50:37 GMT", 60s},      // RFC 850
+      {"Wed Nov  6 09:49:37 2024", 3600s},             // asctime
+      {"Wed Nov 06 08:49:38 2024", 1s},
+      {"Wed, 06 Nov 2024 08:49:36 GMT", 0s},           // in the past: no wait
+      {"Sun, 06 Nov 1994 08:49:37 GMT", 0s},
+      {"Thu, 07 Nov 2024 08:49:37 GMT", 86400s},
+      {"", std::nullopt},
+      {"-5", std::nullopt},
+      {"5.5", std::nullopt},
+      {"5s", std::nullopt},
+      {"soon", std::nullopt},
+      {"Wed, 06 Nov 2024 08:49:47 UTC", std::nullopt},
+      {"Wed, 6 Nov 2024 08:49:47 GMT", std::nullopt},
+      {"Wed, 06 Foo 2024 08:49:47 GMT", std::nullopt},
+      {"Wed, 31 Feb 2024 08:49:47 GMT", std::nullopt},
+      {"Wed, 06 Nov 2024 24:00:00 GMT", std::nullopt},
+      {"Wed, 06 Nov 2024 08:49 GMT", std::nullopt},
+      {"Xyz, 06 Nov 2024 08:49:47 GMT", std::nullopt},
+      {"Wednesday, 06-Nov-2024 08:49:47 GMT", std::nullopt},
+      {"Wed Nov  6 08:49:37", std::nullopt},
+  };
+  for (const Row& r : rows) {
+    CAPTURE(r.value);
+    CHECK(parse_retry_after(r.value, kNow) == r.expected);
+  }
+}
+
+TEST_CASE("decide_retry: which failures are retried, and how long to wait", "[transports][net_policy][N11]") {
+  RetryPolicy policy;
+  policy.base = 100ms;
+  policy.cap = 1000ms;
+  policy.max_wait = 60s;
+  struct Row {
+    std::string_view what;
+    Error error;
+    int status;
+    transport::Headers headers;
+    int attempt;
+    bool retry;
+    std::chrono::milliseconds wait;
+    std::string_view reason;
+  };
+  const std::vector<Row> rows = {
+      {"503", http_error(503), 503, {}, 1, true, 50ms, "HTTP 503"},
+      {"502 second attempt", http_error(502), 502, {}, 2, true, 100ms, "HTTP 502"},
+      {"500 third attempt", http_error(500), 500, {}, 3, true, 200ms, "HTTP 500"},
+      {"500 past the budget", http_error(500), 500, {}, 4, false, 0ms, "gave up after 4 attempts"},
+      {"408", http_error(408), 408, {}, 1, true, 50ms, "HTTP 408"},
+      {"520", http_error(520), 520, {}, 1, true, 50ms, "HTTP 520"},
+      {"reset", transport::net_error(NetErrc::reset, "x"), 0, {}, 1, true, 50ms, "connection reset"},
+      {"connect", transport::net_error(NetErrc::connect_failed, "x"), 0, {}, 1, true, 50ms, "connection failed"},
+      {"truncated", transport::net_error(NetErrc::truncated, "x"), 0, {}, 2, true, 100ms, "response truncated"},
+      {"idle timeout", transport::net_error(NetErrc::idle_timeout, "x"), 0, {}, 1, true, 50ms, "read timed out"},
+      {"tls handshake", transport::net_error(NetErrc::tls_handshake, "x"), 0, {}, 1, true, 50ms, "TLS handshake"},
+      {"certificate", transport::net_error(NetErrc::certificate, "x"), 0, {}, 1, false, 0ms, "not retried"},
+      {"redirect", transport::net_error(NetErrc::redirect, "x"), 0, {}, 1, false, 0ms, "not retried"},
+      {"proxy 407", transport::net_error(NetErrc::proxy, "x"), 407, {}, 1, false, 0ms, "not retried"},
+      {"404", http_error(404), 404, {}, 1, false, 0ms, "HTTP 404 is not retried"},
+      {"401", http_error(401), 401, {}, 1, false, 0ms, "HTTP 401 is not retried"},
+      {"403 plain", http_error(403), 403, {}, 1, false, 0ms, "HTTP 403 is not retried"},
+      {"not_found", Error(Errc::not_found, "x"), 404, {}, 1, false, 0ms, "not retried"},
+      {"too large", Error(Errc::too_large, "x"), 0, {}, 1, false, 0ms, "not retried"},
+      {"404 with Retry-After", http_error(404), 404, {{"Retry-After", "1"}}, 1, false, 0ms, "not retried"},
+      // N11: the server's wait wins over the backoff, in either form.
+      {"429 Retry-After seconds", http_error(429), 429, {{"retry-after", "5"}}, 1, true, 5000ms, "HTTP 429, Retry-After 5 s"},
+      {"503 Retry-After date", http_error(503), 503, {{"Retry-After", "Wed, 06 Nov 2024 08:50:07 GMT"}}, 1, true, 30000ms,
+       "Retry-After 30 s"},
+      {"503 Retry-After 0", http_error(503), 503, {{"Retry-After", "0"}}, 1, true, 0ms, "Retry-After 0 s"},
+      {"503 malformed Retry-After: backoff", http_error(503), 503, {{"Retry-After", "later"}}, 1, true, 50ms, "HTTP 503"},
+      {"503 Retry-After 3600 gives up", http_error(503), 503, {{"Retry-After", "3600"}}, 1, false, 0ms,
+       "Retry-After 3600 s exceeds the 60 s cap"},
+      {"429 Retry-After date past the cap", http_error(429), 429, {{"Retry-After", "Wed, 06 Nov 2024 09:49:37 GMT"}}, 1,
+       false, 0ms, "exceeds the 60 s cap"},
+      {"Retry-After at the cap", http_error(503), 503, {{"Retry-After", "60"}}, 1, true, 60000ms, "Retry-After 60 s"},
+      {"Retry-After past the budget", http_error(503), 503, {{"Retry-After", "1"}}, 4, false, 0ms, "gave up"},
+  };
+  for (const Row& r : rows) {
+    CAPTURE(r.what);
+    const RetryDecision d = decide_retry(policy, r.attempt, r.error, r.status, r.headers, kNow, 0.0);
+    CHECK(d.retry == r.retry);
+    CHECK(d.wait == r.wait);
+    CHECK_THAT(d.reason, Contains(std::string(r.reason)));
+  }
+}
+
+TEST_CASE("decide_retry: GitHub rate limits wait for the reset or give up naming it", "[transports][net_policy][G02]") {
+  RetryPolicy policy;
+  policy.max_wait = 300s;
+  const auto epoch = [](std::chrono::seconds from_now) {
+    return std::to_string(std::chrono::duration_cast<std::chrono::seconds>((kNow + from_now).time_since_epoch()).count());
+  };
+  struct Row {
+    std::string_view what;
+    int status;
+    transport::Headers headers;
+    bool retry;
+    std::chrono::milliseconds wait;
+    std::string_view reason;
+  };
+  const std::vector<Row> rows = {
+      {"403 remaining 0, reset in 120 s", 403, {{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", epoch(120s)}}, true,
+       120000ms, "x-ratelimit-reset in 120 s (2024-11-06T08:51:37Z)"},
+      {"header names in any case", 403, {{"X-RateLimit-Remaining", " 0 "}, {"X-RateLimit-Reset", epoch(7s)}}, true, 7000ms,
+       "HTTP 403"},
+      {"429 remaining 0", 429, {{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", epoch(30s)}}, true, 30000ms,
+       "x-ratelimit-reset in 30 s"},
+      {"reset already passed", 403, {{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", epoch(-5s)}}, true, 0ms,
+       "x-ratelimit-reset in 0 s"},
+      {"reset past the cap", 403, {{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", epoch(3600s)}}, false, 0ms,
+       "x-ratelimit-reset in 3600 s (2024-11-06T09:49:37Z) exceeds the 300 s cap"},
+      {"Retry-After longer than the reset wins", 403,
+       {{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", epoch(10s)}, {"retry-after", "20"}}, true, 20000ms,
+       "Retry-After 20 s"},
+      {"reset longer than Retry-After wins", 429,
+       {{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", epoch(50s)}, {"retry-after", "5"}}, true, 50000ms,
+       "x-ratelimit-reset in 50 s"},
+      {"403 with quota left is a real 403", 403, {{"x-ratelimit-remaining", "10"}, {"x-ratelimit-reset", epoch(5s)}},
+       false, 0ms, "HTTP 403 is not retried"},
+      {"403 without the headers", 403, {}, false, 0ms, "HTTP 403 is not retried"},
+      {"malformed reset falls back to the backoff", 403, {{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", "soon"}},
+       true, 500ms, "HTTP 403"},
+      {"429 with Retry-After 5 (G02)", 429, {{"retry-after", "5"}}, true, 5000ms, "Retry-After 5 s"},
+  };
+  for (const Row& r : rows) {
+    CAPTURE(r.what);
+    const RetryDecision d = decide_retry(policy, 1, http_error(r.status), r.status, r.headers, kNow, 0.0);
+    CHECK(d.retry == r.retry);
+    CHECK(d.wait == r.wait);
+    CHECK_THAT(d.reason, Contains(std::string(r.reason)));
+  }
+}
+
+// =============================================================================================
+// Secrets
+
+TEST_CASE("redact hides passwords, Authorization values and token query values", "[transports][net_policy]") {
+  struct Row {
+    std::string_view text, expected;
+  };
+  const Row rows[] = {
+      {"https://u:secret@h.test/x", "https://u:***@h.test/x"},
+      {"fetching https://u:secret@h.test:8443?a=1 failed", "fetching https://u:***@h.test:8443?a=1 failed"},
+      {"proxy http://alice:p%40ss@proxy.test:3128", "proxy http://alice:***@proxy.test:3128"},
+      {"https://:pw@h.test/", "https://:***@h.test/"},
+      {"https://ghp_abc123@github.test/x", "https://***@github.test/x"},
+      {"'https://a:b@h1/' and 'https://c:d@h2/'", "'https://a:***@h1/' and 'https://c:***@h2/'"},
+      {"https://h.test/path@v1", "https://h.test/path@v1"},
+      {"mail me at bob@example.test", "mail me at bob@example.test"},
+      {"Authorization: Bearer abc.def", "Authorization: Bearer ***"},
+      {"authorization:token xyz\r\nAccept: */*", "authorization:token ***\r\nAccept: */*"},
+      {"Proxy-Authorization: Basic dTpw\nHost: h", "Proxy-Authorization: Basic ***\nHost: h"},
+      {"AUTHORIZATION: rawsecret", "AUTHORIZATION: ***"},
+      {"https://h.test/x?token=abc&y=1", "https://h.test/x?token=***&y=1"},
+      {"https://h.test/x?a=1&access_token=abc#f", "https://h.test/x?a=1&access_token=***#f"},
+      {"https://h.test/x?ACCESS_TOKEN=abc", "https://h.test/x?ACCESS_TOKEN=***"},
+      {"https://s.test/a?X-Amz-Signature=deadbeef&X-Amz-Date=1", "https://s.test/a?X-Amz-Signature=***&X-Amz-Date=1"},
+      {"https://h.test/x?tokens=abc&mytoken=def", "https://h.test/x?tokens=abc&mytoken=def"},
+      {"https://h.test/x?token=", "https://h.test/x?token="},
+      {"nothing secret here", "nothing secret here"},
+      {"", ""},
+  };
+  for (const Row& r : rows) {
+    CAPTURE(r.text);
+    CHECK(redact(r.text) == r.expected);
+  }
+}
+
+TEST_CASE("basic_auth encodes userinfo as base64", "[transports][net_policy]") {
+  struct Row {
+    std::string_view userinfo, expected;
+  };
+  const Row rows[] = {
+      {"", "Basic "},
+      {"a", "Basic YQ=="},
+      {"ab", "Basic YWI="},
+      {"abc", "Basic YWJj"},
+      {"user:password", "Basic dXNlcjpwYXNzd29yZA=="},
+      {"Aladdin:open sesame", "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ=="},
+      {"\xff\xfe\xfd", "Basic //79"},
+  };
+  for (const Row& r : rows) {
+    CAPTURE(r.userinfo);
+    CHECK(basic_auth(r.userinfo) == r.expected);
+  }
+}

@@ -1,0 +1,675 @@
+#include "wheelfit/transports/cache_transport.hpp"
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/json.hpp>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "wheelfit/util/log.hpp"
+#include "wheelfit/util/text.hpp"
+
+namespace wheelfit::transports {
+namespace fs = std::filesystem;
+namespace json = boost::json;
+using transport::Headers;
+using transport::Request;
+using transport::Response;
+
+namespace {
+
+constexpr int kFormat = 1;
+constexpr std::uintmax_t kMaxSidecar = 4u << 20;  // a sidecar is a few hundred bytes; refuse silly ones
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers
+
+std::string hex(const unsigned char* data, std::size_t n) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(n * 2);
+  for (std::size_t i = 0; i < n; ++i) {
+    out += digits[data[i] >> 4];
+    out += digits[data[i] & 15];
+  }
+  return out;
+}
+
+std::string sha256_hex(std::string_view data) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr) != 1) return {};
+  return hex(md, len);
+}
+
+std::int64_t now_seconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool starts_with_ci(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && util::ascii_lower(s.substr(0, prefix.size())) == prefix;
+}
+
+bool is_http_url(std::string_view url) { return starts_with_ci(url, "http://") || starts_with_ci(url, "https://"); }
+
+/// A non-negative decimal number, clamped; nullopt when not all digits.
+std::optional<std::int64_t> parse_seconds(std::string_view s) {
+  if (s.size() >= 2 && s.front() == '"' && s.back() == '"') s = s.substr(1, s.size() - 2);
+  if (s.empty()) return std::nullopt;
+  std::int64_t v = 0;
+  constexpr std::int64_t cap = std::int64_t{1} << 40;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+    if (v > cap) v = cap;
+  }
+  return v;
+}
+
+/// What Cache-Control says (RFC 9111 5.2), as far as a private cache needs it.
+struct CacheControl {
+  bool no_store = false;
+  bool no_cache = false;
+  std::int64_t max_age = 0;  ///< 0 when absent or invalid (always revalidate)
+};
+
+CacheControl parse_cache_control(const Headers& headers) {
+  CacheControl cc;
+  bool seen_max_age = false;
+  for (const auto& [name, value] : headers) {
+    if (util::ascii_lower(name) != "cache-control") continue;
+    std::string_view rest = value;
+    while (!rest.empty()) {
+      // Split on ',' outside quotes.
+      std::size_t end = 0;
+      bool quoted = false;
+      for (; end < rest.size(); ++end) {
+        if (rest[end] == '"') quoted = !quoted;
+        else if (rest[end] == ',' && !quoted) break;
+      }
+      std::string_view item = trim(rest.substr(0, end));
+      rest = end < rest.size() ? rest.substr(end + 1) : std::string_view{};
+      const auto eq = item.find('=');
+      const std::string key = util::ascii_lower(trim(item.substr(0, eq)));
+      const std::string_view arg = eq == std::string_view::npos ? std::string_view{} : trim(item.substr(eq + 1));
+      if (key == "no-store") cc.no_store = true;
+      else if (key == "no-cache") cc.no_cache = true;
+      else if (key == "max-age" && !seen_max_age) {
+        seen_max_age = true;
+        cc.max_age = parse_seconds(arg).value_or(0);  // invalid: treat as stale (RFC 9111 4.2.1)
+      }
+    }
+  }
+  return cc;
+}
+
+std::string header_or_empty(const Headers& headers, std::string_view name) {
+  auto v = transport::find_header(headers, name);
+  return v ? std::string(*v) : std::string{};
+}
+
+bool has_header(const Headers& headers, std::string_view name) { return transport::find_header(headers, name).has_value(); }
+
+// ---------------------------------------------------------------------------------------------
+// Files
+
+/// Reads a whole file; nullopt when it cannot be opened. `limit` caps what is read.
+std::optional<std::string> read_all(const fs::path& p, std::uintmax_t limit, std::error_code& ec) {
+  ec.clear();
+  const auto size = fs::file_size(p, ec);
+  if (ec) return std::nullopt;
+  if (size > limit) {
+    ec = std::make_error_code(std::errc::file_too_large);
+    return std::nullopt;
+  }
+  std::ifstream in(p, std::ios::binary);
+  if (!in) {
+    ec = std::make_error_code(std::errc::io_error);
+    return std::nullopt;
+  }
+  std::string data(static_cast<std::size_t>(size), '\0');
+  in.read(data.data(), static_cast<std::streamsize>(size));
+  if (static_cast<std::uintmax_t>(in.gcount()) != size) {
+    ec = std::make_error_code(std::errc::io_error);
+    return std::nullopt;
+  }
+  return data;
+}
+
+std::atomic<std::uint64_t> g_temp_counter{0};
+
+/// Writes `data` to a new temporary file in `dir` and fsyncs it; returns its path.
+Expected<fs::path> write_temp(const fs::path& dir, std::string_view stem, std::string_view data) {
+  const auto n = g_temp_counter.fetch_add(1);
+  const fs::path p = dir / (".tmp-" + std::string(stem) + "-" + std::to_string(::getpid()) + "-" + std::to_string(n));
+  const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return unexpected(Errc::io_error, p.string() + ": cannot create: " + std::strerror(errno));
+  const char* cur = data.data();
+  std::size_t left = data.size();
+  while (left > 0) {
+    const auto w = ::write(fd, cur, left);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      ::unlink(p.c_str());
+      return unexpected(Errc::io_error, p.string() + ": write failed: " + std::strerror(err));
+    }
+    cur += w;
+    left -= static_cast<std::size_t>(w);
+  }
+  if (::fsync(fd) != 0) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(p.c_str());
+    return unexpected(Errc::io_error, p.string() + ": fsync failed: " + std::strerror(err));
+  }
+  if (::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(p.c_str());
+    return unexpected(Errc::io_error, p.string() + ": close failed: " + std::strerror(err));
+  }
+  return p;
+}
+
+void fsync_dir(const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  (void)::fsync(fd);
+  ::close(fd);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries
+
+struct Meta {
+  std::string url;
+  std::string accept;
+  std::string final_url;
+  std::string content_type;
+  std::string etag;
+  std::string last_modified;
+  std::int64_t max_age = 0;
+  bool no_cache = false;
+  std::int64_t age = 0;        ///< the Age header when stored
+  std::int64_t stored_at = 0;  ///< unix seconds
+  std::string sha256;
+  std::uint64_t size = 0;
+  Headers headers;
+
+  [[nodiscard]] bool fresh(std::int64_t now) const {
+    if (no_cache || max_age <= 0 || now < stored_at) return false;
+    return (now - stored_at) + age < max_age;
+  }
+  [[nodiscard]] bool has_validator() const { return !etag.empty() || !last_modified.empty(); }
+
+  /// Validators and freshness from `hdrs` (a 200's headers, or the merged headers after a 304).
+  void take_headers(Headers hdrs, std::int64_t now) {
+    headers = std::move(hdrs);
+    const auto cc = parse_cache_control(headers);
+    max_age = cc.max_age;
+    no_cache = cc.no_cache;
+    etag = header_or_empty(headers, "etag");
+    last_modified = header_or_empty(headers, "last-modified");
+    age = parse_seconds(trim(header_or_empty(headers, "age"))).value_or(0);
+    stored_at = now;
+  }
+};
+
+std::string meta_to_json(const Meta& m) {
+  json::array hdrs;
+  for (const auto& [k, v] : m.headers) hdrs.push_back(json::array{json::string(k), json::string(v)});
+  json::object o;
+  o["format"] = kFormat;
+  o["url"] = m.url;
+  o["accept"] = m.accept;
+  o["final_url"] = m.final_url;
+  o["status"] = 200;
+  o["content_type"] = m.content_type;
+  o["etag"] = m.etag;
+  o["last_modified"] = m.last_modified;
+  o["max_age"] = m.max_age;
+  o["no_cache"] = m.no_cache;
+  o["age"] = m.age;
+  o["stored_at"] = m.stored_at;
+  o["sha256"] = m.sha256;
+  o["size"] = m.size;
+  o["headers"] = std::move(hdrs);
+  return json::serialize(o) + "\n";
+}
+
+/// Parses a sidecar; a description of what is wrong on failure.
+std::optional<Meta> meta_from_json(std::string_view text, std::string& why) {
+  json::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec) {
+    why = "the sidecar is not JSON (" + ec.message() + ")";
+    return std::nullopt;
+  }
+  const auto* o = v.if_object();
+  if (!o) {
+    why = "the sidecar is not a JSON object";
+    return std::nullopt;
+  }
+  Meta m;
+  auto str = [&](const char* key, std::string& out) {
+    const auto* f = o->if_contains(key);
+    if (!f || !f->is_string()) {
+      why = std::string("the sidecar's '") + key + "' is missing or not a string";
+      return false;
+    }
+    out = std::string(f->get_string());
+    return true;
+  };
+  auto num = [&](const char* key, std::int64_t& out) {
+    const auto* f = o->if_contains(key);
+    if (f && f->is_int64() && f->get_int64() >= 0) {
+      out = f->get_int64();
+      return true;
+    }
+    if (f && f->is_uint64() && f->get_uint64() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      out = static_cast<std::int64_t>(f->get_uint64());
+      return true;
+    }
+    why = std::string("the sidecar's '") + key + "' is missing or not a non-negative integer";
+    return false;
+  };
+  std::int64_t format = 0;
+  if (!num("format", format)) return std::nullopt;
+  if (format != kFormat) {
+    why = "the sidecar has format " + std::to_string(format) + ", not " + std::to_string(kFormat);
+    return std::nullopt;
+  }
+  std::int64_t size = 0;
+  if (!str("url", m.url) || !str("accept", m.accept) || !str("final_url", m.final_url) ||
+      !str("content_type", m.content_type) || !str("etag", m.etag) || !str("last_modified", m.last_modified) ||
+      !str("sha256", m.sha256) || !num("max_age", m.max_age) || !num("age", m.age) ||
+      !num("stored_at", m.stored_at) || !num("size", size)) {
+    return std::nullopt;
+  }
+  m.size = static_cast<std::uint64_t>(size);
+  const auto* nc = o->if_contains("no_cache");
+  if (!nc || !nc->is_bool()) {
+    why = "the sidecar's 'no_cache' is missing or not a boolean";
+    return std::nullopt;
+  }
+  m.no_cache = nc->get_bool();
+  if (m.sha256.size() != 64) {
+    why = "the sidecar's 'sha256' is not 64 hex digits";
+    return std::nullopt;
+  }
+  const auto* hs = o->if_contains("headers");
+  if (!hs || !hs->is_array()) {
+    why = "the sidecar's 'headers' is missing or not an array";
+    return std::nullopt;
+  }
+  for (const auto& h : hs->get_array()) {
+    const auto* pair = h.if_array();
+    if (!pair || pair->size() != 2 || !(*pair)[0].is_string() || !(*pair)[1].is_string()) {
+      why = "the sidecar's 'headers' holds something other than [name, value] pairs";
+      return std::nullopt;
+    }
+    m.headers.emplace_back(std::string((*pair)[0].get_string()), std::string((*pair)[1].get_string()));
+  }
+  return m;
+}
+
+struct Entry {
+  Meta meta;
+  std::string body;
+};
+
+/// Headers of a 304 replace the stored ones of the same name (RFC 9111 4.3.4).
+Headers merge_headers(const Headers& stored, const Headers& fresh) {
+  Headers out;
+  for (const auto& h : stored) {
+    const auto lower = util::ascii_lower(h.first);
+    // The stored Age described the old response; the 304's own Age (if any) replaces it.
+    if (lower == "content-length" || lower == "transfer-encoding" || lower == "age" || has_header(fresh, h.first)) {
+      continue;
+    }
+    out.push_back(h);
+  }
+  for (const auto& h : fresh) {
+    const auto lower = util::ascii_lower(h.first);
+    if (lower == "content-length" || lower == "transfer-encoding") continue;
+    out.push_back(h);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The decorator
+
+class CacheTransport final : public transport::Transport {
+ public:
+  CacheTransport(std::unique_ptr<transport::Transport> inner, fs::path dir, bool offline)
+      : inner_(std::move(inner)), dir_(std::move(dir)), offline_(offline) {}
+
+  [[nodiscard]] transport::Stats stats() const override {
+    auto s = inner_->stats();
+    s.cache_fresh += fresh_;
+    s.cache_revalidated += revalidated_;
+    return s;
+  }
+
+ private:
+  enum class Kind { inner, answered };
+  struct Plan {
+    Kind kind = Kind::inner;
+    bool cached = false;       ///< a cacheable URL (http/https, no caller validators)
+    bool conditional = false;  ///< we added If-None-Match / If-Modified-Since
+    std::string key;
+    std::string accept;
+    std::optional<Entry> entry;        ///< a valid stored entry (stale ones too)
+    std::optional<Expected<Response>> answer;  ///< when answered without the inner transport
+  };
+
+  Expected<Response> get_impl(const Request& request) override {
+    auto out = get_many_impl({request});
+    return std::move(out.front());
+  }
+
+  std::vector<Expected<Response>> get_many_impl(const std::vector<Request>& requests) override {
+    std::vector<Plan> plans(requests.size());
+    std::vector<Request> inner_requests;
+    std::vector<std::size_t> inner_index;  // plan index of each inner request
+    const auto now = now_seconds();
+
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      const auto& req = requests[i];
+      auto& plan = plans[i];
+      plan.cached = is_http_url(req.url) && !has_header(req.headers, "if-none-match") &&
+                    !has_header(req.headers, "if-modified-since") && !has_header(req.headers, "range");
+      if (!plan.cached) {
+        if (offline_ && is_http_url(req.url)) {
+          plan.kind = Kind::answered;
+          plan.answer.emplace(offline_miss(req.url));
+          continue;
+        }
+        inner_requests.push_back(req);
+        inner_index.push_back(i);
+        continue;
+      }
+      plan.accept = header_or_empty(req.headers, "accept");
+      plan.key = sha256_hex(req.url + "\n" + plan.accept);
+      plan.entry = load(plan.key, req.url, plan.accept);
+
+      if (plan.entry && plan.entry->meta.size > req.max_body) {
+        plan.kind = Kind::answered;
+        plan.answer.emplace(unexpected(Errc::too_large, req.url + ": " + std::to_string(plan.entry->meta.size) +
+                                                            " bytes (cached) exceeds the limit of " +
+                                                            std::to_string(req.max_body) + " bytes"));
+        continue;
+      }
+      if (offline_) {
+        plan.kind = Kind::answered;
+        if (plan.entry) {
+          ++fresh_;
+          plan.answer.emplace(from_entry(*plan.entry));
+        } else {
+          plan.answer.emplace(offline_miss(req.url));
+        }
+        continue;
+      }
+      if (plan.entry && plan.entry->meta.fresh(now)) {
+        ++fresh_;
+        plan.kind = Kind::answered;
+        plan.answer.emplace(from_entry(*plan.entry));
+        continue;
+      }
+      Request inner_req = req;
+      if (plan.entry && plan.entry->meta.has_validator()) {
+        plan.conditional = true;
+        if (!plan.entry->meta.etag.empty()) inner_req.headers.emplace_back("If-None-Match", plan.entry->meta.etag);
+        if (!plan.entry->meta.last_modified.empty()) {
+          inner_req.headers.emplace_back("If-Modified-Since", plan.entry->meta.last_modified);
+        }
+      }
+      inner_requests.push_back(std::move(inner_req));
+      inner_index.push_back(i);
+    }
+
+    std::vector<Expected<Response>> inner_answers;
+    if (!inner_requests.empty()) inner_answers = inner_->get_many(inner_requests);
+    for (std::size_t j = 0; j < inner_index.size(); ++j) {
+      auto& plan = plans[inner_index[j]];
+      const auto& req = requests[inner_index[j]];
+      if (j >= inner_answers.size()) {
+        plan.answer.emplace(unexpected(Errc::io_error, req.url + ": the inner transport returned no answer"));
+        continue;
+      }
+      plan.answer.emplace(plan.cached ? settle(req, plan, std::move(inner_answers[j])) : std::move(inner_answers[j]));
+    }
+
+    std::vector<Expected<Response>> out;
+    out.reserve(plans.size());
+    for (auto& plan : plans) out.push_back(std::move(*plan.answer));
+    return out;
+  }
+
+  /// What a cacheable request's inner answer means for the entry and for the caller.
+  Expected<Response> settle(const Request& req, Plan& plan, Expected<Response> answer) {
+    if (!answer) {
+      // A clean "not published" removes the entry; network errors pass through, the entry kept.
+      if (answer.error().is(Errc::not_found)) remove(plan.key);
+      return answer;
+    }
+    Response& r = *answer;
+    if (r.status == 304) {
+      if (!plan.conditional || !plan.entry) {
+        return transport::net_error(transport::NetErrc::protocol,
+                                    req.url + ": a 304 Not Modified answered a request that was not conditional");
+      }
+      Entry& e = *plan.entry;
+      e.meta.take_headers(merge_headers(e.meta.headers, r.headers), now_seconds());
+      if (parse_cache_control(e.meta.headers).no_store) remove(plan.key);
+      else store_meta(plan.key, e.meta);
+      ++revalidated_;
+      return from_entry(e);
+    }
+    if (r.status != 200) return answer;  // not cacheable; the caller sees what came
+    const auto cc = parse_cache_control(r.headers);
+    if (cc.no_store) {
+      remove(plan.key);
+      return answer;
+    }
+    Entry e;
+    e.meta.url = req.url;
+    e.meta.accept = plan.accept;
+    e.meta.final_url = r.url.empty() ? req.url : r.url;
+    e.meta.content_type = r.content_type;
+    e.meta.take_headers(r.headers, now_seconds());
+    e.meta.sha256 = sha256_hex(r.body);
+    e.meta.size = r.body.size();
+    store(plan.key, e.meta, r.body);
+    return answer;
+  }
+
+  static Error offline_miss(const std::string& url) {
+    return transport::net_error(transport::NetErrc::offline, url + ": not in the cache (offline mode)");
+  }
+
+  static Response from_entry(const Entry& e) {
+    Response r;
+    r.url = e.meta.final_url;
+    r.content_type = e.meta.content_type;
+    r.body = e.body;
+    r.status = 200;
+    r.headers = e.meta.headers;
+    r.from_cache = true;
+    return r;
+  }
+
+  [[nodiscard]] fs::path body_path(const std::string& key) const { return dir_ / (key + ".body"); }
+  [[nodiscard]] fs::path meta_path(const std::string& key) const { return dir_ / (key + ".json"); }
+
+  void remove(const std::string& key) {
+    std::error_code ec;
+    fs::remove(meta_path(key), ec);  // the sidecar first: a body without one is never served
+    fs::remove(body_path(key), ec);
+  }
+
+  void discard(const std::string& key, const std::string& url, const std::string& why) {
+    log::warn("cache: discarded the corrupt entry for " + url + " (" + why + ") in " + dir_.string());
+    remove(key);
+  }
+
+  /// The valid stored entry for `key`, if any; a corrupt one is deleted with a warning.
+  std::optional<Entry> load(const std::string& key, const std::string& url, const std::string& accept) {
+    std::error_code ec;
+    const auto mp = meta_path(key);
+    if (!fs::exists(mp, ec)) return std::nullopt;
+    auto text = read_all(mp, kMaxSidecar, ec);
+    if (!text) {
+      discard(key, url, "the sidecar cannot be read: " + ec.message());
+      return std::nullopt;
+    }
+    std::string why;
+    auto meta = meta_from_json(*text, why);
+    if (!meta) {
+      discard(key, url, why);
+      return std::nullopt;
+    }
+    if (meta->url != url || meta->accept != accept) {
+      discard(key, url, "the sidecar is for another request (" + meta->url + ")");
+      return std::nullopt;
+    }
+    const auto bp = body_path(key);
+    if (!fs::exists(bp, ec)) {
+      discard(key, url, "the body file is missing");
+      return std::nullopt;
+    }
+    auto body = read_all(bp, std::numeric_limits<std::uintmax_t>::max(), ec);
+    if (!body) {
+      discard(key, url, "the body cannot be read: " + ec.message());
+      return std::nullopt;
+    }
+    if (body->size() != meta->size) {
+      discard(key, url, "the body has " + std::to_string(body->size()) + " bytes, the sidecar says " +
+                            std::to_string(meta->size));
+      return std::nullopt;
+    }
+    const auto digest = sha256_hex(*body);
+    if (digest != meta->sha256) {
+      discard(key, url, "the body's sha256 is " + digest + ", the sidecar says " + meta->sha256);
+      return std::nullopt;
+    }
+    return Entry{std::move(*meta), std::move(*body)};
+  }
+
+  /// Writes both files to temporaries first, then renames: a failed write leaves the old entry whole.
+  void store(const std::string& key, const Meta& meta, std::string_view body) {
+    auto tb = write_temp(dir_, key.substr(0, 16), body);
+    if (!tb) {
+      log::warn("cache: could not store " + meta.url + ": " + tb.error().message);
+      return;
+    }
+    auto tm = write_temp(dir_, key.substr(0, 16), meta_to_json(meta));
+    if (!tm) {
+      std::error_code ec;
+      fs::remove(*tb, ec);
+      log::warn("cache: could not store " + meta.url + ": " + tm.error().message);
+      return;
+    }
+    std::error_code ec;
+    fs::rename(*tb, body_path(key), ec);
+    if (!ec) fs::rename(*tm, meta_path(key), ec);
+    if (ec) {
+      std::error_code ignore;
+      fs::remove(*tb, ignore);
+      fs::remove(*tm, ignore);
+      remove(key);  // the pair may be mismatched now: drop it rather than leave a half
+      log::warn("cache: could not store " + meta.url + ": " + ec.message());
+      return;
+    }
+    fsync_dir(dir_);
+  }
+
+  void store_meta(const std::string& key, const Meta& meta) {
+    auto tm = write_temp(dir_, key.substr(0, 16), meta_to_json(meta));
+    if (!tm) {
+      log::warn("cache: could not refresh " + meta.url + ": " + tm.error().message);
+      return;
+    }
+    std::error_code ec;
+    fs::rename(*tm, meta_path(key), ec);
+    if (ec) {
+      std::error_code ignore;
+      fs::remove(*tm, ignore);
+      log::warn("cache: could not refresh " + meta.url + ": " + ec.message());
+      return;
+    }
+    fsync_dir(dir_);
+  }
+
+  std::unique_ptr<transport::Transport> inner_;
+  fs::path dir_;  ///< <root>/v1
+  bool offline_;
+  std::uint64_t fresh_ = 0;
+  std::uint64_t revalidated_ = 0;
+};
+
+std::optional<fs::path> absolute_env(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return std::nullopt;
+  fs::path p(v);
+  if (!p.is_absolute()) return std::nullopt;
+  return p;
+}
+
+}  // namespace
+
+Expected<fs::path> default_cache_dir() {
+  if (auto xdg = absolute_env("XDG_CACHE_HOME")) return *xdg / "wheelfit";
+  if (auto home = absolute_env("HOME")) return *home / ".cache" / "wheelfit";
+  return unexpected(Errc::invalid_input,
+                    "no cache directory: neither XDG_CACHE_HOME nor HOME is set to an absolute path");
+}
+
+Expected<std::unique_ptr<transport::Transport>> make_cache_transport(std::unique_ptr<transport::Transport> inner,
+                                                                      CacheOptions options) {
+  if (!inner) return unexpected(Errc::invalid_input, "make_cache_transport: no inner transport");
+  fs::path root = options.dir;
+  if (root.empty()) {
+    auto d = default_cache_dir();
+    if (!d) return d.error();
+    root = std::move(*d);
+  }
+  const fs::path dir = root / "v1";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir, ec)) {
+    return unexpected(Errc::io_error, "cache directory " + dir.string() + " cannot be created: " +
+                                          (ec ? ec.message() : std::string("not a directory")));
+  }
+  auto probe = write_temp(dir, "probe", "");
+  if (!probe) {
+    return unexpected(Errc::io_error, "cache directory " + dir.string() + " is not writable: " + probe.error().message);
+  }
+  fs::remove(*probe, ec);
+  return std::unique_ptr<transport::Transport>(std::make_unique<CacheTransport>(std::move(inner), dir, options.offline));
+}
+
+}  // namespace wheelfit::transports

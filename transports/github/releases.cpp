@@ -1,0 +1,541 @@
+#include "wheelfit/transports/releases.hpp"
+
+#include <boost/json.hpp>
+#include <cstdlib>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "wheelfit/index/links.hpp"
+#include "wheelfit/model/name.hpp"
+#include "wheelfit/model/wheel.hpp"
+#include "wheelfit/util/json_kind.hpp"
+#include "wheelfit/util/log.hpp"
+#include "wheelfit/util/text.hpp"
+
+namespace wheelfit::transports {
+namespace json = boost::json;
+using transport::NetErrc;
+
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+bool has_control(std::string_view s) {
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f) return true;
+  }
+  return false;
+}
+
+bool starts_with_ci(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && util::ascii_lower(s.substr(0, prefix.size())) == prefix;
+}
+
+bool is_http_url(std::string_view url) { return starts_with_ci(url, "https://") || starts_with_ci(url, "http://"); }
+
+/// The origin of an http(s) URL: scheme, host (lower-cased, userinfo dropped), port (defaulted).
+struct Origin {
+  std::string scheme, host, port;
+  bool operator==(const Origin&) const = default;
+};
+
+std::optional<Origin> origin_of(std::string_view url) {
+  const auto sep = url.find("://");
+  if (sep == std::string_view::npos) return std::nullopt;
+  Origin o;
+  o.scheme = util::ascii_lower(url.substr(0, sep));
+  if (o.scheme != "http" && o.scheme != "https") return std::nullopt;
+  std::string_view rest = url.substr(sep + 3);
+  const auto end = rest.find_first_of("/?#");
+  std::string_view authority = rest.substr(0, end);
+  if (const auto at = authority.rfind('@'); at != std::string_view::npos) authority.remove_prefix(at + 1);
+  std::string_view host = authority;
+  std::string_view port;
+  if (!authority.empty() && authority.front() == '[') {
+    const auto close = authority.find(']');
+    if (close == std::string_view::npos) return std::nullopt;
+    host = authority.substr(0, close + 1);
+    const auto after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') return std::nullopt;
+      port = after.substr(1);
+    }
+  } else if (const auto colon = authority.rfind(':'); colon != std::string_view::npos) {
+    host = authority.substr(0, colon);
+    port = authority.substr(colon + 1);
+  }
+  if (host.empty()) return std::nullopt;
+  o.host = util::ascii_lower(host);
+  o.port = port.empty() ? (o.scheme == "https" ? "443" : "80") : std::string(port);
+  return o;
+}
+
+bool valid_repo_part(std::string_view s) {
+  if (s.empty() || s == "." || s == ".." || s.size() > 100) return false;
+  for (char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                    c == '_' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool valid_repo(std::string_view repo) {
+  const auto slash = repo.find('/');
+  return slash != std::string_view::npos && valid_repo_part(repo.substr(0, slash)) &&
+         valid_repo_part(repo.substr(slash + 1));
+}
+
+std::optional<std::string> env_value(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v) return std::nullopt;
+  auto t = trim(v);
+  if (t.empty()) return std::nullopt;
+  return std::string(t);
+}
+
+// ---------------------------------------------------------------------------------------------
+// RFC 8288 Link header
+
+bool is_tchar(char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+
+/// The rel="next" target of a Link header; an error describing the first malformation.
+Expected<std::optional<std::string>> parse_link_next(std::string_view h) {
+  std::size_t i = 0;
+  const auto n = h.size();
+  auto skip_ws = [&] {
+    while (i < n && (h[i] == ' ' || h[i] == '\t')) ++i;
+  };
+  auto bad = [&](std::string_view what) {
+    return unexpected(Errc::invalid_input, "Link header: " + std::string(what) + " at offset " + std::to_string(i));
+  };
+  std::optional<std::string> next;
+  while (true) {
+    while (i < n && (h[i] == ' ' || h[i] == '\t' || h[i] == ',')) ++i;
+    if (i >= n) break;
+    if (h[i] != '<') return bad("expected '<'");
+    const auto close = h.find('>', i + 1);
+    if (close == std::string_view::npos) return bad("unterminated '<'");
+    const std::string_view target = h.substr(i + 1, close - i - 1);
+    for (char c : target) {
+      if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) return bad("a space or control character in the URL");
+    }
+    i = close + 1;
+    std::optional<std::string> rel;
+    while (true) {
+      skip_ws();
+      if (i >= n || h[i] == ',') break;
+      if (h[i] != ';') return bad("expected ';' or ','");
+      ++i;
+      skip_ws();
+      const auto name_start = i;
+      while (i < n && is_tchar(h[i])) ++i;
+      if (i == name_start) return bad("expected a parameter name");
+      const std::string name = util::ascii_lower(h.substr(name_start, i - name_start));
+      skip_ws();
+      std::string value;
+      if (i < n && h[i] == '=') {
+        ++i;
+        skip_ws();
+        if (i < n && h[i] == '"') {
+          ++i;
+          bool closed = false;
+          while (i < n) {
+            const char c = h[i++];
+            if (c == '"') {
+              closed = true;
+              break;
+            }
+            if (c == '\\') {
+              if (i >= n) break;
+              value += h[i++];
+            } else {
+              value += c;
+            }
+          }
+          if (!closed) return bad("unterminated quoted string");
+        } else {
+          const auto v_start = i;
+          while (i < n && is_tchar(h[i])) ++i;
+          value = std::string(h.substr(v_start, i - v_start));
+        }
+      }
+      if (name == "rel" && !rel) rel = std::move(value);  // later rel parameters are ignored (RFC 8288 3.3)
+    }
+    if (rel && !next) {
+      std::string_view rels = *rel;
+      while (!rels.empty()) {
+        while (!rels.empty() && is_space(rels.front())) rels.remove_prefix(1);
+        std::size_t k = 0;
+        while (k < rels.size() && !is_space(rels[k])) ++k;
+        if (k > 0 && util::ascii_lower(rels.substr(0, k)) == "next") {
+          next = std::string(target);
+          break;
+        }
+        rels.remove_prefix(k);
+      }
+    }
+  }
+  return next;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Releases JSON
+
+bool is_hex64(std::string_view s) {
+  if (s.size() != 64) return false;
+  for (char c : s) {
+    const bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::string last_segment(std::string_view url) {
+  const auto end = url.find_first_of("?#");
+  url = url.substr(0, end);
+  const auto sep = url.find("://");
+  const auto path_start = url.find('/', sep == std::string_view::npos ? 0 : sep + 3);
+  if (path_start == std::string_view::npos) return {};
+  const auto slash = url.rfind('/');
+  return std::string(url.substr(slash + 1));
+}
+
+/// The project a note about an unparseable wheel belongs to: the normalised text before the
+/// first '-', when that is a valid name.
+std::optional<std::string> guess_project(std::string_view filename) {
+  const auto dash = filename.find('-');
+  const auto head = filename.substr(0, dash);
+  if (!model::is_valid_name(head)) return std::nullopt;
+  return model::normalize_name(head);
+}
+
+std::string note_asset(std::string_view path, std::string_view name) {
+  return std::string(path) + " '" + std::string(name) + "'";
+}
+
+}  // namespace
+
+ReleasesSource ReleasesSource::from_env(std::string repo) {
+  ReleasesSource s;
+  s.repo = std::move(repo);
+  if (auto api = env_value("WHEELFIT_GITHUB_API")) {
+    std::string base = *api;
+    while (!base.empty() && base.back() == '/') base.pop_back();
+    if (!base.empty()) s.api_base = std::move(base);
+  }
+  if (auto token = env_value("GITHUB_TOKEN")) {
+    if (has_control(*token)) {
+      log::warn("GITHUB_TOKEN holds a control character; ignored (no token is sent)");
+    } else {
+      s.token = std::move(*token);
+    }
+  }
+  return s;
+}
+
+std::optional<std::string> repo_of_pages_url(std::string_view index_url) {
+  constexpr std::string_view scheme = "https://";
+  if (!starts_with_ci(index_url, scheme)) return std::nullopt;
+  std::string_view rest = index_url.substr(scheme.size());
+  const auto host_end = rest.find_first_of("/?#");
+  if (host_end == std::string_view::npos || rest[host_end] != '/') return std::nullopt;
+  const std::string host = util::ascii_lower(rest.substr(0, host_end));
+  constexpr std::string_view suffix = ".github.io";
+  if (host.size() <= suffix.size() || !host.ends_with(suffix)) return std::nullopt;
+  const std::string owner = host.substr(0, host.size() - suffix.size());
+  for (char c : owner) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return std::nullopt;  // no '.', ':', '@'
+  }
+  if (owner.empty() || owner.front() == '-') return std::nullopt;
+  std::string_view path = rest.substr(host_end + 1);
+  const auto seg_end = path.find_first_of("/?#");
+  const std::string_view repo = path.substr(0, seg_end);
+  if (!valid_repo_part(repo)) return std::nullopt;
+  return owner + "/" + std::string(repo);
+}
+
+std::optional<std::string> link_next(std::string_view link_header) {
+  auto r = parse_link_next(link_header);
+  if (!r) return std::nullopt;
+  return *r;
+}
+
+Expected<void> parse_releases_page(std::string_view body, std::string_view source,
+                                   std::map<std::string, index::Page>& out) {
+  const std::string src(source);
+  json::error_code ec;
+  json::value doc = json::parse(body, ec);
+  if (ec) return unexpected(Errc::invalid_input, src + ": not valid JSON: " + ec.message());
+  if (!doc.is_array()) {
+    std::string what = src + ": not a list of releases (" + std::string(util::json_kind_name(doc));
+    if (const auto* o = doc.if_object()) {
+      if (const auto* m = o->if_contains("message"); m && m->is_string()) {
+        what += "; message: \"" + std::string(m->get_string()) + "\"";
+      }
+    }
+    return unexpected(Errc::invalid_input, what + ")");
+  }
+  // Collect into a copy first: a page that fails adds nothing.
+  auto result = out;
+  const auto& releases = doc.get_array();
+  for (std::size_t ri = 0; ri < releases.size(); ++ri) {
+    const std::string rpath = "releases[" + std::to_string(ri) + "]";
+    const auto* release = releases[ri].if_object();
+    if (!release) {
+      return unexpected(Errc::invalid_input,
+                        src + ": " + rpath + ": not an object (" + std::string(util::json_kind_name(releases[ri])) + ")");
+    }
+    const auto* assets_v = release->if_contains("assets");
+    if (!assets_v || assets_v->is_null()) continue;
+    const auto* assets = assets_v->if_array();
+    if (!assets) {
+      return unexpected(Errc::invalid_input, src + ": " + rpath + ".assets: not an array (" +
+                                                 std::string(util::json_kind_name(*assets_v)) + ")");
+    }
+    for (std::size_t ai = 0; ai < assets->size(); ++ai) {
+      const std::string apath = rpath + ".assets[" + std::to_string(ai) + "]";
+      const auto* asset = (*assets)[ai].if_object();
+      if (!asset) {
+        return unexpected(Errc::invalid_input, src + ": " + apath + ": not an object (" +
+                                                   std::string(util::json_kind_name((*assets)[ai])) + ")");
+      }
+      const auto* name_v = asset->if_contains("name");
+      if (!name_v || !name_v->is_string()) {
+        return unexpected(Errc::invalid_input, src + ": " + apath + ".name: not a string");
+      }
+      const std::string name(name_v->get_string());
+      if (!name.ends_with(".whl")) continue;  // source tarballs, checksums, ...
+      const auto* url_v = asset->if_contains("browser_download_url");
+      if (!url_v || !url_v->is_string()) {
+        return unexpected(Errc::invalid_input, src + ": " + apath + ".browser_download_url: not a string");
+      }
+      const std::string url(url_v->get_string());
+      const auto* digest_v = asset->if_contains("digest");
+      if (digest_v && !digest_v->is_null() && !digest_v->is_string()) {
+        return unexpected(Errc::invalid_input, src + ": " + apath + ".digest: not a string");
+      }
+
+      // Which project: from the wheel file name.
+      const auto guess = guess_project(name);
+      auto skip = [&](const std::string& why) {
+        if (guess) result[*guess].skipped.push_back(note_asset(apath, name) + ": " + why);
+        else log::debug(src + ": " + note_asset(apath, name) + ": " + why);
+      };
+      if (name.find_first_of("/\\") != std::string::npos || has_control(name)) {
+        skip("the file name holds '/', '\\' or a control character");
+        continue;
+      }
+      if (!is_http_url(url) || has_control(url) || url.find(' ') != std::string::npos) {
+        skip("browser_download_url '" + url + "' is not an http(s) URL");
+        continue;
+      }
+      auto wheel = model::WheelName::parse(name);
+      if (!wheel) {
+        skip(wheel.error().message);
+        continue;
+      }
+
+      index::Link link;
+      link.text = name;
+      link.url = url;
+      link.filename = index::percent_decode(last_segment(url));
+      auto& page = result[wheel->name];
+      if (digest_v && digest_v->is_string()) {
+        const std::string_view digest = digest_v->get_string();
+        constexpr std::string_view prefix = "sha256:";
+        if (digest.size() == prefix.size() + 64 && util::ascii_lower(digest.substr(0, prefix.size())) == prefix &&
+            is_hex64(digest.substr(prefix.size()))) {
+          link.sha256 = util::ascii_lower(digest.substr(prefix.size()));
+        } else {
+          page.skipped.push_back(note_asset(apath, name) + ": digest '" + std::string(digest) +
+                                 "' is not sha256:<64 hex digits>; kept without a hash");
+        }
+      }
+      bool duplicate = false;
+      for (const auto& l : page.links) duplicate = duplicate || l.url == link.url;
+      if (!duplicate) page.links.push_back(std::move(link));
+    }
+  }
+  out = std::move(result);
+  return {};
+}
+
+Expected<std::map<std::string, index::Page>> list_release_wheels(transport::Transport& transport,
+                                                                 const ReleasesSource& source) {
+  if (!valid_repo(source.repo)) {
+    return unexpected(Errc::invalid_input, "GitHub repository '" + source.repo + "' is not of the form owner/name");
+  }
+  std::string base = source.api_base;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  const auto api_origin = origin_of(base);
+  if (!api_origin) return unexpected(Errc::invalid_input, "GitHub API base '" + base + "' is not an http(s) URL");
+
+  const std::string first = base + "/repos/" + source.repo + "/releases?per_page=100";
+  std::string url = first;
+  std::set<std::string> visited;
+  std::map<std::string, index::Page> out;
+  unsigned pages = 0;
+  while (true) {
+    if (visited.contains(url)) {
+      return transport::net_error(NetErrc::protocol, first + ": the Link header loops back to " + url + " after " +
+                                                         std::to_string(pages) + " pages");
+    }
+    if (pages >= source.max_pages) {
+      return transport::net_error(NetErrc::protocol, first + ": more than " + std::to_string(source.max_pages) +
+                                                         " pages of releases; refused");
+    }
+    visited.insert(url);
+
+    transport::Request req;
+    req.url = url;
+    req.headers.emplace_back("Accept", "application/vnd.github+json");
+    req.headers.emplace_back("X-GitHub-Api-Version", "2022-11-28");
+    if (source.token && origin_of(url) == api_origin) req.headers.emplace_back("Authorization", "Bearer " + *source.token);
+
+    auto r = transport.get(req);
+    if (!r) {
+      if (r.error().message.find(url) == std::string::npos) return r.error().with_context(url);
+      return std::move(r).error();
+    }
+    if (r->status != 200) {
+      return transport::net_error(NetErrc::protocol, url + ": unexpected status " + std::to_string(r->status));
+    }
+    if (auto ok = parse_releases_page(r->body, url, out); !ok) return ok.error();
+    ++pages;
+
+    const auto link = transport::find_header(r->headers, "link");
+    if (!link) break;
+    auto next = parse_link_next(*link);
+    if (!next) return transport::net_error(NetErrc::protocol, url + ": " + next.error().message);
+    if (!*next) break;
+    std::string resolved = index::resolve_url(url, **next);
+    if (!is_http_url(resolved)) {
+      return transport::net_error(NetErrc::protocol, url + ": the Link header's next URL '" + resolved +
+                                                         "' is not an http(s) URL");
+    }
+    url = std::move(resolved);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failover
+
+namespace {
+
+/// Passes requests through and remembers which URLs failed and why, so a page that failed to be
+/// read (transport) can be told from one that failed to parse.
+class RecordingTransport final : public transport::Transport {
+ public:
+  explicit RecordingTransport(transport::Transport& inner) : inner_(inner) {}
+  [[nodiscard]] transport::Stats stats() const override { return inner_.stats(); }
+  std::map<std::string, Error> failures;
+
+ private:
+  Expected<transport::Response> get_impl(const transport::Request& request) override {
+    auto r = inner_.get(request);
+    if (!r) failures.insert_or_assign(request.url, r.error());
+    return r;
+  }
+  std::vector<Expected<transport::Response>> get_many_impl(const std::vector<transport::Request>& requests) override {
+    auto out = inner_.get_many(requests);
+    for (std::size_t i = 0; i < out.size() && i < requests.size(); ++i) {
+      if (!out[i]) failures.insert_or_assign(requests[i].url, out[i].error());
+    }
+    return out;
+  }
+  transport::Transport& inner_;
+};
+
+/// "Could not be read": a network failure (any NetErrc: resets, timeouts, 5xx after retries,
+/// ...), never a clean 404 (Errc::not_found) or an oversized / malformed answer.
+bool is_read_failure(const Error& e) { return e.code.category() == transport::net_category(); }
+
+}  // namespace
+
+index::IndexSnapshot read_index_with_failover(transport::Transport& transport, const std::string& base,
+                                              const std::vector<std::string>& names,
+                                              const std::optional<ReleasesSource>& releases) {
+  RecordingTransport recorder(transport);
+  auto snap = index::read_index(recorder, base, names);
+  if (!releases) return snap;
+
+  std::vector<std::string> failed;  // keys of snap.projects
+  for (const auto& [key, page] : snap.projects) {
+    if (page.status != index::ProjectPage::Status::failed) continue;
+    const auto it = recorder.failures.find(page.url);
+    if (it != recorder.failures.end() && is_read_failure(it->second)) failed.push_back(key);
+  }
+  if (failed.empty()) return snap;
+
+  std::string note = "the index at " + snap.base_url + " could not be read (" + std::to_string(failed.size()) + " of " +
+                     std::to_string(snap.projects.size()) + " pages failed: ";
+  constexpr std::size_t kShown = 3;
+  for (std::size_t i = 0; i < failed.size() && i < kShown; ++i) {
+    if (i) note += "; ";
+    note += snap.projects[failed[i]].error;
+  }
+  if (failed.size() > kShown) note += "; and " + std::to_string(failed.size() - kShown) + " more";
+  note += ")";
+
+  auto api = list_release_wheels(transport, *releases);
+  if (!api) {
+    note += "; the GitHub Releases API of " + releases->repo + " failed too: " + api.error().message;
+    snap.failover_note = std::move(note);
+    return snap;
+  }
+
+  std::size_t replaced = 0;
+  std::vector<std::string> missing, torch_free;
+  for (const auto& key : failed) {
+    auto& page = snap.projects[key];
+    const auto it = api->find(model::normalize_name(page.name));
+    page.source = "releases-api";
+    if (it != api->end() && !it->second.links.empty()) {
+      page.status = index::ProjectPage::Status::ok;
+      page.page = it->second;
+      page.error.clear();
+      ++replaced;
+      if (snap.packages_json) {
+        const auto pj = snap.packages_json->packages.find(model::normalize_name(page.name));
+        if (pj != snap.packages_json->packages.end() && pj->second.torch_free) torch_free.push_back(page.name);
+      }
+    } else {
+      page.status = index::ProjectPage::Status::not_published;
+      page.error = page.name + ": no wheels among the releases of " + releases->repo +
+                   " (asked because the index page could not be read: " + page.error + ")";
+      missing.push_back(page.name);
+    }
+  }
+  note += "; used the GitHub Releases API of " + releases->repo + " instead: " + std::to_string(replaced) +
+          " page(s) replaced by release assets";
+  if (!missing.empty()) {
+    note += ", not listed there: ";
+    for (std::size_t i = 0; i < missing.size(); ++i) note += (i ? ", " : "") + missing[i];
+  }
+  if (!torch_free.empty()) {
+    note += "; torch-free packages (";
+    for (std::size_t i = 0; i < torch_free.size(); ++i) note += (i ? ", " : "") + torch_free[i];
+    note += ") are listed only under the torch they were built with: the index's per-torch aliases are not in "
+            "the API";
+  } else if (!snap.packages_json && replaced > 0) {
+    note += "; torch-free packages, if any, appear only under the torch they were built with (the index's "
+            "per-torch aliases are not in the API)";
+  }
+  snap.failover_note = std::move(note);
+  return snap;
+}
+
+}  // namespace wheelfit::transports
