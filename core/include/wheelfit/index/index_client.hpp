@@ -33,12 +33,17 @@ struct IndexSnapshot {
   std::string packages_json_note;              ///< why packages.json is absent or was not used
   std::map<std::string, ProjectPage> projects; ///< by normalised name
   std::string failover_note;                   ///< when the Releases API was asked: why, and what it answered
+  /// Pages that were read but look wrong: an HTML page without a single anchor (a proxy's
+  /// "blocked" page answering 200 in the index's place), named by URL (FAULTS.md H02).
+  std::vector<std::string> warnings;
 };
 
 /// Ensures a trailing '/' (a blank base is an error for the caller to report).
 std::string normalize_base(std::string base);
 
 /// Reads packages.json and the page of each name (PEP 503 normalised, deduplicated) from `base`.
+/// A page whose Content-Type is neither HTML nor JSON (nor absent, nor text/plain: file mirrors)
+/// is not parsed: it fails with "not an index page (Content-Type ...)".
 /// Never fails as a whole: each page carries its own status. Thread safety: none needed
 /// (one call, one transport).
 IndexSnapshot read_index(transport::Transport& transport, const std::string& base,

@@ -1,0 +1,110 @@
+// index::read_index over an in-memory transport: one batch, each page once, statuses kept
+// apart, and pages that are not index pages (FAULTS.md H02).
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "wheelfit/index/index_client.hpp"
+#include "wheelfit/transport/transport.hpp"
+
+using namespace wheelfit;
+
+namespace {
+
+// Answers from a table by URL; records every batch.
+class TableTransport final : public transport::Transport {
+ public:
+  std::map<std::string, Expected<transport::Response>> answers;
+  std::vector<std::vector<std::string>> batches;
+
+ private:
+  Expected<transport::Response> get_impl(const transport::Request& r) override {
+    auto it = answers.find(r.url);
+    if (it == answers.end()) return unexpected(Errc::not_found, r.url + ": 404");
+    return it->second;
+  }
+  std::vector<Expected<transport::Response>> get_many_impl(const std::vector<transport::Request>& rs) override {
+    std::vector<std::string> urls;
+    std::vector<Expected<transport::Response>> out;
+    for (const auto& r : rs) {
+      urls.push_back(r.url);
+      out.push_back(get_impl(r));
+    }
+    batches.push_back(urls);
+    return out;
+  }
+};
+
+transport::Response page(std::string body, std::string type) {
+  transport::Response r;
+  r.body = std::move(body);
+  r.content_type = std::move(type);
+  return r;
+}
+
+const std::string kWheel = "<a href='pkg-1.0-py3-none-any.whl'>pkg-1.0-py3-none-any.whl</a>";
+
+}  // namespace
+
+TEST_CASE("read_index reads packages.json and every page in one batch, each once", "[index][read_index]") {
+  TableTransport t;
+  t.answers.emplace("https://i.test/pkg/", page(kWheel, "text/html"));
+  auto snap = index::read_index(t, "https://i.test", {"pkg", "pkg", "other"});
+  REQUIRE(t.batches.size() == 1);
+  CHECK(t.batches[0] == std::vector<std::string>{"https://i.test/packages.json", "https://i.test/other/", "https://i.test/pkg/"});
+  CHECK(snap.base_url == "https://i.test/");
+  CHECK(snap.projects.at("pkg").status == index::ProjectPage::Status::ok);
+  CHECK(snap.projects.at("other").status == index::ProjectPage::Status::not_published);
+  CHECK(snap.warnings.empty());
+}
+
+TEST_CASE("read_index: pages that are not index pages (H02)", "[index][read_index]") {
+  struct Row {
+    const char* what;
+    std::string body, type;
+    index::ProjectPage::Status status;
+    const char* error_or_warning;  // in page.error (failed) or in snap.warnings (ok)
+  };
+  const std::vector<Row> rows{
+      {"html with a charset", kWheel, "text/html; charset=utf-8", index::ProjectPage::Status::ok, ""},
+      {"upper-case type", kWheel, "Text/HTML", index::ProjectPage::Status::ok, ""},
+      {"no type (file mirror)", kWheel, "", index::ProjectPage::Status::ok, ""},
+      {"text/plain", kWheel, "text/plain", index::ProjectPage::Status::ok, ""},
+      {"a binary type", kWheel, "application/octet-stream", index::ProjectPage::Status::failed,
+       "not an index page (Content-Type application/octet-stream)"},
+      {"an image", "GIF89a", "image/gif", index::ProjectPage::Status::failed, "Content-Type image/gif"},
+      {"a proxy's block page, status 200", "<html><body><h1>Access denied</h1><p>by policy</p></body></html>",
+       "text/html", index::ProjectPage::Status::ok, "no links at all"},
+  };
+  for (const auto& row : rows) {
+    INFO(row.what);
+    TableTransport t;
+    t.answers.emplace("https://i.test/pkg/", page(row.body, row.type));
+    auto snap = index::read_index(t, "https://i.test/", {"pkg"});
+    const auto& p = snap.projects.at("pkg");
+    CHECK(p.status == row.status);
+    if (row.status == index::ProjectPage::Status::failed) {
+      CHECK_THAT(p.error, Catch::Contains(row.error_or_warning));
+      CHECK_THAT(p.error, Catch::Contains("https://i.test/pkg/"));
+    } else if (*row.error_or_warning) {
+      REQUIRE(snap.warnings.size() == 1);
+      CHECK_THAT(snap.warnings[0], Catch::Contains(row.error_or_warning));
+      CHECK_THAT(snap.warnings[0], Catch::Contains("https://i.test/pkg/"));
+    } else {
+      CHECK(snap.warnings.empty());
+      CHECK(p.page.links.size() == 1);
+    }
+  }
+}
+
+TEST_CASE("read_index keeps a read failure apart from 'not published'", "[index][read_index]") {
+  TableTransport t;
+  t.answers.emplace("https://i.test/a/", transport::net_error(transport::NetErrc::reset, "connection reset by 1.2.3.4:443"));
+  t.answers.emplace("https://i.test/packages.json",
+                    transport::net_error(transport::NetErrc::http_status, "HTTP 503 from 1.2.3.4:443"));
+  auto snap = index::read_index(t, "https://i.test/", {"a", "b"});
+  CHECK(snap.projects.at("a").status == index::ProjectPage::Status::failed);
+  CHECK_THAT(snap.projects.at("a").error, Catch::Contains("connection reset"));
+  CHECK(snap.projects.at("b").status == index::ProjectPage::Status::not_published);
+  CHECK_THAT(snap.packages_json_note, Catch::Contains("could not be read") && Catch::Contains("503"));
+}
