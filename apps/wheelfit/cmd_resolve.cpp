@@ -1,5 +1,6 @@
 // `wheelfit resolve`: configs + machine + index -> the report, the JSON, the pixi.toml.
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 
@@ -11,7 +12,10 @@
 #include "wheelfit/policies/policy.hpp"
 #include "wheelfit/registry/registry.hpp"
 #include "wheelfit/resolve/resolver.hpp"
+#include "wheelfit/transports/cache_transport.hpp"
 #include "wheelfit/transports/file_transport.hpp"
+#include "wheelfit/transports/http_transport.hpp"
+#include "wheelfit/transports/releases.hpp"
 #include "wheelfit/util/log.hpp"
 
 namespace wheelfit::cli {
@@ -23,15 +27,84 @@ struct ResolveArgs {
   bool json = false;
 };
 
+// A whole number in [lo, hi] for `flag`, or a UsageError naming the flag and the value.
+long bounded_number(std::string_view flag, const std::string& value, long lo, long hi) {
+  std::size_t used = 0;
+  long n = 0;
+  try {
+    n = std::stol(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != value.size() || n < lo || n > hi) {
+    throw UsageError{std::string(flag) + ": '" + value + "' is not a whole number from " + std::to_string(lo) + " to " +
+                     std::to_string(hi)};
+  }
+  return n;
+}
+
+// The network knobs (README "Network"): flags first, then WHEELFIT_USER_AGENT.
+transports::HttpOptions http_options(const Args& parsed) {
+  transports::HttpOptions o;
+  if (auto v = parsed.value("--retries")) o.retry.retries = static_cast<int>(bounded_number("--retries", *v, 0, 20));
+  if (auto v = parsed.value("--timeout")) {
+    const auto s = std::chrono::seconds(bounded_number("--timeout", *v, 1, 3600));
+    o.connect_timeout = s;
+    o.idle_timeout = s;
+  }
+  if (auto v = parsed.value("--jobs")) {
+    o.jobs = static_cast<unsigned>(bounded_number("--jobs", *v, 1, 64));
+    o.per_host = o.jobs;
+  }
+  if (auto e = env("WHEELFIT_RETRY_BACKOFF_MS"); e && !e->empty()) {
+    o.retry.base = std::chrono::milliseconds(bounded_number("WHEELFIT_RETRY_BACKOFF_MS", *e, 1, 60000));
+  }
+  if (auto v = parsed.value("--user-agent")) o.user_agent = *v;
+  else if (auto e = env("WHEELFIT_USER_AGENT"); e && !e->empty()) o.user_agent = *e;
+  if (o.user_agent.empty() || o.user_agent.find_first_of("\r\n") != std::string::npos) {
+    throw UsageError{"--user-agent / WHEELFIT_USER_AGENT: must be one non-empty line"};
+  }
+  return o;
+}
+
+// "45 requests, 2 retries, 40 from the cache (38 fresh, 2 revalidated), 1.2 MB" for the report.
+std::string fetch_note(const transport::Stats& s) {
+  if (s.requests == 0 && s.cache_fresh == 0 && s.cache_revalidated == 0) return {};
+  std::string out = "network: " + std::to_string(s.requests) + " request" + (s.requests == 1 ? "" : "s") + " on " +
+                    std::to_string(s.connections) + " connection" + (s.connections == 1 ? "" : "s");
+  if (s.retries) out += ", " + std::to_string(s.retries) + " retr" + (s.retries == 1 ? "y" : "ies");
+  if (s.reconnects) out += ", " + std::to_string(s.reconnects) + " stale keep-alive reconnect" + (s.reconnects == 1 ? "" : "s");
+  if (s.cache_fresh || s.cache_revalidated) {
+    out += "; cache: " + std::to_string(s.cache_fresh) + " fresh, " + std::to_string(s.cache_revalidated) + " revalidated (304)";
+  }
+  return out;
+}
+
+// Which source answered the pages: "index", "releases-api" or "index+releases-api".
+std::string answered_by(const index::IndexSnapshot& snap) {
+  bool pages = false, api = false;
+  for (const auto& [name, page] : snap.projects) {
+    if (page.status != index::ProjectPage::Status::ok) continue;
+    (page.source == "releases-api" ? api : pages) = true;
+  }
+  if (api && pages) return "index+releases-api";
+  return api ? "releases-api" : "index";
+}
+
 }  // namespace
 
 int run_resolve(const std::vector<std::string_view>& argv) {
-  const Args parsed = parse_args(argv, {"--index", "--machine", "--policy", "--backend", "--output", "--python"}, {"--json"},
-                                 {{"-o", "--output"}});
+  const Args parsed = parse_args(argv,
+                                 {"--index", "--machine", "--policy", "--backend", "--output", "--python", "--retries",
+                                  "--timeout", "--jobs", "--user-agent", "--cache-dir", "--releases-repo"},
+                                 {"--json", "--no-cache", "--offline"}, {{"-o", "--output"}});
   ResolveArgs args{parsed.positional,          parsed.value("--index"),  parsed.value("--machine"),
                    parsed.value("--policy"),   parsed.value("--backend"), parsed.value("--output"),
                    parsed.value("--python"),   parsed.has("--json")};
   if (args.configs.empty()) throw UsageError{"resolve: give at least one comfy-env.toml"};
+  if (parsed.has("--offline") && parsed.has("--no-cache")) throw UsageError{"--offline reads only the cache; it does not go with --no-cache"};
+  if (parsed.value("--cache-dir") && parsed.has("--no-cache")) throw UsageError{"--cache-dir does not go with --no-cache"};
+  const transports::HttpOptions net = http_options(parsed);
 
   // The backends: plugins, loaded once, before anything asks for one.
   registry::Registry reg;
@@ -116,26 +189,76 @@ int run_resolve(const std::vector<std::string_view>& argv) {
   }
   const policies::Policy& policy = *loaded_policy;
 
-  if (!transports::is_local(choice->url)) {
-    return fail(args.json, kBadInput, "the index " + choice->url + " (" + choice->origin + ") needs the network transport, which this "
-                                      "build does not have yet; give a local mirror with --index DIR or file:// URL");
+  // The index: a local mirror read as it is, or http(s) through the cache (unless --no-cache)
+  // with the Releases API as the failover when the pages cannot be read.
+  const bool local = transports::is_local(choice->url);
+  const std::string index_url = local ? transports::to_url(choice->url, true) : index::normalize_base(choice->url);
+  if (local) {
+    if (auto root = transports::to_path(index_url); !root || !std::filesystem::is_directory(*root)) {
+      return fail(args.json, kBadInput, (choice->origin == "--index" ? "--index: " : choice->origin + ": ") + choice->url +
+                                            ": no such directory");
+    }
+  } else if (auto url = transports::parse_url(index_url); !url) {
+    return fail(args.json, kBadInput, (choice->origin == "--index" ? "--index: " : choice->origin + ": ") + url.error().message);
   }
-  const std::string index_url = transports::to_url(choice->url, true);
-  if (auto root = transports::to_path(index_url); !root || !std::filesystem::is_directory(*root)) {
-    return fail(args.json, kBadInput, (choice->origin == "--index" ? "--index: " : choice->origin + ": ") + choice->url +
-                                          ": no such directory");
+  auto made = transports::make_transport(net);
+  if (!made) return fail(args.json, kBadInput, made.error().message);
+  std::unique_ptr<transport::Transport> transport = std::move(*made);
+  if (!local && !parsed.has("--no-cache")) {
+    transports::CacheOptions cache{parsed.value("--cache-dir").value_or(""), parsed.has("--offline")};
+    if (cache.dir.empty()) {
+      auto dir = transports::default_cache_dir();
+      if (!dir) return fail(args.json, kBadInput, dir.error().message + " (or give --cache-dir DIR, or --no-cache)");
+      cache.dir = *dir / "http";  // beside interpreters/, the detection cache
+    }
+    auto cached = transports::make_cache_transport(std::move(transport), cache);
+    if (!cached) return fail(args.json, kBadInput, "--cache-dir: " + cached.error().message);
+    transport = std::move(*cached);
   }
-  auto transport = transports::make_file_transport();
+  // The Releases repository: --releases-repo, else WHEELFIT_RELEASES_REPO, else the backend's
+  // own when its default index is used, else the one a github.io index URL names.
+  std::optional<transports::ReleasesSource> releases;
+  if (!local && !parsed.has("--offline")) {
+    std::optional<std::string> repo = parsed.value("--releases-repo");
+    if (!repo) repo = env("WHEELFIT_RELEASES_REPO");
+    if (repo && repo->empty()) repo.reset();
+    if (!repo && choice->url == info->index_url && !info->releases_repo.empty()) repo = info->releases_repo;
+    if (!repo) repo = transports::repo_of_pages_url(index_url);
+    if (repo) {
+      if (std::count(repo->begin(), repo->end(), '/') != 1 || repo->front() == '/' || repo->back() == '/') {
+        return fail(args.json, kBadInput, "--releases-repo / WHEELFIT_RELEASES_REPO: '" + *repo + "' is not OWNER/NAME");
+      }
+      releases = transports::ReleasesSource::from_env(*repo);
+    }
+  }
 
   std::vector<std::string> names;
   for (const auto& e : workspace->envs)
     for (const auto& p : e.packages) names.push_back(p.name);
-  const auto snapshot = index::read_index(*transport, index_url, names);
+  const auto snapshot = transports::read_index_with_failover(*transport, index_url, names, releases);
 
+  // Not one page could be read (and no failover answered): that is no verdict on the wheels.
+  if (std::all_of(snapshot.projects.begin(), snapshot.projects.end(),
+                  [](const auto& p) { return p.second.status == index::ProjectPage::Status::failed; })) {
+    const auto& first = snapshot.projects.begin()->second;
+    std::string why = "the index " + index_url + " (" + choice->origin + ") could not be read: " + first.error;
+    if (snapshot.projects.size() > 1) why += " (and " + std::to_string(snapshot.projects.size() - 1) + " more pages)";
+    if (!snapshot.failover_note.empty()) why += "; " + snapshot.failover_note;
+    return fail(args.json, kUnreadable, why);
+  }
   auto resolution = resolve::resolve({*workspace, m, policy, snapshot, backend});
   if (!resolution) return fail(args.json, kBadInput, resolution.error().message);
+  resolution->warnings.insert(resolution->warnings.begin(), snapshot.warnings.begin(), snapshot.warnings.end());
 
-  output::ReportContext ctx{m, *workspace, index_url, choice->origin, policy.source(), snapshot.packages_json_note};
+  output::ReportContext ctx{m,
+                            *workspace,
+                            index_url,
+                            choice->origin,
+                            policy.source(),
+                            snapshot.packages_json_note,
+                            answered_by(snapshot),
+                            fetch_note(transport->stats()),
+                            snapshot.failover_note};
   if (resolution->ok() && args.output) {
     auto manifest = output::pixi_manifest(*resolution, ctx);
     if (!manifest) return fail(args.json, kBadInput, manifest.error().message);

@@ -23,8 +23,8 @@ commands:
   version               print the version
 
 resolve options:
-  --index URL           the wheel index (a directory, file:// URL); default: the backend's, or
-                        COMFY_ENV_CUDA_WHEELS_INDEX
+  --index URL           the wheel index (https://, http://, a directory, file:// URL); default:
+                        the backend's, or COMFY_ENV_CUDA_WHEELS_INDEX
   --machine FILE        the target machine profile (TOML or JSON); default: this machine,
                         detected as `wheelfit detect` shows it (WHEELFIT_OVERRIDE_* /
                         CONDA_OVERRIDE_* variables apply either way)
@@ -33,6 +33,16 @@ resolve options:
   --backend NAME        cuda or rocm (default: from torch's label, else cuda)
   -o, --output FILE     write the pixi.toml (atomically; only when everything resolved)
   --json                print one JSON object instead of the report
+network options (http(s) indexes; README "Network"):
+  --jobs N              requests in flight (default 50)
+  --retries N           retries of transient failures (default 3; WHEELFIT_RETRY_BACKOFF_MS)
+  --timeout S           connect and read timeout in seconds (default 10 / 30)
+  --user-agent UA       default wheelfit/<version> (also WHEELFIT_USER_AGENT)
+  --cache-dir DIR       the HTTP cache (default $XDG_CACHE_HOME/wheelfit/http)
+  --no-cache            no cache at all
+  --offline             answer only from the cache
+  --releases-repo O/N   the GitHub Releases failover's repository (also WHEELFIT_RELEASES_REPO;
+                        API base WHEELFIT_GITHUB_API, token GITHUB_TOKEN)
 
 detect options:
   --python PATH         the target interpreter (default: python3 on PATH); asked once, cached
@@ -41,7 +51,8 @@ detect options:
                         notes, the interpreter and the GPUs
 
 exit codes: 0 resolved, 1 no combo covers every package, 2 bad input or usage,
-            3 the backend publishes no wheel index, 70 internal error
+            3 the backend publishes no wheel index, 4 the index could not be read,
+            70 internal error
 )";
 
 }  // namespace

@@ -164,9 +164,12 @@ TEST_CASE("wheelfit resolve honours COMFY_ENV_CUDA_WHEELS_INDEX and --index wins
     CHECK_THAT(r.out, Catch::Contains("env COMFY_ENV_CUDA_WHEELS_INDEX"));
   }
   SECTION("blank means unset: the default (network) index is named") {
-    auto r = run_wheelfit(args, "COMFY_ENV_CUDA_WHEELS_INDEX=' '");
-    CHECK(r.code == 2);
-    CHECK_THAT(r.err, Catch::Contains("https://comfy-forge.github.io/cuda-wheels/"));
+    // Kept on loopback: every connection goes to a proxy port where nothing listens.
+    args.push_back("--no-cache");
+    auto r = run_wheelfit(args, "COMFY_ENV_CUDA_WHEELS_INDEX=' ' https_proxy=http://127.0.0.1:9 "
+                                "WHEELFIT_RETRY_BACKOFF_MS=1 WHEELFIT_GITHUB_API=https://127.0.0.1:9");
+    CHECK(r.code == 4);
+    CHECK_THAT(r.err, Catch::Contains("https://comfy-forge.github.io/cuda-wheels/") && Catch::Contains("could not be read"));
   }
   SECTION("--index wins over the env var") {
     auto r = run_wheelfit(w.resolve_args(), "COMFY_ENV_CUDA_WHEELS_INDEX=/nonexistent");

@@ -47,7 +47,8 @@ struct Fixture {
     if (!res) throw std::runtime_error(res.error().message);
     return std::move(*res);
   }
-  output::ReportContext ctx{m, ws, snap.base_url, "--index", "built-in", ""};
+  output::ReportContext ctx{.machine = m, .workspace = ws, .index_url = snap.base_url, .index_origin = "--index",
+                            .policy_source = "built-in"};
 };
 }  // namespace
 

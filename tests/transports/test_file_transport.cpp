@@ -16,20 +16,20 @@ TEST_CASE("file transport reads file:// URLs and plain paths", "[transports][fil
   auto t = transports::make_file_transport();
 
   SECTION("a directory URL reads its index.html") {
-    auto r = t->get({transports::to_url((dir / "idx" / "pkg").string(), true)});
+    auto r = t->get({.url = transports::to_url((dir / "idx" / "pkg").string(), true)});
     REQUIRE(r);
     CHECK(r->body == "<a href='x'>x</a>");
     CHECK(r->content_type == "text/html");
   }
   SECTION("a plain path works too") {
-    auto r = t->get({(dir / "idx" / "packages.json").string()});
+    auto r = t->get({.url = (dir / "idx" / "packages.json").string()});
     REQUIRE(r);
     CHECK(r->content_type == "application/json");
   }
   SECTION("reserved characters are percent-encoded and decoded once") {
     const auto url = transports::to_url((dir / "with space" / "a.html").string(), false);
     CHECK(url.find("with%20space") != std::string::npos);
-    auto r = t->get({url});
+    auto r = t->get({.url = url});
     REQUIRE(r);
     CHECK(r->body == "spaced");
   }
@@ -54,7 +54,7 @@ TEST_CASE("file transport errors are typed", "[transports][file]") {
       {"file:///tmp/%00x", Errc::invalid_input},
   }));
   CAPTURE(row.url);
-  auto r = t->get({row.url});
+  auto r = t->get({.url = row.url});
   REQUIRE_FALSE(r);
   CHECK(r.error().is(row.code));
   CHECK_THAT(r.error().message, Catch::Contains(row.url));
@@ -64,7 +64,7 @@ TEST_CASE("file transport refuses a file above the limit before reading it", "[t
   TempDir dir;
   write_file(dir / "big.html", std::string(2048, 'x'));
   auto t = transports::make_file_transport();
-  auto r = t->get({(dir / "big.html").string(), 1024});
+  auto r = t->get({.url = (dir / "big.html").string(), .max_body = 1024});
   REQUIRE_FALSE(r);
   CHECK(r.error().is(Errc::too_large));
   CHECK_THAT(r.error().message, Catch::Contains("2048"));

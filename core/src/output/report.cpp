@@ -91,6 +91,8 @@ std::string human_report(const resolve::Resolution& r, const ReportContext& ctx)
   os << "machine: " << machine_summary(ctx.machine) << "\n";
   os << "index:   " << ctx.index_url << " (" << ctx.index_origin << ")\n";
   if (!ctx.packages_json_note.empty()) os << "         " << ctx.packages_json_note << "\n";
+  if (!ctx.failover_note.empty()) os << "         " << ctx.failover_note << "\n";
+  if (!ctx.fetch_note.empty()) os << "         " << ctx.fetch_note << "\n";
   if (r.ok()) {
     const auto& tier = *r.tier;
     os << "resolved: " << r.combo->str() << " via " << (tier == "bootstrap" ? "tier 1 (bootstrap)" : "tier 2 (fallback)") << "\n";
@@ -209,7 +211,9 @@ std::string json_report(const resolve::Resolution& r, const ReportContext& ctx) 
   json::array warnings;
   for (const auto& w : r.warnings) warnings.push_back(json::string(w));
   o["warnings"] = std::move(warnings);
-  o["index"] = json::object{{"url", ctx.index_url}, {"origin", ctx.index_origin}, {"packages_json", ctx.packages_json_note}};
+  o["index"] = json::object{{"url", ctx.index_url},           {"origin", ctx.index_origin},
+                            {"packages_json", ctx.packages_json_note}, {"source", ctx.source},
+                            {"failover", ctx.failover_note}, {"fetch", ctx.fetch_note}};
   o["machine"] = json::parse(machine::to_json(ctx.machine));
   o["policy"] = ctx.policy_source;
   return json::serialize(o) + "\n";

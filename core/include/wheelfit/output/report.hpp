@@ -15,10 +15,15 @@ namespace wheelfit::output {
 struct ReportContext {
   const machine::Machine& machine;
   const config::Workspace& workspace;
-  std::string index_url;
-  std::string index_origin;
-  std::string policy_source;
-  std::string packages_json_note;
+  std::string index_url{};
+  std::string index_origin{};
+  std::string policy_source{};
+  std::string packages_json_note{};
+  /// Who answered and how the pages were fetched: "index" / "releases-api" / "index+releases-api",
+  /// and a line such as "45 pages: 40 fetched, 5 from the cache; 2 retries" (both may be empty).
+  std::string source = "index";
+  std::string fetch_note{};
+  std::string failover_note{};
 };
 
 /// The human report (several lines, ends with '\n'). On failure it opens with the

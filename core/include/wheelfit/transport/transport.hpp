@@ -69,7 +69,7 @@ struct Request {
   std::size_t max_body = 64u << 20;  ///< bodies above this are Errc::too_large
   /// Extra request headers ("Accept", "If-None-Match", "Authorization", ...). The transport adds
   /// Host, User-Agent, Accept-Encoding: identity. Authorization is dropped on a cross-host redirect.
-  Headers headers;
+  Headers headers{};
 };
 
 struct Response {
@@ -77,7 +77,7 @@ struct Response {
   std::string content_type;  ///< "text/html", "application/vnd.pypi.simple.v1+json", ... or empty
   std::string body;
   int status = 200;          ///< 200, or 304 (body empty) when the request was conditional
-  Headers headers;           ///< response headers as received (names lower-cased); empty for file://
+  Headers headers{};         ///< response headers as received (names lower-cased); empty for file://
   bool from_cache = false;   ///< served by the cache (fresh or revalidated), no body transferred
 };
 

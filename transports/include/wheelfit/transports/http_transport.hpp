@@ -38,8 +38,10 @@ struct HttpOptions {
   std::chrono::milliseconds idle_timeout{30000};     ///< no byte received for this long
   std::chrono::milliseconds deadline{300000};        ///< one resource, all attempts together
   int max_redirects = 10;
-  unsigned jobs = 8;        ///< requests in flight in get_many (>= 1)
-  unsigned per_host = 6;    ///< connections per origin (>= 1)
+  /// Requests in flight in get_many (>= 1). 50, as uv's default: an index read is ~45 small pages
+  /// from one host, and each round of them costs a round trip (docs/decisions/0007).
+  unsigned jobs = 50;
+  unsigned per_host = 50;   ///< connections per origin (>= 1)
   std::size_t max_header_bytes = 64u << 10;  ///< the whole response header
   ProxyConfig proxy;        ///< ProxyConfig::from_env() by default (set in make_http_transport)
   bool proxy_from_env = true;  ///< false: use `proxy` as given

@@ -1,0 +1,206 @@
+// bench_network: fetching an index over a slow link, as a multiple of the link's round trip.
+//
+// Generates the full-grid farm (44 packages) with the farm generator, serves it on loopback
+// with an injected delay before every response (default 50 ms: a transatlantic round trip;
+// an in-memory server on tests/support/net, with ETag and Cache-Control: max-age), then reads the
+// 44 package pages + packages.json with index::read_index through:
+//   baseline  one page at a time (--jobs 1, no cache): what a sequential resolver pays
+//   no cache  the http transport alone, default --jobs: the network part of a cold read
+//   cold      the http transport (default --jobs) under an empty on-disk cache
+//   revalidated  the same cache after its entries went stale: conditional requests, 304s
+//   cached    the same cache while the entries are fresh: no request at all
+// Each figure: wall time, that time in delays, requests on the wire. Goals (issue 4): cold <= 2
+// delays, revalidated <= 2, cached 0 requests; the predecessor needs ~85 delays for 35 packages.
+//
+//   bench_network [--delay MS] [--reps N] [--packages N]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <thread>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "farmgen.hpp"
+#include "support/net/test_server.hpp"
+#include "support/test_support.hpp"
+#include "wheelfit/index/index_client.hpp"
+#include "wheelfit/policies/policy.hpp"
+#include "wheelfit/transports/cache_transport.hpp"
+#include "wheelfit/transports/http_transport.hpp"
+
+using namespace wheelfit;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Figure {
+  double seconds = 0;
+  transport::Stats stats;
+  std::size_t pages_ok = 0;
+};
+
+Figure read_once(transport::Transport& t, const std::string& base, const std::vector<std::string>& names) {
+  const auto before = t.stats();
+  const auto t0 = Clock::now();
+  const auto snap = index::read_index(t, base, names);
+  Figure f;
+  f.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  const auto after = t.stats();
+  f.stats.requests = after.requests - before.requests;
+  f.stats.connections = after.connections - before.connections;
+  f.stats.cache_fresh = after.cache_fresh - before.cache_fresh;
+  f.stats.cache_revalidated = after.cache_revalidated - before.cache_revalidated;
+  f.stats.bytes = after.bytes - before.bytes;
+  for (const auto& [name, page] : snap.projects) f.pages_ok += page.status == index::ProjectPage::Status::ok;
+  if (!snap.packages_json) std::fprintf(stderr, "warning: %s\n", snap.packages_json_note.c_str());
+  return f;
+}
+
+void print(const char* what, const Figure& f, double delay, std::size_t pages) {
+  std::printf("  %-12s %9.1f ms  %6.2f delays  %4llu requests  %3llu connections  %4llu fresh  %4llu 304  %6.2f MB  %zu/%zu pages\n",
+              what, f.seconds * 1e3, f.seconds / delay, static_cast<unsigned long long>(f.stats.requests),
+              static_cast<unsigned long long>(f.stats.connections), static_cast<unsigned long long>(f.stats.cache_fresh),
+              static_cast<unsigned long long>(f.stats.cache_revalidated), static_cast<double>(f.stats.bytes) / 1e6,
+              f.pages_ok, pages);
+}
+
+// Serves the farm from memory (responses built once), so the server's own work (it shares the
+// machine's cores with the client) stays out of the figures: each response waits `delay`, then
+// is written whole. ETag per file, If-None-Match -> 304, Cache-Control: max-age.
+testing::ConnScript in_memory_farm(const fs::path& root, std::chrono::milliseconds delay, int max_age) {
+  auto ok = std::make_shared<std::map<std::string, std::string>>();
+  auto not_modified = std::make_shared<std::map<std::string, std::string>>();
+  auto etags = std::make_shared<std::map<std::string, std::string>>();
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (!e.is_regular_file()) continue;
+    std::string target = "/" + fs::relative(e.path(), root).generic_string();
+    if (target.ends_with("/index.html")) target.resize(target.size() - 10);  // "/pkg/index.html" -> "/pkg/"
+    const std::string etag = "\"" + std::to_string(std::hash<std::string>{}(target)) + "\"";
+    const testing::TestHeaders h{{"Content-Type", target.ends_with(".json") ? "application/json" : "text/html"},
+                                 {"ETag", etag},
+                                 {"Cache-Control", "max-age=" + std::to_string(max_age)}};
+    (*ok)[target] = testing::http_response(200, test::read_file(e.path()), h);
+    (*not_modified)[target] = testing::http_response(304, "", {{"ETag", etag}, h[2]});
+    (*etags)[target] = etag;
+  }
+  return testing::serve([=](const testing::HttpRequest& r) {
+    std::this_thread::sleep_for(delay);
+    auto it = ok->find(r.target);
+    if (it == ok->end()) return testing::http_response(404, "not found");
+    if (r.header("If-None-Match") == etags->at(r.target)) return not_modified->at(r.target);
+    return it->second;
+  });
+}
+
+Figure median_of(std::vector<Figure> v) {
+  std::sort(v.begin(), v.end(), [](const Figure& a, const Figure& b) { return a.seconds < b.seconds; });
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int delay_ms = 50, reps = 5;
+  std::size_t packages = 44;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--delay" && i + 1 < argc) delay_ms = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--packages" && i + 1 < argc) packages = static_cast<std::size_t>(std::max(1, std::atoi(argv[++i])));
+    else {
+      std::fprintf(stderr, "usage: bench_network [--delay MS] [--reps N] [--packages N]\n");
+      return 2;
+    }
+  }
+  test::TempDir tmp;
+  const auto& policy = policies::builtin_policy();
+  farmgen::FarmOptions opts;
+  opts.out = tmp / "farm";
+  opts.packages = packages;
+  auto farm = farmgen::generate_farm(opts, policy);
+  if (!farm) {
+    std::fprintf(stderr, "bench_network: %s\n", farm.error().message.c_str());
+    return 1;
+  }
+  std::vector<std::string> names;
+  for (const auto& p : farmgen::select_packages(farmgen::builtin_packages(), packages)) names.push_back(p.index_name);
+
+  const auto delay = std::chrono::milliseconds(delay_ms);
+  const double d = delay_ms / 1e3;
+  // max-age 3600 for the "cached" rows; the "revalidated" rows use a server answering max-age=0.
+  testing::TestServer fresh_server(in_memory_farm(opts.out, delay, 3600));
+  testing::TestServer stale_server(in_memory_farm(opts.out, delay, 0));
+  std::printf("farm: %zu packages, %zu wheels, %.1f MB; %zu requests a read (%zu pages + packages.json); delay %d ms "
+              "per response; median of %d\n",
+              farm->packages, farm->wheels, static_cast<double>(farm->bytes) / 1e6, names.size() + 1, names.size(),
+              delay_ms, reps);
+
+  auto make = [](unsigned jobs) {
+    transports::HttpOptions o;
+    o.jobs = jobs;
+    o.per_host = jobs;
+    o.proxy_from_env = false;
+    auto t = transports::make_http_transport(o);
+    if (!t) {
+      std::fprintf(stderr, "bench_network: %s\n", t.error().message.c_str());
+      std::exit(1);
+    }
+    return std::move(*t);
+  };
+  auto cached = [&](unsigned jobs, const fs::path& dir) {
+    auto t = transports::make_cache_transport(make(jobs), {dir, false});
+    if (!t) {
+      std::fprintf(stderr, "bench_network: %s\n", t.error().message.c_str());
+      std::exit(1);
+    }
+    return std::move(*t);
+  };
+
+  std::vector<Figure> baseline, direct, cold, revalidated, fresh;
+  for (int r = 0; r < reps; ++r) {
+    {
+      auto t = make(1);
+      baseline.push_back(read_once(*t, stale_server.url("/"), names));
+    }
+    {
+      auto t = make(transports::HttpOptions{}.jobs);
+      direct.push_back(read_once(*t, stale_server.url("/"), names));
+    }
+    const fs::path cache_a = tmp / ("cache-a-" + std::to_string(r));
+    const fs::path cache_b = tmp / ("cache-b-" + std::to_string(r));
+    {
+      auto t = cached(transports::HttpOptions{}.jobs, cache_a);
+      cold.push_back(read_once(*t, stale_server.url("/"), names));
+    }
+    {
+      auto t = cached(transports::HttpOptions{}.jobs, cache_a);  // a new run: entries stored with max-age=0
+      revalidated.push_back(read_once(*t, stale_server.url("/"), names));
+    }
+    {
+      auto t = cached(transports::HttpOptions{}.jobs, cache_b);
+      (void)read_once(*t, fresh_server.url("/"), names);  // fill: max-age=3600
+    }
+    {
+      auto t = cached(transports::HttpOptions{}.jobs, cache_b);
+      fresh.push_back(read_once(*t, fresh_server.url("/"), names));
+    }
+  }
+  const std::size_t n = names.size();
+  print("baseline", median_of(baseline), d, n);
+  print("no cache", median_of(direct), d, n);
+  print("cold", median_of(cold), d, n);
+  print("revalidated", median_of(revalidated), d, n);
+  print("cached", median_of(fresh), d, n);
+  const Figure c = median_of(cold), v = median_of(revalidated), f = median_of(fresh), b = median_of(baseline);
+  std::printf("cold %.2f delays (goal <= 2): %s; revalidated %.2f delays (goal <= 2): %s; cached %llu requests (goal 0): %s\n",
+              c.seconds / d, c.seconds / d <= 2 ? "met" : "NOT met", v.seconds / d, v.seconds / d <= 2 ? "met" : "NOT met",
+              static_cast<unsigned long long>(f.stats.requests), f.stats.requests == 0 ? "met" : "NOT met");
+  std::printf("baseline / cold: %.1fx\n", b.seconds / c.seconds);
+  return 0;
+}

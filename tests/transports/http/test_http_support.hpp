@@ -1,0 +1,127 @@
+#pragma once
+// Shared helpers of the http transport tests (test_http_*.cpp): fast options, a log capture,
+// a free loopback port, a stopwatch.
+
+#include <catch2/catch.hpp>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support/net/test_server.hpp"
+#include "wheelfit/transports/http_transport.hpp"
+#include "wheelfit/util/log.hpp"
+
+/// REQUIRE(x) for an Expected, showing the error message when it fails.
+#define WHEELFIT_REQUIRE_OK(x)                              \
+  do {                                                      \
+    INFO(((x) ? std::string() : (x).error().message));      \
+    REQUIRE((x));                                           \
+  } while (false)
+
+namespace wheelfit::test_http {
+
+using namespace std::chrono_literals;
+using transport::NetErrc;
+
+/// Shrunken times: 1-10 ms backoff, 2 s connect / idle, no proxies or CA files from the
+/// environment (the tests set them explicitly).
+inline transports::HttpOptions fast_options() {
+  transports::HttpOptions o;
+  o.proxy_from_env = false;
+  o.proxy = {};
+  o.ca_from_env = false;
+  o.retry.retries = 3;
+  o.retry.base = 1ms;
+  o.retry.cap = 10ms;
+  o.retry.max_wait = 5s;
+  o.connect_timeout = 2s;
+  o.idle_timeout = 2s;
+  o.deadline = 20s;
+  return o;
+}
+
+/// A request with every field given (no -Wmissing-field-initializers).
+inline transport::Request req(std::string url, std::size_t max_body = 64u << 20, transport::Headers headers = {}) {
+  transport::Request r;
+  r.url = std::move(url);
+  r.max_body = max_body;
+  r.headers = std::move(headers);
+  return r;
+}
+
+inline std::unique_ptr<transport::Transport> make(transports::HttpOptions o = fast_options()) {
+  auto t = transports::make_http_transport(std::move(o));
+  REQUIRE(t);
+  return std::move(*t);
+}
+
+/// Captures log lines for its lifetime (thread-safe), restoring the previous sink after.
+class LogCapture {
+ public:
+  LogCapture() {
+    previous_ = log::set_sink([this](log::Level level, std::string_view m) {
+      std::lock_guard lock(mutex_);
+      lines_.push_back({level, std::string(m)});
+    });
+  }
+  ~LogCapture() { log::set_sink(previous_); }
+  LogCapture(const LogCapture&) = delete;
+  LogCapture& operator=(const LogCapture&) = delete;
+
+  /// Lines at `level` containing `needle`.
+  std::vector<std::string> find(log::Level level, std::string_view needle) const {
+    std::lock_guard lock(mutex_);
+    std::vector<std::string> out;
+    for (const auto& [l, m] : lines_) {
+      if (l == level && m.find(needle) != std::string::npos) out.push_back(m);
+    }
+    return out;
+  }
+
+ private:
+  struct Line {
+    log::Level level;
+    std::string text;
+  };
+  mutable std::mutex mutex_;
+  std::vector<Line> lines_;
+  log::Sink previous_;
+};
+
+/// A loopback port nothing listens on (bound, read, closed).
+inline std::uint16_t unused_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  socklen_t len = sizeof a;
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+struct Stopwatch {
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  [[nodiscard]] std::chrono::milliseconds elapsed() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  }
+};
+
+inline bool contains(std::string_view hay, std::string_view needle) { return hay.find(needle) != std::string_view::npos; }
+
+/// "127.0.0.1:<port>"
+inline std::string loopback(std::uint16_t port) { return "127.0.0.1:" + std::to_string(port); }
+
+}  // namespace wheelfit::test_http

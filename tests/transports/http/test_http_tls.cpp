@@ -1,0 +1,364 @@
+// The http transport over TLS and through CONNECT / forwarding proxies: FAULTS.md rows T01, T02,
+// T03, T05 and P01-P04.
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "support/test_support.hpp"
+#include "test_http_support.hpp"
+
+using namespace wheelfit;
+using namespace wheelfit::test_http;
+using wheelfit::testing::Conn;
+using wheelfit::testing::HttpRequest;
+using wheelfit::testing::http_response;
+using wheelfit::testing::serve;
+using wheelfit::testing::TestCa;
+using wheelfit::testing::TestProxy;
+using wheelfit::testing::TestServer;
+using wheelfit::testing::TlsFiles;
+
+namespace {
+
+TestServer::Options tls_options(const TlsFiles& files) {
+  TestServer::Options o;
+  o.tls = files;
+  return o;
+}
+
+transports::HttpOptions trusting(const TestCa& ca) {
+  auto o = fast_options();
+  o.ca_file = ca.cert().string();
+  return o;
+}
+
+/// The CONNECT target's port ("127.0.0.1:443" -> 443).
+std::uint16_t connect_port(const HttpRequest& r) {
+  const auto colon = r.target.rfind(':');
+  return static_cast<std::uint16_t>(std::stoi(r.target.substr(colon + 1)));
+}
+
+/// Answers CONNECT with `answer` and splices the client with 127.0.0.1:<port> until either side
+/// closes (a proxy whose 200 carries extra headers).
+void splice_tunnel(Conn& c, const HttpRequest& r, std::string_view answer) {
+  const int up = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (up < 0) return;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(connect_port(r));
+  if (::connect(up, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || !c.write(answer)) {
+    ::close(up);
+    return;
+  }
+  const int down = c.fd();
+  char buf[16384];
+  for (;;) {
+    pollfd p[2] = {{down, POLLIN, 0}, {up, POLLIN, 0}};
+    if (::poll(p, 2, 10000) <= 0) break;
+    bool done = false;
+    for (int i = 0; i < 2 && !done; ++i) {
+      if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const ssize_t n = ::read(p[i].fd, buf, sizeof buf);
+      if (n <= 0) {
+        done = true;
+        break;
+      }
+      const int to = i == 0 ? up : down;
+      ssize_t off = 0;
+      while (off < n) {
+        const ssize_t w = ::write(to, buf + off, static_cast<std::size_t>(n - off));
+        if (w <= 0) {
+          done = true;
+          break;
+        }
+        off += w;
+      }
+    }
+    if (done) break;
+  }
+  ::close(up);
+}
+
+}  // namespace
+
+TEST_CASE("https: T02 SSL_CERT_FILE names the trusted roots; a missing file is a clear error",
+          "[transports][http][tls]") {
+  wheelfit::test::TempDir dir;
+  TestCa ca(dir.path());
+  TestServer server(serve([](const HttpRequest& r) { return http_response(200, "secure " + r.target); }),
+                    tls_options(ca.issue("leaf")));
+  SECTION("the test CA through SSL_CERT_FILE: success, by name and by IP literal, one connection") {
+    wheelfit::test::ScopedEnv env("SSL_CERT_FILE", ca.cert().string());
+    wheelfit::test::ScopedEnv env_dir("SSL_CERT_DIR", std::nullopt);
+    auto o = fast_options();
+    o.ca_from_env = true;
+    auto t = make(o);
+    auto by_name = t->get(req(server.url("/a/", "localhost")));
+    WHEELFIT_REQUIRE_OK(by_name);
+    CHECK(by_name->body == "secure /a/");
+    CHECK(by_name->url == server.url("/a/", "localhost"));
+    auto by_ip = t->get(req(server.url("/b/")));  // 127.0.0.1: no SNI, the IP SAN is checked
+    WHEELFIT_REQUIRE_OK(by_ip);
+    CHECK(by_ip->body == "secure /b/");
+    auto again = t->get(req(server.url("/c/", "localhost")));
+    WHEELFIT_REQUIRE_OK(again);
+    CHECK(t->stats().connections == 2);  // one per origin (localhost, 127.0.0.1), kept alive
+    const auto reqs = server.requests();
+    REQUIRE(reqs.size() == 3);
+    CHECK(reqs[2].connection == reqs[0].connection);
+    CHECK(reqs[0].header("host") == "localhost:" + std::to_string(server.port()));
+  }
+  SECTION("a missing SSL_CERT_FILE fails to make the transport, naming the file and the variable") {
+    const auto missing = (dir / "no-such-ca.pem").string();
+    wheelfit::test::ScopedEnv env("SSL_CERT_FILE", missing);
+    auto o = fast_options();
+    o.ca_from_env = true;
+    auto t = transports::make_http_transport(o);
+    REQUIRE_FALSE(t);
+    CHECK(t.error().is(Errc::invalid_input));
+    CHECK(contains(t.error().message, missing));
+    CHECK(contains(t.error().message, "SSL_CERT_FILE"));
+  }
+}
+
+TEST_CASE("https: T01/T03 certificate failures are reported at once and never retried",
+          "[transports][http][tls]") {
+  wheelfit::test::TempDir dir;
+  TestCa ca(dir / "ca", "wheelfit trusted CA");
+  TestCa other(dir / "other", "wheelfit untrusted CA");
+  struct Row {
+    const char* name;
+    int which;  // 0 untrusted CA, 1 wrong SAN, 2 expired
+  };
+  const Row row = GENERATE(Row{"T01 a leaf from an untrusted CA", 0}, Row{"T03 a wrong SAN", 1},
+                           Row{"T03 an expired leaf", 2});
+  INFO(row.name);
+  TlsFiles files;
+  if (row.which == 0) {
+    files = other.issue("untrusted");
+  } else if (row.which == 1) {
+    TestCa::Leaf leaf;
+    leaf.dns = {"other.test"};
+    leaf.ips = {};
+    files = ca.issue("wrong-san", leaf);
+  } else {
+    TestCa::Leaf leaf;
+    leaf.not_before = -std::chrono::hours(48);
+    leaf.not_after = -std::chrono::hours(24);
+    files = ca.issue("expired", leaf);
+  }
+  TestServer server(serve([](const HttpRequest&) { return http_response(200, "should not be read"); }),
+                    tls_options(files));
+  auto t = make(trusting(ca));
+  auto r = t->get(req(server.url("/p/", "localhost")));
+  REQUIRE_FALSE(r);
+  INFO(r.error().message);
+  CHECK(transport::is(r.error(), NetErrc::certificate));
+  CHECK_FALSE(transport::is_transient(r.error()));
+  CHECK(contains(r.error().message, "localhost:" + std::to_string(server.port())));
+  CHECK(server.connections() == 1);
+  CHECK(server.requests().empty());
+  CHECK(t->stats().retries == 0);
+}
+
+TEST_CASE("https: T05 close without close_notify after a complete response is fine; mid-body it is truncation",
+          "[transports][http][tls]") {
+  wheelfit::test::TempDir dir;
+  TestCa ca(dir.path());
+  SECTION("complete response, then close without close_notify") {
+    TestServer server(
+        [](Conn& c) {
+          if (c.read_request()) c.write(http_response(200, "complete", {}, false));
+          c.close(false);
+        },
+        tls_options(ca.issue("leaf")));
+    auto t = make(trusting(ca));
+    auto r = t->get(req(server.url("/p/", "localhost")));
+    WHEELFIT_REQUIRE_OK(r);
+    CHECK(r->body == "complete");
+    CHECK(t->stats().retries == 0);
+  }
+  SECTION("cut mid-body: partial, retried on a new connection") {
+    auto good = serve([](const HttpRequest&) { return http_response(200, "whole"); });
+    TestServer server(
+        [good](Conn& c) {
+          if (c.index() == 0) {
+            if (c.read_request()) c.write("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + std::string(500, 'x'));
+            c.close(false);
+            return;
+          }
+          good(c);
+        },
+        tls_options(ca.issue("leaf")));
+    auto t = make(trusting(ca));
+    auto r = t->get(req(server.url("/p/", "localhost")));
+    WHEELFIT_REQUIRE_OK(r);
+    CHECK(r->body == "whole");
+    CHECK(t->stats().retries == 1);
+    CHECK(server.connections() == 2);
+  }
+}
+
+TEST_CASE("proxy: P01 CONNECT resets are retried within the budget, then named", "[transports][http][proxy]") {
+  wheelfit::test::TempDir dir;
+  TestCa ca(dir.path());
+  TestServer origin(serve([](const HttpRequest&) { return http_response(200, "through"); }),
+                    tls_options(ca.issue("leaf")));
+  const int resets = GENERATE(3, 1000);
+  std::atomic<int> n{0};
+  TestProxy proxy([&](Conn& c, const HttpRequest&) {
+    if (n++ < resets) {
+      c.reset();
+      return false;
+    }
+    return true;
+  });
+  auto o = trusting(ca);
+  o.proxy.https_proxy = proxy.url();
+  auto t = make(o);
+  auto r = t->get(req(origin.url("/p/")));
+  if (resets == 3) {
+    WHEELFIT_REQUIRE_OK(r);
+    CHECK(r->body == "through");
+    CHECK(t->stats().retries == 3);
+    CHECK(origin.connections() == 1);
+  } else {
+    REQUIRE_FALSE(r);
+    INFO(r.error().message);
+    CHECK(transport::is(r.error(), NetErrc::proxy));
+    CHECK(contains(r.error().message, "proxy " + loopback(proxy.port()) + " reset the connection 4 times"));
+    CHECK(origin.connections() == 0);
+  }
+}
+
+TEST_CASE("proxy: P02 407 fails fast; credentials go to the proxy only", "[transports][http][proxy]") {
+  wheelfit::test::TempDir dir;
+  TestCa ca(dir.path());
+  TestServer origin(serve([](const HttpRequest&) { return http_response(200, "authorised"); }),
+                    tls_options(ca.issue("leaf")));
+  TestServer plain_origin(serve([](const HttpRequest&) { return http_response(200, "plain authorised"); }));
+  TestProxy proxy([](Conn& c, const HttpRequest& r) {
+    if (r.header("proxy-authorization") != "Basic dXNlcjpwYXNz") {  // user:pass
+      c.write(http_response(407, "who are you", {{"Proxy-Authenticate", "Basic realm=\"test\""}}, false));
+      return false;
+    }
+    return true;
+  });
+  SECTION("without credentials: fails fast naming proxy authentication") {
+    const bool https = GENERATE(true, false);
+    auto o = trusting(ca);
+    o.proxy.https_proxy = proxy.url();
+    o.proxy.http_proxy = proxy.url();
+    auto t = make(o);
+    auto r = t->get(req(https ? origin.url("/p/") : plain_origin.url("/p/")));
+    REQUIRE_FALSE(r);
+    INFO(r.error().message);
+    CHECK(transport::is(r.error(), NetErrc::proxy));
+    CHECK(contains(r.error().message, "proxy authentication"));
+    CHECK(contains(r.error().message, "407"));
+    CHECK(contains(r.error().message, loopback(proxy.port())));
+    CHECK(proxy.connections() == 1);
+    CHECK(t->stats().retries == 0);
+  }
+  SECTION("with user:pass in the proxy URL: https through a CONNECT tunnel") {
+    auto o = trusting(ca);
+    o.proxy.https_proxy = proxy.url("user:pass");
+    auto t = make(o);
+    auto r = t->get(req(origin.url("/p/"), 1000, {{"Authorization", "Bearer origin-token"}}));
+    WHEELFIT_REQUIRE_OK(r);
+    CHECK(r->body == "authorised");
+    const auto preqs = proxy.requests();
+    REQUIRE(preqs.size() == 1);
+    CHECK(preqs[0].method == "CONNECT");
+    CHECK(preqs[0].target == loopback(origin.port()));
+    CHECK(preqs[0].header("proxy-authorization") == "Basic dXNlcjpwYXNz");
+    CHECK_FALSE(preqs[0].header("authorization"));  // the origin's token stays inside the tunnel
+    const auto oreqs = origin.requests();
+    REQUIRE(oreqs.size() == 1);
+    CHECK_FALSE(oreqs[0].header("proxy-authorization"));
+    CHECK(oreqs[0].header("authorization") == "Bearer origin-token");
+  }
+  SECTION("with user:pass: plain http in absolute form through the proxy") {
+    auto o = fast_options();
+    o.proxy.http_proxy = proxy.url("user:pass");
+    auto t = make(o);
+    auto r = t->get(req(plain_origin.url("/q/")));
+    WHEELFIT_REQUIRE_OK(r);
+    CHECK(r->body == "plain authorised");
+    const auto preqs = proxy.requests();
+    REQUIRE(preqs.size() == 1);
+    CHECK(preqs[0].method == "GET");
+    CHECK(preqs[0].target == plain_origin.url("/q/"));
+    CHECK(preqs[0].header("proxy-authorization") == "Basic dXNlcjpwYXNz");
+  }
+}
+
+TEST_CASE("proxy: P03 a 200 with extra headers works; a 403 page is the proxy's status, not TLS",
+          "[transports][http][proxy]") {
+  wheelfit::test::TempDir dir;
+  TestCa ca(dir.path());
+  TestServer origin(serve([](const HttpRequest&) { return http_response(200, "tunnelled"); }),
+                    tls_options(ca.issue("leaf")));
+  SECTION("200 Connection established with extra headers") {
+    TestProxy proxy([](Conn& c, const HttpRequest& r) {
+      splice_tunnel(c, r, "HTTP/1.1 200 Connection established\r\nProxy-Agent: test/1.0\r\nX-Extra: yes\r\n\r\n");
+      return false;
+    });
+    auto o = trusting(ca);
+    o.proxy.https_proxy = proxy.url();
+    auto t = make(o);
+    auto r = t->get(req(origin.url("/p/")));
+    WHEELFIT_REQUIRE_OK(r);
+    CHECK(r->body == "tunnelled");
+  }
+  SECTION("403 with an HTML page") {
+    TestProxy proxy([](Conn& c, const HttpRequest&) {
+      c.write(http_response(403, "<html><body>Blocked by corporate policy</body></html>", {{"Content-Type", "text/html"}}, false));
+      return false;
+    });
+    auto o = trusting(ca);
+    o.proxy.https_proxy = proxy.url();
+    auto t = make(o);
+    auto r = t->get(req(origin.url("/p/")));
+    REQUIRE_FALSE(r);
+    INFO(r.error().message);
+    CHECK(transport::is(r.error(), NetErrc::proxy));
+    CHECK(contains(r.error().message, "HTTP 403"));
+    CHECK(contains(r.error().message, loopback(proxy.port())));
+    CHECK(proxy.connections() == 1);
+    CHECK(origin.connections() == 0);
+  }
+}
+
+TEST_CASE("proxy: P04 a reset during the TLS handshake through the tunnel is retried", "[transports][http][proxy]") {
+  wheelfit::test::TempDir dir;
+  TestCa ca(dir.path());
+  TestServer origin(serve([](const HttpRequest&) { return http_response(200, "second time lucky"); }),
+                    tls_options(ca.issue("leaf")));
+  std::atomic<int> n{0};
+  TestProxy proxy([&](Conn& c, const HttpRequest&) {
+    if (n++ == 0) {
+      c.write("HTTP/1.1 200 Connection established\r\n\r\n");
+      (void)c.read_some(2s);  // the ClientHello
+      c.reset();
+      return false;
+    }
+    return true;
+  });
+  auto o = trusting(ca);
+  o.proxy.https_proxy = proxy.url();
+  auto t = make(o);
+  auto r = t->get(req(origin.url("/p/")));
+  WHEELFIT_REQUIRE_OK(r);
+  CHECK(r->body == "second time lucky");
+  CHECK(t->stats().retries == 1);
+  CHECK(proxy.connections() == 2);
+}
