@@ -1,0 +1,85 @@
+// The Releases API through the on-disk cache (FAULTS.md G01, last part): a second run sends
+// If-None-Match for every page and serves the 304s from the cache, Link headers included.
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "support/test_support.hpp"
+#include "wheelfit/transports/cache_transport.hpp"
+#include "wheelfit/transports/releases.hpp"
+
+using namespace wheelfit;
+
+namespace {
+
+// An API server in memory: pages with ETags and Link headers; 304 when If-None-Match matches.
+// Shared by the transports of both "runs" (its counters outlive them).
+struct Api {
+  std::map<std::string, std::pair<std::string, std::string>> pages;  // url -> (body, next url)
+  int requests = 0, conditional = 0;
+};
+
+class ApiTransport final : public transport::Transport {
+ public:
+  explicit ApiTransport(Api& api) : api_(api) {}
+
+ private:
+  Expected<transport::Response> get_impl(const transport::Request& r) override {
+    ++api_.requests;
+    auto it = api_.pages.find(r.url);
+    if (it == api_.pages.end()) return unexpected(Errc::not_found, r.url + ": 404");
+    const std::string etag = "\"" + std::to_string(std::hash<std::string>{}(it->second.first)) + "\"";
+    transport::Response resp;
+    resp.url = r.url;
+    resp.content_type = "application/json";
+    resp.headers = {{"etag", etag}, {"cache-control", "max-age=0"}};
+    if (!it->second.second.empty()) resp.headers.emplace_back("link", "<" + it->second.second + ">; rel=\"next\"");
+    if (auto inm = transport::find_header(r.headers, "If-None-Match"); inm && *inm == etag) {
+      ++api_.conditional;
+      resp.status = 304;
+      return resp;
+    }
+    resp.body = it->second.first;
+    return resp;
+  }
+  Api& api_;
+};
+
+std::string release(const std::string& tag, const std::string& wheel) {
+  return R"({"tag_name":")" + tag + R"(","assets":[{"name":")" + wheel +
+         R"(","browser_download_url":"https://github.com/o/r/releases/download/)" + tag + "/" + wheel +
+         R"(","digest":"sha256:)" + std::string(64, 'a') + R"("}]})";
+}
+
+}  // namespace
+
+TEST_CASE("Releases API pages are revalidated through the cache, 304s served from it", "[transports][github][cache]") {
+  test::TempDir dir;
+  Api api;
+  const std::string base = "https://api.test/repos/o/r/releases?per_page=100";
+  api.pages[base] = {"[" + release("a-1", "a-1.0-py3-none-any.whl") + "]", base + "&page=2"};
+  api.pages[base + "&page=2"] = {"[" + release("b-1", "b-1.0-py3-none-any.whl") + "]", ""};
+  transports::ReleasesSource source;
+  source.api_base = "https://api.test";
+  source.repo = "o/r";
+
+  auto run = [&] {
+    auto t = transports::make_cache_transport(std::make_unique<ApiTransport>(api), {dir / "cache", false});
+    REQUIRE(t);
+    auto wheels = transports::list_release_wheels(**t, source);
+    REQUIRE(wheels);
+    return std::make_pair(std::move(*wheels), (*t)->stats());
+  };
+  auto [first, first_stats] = run();
+  CHECK(first.size() == 2);
+  CHECK(api.requests == 2);
+  CHECK(api.conditional == 0);
+
+  auto [second, second_stats] = run();
+  CHECK(api.requests == 4);
+  CHECK(api.conditional == 2);  // both pages, the second found through the cached Link header
+  CHECK(second_stats.cache_revalidated == 2);
+  REQUIRE(second.size() == 2);
+  CHECK(second.at("a").links.at(0).sha256 == std::string(64, 'a'));
+  CHECK(second.at("b").links.at(0).url == "https://github.com/o/r/releases/download/b-1/b-1.0-py3-none-any.whl");
+}
