@@ -9,10 +9,14 @@
 //   cold      the http transport (default --jobs) under an empty on-disk cache
 //   revalidated  the same cache after its entries went stale: conditional requests, 304s
 //   cached    the same cache while the entries are fresh: no request at all
+// The server answers gzip (Content-Encoding: gzip, bodies compressed once at start-up) when the
+// request's Accept-Encoding names gzip, as the index reader's requests do; MB = body bytes on the
+// wire. --identity makes it ignore Accept-Encoding (the uncompressed figures).
 // Each figure: wall time, that time in delays, requests on the wire. Goals (issue 4): cold <= 2
 // delays, revalidated <= 2, cached 0 requests; the predecessor needs ~85 delays for 35 packages.
 //
-//   bench_network [--delay MS] [--reps N] [--packages N]
+//   bench_network [--delay MS] [--reps N] [--packages N] [--identity]
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -28,6 +32,7 @@
 #include "farmgen.hpp"
 #include "support/net/test_server.hpp"
 #include "support/test_support.hpp"
+#include "support/wheel_builder.hpp"
 #include "wheelfit/index/index_client.hpp"
 #include "wheelfit/policies/policy.hpp"
 #include "wheelfit/transports/cache_transport.hpp"
@@ -70,11 +75,20 @@ void print(const char* what, const Figure& f, double delay, std::size_t pages) {
               f.pages_ok, pages);
 }
 
+bool accepts_gzip(const testing::HttpRequest& r) {
+  const auto ae = r.header("Accept-Encoding");
+  if (!ae) return false;
+  std::string lower;
+  for (char c : *ae) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+  return lower.find("gzip") != std::string::npos;
+}
+
 // Serves the farm from memory (responses built once), so the server's own work (it shares the
 // machine's cores with the client) stays out of the figures: each response waits `delay`, then
 // is written whole. ETag per file, If-None-Match -> 304, Cache-Control: max-age.
-testing::ConnScript in_memory_farm(const fs::path& root, std::chrono::milliseconds delay, int max_age) {
+testing::ConnScript in_memory_farm(const fs::path& root, std::chrono::milliseconds delay, int max_age, bool gzip_ok) {
   auto ok = std::make_shared<std::map<std::string, std::string>>();
+  auto ok_gz = std::make_shared<std::map<std::string, std::string>>();
   auto not_modified = std::make_shared<std::map<std::string, std::string>>();
   auto etags = std::make_shared<std::map<std::string, std::string>>();
   for (const auto& e : fs::recursive_directory_iterator(root)) {
@@ -84,8 +98,13 @@ testing::ConnScript in_memory_farm(const fs::path& root, std::chrono::millisecon
     const std::string etag = "\"" + std::to_string(std::hash<std::string>{}(target)) + "\"";
     const testing::TestHeaders h{{"Content-Type", target.ends_with(".json") ? "application/json" : "text/html"},
                                  {"ETag", etag},
-                                 {"Cache-Control", "max-age=" + std::to_string(max_age)}};
-    (*ok)[target] = testing::http_response(200, test::read_file(e.path()), h);
+                                 {"Cache-Control", "max-age=" + std::to_string(max_age)},
+                                 {"Vary", "Accept-Encoding"}};
+    const std::string body = test::read_file(e.path());
+    (*ok)[target] = testing::http_response(200, body, h);
+    testing::TestHeaders hz = h;
+    hz.emplace_back("Content-Encoding", "gzip");
+    (*ok_gz)[target] = testing::http_response(200, test::gzip_compress(body), hz);
     (*not_modified)[target] = testing::http_response(304, "", {{"ETag", etag}, h[2]});
     (*etags)[target] = etag;
   }
@@ -94,6 +113,7 @@ testing::ConnScript in_memory_farm(const fs::path& root, std::chrono::millisecon
     auto it = ok->find(r.target);
     if (it == ok->end()) return testing::http_response(404, "not found");
     if (r.header("If-None-Match") == etags->at(r.target)) return not_modified->at(r.target);
+    if (gzip_ok && accepts_gzip(r)) return ok_gz->at(r.target);
     return it->second;
   });
 }
@@ -108,13 +128,15 @@ Figure median_of(std::vector<Figure> v) {
 int main(int argc, char** argv) {
   int delay_ms = 50, reps = 5;
   std::size_t packages = 44;
+  bool identity = false;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "--delay" && i + 1 < argc) delay_ms = std::max(1, std::atoi(argv[++i]));
     else if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
     else if (a == "--packages" && i + 1 < argc) packages = static_cast<std::size_t>(std::max(1, std::atoi(argv[++i])));
+    else if (a == "--identity") identity = true;
     else {
-      std::fprintf(stderr, "usage: bench_network [--delay MS] [--reps N] [--packages N]\n");
+      std::fprintf(stderr, "usage: bench_network [--delay MS] [--reps N] [--packages N] [--identity]\n");
       return 2;
     }
   }
@@ -134,12 +156,12 @@ int main(int argc, char** argv) {
   const auto delay = std::chrono::milliseconds(delay_ms);
   const double d = delay_ms / 1e3;
   // max-age 3600 for the "cached" rows; the "revalidated" rows use a server answering max-age=0.
-  testing::TestServer fresh_server(in_memory_farm(opts.out, delay, 3600));
-  testing::TestServer stale_server(in_memory_farm(opts.out, delay, 0));
+  testing::TestServer fresh_server(in_memory_farm(opts.out, delay, 3600, !identity));
+  testing::TestServer stale_server(in_memory_farm(opts.out, delay, 0, !identity));
   std::printf("farm: %zu packages, %zu wheels, %.1f MB; %zu requests a read (%zu pages + packages.json); delay %d ms "
-              "per response; median of %d\n",
+              "per response; median of %d; server %s\n",
               farm->packages, farm->wheels, static_cast<double>(farm->bytes) / 1e6, names.size() + 1, names.size(),
-              delay_ms, reps);
+              delay_ms, reps, identity ? "identity only" : "gzip when asked");
 
   auto make = [](unsigned jobs) {
     transports::HttpOptions o;

@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages wheelfit builds with, when any is missing. Needs root (or sudo).
 set -euo pipefail
 packages=(g++ cmake ninja-build pkg-config libboost1.81-dev libboost-json1.81-dev
-          libtomlplusplus-dev libfmt-dev libssl-dev catch2)
+          libtomlplusplus-dev libfmt-dev libssl-dev catch2
+          clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

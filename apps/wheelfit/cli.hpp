@@ -1,6 +1,7 @@
 #pragma once
 // Shared by the wheelfit subcommands: exit codes, argument parsing, error output.
 
+#include <iosfwd>
 #include <map>
 #include <optional>
 #include <set>
@@ -8,8 +9,14 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/json/object.hpp>
+
+#include "wheelfit/inspect/explain.hpp"
 #include "wheelfit/machine/detect.hpp"
+#include "wheelfit/policies/policy.hpp"
 #include "wheelfit/registry/registry.hpp"
+#include "wheelfit/resolve/resolver.hpp"
+#include "wheelfit/transports/http_transport.hpp"
 #include "wheelfit/util/expected.hpp"
 
 namespace wheelfit::cli {
@@ -55,6 +62,32 @@ Expected<registry::PluginLoadReport> load_backends(registry::Registry& registry)
 int run_resolve(const std::vector<std::string_view>& args);
 int run_plugins(const std::vector<std::string_view>& args);
 int run_detect(const std::vector<std::string_view>& args);
+int run_explain(const std::vector<std::string_view>& args);
+int run_doctor(const std::vector<std::string_view>& args);
+
+/// What `explain` and `doctor` judge against: --machine FILE (plus the env overrides), else this
+/// machine detected (--python names its interpreter; `interpreter` is then its answer); the
+/// policy from --policy / WHEELFIT_POLICY, else the machine's backend's, else the CUDA
+/// backend's, else the built-in copy. Loads the plugins into `registry`. Defined in
+/// cmd_explain.cpp, as are the helpers below.
+struct JudgeTarget {
+  machine::Machine machine;
+  std::optional<machine::InterpreterFacts> interpreter;
+  policies::Policy policy;
+};
+Expected<JudgeTarget> judge_target(const Args& args, registry::Registry& registry);
+/// An Explanation as `explain --json` prints it: wheel, fits, binaries_read, demands
+/// [{demand, wheel, machine, verdict, detail}], files [{path, sass, ptx, glibc, needed}],
+/// warnings, bytes_fetched, wheel_size, downloaded_whole.
+boost::json::object explanation_json(const inspect::Explanation& e);
+/// The demands, one block each, for the human reports.
+void print_demands(std::ostream& out, const inspect::Explanation& e, const std::string& indent);
+/// `resolve --inspect`: reads each would-be pick's wheel (Range requests for http(s), else the
+/// file) and rejects it when its binaries fail gpu_arch, glibc, cpu_arch, os, cuda (the driver)
+/// or python (the env's) on machine `m`; torch is left to the combo. A wheel that cannot be read
+/// is kept, with a warning. `policy` must outlive the hook.
+resolve::InspectHook make_inspect_hook(const machine::Machine& m, const policies::Policy& policy,
+                                       const transports::HttpOptions& net);
 
 /// Every loaded backend's detection as (name, detect JSON), for machine::detect_machine; a
 /// backend whose detect() call fails outside its JSON gets {"present": false, "error": ...}.

@@ -97,7 +97,7 @@ int run_resolve(const std::vector<std::string_view>& argv) {
   const Args parsed = parse_args(argv,
                                  {"--index", "--machine", "--policy", "--backend", "--output", "--python", "--retries",
                                   "--timeout", "--jobs", "--user-agent", "--cache-dir", "--releases-repo"},
-                                 {"--json", "--no-cache", "--offline"}, {{"-o", "--output"}});
+                                 {"--json", "--no-cache", "--offline", "--inspect"}, {{"-o", "--output"}});
   ResolveArgs args{parsed.positional,          parsed.value("--index"),  parsed.value("--machine"),
                    parsed.value("--policy"),   parsed.value("--backend"), parsed.value("--output"),
                    parsed.value("--python"),   parsed.has("--json")};
@@ -246,7 +246,9 @@ int run_resolve(const std::vector<std::string_view>& argv) {
     if (!snapshot.failover_note.empty()) why += "; " + snapshot.failover_note;
     return fail(args.json, kUnreadable, why);
   }
-  auto resolution = resolve::resolve({*workspace, m, policy, snapshot, backend});
+  resolve::Inputs inputs{*workspace, m, policy, snapshot, backend};
+  if (parsed.has("--inspect")) inputs.inspect = make_inspect_hook(m, policy, net);  // read the picks' binaries
+  auto resolution = resolve::resolve(inputs);
   if (!resolution) return fail(args.json, kBadInput, resolution.error().message);
   resolution->warnings.insert(resolution->warnings.begin(), snapshot.warnings.begin(), snapshot.warnings.end());
 

@@ -20,6 +20,9 @@ commands:
   resolve [CONFIG...]   resolve each [cuda] package of the comfy-env.toml files for this machine
   plugins               list the backend plugins loaded and the files skipped (--json: one object)
   detect                print this machine's profile: each fact with the source that answered it
+  explain WHEEL         the seven demands of one wheel (a .whl file, its URL, or a bare wheel file
+                        name) from its name and its binaries, against this machine
+  doctor                every installed distribution with compiled modules: what will not run here
   version               print the version
 
 resolve options:
@@ -49,6 +52,24 @@ detect options:
   --backend NAME        cuda, rocm or cpu (default: torch's label, else the hardware found)
   --json                print the profile as JSON: a valid --machine file, plus provenance,
                         notes, the interpreter and the GPUs
+
+explain options:
+  --machine FILE        the target machine (as for resolve); default: this machine, detected
+  --python PATH         this machine's interpreter (detection); not with --machine
+  --policy FILE         policy data (arch lists) replacing the backend's own
+  --json                one object: demands [{demand, wheel, machine, verdict, detail}], files
+                        [{path, sass, ptx, glibc, needed}], warnings, bytes_fetched, wheel_size
+  --timeout S, --retries N, --user-agent UA   for a URL (read with HTTP Range requests)
+  exit: 0 everything fits, 1 a demand fails, 2 bad input, 4 the URL could not be read
+
+doctor options:
+  --python PATH         the interpreter whose installed distributions are walked (default python3)
+  --site DIR            walk this site folder instead of the interpreter's
+  --machine FILE, --policy FILE, --json   as for explain; exit 0 all fit, 1 one fails, 2 bad input
+
+resolve --inspect       read each chosen wheel's binaries (HTTP Range requests) and reject a wheel
+                        whose real GPU archs (or glibc, CPU arch, ...) do not fit; the next
+                        candidate is tried
 
 exit codes: 0 resolved, 1 no combo covers every package, 2 bad input or usage,
             3 the backend publishes no wheel index, 4 the index could not be read,
@@ -80,6 +101,8 @@ int main(int argc, char** argv) {
     if (command == "resolve") return cli::run_resolve(args);
     if (command == "plugins") return cli::run_plugins(args);
     if (command == "detect") return cli::run_detect(args);
+    if (command == "explain") return cli::run_explain(args);
+    if (command == "doctor") return cli::run_doctor(args);
     return cli::fail(json, cli::kBadInput, "unknown command '" + std::string(command) + "' (try wheelfit --help)");
   } catch (const cli::UsageError& e) {
     return cli::fail(json, cli::kBadInput, e.message);

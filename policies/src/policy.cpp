@@ -67,11 +67,15 @@ std::optional<ArchSource> Policy::platform_arch_list(const model::Combo& combo, 
 bool Policy::pytorch_shipped(const model::Combo& combo, const model::NumericVersion& python,
                              std::string_view platform) const {
   const auto cuda = combo.cuda.truncated(2), torch = combo.torch.truncated(2), py = python.truncated(2);
-  const auto key = std::tie(cuda, torch, py, platform);
-  const auto it = std::lower_bound(cells_.begin(), cells_.end(), key, [](const Cell& c, const auto& k) {
-    return std::tie(c.combo.cuda, c.combo.torch, c.python, c.platform) < k;
-  });
-  return it != cells_.end() && std::tie(it->combo.cuda, it->combo.torch, it->python, it->platform) == key;
+  // Both sides as (version, version, version, string_view): clang rejects comparing a tuple of
+  // std::string& with one of std::string_view&.
+  using Key = std::tuple<const model::NumericVersion&, const model::NumericVersion&, const model::NumericVersion&,
+                         std::string_view>;
+  const Key key{cuda, torch, py, platform};
+  auto as_key = [](const Cell& c) { return Key{c.combo.cuda, c.combo.torch, c.python, c.platform}; };
+  const auto it = std::lower_bound(cells_.begin(), cells_.end(), key,
+                                   [&](const Cell& c, const auto& k) { return as_key(c) < k; });
+  return it != cells_.end() && as_key(*it) == key;
 }
 
 std::optional<FamilyPins> Policy::torch_family(const model::NumericVersion& torch_minor) const {

@@ -5,6 +5,14 @@
 //   redirect loop  -> retry loop (decide_retry, RetryPolicy; stale keep-alive reconnects free)
 //                  -> one attempt: per-origin slot, pooled or new connection (TCP, proxy CONNECT,
 //                     TLS), write the request, read the header, read the body.
+// Compression: Accept-Encoding: gzip for Request::compressed (index pages), identity otherwise
+// (files). A 2xx body with Content-Encoding gzip / x-gzip is decoded while it is read (zlib,
+// bounded: the decoded size obeys Request::max_body, as does the compressed size), whether or
+// not the request asked for it (a server that compresses anyway is decoded, never passed on
+// encoded); Content-Encoding and Content-Length are then dropped from Response::headers, so a
+// Response body is never encoded and the cache stores decoded bodies. A corrupt or truncated
+// gzip stream, or any other coding (br, deflate, ...), is NetErrc::protocol, never retried.
+// Stats::bytes counts the body bytes on the wire (compressed).
 // Timeouts: every socket operation runs under beast::tcp_stream's expiry, set to the nearer of
 // its own limit (connect / idle) and the resource's overall deadline; which one fired decides the
 // NetErrc. Errors are values; no exception leaves get() / get_many().
@@ -14,8 +22,10 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
+#include <zlib.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <deque>
 #include <exception>
@@ -189,6 +199,101 @@ bool huge_content_length(std::string_view raw) {
   std::size_t digits = 0;
   while (i < lower.size() && lower[i] >= '0' && lower[i] <= '9') ++i, ++digits;
   return digits >= 20;
+}
+
+/// Incremental gzip decoding (RFC 1952, concatenated members allowed) into a string of at most
+/// `limit` bytes: the output never grows past the limit, whatever the input expands to.
+class Gunzip {
+ public:
+  enum class Status { ok, too_large, corrupt };
+
+  explicit Gunzip(std::size_t limit) : limit_(limit) {
+    if (inflateInit2(&z_, 16 + MAX_WBITS) == Z_OK) init_ = true;
+  }
+  ~Gunzip() {
+    if (init_) inflateEnd(&z_);
+  }
+  Gunzip(const Gunzip&) = delete;
+  Gunzip& operator=(const Gunzip&) = delete;
+
+  /// Decodes `in` (any amount) and appends to out(); `why` says what went wrong.
+  Status feed(std::string_view in) {
+    if (!init_) return corrupt("cannot initialise zlib");
+    while (!in.empty()) {
+      if (ended_) {  // another member follows
+        if (inflateReset(&z_) != Z_OK) return corrupt("cannot reset zlib");
+        ended_ = false;
+      }
+      const auto n = static_cast<uInt>(std::min<std::size_t>(in.size(), UINT_MAX));
+      z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+      z_.avail_in = n;
+      for (;;) {
+        z_.next_out = buf_;
+        z_.avail_out = sizeof buf_;
+        const uInt before_in = z_.avail_in;
+        const int rc = inflate(&z_, Z_NO_FLUSH);
+        if (rc == Z_NEED_DICT || rc == Z_DATA_ERROR || rc == Z_STREAM_ERROR || rc == Z_MEM_ERROR) {
+          return corrupt(z_.msg ? z_.msg : "invalid compressed data");
+        }
+        const std::size_t produced = sizeof buf_ - z_.avail_out;
+        if (produced > limit_ - out_.size()) return Status::too_large;
+        if (out_.size() + produced > out_.capacity()) {
+          // Grow geometrically, but never reserve past the limit.
+          out_.reserve(std::min(limit_, std::max(out_.size() + produced, 2 * out_.capacity())));
+        }
+        out_.append(reinterpret_cast<const char*>(buf_), produced);
+        if (rc == Z_STREAM_END) {
+          ended_ = true;
+          break;
+        }
+        if (z_.avail_out != 0 && z_.avail_in == 0) break;  // all input taken, no output pending
+        if (produced == 0 && z_.avail_in == before_in) break;  // no progress (Z_BUF_ERROR)
+      }
+      in.remove_prefix(n - z_.avail_in);
+      fed_ = true;
+      if (!ended_ && z_.avail_in != 0) return corrupt("the decoder stopped before the end of its input");
+    }
+    return Status::ok;
+  }
+  /// After the last input: corrupt when a member is incomplete (an empty body is an empty body).
+  Status finish() {
+    if (fed_ && !ended_) return corrupt("the gzip stream is truncated (it ends before its trailer)");
+    return Status::ok;
+  }
+  [[nodiscard]] const std::string& why() const { return why_; }
+  std::string& out() { return out_; }
+
+ private:
+  Status corrupt(std::string why) {
+    why_ = std::move(why);
+    return Status::corrupt;
+  }
+
+  z_stream z_{};
+  bool init_ = false;
+  bool ended_ = false;
+  bool fed_ = false;
+  std::size_t limit_;
+  std::string out_;
+  std::string why_;
+  Bytef buf_[16u << 10];
+};
+
+/// The codings of a response's Content-Encoding headers (lower-cased, identity and empty items
+/// dropped), in order.
+std::vector<std::string> content_codings(const Headers& headers) {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : headers) {
+    if (k != "content-encoding") continue;
+    std::string_view rest = v;
+    while (!rest.empty()) {
+      const auto comma = rest.find(',');
+      std::string item = media_type(rest.substr(0, comma));  // trimmed, lower-cased
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+      if (!item.empty() && item != "identity") out.push_back(std::move(item));
+    }
+  }
+  return out;
 }
 
 class HttpTransport final : public Transport {
@@ -712,13 +817,14 @@ class HttpTransport final : public Transport {
 
   // ---- one attempt ----
 
-  void prepare_request(const Route& route, const Headers& headers, http::request<http::empty_body>& rq) const {
+  void prepare_request(const Route& route, const Request& req, const Headers& headers,
+                       http::request<http::empty_body>& rq) const {
     rq.method(http::verb::get);
     rq.target(route.absolute_form() ? route.url.str() : route.url.target);
     rq.version(11);
     rq.set(http::field::host, host_header(route.url));
     rq.set(http::field::user_agent, opts_.user_agent);
-    rq.set(http::field::accept_encoding, "identity");
+    rq.set(http::field::accept_encoding, req.compressed ? "gzip" : "identity");
     bool has_auth = false;
     for (const auto& [k, v] : headers) {
       if (iequals(k, "host") || iequals(k, "accept-encoding") || iequals(k, "connection") ||
@@ -767,7 +873,7 @@ class HttpTransport final : public Transport {
     x.deadline = deadline;
     x.reused = reused;
     x.out = &o;
-    prepare_request(route, headers, x.request);
+    prepare_request(route, req, headers, x.request);
     if (c->tls) {
       co_await exchange(*c->tls, x);
     } else {
@@ -791,6 +897,8 @@ class HttpTransport final : public Transport {
     http::request<http::empty_body> request;
     std::optional<http::response_parser<http::string_body>> parser;
     bool by_deadline = false;
+    std::unique_ptr<Gunzip> gunzip;  ///< set when the body is gzip-encoded
+    std::uint64_t wire = 0;          ///< body bytes received and already handed to gunzip
   };
 
   Error timeout_error(const Exchange& x, const char* doing) const {
@@ -817,6 +925,10 @@ class HttpTransport final : public Transport {
   }
 
   void start_parser(Exchange& x) const {
+    // Beast sizes each socket read by the buffer's spare capacity (at least 512 bytes, at most
+    // 64 KiB); the parser drains the buffer, so without this it never grows and a 7 MB page
+    // costs ~20,000 tiny reads. 64 KiB of room makes every read as large as Beast allows.
+    x.conn->buffer.reserve(x.conn->buffer.size() + (64u << 10));
     x.parser.emplace();
     x.parser->header_limit(static_cast<std::uint32_t>(std::min<std::size_t>(opts_.max_header_bytes, UINT32_MAX)));
     x.parser->body_limit(static_cast<std::uint64_t>(x.req->max_body));
@@ -873,7 +985,52 @@ class HttpTransport final : public Transport {
       return false;
     }
     if (const auto ct = transport::find_header(o.headers, "content-type")) o.content_type = media_type(*ct);
-    return true;
+    return decoding(x);
+  }
+
+  /// After the header: prepares decoding the body of a 2xx (false, and the outcome set, for a
+  /// coding other than gzip). Other statuses keep their meaning: their bodies are never used.
+  bool decoding(Exchange& x) {
+    Outcome& o = *x.out;
+    if (o.status == 304) {
+      // No body; the body a cache revalidates with it was decoded, so no coding is claimed.
+      std::erase_if(o.headers, [](const auto& h) { return h.first == "content-encoding"; });
+      return true;
+    }
+    if (o.status < 200 || o.status >= 300) return true;
+    const auto codings = content_codings(o.headers);
+    if (codings.empty()) return true;
+    if (codings.size() == 1 && (codings[0] == "gzip" || codings[0] == "x-gzip")) {
+      x.gunzip = std::make_unique<Gunzip>(x.req->max_body);
+      return true;
+    }
+    std::string list;
+    for (const auto& c : codings) list += (list.empty() ? "" : ", ") + c;
+    o = fail(net_error(NetErrc::protocol, "unsupported Content-Encoding '" + list + "' from " + where(x.route->url) +
+                                              " (wheelfit decodes gzip only)"));
+    return false;
+  }
+
+  /// Decodes what the parser has collected so far (gzip bodies): false, and the outcome set, on
+  /// a corrupt stream or a decoded body over the limit.
+  bool decode_some(Exchange& x, bool last) {
+    if (!x.gunzip) return true;
+    auto& body = x.parser->get().body();
+    x.wire += body.size();
+    stats_.bytes += body.size();
+    auto st = x.gunzip->feed(body);
+    body.clear();
+    if (st == Gunzip::Status::ok && last) st = x.gunzip->finish();
+    if (st == Gunzip::Status::ok) return true;
+    const Url& url = x.route->url;
+    if (st == Gunzip::Status::too_large) {
+      *x.out = fail(Error(Errc::too_large, "the decoded gzip body from " + where(url) + " exceeds the limit of " +
+                                               std::to_string(x.req->max_body) + " bytes"));
+    } else {
+      *x.out = fail(net_error(NetErrc::protocol, "gzip body from " + where(url) + ": " + x.gunzip->why() +
+                                                     " (after " + std::to_string(x.wire) + " compressed bytes)"));
+    }
+    return false;
   }
 
   /// After the body loop: the outcome.
@@ -881,8 +1038,9 @@ class HttpTransport final : public Transport {
     const Url& url = x.route->url;
     Outcome& o = *x.out;
     auto& p = *x.parser;
-    stats_.bytes += p.get().body().size();
+    const std::uint64_t received = x.wire + p.get().body().size();
     if (ec) {
+      stats_.bytes += p.get().body().size();
       if (ec == beast::error::timeout) {
         o = fail(timeout_error(x, "reading the body from"));
       } else if (ec == http::error::body_limit) {
@@ -890,7 +1048,7 @@ class HttpTransport final : public Transport {
                                             std::to_string(x.req->max_body) + " bytes"));
       } else if (is_closed(ec) || ec == http::error::partial_message) {
         o = fail(net_error(NetErrc::truncated, "the response from " + where(url) + " was cut short after " +
-                                                   std::to_string(p.get().body().size()) + " body bytes"));
+                                                   std::to_string(received) + " body bytes"));
       } else if (is_http_error(ec)) {
         o = fail(net_error(NetErrc::protocol, "malformed response body from " + where(url) + ": " + ec.message()));
       } else {
@@ -899,8 +1057,15 @@ class HttpTransport final : public Transport {
       return;
     }
     x.conn->tcp().expires_never();
+    if (x.gunzip) {
+      if (!decode_some(x, true)) return;  // counts the bytes
+      o.body = std::move(x.gunzip->out());
+      std::erase_if(o.headers, [](const auto& h) { return h.first == "content-encoding" || h.first == "content-length"; });
+    } else {
+      stats_.bytes += p.get().body().size();
+      o.body = std::move(p.get().body());
+    }
     o.keep = p.get().keep_alive() && !p.need_eof() && x.conn->buffer.size() == 0;
-    o.body = std::move(p.get().body());
     o.ok = true;
   }
 
@@ -920,6 +1085,7 @@ class HttpTransport final : public Transport {
       x.by_deadline = arm(x.conn->tcp(), opts_.idle_timeout, x.deadline);
       co_await http::async_read_some(s, x.conn->buffer, *x.parser, tok(ec));
       if (ec) break;
+      if (!decode_some(x, false)) co_return;
     }
     body_read(x, ec);
   }

@@ -39,8 +39,8 @@ IndexSnapshot read_index(transport::Transport& transport, const std::string& bas
 
   std::set<std::string> unique(names.begin(), names.end());
   std::vector<transport::Request> requests;
-  requests.push_back({.url = snap.base_url + "packages.json", .max_body = 256u << 20, .headers = {}});
-  for (const auto& n : unique) requests.push_back({.url = snap.base_url + n + "/", .max_body = 64u << 20, .headers = {}});
+  requests.push_back({.url = snap.base_url + "packages.json", .max_body = 256u << 20, .headers = {}, .compressed = true});
+  for (const auto& n : unique) requests.push_back({.url = snap.base_url + n + "/", .max_body = 64u << 20, .headers = {}, .compressed = true});
 
   auto responses = transport.get_many(requests);
 

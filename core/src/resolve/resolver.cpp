@@ -183,6 +183,7 @@ struct Context {
   /// False: only which demands fail (fast, for finding the pick). True: also what the wheel
   /// asks and what the machine has, as text (for the report of an unresolved package).
   bool detailed = false;
+  const InspectHook* inspect = nullptr;  ///< resolve --inspect: may reject a would-be pick
 };
 
 std::string python_tags(const model::WheelName& w) {
@@ -276,23 +277,10 @@ Judged judge(const Candidate& c, const Context& ctx) {
     }
     if (!(wc.cuda == ctx.combo.cuda)) {
       fail(Demand::cuda, [&] { return "cu" + wc.cuda.str(); }, [&] { return "combo cu" + ctx.combo.cuda.str(); });
-    } else if (ctx.machine.cuda_driver) {
-      if (ctx.machine.cuda_driver->major() < wc.cuda.major()) {
-        fail(Demand::cuda, [&] { return "CUDA " + wc.cuda.str() + " runtime"; },
-             [&] { return "driver supports CUDA " + ctx.machine.cuda_driver->str(); });
-      }
-    } else if (ctx.machine.driver_version && ctx.machine.os) {
-      if (auto min = ctx.policy.min_driver(wc.cuda.major())) {
-        const auto& need = *ctx.machine.os == model::Os::windows ? min->windows : min->linux_;
-        if (*ctx.machine.driver_version < need) {
-          fail(Demand::cuda, [&] { return "CUDA " + wc.cuda.str() + " needs driver >= " + need.str(); },
-               [&] { return "driver " + ctx.machine.driver_version->str(); });
-        }
-      } else {
-        j.verdict.unchecked.push_back(Demand::cuda);
-      }
-    } else {
+    } else if (auto driver = judge_driver(wc.cuda, ctx.machine, ctx.policy); !driver.checked) {
       j.verdict.unchecked.push_back(Demand::cuda);
+    } else if (driver.failure) {
+      fail(Demand::cuda, [&] { return driver.failure->wheel; }, [&] { return driver.failure->machine; });
     }
   }
 
@@ -348,25 +336,52 @@ PackageOutcome resolve_package(const std::string& env, const config::Package& pk
   std::vector<Judged> judged;
   judged.reserve(cands.size());
   std::optional<std::size_t> best;
+  std::vector<std::size_t> fitting;  // with an inspect hook: every fitting one, best first
   for (std::size_t i = 0; i < cands.size(); ++i) {
     judged.push_back(judge(cands[i], ctx));
     if (!judged[i].verdict.fits()) continue;
+    fitting.push_back(i);
     if (!best || better(cands[i], judged[i], cands[*best], judged[*best])) best = i;
+  }
+  auto pick_of = [&](std::size_t i) {
+    const Candidate& c = cands[i];
+    return Pick{env, pkg.name, pkg.requested, ctx.python.tag(), c.text, c.url, c.wheel->version.str(), c.sha256,
+                c.sha256_source, judged[i].archs ? arch_text(*judged[i].archs) : std::string(), judged[i].verdict.unchecked};
+  };
+  std::map<std::size_t, Failure> rejected;  // by the inspect hook
+  if (best && ctx.inspect && *ctx.inspect) {
+    std::sort(fitting.begin(), fitting.end(),
+              [&](std::size_t a, std::size_t b) { return better(cands[a], judged[a], cands[b], judged[b]); });
+    best.reset();
+    for (std::size_t i : fitting) {
+      Pick pick = pick_of(i);
+      Inspection seen = (*ctx.inspect)(pick);
+      if (seen.reject) {
+        rejected.emplace(i, std::move(*seen.reject));
+        continue;
+      }
+      if (!seen.arch_source.empty()) pick.arch_source = std::move(seen.arch_source);
+      out.status = PackageOutcome::Status::resolved;
+      out.pick = std::move(pick);
+      return out;
+    }
   }
   if (!best) {
     // Phase 2, only for a package that ends unresolved: every verdict with its texts.
     Context detailed = ctx;
     detailed.detailed = true;
     out.status = PackageOutcome::Status::unresolved;
-    out.reason = cands.empty() ? "the index lists no wheels for it" : "no candidate fits";
-    for (const auto& c : cands) out.candidates.push_back(judge(c, detailed).verdict);
+    out.reason = cands.empty() ? "the index lists no wheels for it"
+                 : rejected.empty() ? "no candidate fits"
+                                    : "no candidate fits (" + std::to_string(rejected.size()) + " rejected by inspecting their binaries)";
+    for (std::size_t i = 0; i < cands.size(); ++i) {
+      out.candidates.push_back(judge(cands[i], detailed).verdict);
+      if (auto r = rejected.find(i); r != rejected.end()) out.candidates.back().failed.push_back(r->second);
+    }
     return out;
   }
-  const Candidate& c = cands[*best];
   out.status = PackageOutcome::Status::resolved;
-  out.pick = Pick{env, pkg.name, pkg.requested, ctx.python.tag(), c.text, c.url, c.wheel->version.str(), c.sha256,
-                  c.sha256_source, judged[*best].archs ? arch_text(*judged[*best].archs) : std::string(),
-                  judged[*best].verdict.unchecked};
+  out.pick = pick_of(*best);
   return out;
 }
 
@@ -416,6 +431,25 @@ std::string fallback_skip_reason(const Combo& combo, const std::vector<EnvTarget
 }
 
 }  // namespace
+
+DriverVerdict judge_driver(const NumericVersion& line, const machine::Machine& m, const policies::Policy& policy) {
+  DriverVerdict out;
+  if (m.cuda_driver) {
+    out.checked = true;
+    if (m.cuda_driver->major() < line.major()) {
+      out.failure = Failure{Demand::cuda, "CUDA " + line.str() + " runtime", "driver supports CUDA " + m.cuda_driver->str()};
+    }
+  } else if (m.driver_version && m.os) {
+    if (auto min = policy.min_driver(line.major())) {
+      out.checked = true;
+      const auto& need = *m.os == model::Os::windows ? min->windows : min->linux_;
+      if (*m.driver_version < need) {
+        out.failure = Failure{Demand::cuda, "CUDA " + line.str() + " needs driver >= " + need.str(), "driver " + m.driver_version->str()};
+      }
+    }
+  }
+  return out;
+}
 
 ComboOrReason machine_combo(const machine::Machine& m, const policies::Policy& policy) {
   if (!m.torch) return {std::nullopt, "no torch installed (the machine has no torch)"};
@@ -485,7 +519,7 @@ Expected<Resolution> resolve(const Inputs& in) {
       for (const auto& pkg : e.env->packages) {
         const auto& [cands, status, reason] = listing.at(pkg.name);
         ArchCache& archs = arch_caches[pkg.name];
-        Context ctx{m, in.policy, *tier.combo, e.python, platform_target, pkg.name, archs};
+        Context ctx{m, in.policy, *tier.combo, e.python, platform_target, pkg.name, archs, false, &in.inspect};
         auto outcome = resolve_package(e.env->name, pkg, cands, status, reason, ctx);
         all = all && outcome.status == PackageOutcome::Status::resolved;
         tier.packages.push_back(std::move(outcome));

@@ -17,6 +17,7 @@
 // pre-releases, then the highest version, then the best tags (pip's order), then the file name
 // and URL, so the answer is deterministic. Yanked files are never picked.
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -102,12 +103,25 @@ struct Resolution {
   [[nodiscard]] bool ok() const noexcept { return combo.has_value(); }
 };
 
+/// What an inspection (`resolve --inspect`: the wheel's own binaries read) says of a would-be
+/// pick: `reject` set rejects it (the resolver then tries the next candidate in preference
+/// order and reports this failure as that candidate's verdict); otherwise `arch_source`, when
+/// not empty, replaces the pick's policy-derived arch_source (the real archs, as evidence).
+struct Inspection {
+  std::optional<Failure> reject;
+  std::string arch_source;
+};
+/// Called with each package's would-be pick (env, name, python, filename, url, arch_source
+/// filled); it may be called again for the same wheel in another tier or env.
+using InspectHook = std::function<Inspection(const Pick&)>;
+
 struct Inputs {
   const config::Workspace& workspace;
   const machine::Machine& machine;
   const policies::Policy& policy;
   const index::IndexSnapshot& index;
   std::string backend = "cuda";
+  InspectHook inspect = {};  ///< empty: picks are judged on their names and the policy alone
 };
 
 /// Errors only for inputs that make a resolve meaningless (Errc::usage): no OS or CPU arch
@@ -120,5 +134,16 @@ struct ComboOrReason {
   std::string reason;
 };
 ComboOrReason machine_combo(const machine::Machine& m, const policies::Policy& policy);
+
+/// The driver half of the cuda demand (shared with `wheelfit explain`): can this machine's
+/// driver run CUDA `line`? By cuda_driver (its major must reach the line's major; minor-version
+/// compatibility within a major), else by driver_version against the policy's floor for the
+/// major on the machine's OS. `checked` is false when neither fact (or no floor) is known;
+/// `failure` (demand cuda, what the wheel asks, what the machine has) when it cannot.
+struct DriverVerdict {
+  bool checked = false;
+  std::optional<Failure> failure;
+};
+DriverVerdict judge_driver(const model::NumericVersion& line, const machine::Machine& m, const policies::Policy& policy);
 
 }  // namespace wheelfit::resolve

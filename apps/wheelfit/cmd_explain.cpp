@@ -1,0 +1,366 @@
+// `wheelfit explain WHEEL`: the seven demands of one wheel (a local file, a URL read with Range
+// requests, or a bare file name) against one machine. Also what explain, doctor and
+// `resolve --inspect` share: the machine and policy to judge by, and the inspect hook.
+#include <boost/json.hpp>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "cli.hpp"
+#include "wheelfit/inspect/explain.hpp"
+#include "wheelfit/machine/machine.hpp"
+#include "wheelfit/model/wheel.hpp"
+#include "wheelfit/transports/file_transport.hpp"
+#include "wheelfit/util/log.hpp"
+
+namespace wheelfit::cli {
+namespace json = boost::json;
+
+Expected<JudgeTarget> judge_target(const Args& args, registry::Registry& reg) {
+  JudgeTarget t;
+  if (auto loaded = load_backends(reg); !loaded) return loaded.error();
+  if (auto file = args.value("--machine")) {
+    auto m = machine::load_machine_profile(*file);
+    if (!m) return m.error().with_context("--machine");
+    if (auto r = machine::apply_env_overrides(*m, machine::process_env()); !r) return r.error();
+    t.machine = std::move(*m);
+  } else {
+    auto det = detect_host(reg, false, args.value("--python"), std::nullopt);
+    if (!det) return det.error();
+    for (const auto& note : det->notes) log::debug("detect: " + note);
+    t.machine = std::move(det->machine);
+    t.interpreter = std::move(det->interpreter);
+  }
+  // Policy: --policy / WHEELFIT_POLICY, else the machine's backend's own data, else the CUDA
+  // backend's, else the built-in copy.
+  std::optional<std::string> file = args.value("--policy");
+  const bool from_flag = file.has_value();
+  if (!file) file = env("WHEELFIT_POLICY");
+  if (file && !file->empty()) {
+    auto p = policies::load_policy_file(*file);
+    if (!p) return p.error().with_context(from_flag ? "--policy" : "WHEELFIT_POLICY");
+    t.policy = std::move(*p);
+    return t;
+  }
+  std::string backend;
+  if (t.machine.torch)
+    if (auto build = model::parse_torch_label(t.machine.torch->local())) backend = build->backend;
+  if (backend.empty() && t.machine.backend) backend = *t.machine.backend;
+  for (const std::string& name : {backend, std::string("cuda")}) {
+    const auto* info = name.empty() ? nullptr : reg.find(name);
+    if (!info || info->policy_json.empty()) continue;
+    auto p = policies::parse_policy_json(info->policy_json, info->origin + " (built-in policy)");
+    if (!p) return p.error().with_context("the " + info->name + " backend's policy data");
+    t.policy = std::move(*p);
+    return t;
+  }
+  t.policy = policies::builtin_policy();
+  return t;
+}
+
+namespace {
+
+std::string percent_decode(std::string_view s) {
+  std::string out;
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
+      out += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// The file name a URL ends in: query and fragment dropped, percent-decoded ("%2B" -> "+").
+std::string url_filename(std::string_view url) {
+  url = url.substr(0, url.find_first_of("?#"));
+  return percent_decode(url.substr(url.find_last_of('/') + 1));
+}
+
+bool is_remote(std::string_view s) { return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0; }
+
+std::string size_text(std::uint64_t n) {
+  char buf[64];
+  if (n < 1024) return std::to_string(n) + " B";
+  if (n < (1u << 20)) std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(n) / 1024.0);
+  else if (n < (1u << 30)) std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(n) / 1048576.0);
+  else std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(n) / 1073741824.0);
+  return buf;
+}
+
+// Opens WHEEL's bytes: a URL (Range requests), a file:// URL or a path.
+Expected<std::unique_ptr<inspect::ByteSource>> open_wheel(const std::string& where, transport::Transport* remote) {
+  if (is_remote(where)) return inspect::open_remote_source(*remote, where);
+  auto path = transports::to_path(where);
+  if (!path) return path.error();
+  return inspect::open_file_source(*path);
+}
+
+}  // namespace
+
+json::object explanation_json(const inspect::Explanation& e) {
+  json::array demands;
+  for (const auto& d : e.demands) {
+    demands.push_back(json::object{{"demand", resolve::to_string(d.demand)},
+                                   {"wheel", d.wheel},
+                                   {"machine", d.machine},
+                                   {"verdict", inspect::to_string(d.verdict)},
+                                   {"detail", d.detail}});
+  }
+  json::array files;
+  for (const auto& f : e.files) {
+    if (!f.info) continue;  // unreadable: named in the warnings
+    json::array sass, ptx, needed;
+    std::set<std::string> seen;
+    for (const auto& c : f.info->cuda) {
+      if (!seen.insert(c.str()).second) continue;
+      (c.kind == inspect::FatbinEntry::Kind::sass ? sass : ptx).emplace_back(json::string(c.str()));
+    }
+    for (const auto& n : f.info->needed) needed.emplace_back(json::string(n));
+    json::value glibc = nullptr;
+    if (f.info->max_glibc) glibc = json::string(*f.info->max_glibc);
+    files.push_back(json::object{{"path", f.path}, {"sass", sass}, {"ptx", ptx}, {"glibc", glibc}, {"needed", needed}});
+  }
+  json::array warnings;
+  for (const auto& w : e.warnings) warnings.emplace_back(json::string(w));
+  return json::object{{"wheel", e.wheel},
+                      {"fits", e.fits()},
+                      {"binaries_read", e.binaries_read},
+                      {"demands", demands},
+                      {"files", files},
+                      {"warnings", warnings},
+                      {"bytes_fetched", e.bytes_fetched},
+                      {"wheel_size", e.wheel_size},
+                      {"downloaded_whole", e.downloaded_whole}};
+}
+
+void print_demands(std::ostream& out, const inspect::Explanation& e, const std::string& indent) {
+  for (const auto& d : e.demands) {
+    std::string verdict(inspect::to_string(d.verdict));
+    if (d.verdict == inspect::Verdict::fails) verdict = "FAILS";
+    out << indent << resolve::to_string(d.demand) << ": " << verdict << "\n"
+        << indent << "  wheel:   " << d.wheel << "\n"
+        << indent << "  machine: " << d.machine << "\n";
+    if (!d.detail.empty()) out << indent << "  " << (d.verdict == inspect::Verdict::ok ? "why:     " : d.verdict == inspect::Verdict::fails ? "error:   " : "why not: ") << d.detail << "\n";
+  }
+}
+
+namespace {
+
+void print_human(const inspect::Explanation& e, std::string_view origin) {
+  std::cout << "wheel: " << e.wheel << "\n";
+  if (!e.binaries_read) {
+    std::cout << "judged on the file name alone (binaries not read; give the file or its URL to read them)\n";
+  } else {
+    std::size_t read = 0;
+    for (const auto& f : e.files) read += f.info ? 1 : 0;
+    std::cout << "read " << read << " of " << e.files.size() << " compiled member" << (e.files.size() == 1 ? "" : "s");
+    if (origin == "url") {
+      std::cout << ": " << size_text(e.bytes_fetched) << " fetched of the wheel's " << size_text(e.wheel_size)
+                << (e.downloaded_whole ? " (the server ignored Range requests: downloaded whole)" : " (HTTP Range requests)");
+    } else {
+      std::cout << " (a local wheel of " << size_text(e.wheel_size) << ")";
+    }
+    std::cout << "\n";
+  }
+  std::cout << "\n";
+  print_demands(std::cout, e, "");
+  if (!e.files.empty()) {
+    std::cout << "\nfiles:\n";
+    for (const auto& f : e.files) {
+      if (!f.info) {
+        std::cout << "  " << f.path << ": not read: " << f.error << "\n";
+        continue;
+      }
+      std::vector<std::string> sass, ptx;
+      std::set<std::string> seen;
+      for (const auto& c : f.info->cuda)
+        if (seen.insert(c.str()).second) (c.kind == inspect::FatbinEntry::Kind::sass ? sass : ptx).push_back(c.str());
+      auto joined = [](const std::vector<std::string>& v) {
+        std::string s;
+        for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+        return s.empty() ? std::string("-") : s;
+      };
+      std::cout << "  " << f.path << ": " << f.info->machine << " " << (f.info->format == inspect::BinaryInfo::Format::elf ? "ELF" : "PE")
+                << "; sass " << joined(sass) << "; ptx " << joined(ptx) << "; glibc " << f.info->max_glibc.value_or("-")
+                << "; needs " << joined(f.info->needed) << "\n";
+    }
+  }
+  if (!e.warnings.empty()) {
+    std::cout << "\nwarnings:\n";
+    for (const auto& w : e.warnings) std::cout << "  - " << w << "\n";
+  }
+  std::vector<std::string> failed, unknown;
+  for (const auto& d : e.demands) {
+    if (d.verdict == inspect::Verdict::fails) failed.emplace_back(resolve::to_string(d.demand));
+    if (d.verdict == inspect::Verdict::unknown) unknown.emplace_back(resolve::to_string(d.demand));
+  }
+  auto list = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+  };
+  std::cout << "\nverdict: " << (failed.empty() ? "it runs here" : "it will not run here: " + list(failed) + " fail" + (failed.size() == 1 ? "s" : ""));
+  if (!unknown.empty()) std::cout << " (not checked: " << list(unknown) << ")";
+  std::cout << "\n";
+}
+
+}  // namespace
+
+resolve::InspectHook make_inspect_hook(const machine::Machine& m, const policies::Policy& policy,
+                                       const transports::HttpOptions& net) {
+  struct State {
+    std::unique_ptr<transport::Transport> transport;
+    std::map<std::string, resolve::Inspection> seen;  // by URL and Python
+  };
+  auto state = std::make_shared<State>();
+  return [state, m, &policy, net](const resolve::Pick& pick) -> resolve::Inspection {
+    const std::string key = pick.url + "|" + pick.python;
+    if (auto it = state->seen.find(key); it != state->seen.end()) return it->second;
+    resolve::Inspection out;
+    // The env's Python; torch is the combo's (pinned with the pick), not the machine's.
+    machine::Machine target = m;
+    target.torch.reset();
+    if (pick.python.size() > 3) {
+      std::string v = pick.python.substr(2);
+      const bool ft = v.back() == 't';
+      if (ft) v.pop_back();
+      if (auto py = model::NumericVersion::parse(v.substr(0, 1) + "." + v.substr(1))) {
+        target.python = *py;
+        target.python_free_threaded = ft;
+      }
+    }
+    if (!state->transport && is_remote(pick.url)) {
+      auto made = transports::make_transport(net);
+      if (!made) {
+        log::warn("--inspect: " + made.error().message + "; " + pick.filename + " not inspected");
+        return out;
+      }
+      state->transport = std::move(*made);
+    }
+    auto source = open_wheel(pick.url, state->transport.get());
+    auto explained = source ? inspect::explain_wheel(**source, pick.filename, target, policy)
+                            : Expected<inspect::Explanation>(source.error());
+    if (!explained) {
+      log::warn("--inspect: " + pick.filename + " could not be read (" + explained.error().message +
+                "); judged on its name and the policy only");
+      state->seen.emplace(key, out);
+      return out;
+    }
+    for (resolve::Demand d : {resolve::Demand::gpu_arch, resolve::Demand::glibc, resolve::Demand::cpu_arch, resolve::Demand::os,
+                              resolve::Demand::cuda, resolve::Demand::python}) {
+      for (const auto& r : explained->demands) {
+        if (r.demand != d || r.verdict != inspect::Verdict::fails || out.reject) continue;
+        out.reject = resolve::Failure{d, r.wheel + " (read from its binaries: " + r.detail + ")", r.machine};
+      }
+    }
+    if (!out.reject) {
+      for (const auto& r : explained->demands)
+        if (r.demand == resolve::Demand::gpu_arch) out.arch_source = r.wheel + " (read from the wheel's binaries)";
+    }
+    log::info("--inspect: " + pick.filename + ": " + (out.reject ? "rejected (" + std::string(resolve::to_string(out.reject->demand)) + ")" : "fits") +
+              ", " + std::to_string(explained->bytes_fetched) + " of " + std::to_string(explained->wheel_size) + " bytes read");
+    state->seen.emplace(key, out);
+    return out;
+  };
+}
+
+int run_explain(const std::vector<std::string_view>& argv) {
+  const Args args = parse_args(argv, {"--machine", "--python", "--policy", "--timeout", "--retries", "--user-agent"}, {"--json"});
+  const bool as_json = args.has("--json");
+  if (args.positional.size() != 1) throw UsageError{"explain: give exactly one WHEEL (a .whl file, its URL, or a wheel file name)"};
+  if (args.value("--machine") && args.value("--python")) {
+    throw UsageError{"--python names this machine's interpreter; it does not go with --machine"};
+  }
+  const std::string wheel = args.positional[0];
+
+  // What WHEEL is: a URL, a file, or (no such file, no '/') a bare wheel file name.
+  std::string origin;
+  std::string filename;
+  std::error_code ec;
+  if (is_remote(wheel)) {
+    origin = "url";
+    filename = url_filename(wheel);
+  } else if (wheel.rfind("file://", 0) == 0) {
+    origin = "file";
+    filename = url_filename(wheel);
+  } else if (std::filesystem::exists(wheel, ec)) {
+    if (!std::filesystem::is_regular_file(wheel, ec)) return fail(as_json, kBadInput, wheel + ": not a file");
+    origin = "file";
+    filename = std::filesystem::path(wheel).filename().string();
+  } else if (wheel.find('/') == std::string::npos && wheel.find('\\') == std::string::npos) {
+    origin = "name";
+    filename = wheel;
+  } else {
+    return fail(as_json, kBadInput, wheel + ": no such file");
+  }
+  if (auto name = model::WheelName::parse(filename); !name) return fail(as_json, kBadInput, wheel + ": " + name.error().message);
+
+  registry::Registry reg;
+  auto target = judge_target(args, reg);
+  if (!target) return fail(as_json, kBadInput, target.error().message);
+
+  Expected<inspect::Explanation> explained = Error(Errc::invalid_input, "");
+  if (origin == "name") {
+    explained = inspect::explain_name(filename, target->machine, target->policy);
+  } else {
+    transports::HttpOptions net;
+    if (auto v = args.value("--timeout")) {
+      try {
+        const auto s = std::chrono::seconds(std::stol(*v));
+        if (s.count() < 1 || s.count() > 3600) throw std::out_of_range("");
+        net.connect_timeout = s;
+        net.idle_timeout = s;
+      } catch (const std::exception&) {
+        throw UsageError{"--timeout: '" + *v + "' is not a whole number from 1 to 3600"};
+      }
+    }
+    if (auto v = args.value("--retries")) {
+      try {
+        const int n = std::stoi(*v);
+        if (n < 0 || n > 20) throw std::out_of_range("");
+        net.retry.retries = n;
+      } catch (const std::exception&) {
+        throw UsageError{"--retries: '" + *v + "' is not a whole number from 0 to 20"};
+      }
+    }
+    if (auto v = args.value("--user-agent")) net.user_agent = *v;
+    else if (auto e = env("WHEELFIT_USER_AGENT"); e && !e->empty()) net.user_agent = *e;
+    std::unique_ptr<transport::Transport> transport;
+    if (origin == "url") {
+      auto made = transports::make_transport(net);
+      if (!made) return fail(as_json, kBadInput, made.error().message);
+      transport = std::move(*made);
+    }
+    auto source = open_wheel(wheel, transport.get());
+    if (!source) {
+      const bool network = source.error().code.category() != core_category();
+      return fail(as_json, network ? kUnreadable : kBadInput, wheel + ": " + source.error().message);
+    }
+    explained = inspect::explain_wheel(**source, filename, target->machine, target->policy);
+    if (!explained) {
+      const bool network = explained.error().code.category() != core_category();
+      return fail(as_json, network ? kUnreadable : kBadInput, wheel + ": " + explained.error().message);
+    }
+  }
+  if (!explained) return fail(as_json, kBadInput, wheel + ": " + explained.error().message);
+  if (as_json) {
+    json::object o = explanation_json(*explained);
+    o["source"] = origin;
+    std::cout << json::serialize(o) << "\n";
+  } else {
+    print_human(*explained, origin);
+  }
+  return explained->fits() ? kOk : kUnresolved;
+}
+
+}  // namespace wheelfit::cli

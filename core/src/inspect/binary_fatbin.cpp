@@ -1,0 +1,133 @@
+// CUDA fatbinary containers (the bytes of an ELF's .nv_fatbin / __nv_relfatbin section).
+//
+// The format is undocumented by NVIDIA; this layout is what nvcc 13.0 (V13.0.88) writes, checked
+// byte by byte against `nvcc -fatbin` / `nvcc -shared` output for known -gencode lists (the
+// `fatbinary --image3=kind=elf,sm=80,...` lines of `nvcc -dryrun` name what each entry must be),
+// and it agrees with the public reverse-engineering notes (cuda-fatbin-decompression's kaitai
+// description, nvopen-tools' FORMAT_SPECIFICATION.md). All fields are little-endian.
+//
+//   container header (16 bytes)
+//     +0  u32 magic        0xBA55ED50
+//     +4  u16 version      1
+//     +6  u16 header_size  16 (the first entry starts here)
+//     +8  u64 fat_size     bytes of entries + payloads after the header
+//   entries, back to back until header_size + fat_size:
+//     +0  u16 kind         1 = PTX, 2 = ELF (a SASS cubin); other kinds are skipped
+//     +2  u16 version      0x0101
+//     +4  u32 header_size  64 (ELF < sm_100), 112 (ELF sm_100+), 80 / 96 (PTX)
+//     +8  u64 payload_size padded to 8; the payload follows the entry header
+//     +16 u32 compressed_size (0 when stored), +20 u32 (0 or 0x40)
+//     +24 u16 minor, +26 u16 major   (cubin ELF ABI 1.8; PTX ISA 9.0)
+//     +28 u32 arch         80 for sm_80 / compute_80, 120 for sm_120
+//     +32 u32 obj name offset, +36 u32 obj name length
+//     +40 u64 flags        0x1 64-bit, 0x10 Linux host, 0x8000 compressed payload,
+//                          0x100000 arch-specific ("a": sm_90a), 0x200000 family ("f": sm_100f)
+//     +48 u64 0, +56 u64 uncompressed size (compressed payloads)
+//
+// Evidence (nvcc 13.0): `-gencode arch=compute_90a,code=sm_90a` gives an ELF entry with arch 90,
+// flags 0x100011; `arch=compute_100f,code=compute_100f` a PTX entry with arch 100, flags
+// 0x208011; plain sm_120 flags 0x1000011. A section may hold several containers back to back
+// (`nvcc -shared` writes the device-link cubin's container, then the module's), possibly with
+// zero padding between them.
+
+#include <string>
+
+#include "binary_bytes.hpp"
+#include "wheelfit/inspect/binary.hpp"
+
+namespace wheelfit::inspect {
+
+namespace {
+
+constexpr std::uint32_t kFatbinMagic = 0xBA55ED50u;
+constexpr std::uint64_t kContainerHeader = 16;
+constexpr std::uint64_t kMinEntryHeader = 48;  // through the flags word
+constexpr std::uint64_t kFlagArchSpecific = 0x100000;
+constexpr std::uint64_t kFlagFamilySpecific = 0x200000;
+
+Unexpected fail(std::string_view source, std::uint64_t at, const std::string& what) {
+  return unexpected(Errc::invalid_input,
+                    std::string(source) + ": fatbinary at offset " + std::to_string(at) + ": " + what);
+}
+
+// One container starting at `start`; returns its end (start + header + fat size).
+Expected<std::uint64_t> parse_container(const detail::Bytes& b, std::uint64_t start, std::string_view source,
+                                        std::vector<FatbinEntry>& out) {
+  if (!b.fits(start, kContainerHeader)) {
+    return fail(source, start,
+                "container header needs 16 bytes, " + std::to_string(b.data.size() - start) + " left");
+  }
+  const std::uint32_t magic = b.u32(start);
+  if (magic != kFatbinMagic) return fail(source, start, "bad magic " + detail::hex(magic) + " (want 0xba55ed50)");
+  const std::uint16_t header_size = b.u16(start + 6);
+  const std::uint64_t fat_size = b.u64(start + 8);
+  if (header_size < kContainerHeader) {
+    return fail(source, start, "container header size " + std::to_string(header_size) + " is below 16");
+  }
+  if (!b.fits(start, header_size) || !b.fits(start + header_size, fat_size)) {
+    return fail(source, start,
+                "container header size " + std::to_string(header_size) + " + fat size " + std::to_string(fat_size) +
+                    " passes the end of the " + std::to_string(b.data.size()) + "-byte buffer");
+  }
+  const std::uint64_t end = start + header_size + fat_size;
+  std::uint64_t p = start + header_size;
+  for (unsigned index = 0; p < end; ++index) {
+    const std::string name = "entry " + std::to_string(index) + " (offset " + std::to_string(p) + ")";
+    if (end - p < kMinEntryHeader) {
+      return fail(source, start, name + ": needs a 48-byte header, " + std::to_string(end - p) + " bytes left in the container");
+    }
+    const std::uint16_t kind = b.u16(p);
+    const std::uint32_t entry_header = b.u32(p + 4);
+    const std::uint64_t payload = b.u64(p + 8);
+    if (entry_header < kMinEntryHeader || entry_header > end - p) {
+      return fail(source, start, name + ": header size " + std::to_string(entry_header) +
+                                     " is below 48 or passes the container's end");
+    }
+    if (payload > end - p - entry_header) {
+      return fail(source, start, name + ": payload size " + std::to_string(payload) + " passes the container's end (" +
+                                     std::to_string(end - p - entry_header) + " bytes left)");
+    }
+    const std::uint32_t arch = b.u32(p + 28);
+    const std::uint64_t flags = b.u64(p + 40);
+    if (kind == 1 || kind == 2) {
+      if (arch == 0 || arch > 10000) {
+        return fail(source, start, name + ": arch " + std::to_string(arch) + " is not a compute capability");
+      }
+      FatbinEntry e;
+      e.kind = kind == 1 ? FatbinEntry::Kind::ptx : FatbinEntry::Kind::sass;
+      e.arch = arch;
+      if ((flags & kFlagArchSpecific) != 0) {
+        e.suffix = "a";
+      } else if ((flags & kFlagFamilySpecific) != 0) {
+        e.suffix = "f";
+      }
+      out.push_back(std::move(e));
+    }
+    p += entry_header + payload;
+  }
+  return end;
+}
+
+}  // namespace
+
+std::string FatbinEntry::str() const {
+  return (kind == Kind::ptx ? "compute_" : "sm_") + std::to_string(arch) + suffix;
+}
+
+Expected<std::vector<FatbinEntry>> parse_fatbin(std::string_view bytes, std::string_view source) {
+  const detail::Bytes b{bytes, true};
+  std::vector<FatbinEntry> out;
+  std::uint64_t p = 0;
+  if (bytes.empty()) return fail(source, 0, "empty (no container header)");
+  while (p < bytes.size()) {
+    // Zero padding between (and after) containers.
+    while (p < bytes.size() && bytes[p] == '\0') ++p;
+    if (p >= bytes.size()) break;
+    auto end = parse_container(b, p, source, out);
+    if (!end) return std::move(end).error();
+    p = *end;
+  }
+  return out;
+}
+
+}  // namespace wheelfit::inspect

@@ -1,0 +1,36 @@
+#pragma once
+// The judging engine shared by explain (a wheel: its name and its members) and doctor (an
+// installed distribution: its dist-info and its files). Private to the inspect component.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wheelfit/inspect/explain.hpp"
+#include "wheelfit/model/combo.hpp"
+#include "wheelfit/model/wheel.hpp"
+
+namespace wheelfit::inspect::detail {
+
+/// What is judged: the tags (a wheel name, or one rebuilt from an installed WHEEL file), the
+/// combo of the local label, and the binaries read.
+struct Subject {
+  std::string display;                   ///< the wheel file name, or "name version"
+  std::string package;                   ///< PEP 503 name (for the policy's per-package arch lists)
+  std::optional<model::WheelName> wheel; ///< nullopt: no tags known
+  std::optional<model::Combo> combo;     ///< from the local version label
+  std::optional<model::NumericVersion> label_cuda;  ///< a label naming only a CUDA line ("+cu128")
+  std::vector<FileReport> files;
+  bool binaries_read = false;
+};
+
+/// Judges all seven demands, in resolve::all_demands() order, and collects the warnings.
+Explanation judge(Subject subject, const machine::Machine& machine, const policies::Policy& policy);
+
+/// The subject of a wheel name (no binaries yet).
+Subject subject_from_name(model::WheelName wheel);
+
+/// True for a member or file judged as a binary: "*.so", "*.so.N..." and "*.pyd".
+bool is_binary_member(std::string_view path);
+
+}  // namespace wheelfit::inspect::detail

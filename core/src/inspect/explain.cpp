@@ -1,0 +1,740 @@
+// `wheelfit explain`: the seven demands of one wheel, from its name and its binaries, against one
+// machine. The engine (judge) is shared with doctor.cpp.
+#include "wheelfit/inspect/explain.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "engine.hpp"
+#include "wheelfit/model/platform.hpp"
+
+namespace wheelfit::inspect {
+
+using model::NumericVersion;
+using resolve::Demand;
+
+std::string_view to_string(Verdict v) noexcept {
+  switch (v) {
+    case Verdict::ok: return "ok";
+    case Verdict::fails: return "fails";
+    case Verdict::unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+bool Explanation::fits() const {
+  return std::none_of(demands.begin(), demands.end(), [](const DemandReport& d) { return d.verdict == Verdict::fails; });
+}
+
+namespace detail {
+namespace {
+
+// The run-time errors a user meets, as the loaders and tools print them.
+constexpr std::string_view kNoKernel = "CUDA error: no kernel image is available for execution on the device";
+constexpr std::string_view kNoDevice = "CUDA error: no CUDA-capable device is detected";
+constexpr std::string_view kDriverTooOld = "CUDA driver version is insufficient for CUDA runtime version";
+constexpr std::string_view kNoCudaTorch = "AssertionError: Torch not compiled with CUDA enabled";
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+std::string basename(std::string_view path) {
+  auto slash = path.find_last_of("/\\");
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+// "pkg/_C.cpython-312-x86_64-linux-gnu.so" -> "pkg._C" (what `import` names).
+std::string module_name(std::string_view path) {
+  std::string p(path);
+  if (auto purelib = p.find(".data/"); purelib != std::string::npos) {  // name-1.0.data/platlib/pkg/x.so
+    auto next = p.find('/', purelib + 6);
+    if (next != std::string::npos) p = p.substr(next + 1);
+  }
+  std::string base = basename(p);
+  std::string dir = p.substr(0, p.size() - base.size());
+  base = base.substr(0, base.find('.'));
+  std::string out = dir + base;
+  std::replace(out.begin(), out.end(), '/', '.');
+  std::replace(out.begin(), out.end(), '\\', '.');
+  return out;
+}
+
+std::string sm(unsigned arch, std::string_view suffix = {}) { return "sm_" + std::to_string(arch) + std::string(suffix); }
+
+std::string sm(const NumericVersion& cc) { return sm(cc.major() * 10 + cc.minor()); }
+
+std::string gpus_text(const machine::Machine& m) {
+  if (!m.gpus) return "unknown";
+  if (m.gpus->empty()) return "no GPU";
+  std::vector<std::string> out;
+  for (const auto& g : *m.gpus) out.push_back(sm(g));
+  return join(out, ", ");
+}
+
+NumericVersion cc_of(const FatbinEntry& e) { return NumericVersion({e.arch / 10, e.arch % 10}); }
+
+policies::ArchTarget target_of(const FatbinEntry& e) {
+  policies::ArchTarget t;
+  t.cc = cc_of(e);
+  t.ptx = e.kind == FatbinEntry::Kind::ptx;
+  t.variant = e.suffix.empty() ? '\0' : e.suffix[0];
+  return t;
+}
+
+// "sm_80, sm_90 (SASS), compute_90 (PTX)": each arch once, in arch order.
+std::string entries_text(const std::vector<FatbinEntry>& entries) {
+  std::map<std::pair<unsigned, std::string>, std::string> sass, ptx;
+  for (const auto& e : entries) (e.kind == FatbinEntry::Kind::sass ? sass : ptx)[{e.arch, e.suffix}] = e.str();
+  std::vector<std::string> s, p;
+  for (const auto& [k, v] : sass) s.push_back(v);
+  for (const auto& [k, v] : ptx) p.push_back(v);
+  std::string out;
+  if (!s.empty()) out = join(s, ", ") + " (SASS)";
+  if (!p.empty()) out += (out.empty() ? "" : ", ") + join(p, ", ") + " (PTX)";
+  return out;
+}
+
+// One demand's checks: it fails when one check fails, else it is unknown when one check could
+// not be made, else ok.
+class Judgement {
+ public:
+  explicit Judgement(Demand d) { r_.demand = d; }
+  void wheel(std::string s) {
+    if (!s.empty() && std::find(wheel_.begin(), wheel_.end(), s) == wheel_.end()) wheel_.push_back(std::move(s));
+  }
+  void machine(std::string s) { r_.machine = std::move(s); }
+  void ok(std::string s) { push(ok_, std::move(s)); }
+  void fail(std::string s) { push(fail_, std::move(s)); }
+  void unknown(std::string s) { push(unknown_, std::move(s)); }
+  DemandReport done() {
+    r_.wheel = wheel_.empty() ? "nothing" : join(wheel_, "; ");
+    if (!fail_.empty()) {
+      r_.verdict = Verdict::fails;
+      r_.detail = join(fail_, "; ");
+    } else if (!unknown_.empty()) {
+      r_.verdict = Verdict::unknown;
+      r_.detail = join(unknown_, "; ");
+    } else {
+      r_.verdict = Verdict::ok;
+      r_.detail = join(ok_, "; ");
+    }
+    return r_;
+  }
+
+ private:
+  static void push(std::vector<std::string>& v, std::string s) {
+    if (!s.empty() && std::find(v.begin(), v.end(), s) == v.end()) v.push_back(std::move(s));
+  }
+  DemandReport r_;
+  std::vector<std::string> wheel_, ok_, fail_, unknown_;
+};
+
+struct Ctx {
+  const Subject& s;
+  const machine::Machine& m;
+  const policies::Policy& policy;
+  std::vector<std::string>& warnings;
+  std::vector<const FileReport*> parsed;  // files whose binary parsed
+  std::string pip_refuses() const {
+    return "pip: ERROR: " + s.display + " is not a supported wheel on this platform.";
+  }
+  // The file named in loader errors: the first parsed binary, else a placeholder.
+  std::string first_module() const { return parsed.empty() ? std::string("<module>") : parsed.front()->path; }
+};
+
+// The platform fit of the name's tags; nullopt when the machine's OS or CPU arch is unknown.
+std::optional<model::PlatformFit> name_fit(const Ctx& c) {
+  if (!c.s.wheel || !c.m.os || !c.m.cpu_arch) return std::nullopt;
+  return model::best_platform_fit(*c.s.wheel, model::PlatformTarget{*c.m.os, *c.m.cpu_arch, c.m.glibc});
+}
+
+std::string platform_tags(const model::WheelName& w) {
+  std::vector<std::string> out;
+  for (const auto& p : w.platforms) out.push_back(p.tag);
+  return join(out, ".");
+}
+
+// ----------------------------------------------------------------------------------------------
+
+DemandReport judge_gpu(Ctx& c) {
+  Judgement j(Demand::gpu_arch);
+  j.machine(gpus_text(c.m));
+  std::vector<const FileReport*> kernels;
+  for (const auto* f : c.parsed)
+    if (!f->info->cuda.empty()) kernels.push_back(f);
+
+  // The farm's arch list for this wheel (when the name says its combo and platform).
+  std::optional<policies::ArchSource> policy_list;
+  std::optional<std::string> platform;
+  if (c.s.combo && c.s.wheel) {
+    for (const auto& t : c.s.wheel->platforms) {
+      if (!t.os) continue;
+      platform = model::farm_platform(*t.os, t.cpu_arch);
+      if (platform) break;
+    }
+    if (platform) policy_list = c.policy.arch_list(c.s.package, *c.s.combo, *platform);
+  }
+
+  if (c.s.binaries_read) {
+    if (kernels.empty()) {
+      j.wheel("no CUDA kernels in its binaries");
+      j.ok(c.parsed.empty() ? "no compiled module was read" : "its binaries carry no GPU code: no GPU arch is demanded");
+      return j.done();
+    }
+    std::vector<FatbinEntry> all;
+    for (const auto* f : kernels) all.insert(all.end(), f->info->cuda.begin(), f->info->cuda.end());
+    j.wheel(entries_text(all));
+    // Narrower than the farm's policy says: a target of the policy list that a module lacks.
+    if (policy_list) {
+      for (const auto* f : kernels) {
+        std::set<std::string> have;
+        for (const auto& e : f->info->cuda) have.insert(e.str());
+        std::vector<std::string> missing;
+        for (const auto& t : policy_list->archs.targets()) {
+          const unsigned arch = t.cc.major() * 10 + t.cc.minor();
+          const std::string suffix = t.variant ? std::string(1, t.variant) : std::string();
+          if (!have.count(sm(arch, suffix))) missing.push_back(sm(arch, suffix));
+          if (t.ptx && !have.count("compute_" + std::to_string(arch) + suffix)) missing.push_back("compute_" + std::to_string(arch) + suffix);
+        }
+        if (!missing.empty()) {
+          c.warnings.push_back(f->path + " carries " + entries_text(f->info->cuda) + ": narrower than the farm's arch list " +
+                               policy_list->archs.str() + " (" + policy_list->provenance + "); missing " + join(missing, ", "));
+        }
+      }
+    }
+    if (!c.m.gpus) {
+      j.unknown("the machine's GPUs are unknown (set gpus in the machine profile or WHEELFIT_OVERRIDE_GPUS)");
+      return j.done();
+    }
+    if (c.m.gpus->empty()) {
+      j.fail("the machine has no GPU: " + std::string(kNoDevice));
+      return j.done();
+    }
+    for (const auto* f : kernels) {
+      std::vector<policies::ArchTarget> sass, ptx;
+      for (const auto& e : f->info->cuda) (e.kind == FatbinEntry::Kind::sass ? sass : ptx).push_back(target_of(e));
+      const policies::ArchList sass_list(sass), ptx_list(ptx);
+      std::vector<std::string> uncovered;
+      for (const auto& g : *c.m.gpus) {
+        if (auto hit = sass_list.match(g)) {
+          j.ok(sm(g) + " runs " + sm(hit->target.cc) + (hit->target.variant ? std::string(1, hit->target.variant) : "") +
+               " SASS");
+        } else if (auto jit = ptx_list.match(g)) {
+          j.ok(sm(g) + " runs compute_" + std::to_string(jit->target.cc.major() * 10 + jit->target.cc.minor()) +
+               " PTX, JIT-compiled by the driver (slow first launch)");
+        } else {
+          uncovered.push_back(sm(g));
+        }
+      }
+      if (!uncovered.empty()) {
+        j.fail(f->path + " carries " + entries_text(f->info->cuda) + ", nothing that runs on " + join(uncovered, ", ") +
+               ": " + std::string(kNoKernel));
+      }
+    }
+    return j.done();
+  }
+
+  // The name alone: the farm's policy list for its combo, as the resolver judges it.
+  if (!c.s.combo) {
+    j.wheel("not stated by the name (no combo label)");
+    j.unknown("the name does not say which GPU archs it carries (binaries not read: give the wheel file or URL)");
+    return j.done();
+  }
+  if (!policy_list) {
+    j.wheel("not stated (the policy has no arch list for " + c.s.combo->str() + (platform ? " on " + *platform : "") + ")");
+    j.unknown("no arch list to judge by (binaries not read)");
+    return j.done();
+  }
+  j.wheel(policy_list->archs.str() + " (" + policy_list->provenance + "; from the policy, binaries not read)");
+  if (!c.m.gpus) {
+    j.unknown("the machine's GPUs are unknown (set gpus in the machine profile or WHEELFIT_OVERRIDE_GPUS)");
+  } else if (c.m.gpus->empty()) {
+    j.fail("the machine has no GPU: " + std::string(kNoDevice));
+  } else {
+    std::vector<std::string> uncovered;
+    for (const auto& g : *c.m.gpus) {
+      if (auto hit = policy_list->archs.match(g)) {
+        j.ok(sm(g) + (hit->jit ? " runs compute_" + std::to_string(hit->target.cc.major() * 10 + hit->target.cc.minor()) +
+                                     " PTX, JIT-compiled by the driver (slow first launch)"
+                               : " runs " + sm(hit->target.cc) + " SASS") +
+             " (per the policy)");
+      } else {
+        uncovered.push_back(sm(g));
+      }
+    }
+    if (!uncovered.empty()) j.fail("the arch list covers nothing that runs on " + join(uncovered, ", ") + ": " + std::string(kNoKernel));
+  }
+  return j.done();
+}
+
+// ----------------------------------------------------------------------------------------------
+
+bool links_torch(const BinaryInfo& b) {
+  return std::any_of(b.needed.begin(), b.needed.end(),
+                     [](const std::string& n) { return starts_with(n, "libtorch") || starts_with(n, "libc10") || starts_with(n, "torch") || starts_with(n, "c10.dll"); });
+}
+
+DemandReport judge_torch(Ctx& c) {
+  Judgement j(Demand::torch);
+  j.machine(c.m.torch ? "torch " + c.m.torch->str() : "unknown (no torch known)");
+  std::vector<const FileReport*> bound;
+  for (const auto* f : c.parsed)
+    if (links_torch(*f->info)) bound.push_back(f);
+  if (c.s.combo) j.wheel("torch " + c.s.combo->torch.str() + " (label +" + c.s.wheel->version.local() + ")");
+  if (!bound.empty()) {
+    std::set<std::string> libs;
+    for (const auto* f : bound)
+      for (const auto& n : f->info->needed)
+        if (starts_with(n, "libtorch") || starts_with(n, "libc10") || starts_with(n, "torch") || starts_with(n, "c10")) libs.insert(n);
+    j.wheel("links " + join({libs.begin(), libs.end()}, ", "));
+  }
+  if (!c.s.combo) {
+    if (!bound.empty()) {
+      const std::string why = bound.front()->path + " links libtorch, but the name names no torch version: it loads only "
+                                                    "into the torch it was built against, which the name does not say";
+      c.warnings.push_back(why);
+      j.unknown(why);
+    } else {
+      j.wheel("no torch");
+      j.ok(c.s.binaries_read ? "not bound to torch (no torch in the label, no libtorch / libc10 linked)"
+                             : "not bound to torch by its name (no torch in the label; binaries not read)");
+    }
+    return j.done();
+  }
+  if (!c.m.torch) {
+    j.unknown("the machine's torch is unknown (not installed or not detected; set torch in the machine profile)");
+    return j.done();
+  }
+  const auto& rel = c.m.torch->release();
+  if (rel.size() < 2) {
+    j.unknown("the machine's torch " + c.m.torch->str() + " has no minor version");
+    return j.done();
+  }
+  const NumericVersion have({static_cast<std::uint32_t>(rel[0]), static_cast<std::uint32_t>(rel[1])});
+  if (!(have == c.s.combo->torch)) {
+    const std::string module = bound.empty() ? c.first_module() : bound.front()->path;
+    j.fail("built against torch " + c.s.combo->torch.str() + ", loaded into torch " + c.m.torch->str() +
+           " (no stable C++ ABI across torch releases): ImportError: " + module + ": undefined symbol: _ZN3c10...");
+  } else {
+    j.ok("built against torch " + c.s.combo->torch.str() + ", the machine's torch is " + c.m.torch->str());
+  }
+  return j.done();
+}
+
+// ----------------------------------------------------------------------------------------------
+
+// The CUDA major of a linked runtime: "libcudart.so.12" -> 12, "cudart64_12.dll" -> 12.
+std::optional<std::uint32_t> cudart_major(std::string_view needed) {
+  std::string_view digits;
+  if (starts_with(needed, "libcudart.so.")) digits = needed.substr(13);
+  else if (starts_with(needed, "cudart64_")) digits = needed.substr(9);
+  else return std::nullopt;
+  std::uint32_t n = 0;
+  std::size_t used = 0;
+  while (used < digits.size() && used < 4 && digits[used] >= '0' && digits[used] <= '9') n = n * 10 + static_cast<std::uint32_t>(digits[used++] - '0');
+  if (used == 0) return std::nullopt;
+  return n;
+}
+
+DemandReport judge_cuda(Ctx& c) {
+  Judgement j(Demand::cuda);
+  {
+    std::vector<std::string> mt;
+    if (c.m.torch) mt.push_back("torch " + c.m.torch->str());
+    if (c.m.cuda_driver) mt.push_back("driver supports CUDA " + c.m.cuda_driver->str());
+    else if (c.m.driver_version) mt.push_back("driver " + c.m.driver_version->str());
+    j.machine(mt.empty() ? "unknown" : join(mt, "; "));
+  }
+  std::optional<std::uint32_t> runtime;
+  const FileReport* runtime_file = nullptr;
+  std::string runtime_lib;
+  for (const auto* f : c.parsed) {
+    for (const auto& n : f->info->needed) {
+      if (auto major = cudart_major(n); major && (!runtime || *major > *runtime)) {
+        runtime = major;
+        runtime_file = f;
+        runtime_lib = n;
+      }
+    }
+  }
+  const std::optional<NumericVersion> label = c.s.combo ? std::optional<NumericVersion>(c.s.combo->cuda) : c.s.label_cuda;
+  if (label) j.wheel("CUDA " + label->str() + " (label +" + c.s.wheel->version.local() + ")");
+  if (runtime) j.wheel("links " + runtime_lib + " (CUDA " + std::to_string(*runtime) + " runtime)");
+  if (label && runtime && label->major() != *runtime) {
+    c.warnings.push_back("the label says CUDA " + label->str() + " but " + runtime_file->path + " links " + runtime_lib);
+  }
+  const bool kernels = std::any_of(c.parsed.begin(), c.parsed.end(), [](const FileReport* f) { return !f->info->cuda.empty(); });
+  if (!label && !runtime) {
+    if (kernels) {
+      j.wheel("CUDA kernels, no CUDA line stated (a static runtime, no label)");
+      j.unknown("the binaries carry CUDA kernels but neither the name nor the linked libraries say which CUDA line");
+    } else {
+      j.wheel("no CUDA line");
+      j.ok(c.s.binaries_read ? "not bound to a CUDA line" : "not bound to a CUDA line by its name (binaries not read)");
+    }
+    return j.done();
+  }
+
+  // The machine's torch must be a build of the same CUDA line (the label's combo).
+  if (c.s.combo) {
+    if (!c.m.torch) {
+      j.unknown("the machine's torch (and so its CUDA line) is unknown");
+    } else {
+      auto mc = resolve::machine_combo(c.m, c.policy);
+      const auto build = model::parse_torch_label(c.m.torch->local());
+      if (mc.combo) {
+        if (mc.combo->cuda == c.s.combo->cuda) {
+          j.ok("the machine's torch is a CUDA " + mc.combo->cuda.str() + " build");
+        } else if (mc.combo->cuda.major() != c.s.combo->cuda.major() && runtime) {
+          j.fail("built for CUDA " + c.s.combo->cuda.str() + ", the machine's torch is a CUDA " + mc.combo->cuda.str() +
+                 " build: ImportError: " + runtime_lib + ": cannot open shared object file: No such file or directory");
+        } else {
+          j.fail("built for CUDA " + c.s.combo->cuda.str() + ", the machine's torch is a CUDA " + mc.combo->cuda.str() +
+                 " build: ImportError: " + c.first_module() + ": undefined symbol (the extension links another CUDA build of torch)");
+        }
+      } else if (build && build->backend != "cuda") {
+        j.fail("the machine's torch " + c.m.torch->str() + " is a " + build->backend + " build: " + std::string(kNoCudaTorch));
+      } else {
+        j.unknown(mc.reason);
+      }
+    }
+  }
+
+  // The driver must run the CUDA runtime.
+  const NumericVersion line = label ? *label : NumericVersion({*runtime});
+  auto drv = resolve::judge_driver(runtime && *runtime > line.major() ? NumericVersion({*runtime}) : line, c.m, c.policy);
+  if (!drv.checked) {
+    j.unknown("the driver's CUDA support is unknown (set cuda_driver or driver_version in the machine profile)");
+  } else if (drv.failure) {
+    j.fail(drv.failure->wheel + ", " + drv.failure->machine + ": " + std::string(kDriverTooOld));
+  } else {
+    j.ok(c.m.cuda_driver ? "the driver supports CUDA " + c.m.cuda_driver->str() : "driver " + c.m.driver_version->str() + " runs CUDA " + line.str());
+  }
+  return j.done();
+}
+
+// ----------------------------------------------------------------------------------------------
+
+// The CPython an extension suffix is built for: "cpython-312" -> (3.12, false), "cpython-313t",
+// "cp312" (Windows); nullopt for abi3 and for anything else.
+std::optional<std::pair<NumericVersion, bool>> suffix_python(std::string_view abi) {
+  std::string_view digits;
+  if (starts_with(abi, "cpython-")) digits = abi.substr(8);
+  else if (starts_with(abi, "cp")) digits = abi.substr(2);
+  else return std::nullopt;
+  bool ft = false;
+  if (!digits.empty() && digits.back() == 't') {
+    ft = true;
+    digits.remove_suffix(1);
+  }
+  if (digits.size() < 2 || !std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) return std::nullopt;
+  std::uint32_t minor = 0;
+  for (char ch : digits.substr(1)) minor = minor * 10 + static_cast<std::uint32_t>(ch - '0');
+  return std::make_pair(NumericVersion({static_cast<std::uint32_t>(digits[0] - '0'), minor}), ft);
+}
+
+std::string python_text(const NumericVersion& v, bool ft) { return v.str() + (ft ? "t" : ""); }
+
+DemandReport judge_python(Ctx& c) {
+  Judgement j(Demand::python);
+  j.machine(c.m.python ? "python " + python_text(*c.m.python, c.m.python_free_threaded) : "unknown");
+  std::optional<model::PythonTarget> target;
+  if (c.m.python) target = model::PythonTarget{c.m.python->truncated(2), c.m.python_free_threaded};
+  const bool claims_abi3 = c.s.wheel && std::find(c.s.wheel->abi_tags.begin(), c.s.wheel->abi_tags.end(), "abi3") != c.s.wheel->abi_tags.end();
+  if (c.s.wheel) {
+    std::vector<std::string> tags;
+    for (const auto& py : c.s.wheel->python_tags)
+      for (const auto& abi : c.s.wheel->abi_tags) tags.push_back(py + "-" + abi);
+    j.wheel(join(tags, ", ") + " (tag)");
+    if (!target) j.unknown("the machine's Python is unknown (set python in the machine profile)");
+    else if (!model::python_rank(*c.s.wheel, *target)) j.fail("no tag for " + target->tag() + ": " + c.pip_refuses());
+    else j.ok(target->tag() + " is among its tags");
+  }
+  for (const auto* f : c.parsed) {
+    if (!f->suffix || f->suffix->abi.empty()) continue;
+    const auto& abi = f->suffix->abi;
+    const std::string mod = module_name(f->path);
+    if (abi == "abi3") {
+      j.wheel("abi3 (" + basename(f->path) + ")");
+      if (!target) continue;
+      if (target->free_threaded) {
+        j.fail(f->path + " uses the stable ABI (abi3), which a free-threaded interpreter does not load: "
+                         "ModuleNotFoundError: No module named '" + mod + "'");
+      }
+      continue;
+    }
+    auto py = suffix_python(abi);
+    if (!py) continue;
+    j.wheel("CPython " + python_text(py->first, py->second) + " (" + basename(f->path) + ")");
+    if (claims_abi3) {
+      c.warnings.push_back("the tag claims the stable ABI (abi3) but " + f->path + " is built for CPython " +
+                           python_text(py->first, py->second) + " only");
+    }
+    if (!target) continue;
+    if (!(py->first == target->version) || py->second != target->free_threaded) {
+      j.fail(f->path + " is built for CPython " + python_text(py->first, py->second) + "; python " +
+             python_text(target->version, target->free_threaded) + " does not load it: ModuleNotFoundError: No module named '" + mod + "'");
+    } else {
+      j.ok(basename(f->path) + " matches");
+    }
+  }
+  if (!c.s.wheel && !target) j.unknown("the machine's Python is unknown");
+  return j.done();
+}
+
+// ----------------------------------------------------------------------------------------------
+
+// The loader's error for a binary of another CPU arch or word size.
+std::string wrong_arch_error(const Ctx& c, const FileReport& f, bool machine64) {
+  if (c.m.os && *c.m.os == model::Os::windows) {
+    return "ImportError: DLL load failed while importing " + basename(module_name(f.path)) + ": %1 is not a valid Win32 application.";
+  }
+  if ((f.info->bits == 64) != machine64) {
+    return "ImportError: " + f.path + ": wrong ELF class: ELFCLASS" + std::to_string(f.info->bits);
+  }
+  return "ImportError: " + f.path + ": cannot open shared object file: No such file or directory";
+}
+
+DemandReport judge_cpu(Ctx& c) {
+  Judgement j(Demand::cpu_arch);
+  j.machine(c.m.cpu_arch ? *c.m.cpu_arch : "unknown");
+  if (c.s.wheel) {
+    std::set<std::string> archs;
+    for (const auto& p : c.s.wheel->platforms) archs.insert(p.cpu_arch.empty() ? "any" : p.cpu_arch);
+    j.wheel(join({archs.begin(), archs.end()}, ", ") + " (" + platform_tags(*c.s.wheel) + ")");
+    if (!c.m.cpu_arch) {
+      j.unknown("the machine's CPU arch is unknown");
+    } else if (auto fit = name_fit(c)) {
+      if (fit->cpu_ok) j.ok("the tag is for " + *c.m.cpu_arch);
+      else j.fail("no tag for " + *c.m.cpu_arch + ": " + c.pip_refuses());
+    } else {
+      const bool any = std::any_of(c.s.wheel->platforms.begin(), c.s.wheel->platforms.end(), [&](const model::PlatformTag& p) {
+        return p.kind == model::PlatformTag::Kind::any || model::normalize_cpu_arch(p.cpu_arch) == *c.m.cpu_arch;
+      });
+      if (any) j.ok("the tag is for " + *c.m.cpu_arch);
+      else j.fail("no tag for " + *c.m.cpu_arch + ": " + c.pip_refuses());
+    }
+  }
+  for (const auto* f : c.parsed) {
+    const std::string arch = model::normalize_cpu_arch(f->info->machine);
+    j.wheel(arch + " (" + std::string(f->info->format == BinaryInfo::Format::elf ? "ELF" : "PE") + ")");
+    if (!c.m.cpu_arch) continue;
+    if (arch != *c.m.cpu_arch) {
+      const bool machine64 = *c.m.cpu_arch == "x86_64" || *c.m.cpu_arch == "aarch64" || c.m.cpu_arch->find("64") != std::string::npos;
+      j.fail(f->path + " is " + arch + " machine code, the machine is " + *c.m.cpu_arch + ": " + wrong_arch_error(c, *f, machine64));
+    } else {
+      j.ok(basename(f->path) + " is " + arch + " code");
+    }
+  }
+  if (!c.s.wheel && c.parsed.empty()) j.unknown("nothing states a CPU arch");
+  return j.done();
+}
+
+DemandReport judge_os(Ctx& c) {
+  Judgement j(Demand::os);
+  j.machine(c.m.os ? std::string(model::to_string(*c.m.os)) : "unknown");
+  if (c.s.wheel) {
+    std::set<std::string> oses;
+    for (const auto& p : c.s.wheel->platforms) oses.insert(p.os ? std::string(model::to_string(*p.os)) : p.kind == model::PlatformTag::Kind::any ? "any" : p.tag);
+    j.wheel(join({oses.begin(), oses.end()}, ", ") + " (" + platform_tags(*c.s.wheel) + ")");
+    if (!c.m.os) {
+      j.unknown("the machine's OS is unknown");
+    } else if (auto fit = name_fit(c)) {
+      if (fit->os_ok) j.ok("the tag is for " + std::string(model::to_string(*c.m.os)));
+      else j.fail("no tag for " + std::string(model::to_string(*c.m.os)) + ": " + c.pip_refuses());
+    } else {
+      const bool any = std::any_of(c.s.wheel->platforms.begin(), c.s.wheel->platforms.end(), [&](const model::PlatformTag& p) {
+        return p.kind == model::PlatformTag::Kind::any || (p.os && *p.os == *c.m.os);
+      });
+      if (any) j.ok("the tag is for " + std::string(model::to_string(*c.m.os)));
+      else j.fail("no tag for " + std::string(model::to_string(*c.m.os)) + ": " + c.pip_refuses());
+    }
+  }
+  for (const auto* f : c.parsed) {
+    j.wheel(f->info->os + " (" + std::string(f->info->format == BinaryInfo::Format::elf ? "ELF" : "PE") + ")");
+    if (!c.m.os) continue;
+    const std::string have(model::to_string(*c.m.os));
+    if (f->info->os == have) {
+      j.ok(basename(f->path) + " is a " + have + " binary");
+    } else if (*c.m.os == model::Os::windows) {
+      j.fail(f->path + " is a " + f->info->os + " binary: ImportError: DLL load failed while importing " +
+             basename(module_name(f->path)) + ": %1 is not a valid Win32 application.");
+    } else {
+      j.fail(f->path + " is a " + f->info->os + " binary: ImportError: " + f->path + ": invalid ELF header");
+    }
+  }
+  if (!c.s.wheel && c.parsed.empty()) j.unknown("nothing states an OS");
+  return j.done();
+}
+
+DemandReport judge_glibc(Ctx& c) {
+  Judgement j(Demand::glibc);
+  const bool linux_machine = c.m.os && *c.m.os == model::Os::linux_;
+  j.machine(c.m.glibc ? "glibc " + c.m.glibc->str() : (c.m.os && !linux_machine) ? "no glibc (not Linux)" : "unknown");
+  // The floor the tags claim: the lowest manylinux floor (pip installs on any one that fits).
+  std::optional<NumericVersion> claimed;
+  const model::PlatformTag* claimed_tag = nullptr;
+  if (c.s.wheel) {
+    std::vector<std::string> floors;
+    for (const auto& p : c.s.wheel->platforms) {
+      if (p.kind == model::PlatformTag::Kind::manylinux && p.libc) {
+        floors.push_back(">= " + p.libc->str() + " (" + p.tag + ")");
+        if (!claimed || *p.libc < *claimed) {
+          claimed = p.libc;
+          claimed_tag = &p;
+        }
+      } else if (p.kind == model::PlatformTag::Kind::musllinux && p.libc) {
+        floors.push_back("musl " + p.libc->str() + " (" + p.tag + ")");
+      }
+    }
+    if (!floors.empty()) j.wheel("glibc " + join(floors, ", "));
+  }
+  // What the binaries really require.
+  std::optional<NumericVersion> need;
+  const FileReport* need_file = nullptr;
+  for (const auto* f : c.parsed) {
+    if (!f->info->max_glibc) continue;
+    auto v = NumericVersion::parse(*f->info->max_glibc);
+    if (!v) continue;
+    if (!need || *need < *v) {
+      need = *v;
+      need_file = f;
+    }
+  }
+  if (need) j.wheel("GLIBC_" + need->str() + " (" + need_file->path + ")");
+  if (claimed && need && *claimed < *need) {
+    c.warnings.push_back("the tag claims glibc " + claimed->str() + " (" + claimed_tag->tag + ") but " + need_file->path +
+                         " requires GLIBC_" + need->str() + ": pip installs it on glibc " + claimed->str() + " to below " +
+                         need->str() + ", where it fails with version 'GLIBC_" + need->str() + "' not found");
+  }
+  if (c.m.os && !linux_machine) {
+    j.ok("not a Linux machine: no glibc floor");
+    return j.done();
+  }
+  if (!c.m.glibc) {
+    if (claimed || need || (c.s.wheel && !c.s.wheel->platforms.empty())) j.unknown("the machine's glibc is unknown (set glibc in the machine profile)");
+    else j.ok("no glibc demand");
+    return j.done();
+  }
+  if (auto fit = name_fit(c); fit && fit->tag && fit->tag->libc && fit->tag->os && *fit->tag->os == model::Os::linux_) {
+    if (fit->glibc_ok) j.ok("the tag's floor " + fit->tag->libc->str() + " <= glibc " + c.m.glibc->str());
+    else if (fit->tag->kind == model::PlatformTag::Kind::musllinux) j.fail("a musl build on a glibc machine: " + c.pip_refuses());
+    else j.fail("the tag's floor is glibc " + fit->tag->libc->str() + ", the machine has " + c.m.glibc->str() + ": " + c.pip_refuses());
+  } else if (claimed && !name_fit(c)) {
+    if (*c.m.glibc < *claimed) j.fail("the tag's floor is glibc " + claimed->str() + ", the machine has " + c.m.glibc->str() + ": " + c.pip_refuses());
+    else j.ok("the tag's floor " + claimed->str() + " <= glibc " + c.m.glibc->str());
+  }
+  if (need) {
+    if (*c.m.glibc < *need) {
+      j.fail(need_file->path + " requires GLIBC_" + need->str() + ", the machine has glibc " + c.m.glibc->str() +
+             ": ImportError: libc.so.6: version 'GLIBC_" + need->str() + "' not found (required by " + need_file->path + ")");
+    } else {
+      j.ok("its binaries need at most GLIBC_" + need->str());
+    }
+  } else if (!claimed) {
+    j.ok("no glibc floor stated");
+  }
+  return j.done();
+}
+
+}  // namespace
+
+bool is_binary_member(std::string_view path) {
+  if (path.empty() || path.back() == '/') return false;
+  // Data installed outside the package tree (headers, scripts, data files) is not loaded.
+  for (std::string_view skip : {".data/data/", ".data/headers/", ".data/scripts/"})
+    if (path.find(skip) != std::string_view::npos) return false;
+  const std::string base = basename(path);
+  auto ends = [&](std::string_view s) { return base.size() > s.size() && base.compare(base.size() - s.size(), s.size(), s) == 0; };
+  if (ends(".so") || ends(".pyd")) return true;
+  // libfoo.so.1, libfoo.so.1.2 (vendored libraries)
+  auto so = base.find(".so.");
+  if (so == std::string::npos || so == 0) return false;
+  return std::all_of(base.begin() + static_cast<std::ptrdiff_t>(so + 4), base.end(), [](char ch) { return (ch >= '0' && ch <= '9') || ch == '.'; });
+}
+
+Explanation judge(Subject subject, const machine::Machine& machine, const policies::Policy& policy) {
+  Explanation out;
+  out.wheel = subject.display;
+  out.binaries_read = subject.binaries_read;
+  Ctx c{subject, machine, policy, out.warnings, {}};
+  for (const auto& f : subject.files) {
+    if (f.info) c.parsed.push_back(&f);
+    else out.warnings.push_back(f.path + ": not read: " + f.error);
+  }
+  for (Demand d : resolve::all_demands()) {
+    switch (d) {
+      case Demand::gpu_arch: out.demands.push_back(judge_gpu(c)); break;
+      case Demand::torch: out.demands.push_back(judge_torch(c)); break;
+      case Demand::cuda: out.demands.push_back(judge_cuda(c)); break;
+      case Demand::python: out.demands.push_back(judge_python(c)); break;
+      case Demand::cpu_arch: out.demands.push_back(judge_cpu(c)); break;
+      case Demand::os: out.demands.push_back(judge_os(c)); break;
+      case Demand::glibc: out.demands.push_back(judge_glibc(c)); break;
+    }
+  }
+  out.files = std::move(subject.files);
+  return out;
+}
+
+Subject subject_from_name(model::WheelName w) {
+  Subject s;
+  s.display = w.filename;
+  s.package = w.name;
+  s.combo = model::parse_combo_label(w.version.local());
+  if (!s.combo && !w.version.local().empty()) {
+    const std::string& local = w.version.local();
+    s.label_cuda = model::parse_cuda_tag(local.substr(0, local.find('.')));
+  }
+  s.wheel = std::move(w);
+  return s;
+}
+
+}  // namespace detail
+
+Expected<Explanation> explain_name(std::string_view filename, const machine::Machine& machine, const policies::Policy& policy) {
+  auto w = model::WheelName::parse(filename);
+  if (!w) return w.error();
+  return detail::judge(detail::subject_from_name(std::move(*w)), machine, policy);
+}
+
+Expected<Explanation> explain_wheel(ByteSource& source, std::string_view filename, const machine::Machine& machine,
+                                    const policies::Policy& policy, const ZipLimits& limits) {
+  auto w = model::WheelName::parse(filename);
+  if (!w) return w.error();
+  auto dir = read_zip_directory(source, limits);
+  if (!dir) return dir.error();
+  detail::Subject s = detail::subject_from_name(std::move(*w));
+  s.binaries_read = true;
+  for (const auto& entry : dir->entries) {
+    if (!detail::is_binary_member(entry.name)) continue;
+    FileReport f;
+    f.path = entry.name;
+    f.suffix = extension_suffix(detail::basename(entry.name));
+    auto bytes = read_zip_member(source, entry, limits);
+    if (!bytes) {
+      f.error = bytes.error().message;
+    } else if (auto info = parse_binary(*bytes, source.name() + "!" + entry.name)) {
+      f.info = std::move(*info);
+    } else {
+      f.error = info.error().message;
+    }
+    s.files.push_back(std::move(f));
+  }
+  auto out = detail::judge(std::move(s), machine, policy);
+  out.bytes_fetched = source.bytes_fetched();
+  out.wheel_size = source.size();
+  out.downloaded_whole = source.downloaded_whole();
+  return out;
+}
+
+}  // namespace wheelfit::inspect

@@ -1,0 +1,299 @@
+// Byte sources: a local file (pread), an in-memory buffer, and a remote file read with HTTP Range
+// requests (tail first, cached; Content-Range checked; a 200 answer means "Range ignored": the
+// whole body is kept and served from memory).
+#include "wheelfit/inspect/source.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+namespace wheelfit::inspect {
+namespace {
+
+using transport::NetErrc;
+
+std::string n(std::uint64_t v) { return std::to_string(v); }
+
+/// Errc::invalid_input unless [offset, offset + length) lies inside [0, size).
+std::optional<Error> check_range(const std::string& name, std::uint64_t size, std::uint64_t offset,
+                                 std::uint64_t length) {
+  if (offset > size || length > size - offset) {
+    return Error(Errc::invalid_input, name + ": cannot read " + n(length) + " bytes at offset " + n(offset) +
+                                          ": past the end of the " + n(size) + "-byte file");
+  }
+  return std::nullopt;
+}
+
+// --- memory -----------------------------------------------------------------------------------
+
+class MemorySource final : public ByteSource {
+ public:
+  MemorySource(std::string bytes, std::string name) : bytes_(std::move(bytes)), name_(std::move(name)) {}
+  [[nodiscard]] std::string name() const override { return name_; }
+  [[nodiscard]] std::uint64_t bytes_fetched() const override { return fetched_; }
+
+ private:
+  std::uint64_t size_impl() const override { return bytes_.size(); }
+  Expected<std::string> read_impl(std::uint64_t offset, std::uint64_t length) override {
+    if (auto e = check_range(name_, bytes_.size(), offset, length)) return *e;
+    fetched_ += length;
+    return bytes_.substr(static_cast<std::size_t>(offset), static_cast<std::size_t>(length));
+  }
+  std::string bytes_;
+  std::string name_;
+  std::uint64_t fetched_ = 0;
+};
+
+// --- file -------------------------------------------------------------------------------------
+
+class FileSource final : public ByteSource {
+ public:
+  FileSource(int fd, std::uint64_t size, std::string path) : fd_(fd), size_(size), path_(std::move(path)) {}
+  ~FileSource() override { ::close(fd_); }
+  [[nodiscard]] std::string name() const override { return path_; }
+  [[nodiscard]] std::uint64_t bytes_fetched() const override { return fetched_; }
+
+ private:
+  std::uint64_t size_impl() const override { return size_; }
+  Expected<std::string> read_impl(std::uint64_t offset, std::uint64_t length) override {
+    if (auto e = check_range(path_, size_, offset, length)) return *e;
+    if (length > std::numeric_limits<std::size_t>::max() / 2) {
+      return unexpected(Errc::too_large, path_ + ": a read of " + n(length) + " bytes is too large");
+    }
+    std::string out(static_cast<std::size_t>(length), '\0');
+    std::size_t done = 0;
+    while (done < out.size()) {
+      const std::size_t chunk = std::min<std::size_t>(out.size() - done, std::size_t{1} << 30);
+      const ssize_t got = ::pread(fd_, out.data() + done, chunk, static_cast<off_t>(offset + done));
+      if (got < 0) {
+        if (errno == EINTR) continue;
+        return unexpected(Errc::io_error, path_ + ": read at offset " + n(offset + done) + " failed: " +
+                                              std::strerror(errno));
+      }
+      if (got == 0) {
+        return unexpected(Errc::io_error, path_ + ": the file ended at offset " + n(offset + done) +
+                                              " (it was " + n(size_) + " bytes when opened: changed while reading?)");
+      }
+      done += static_cast<std::size_t>(got);
+    }
+    fetched_ += length;
+    return out;
+  }
+  int fd_;
+  std::uint64_t size_;
+  std::string path_;
+  std::uint64_t fetched_ = 0;
+};
+
+// --- remote -----------------------------------------------------------------------------------
+
+constexpr std::uint64_t kTail = 65536;
+
+struct ContentRange {
+  std::uint64_t first = 0, last = 0, total = 0;
+};
+
+std::optional<std::uint64_t> parse_u64(std::string_view s) {
+  if (s.empty() || s.size() > 20) return std::nullopt;
+  std::uint64_t v = 0;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+/// "bytes FIRST-LAST/TOTAL" (a known total only: "*" is useless to us).
+std::optional<ContentRange> parse_content_range(std::string_view v) {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+  if (v.size() < 6 || v.substr(0, 6) != "bytes ") return std::nullopt;
+  v.remove_prefix(6);
+  while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+  const std::size_t dash = v.find('-');
+  const std::size_t slash = v.find('/');
+  if (dash == std::string_view::npos || slash == std::string_view::npos || slash < dash) return std::nullopt;
+  const auto first = parse_u64(v.substr(0, dash));
+  const auto last = parse_u64(v.substr(dash + 1, slash - dash - 1));
+  const auto total = parse_u64(v.substr(slash + 1));
+  if (!first || !last || !total || *last < *first || *last >= *total) return std::nullopt;
+  return ContentRange{*first, *last, *total};
+}
+
+std::size_t clamp_size(std::uint64_t v) {
+  return static_cast<std::size_t>(std::min<std::uint64_t>(v, std::numeric_limits<std::size_t>::max()));
+}
+
+class RemoteSource final : public ByteSource {
+ public:
+  RemoteSource(transport::Transport& t, std::string url) : transport_(t), url_(std::move(url)) {}
+
+  /// The first request: the tail (or the whole body when the server ignores Range).
+  Expected<void> open(std::uint64_t max_download) {
+    transport::Request rq;
+    rq.url = url_;
+    // A 206 carries at most kTail bytes; a 200 (Range ignored) carries the whole wheel.
+    rq.max_body = clamp_size(std::max(max_download, kTail));
+    rq.headers.emplace_back("Range", "bytes=-" + n(kTail));
+    auto r = transport_.get(rq);
+    if (!r) {
+      if (r.error().is(Errc::too_large)) {
+        return unexpected(Errc::too_large, url_ + ": the server ignored the Range request and the whole file is "
+                                                  "above the " + n(max_download) + "-byte download limit (" +
+                                                  r.error().message + ")");
+      }
+      return r.error();
+    }
+    fetched_ += r->body.size();
+    if (r->status == 200) {
+      if (r->body.size() > max_download) {
+        return unexpected(Errc::too_large, url_ + ": the server ignored the Range request and sent " +
+                                               n(r->body.size()) + " bytes, above the " + n(max_download) +
+                                               "-byte download limit");
+      }
+      whole_ = true;
+      size_ = r->body.size();
+      tail_offset_ = 0;
+      tail_ = std::move(r->body);
+      return {};
+    }
+    if (r->status != 206) {
+      return transport::net_error(NetErrc::protocol, url_ + ": HTTP " + std::to_string(r->status) +
+                                                         " in answer to a Range request (expected 206 or 200)");
+    }
+    const auto header = transport::find_header(r->headers, "content-range");
+    if (!header) {
+      return transport::net_error(NetErrc::protocol, url_ + ": a 206 answer without Content-Range");
+    }
+    const auto cr = parse_content_range(*header);
+    if (!cr) {
+      return transport::net_error(NetErrc::protocol,
+                                  url_ + ": a 206 answer with a malformed Content-Range '" + std::string(*header) + "'");
+    }
+    const std::uint64_t want_first = cr->total - std::min(cr->total, kTail);
+    if (cr->first != want_first || cr->last != cr->total - 1) {
+      return transport::net_error(NetErrc::protocol, url_ + ": asked for the last " + n(kTail) +
+                                                         " bytes, the server answered Content-Range '" +
+                                                         std::string(*header) + "' (expected bytes " + n(want_first) +
+                                                         "-" + n(cr->total - 1) + "/" + n(cr->total) + ")");
+    }
+    if (r->body.size() != cr->last - cr->first + 1) {
+      return transport::net_error(NetErrc::protocol, url_ + ": Content-Range '" + std::string(*header) + "' announces " +
+                                                         n(cr->last - cr->first + 1) + " bytes, the body has " +
+                                                         n(r->body.size()));
+    }
+    size_ = cr->total;
+    tail_offset_ = cr->first;
+    tail_ = std::move(r->body);
+    return {};
+  }
+
+  [[nodiscard]] std::string name() const override { return url_; }
+  [[nodiscard]] std::uint64_t bytes_fetched() const override { return fetched_; }
+  [[nodiscard]] bool downloaded_whole() const override { return whole_; }
+
+ private:
+  std::uint64_t size_impl() const override { return size_; }
+
+  Expected<std::string> read_impl(std::uint64_t offset, std::uint64_t length) override {
+    if (auto e = check_range(url_, size_, offset, length)) return *e;
+    if (length == 0) return std::string();
+    const std::uint64_t end = offset + length;
+    if (offset >= tail_offset_) {
+      return tail_.substr(static_cast<std::size_t>(offset - tail_offset_), static_cast<std::size_t>(length));
+    }
+    // Fetch what lies before the cached tail, then append the cached part.
+    const std::uint64_t fetch_end = std::min(end, tail_offset_);
+    auto head = fetch(offset, fetch_end - offset);
+    if (!head) return head;
+    if (end > tail_offset_) head->append(tail_, 0, static_cast<std::size_t>(end - tail_offset_));
+    return head;
+  }
+
+  Expected<std::string> fetch(std::uint64_t offset, std::uint64_t length) {
+    const std::uint64_t last = offset + length - 1;
+    transport::Request rq;
+    rq.url = url_;
+    rq.max_body = clamp_size(length);
+    rq.headers.emplace_back("Range", "bytes=" + n(offset) + "-" + n(last));
+    auto r = transport_.get(rq);
+    if (!r) return r.error();
+    fetched_ += r->body.size();
+    const std::string what = url_ + ": asked for bytes " + n(offset) + "-" + n(last);
+    if (r->status == 200) {
+      // The server stopped honouring Range: only a whole body of the known size is usable.
+      if (r->body.size() != size_) {
+        return transport::net_error(NetErrc::protocol, what + ", the server answered 200 with " +
+                                                           n(r->body.size()) + " bytes (the file has " + n(size_) + ")");
+      }
+      whole_ = true;
+      tail_offset_ = 0;
+      tail_ = std::move(r->body);
+      return tail_.substr(static_cast<std::size_t>(offset), static_cast<std::size_t>(length));
+    }
+    if (r->status != 206) {
+      return transport::net_error(NetErrc::protocol, what + ", the server answered HTTP " + std::to_string(r->status));
+    }
+    const auto header = transport::find_header(r->headers, "content-range");
+    if (!header) return transport::net_error(NetErrc::protocol, what + ", the 206 answer has no Content-Range");
+    const auto cr = parse_content_range(*header);
+    if (!cr || cr->first != offset || cr->last != last || cr->total != size_) {
+      return transport::net_error(NetErrc::protocol, what + " of " + n(size_) + ", the server answered Content-Range '" +
+                                                         std::string(*header) + "'");
+    }
+    if (r->body.size() != length) {
+      return transport::net_error(NetErrc::protocol, what + ", the 206 body has " + n(r->body.size()) + " bytes");
+    }
+    return std::move(r->body);
+  }
+
+  transport::Transport& transport_;
+  std::string url_;
+  std::uint64_t size_ = 0;
+  std::uint64_t tail_offset_ = 0;  ///< where tail_ starts (0 with the whole body)
+  std::string tail_;
+  std::uint64_t fetched_ = 0;
+  bool whole_ = false;
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<ByteSource>> open_file_source(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT || err == ENOTDIR) return unexpected(Errc::not_found, path + ": no such file");
+    return unexpected(Errc::io_error, path + ": cannot open: " + std::strerror(err));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return unexpected(Errc::io_error, path + ": cannot stat: " + std::strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return unexpected(Errc::io_error, path + ": not a regular file");
+  }
+  return std::unique_ptr<ByteSource>(new FileSource(fd, static_cast<std::uint64_t>(st.st_size), path));
+}
+
+Expected<std::unique_ptr<ByteSource>> open_remote_source(transport::Transport& transport, const std::string& url,
+                                                         std::uint64_t max_download) {
+  auto source = std::make_unique<RemoteSource>(transport, url);
+  if (auto opened = source->open(max_download); !opened) return opened.error();
+  return std::unique_ptr<ByteSource>(std::move(source));
+}
+
+std::unique_ptr<ByteSource> memory_source(std::string bytes, std::string name) {
+  return std::make_unique<MemorySource>(std::move(bytes), std::move(name));
+}
+
+}  // namespace wheelfit::inspect

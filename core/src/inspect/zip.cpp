@@ -1,0 +1,465 @@
+// The zip reader: end records (plain and Zip64), the central directory with bounds and overlap
+// checks, and members inflated by zlib with output bounded by the declared size.
+#include "wheelfit/inspect/zip.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+namespace wheelfit::inspect {
+namespace {
+
+constexpr std::uint32_t kEocdSig = 0x06054b50;
+constexpr std::uint32_t kZip64LocatorSig = 0x07064b50;
+constexpr std::uint32_t kZip64EocdSig = 0x06064b50;
+constexpr std::uint32_t kCentralSig = 0x02014b50;
+constexpr std::uint32_t kLocalSig = 0x04034b50;
+constexpr std::uint64_t kEocdSize = 22;
+constexpr std::uint64_t kZip64LocatorSize = 20;
+constexpr std::uint64_t kZip64EocdSize = 56;
+constexpr std::uint64_t kCentralSize = 46;
+constexpr std::uint64_t kLocalSize = 30;
+constexpr std::uint64_t kMaxComment = 65535;
+constexpr std::uint64_t kFirstTail = 65536;
+constexpr std::uint64_t kRatioFloor = 1u << 20;  ///< max_ratio applies to members above 1 MiB
+
+std::string n(std::uint64_t v) { return std::to_string(v); }
+
+std::uint16_t le16(std::string_view b, std::size_t at) {
+  const auto* p = reinterpret_cast<const unsigned char*>(b.data()) + at;
+  return static_cast<std::uint16_t>(p[0] | (p[1] << 8));
+}
+std::uint32_t le32(std::string_view b, std::size_t at) {
+  const auto* p = reinterpret_cast<const unsigned char*>(b.data()) + at;
+  return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
+         (static_cast<std::uint32_t>(p[2]) << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
+}
+std::uint64_t le64(std::string_view b, std::size_t at) {
+  return static_cast<std::uint64_t>(le32(b, at)) | (static_cast<std::uint64_t>(le32(b, at + 4)) << 32);
+}
+
+/// A printable form of an entry name for messages (control bytes escaped, long names cut).
+std::string printable(std::string_view name) {
+  std::string out;
+  for (const char c : name.substr(0, 200)) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f || c == '\'' || c == '\\') {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  if (name.size() > 200) out += "...";
+  return out;
+}
+
+/// a + b > limit, without overflow.
+bool passes(std::uint64_t a, std::uint64_t b, std::uint64_t limit) { return a > limit || b > limit - a; }
+
+Unexpected bad(const ByteSource& s, const std::string& what) {
+  return unexpected(Errc::invalid_input, s.name() + ": " + what);
+}
+Unexpected big(const ByteSource& s, const std::string& what) { return unexpected(Errc::too_large, s.name() + ": " + what); }
+
+struct EndRecord {
+  std::uint64_t entries = 0, cd_size = 0, cd_offset = 0;
+  std::uint64_t dir_end = 0;  ///< where the directory must end: the (Zip64) end record
+  bool zip64 = false;
+};
+
+/// Reads the Zip64 extra field (id 0x0001) of a central entry: the 64-bit values of the fields
+/// whose 32-bit slots hold 0xFFFFFFFF, in the order usize, csize, offset. nullopt when fine.
+std::optional<std::string> read_zip64_extra(std::string_view extra, ZipEntry& e, bool usize64, bool csize64,
+                                            bool offset64) {
+  std::size_t pos = 0;
+  while (extra.size() - pos >= 4) {
+    const std::uint16_t id = le16(extra, pos);
+    const std::uint16_t len = le16(extra, pos + 2);
+    pos += 4;
+    if (len > extra.size() - pos) {
+      return "extra field id " + n(id) + " declares " + n(len) + " bytes, only " + n(extra.size() - pos) + " remain";
+    }
+    if (id == 0x0001) {
+      std::size_t at = pos;
+      const std::size_t end = pos + len;
+      auto take = [&](std::uint64_t& out, const char* what) -> std::optional<std::string> {
+        if (end - at < 8) return std::string("the Zip64 extra field is too short for the ") + what;
+        out = le64(extra, at);
+        at += 8;
+        return std::nullopt;
+      };
+      if (usize64) {
+        if (auto err = take(e.uncompressed_size, "uncompressed size")) return err;
+      }
+      if (csize64) {
+        if (auto err = take(e.compressed_size, "compressed size")) return err;
+      }
+      if (offset64) {
+        if (auto err = take(e.local_header_offset, "local header offset")) return err;
+      }
+      return std::nullopt;
+    }
+    pos += len;
+  }
+  if (usize64 || csize64 || offset64) return "0xFFFFFFFF sizes or offset without a Zip64 extra field";
+  return std::nullopt;
+}
+
+Expected<EndRecord> read_end_record(ByteSource& source, const ZipLimits& limits, std::string& tail,
+                                    std::uint64_t& tail_offset) {
+  const std::uint64_t size = source.size();
+  if (size < kEocdSize) {
+    return bad(source, "a " + n(size) + "-byte file is too small to be a zip (no end of central directory record)");
+  }
+  // The last 64 KiB first (what a remote source fetched and cached when it opened); the full
+  // 64 KiB + 21 bytes a maximal comment needs only when that finds nothing.
+  std::optional<std::size_t> at;
+  std::uint64_t tail_len = 0;
+  for (const std::uint64_t want : {std::min(size, kFirstTail), std::min(size, kMaxComment + kEocdSize)}) {
+    if (want == tail_len) break;
+    tail_len = want;
+    tail_offset = size - tail_len;
+    auto read = source.read(tail_offset, tail_len);
+    if (!read) return read.error();
+    tail = std::move(*read);
+    if (tail.size() != tail_len) return bad(source, "short read of the archive's tail");
+    // The last signature whose comment runs exactly to the end of the file.
+    for (std::size_t i = tail.size() - kEocdSize + 1; i-- > 0;) {
+      if (le32(tail, i) == kEocdSig && le16(tail, i + 20) == tail.size() - i - kEocdSize) {
+        at = i;
+        break;
+      }
+    }
+    if (at) break;
+  }
+  if (!at) {
+    return bad(source, "no end of central directory record in the last " + n(tail_len) +
+                           " bytes (truncated, or not a zip)");
+  }
+  const std::uint64_t eocd_pos = tail_offset + *at;
+  const std::string_view eocd = std::string_view(tail).substr(*at, kEocdSize);
+  const std::uint16_t disk = le16(eocd, 4), cd_disk = le16(eocd, 6);
+  const std::uint16_t entries_disk = le16(eocd, 8);
+  EndRecord rec;
+  rec.entries = le16(eocd, 10);
+  rec.cd_size = le32(eocd, 12);
+  rec.cd_offset = le32(eocd, 16);
+  rec.dir_end = eocd_pos;
+
+  // The Zip64 locator sits right before the end record.
+  if (eocd_pos >= kZip64LocatorSize) {
+    const std::uint64_t loc_pos = eocd_pos - kZip64LocatorSize;
+    std::string loc;
+    if (loc_pos >= tail_offset) {
+      loc = tail.substr(static_cast<std::size_t>(loc_pos - tail_offset), kZip64LocatorSize);
+    } else {
+      auto r = source.read(loc_pos, kZip64LocatorSize);
+      if (!r) return r.error();
+      loc = std::move(*r);
+    }
+    if (le32(loc, 0) == kZip64LocatorSig) {
+      const std::uint32_t loc_disk = le32(loc, 4);
+      const std::uint64_t rec_pos = le64(loc, 8);
+      const std::uint32_t disks = le32(loc, 16);
+      if (loc_disk != 0 || disks > 1) return bad(source, "multi-disk archives are not supported (Zip64 locator)");
+      if (passes(rec_pos, kZip64EocdSize, loc_pos)) {
+        return bad(source, "the Zip64 locator points at offset " + n(rec_pos) + ", past the locator itself at " +
+                               n(loc_pos) + " of the " + n(size) + "-byte archive");
+      }
+      std::string r64;
+      if (rec_pos >= tail_offset) {
+        r64 = tail.substr(static_cast<std::size_t>(rec_pos - tail_offset), kZip64EocdSize);
+      } else {
+        auto r = source.read(rec_pos, kZip64EocdSize);
+        if (!r) return r.error();
+        r64 = std::move(*r);
+      }
+      if (le32(r64, 0) != kZip64EocdSig) {
+        return bad(source, "the Zip64 locator points at offset " + n(rec_pos) +
+                               ", where there is no Zip64 end of central directory record");
+      }
+      const std::uint64_t rec_size = le64(r64, 4);
+      if (rec_size < kZip64EocdSize - 12 || passes(rec_pos + 12, rec_size, loc_pos)) {
+        return bad(source, "the Zip64 end record at offset " + n(rec_pos) + " declares " + n(rec_size) +
+                               " bytes, which does not fit before the locator at " + n(loc_pos));
+      }
+      if (le32(r64, 16) != 0 || le32(r64, 20) != 0 || le64(r64, 24) != le64(r64, 32)) {
+        return bad(source, "multi-disk archives are not supported (Zip64 end record)");
+      }
+      rec.entries = le64(r64, 32);
+      rec.cd_size = le64(r64, 40);
+      rec.cd_offset = le64(r64, 48);
+      rec.dir_end = rec_pos;
+      rec.zip64 = true;
+    }
+  }
+  if (!rec.zip64 && (disk != 0 || cd_disk != 0 || entries_disk != rec.entries)) {
+    return bad(source, "multi-disk archives are not supported");
+  }
+  if (rec.entries > limits.max_entries) {
+    return big(source, "the archive declares " + n(rec.entries) + " entries, above the limit of " +
+                           n(limits.max_entries));
+  }
+  if (rec.cd_size > limits.max_directory) {
+    return big(source, "the central directory is " + n(rec.cd_size) + " bytes, above the limit of " +
+                           n(limits.max_directory));
+  }
+  if (passes(rec.cd_offset, rec.cd_size, rec.dir_end)) {
+    return bad(source, "the central directory (offset " + n(rec.cd_offset) + ", " + n(rec.cd_size) +
+                           " bytes) passes the end record at offset " + n(rec.dir_end) + " of the " + n(size) +
+                           "-byte archive");
+  }
+  if (rec.entries > rec.cd_size / kCentralSize) {
+    return bad(source, n(rec.entries) + " entries cannot fit in a " + n(rec.cd_size) + "-byte central directory");
+  }
+  return rec;
+}
+
+}  // namespace
+
+Expected<ZipDirectory> read_zip_directory(ByteSource& source, const ZipLimits& limits) {
+  std::string tail;
+  std::uint64_t tail_offset = 0;
+  auto end = read_end_record(source, limits, tail, tail_offset);
+  if (!end) return end.error();
+  const std::uint64_t size = source.size();
+
+  std::string cd;
+  if (end->cd_offset >= tail_offset) {
+    cd = tail.substr(static_cast<std::size_t>(end->cd_offset - tail_offset), static_cast<std::size_t>(end->cd_size));
+  } else {
+    auto r = source.read(end->cd_offset, end->cd_size);
+    if (!r) return r.error();
+    cd = std::move(*r);
+  }
+  tail.clear();
+  tail.shrink_to_fit();
+  if (cd.size() != end->cd_size) return bad(source, "short read of the central directory");
+
+  ZipDirectory dir;
+  dir.archive_size = size;
+  dir.entries.reserve(static_cast<std::size_t>(end->entries));
+  std::size_t pos = 0;
+  const std::string_view v(cd);
+  for (std::uint64_t i = 0; i < end->entries; ++i) {
+    const std::string at = "entry " + n(i);
+    if (v.size() - pos < kCentralSize) {
+      return bad(source, at + ": the central directory (" + n(v.size()) + " bytes) ends inside its header at byte " +
+                             n(pos) + " (directory size or entry count lies)");
+    }
+    if (le32(v, pos) != kCentralSig) {
+      return bad(source, at + ": no central directory header at directory byte " + n(pos) + " (offset " +
+                             n(end->cd_offset + pos) + ")");
+    }
+    ZipEntry e;
+    e.method = le16(v, pos + 10);
+    e.crc32 = le32(v, pos + 16);
+    e.compressed_size = le32(v, pos + 20);
+    e.uncompressed_size = le32(v, pos + 24);
+    const std::size_t name_len = le16(v, pos + 28), extra_len = le16(v, pos + 30), comment_len = le16(v, pos + 32);
+    const std::uint16_t disk_start = le16(v, pos + 34);
+    e.local_header_offset = le32(v, pos + 42);
+    if (v.size() - pos - kCentralSize < name_len + extra_len + comment_len) {
+      return bad(source, at + ": its name, extra field and comment (" + n(name_len + extra_len + comment_len) +
+                             " bytes) pass the end of the central directory");
+    }
+    e.name.assign(v.substr(pos + kCentralSize, name_len));
+    const std::string named = at + " '" + printable(e.name) + "'";
+    if (e.name.empty()) return bad(source, at + ": an empty name");
+    if (e.name.find('\0') != std::string::npos) return bad(source, named + ": a NUL byte in the name");
+    const bool usize64 = e.uncompressed_size == 0xFFFFFFFFu, csize64 = e.compressed_size == 0xFFFFFFFFu,
+               offset64 = e.local_header_offset == 0xFFFFFFFFu;
+    if (auto err = read_zip64_extra(v.substr(pos + kCentralSize + name_len, extra_len), e, usize64, csize64, offset64)) {
+      return bad(source, named + ": " + *err);
+    }
+    if (disk_start != 0 && disk_start != 0xFFFF) return bad(source, named + ": starts on disk " + n(disk_start));
+    if (e.local_header_offset >= size) {
+      return bad(source, named + ": local header offset " + n(e.local_header_offset) + " is past the end of the " +
+                             n(size) + "-byte archive");
+    }
+    const std::uint64_t min_len = kLocalSize + e.name.size();
+    if (passes(e.local_header_offset, min_len, end->cd_offset) ||
+        passes(e.local_header_offset + min_len, e.compressed_size, end->cd_offset)) {
+      return bad(source, named + ": its local header at offset " + n(e.local_header_offset) + " and " +
+                             n(e.compressed_size) + " bytes of data pass the central directory at offset " +
+                             n(end->cd_offset) + " of the " + n(size) + "-byte archive");
+    }
+    dir.entries.push_back(std::move(e));
+    pos += kCentralSize + name_len + extra_len + comment_len;
+  }
+  if (pos != v.size()) {
+    return bad(source, "the central directory declares " + n(v.size()) + " bytes but its " + n(end->entries) +
+                           " entries end at byte " + n(pos) + " (directory size or entry count lies)");
+  }
+
+  // Overlaps: in local-header order, each header + data must end before the next header.
+  std::vector<std::size_t> order(dir.entries.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return dir.entries[a].local_header_offset < dir.entries[b].local_header_offset;
+  });
+  for (std::size_t k = 1; k < order.size(); ++k) {
+    const ZipEntry& a = dir.entries[order[k - 1]];
+    const ZipEntry& b = dir.entries[order[k]];
+    const std::uint64_t a_end = a.local_header_offset + kLocalSize + a.name.size() + a.compressed_size;
+    if (a_end > b.local_header_offset) {
+      return bad(source, "entry " + n(order[k - 1]) + " '" + printable(a.name) + "' (local header at " +
+                             n(a.local_header_offset) + ", data ending at or after " + n(a_end) + ") overlaps entry " +
+                             n(order[k]) + " '" + printable(b.name) + "' at offset " + n(b.local_header_offset));
+    }
+  }
+  return dir;
+}
+
+Expected<std::string> read_zip_member(ByteSource& source, const ZipEntry& entry, const ZipLimits& limits) {
+  const std::string named = "entry '" + printable(entry.name) + "'";
+  const std::uint64_t size = source.size();
+  const std::uint64_t usize = entry.uncompressed_size, csize = entry.compressed_size;
+  if (entry.method != 0 && entry.method != 8) {
+    return bad(source, named + ": compression method " + n(entry.method) +
+                           " is not supported (only 0, stored, and 8, deflate)");
+  }
+  if (usize > limits.max_member) {
+    return big(source, named + ": " + n(usize) + " bytes uncompressed, above the limit of " + n(limits.max_member));
+  }
+  if (entry.method == 0 && csize != usize) {
+    return bad(source, named + ": stored, but its compressed size " + n(csize) + " differs from its size " + n(usize));
+  }
+  if (usize > kRatioFloor) {
+    const bool over = csize == 0 || (limits.max_ratio <= std::numeric_limits<std::uint64_t>::max() / csize &&
+                                     usize > csize * limits.max_ratio);
+    if (over) {
+      return big(source, named + ": " + n(usize) + " bytes from " + n(csize) +
+                             " compressed (a zip bomb?): the ratio is above the limit of " + n(limits.max_ratio));
+    }
+  }
+  if (passes(entry.local_header_offset, kLocalSize, size)) {
+    return bad(source, named + ": local header offset " + n(entry.local_header_offset) + " is past the end of the " +
+                           n(size) + "-byte archive");
+  }
+  // One read for the header and the data when the local extra field is small (the usual case).
+  const std::uint64_t guess_extra = 64;
+  const std::uint64_t room = size - entry.local_header_offset;
+  std::uint64_t want = kLocalSize + entry.name.size() + guess_extra;
+  want = passes(want, csize, room) ? room : want + csize;
+  auto got = source.read(entry.local_header_offset, want);
+  if (!got) return got.error();
+  std::string buf = std::move(*got);
+  if (buf.size() != want) return bad(source, named + ": short read of the local header");
+  if (le32(buf, 0) != kLocalSig) {
+    return bad(source, named + ": no local header at offset " + n(entry.local_header_offset));
+  }
+  const std::uint16_t flags = le16(buf, 6);
+  const std::uint16_t local_method = le16(buf, 8);
+  const std::uint64_t name_len = le16(buf, 26), extra_len = le16(buf, 28);
+  if (flags & 1u) return bad(source, named + ": encrypted members are not supported");
+  if (local_method != entry.method) {
+    return bad(source, named + ": the local header says method " + n(local_method) + ", the directory " +
+                           n(entry.method));
+  }
+  if (name_len != entry.name.size() ||
+      (kLocalSize + name_len <= buf.size() && buf.compare(kLocalSize, name_len, entry.name) != 0)) {
+    return bad(source, named + ": the local header at offset " + n(entry.local_header_offset) +
+                           " names a different member");
+  }
+  const std::uint64_t data_start = entry.local_header_offset + kLocalSize + name_len + extra_len;
+  if (data_start > size || csize > size - data_start) {
+    return bad(source, named + ": its data (" + n(csize) + " bytes at offset " + n(data_start) +
+                           ") passes the end of the " + n(size) + "-byte archive");
+  }
+  const std::uint64_t in_buf = kLocalSize + name_len + extra_len;
+  std::string data;
+  if (in_buf + csize <= buf.size()) {
+    buf.resize(static_cast<std::size_t>(in_buf + csize));
+    buf.erase(0, static_cast<std::size_t>(in_buf));
+    data = std::move(buf);
+  } else {
+    buf.clear();
+    buf.shrink_to_fit();
+    auto r = source.read(data_start, csize);
+    if (!r) return r.error();
+    data = std::move(*r);
+    if (data.size() != csize) return bad(source, named + ": short read of its data");
+  }
+
+  std::string out;
+  if (entry.method == 0) {
+    out = std::move(data);
+  } else {
+    out.resize(static_cast<std::size_t>(usize));
+    z_stream zs{};
+    if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) {
+      return unexpected(Errc::io_error, source.name() + ": " + named + ": zlib could not start inflating");
+    }
+    constexpr std::size_t kChunk = std::size_t{1} << 30;  // below uInt's range
+    std::size_t in_pos = 0, out_pos = 0;
+    unsigned char scratch = 0;
+    std::optional<std::string> failure;
+    for (;;) {
+      if (zs.avail_in == 0 && in_pos < data.size()) {
+        const std::size_t c = std::min(kChunk, data.size() - in_pos);
+        zs.next_in = reinterpret_cast<Bytef*>(data.data() + in_pos);
+        zs.avail_in = static_cast<uInt>(c);
+        in_pos += c;
+      }
+      const bool into_scratch = out_pos == out.size();
+      if (into_scratch) {
+        zs.next_out = &scratch;
+        zs.avail_out = 1;
+      } else {
+        const std::size_t c = std::min(kChunk, out.size() - out_pos);
+        zs.next_out = reinterpret_cast<Bytef*>(out.data() + out_pos);
+        zs.avail_out = static_cast<uInt>(c);
+      }
+      const uInt before_out = zs.avail_out;
+      const int ret = inflate(&zs, Z_NO_FLUSH);
+      const std::size_t produced = before_out - zs.avail_out;
+      if (into_scratch && produced > 0) {
+        failure = "inflates past its declared size of " + n(usize) + " bytes (a zip bomb?)";
+        break;
+      }
+      if (!into_scratch) out_pos += produced;
+      if (ret == Z_STREAM_END) break;
+      if (ret == Z_OK) continue;  // progress was made
+      if (ret == Z_BUF_ERROR && zs.avail_in == 0 && in_pos == data.size()) {
+        failure = "the deflate data ends early (after " + n(out_pos) + " of " + n(usize) + " bytes)";
+      } else if (ret == Z_MEM_ERROR) {
+        failure = "zlib ran out of memory";
+      } else {
+        failure = std::string("corrupt deflate data (") + (zs.msg ? zs.msg : "zlib error " + std::to_string(ret)) + ")";
+      }
+      break;
+    }
+    inflateEnd(&zs);
+    if (failure) return bad(source, named + ": " + *failure);
+    if (out_pos != usize) {
+      return bad(source, named + ": inflated to " + n(out_pos) + " bytes, the directory says " + n(usize));
+    }
+  }
+
+  uLong crc = crc32(0L, Z_NULL, 0);
+  for (std::size_t p = 0; p < out.size();) {
+    const std::size_t c = std::min<std::size_t>(out.size() - p, std::size_t{1} << 30);
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(out.data() + p), static_cast<uInt>(c));
+    p += c;
+  }
+  if (static_cast<std::uint32_t>(crc) != entry.crc32) {
+    char buf_crc[2][16];
+    std::snprintf(buf_crc[0], sizeof buf_crc[0], "%08x", static_cast<unsigned>(crc));
+    std::snprintf(buf_crc[1], sizeof buf_crc[1], "%08x", static_cast<unsigned>(entry.crc32));
+    return bad(source, named + ": CRC-32 mismatch: the data gives " + buf_crc[0] + ", the directory says " + buf_crc[1]);
+  }
+  return out;
+}
+
+}  // namespace wheelfit::inspect

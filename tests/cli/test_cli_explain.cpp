@@ -1,0 +1,233 @@
+// `wheelfit explain`, `wheelfit doctor` and `resolve --inspect` end to end: wheels built in the
+// test (crafted ELF modules with fatbinaries, zipped), machine profiles, exit codes, the JSON.
+#include <catch2/catch.hpp>
+
+#include <boost/json.hpp>
+
+#include "inspect/binary_writer.hpp"
+#include "support/cli_support.hpp"
+#include "support/test_support.hpp"
+#include "support/wheel_builder.hpp"
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+namespace bin = wheelfit::test::bin;
+using wheelfit::test::TempDir;
+using wheelfit::test::write_file;
+
+namespace {
+
+using Run = wheelfit::test::CliRun;
+
+Run wheelfit_run(const std::vector<std::string>& args, const std::string& env = "") {
+  return wheelfit::test::run_program("env -u COMFY_ENV_CUDA_WHEELS_INDEX -u WHEELFIT_POLICY -u CONDA_OVERRIDE_CUDA "
+                                     "-u CONDA_OVERRIDE_GLIBC -u WHEELFIT_PLUGIN_PATH " + env,
+                                     wheelfit::test::built_wheelfit(), args);
+}
+
+std::string module(std::vector<bin::FatEntry> kernels, std::vector<std::string> glibc = {"GLIBC_2.17", "GLIBC_2.28"},
+                   std::uint16_t machine = 62) {
+  bin::LibrarySpec spec;
+  spec.machine = machine;
+  spec.needed = {"libc10.so", "libcudart.so.12"};
+  spec.needs = {{"libc.so.6", std::move(glibc)}};
+  spec.extra.push_back(bin::Section{".nv_fatbin", 1, bin::fatbin_container(kernels)});
+  return bin::write_library(spec).bytes;
+}
+
+const std::string kModule = "pkg/_C.cpython-312-x86_64-linux-gnu.so";
+const std::string kTags = "cp312-cp312-manylinux_2_28_x86_64.whl";
+
+struct World {
+  TempDir dir;
+  fs::path machine = dir / "machine.toml";
+  fs::path old = dir / "old.toml";
+  World() {
+    write_file(machine, "os = \"linux\"\ncpu_arch = \"x86_64\"\nglibc = \"2.35\"\npython = \"3.12\"\ntorch = \"2.8.0+cu128\"\n"
+                        "cuda_driver = \"13.0\"\ngpus = [\"9.0\"]\n");
+    write_file(old, "os = \"linux\"\ncpu_arch = \"x86_64\"\nglibc = \"2.31\"\npython = \"3.12\"\ntorch = \"2.8.0+cu128\"\n"
+                    "cuda_driver = \"13.0\"\ngpus = [\"9.0\"]\n");
+  }
+  // A wheel file in the temp dir.
+  fs::path wheel(const std::string& name, const std::string& so) const {
+    const fs::path p = dir / "wheels" / name;
+    write_file(p, wheelfit::test::build_zip({{"pkg/__init__.py", "\n"}, {kModule, so}, {"pkg/big.bin", std::string(8192, 'z')}}));
+    return p;
+  }
+};
+
+json::object parse(const Run& r) {
+  INFO(r.out << r.err);
+  json::value v = json::parse(r.out);
+  REQUIRE(v.is_object());
+  return v.as_object();
+}
+
+}  // namespace
+
+TEST_CASE("wheelfit explain: a fitting wheel exits 0; --json has the demands and files shape", "[cli][explain]") {
+  World w;
+  const auto whl = w.wheel("pkg-1.0+cu128torch2.8-" + kTags, module({{2, 80}, {2, 90}, {1, 90}}));
+  auto human = wheelfit_run({"explain", whl.string(), "--machine", w.machine.string()});
+  INFO(human.out << human.err);
+  CHECK(human.code == 0);
+  CHECK(human.out.find("gpu_arch: ok") != std::string::npos);
+  CHECK(human.out.find("verdict: it runs here") != std::string::npos);
+
+  auto r = wheelfit_run({"explain", whl.string(), "--machine", w.machine.string(), "--json"});
+  REQUIRE(r.code == 0);
+  auto o = parse(r);
+  CHECK(o.at("fits").as_bool());
+  CHECK(o.at("source").as_string() == "file");
+  const auto& demands = o.at("demands").as_array();
+  REQUIRE(demands.size() == 7);
+  const std::vector<std::string> order{"gpu_arch", "torch", "cuda", "python", "cpu_arch", "os", "glibc"};
+  for (std::size_t i = 0; i < 7; ++i) {
+    const auto& d = demands[i].as_object();
+    CHECK(d.size() == 5);
+    CHECK(d.at("demand").as_string() == order[i]);
+    for (const char* key : {"wheel", "machine", "verdict", "detail"}) CHECK(d.at(key).is_string());
+    CHECK(d.at("verdict").as_string() == "ok");
+  }
+  const auto& files = o.at("files").as_array();
+  REQUIRE(files.size() == 1);
+  const auto& f = files[0].as_object();
+  CHECK(f.size() == 5);
+  CHECK(f.at("path").as_string() == kModule);
+  CHECK(json::serialize(f.at("sass")) == R"(["sm_80","sm_90"])");
+  CHECK(json::serialize(f.at("ptx")) == R"(["compute_90"])");
+  CHECK(f.at("glibc").as_string() == "2.28");
+  CHECK(json::serialize(f.at("needed")) == R"(["libc10.so","libcudart.so.12"])");
+  CHECK(o.at("bytes_fetched").to_number<std::uint64_t>() > 0);
+  CHECK(o.at("wheel_size").to_number<std::uint64_t>() == std::filesystem::file_size(whl));
+}
+
+TEST_CASE("wheelfit explain: a failing demand exits 1 with the run-time error", "[cli][explain]") {
+  World w;
+  SECTION("gpu_arch: sm_80 SASS only on sm_90") {
+    const auto whl = w.wheel("pkg-1.0+cu128torch2.8-" + kTags, module({{2, 80}}));
+    auto r = wheelfit_run({"explain", whl.string(), "--machine", w.machine.string()});
+    INFO(r.out << r.err);
+    CHECK(r.code == 1);
+    CHECK(r.out.find("gpu_arch: FAILS") != std::string::npos);
+    CHECK(r.out.find("no kernel image is available for execution on the device") != std::string::npos);
+  }
+  SECTION("glibc: GLIBC_2.34 on glibc 2.31, and the manylinux floor warning") {
+    const auto whl = w.wheel("pkg-1.0+cu128torch2.8-" + kTags, module({{2, 90}}, {"GLIBC_2.17", "GLIBC_2.34"}));
+    auto r = wheelfit_run({"explain", whl.string(), "--machine", w.old.string(), "--json"});
+    CHECK(r.code == 1);
+    auto o = parse(r);
+    const auto& glibc = o.at("demands").as_array()[6].as_object();
+    CHECK(glibc.at("verdict").as_string() == "fails");
+    CHECK(std::string(glibc.at("detail").as_string()).find("version 'GLIBC_2.34' not found") != std::string::npos);
+    CHECK(json::serialize(o.at("warnings")).find("the tag claims glibc 2.28") != std::string::npos);
+  }
+  SECTION("cpu_arch: an aarch64 wheel on x86_64") {
+    const auto whl = w.wheel("pkg-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_aarch64.whl", module({{2, 90}}, {"GLIBC_2.17"}, 183));
+    auto r = wheelfit_run({"explain", whl.string(), "--machine", w.machine.string(), "--json"});
+    CHECK(r.code == 1);
+    auto o = parse(r);
+    CHECK(o.at("demands").as_array()[4].as_object().at("verdict").as_string() == "fails");
+  }
+}
+
+TEST_CASE("wheelfit explain: a bare wheel name is judged on the name alone", "[cli][explain]") {
+  World w;
+  auto r = wheelfit_run({"explain", "pkg-1.0+cu128torch2.8-" + kTags, "--machine", w.machine.string(), "--json"});
+  CHECK(r.code == 0);
+  auto o = parse(r);
+  CHECK(o.at("source").as_string() == "name");
+  CHECK_FALSE(o.at("binaries_read").as_bool());
+  CHECK(o.at("files").as_array().empty());
+
+  auto other = wheelfit_run({"explain", "pkg-1.0+cu128torch2.9-" + kTags, "--machine", w.machine.string()});
+  CHECK(other.code == 1);
+  CHECK(other.out.find("torch: FAILS") != std::string::npos);
+  CHECK(other.out.find("judged on the file name alone") != std::string::npos);
+}
+
+TEST_CASE("wheelfit explain: bad input exits 2 naming the file", "[cli][explain]") {
+  World w;
+  write_file(w.dir / "junk.whl", "not a zip");
+  write_file(w.dir / ("pkg-1.0-" + kTags), "not a zip either");
+  struct Row {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::string missing = (w.dir / "nope" / "pkg-1.0-py3-none-any.whl").string();
+  const std::vector<Row> rows{
+      {{"explain"}, "give exactly one WHEEL"},
+      {{"explain", missing}, missing + ": no such file"},
+      {{"explain", (w.dir / "junk.whl").string()}, "junk.whl"},
+      {{"explain", (w.dir / ("pkg-1.0-" + kTags)).string()}, "pkg-1.0-" + kTags},
+      {{"explain", "not-a-wheel"}, "not-a-wheel"},
+      {{"explain", "pkg-1.0-py3-none-any.whl", "--machine", missing}, "--machine"},
+  };
+  for (const auto& row : rows) {
+    auto r = wheelfit_run(row.args);
+    INFO(row.args.size() << " args: " << r.out << r.err);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(row.message) != std::string::npos);
+  }
+}
+
+TEST_CASE("wheelfit doctor --site: lists what will not run here", "[cli][doctor]") {
+  World w;
+  const auto site = w.dir / "site";
+  write_file(site / "pkg-1.0+cu128torch2.8.dist-info/METADATA", "Name: pkg\nVersion: 1.0+cu128torch2.8\n\n");
+  write_file(site / "pkg-1.0+cu128torch2.8.dist-info/WHEEL", "Wheel-Version: 1.0\nTag: cp312-cp312-manylinux_2_28_x86_64\n");
+  write_file(site / "pkg-1.0+cu128torch2.8.dist-info/RECORD", kModule + ",sha256=x,1\npkg/__init__.py,,\n");
+  write_file(site / kModule, module({{2, 80}}));
+  auto r = wheelfit_run({"doctor", "--site", site.string(), "--machine", w.machine.string()});
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK(r.out.find("pkg 1.0+cu128torch2.8 (1 compiled file): WILL NOT RUN (gpu_arch)") != std::string::npos);
+  CHECK(r.out.find("no kernel image is available") != std::string::npos);
+
+  auto j = wheelfit_run({"doctor", "--site", site.string(), "--machine", w.machine.string(), "--json"});
+  CHECK(j.code == 1);
+  auto o = parse(j);
+  CHECK_FALSE(o.at("ok").as_bool());
+  const auto& d = o.at("dists").as_array().at(0).as_object();
+  CHECK(d.at("name").as_string() == "pkg");
+  CHECK(json::serialize(d.at("failing")) == R"(["gpu_arch"])");
+
+  auto bad = wheelfit_run({"doctor", "--site", (w.dir / "nope").string(), "--machine", w.machine.string()});
+  CHECK(bad.code == 2);
+}
+
+TEST_CASE("wheelfit resolve --inspect: a wheel whose real archs miss the GPU is rejected with the evidence", "[cli][explain]") {
+  World w;
+  // Two candidates: 2.0 carries only sm_80 (the policy says it covers sm_90), 1.0 carries sm_90.
+  const std::string new_name = "pkg-2.0+cu128torch2.8-" + kTags, old_name = "pkg-1.0+cu128torch2.8-" + kTags;
+  const auto new_whl = w.wheel(new_name, module({{2, 80}}));
+  const auto old_whl = w.wheel(old_name, module({{2, 90}}));
+  auto href = [](const fs::path& p) {
+    std::string s = "file://" + p.string();
+    return s.replace(s.find('+'), 1, "%2B");
+  };
+  write_file(w.dir / "index/pkg/index.html", "<html><body><a href=\"" + href(new_whl) + "\">" + new_name + "</a><a href=\"" +
+                                                 href(old_whl) + "\">" + old_name + "</a></body></html>");
+  write_file(w.dir / "proj/comfy-env.toml", "python = \"3.12\"\n[cuda]\npackages = [\"pkg\"]\n");
+  const std::vector<std::string> base{"resolve", (w.dir / "proj/comfy-env.toml").string(), "--index",
+                                      (w.dir / "index").string(), "--machine", w.machine.string(), "--json"};
+  auto plain = wheelfit_run(base);
+  REQUIRE(plain.code == 0);
+  CHECK(json::serialize(parse(plain).at("packages")).find(new_name) != std::string::npos);
+
+  auto args = base;
+  args.push_back("--inspect");
+  auto r = wheelfit_run(args);
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  const auto packages = json::serialize(parse(r).at("packages"));
+  CHECK(packages.find(old_name) != std::string::npos);
+  CHECK(packages.find(new_name) == std::string::npos);
+
+  // Both rejected: unresolved, and the report names gpu_arch with the evidence.
+  const auto also_bad = w.wheel(old_name, module({{2, 86}}));
+  auto none = wheelfit_run(args);
+  CHECK(none.code == 1);
+  CHECK(none.out.find("read from its binaries") != std::string::npos);
+  CHECK(none.out.find("gpu_arch") != std::string::npos);
+}
