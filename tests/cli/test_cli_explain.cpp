@@ -6,6 +6,7 @@
 
 #include "inspect/binary_writer.hpp"
 #include "support/cli_support.hpp"
+#include "support/net/test_server.hpp"
 #include "support/test_support.hpp"
 #include "support/wheel_builder.hpp"
 
@@ -230,4 +231,63 @@ TEST_CASE("wheelfit resolve --inspect: a wheel whose real archs miss the GPU is 
   CHECK(none.code == 1);
   CHECK(none.out.find("read from its binaries") != std::string::npos);
   CHECK(none.out.find("gpu_arch") != std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A remote wheel, read with Range requests from a loopback server (only the end records, the
+// directory and the module travel), and the same wheel from a server that ignores Range.
+
+namespace {
+
+// Answers GET with the whole body (200), or, for "Range: bytes=A-B" / "bytes=-N", the slice
+// (206 + Content-Range) when `honour_range`.
+wheelfit::testing::ConnScript wheel_server(std::string bytes, bool honour_range) {
+  return wheelfit::testing::serve([bytes = std::move(bytes), honour_range](const wheelfit::testing::HttpRequest& r) {
+    const auto range = r.header("Range");
+    if (!honour_range || !range || range->rfind("bytes=", 0) != 0) {
+      return wheelfit::testing::http_response(200, bytes, {{"Content-Type", "application/octet-stream"}});
+    }
+    const std::string spec = range->substr(6);
+    const auto dash = spec.find('-');
+    std::size_t first = 0, last = bytes.size() - 1;
+    if (dash == 0) {
+      first = bytes.size() - std::min<std::size_t>(bytes.size(), std::stoul(spec.substr(1)));
+    } else {
+      first = std::stoul(spec.substr(0, dash));
+      if (dash + 1 < spec.size()) last = std::min<std::size_t>(last, std::stoul(spec.substr(dash + 1)));
+    }
+    return wheelfit::testing::http_response(
+        206, bytes.substr(first, last - first + 1),
+        {{"Content-Range", "bytes " + std::to_string(first) + "-" + std::to_string(last) + "/" + std::to_string(bytes.size())}});
+  });
+}
+
+}  // namespace
+
+TEST_CASE("wheelfit explain URL reads only what it needs with Range, and falls back without it", "[cli][explain][network]") {
+  World w;
+  const std::string name = "pkg-1.0+cu128torch2.8-" + kTags;
+  // A wheel with a big data member the explain must not fetch.
+  const std::string bytes = wheelfit::test::build_zip(
+      {{"pkg/__init__.py", "\n"}, {kModule, module({{2, 90}})}, {"pkg/weights.bin", std::string(4u << 20, 'w'), false}});
+  for (const bool honour : {true, false}) {
+    INFO((honour ? "server honours Range" : "server ignores Range"));
+    wheelfit::testing::TestServer server(wheel_server(bytes, honour));
+    auto r = wheelfit_run({"explain", server.url("/dl/" + name), "--machine", w.machine.string(), "--json"},
+                          "-u http_proxy -u HTTPS_PROXY -u https_proxy -u ALL_PROXY -u all_proxy");
+    REQUIRE(r.code == 0);
+    auto o = parse(r);
+    CHECK(o.at("source").as_string() == "url");
+    CHECK(o.at("binaries_read").as_bool());
+    CHECK(o.at("wheel_size").to_number<std::uint64_t>() == bytes.size());
+    CHECK(o.at("files").as_array().size() == 1);
+    const auto fetched = o.at("bytes_fetched").to_number<std::uint64_t>();
+    if (honour) {
+      CHECK_FALSE(o.at("downloaded_whole").as_bool());
+      CHECK(fetched < bytes.size() / 20);  // the 4 MiB member never travelled
+    } else {
+      CHECK(o.at("downloaded_whole").as_bool());
+      CHECK(fetched == bytes.size());
+    }
+  }
 }
