@@ -85,3 +85,30 @@ TEST_CASE("resolve without a hook is unchanged; judge_driver says what the drive
   auto unknown = resolve::judge_driver(model::NumericVersion({12, 8}), test::make_machine({{"os", "linux"}}), policies::builtin_policy());
   CHECK_FALSE(unknown.checked);
 }
+
+TEST_CASE("resolve --inspect hook: binaries that cover the GPU overrule the policy's gpu_arch verdict", "[resolve][inspect]") {
+  auto snap = test::snapshot({{"pkg", {{"pkg-1.0+cu128torch2.8-" + x86}}}});
+  const auto ws = test::workspace({"pkg"});
+  auto m = test::h100();
+  m.gpus = std::vector<model::NumericVersion>{model::NumericVersion({6, 1})};  // not in the cu12.8 arch list
+  {
+    auto plain = resolve::resolve({ws, m, policies::builtin_policy(), snap, "cuda"});
+    REQUIRE(plain);
+    REQUIRE_FALSE(plain->ok());  // by the policy alone: gpu_arch fails
+  }
+  SECTION("the binaries carry sm_61: picked, with the real archs as the evidence") {
+    resolve::Inputs in{ws, m, policies::builtin_policy(), snap, "cuda"};
+    in.inspect = [](const resolve::Pick&) { return resolve::Inspection{std::nullopt, "sm_61 (SASS) (read from the wheel's binaries)"}; };
+    auto r = resolve::resolve(in);
+    REQUIRE(r);
+    REQUIRE(r->ok());
+    CHECK(r->picks[0].arch_source == "sm_61 (SASS) (read from the wheel's binaries)");
+  }
+  SECTION("the binaries could not be read (no arch evidence): the policy's verdict stands") {
+    resolve::Inputs in{ws, m, policies::builtin_policy(), snap, "cuda"};
+    in.inspect = [](const resolve::Pick&) { return resolve::Inspection{}; };
+    auto r = resolve::resolve(in);
+    REQUIRE(r);
+    CHECK_FALSE(r->ok());
+  }
+}

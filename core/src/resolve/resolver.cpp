@@ -336,10 +336,25 @@ PackageOutcome resolve_package(const std::string& env, const config::Package& pk
   std::vector<Judged> judged;
   judged.reserve(cands.size());
   std::optional<std::size_t> best;
-  std::vector<std::size_t> fitting;  // with an inspect hook: every fitting one, best first
+  const bool inspecting = ctx.inspect && *ctx.inspect;
+  // With an inspect hook: every candidate worth reading, best first: those that fit, and those
+  // whose only failure is gpu_arch by the policy's arch list (their binaries may say otherwise:
+  // the real archs replace the policy's guess).
+  std::vector<std::size_t> fitting;
+  std::vector<bool> policy_gpu_only(cands.size(), false);
   for (std::size_t i = 0; i < cands.size(); ++i) {
     judged.push_back(judge(cands[i], ctx));
-    if (!judged[i].verdict.fits()) continue;
+    const auto& failed = judged[i].verdict.failed;
+    if (!judged[i].verdict.fits()) {
+      const bool gpu_only = !failed.empty() && std::all_of(failed.begin(), failed.end(), [](const Failure& f) {
+        return f.demand == Demand::gpu_arch;
+      });
+      if (inspecting && cands[i].wheel && judged[i].verdict.note.empty() && gpu_only) {
+        policy_gpu_only[i] = true;
+        fitting.push_back(i);
+      }
+      continue;
+    }
     fitting.push_back(i);
     if (!best || better(cands[i], judged[i], cands[*best], judged[*best])) best = i;
   }
@@ -349,7 +364,7 @@ PackageOutcome resolve_package(const std::string& env, const config::Package& pk
                 c.sha256_source, judged[i].archs ? arch_text(*judged[i].archs) : std::string(), judged[i].verdict.unchecked};
   };
   std::map<std::size_t, Failure> rejected;  // by the inspect hook
-  if (best && ctx.inspect && *ctx.inspect) {
+  if (inspecting && !fitting.empty()) {
     std::sort(fitting.begin(), fitting.end(),
               [&](std::size_t a, std::size_t b) { return better(cands[a], judged[a], cands[b], judged[b]); });
     best.reset();
@@ -360,6 +375,8 @@ PackageOutcome resolve_package(const std::string& env, const config::Package& pk
         rejected.emplace(i, std::move(*seen.reject));
         continue;
       }
+      // The policy said gpu_arch fails: only the binaries' own arch list can overrule it.
+      if (policy_gpu_only[i] && seen.arch_source.empty()) continue;
       if (!seen.arch_source.empty()) pick.arch_source = std::move(seen.arch_source);
       out.status = PackageOutcome::Status::resolved;
       out.pick = std::move(pick);
