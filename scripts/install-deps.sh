@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages wheelfit builds with, when any is missing. Needs root (or sudo).
 set -euo pipefail
 packages=(g++ cmake ninja-build pkg-config libboost1.81-dev libboost-json1.81-dev
-          libtomlplusplus-dev libfmt-dev libssl-dev catch2
+          libtomlplusplus-dev libfmt-dev libssl-dev zlib1g-dev catch2
           clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
