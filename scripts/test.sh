@@ -8,6 +8,10 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 dir="$root/build"
 [[ "${1:-}" == "--sanitize" ]] && dir="$root/build-asan"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# use_tls=0: GCC 12's LeakSanitizer sometimes crashes at exit ("Tracer caught signal 11") while
+# scanning the stale dynamic-TLS block of a plugin that failed to load and was unloaded (the
+# registry tests load such plugins on purpose). Leaks are still found; TLS is not a root.
+export LSAN_OPTIONS=use_tls=0
 if [[ ! -d "$root/../shared/fixtures" ]]; then
   echo "note: $root/../shared/fixtures is absent (a clone without the shared farm snapshot):"
   echo "      the tests labelled 'fixtures' will report Skipped; every other test runs."
