@@ -1,6 +1,7 @@
 #include "cli.hpp"
 
 #include <boost/json.hpp>
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 
@@ -56,6 +57,46 @@ int fail(bool json, int code, const std::string& message) {
 std::optional<std::string> env(const char* name) {
   if (const char* v = std::getenv(name)) return std::string(v);
   return std::nullopt;
+}
+
+// A whole number in [lo, hi] for `flag`, or a UsageError naming the flag and the value.
+long bounded_number(std::string_view flag, const std::string& value, long lo, long hi) {
+  std::size_t used = 0;
+  long n = 0;
+  try {
+    n = std::stol(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != value.size() || n < lo || n > hi) {
+    throw UsageError{std::string(flag) + ": '" + value + "' is not a whole number from " + std::to_string(lo) + " to " +
+                     std::to_string(hi)};
+  }
+  return n;
+}
+
+// The network knobs (README "Network"): flags first, then WHEELFIT_USER_AGENT.
+transports::HttpOptions http_options(const Args& parsed) {
+  transports::HttpOptions o;
+  if (auto v = parsed.value("--retries")) o.retry.retries = static_cast<int>(bounded_number("--retries", *v, 0, 20));
+  if (auto v = parsed.value("--timeout")) {
+    const auto s = std::chrono::seconds(bounded_number("--timeout", *v, 1, 3600));
+    o.connect_timeout = s;
+    o.idle_timeout = s;
+  }
+  if (auto v = parsed.value("--jobs")) {
+    o.jobs = static_cast<unsigned>(bounded_number("--jobs", *v, 1, 64));
+    o.per_host = o.jobs;
+  }
+  if (auto e = env("WHEELFIT_RETRY_BACKOFF_MS"); e && !e->empty()) {
+    o.retry.base = std::chrono::milliseconds(bounded_number("WHEELFIT_RETRY_BACKOFF_MS", *e, 1, 60000));
+  }
+  if (auto v = parsed.value("--user-agent")) o.user_agent = *v;
+  else if (auto e = env("WHEELFIT_USER_AGENT"); e && !e->empty()) o.user_agent = *e;
+  if (o.user_agent.empty() || o.user_agent.find_first_of("\r\n") != std::string::npos) {
+    throw UsageError{"--user-agent / WHEELFIT_USER_AGENT: must be one non-empty line"};
+  }
+  return o;
 }
 
 }  // namespace wheelfit::cli

@@ -15,6 +15,7 @@
 #include "wheelfit/machine/detect.hpp"
 #include "wheelfit/policies/policy.hpp"
 #include "wheelfit/registry/registry.hpp"
+#include "wheelfit/transports/http_transport.hpp"
 #include "wheelfit/resolve/resolver.hpp"
 #include "wheelfit/transports/http_transport.hpp"
 #include "wheelfit/util/expected.hpp"
@@ -48,6 +49,14 @@ Args parse_args(const std::vector<std::string_view>& args, const std::set<std::s
 /// Prints "wheelfit: <message>" on stderr (and, with `json`, {"error": {...}} on stdout);
 /// returns `code`.
 int fail(bool json, int code, const std::string& message);
+
+/// A whole number in [lo, hi] for `flag`, or a UsageError naming the flag and the value.
+long bounded_number(std::string_view flag, const std::string& value, long lo, long hi);
+
+/// The network knobs of a command (README "Network"): --retries, --timeout, --jobs,
+/// --user-agent when the command takes them, then WHEELFIT_RETRY_BACKOFF_MS and
+/// WHEELFIT_USER_AGENT. Throws UsageError for a bad value.
+transports::HttpOptions http_options(const Args& parsed);
 
 /// The process environment variable, if set.
 std::optional<std::string> env(const char* name);

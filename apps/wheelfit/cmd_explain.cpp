@@ -313,28 +313,7 @@ int run_explain(const std::vector<std::string_view>& argv) {
   if (origin == "name") {
     explained = inspect::explain_name(filename, target->machine, target->policy);
   } else {
-    transports::HttpOptions net;
-    if (auto v = args.value("--timeout")) {
-      try {
-        const auto s = std::chrono::seconds(std::stol(*v));
-        if (s.count() < 1 || s.count() > 3600) throw std::out_of_range("");
-        net.connect_timeout = s;
-        net.idle_timeout = s;
-      } catch (const std::exception&) {
-        throw UsageError{"--timeout: '" + *v + "' is not a whole number from 1 to 3600"};
-      }
-    }
-    if (auto v = args.value("--retries")) {
-      try {
-        const int n = std::stoi(*v);
-        if (n < 0 || n > 20) throw std::out_of_range("");
-        net.retry.retries = n;
-      } catch (const std::exception&) {
-        throw UsageError{"--retries: '" + *v + "' is not a whole number from 0 to 20"};
-      }
-    }
-    if (auto v = args.value("--user-agent")) net.user_agent = *v;
-    else if (auto e = env("WHEELFIT_USER_AGENT"); e && !e->empty()) net.user_agent = *e;
+    const transports::HttpOptions net = http_options(args);
     std::unique_ptr<transport::Transport> transport;
     if (origin == "url") {
       auto made = transports::make_transport(net);
