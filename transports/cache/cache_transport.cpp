@@ -5,7 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <future>
+#include <mutex>
+#include <thread>
 #include <boost/json.hpp>
 #include <cerrno>
 #include <chrono>
@@ -155,6 +162,41 @@ std::optional<std::string> read_all(const fs::path& p, std::uintmax_t limit, std
     return std::nullopt;
   }
   return data;
+}
+
+/// Fills `buffer` with the file at `p`, which must hold exactly `size` bytes (`buffer` is resized
+/// only when it is not that long already); `why` says what was wrong otherwise.
+bool read_exactly(const fs::path& p, std::uint64_t size, std::string& buffer, std::string& why) {
+  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    why = errno == ENOENT ? "the body file is missing" : std::string("the body cannot be read: ") + std::strerror(errno);
+    return false;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    why = "the body is not a regular file";
+    return false;
+  }
+  if (static_cast<std::uint64_t>(st.st_size) != size) {
+    ::close(fd);
+    why = "the body has " + std::to_string(st.st_size) + " bytes, the sidecar says " + std::to_string(size);
+    return false;
+  }
+  buffer.resize(static_cast<std::size_t>(size));
+  std::size_t done = 0;
+  while (done < buffer.size()) {
+    const auto n = ::read(fd, buffer.data() + done, buffer.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      why = n < 0 ? std::string("the body cannot be read: ") + std::strerror(errno) : "the body file shrank while it was read";
+      ::close(fd);
+      return false;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  return true;
 }
 
 std::atomic<std::uint64_t> g_temp_counter{0};
@@ -326,11 +368,6 @@ std::optional<Meta> meta_from_json(std::string_view text, std::string& why) {
   return m;
 }
 
-struct Entry {
-  Meta meta;
-  std::string body;
-};
-
 /// Headers of a 304 replace the stored ones of the same name (RFC 9111 4.3.4).
 Headers merge_headers(const Headers& stored, const Headers& fresh) {
   Headers out;
@@ -350,185 +387,49 @@ Headers merge_headers(const Headers& stored, const Headers& fresh) {
   return out;
 }
 
+/// Runs `a` on a helper thread and `b` on this one, and returns when both are done (both inline,
+/// one after the other, when no thread can be started). An exception from either is rethrown.
+template <class A, class B>
+void run_beside(A&& a, B&& b) {
+  std::future<void> helper;
+  try {
+    helper = std::async(std::launch::async, std::forward<A>(a));
+  } catch (const std::system_error&) {
+    a();
+  }
+  std::exception_ptr failed;
+  try {
+    b();
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  if (helper.valid()) helper.get();  // joins; rethrows a's exception
+  if (failed) std::rethrow_exception(failed);
+}
+
 // ---------------------------------------------------------------------------------------------
-// The decorator
+// The store: the entry files under <root>/v1. Reads happen on the caller's threads; every change
+// (a new entry, a refreshed sidecar, a removal) is queued, in order, to one writer thread, so the
+// caller has its answers while the bytes go to disk. drain() waits for the queue; the cache drains
+// it before each batch reads, so a batch always sees what the batches before it stored.
 
-class CacheTransport final : public transport::Transport {
+class Store {
  public:
-  CacheTransport(std::unique_ptr<transport::Transport> inner, fs::path dir, bool offline)
-      : inner_(std::move(inner)), dir_(std::move(dir)), offline_(offline) {}
-
-  [[nodiscard]] transport::Stats stats() const override {
-    auto s = inner_->stats();
-    s.cache_fresh += fresh_;
-    s.cache_revalidated += revalidated_;
-    return s;
-  }
-
- private:
-  enum class Kind { inner, answered };
-  struct Plan {
-    Kind kind = Kind::inner;
-    bool cached = false;       ///< a cacheable URL (http/https, no caller validators)
-    bool conditional = false;  ///< we added If-None-Match / If-Modified-Since
-    std::string key;
-    std::string accept;
-    std::optional<Entry> entry;        ///< a valid stored entry (stale ones too)
-    std::optional<Expected<Response>> answer;  ///< when answered without the inner transport
-  };
-
-  Expected<Response> get_impl(const Request& request) override {
-    auto out = get_many_impl({request});
-    return std::move(out.front());
-  }
-
-  std::vector<Expected<Response>> get_many_impl(const std::vector<Request>& requests) override {
-    std::vector<Plan> plans(requests.size());
-    std::vector<Request> inner_requests;
-    std::vector<std::size_t> inner_index;  // plan index of each inner request
-    const auto now = now_seconds();
-
-    for (std::size_t i = 0; i < requests.size(); ++i) {
-      const auto& req = requests[i];
-      auto& plan = plans[i];
-      plan.cached = is_http_url(req.url) && !has_header(req.headers, "if-none-match") &&
-                    !has_header(req.headers, "if-modified-since") && !has_header(req.headers, "range");
-      if (!plan.cached) {
-        if (offline_ && is_http_url(req.url)) {
-          plan.kind = Kind::answered;
-          plan.answer.emplace(offline_miss(req.url));
-          continue;
-        }
-        inner_requests.push_back(req);
-        inner_index.push_back(i);
-        continue;
-      }
-      plan.accept = header_or_empty(req.headers, "accept");
-      plan.key = sha256_hex(req.url + "\n" + plan.accept);
-      plan.entry = load(plan.key, req.url, plan.accept);
-
-      if (plan.entry && plan.entry->meta.size > req.max_body) {
-        plan.kind = Kind::answered;
-        plan.answer.emplace(unexpected(Errc::too_large, req.url + ": " + std::to_string(plan.entry->meta.size) +
-                                                            " bytes (cached) exceeds the limit of " +
-                                                            std::to_string(req.max_body) + " bytes"));
-        continue;
-      }
-      if (offline_) {
-        plan.kind = Kind::answered;
-        if (plan.entry) {
-          ++fresh_;
-          plan.answer.emplace(from_entry(*plan.entry));
-        } else {
-          plan.answer.emplace(offline_miss(req.url));
-        }
-        continue;
-      }
-      if (plan.entry && plan.entry->meta.fresh(now)) {
-        ++fresh_;
-        plan.kind = Kind::answered;
-        plan.answer.emplace(from_entry(*plan.entry));
-        continue;
-      }
-      Request inner_req = req;
-      if (plan.entry && plan.entry->meta.has_validator()) {
-        plan.conditional = true;
-        if (!plan.entry->meta.etag.empty()) inner_req.headers.emplace_back("If-None-Match", plan.entry->meta.etag);
-        if (!plan.entry->meta.last_modified.empty()) {
-          inner_req.headers.emplace_back("If-Modified-Since", plan.entry->meta.last_modified);
-        }
-      }
-      inner_requests.push_back(std::move(inner_req));
-      inner_index.push_back(i);
+  explicit Store(fs::path dir) : dir_(std::move(dir)) {}
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+  ~Store() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
     }
-
-    std::vector<Expected<Response>> inner_answers;
-    if (!inner_requests.empty()) inner_answers = inner_->get_many(inner_requests);
-    for (std::size_t j = 0; j < inner_index.size(); ++j) {
-      auto& plan = plans[inner_index[j]];
-      const auto& req = requests[inner_index[j]];
-      if (j >= inner_answers.size()) {
-        plan.answer.emplace(unexpected(Errc::io_error, req.url + ": the inner transport returned no answer"));
-        continue;
-      }
-      plan.answer.emplace(plan.cached ? settle(req, plan, std::move(inner_answers[j])) : std::move(inner_answers[j]));
-    }
-
-    std::vector<Expected<Response>> out;
-    out.reserve(plans.size());
-    for (auto& plan : plans) out.push_back(std::move(*plan.answer));
-    return out;
+    work_cv_.notify_all();
+    if (thread_.joinable()) thread_.join();  // the worker empties the queue before it stops
   }
 
-  /// What a cacheable request's inner answer means for the entry and for the caller.
-  Expected<Response> settle(const Request& req, Plan& plan, Expected<Response> answer) {
-    if (!answer) {
-      // A clean "not published" removes the entry; network errors pass through, the entry kept.
-      if (answer.error().is(Errc::not_found)) remove(plan.key);
-      return answer;
-    }
-    Response& r = *answer;
-    if (r.status == 304) {
-      if (!plan.conditional || !plan.entry) {
-        return transport::net_error(transport::NetErrc::protocol,
-                                    req.url + ": a 304 Not Modified answered a request that was not conditional");
-      }
-      Entry& e = *plan.entry;
-      e.meta.take_headers(merge_headers(e.meta.headers, r.headers), now_seconds());
-      if (parse_cache_control(e.meta.headers).no_store) remove(plan.key);
-      else store_meta(plan.key, e.meta);
-      ++revalidated_;
-      return from_entry(e);
-    }
-    if (r.status != 200) return answer;  // not cacheable; the caller sees what came
-    const auto cc = parse_cache_control(r.headers);
-    if (cc.no_store) {
-      remove(plan.key);
-      return answer;
-    }
-    Entry e;
-    e.meta.url = req.url;
-    e.meta.accept = plan.accept;
-    e.meta.final_url = r.url.empty() ? req.url : r.url;
-    e.meta.content_type = r.content_type;
-    e.meta.take_headers(r.headers, now_seconds());
-    e.meta.sha256 = sha256_hex(r.body);
-    e.meta.size = r.body.size();
-    store(plan.key, e.meta, r.body);
-    return answer;
-  }
-
-  static Error offline_miss(const std::string& url) {
-    return transport::net_error(transport::NetErrc::offline, url + ": not in the cache (offline mode)");
-  }
-
-  static Response from_entry(const Entry& e) {
-    Response r;
-    r.url = e.meta.final_url;
-    r.content_type = e.meta.content_type;
-    r.body = e.body;
-    r.status = 200;
-    r.headers = e.meta.headers;
-    r.from_cache = true;
-    return r;
-  }
-
-  [[nodiscard]] fs::path body_path(const std::string& key) const { return dir_ / (key + ".body"); }
-  [[nodiscard]] fs::path meta_path(const std::string& key) const { return dir_ / (key + ".json"); }
-
-  void remove(const std::string& key) {
-    std::error_code ec;
-    fs::remove(meta_path(key), ec);  // the sidecar first: a body without one is never served
-    fs::remove(body_path(key), ec);
-  }
-
-  void discard(const std::string& key, const std::string& url, const std::string& why) {
-    log::warn("cache: discarded the corrupt entry for " + url + " (" + why + ") in " + dir_.string());
-    remove(key);
-  }
-
-  /// The valid stored entry for `key`, if any; a corrupt one is deleted with a warning.
-  std::optional<Entry> load(const std::string& key, const std::string& url, const std::string& accept) {
+  /// The valid sidecar stored for (url, accept) under `key`, if any; a corrupt one is deleted with a
+  /// warning. Safe from several threads for different keys while the writer is idle.
+  std::optional<Meta> load_meta(const std::string& key, const std::string& url, const std::string& accept) const {
     std::error_code ec;
     const auto mp = meta_path(key);
     if (!fs::exists(mp, ec)) return std::nullopt;
@@ -547,31 +448,123 @@ class CacheTransport final : public transport::Transport {
       discard(key, url, "the sidecar is for another request (" + meta->url + ")");
       return std::nullopt;
     }
+    return meta;
+  }
+
+  /// The size of the body file stored under `key`; nullopt when there is no regular file.
+  [[nodiscard]] std::optional<std::uint64_t> body_size(const std::string& key) const {
+    struct stat st {};
+    if (::stat(body_path(key).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+    return static_cast<std::uint64_t>(st.st_size);
+  }
+
+  /// The body `meta` describes, when its size and sha256 match; otherwise the entry is deleted with
+  /// a warning. It is read into `buffer` when that is already meta.size bytes long: a caller
+  /// allocates it on its own thread, so a helper thread reading it adds no memory of its own.
+  /// Same threading as load_meta.
+  std::optional<std::string> load_body(const std::string& key, const Meta& meta, std::string buffer) const {
     const auto bp = body_path(key);
-    if (!fs::exists(bp, ec)) {
-      discard(key, url, "the body file is missing");
+    std::string why;
+    if (!read_exactly(bp, meta.size, buffer, why)) {
+      discard(key, meta.url, why);
       return std::nullopt;
     }
-    auto body = read_all(bp, std::numeric_limits<std::uintmax_t>::max(), ec);
-    if (!body) {
-      discard(key, url, "the body cannot be read: " + ec.message());
+    const auto digest = sha256_hex(buffer);
+    if (digest != meta.sha256) {
+      discard(key, meta.url, "the body's sha256 is " + digest + ", the sidecar says " + meta.sha256);
       return std::nullopt;
     }
-    if (body->size() != meta->size) {
-      discard(key, url, "the body has " + std::to_string(body->size()) + " bytes, the sidecar says " +
-                            std::to_string(meta->size));
-      return std::nullopt;
+    return buffer;
+  }
+
+  /// Queues a new entry; its sha256 and size are filled in by the writer.
+  void put(std::string key, Meta meta, std::string body) { enqueue({Job::put, std::move(key), std::move(meta), std::move(body)}); }
+  /// Queues a refreshed sidecar for the body already stored.
+  void put_meta(std::string key, Meta meta) { enqueue({Job::put_meta, std::move(key), std::move(meta), {}}); }
+  /// Queues the removal of an entry.
+  void erase(std::string key) { enqueue({Job::erase, std::move(key), {}, {}}); }
+
+  /// Returns when every queued change is on disk (or failed with a warning).
+  void drain() {
+    std::unique_lock lock(mu_);
+    idle_cv_.wait(lock, [&] { return queue_.empty() && !busy_; });
+  }
+
+ private:
+  struct Job {
+    enum Kind { put, put_meta, erase } kind;
+    std::string key;
+    Meta meta;
+    std::string body;
+  };
+
+  [[nodiscard]] fs::path body_path(const std::string& key) const { return dir_ / (key + ".body"); }
+  [[nodiscard]] fs::path meta_path(const std::string& key) const { return dir_ / (key + ".json"); }
+
+  void enqueue(Job job) {
+    {
+      std::lock_guard lock(mu_);
+      if (!thread_.joinable() && !inline_) {
+        try {
+          thread_ = std::thread([this] { work(); });
+        } catch (const std::system_error&) {
+          inline_ = true;  // no thread to be had: write in the caller's time instead
+        }
+      }
+      if (!inline_) {
+        queue_.push_back(std::move(job));
+        work_cv_.notify_one();
+        return;
+      }
     }
-    const auto digest = sha256_hex(*body);
-    if (digest != meta->sha256) {
-      discard(key, url, "the body's sha256 is " + digest + ", the sidecar says " + meta->sha256);
-      return std::nullopt;
+    run(job);
+  }
+
+  void work() {
+    std::unique_lock lock(mu_);
+    for (;;) {
+      work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and nothing left to write
+      Job job = std::move(queue_.front());
+      queue_.pop_front();
+      busy_ = true;
+      lock.unlock();
+      try {
+        run(job);
+      } catch (const std::exception& e) {  // bad_alloc, filesystem_error: the entry is lost, not the run
+        log::warn("cache: could not store " + job.meta.url + ": " + e.what());
+      }
+      lock.lock();
+      busy_ = false;
+      if (queue_.empty()) idle_cv_.notify_all();
     }
-    return Entry{std::move(*meta), std::move(*body)};
+  }
+
+  void run(Job& job) {
+    switch (job.kind) {
+      case Job::put:
+        job.meta.sha256 = sha256_hex(job.body);
+        job.meta.size = job.body.size();
+        write_entry(job.key, job.meta, job.body);
+        return;
+      case Job::put_meta: write_meta(job.key, job.meta); return;
+      case Job::erase: remove(job.key); return;
+    }
+  }
+
+  void remove(const std::string& key) const {
+    std::error_code ec;
+    fs::remove(meta_path(key), ec);  // the sidecar first: a body without one is never served
+    fs::remove(body_path(key), ec);
+  }
+
+  void discard(const std::string& key, const std::string& url, const std::string& why) const {
+    log::warn("cache: discarded the corrupt entry for " + url + " (" + why + ") in " + dir_.string());
+    remove(key);
   }
 
   /// Writes both files to temporaries first, then renames: a failed write leaves the old entry whole.
-  void store(const std::string& key, const Meta& meta, std::string_view body) {
+  void write_entry(const std::string& key, const Meta& meta, std::string_view body) const {
     auto tb = write_temp(dir_, key.substr(0, 16), body);
     if (!tb) {
       log::warn("cache: could not store " + meta.url + ": " + tb.error().message);
@@ -593,11 +586,10 @@ class CacheTransport final : public transport::Transport {
       fs::remove(*tm, ignore);
       remove(key);  // the pair may be mismatched now: drop it rather than leave a half
       log::warn("cache: could not store " + meta.url + ": " + ec.message());
-      return;
     }
   }
 
-  void store_meta(const std::string& key, const Meta& meta) {
+  void write_meta(const std::string& key, const Meta& meta) const {
     auto tm = write_temp(dir_, key.substr(0, 16), meta_to_json(meta));
     if (!tm) {
       log::warn("cache: could not refresh " + meta.url + ": " + tm.error().message);
@@ -609,12 +601,262 @@ class CacheTransport final : public transport::Transport {
       std::error_code ignore;
       fs::remove(*tm, ignore);
       log::warn("cache: could not refresh " + meta.url + ": " + ec.message());
-      return;
     }
   }
 
+  fs::path dir_;
+  std::mutex mu_;
+  std::condition_variable work_cv_, idle_cv_;
+  std::deque<Job> queue_;
+  bool busy_ = false;
+  bool stopping_ = false;
+  bool inline_ = false;
+  std::thread thread_;
+};
+
+/// Whether a 304 changes what a later run does, so its refreshed sidecar is worth a write: the entry
+/// becomes fresh for a while (max-age > 0), or the validators changed. Under max-age=0 or no-cache
+/// the new stored-at would never be read: every later run revalidates anyway.
+bool worth_storing(const Meta& before, const Meta& after, std::int64_t now) {
+  return after.fresh(now) || after.etag != before.etag || after.last_modified != before.last_modified;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The decorator
+
+class CacheTransport final : public transport::Transport {
+ public:
+  CacheTransport(std::unique_ptr<transport::Transport> inner, fs::path dir, bool offline)
+      : inner_(std::move(inner)), store_(std::move(dir)), offline_(offline) {}
+
+  [[nodiscard]] transport::Stats stats() const override {
+    auto s = inner_->stats();
+    s.cache_fresh += fresh_;
+    s.cache_revalidated += revalidated_;
+    return s;
+  }
+
+  void flush() override {
+    store_.drain();
+    inner_->flush();
+  }
+
+ private:
+  struct Plan {
+    bool cached = false;       ///< a cacheable URL (http/https, no caller validators)
+    bool serve = false;        ///< answered from the stored entry without a request (fresh, or offline)
+    bool conditional = false;  ///< we add If-None-Match / If-Modified-Since
+    std::string key;
+    std::string accept;
+    std::optional<Meta> meta;                  ///< a valid stored sidecar (stale ones too)
+    std::string buffer;                        ///< meta->size bytes, allocated here for the body's read
+    std::optional<std::string> body;           ///< its verified body, when serve or conditional
+    std::optional<Expected<Response>> answer;  ///< set once the plan is settled
+  };
+
+  Expected<Response> get_impl(const Request& request) override {
+    auto out = get_many_impl({request});
+    return std::move(out.front());
+  }
+
+  std::vector<Expected<Response>> get_many_impl(const std::vector<Request>& requests) override {
+    store_.drain();  // this batch reads what the batches before it stored
+    const auto now = now_seconds();
+    std::vector<Plan> plans(requests.size());
+    std::vector<std::size_t> to_inner;  // plans whose request goes to the inner transport
+
+    // 1. The sidecars (small) decide what to ask.
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      const auto& req = requests[i];
+      auto& plan = plans[i];
+      plan.cached = is_http_url(req.url) && !has_header(req.headers, "if-none-match") &&
+                    !has_header(req.headers, "if-modified-since") && !has_header(req.headers, "range");
+      if (!plan.cached) {
+        if (offline_ && is_http_url(req.url)) plan.answer.emplace(offline_miss(req.url));
+        else to_inner.push_back(i);
+        continue;
+      }
+      plan.accept = header_or_empty(req.headers, "accept");
+      plan.key = sha256_hex(req.url + "\n" + plan.accept);
+      plan.meta = store_.load_meta(plan.key, req.url, plan.accept);
+      if (plan.meta && plan.meta->size > req.max_body) {
+        plan.answer.emplace(unexpected(Errc::too_large, req.url + ": " + std::to_string(plan.meta->size) +
+                                                            " bytes (cached) exceeds the limit of " +
+                                                            std::to_string(req.max_body) + " bytes"));
+        continue;
+      }
+      if (offline_) {
+        if (plan.meta) plan.serve = true;
+        else plan.answer.emplace(offline_miss(req.url));
+        continue;
+      }
+      if (plan.meta && plan.meta->fresh(now)) {
+        plan.serve = true;
+        continue;
+      }
+      plan.conditional = plan.meta && plan.meta->has_validator();
+      to_inner.push_back(i);
+    }
+
+    // 2. The bodies (the bulk of the bytes) are read and verified while the requests are on the
+    //    wire; with nothing to send, on two threads.
+    std::vector<std::size_t> need;
+    for (std::size_t i = 0; i < plans.size(); ++i) {
+      if (plans[i].serve || plans[i].conditional) need.push_back(i);
+    }
+    for (auto i : need) {  // sized here only when the file is that size: a lying sidecar allocates nothing
+      if (store_.body_size(plans[i].key) == plans[i].meta->size) plans[i].buffer.resize(plans[i].meta->size);
+    }
+    auto load = [&](const std::vector<std::size_t>& which) {
+      for (auto i : which) plans[i].body = store_.load_body(plans[i].key, *plans[i].meta, std::move(plans[i].buffer));
+    };
+    std::vector<Expected<Response>> inner_answers;
+    if (!to_inner.empty()) {
+      std::vector<Request> inner_requests;
+      inner_requests.reserve(to_inner.size());
+      for (auto i : to_inner) inner_requests.push_back(with_validators(requests[i], plans[i]));
+      auto fetch = [&] { inner_answers = inner_->get_many(inner_requests); };
+      if (need.empty()) fetch();
+      else run_beside([&] { load(need); }, fetch);
+    } else if (need.size() > 1) {
+      auto [one, two] = split_by_size(need, plans);
+      run_beside([&] { load(one); }, [&] { load(two); });
+    } else {
+      load(need);
+    }
+
+    // 3. Settle. A body found corrupt under a fresh sidecar or a 304 is fetched again, plainly.
+    std::vector<std::size_t> refetch;
+    for (std::size_t i = 0; i < plans.size(); ++i) {
+      auto& plan = plans[i];
+      if (!plan.serve) continue;
+      if (plan.body) {
+        ++fresh_;
+        plan.answer.emplace(from_entry(*plan.meta, std::move(*plan.body)));
+      } else if (offline_) {
+        plan.answer.emplace(offline_miss(requests[i].url));
+      } else {
+        refetch.push_back(i);
+      }
+    }
+    for (std::size_t j = 0; j < to_inner.size(); ++j) {
+      const auto i = to_inner[j];
+      auto& plan = plans[i];
+      if (j >= inner_answers.size()) {
+        plan.answer.emplace(unexpected(Errc::io_error, requests[i].url + ": the inner transport returned no answer"));
+        continue;
+      }
+      auto& answer = inner_answers[j];
+      if (plan.cached && answer && answer->status == 304 && plan.conditional && !plan.body) {
+        refetch.push_back(i);
+        continue;
+      }
+      plan.answer.emplace(plan.cached ? settle(requests[i], plan, std::move(answer)) : std::move(answer));
+    }
+    if (!refetch.empty()) {
+      std::vector<Request> again;
+      again.reserve(refetch.size());
+      for (auto i : refetch) {
+        plans[i].meta.reset();
+        plans[i].body.reset();
+        plans[i].conditional = false;
+        again.push_back(requests[i]);
+      }
+      auto answers = inner_->get_many(again);
+      for (std::size_t j = 0; j < refetch.size(); ++j) {
+        auto& plan = plans[refetch[j]];
+        plan.answer.emplace(j < answers.size() ? settle(requests[refetch[j]], plan, std::move(answers[j]))
+                                               : Expected<Response>(unexpected(Errc::io_error, requests[refetch[j]].url +
+                                                                          ": the inner transport returned no answer")));
+      }
+    }
+
+    std::vector<Expected<Response>> out;
+    out.reserve(plans.size());
+    for (auto& plan : plans) out.push_back(std::move(*plan.answer));
+    return out;
+  }
+
+  static Request with_validators(const Request& req, const Plan& plan) {
+    Request r = req;
+    if (plan.conditional) {
+      if (!plan.meta->etag.empty()) r.headers.emplace_back("If-None-Match", plan.meta->etag);
+      if (!plan.meta->last_modified.empty()) r.headers.emplace_back("If-Modified-Since", plan.meta->last_modified);
+    }
+    return r;
+  }
+
+  /// Two lists of about equal bytes (largest first, each to the lighter list).
+  static std::pair<std::vector<std::size_t>, std::vector<std::size_t>> split_by_size(std::vector<std::size_t> which,
+                                                                                     const std::vector<Plan>& plans) {
+    std::sort(which.begin(), which.end(), [&](auto a, auto b) { return plans[a].meta->size > plans[b].meta->size; });
+    std::pair<std::vector<std::size_t>, std::vector<std::size_t>> out;
+    std::uint64_t first = 0, second = 0;
+    for (auto i : which) {
+      if (first <= second) {
+        out.first.push_back(i);
+        first += plans[i].meta->size;
+      } else {
+        out.second.push_back(i);
+        second += plans[i].meta->size;
+      }
+    }
+    return out;
+  }
+
+  /// What a cacheable request's inner answer means for the entry and for the caller.
+  Expected<Response> settle(const Request& req, Plan& plan, Expected<Response> answer) {
+    if (!answer) {
+      // A clean "not published" removes the entry; network errors pass through, the entry kept.
+      if (answer.error().is(Errc::not_found)) store_.erase(plan.key);
+      return answer;
+    }
+    Response& r = *answer;
+    if (r.status == 304) {
+      if (!plan.conditional || !plan.meta || !plan.body) {
+        return transport::net_error(transport::NetErrc::protocol,
+                                    req.url + ": a 304 Not Modified answered a request that was not conditional");
+      }
+      const auto now = now_seconds();
+      Meta updated = *plan.meta;
+      updated.take_headers(merge_headers(plan.meta->headers, r.headers), now);
+      if (parse_cache_control(updated.headers).no_store) store_.erase(plan.key);
+      else if (worth_storing(*plan.meta, updated, now)) store_.put_meta(plan.key, updated);
+      ++revalidated_;
+      return from_entry(updated, std::move(*plan.body));
+    }
+    if (r.status != 200) return answer;  // not cacheable; the caller sees what came
+    if (parse_cache_control(r.headers).no_store) {
+      store_.erase(plan.key);
+      return answer;
+    }
+    Meta m;
+    m.url = req.url;
+    m.accept = plan.accept;
+    m.final_url = r.url.empty() ? req.url : r.url;
+    m.content_type = r.content_type;
+    m.take_headers(r.headers, now_seconds());
+    store_.put(plan.key, std::move(m), r.body);  // a copy: the caller keeps the answer's
+    return answer;
+  }
+
+  static Error offline_miss(const std::string& url) {
+    return transport::net_error(transport::NetErrc::offline, url + ": not in the cache (offline mode)");
+  }
+
+  static Response from_entry(const Meta& meta, std::string body) {
+    Response r;
+    r.url = meta.final_url;
+    r.content_type = meta.content_type;
+    r.body = std::move(body);
+    r.status = 200;
+    r.headers = meta.headers;
+    r.from_cache = true;
+    return r;
+  }
+
   std::unique_ptr<transport::Transport> inner_;
-  fs::path dir_;  ///< <root>/v1
+  Store store_;  ///< <root>/v1; destroyed (its writes finished) before inner_
   bool offline_;
   std::uint64_t fresh_ = 0;
   std::uint64_t revalidated_ = 0;

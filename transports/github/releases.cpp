@@ -441,6 +441,7 @@ class RecordingTransport final : public transport::Transport {
  public:
   explicit RecordingTransport(transport::Transport& inner) : inner_(inner) {}
   [[nodiscard]] transport::Stats stats() const override { return inner_.stats(); }
+  void flush() override { inner_.flush(); }
   std::map<std::string, Error> failures;
 
  private:

@@ -1105,6 +1105,10 @@ class SchemeTransport final : public Transport {
   SchemeTransport(std::unique_ptr<Transport> file, std::unique_ptr<Transport> http)
       : file_(std::move(file)), http_(std::move(http)) {}
   [[nodiscard]] Stats stats() const override { return http_->stats(); }
+  void flush() override {
+    file_->flush();
+    http_->flush();
+  }
 
  private:
   enum class Kind { file, http, other };

@@ -1,4 +1,5 @@
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <catch2/catch.hpp>
 #include <csignal>
@@ -118,7 +119,9 @@ struct Fixture {
     Request r;
     r.url = url;
     r.headers = std::move(headers);
-    return cache->get(r);
+    auto out = cache->get(r);
+    cache->flush();  // the entry files are on disk when the checks look
+    return out;
   }
 };
 
@@ -673,5 +676,108 @@ TEST_CASE("cache: default_cache_dir", "[transports][cache]") {
   } else {
     REQUIRE_FALSE(d);
     CHECK(d.error().is(Errc::invalid_input));
+  }
+}
+
+TEST_CASE("cache: a body found corrupt under a 304 is fetched again without validators", "[transports][cache]") {
+  Fixture f;
+  int n = 0;
+  f.state->handler = [&](const Request& r) -> Expected<Response> {
+    ++n;
+    if (header(r, "if-none-match") == "\"v\"") return not_modified();
+    return ok(n == 1 ? kPage : "second copy", {{"etag", "\"v\""}, {"cache-control", "max-age=0"}});
+  };
+  REQUIRE(f.get(kUrl));
+  const auto body = f.files(".body").front();
+  auto text = test::read_file(body);
+  text[0] = static_cast<char>(text[0] ^ 0x20);
+  test::write_file(body, text);
+
+  auto r = f.get(kUrl);
+  REQUIRE(r);
+  CHECK(r->body == "second copy");  // never the corrupt bytes
+  CHECK_FALSE(r->from_cache);
+  REQUIRE(f.state->requests.size() == 3);
+  CHECK(header(f.state->requests[1], "if-none-match") == "\"v\"");  // sent with the bodies still being read
+  CHECK(header(f.state->requests[2], "if-none-match") == "<absent>");
+  REQUIRE(f.warnings.size() == 1);
+  CHECK_THAT(f.warnings[0], Catch::Contains("sha256") && Catch::Contains(kUrl));
+  CHECK(f.cache->stats().cache_revalidated == 0);
+  auto again = f.get(kUrl);
+  REQUIRE(again);
+  CHECK(again->body == "second copy");
+  CHECK(again->from_cache);  // the refetched entry was stored, and a 304 serves it
+}
+
+TEST_CASE("cache: a 304 rewrites the sidecar only when a later run would read it", "[transports][cache]") {
+  struct Row {
+    const char* what;
+    Headers not_modified_headers;
+    bool rewritten;
+  };
+  auto row = GENERATE(values<Row>({
+      {"max-age=0 again: every later run revalidates anyway", {{"cache-control", "max-age=0"}}, false},
+      {"nothing new", {}, false},
+      {"max-age=600: fresh for later runs", {{"cache-control", "max-age=600"}}, true},
+      {"a new ETag", {{"etag", "\"v2\""}}, true},
+      {"a new Last-Modified", {{"last-modified", "Thu, 21 Aug 2025 10:00:00 GMT"}}, true},
+  }));
+  CAPTURE(row.what);
+  Fixture f;
+  f.state->handler = [&](const Request& r) -> Expected<Response> {
+    if (header(r, "if-none-match") != "<absent>") return not_modified(row.not_modified_headers);
+    return ok(kPage, {{"etag", "\"v1\""}, {"last-modified", "Wed, 20 Aug 2025 10:00:00 GMT"}, {"cache-control", "max-age=0"}});
+  };
+  REQUIRE(f.get(kUrl));
+  const auto sidecar = f.files(".json").front();
+  struct stat before {};
+  REQUIRE(::stat(sidecar.c_str(), &before) == 0);
+
+  auto r = f.get(kUrl);
+  REQUIRE(r);
+  CHECK(r->from_cache);
+  CHECK(r->body == kPage);
+  CHECK(f.cache->stats().cache_revalidated == 1);
+  struct stat after {};
+  REQUIRE(::stat(sidecar.c_str(), &after) == 0);
+  CHECK((after.st_ino != before.st_ino) == row.rewritten);  // a rewrite is a new file renamed in place
+  CHECK(f.files(".tmp").empty());
+}
+
+TEST_CASE("cache: writes land behind the answers and are finished by the next batch or destruction",
+          "[transports][cache]") {
+  Fixture f;
+  f.state->handler = [](const Request& r) -> Expected<Response> {
+    return ok("body of " + r.url, {{"cache-control", "max-age=3600"}});
+  };
+  std::vector<Request> reqs;
+  for (int i = 0; i < 20; ++i) reqs.push_back(req("https://idx.example/p" + std::to_string(i) + "/"));
+  auto out = f.cache->get_many(reqs);  // no flush
+  REQUIRE(out.size() == 20);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    REQUIRE(out[i]);
+    CHECK(out[i]->body == "body of " + reqs[i].url);
+  }
+
+  SECTION("the next batch on the same object reads them") {
+    auto again = f.cache->get_many(reqs);
+    for (const auto& a : again) {
+      REQUIRE(a);
+      CHECK(a->from_cache);
+    }
+    CHECK(f.state->requests.size() == 20);
+  }
+  SECTION("destruction finishes them") {
+    f.cache.reset();
+    CHECK(f.files(".json").size() == 20);
+    CHECK(f.files(".body").size() == 20);
+    CHECK(f.files(".tmp").empty());
+    f.reopen(false);
+    auto again = f.cache->get_many(reqs);
+    for (const auto& a : again) {
+      REQUIRE(a);
+      CHECK(a->from_cache);
+    }
+    CHECK(f.state->requests.size() == 20);
   }
 }

@@ -111,6 +111,9 @@ class Transport {
   }
   /// Counters since construction (decorators add their inner transport's).
   [[nodiscard]] virtual Stats stats() const { return {}; }
+  /// Waits until work a transport deferred past its answers (the cache's writes) is done.
+  /// Destruction does the same; decorators flush their inner transport too.
+  virtual void flush() {}
 
  protected:
   Transport() = default;
