@@ -84,3 +84,17 @@ TEST_CASE("read_index keeps 'not published' apart from unreadable pages", "[tran
   CHECK_FALSE(snap.packages_json);
   CHECK_THAT(snap.packages_json_note, Catch::Contains("no packages.json"));
 }
+
+TEST_CASE("a transport without its own hooked batch tells the hook every answer, in order", "[transports][file]") {
+  TempDir dir;
+  write_file(dir / "a.html", "a");
+  auto t = transports::make_file_transport();
+  std::vector<std::pair<std::size_t, bool>> heard;
+  auto out = t->get_many({{.url = (dir / "a.html").string()}, {.url = (dir / "missing.html").string()}},
+                         [&](std::size_t i, const Expected<transport::Response>& a) { heard.emplace_back(i, a.has_value()); });
+  REQUIRE(out.size() == 2);
+  CHECK(heard == std::vector<std::pair<std::size_t, bool>>{{0, true}, {1, false}});
+  t->flush();  // nothing deferred: a no-op
+  auto none = t->get_many({}, [&](std::size_t, const Expected<transport::Response>&) { FAIL("no answers, no calls"); });
+  CHECK(none.empty());
+}

@@ -711,11 +711,20 @@ class CacheTransport final : public transport::Transport {
       for (auto i : which) plans[i].body = store_.load_body(plans[i].key, *plans[i].meta, std::move(plans[i].buffer));
     };
     std::vector<Expected<Response>> inner_answers;
+    std::vector<char> stored(to_inner.size(), 0);  // stored[j]: the answer to inner request j is queued
     if (!to_inner.empty()) {
       std::vector<Request> inner_requests;
       inner_requests.reserve(to_inner.size());
       for (auto i : to_inner) inner_requests.push_back(with_validators(requests[i], plans[i]));
-      auto fetch = [&] { inner_answers = inner_->get_many(inner_requests); };
+      // A new entry goes to the writer the moment its answer is in, while the rest still arrive.
+      auto on_answer = [&](std::size_t j, const Expected<Response>& a) {
+        if (j >= to_inner.size() || !plans[to_inner[j]].cached || !a || a->status != 200) return;
+        if (parse_cache_control(a->headers).no_store) return;  // settle removes the old entry
+        const auto i = to_inner[j];
+        store_.put(plans[i].key, new_meta(requests[i], plans[i], *a), a->body);  // a copy: the caller keeps its own
+        stored[j] = 1;
+      };
+      auto fetch = [&] { inner_answers = inner_->get_many(inner_requests, on_answer); };
       if (need.empty()) fetch();
       else run_beside([&] { load(need); }, fetch);
     } else if (need.size() > 1) {
@@ -751,7 +760,7 @@ class CacheTransport final : public transport::Transport {
         refetch.push_back(i);
         continue;
       }
-      plan.answer.emplace(plan.cached ? settle(requests[i], plan, std::move(answer)) : std::move(answer));
+      plan.answer.emplace(plan.cached ? settle(requests[i], plan, std::move(answer), stored[j] != 0) : std::move(answer));
     }
     if (!refetch.empty()) {
       std::vector<Request> again;
@@ -804,8 +813,20 @@ class CacheTransport final : public transport::Transport {
     return out;
   }
 
-  /// What a cacheable request's inner answer means for the entry and for the caller.
-  Expected<Response> settle(const Request& req, Plan& plan, Expected<Response> answer) {
+  /// The sidecar of a new entry for `r`, the 200 answering `req` (its sha256 and size: the writer's).
+  static Meta new_meta(const Request& req, const Plan& plan, const Response& r) {
+    Meta m;
+    m.url = req.url;
+    m.accept = plan.accept;
+    m.final_url = r.url.empty() ? req.url : r.url;
+    m.content_type = r.content_type;
+    m.take_headers(r.headers, now_seconds());
+    return m;
+  }
+
+  /// What a cacheable request's inner answer means for the entry and for the caller; `queued`: a
+  /// 200 already went to the writer as it arrived.
+  Expected<Response> settle(const Request& req, Plan& plan, Expected<Response> answer, bool queued = false) {
     if (!answer) {
       // A clean "not published" removes the entry; network errors pass through, the entry kept.
       if (answer.error().is(Errc::not_found)) store_.erase(plan.key);
@@ -830,13 +851,7 @@ class CacheTransport final : public transport::Transport {
       store_.erase(plan.key);
       return answer;
     }
-    Meta m;
-    m.url = req.url;
-    m.accept = plan.accept;
-    m.final_url = r.url.empty() ? req.url : r.url;
-    m.content_type = r.content_type;
-    m.take_headers(r.headers, now_seconds());
-    store_.put(plan.key, std::move(m), r.body);  // a copy: the caller keeps the answer's
+    if (!queued) store_.put(plan.key, new_meta(req, plan, r), r.body);  // a copy: the caller keeps its own
     return answer;
   }
 

@@ -328,6 +328,11 @@ class HttpTransport final : public Transport {
     if (requests.empty()) return {};
     return run_batch(requests.data(), requests.size());
   }
+  std::vector<Expected<Response>> get_many_hooked_impl(const std::vector<Request>& requests,
+                                                       const AnswerHook& on_answer) override {
+    if (requests.empty()) return {};
+    return run_batch(requests.data(), requests.size(), on_answer ? &on_answer : nullptr);
+  }
 
   // Coroutine style (g++ 12): every coroutine returns awaitable<void> and writes its result to an
   // out-parameter; variables that live across a co_await are declared at function scope; no
@@ -336,12 +341,12 @@ class HttpTransport final : public Transport {
 
   using Slot = std::optional<Expected<Response>>;
 
-  std::vector<Expected<Response>> run_batch(const Request* reqs, std::size_t n) {
+  std::vector<Expected<Response>> run_batch(const Request* reqs, std::size_t n, const AnswerHook* on_answer = nullptr) {
     std::vector<Slot> slots(n);
     std::size_t next = 0;
     const std::size_t workers = std::min<std::size_t>(std::max(1u, opts_.jobs), n);
     for (std::size_t w = 0; w < workers; ++w) {
-      net::co_spawn(ioc_, worker(reqs, n, slots, next), [](const std::exception_ptr&) {});
+      net::co_spawn(ioc_, worker(reqs, n, slots, next, on_answer), [](const std::exception_ptr&) {});
     }
     ioc_.restart();
     for (;;) {
@@ -363,7 +368,8 @@ class HttpTransport final : public Transport {
     return out;
   }
 
-  net::awaitable<void> worker(const Request* reqs, std::size_t n, std::vector<Slot>& out, std::size_t& next) {
+  net::awaitable<void> worker(const Request* reqs, std::size_t n, std::vector<Slot>& out, std::size_t& next,
+                              const AnswerHook* on_answer) {
     std::size_t i = 0;
     while (next < n) {
       i = next++;
@@ -374,6 +380,15 @@ class HttpTransport final : public Transport {
         failed = true;
       }
       if (failed || !out[i]) out[i].emplace(Error(Errc::io_error, "reading " + redact(reqs[i].url) + " failed unexpectedly"));
+      if (on_answer) tell(*on_answer, i, *out[i]);
+    }
+  }
+
+  /// A hook that throws loses nothing but its own work: the answer stands.
+  static void tell(const AnswerHook& on_answer, std::size_t i, const Expected<Response>& answer) noexcept {
+    try {
+      on_answer(i, answer);
+    } catch (...) {
     }
   }
 
@@ -1130,6 +1145,10 @@ class SchemeTransport final : public Transport {
     return unsupported(request.url);
   }
   std::vector<Expected<Response>> get_many_impl(const std::vector<Request>& requests) override {
+    return get_many_hooked_impl(requests, {});
+  }
+  std::vector<Expected<Response>> get_many_hooked_impl(const std::vector<Request>& requests,
+                                                       const AnswerHook& on_answer) override {
     std::vector<std::optional<Expected<Response>>> slots(requests.size());
     std::vector<Request> remote;
     std::vector<std::size_t> where_from;
@@ -1139,12 +1158,15 @@ class SchemeTransport final : public Transport {
         case Kind::http:
           remote.push_back(requests[i]);
           where_from.push_back(i);
-          break;
+          continue;
         case Kind::other: slots[i].emplace(unsupported(requests[i].url)); break;
       }
+      if (on_answer) on_answer(i, *slots[i]);
     }
     if (!remote.empty()) {
-      auto answers = http_->get_many(remote);
+      AnswerHook mapped;
+      if (on_answer) mapped = [&](std::size_t j, const Expected<Response>& a) { on_answer(where_from[j], a); };
+      auto answers = http_->get_many(remote, mapped);
       for (std::size_t j = 0; j < answers.size(); ++j) slots[where_from[j]].emplace(std::move(answers[j]));
     }
     std::vector<Expected<Response>> out;

@@ -9,7 +9,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <map>
 #include <ctime>
 #include <thread>
 
@@ -523,4 +525,66 @@ TEST_CASE("make_transport dispatches by scheme", "[transports][http]") {
   CHECK(out[3].error().is(Errc::unsupported));
   CHECK(contains(out[3].error().message, "ftp://example.test/pkg/"));
   CHECK(t.stats().requests == 1);
+}
+
+TEST_CASE("http: the answer hook hears each answer while the rest of the batch is still out",
+          "[transports][http]") {
+  // /slow/ answers only once the hook has heard /fast/ (or after 5 s): a hook called at the end of
+  // the batch would make this take the full 5 s and see /slow/'s late answer.
+  std::atomic<bool> heard_fast{false};
+  TestServer server(serve([&](const HttpRequest& r) {
+    if (r.target == "/slow/") {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (!heard_fast && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      return http_response(200, heard_fast ? "after the hook" : "late");
+    }
+    if (r.target == "/missing/") return http_response(404, "no");
+    return http_response(200, "page " + r.target);
+  }));
+  auto t = make();
+  std::vector<std::pair<std::size_t, std::string>> heard;
+  const auto out = t->get_many({req(server.url("/slow/")), req(server.url("/fast/")), req(server.url("/missing/"))},
+                               [&](std::size_t i, const Expected<transport::Response>& a) {
+                                 heard.emplace_back(i, a ? a->body : "error: " + a.error().message);
+                                 if (i == 1) heard_fast = true;
+                               });
+  REQUIRE(out.size() == 3);
+  WHEELFIT_REQUIRE_OK(out[0]);
+  CHECK(out[0]->body == "after the hook");
+  REQUIRE(heard.size() == 3);  // once each
+  CHECK(heard.back().first == 0);  // /slow/ last: it waited for the hook
+  std::vector<std::size_t> order;
+  for (const auto& [i, body] : heard) order.push_back(i);
+  std::sort(order.begin(), order.end());
+  CHECK(order == std::vector<std::size_t>{0, 1, 2});
+  for (const auto& [i, body] : heard) {
+    if (i == 1) CHECK(body == "page /fast/");
+    if (i == 2) CHECK_FALSE(out[2]);  // the hook saw the error get_many returns
+  }
+
+  SECTION("a hook that throws loses nothing but its own work") {
+    const auto again = t->get_many({req(server.url("/a/")), req(server.url("/b/"))},
+                                   [](std::size_t, const Expected<transport::Response>&) { throw std::runtime_error("hook"); });
+    REQUIRE(again.size() == 2);
+    WHEELFIT_REQUIRE_OK(again[0]);
+    WHEELFIT_REQUIRE_OK(again[1]);
+    CHECK(again[1]->body == "page /b/");
+  }
+}
+
+TEST_CASE("make_transport: the answer hook gets each answer under its own index", "[transports][http]") {
+  wheelfit::test::TempDir dir;
+  wheelfit::test::write_file(dir / "idx" / "pkg" / "index.html", "local page");
+  TestServer server(serve([](const HttpRequest& r) { return http_response(200, "remote " + r.target); }));
+  auto made = transports::make_transport(fast_options());
+  WHEELFIT_REQUIRE_OK(made);
+  std::map<std::size_t, std::string> heard;
+  auto out = (*made)->get_many({req(server.url("/one/")), req(transports::to_url((dir / "idx" / "pkg").string(), true)),
+                                req("ftp://example.test/pkg/"), req(server.url("/two/"))},
+                               [&](std::size_t i, const Expected<transport::Response>& a) {
+                                 CHECK(heard.count(i) == 0);
+                                 heard[i] = a ? a->body : "error";
+                               });
+  REQUIRE(out.size() == 4);
+  CHECK(heard == std::map<std::size_t, std::string>{{0, "remote /one/"}, {1, "local page"}, {2, "error"}, {3, "remote /two/"}});
 }

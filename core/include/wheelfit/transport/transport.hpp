@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -109,6 +110,15 @@ class Transport {
   [[nodiscard]] std::vector<Expected<Response>> get_many(const std::vector<Request>& requests) {
     return get_many_impl(requests);
   }
+  /// Told of each answer of a batch as soon as it is known, before the batch ends: `index` is the
+  /// request's position. Runs on the thread that called get_many, between that transport's I/O
+  /// steps: keep it short (queue heavy work elsewhere). It sees the answer get_many then returns.
+  using AnswerHook = std::function<void(std::size_t index, const Expected<Response>& answer)>;
+  /// get_many, calling `on_answer` for every answer as it comes (the default: after the batch).
+  [[nodiscard]] std::vector<Expected<Response>> get_many(const std::vector<Request>& requests,
+                                                         const AnswerHook& on_answer) {
+    return get_many_hooked_impl(requests, on_answer);
+  }
   /// Counters since construction (decorators add their inner transport's).
   [[nodiscard]] virtual Stats stats() const { return {}; }
   /// Waits until work a transport deferred past its answers (the cache's writes) is done.
@@ -124,6 +134,14 @@ class Transport {
     std::vector<Expected<Response>> out;
     out.reserve(requests.size());
     for (const auto& r : requests) out.push_back(get_impl(r));
+    return out;
+  }
+  virtual std::vector<Expected<Response>> get_many_hooked_impl(const std::vector<Request>& requests,
+                                                               const AnswerHook& on_answer) {
+    auto out = get_many_impl(requests);
+    if (on_answer) {
+      for (std::size_t i = 0; i < out.size(); ++i) on_answer(i, out[i]);
+    }
     return out;
   }
 };
