@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "wheelfit/util/allocator.hpp"
 #include "wheelfit/util/log.hpp"
 
 #ifndef WHEELFIT_VERSION
@@ -80,6 +81,7 @@ exit codes: 0 resolved, 1 no combo covers every package, 2 bad input or usage,
 
 int main(int argc, char** argv) {
   using namespace wheelfit;
+  util::keep_freed_memory();  // a short-lived process moving tens of MB: reuse, do not re-fault
   log::set_sink([](log::Level level, std::string_view message) {
     if (level == log::Level::debug && !std::getenv("WHEELFIT_DEBUG")) return;
     std::cerr << (level == log::Level::warn ? "warning: " : "") << message << "\n";
