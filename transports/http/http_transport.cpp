@@ -298,7 +298,11 @@ std::vector<std::string> content_codings(const Headers& headers) {
 
 class HttpTransport final : public Transport {
  public:
-  HttpTransport(HttpOptions options, ssl::context ctx) : opts_(std::move(options)), ssl_(std::move(ctx)) {
+  /// `system_roots`: the machine's default trust store is still to be loaded (no ca_file/ca_dir
+  /// given). Parsing the system bundle costs ~25 ms, so it waits for the first TLS connection: a
+  /// run over file:// or http:// never pays it.
+  HttpTransport(HttpOptions options, ssl::context ctx, bool system_roots)
+      : opts_(std::move(options)), ssl_(std::move(ctx)), system_roots_pending_(system_roots) {
     std::random_device rd;
     rng_.seed((static_cast<std::uint64_t>(rd()) << 32) ^ rd());
   }
@@ -734,6 +738,11 @@ class HttpTransport final : public Transport {
   void prepare_tls(Connecting& k) {
     Conn& c = *k.conn;
     const Url& url = k.route->url;
+    if (system_roots_pending_) {
+      system_roots_pending_ = false;
+      error_code ignored;
+      ssl_.set_default_verify_paths(ignored);  // none: every peer fails verification, as it should
+    }
     c.tls.emplace(std::move(*c.plain), ssl_);
     c.plain.reset();
     if (!url.is_ip_literal()) SSL_set_tlsext_host_name(c.tls->native_handle(), url.host.c_str());
@@ -1108,6 +1117,7 @@ class HttpTransport final : public Transport {
   HttpOptions opts_;
   net::io_context ioc_{1};
   ssl::context ssl_;
+  bool system_roots_pending_;  ///< set_default_verify_paths before the first TLS stream (one io thread)
   std::map<std::string, std::vector<std::unique_ptr<Conn>>> idle_;
   std::map<std::string, HostSlot> slots_;
   Stats stats_;
@@ -1227,10 +1237,10 @@ Expected<std::unique_ptr<transport::Transport>> make_http_transport(HttpOptions 
                                                      dir_source + "): " + ec.message());
         }
       }
-    } else {
-      ctx.set_default_verify_paths(ec);  // a machine without roots still works for http://
     }
-    return std::unique_ptr<transport::Transport>(std::make_unique<HttpTransport>(std::move(options), std::move(ctx)));
+    const bool system_roots = !options.ca_file && !options.ca_dir;  // loaded at the first TLS connection
+    return std::unique_ptr<transport::Transport>(
+        std::make_unique<HttpTransport>(std::move(options), std::move(ctx), system_roots));
   } catch (const std::exception& e) {
     return unexpected(Errc::invalid_input, std::string("cannot set up TLS: ") + e.what());
   }

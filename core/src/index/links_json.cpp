@@ -41,19 +41,30 @@ struct Reporter {
   }
 };
 
-std::string join(std::string_view path, std::string_view key) {
-  std::string out(path);
-  if (!out.empty()) out += '.';
-  out.append(key);
-  return out;
-}
-std::string index_path(std::string_view path, std::size_t i) {
-  std::string out(path);
-  out += '[';
-  out += std::to_string(i);
-  out += ']';
-  return out;
-}
+/// A JSON path ("packages.cumm.wheels[2].sha256"), spelled out only when an error names it: a
+/// large index is walked without building a path string per value. A child refers to its
+/// parent, so it must not outlive it.
+struct Path {
+  const Path* parent = nullptr;
+  std::string_view key;  ///< when !is_index
+  std::size_t index = 0;
+  bool is_index = false;
+
+  [[nodiscard]] Path operator/(std::string_view k) const { return Path{this, k, 0, false}; }
+  [[nodiscard]] Path operator[](std::size_t i) const { return Path{this, {}, i, true}; }
+  [[nodiscard]] std::string str() const {
+    std::string out = parent ? parent->str() : std::string{};
+    if (is_index) {
+      out += '[';
+      out += std::to_string(index);
+      out += ']';
+    } else {
+      if (!out.empty()) out += '.';
+      out.append(key);
+    }
+    return out;
+  }
+};
 
 Expected<json::value> parse_json(std::string_view body, const Reporter& r) {
   json::stream_parser parser;
@@ -68,40 +79,41 @@ Expected<json::value> parse_json(std::string_view body, const Reporter& r) {
   return parser.release();
 }
 
-Expected<const json::object*> require_object(const json::value& v, std::string_view path, const Reporter& r) {
+Expected<const json::object*> require_object(const json::value& v, const Path& path, const Reporter& r) {
   if (const json::object* o = v.if_object()) return o;
-  return r.wrong_kind(path.empty() ? "top level" : path, "an object", v);
+  const std::string p = path.str();
+  return r.wrong_kind(p.empty() ? "top level" : p, "an object", v);
 }
 
 /// A required string member.
-Expected<std::string> required_string(const json::object& o, std::string_view key, std::string_view path,
+Expected<std::string> required_string(const json::object& o, std::string_view key, const Path& path,
                                       const Reporter& r) {
-  const std::string p = join(path, key);
   const json::value* v = o.if_contains(key);
-  if (!v) return r.fail(p, "missing");
+  if (!v) return r.fail((path / key).str(), "missing");
   if (const json::string* s = v->if_string()) return std::string(as_view(*s));
-  return r.wrong_kind(p, "a string", *v);
+  return r.wrong_kind((path / key).str(), "a string", *v);
 }
 
 /// An optional string member: absent or null is nullopt.
-Expected<std::optional<std::string>> optional_string(const json::object& o, std::string_view key,
-                                                     std::string_view path, const Reporter& r) {
+Expected<std::optional<std::string>> optional_string(const json::object& o, std::string_view key, const Path& path,
+                                                     const Reporter& r) {
   const json::value* v = o.if_contains(key);
   if (!v || v->is_null()) return std::optional<std::string>{};
   if (const json::string* s = v->if_string()) return std::optional<std::string>(std::string(as_view(*s)));
-  return r.wrong_kind(join(path, key), "a string", *v);
+  return r.wrong_kind((path / key).str(), "a string", *v);
 }
 
 /// An optional sha256 member: 64 hex digits, returned lower-case.
-Expected<std::optional<std::string>> optional_sha256(const json::object& o, std::string_view key,
-                                                     std::string_view path, const Reporter& r) {
+Expected<std::optional<std::string>> optional_sha256(const json::object& o, std::string_view key, const Path& path,
+                                                     const Reporter& r) {
   auto s = optional_string(o, key, path, r);
   if (!s) return std::move(s).error();
   if (!*s) return std::optional<std::string>{};
   if (!detail::is_sha256_hex(**s)) {
-    return r.fail(join(path, key), detail::quote_for_message(**s) + " is not 64 hex digits");
+    return r.fail((path / key).str(), detail::quote_for_message(**s) + " is not 64 hex digits");
   }
-  return std::optional<std::string>(detail::lower_ascii(**s));
+  for (char& c : **s) c = detail::to_lower_ascii(c);
+  return s;
 }
 
 bool is_digits(std::string_view s) {
@@ -121,14 +133,16 @@ Expected<Page> parse_simple_json(std::string_view body, std::string_view page_ur
   const Reporter r{page_url};
   auto doc = parse_json(body, r);
   if (!doc) return std::move(doc).error();
-  auto top = require_object(*doc, "", r);
+  auto top = require_object(*doc, Path{}, r);
   if (!top) return std::move(top).error();
 
+  const Path root;
+  const Path meta_path = root / "meta";
   const json::value* meta = (*top)->if_contains("meta");
   if (!meta) return r.fail("meta", "missing");
-  auto meta_obj = require_object(*meta, "meta", r);
+  auto meta_obj = require_object(*meta, meta_path, r);
   if (!meta_obj) return std::move(meta_obj).error();
-  auto api = required_string(**meta_obj, "api-version", "meta", r);
+  auto api = required_string(**meta_obj, "api-version", meta_path, r);
   if (!api) return std::move(api).error();
   {
     const std::string_view v = *api;
@@ -149,8 +163,9 @@ Expected<Page> parse_simple_json(std::string_view body, std::string_view page_ur
 
   Page page;
   page.links.reserve(arr->size());
+  const Path files_path = root / "files";
   for (std::size_t i = 0; i < arr->size(); ++i) {
-    const std::string path = index_path("files", i);
+    const Path path = files_path[i];
     auto file = require_object((*arr)[i], path, r);
     if (!file) return std::move(file).error();
     const json::object& f = **file;
@@ -168,14 +183,14 @@ Expected<Page> parse_simple_json(std::string_view body, std::string_view page_ur
     const std::string_view segment = detail::last_path_segment(link.url);
     link.filename = segment.empty() ? link.text : percent_decode(segment);
     if (detail::unsafe_filename(link.filename)) {
-      page.skipped.push_back(path + ".url " + detail::quote_for_message(href) + ": file name " +
+      page.skipped.push_back((path / "url").str() + " " + detail::quote_for_message(href) + ": file name " +
                              detail::quote_for_message(link.filename) +
                              " holds a path separator or a control character");
       continue;
     }
 
     if (const json::value* hashes = f.if_contains("hashes")) {
-      const std::string hp = path + ".hashes";
+      const Path hp = path / "hashes";
       auto h = require_object(*hashes, hp, r);
       if (!h) return std::move(h).error();
       auto sha = optional_sha256(**h, "sha256", hp, r);
@@ -197,7 +212,7 @@ Expected<Page> parse_simple_json(std::string_view body, std::string_view page_ur
         link.yanked = true;
         link.yank_reason = std::string(as_view(*s));
       } else {
-        return r.wrong_kind(path + ".yanked", "a boolean or a string", *y);
+        return r.wrong_kind((path / "yanked").str(), "a boolean or a string", *y);
       }
     }
     page.links.push_back(std::move(link));
@@ -212,7 +227,7 @@ Expected<PackagesJson> parse_packages_json(std::string_view body, std::string_vi
   const Reporter r{source};
   auto doc = parse_json(body, r);
   if (!doc) return std::move(doc).error();
-  auto top = require_object(*doc, "", r);
+  auto top = require_object(*doc, Path{}, r);
   if (!top) return std::move(top).error();
 
   const json::value* schema = (*top)->if_contains("schema");
@@ -227,41 +242,44 @@ Expected<PackagesJson> parse_packages_json(std::string_view body, std::string_vi
   }
 
   PackagesJson result;
-  auto repo = optional_string(**top, "repo", "", r);
+  const Path root;
+  auto repo = optional_string(**top, "repo", root, r);
   if (!repo) return std::move(repo).error();
   if (*repo) result.repo = std::move(**repo);
 
   const json::value* packages = (*top)->if_contains("packages");
   if (!packages) return r.fail("packages", "missing");
-  auto pkgs = require_object(*packages, "packages", r);
+  const Path packages_path = root / "packages";
+  auto pkgs = require_object(*packages, packages_path, r);
   if (!pkgs) return std::move(pkgs).error();
 
   for (const json::key_value_pair& kv : **pkgs) {
     const std::string_view key(kv.key().data(), kv.key().size());
-    const std::string path = join("packages", key);
+    const Path path = packages_path / key;
     auto entry_obj = require_object(kv.value(), path, r);
     if (!entry_obj) return std::move(entry_obj).error();
     const json::object& e = **entry_obj;
 
     std::string name = detail::normalize_project_name(key);
-    if (name.empty()) return r.fail(path, "empty project name");
+    if (name.empty()) return r.fail(path.str(), "empty project name");
     if (result.packages.count(name) != 0) {
-      return r.fail(path, "the same project as another key (PEP 503 name '" + name + "')");
+      return r.fail(path.str(), "the same project as another key (PEP 503 name '" + name + "')");
     }
 
     PackagesJsonEntry entry;
     if (const json::value* tf = e.if_contains("torch_free"); tf && !tf->is_null()) {
       const bool* b = tf->if_bool();
-      if (!b) return r.wrong_kind(path + ".torch_free", "a boolean", *tf);
+      if (!b) return r.wrong_kind((path / "torch_free").str(), "a boolean", *tf);
       entry.torch_free = *b;
     }
+    const Path wheels_path = path / "wheels";
     const json::value* wheels = e.if_contains("wheels");
-    if (!wheels) return r.fail(path + ".wheels", "missing");
+    if (!wheels) return r.fail(wheels_path.str(), "missing");
     const json::array* arr = wheels->if_array();
-    if (!arr) return r.wrong_kind(path + ".wheels", "an array", *wheels);
+    if (!arr) return r.wrong_kind(wheels_path.str(), "an array", *wheels);
     entry.wheels.reserve(arr->size());
     for (std::size_t i = 0; i < arr->size(); ++i) {
-      const std::string wp = index_path(path + ".wheels", i);
+      const Path wp = wheels_path[i];
       auto wheel_obj = require_object((*arr)[i], wp, r);
       if (!wheel_obj) return std::move(wheel_obj).error();
       const json::object& w = **wheel_obj;
