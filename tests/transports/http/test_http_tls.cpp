@@ -362,3 +362,25 @@ TEST_CASE("proxy: P04 a reset during the TLS handshake through the tunnel is ret
   CHECK(t->stats().retries == 1);
   CHECK(proxy.connections() == 2);
 }
+
+TEST_CASE("https: T01 with the system trust store (loaded at the first TLS connection) a test CA is not trusted",
+          "[transports][http][tls]") {
+  wheelfit::test::TempDir dir;
+  TestCa ca(dir.path());
+  TestServer server(serve([](const HttpRequest& r) { return http_response(200, "secure " + r.target); }),
+                    tls_options(ca.issue("leaf")));
+  TestServer plain(serve([](const HttpRequest& r) { return http_response(200, "plain " + r.target); }));
+  auto o = fast_options();
+  o.ca_from_env = false;  // no ca_file / ca_dir: the machine's roots, loaded lazily
+  auto t = make(o);
+  auto before = t->get(req(plain.url("/p/")));  // plain http first: no trust store needed yet
+  WHEELFIT_REQUIRE_OK(before);
+  CHECK(before->body == "plain /p/");
+  for (int i = 0; i < 2; ++i) {  // the first TLS connection loads the roots; the second reuses them
+    auto r = t->get(req(server.url("/s/", "localhost")));
+    REQUIRE_FALSE(r);
+    INFO(r.error().message);
+    CHECK(transport::is(r.error(), NetErrc::certificate));
+  }
+  CHECK(server.requests().empty());
+}
