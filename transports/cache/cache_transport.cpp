@@ -11,6 +11,7 @@
 #include <deque>
 #include <exception>
 #include <future>
+#include <initializer_list>
 #include <mutex>
 #include <thread>
 #include <boost/json.hpp>
@@ -40,7 +41,7 @@ using transport::Response;
 
 namespace {
 
-constexpr int kFormat = 1;
+constexpr int kFormat = 2;  // 2: one file per entry, the sidecar line then the body (v2/)
 constexpr std::uintmax_t kMaxSidecar = 4u << 20;  // a sidecar is a few hundred bytes; refuse silly ones
 
 // ---------------------------------------------------------------------------------------------
@@ -141,88 +142,32 @@ bool has_header(const Headers& headers, std::string_view name) { return transpor
 // ---------------------------------------------------------------------------------------------
 // Files
 
-/// Reads a whole file; nullopt when it cannot be opened. `limit` caps what is read.
-std::optional<std::string> read_all(const fs::path& p, std::uintmax_t limit, std::error_code& ec) {
-  ec.clear();
-  const auto size = fs::file_size(p, ec);
-  if (ec) return std::nullopt;
-  if (size > limit) {
-    ec = std::make_error_code(std::errc::file_too_large);
-    return std::nullopt;
-  }
-  std::ifstream in(p, std::ios::binary);
-  if (!in) {
-    ec = std::make_error_code(std::errc::io_error);
-    return std::nullopt;
-  }
-  std::string data(static_cast<std::size_t>(size), '\0');
-  in.read(data.data(), static_cast<std::streamsize>(size));
-  if (static_cast<std::uintmax_t>(in.gcount()) != size) {
-    ec = std::make_error_code(std::errc::io_error);
-    return std::nullopt;
-  }
-  return data;
-}
-
-/// Fills `buffer` with the file at `p`, which must hold exactly `size` bytes (`buffer` is resized
-/// only when it is not that long already); `why` says what was wrong otherwise.
-bool read_exactly(const fs::path& p, std::uint64_t size, std::string& buffer, std::string& why) {
-  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    why = errno == ENOENT ? "the body file is missing" : std::string("the body cannot be read: ") + std::strerror(errno);
-    return false;
-  }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    why = "the body is not a regular file";
-    return false;
-  }
-  if (static_cast<std::uint64_t>(st.st_size) != size) {
-    ::close(fd);
-    why = "the body has " + std::to_string(st.st_size) + " bytes, the sidecar says " + std::to_string(size);
-    return false;
-  }
-  buffer.resize(static_cast<std::size_t>(size));
-  std::size_t done = 0;
-  while (done < buffer.size()) {
-    const auto n = ::read(fd, buffer.data() + done, buffer.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      why = n < 0 ? std::string("the body cannot be read: ") + std::strerror(errno) : "the body file shrank while it was read";
-      ::close(fd);
-      return false;
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  return true;
-}
-
 std::atomic<std::uint64_t> g_temp_counter{0};
 
-/// Writes `data` to a new temporary file in `dir`; returns its path. No fsync: a cache entry
-/// needs atomicity (readers see the old pair or the new one, by rename), not durability; the
-/// sidecar's size and sha256 catch a body torn by a crash, and a torn entry is refetched. An
-/// fsync per page made a cold 45-page read cost several round trips of disk flushes.
-Expected<fs::path> write_temp(const fs::path& dir, std::string_view stem, std::string_view data) {
+/// Writes `pieces` one after another to a new temporary file in `dir`; returns its path. No
+/// fsync: a cache entry needs atomicity (readers see the old file or the new one, by rename), not
+/// durability; the sidecar's size and sha256 catch a body torn by a crash, and a torn entry is
+/// refetched. An fsync per page made a cold 45-page read cost several round trips of disk flushes.
+Expected<fs::path> write_temp(const fs::path& dir, std::string_view stem, std::initializer_list<std::string_view> pieces) {
   const auto n = g_temp_counter.fetch_add(1);
   const fs::path p = dir / (".tmp-" + std::string(stem) + "-" + std::to_string(::getpid()) + "-" + std::to_string(n));
   const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return unexpected(Errc::io_error, p.string() + ": cannot create: " + std::strerror(errno));
-  const char* cur = data.data();
-  std::size_t left = data.size();
-  while (left > 0) {
-    const auto w = ::write(fd, cur, left);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      ::unlink(p.c_str());
-      return unexpected(Errc::io_error, p.string() + ": write failed: " + std::strerror(err));
+  for (std::string_view data : pieces) {
+    const char* cur = data.data();
+    std::size_t left = data.size();
+    while (left > 0) {
+      const auto w = ::write(fd, cur, left);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        const int err = errno;
+        ::close(fd);
+        ::unlink(p.c_str());
+        return unexpected(Errc::io_error, p.string() + ": write failed: " + std::strerror(err));
+      }
+      cur += w;
+      left -= static_cast<std::size_t>(w);
     }
-    cur += w;
-    left -= static_cast<std::size_t>(w);
   }
   if (::close(fd) != 0) {
     const int err = errno;
@@ -231,7 +176,6 @@ Expected<fs::path> write_temp(const fs::path& dir, std::string_view stem, std::s
   }
   return p;
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // Entries
@@ -250,6 +194,7 @@ struct Meta {
   std::string sha256;
   std::uint64_t size = 0;
   Headers headers;
+  std::uint64_t offset = 0;  ///< where the body starts in the entry file (read, not stored)
 
   [[nodiscard]] bool fresh(std::int64_t now) const {
     if (no_cache || max_age <= 0 || now < stored_at) return false;
@@ -408,10 +353,13 @@ void run_beside(A&& a, B&& b) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The store: the entry files under <root>/v1. Reads happen on the caller's threads; every change
-// (a new entry, a refreshed sidecar, a removal) is queued, in order, to one writer thread, so the
-// caller has its answers while the bytes go to disk. drain() waits for the queue; the cache drains
-// it before each batch reads, so a batch always sees what the batches before it stored.
+// The store: one file per entry under <root>/v2, `<key>.entry`: the sidecar (one line of JSON),
+// '\n', then the body. One file means one inode to allocate per new entry (file creation, not
+// the bytes, dominates a cold write: decision 0009) and no pair that can be half replaced.
+// Reads happen on the caller's threads; every change (a new or rewritten entry, a removal) is
+// queued, in order, to one writer thread, so the caller has its answers while the bytes go to
+// disk. drain() waits for the queue; the cache drains it before each batch reads, so a batch
+// always sees what the batches before it stored.
 
 class Store {
  public:
@@ -427,19 +375,47 @@ class Store {
     if (thread_.joinable()) thread_.join();  // the worker empties the queue before it stops
   }
 
-  /// The valid sidecar stored for (url, accept) under `key`, if any; a corrupt one is deleted with a
-  /// warning. Safe from several threads for different keys while the writer is idle.
+  /// The valid sidecar stored for (url, accept) under `key`, if any (Meta::offset set); a corrupt
+  /// entry is deleted with a warning. Safe from several threads for different keys while the
+  /// writer is idle.
   std::optional<Meta> load_meta(const std::string& key, const std::string& url, const std::string& accept) const {
-    std::error_code ec;
-    const auto mp = meta_path(key);
-    if (!fs::exists(mp, ec)) return std::nullopt;
-    auto text = read_all(mp, kMaxSidecar, ec);
-    if (!text) {
-      discard(key, url, "the sidecar cannot be read: " + ec.message());
+    const auto path = entry_path(key);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno == ENOENT) return std::nullopt;
+      discard(key, url, std::string("the entry cannot be read: ") + std::strerror(errno));
       return std::nullopt;
     }
+    // The sidecar is the first line: a few hundred bytes; read in steps up to its limit.
+    std::string head;
+    std::size_t newline = std::string::npos;
     std::string why;
-    auto meta = meta_from_json(*text, why);
+    while (newline == std::string::npos && why.empty()) {
+      const std::size_t old = head.size();
+      if (old >= kMaxSidecar) {
+        why = "the sidecar line is longer than " + std::to_string(kMaxSidecar) + " bytes";
+        break;
+      }
+      head.resize(old + std::min<std::size_t>(16384, kMaxSidecar - old));
+      const auto n = ::read(fd, head.data() + old, head.size() - old);
+      if (n < 0 && errno == EINTR) {
+        head.resize(old);
+        continue;
+      }
+      if (n <= 0) {
+        why = n < 0 ? std::string("the entry cannot be read: ") + std::strerror(errno)
+                    : std::string("the entry has no sidecar line");
+        break;
+      }
+      head.resize(old + static_cast<std::size_t>(n));
+      newline = head.find('\n', old);
+    }
+    ::close(fd);
+    if (!why.empty()) {
+      discard(key, url, why);
+      return std::nullopt;
+    }
+    auto meta = meta_from_json(std::string_view(head).substr(0, newline), why);
     if (!meta) {
       discard(key, url, why);
       return std::nullopt;
@@ -448,14 +424,15 @@ class Store {
       discard(key, url, "the sidecar is for another request (" + meta->url + ")");
       return std::nullopt;
     }
+    meta->offset = newline + 1;
     return meta;
   }
 
-  /// The size of the body file stored under `key`; nullopt when there is no regular file.
-  [[nodiscard]] std::optional<std::uint64_t> body_size(const std::string& key) const {
+  /// Whether the entry file under `key` is as long as `meta` says (sidecar line + body).
+  [[nodiscard]] bool whole(const std::string& key, const Meta& meta) const {
     struct stat st {};
-    if (::stat(body_path(key).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-    return static_cast<std::uint64_t>(st.st_size);
+    return ::stat(entry_path(key).c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+           static_cast<std::uint64_t>(st.st_size) == meta.offset + meta.size;
   }
 
   /// The body `meta` describes, when its size and sha256 match; otherwise the entry is deleted with
@@ -463,9 +440,8 @@ class Store {
   /// allocates it on its own thread, so a helper thread reading it adds no memory of its own.
   /// Same threading as load_meta.
   std::optional<std::string> load_body(const std::string& key, const Meta& meta, std::string buffer) const {
-    const auto bp = body_path(key);
     std::string why;
-    if (!read_exactly(bp, meta.size, buffer, why)) {
+    if (!read_body(entry_path(key), meta, buffer, why)) {
       discard(key, meta.url, why);
       return std::nullopt;
     }
@@ -477,10 +453,9 @@ class Store {
     return buffer;
   }
 
-  /// Queues a new entry; its sha256 and size are filled in by the writer.
+  /// Queues an entry (new, or rewritten with a refreshed sidecar); the writer fills in its sha256
+  /// and size.
   void put(std::string key, Meta meta, std::string body) { enqueue({Job::put, std::move(key), std::move(meta), std::move(body)}); }
-  /// Queues a refreshed sidecar for the body already stored.
-  void put_meta(std::string key, Meta meta) { enqueue({Job::put_meta, std::move(key), std::move(meta), {}}); }
   /// Queues the removal of an entry.
   void erase(std::string key) { enqueue({Job::erase, std::move(key), {}, {}}); }
 
@@ -492,14 +467,49 @@ class Store {
 
  private:
   struct Job {
-    enum Kind { put, put_meta, erase } kind;
+    enum Kind { put, erase } kind;
     std::string key;
     Meta meta;
     std::string body;
   };
 
-  [[nodiscard]] fs::path body_path(const std::string& key) const { return dir_ / (key + ".body"); }
-  [[nodiscard]] fs::path meta_path(const std::string& key) const { return dir_ / (key + ".json"); }
+  [[nodiscard]] fs::path entry_path(const std::string& key) const { return dir_ / (key + ".entry"); }
+
+  /// Reads the body of the entry at `p` into `buffer` (resized only when it is not meta.size long).
+  static bool read_body(const fs::path& p, const Meta& meta, std::string& buffer, std::string& why) {
+    const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      why = errno == ENOENT ? "the entry file is gone" : std::string("the entry cannot be read: ") + std::strerror(errno);
+      return false;
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      why = "the entry is not a regular file";
+      return false;
+    }
+    const auto file_size = static_cast<std::uint64_t>(st.st_size);
+    if (file_size < meta.offset || file_size - meta.offset != meta.size) {
+      ::close(fd);
+      why = "the body has " + std::to_string(file_size < meta.offset ? 0 : file_size - meta.offset) +
+            " bytes, the sidecar says " + std::to_string(meta.size);
+      return false;
+    }
+    buffer.resize(static_cast<std::size_t>(meta.size));
+    std::size_t done = 0;
+    while (done < buffer.size()) {
+      const auto n = ::pread(fd, buffer.data() + done, buffer.size() - done, static_cast<off_t>(meta.offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        why = n < 0 ? std::string("the body cannot be read: ") + std::strerror(errno) : "the entry shrank while it was read";
+        ::close(fd);
+        return false;
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+    return true;
+  }
 
   void enqueue(Job job) {
     {
@@ -547,15 +557,13 @@ class Store {
         job.meta.size = job.body.size();
         write_entry(job.key, job.meta, job.body);
         return;
-      case Job::put_meta: write_meta(job.key, job.meta); return;
       case Job::erase: remove(job.key); return;
     }
   }
 
   void remove(const std::string& key) const {
     std::error_code ec;
-    fs::remove(meta_path(key), ec);  // the sidecar first: a body without one is never served
-    fs::remove(body_path(key), ec);
+    fs::remove(entry_path(key), ec);
   }
 
   void discard(const std::string& key, const std::string& url, const std::string& why) const {
@@ -563,44 +571,21 @@ class Store {
     remove(key);
   }
 
-  /// Writes both files to temporaries first, then renames: a failed write leaves the old entry whole.
+  /// Writes the entry to a temporary file, then renames it over the old one: readers see the old
+  /// entry or the new one, never a mix; a failed write leaves the old entry whole.
   void write_entry(const std::string& key, const Meta& meta, std::string_view body) const {
-    auto tb = write_temp(dir_, key.substr(0, 16), body);
-    if (!tb) {
-      log::warn("cache: could not store " + meta.url + ": " + tb.error().message);
-      return;
-    }
-    auto tm = write_temp(dir_, key.substr(0, 16), meta_to_json(meta));
-    if (!tm) {
-      std::error_code ec;
-      fs::remove(*tb, ec);
-      log::warn("cache: could not store " + meta.url + ": " + tm.error().message);
+    std::string head = meta_to_json(meta);  // one line, '\n'-terminated
+    auto tmp = write_temp(dir_, key.substr(0, 16), {head, body});
+    if (!tmp) {
+      log::warn("cache: could not store " + meta.url + ": " + tmp.error().message);
       return;
     }
     std::error_code ec;
-    fs::rename(*tb, body_path(key), ec);
-    if (!ec) fs::rename(*tm, meta_path(key), ec);
+    fs::rename(*tmp, entry_path(key), ec);
     if (ec) {
       std::error_code ignore;
-      fs::remove(*tb, ignore);
-      fs::remove(*tm, ignore);
-      remove(key);  // the pair may be mismatched now: drop it rather than leave a half
+      fs::remove(*tmp, ignore);
       log::warn("cache: could not store " + meta.url + ": " + ec.message());
-    }
-  }
-
-  void write_meta(const std::string& key, const Meta& meta) const {
-    auto tm = write_temp(dir_, key.substr(0, 16), meta_to_json(meta));
-    if (!tm) {
-      log::warn("cache: could not refresh " + meta.url + ": " + tm.error().message);
-      return;
-    }
-    std::error_code ec;
-    fs::rename(*tm, meta_path(key), ec);
-    if (ec) {
-      std::error_code ignore;
-      fs::remove(*tm, ignore);
-      log::warn("cache: could not refresh " + meta.url + ": " + ec.message());
     }
   }
 
@@ -705,7 +690,7 @@ class CacheTransport final : public transport::Transport {
       if (plans[i].serve || plans[i].conditional) need.push_back(i);
     }
     for (auto i : need) {  // sized here only when the file is that size: a lying sidecar allocates nothing
-      if (store_.body_size(plans[i].key) == plans[i].meta->size) plans[i].buffer.resize(plans[i].meta->size);
+      if (store_.whole(plans[i].key, *plans[i].meta)) plans[i].buffer.resize(plans[i].meta->size);
     }
     auto load = [&](const std::vector<std::size_t>& which) {
       for (auto i : which) plans[i].body = store_.load_body(plans[i].key, *plans[i].meta, std::move(plans[i].buffer));
@@ -842,7 +827,7 @@ class CacheTransport final : public transport::Transport {
       Meta updated = *plan.meta;
       updated.take_headers(merge_headers(plan.meta->headers, r.headers), now);
       if (parse_cache_control(updated.headers).no_store) store_.erase(plan.key);
-      else if (worth_storing(*plan.meta, updated, now)) store_.put_meta(plan.key, updated);
+      else if (worth_storing(*plan.meta, updated, now)) store_.put(plan.key, updated, *plan.body);  // a copy
       ++revalidated_;
       return from_entry(updated, std::move(*plan.body));
     }
@@ -871,7 +856,7 @@ class CacheTransport final : public transport::Transport {
   }
 
   std::unique_ptr<transport::Transport> inner_;
-  Store store_;  ///< <root>/v1; destroyed (its writes finished) before inner_
+  Store store_;  ///< <root>/v2; destroyed (its writes finished) before inner_
   bool offline_;
   std::uint64_t fresh_ = 0;
   std::uint64_t revalidated_ = 0;
@@ -903,14 +888,14 @@ Expected<std::unique_ptr<transport::Transport>> make_cache_transport(std::unique
     if (!d) return d.error();
     root = std::move(*d);
   }
-  const fs::path dir = root / "v1";
+  const fs::path dir = root / "v2";  // format 2; a v1/ beside it (two files an entry) is not read
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir, ec)) {
     return unexpected(Errc::io_error, "cache directory " + dir.string() + " cannot be created: " +
                                           (ec ? ec.message() : std::string("not a directory")));
   }
-  auto probe = write_temp(dir, "probe", "");
+  auto probe = write_temp(dir, "probe", {});
   if (!probe) {
     return unexpected(Errc::io_error, "cache directory " + dir.string() + " is not writable: " + probe.error().message);
   }

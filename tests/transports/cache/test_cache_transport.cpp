@@ -81,6 +81,20 @@ std::string header(const Request& r, std::string_view name) {
   return v ? std::string(*v) : std::string("<absent>");
 }
 
+/// An entry file's two parts: the sidecar line (without its newline) and the body.
+struct EntryParts {
+  std::string sidecar, body;
+};
+EntryParts split_entry(const fs::path& p) {
+  const auto text = test::read_file(p);
+  const auto nl = text.find('\n');
+  REQUIRE(nl != std::string::npos);
+  return {text.substr(0, nl), text.substr(nl + 1)};
+}
+void write_entry(const fs::path& p, const std::string& sidecar, const std::string& body) {
+  test::write_file(p, sidecar + "\n" + body);
+}
+
 struct Fixture {
   TempDir dir;
   std::shared_ptr<FakeState> state = std::make_shared<FakeState>();
@@ -103,11 +117,11 @@ struct Fixture {
     REQUIRE(c);
     cache = std::move(*c);
   }
-  [[nodiscard]] fs::path v1() const { return dir.path() / "cache" / "v1"; }
-  /// Entry files by extension (".json", ".body"); temporaries counted as ".tmp".
+  [[nodiscard]] fs::path v2() const { return dir.path() / "cache" / "v2"; }
+  /// Entry files by extension (".entry"); temporaries counted as ".tmp".
   [[nodiscard]] std::vector<fs::path> files(std::string_view kind) const {
     std::vector<fs::path> out;
-    for (const auto& e : fs::directory_iterator(v1())) {
+    for (const auto& e : fs::directory_iterator(v2())) {
       const auto name = e.path().filename().string();
       if (kind == ".tmp" ? name.rfind(".tmp", 0) == 0 : (name[0] != '.' && e.path().extension() == kind)) {
         out.push_back(e.path());
@@ -154,8 +168,7 @@ TEST_CASE("cache: a fresh entry is served without a request", "[transports][cach
   CHECK(st.cache_fresh == 1);
   CHECK(st.cache_revalidated == 0);
   CHECK(st.requests == 1);  // the inner's counters are added
-  CHECK(f.files(".json").size() == 1);
-  CHECK(f.files(".body").size() == 1);
+  CHECK(f.files(".entry").size() == 1);
   CHECK(f.files(".tmp").empty());
   CHECK(f.warnings.empty());
 
@@ -290,7 +303,7 @@ TEST_CASE("cache: revalidation details", "[transports][cache]") {
     auto r = f.get(kUrl, {{"If-None-Match", "\"mine\""}});
     REQUIRE(r);
     CHECK(r->status == 304);
-    CHECK(f.files(".json").empty());
+    CHECK(f.files(".entry").empty());
   }
   SECTION("the Accept header is part of the key") {
     f.state->handler = [](const Request& r) -> Expected<Response> {
@@ -305,7 +318,7 @@ TEST_CASE("cache: revalidation details", "[transports][cache]") {
     CHECK(html->body == "for text/html");
     CHECK(json->body == "for application/vnd.pypi.simple.v1+json");
     CHECK(f.state->requests.size() == 2);
-    CHECK(f.files(".json").size() == 2);
+    CHECK(f.files(".entry").size() == 2);
   }
 }
 
@@ -319,8 +332,7 @@ TEST_CASE("cache: no-store is never stored", "[transports][cache]") {
     REQUIRE(f.get(kUrl));
     CHECK(f.state->requests.size() == 2);
     CHECK(header(f.state->requests[1], "if-none-match") == "<absent>");
-    CHECK(f.files(".json").empty());
-    CHECK(f.files(".body").empty());
+    CHECK(f.files(".entry").empty());
   }
   SECTION("a no-store answer removes an older entry") {
     int n = 0;
@@ -329,12 +341,11 @@ TEST_CASE("cache: no-store is never stored", "[transports][cache]") {
       return ok("new", {{"cache-control", "No-Store"}});
     };
     REQUIRE(f.get(kUrl));
-    CHECK(f.files(".json").size() == 1);
+    CHECK(f.files(".entry").size() == 1);
     auto r = f.get(kUrl);
     REQUIRE(r);
     CHECK(r->body == "new");
-    CHECK(f.files(".json").empty());
-    CHECK(f.files(".body").empty());
+    CHECK(f.files(".entry").empty());
   }
 }
 
@@ -346,12 +357,11 @@ TEST_CASE("cache: a 404 removes the entry and stays not_found", "[transports][ca
     return unexpected(Errc::not_found, r.url + ": HTTP 404");
   };
   REQUIRE(f.get(kUrl));
-  REQUIRE(f.files(".json").size() == 1);
+  REQUIRE(f.files(".entry").size() == 1);
   auto r = f.get(kUrl);
   REQUIRE_FALSE(r);
   CHECK(r.error().is(Errc::not_found));
-  CHECK(f.files(".json").empty());
-  CHECK(f.files(".body").empty());
+  CHECK(f.files(".entry").empty());
   auto again = f.get(kUrl);
   REQUIRE_FALSE(again);
   CHECK(f.state->requests.size() == 3);
@@ -373,7 +383,7 @@ TEST_CASE("cache: network errors pass through unchanged and keep the entry", "[t
   REQUIRE_FALSE(r);  // never the stale body on an error
   CHECK(transport::is(r.error(), code));
   CHECK(r.error().message == kUrl + ": scripted failure");
-  CHECK(f.files(".json").size() == 1);
+  CHECK(f.files(".entry").size() == 1);
   auto later = f.get(kUrl);  // the entry survived: a 304 serves it
   REQUIRE(later);
   CHECK(later->body == kPage);
@@ -389,37 +399,37 @@ TEST_CASE("cache: a corrupt entry is discarded with a warning and refetched", "[
     return ok(n == 1 ? kPage : "fresh copy", {{"etag", "\"x\""}, {"cache-control", "max-age=3600"}});
   };
   REQUIRE(f.get(kUrl));
-  REQUIRE(f.files(".json").size() == 1);
-  const auto sidecar = f.files(".json").front();
-  const auto body = f.files(".body").front();
+  REQUIRE(f.files(".entry").size() == 1);
+  const auto entry = f.files(".entry").front();
+  const auto [sidecar, body] = split_entry(entry);
 
-  SECTION("a sidecar that is not JSON") { test::write_file(sidecar, "{not json"); }
-  SECTION("a sidecar of the wrong shape") { test::write_file(sidecar, "[1, 2, 3]"); }
-  SECTION("a sidecar missing fields") { test::write_file(sidecar, R"({"format": 1, "url": "x"})"); }
+  SECTION("a sidecar that is not JSON") { write_entry(entry, "{not json", body); }
+  SECTION("a sidecar of the wrong shape") { write_entry(entry, "[1, 2, 3]", body); }
+  SECTION("a sidecar missing fields") { write_entry(entry, R"({"format": 2, "url": "x"})", body); }
   SECTION("a sidecar of another format") {
-    auto text = test::read_file(sidecar);
-    text.replace(text.find("\"format\":1"), 10, "\"format\":9");
-    test::write_file(sidecar, text);
+    auto text = sidecar;
+    text.replace(text.find("\"format\":2"), 10, "\"format\":9");
+    write_entry(entry, text, body);
   }
   SECTION("a sidecar for another URL (a foreign file under this key)") {
-    auto text = test::read_file(sidecar);
+    auto text = sidecar;
     text.replace(text.find(kUrl), kUrl.size(), "https://elsewhere.example/");
-    test::write_file(sidecar, text);
+    write_entry(entry, text, body);
   }
-  SECTION("an empty sidecar") { test::write_file(sidecar, ""); }
-  SECTION("a truncated body") {
-    auto text = test::read_file(body);
-    test::write_file(body, text.substr(0, text.size() / 2));
-  }
+  SECTION("an empty file") { test::write_file(entry, ""); }
+  SECTION("no newline after the sidecar") { test::write_file(entry, sidecar); }
+  SECTION("a sidecar line longer than the limit") { test::write_file(entry, std::string((4u << 20) + 10, ' ')); }
+  SECTION("a truncated body") { write_entry(entry, sidecar, body.substr(0, body.size() / 2)); }
+  SECTION("a body with bytes appended") { write_entry(entry, sidecar, body + "more"); }
   SECTION("a body with one byte flipped") {
-    auto text = test::read_file(body);
+    auto text = body;
     text[5] = static_cast<char>(text[5] ^ 0x20);
-    test::write_file(body, text);
+    write_entry(entry, sidecar, text);
   }
-  SECTION("a missing body") { fs::remove(body); }
-  SECTION("a body that is a directory") {
-    fs::remove(body);
-    fs::create_directories(body);
+  SECTION("a sidecar without its body") { write_entry(entry, sidecar, ""); }
+  SECTION("an entry that is a directory") {
+    fs::remove(entry);
+    fs::create_directories(entry);
   }
 
   auto r = f.get(kUrl);
@@ -438,14 +448,15 @@ TEST_CASE("cache: a corrupt entry is discarded with a warning and refetched", "[
   CHECK(f.files(".tmp").empty());
 }
 
-TEST_CASE("cache: an orphan body without a sidecar is a plain miss", "[transports][cache]") {
+TEST_CASE("cache: a leftover temporary file is never read", "[transports][cache]") {
   Fixture f;
   f.state->handler = [](const Request&) -> Expected<Response> { return ok(kPage, {{"cache-control", "max-age=60"}}); };
   REQUIRE(f.get(kUrl));
-  fs::remove(f.files(".json").front());
+  const auto entry = f.files(".entry").front();
+  fs::rename(entry, entry.parent_path() / (".tmp-" + entry.filename().string().substr(0, 16) + "-1-1"));
   auto r = f.get(kUrl);
   REQUIRE(r);
-  CHECK_FALSE(r->from_cache);
+  CHECK_FALSE(r->from_cache);  // a plain miss: the temporary is not an entry
   CHECK(f.warnings.empty());
 }
 
@@ -481,7 +492,8 @@ TEST_CASE("cache: offline mode serves stored entries only", "[transports][cache]
     CHECK(f.state->requests.empty());
   }
   SECTION("a corrupt entry is discarded and then missing") {
-    test::write_file(f.files(".body").front(), "garbage");
+    const auto entry = f.files(".entry").front();
+    write_entry(entry, split_entry(entry).sidecar, "garbage");
     auto r = f.get(kUrl);
     REQUIRE_FALSE(r);
     CHECK(transport::is(r.error(), NetErrc::offline));
@@ -512,8 +524,7 @@ TEST_CASE("cache: file:// and other schemes pass through uncached", "[transports
     CHECK(b->body == "local " + url);
     CHECK(f.state->requests.size() == 2);
   }
-  CHECK(f.files(".json").empty());
-  CHECK(f.files(".body").empty());
+  CHECK(f.files(".entry").empty());
   CHECK(f.cache->stats().cache_fresh == 0);
 }
 
@@ -640,7 +651,7 @@ TEST_CASE("cache: make_cache_transport checks its directory", "[transports][cach
     ScopedEnv xdg("XDG_CACHE_HOME", (dir / "xdg").string());
     auto c = transports::make_cache_transport(std::make_unique<FakeTransport>(state), {});
     REQUIRE(c);
-    CHECK(fs::is_directory(dir / "xdg" / "wheelfit" / "v1"));
+    CHECK(fs::is_directory(dir / "xdg" / "wheelfit" / "v2"));
   }
   SECTION("the default fails when there is no home") {
     ScopedEnv xdg("XDG_CACHE_HOME", std::nullopt);
@@ -688,10 +699,10 @@ TEST_CASE("cache: a body found corrupt under a 304 is fetched again without vali
     return ok(n == 1 ? kPage : "second copy", {{"etag", "\"v\""}, {"cache-control", "max-age=0"}});
   };
   REQUIRE(f.get(kUrl));
-  const auto body = f.files(".body").front();
-  auto text = test::read_file(body);
-  text[0] = static_cast<char>(text[0] ^ 0x20);
-  test::write_file(body, text);
+  const auto entry = f.files(".entry").front();
+  auto [sidecar, body] = split_entry(entry);
+  body[0] = static_cast<char>(body[0] ^ 0x20);
+  write_entry(entry, sidecar, body);
 
   auto r = f.get(kUrl);
   REQUIRE(r);
@@ -729,9 +740,9 @@ TEST_CASE("cache: a 304 rewrites the sidecar only when a later run would read it
     return ok(kPage, {{"etag", "\"v1\""}, {"last-modified", "Wed, 20 Aug 2025 10:00:00 GMT"}, {"cache-control", "max-age=0"}});
   };
   REQUIRE(f.get(kUrl));
-  const auto sidecar = f.files(".json").front();
+  const auto entry = f.files(".entry").front();
   struct stat before {};
-  REQUIRE(::stat(sidecar.c_str(), &before) == 0);
+  REQUIRE(::stat(entry.c_str(), &before) == 0);
 
   auto r = f.get(kUrl);
   REQUIRE(r);
@@ -739,8 +750,15 @@ TEST_CASE("cache: a 304 rewrites the sidecar only when a later run would read it
   CHECK(r->body == kPage);
   CHECK(f.cache->stats().cache_revalidated == 1);
   struct stat after {};
-  REQUIRE(::stat(sidecar.c_str(), &after) == 0);
+  REQUIRE(::stat(entry.c_str(), &after) == 0);
   CHECK((after.st_ino != before.st_ino) == row.rewritten);  // a rewrite is a new file renamed in place
+  if (row.rewritten) {  // the body went along with the refreshed sidecar
+    CHECK(split_entry(entry).body == kPage);
+    f.reopen(false);
+    auto later = f.get(kUrl);
+    REQUIRE(later);
+    CHECK(later->body == kPage);
+  }
   CHECK(f.files(".tmp").empty());
 }
 
@@ -769,8 +787,7 @@ TEST_CASE("cache: writes land behind the answers and are finished by the next ba
   }
   SECTION("destruction finishes them") {
     f.cache.reset();
-    CHECK(f.files(".json").size() == 20);
-    CHECK(f.files(".body").size() == 20);
+    CHECK(f.files(".entry").size() == 20);
     CHECK(f.files(".tmp").empty());
     f.reopen(false);
     auto again = f.cache->get_many(reqs);
