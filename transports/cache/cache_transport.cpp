@@ -195,6 +195,8 @@ struct Meta {
   std::uint64_t size = 0;
   Headers headers;
   std::uint64_t offset = 0;  ///< where the body starts in the entry file (read, not stored)
+  ino_t inode = 0;           ///< the entry file the sidecar was read from (read, not stored)
+  dev_t device = 0;
 
   [[nodiscard]] bool fresh(std::int64_t now) const {
     if (no_cache || max_age <= 0 || now < stored_at) return false;
@@ -386,6 +388,13 @@ class Store {
       discard(key, url, std::string("the entry cannot be read: ") + std::strerror(errno));
       return std::nullopt;
     }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+      const int err = errno;
+      ::close(fd);
+      discard(key, url, std::string("the entry cannot be read: ") + std::strerror(err));
+      return std::nullopt;
+    }
     // The sidecar is the first line: a few hundred bytes; read in steps up to its limit.
     std::string head;
     std::size_t newline = std::string::npos;
@@ -425,6 +434,8 @@ class Store {
       return std::nullopt;
     }
     meta->offset = newline + 1;
+    meta->inode = st.st_ino;
+    meta->device = st.st_dev;
     return meta;
   }
 
@@ -441,8 +452,11 @@ class Store {
   /// Same threading as load_meta.
   std::optional<std::string> load_body(const std::string& key, const Meta& meta, std::string buffer) const {
     std::string why;
-    if (!read_body(entry_path(key), meta, buffer, why)) {
-      discard(key, meta.url, why);
+    bool replaced = false;
+    if (!read_body(entry_path(key), meta, buffer, why, replaced)) {
+      // Another writer (this cache's own, or another process) renamed a new entry in since the
+      // sidecar was read: not corrupt, just not the entry planned for. A miss, nothing deleted.
+      if (!replaced) discard(key, meta.url, why);
       return std::nullopt;
     }
     const auto digest = sha256_hex(buffer);
@@ -476,16 +490,24 @@ class Store {
   [[nodiscard]] fs::path entry_path(const std::string& key) const { return dir_ / (key + ".entry"); }
 
   /// Reads the body of the entry at `p` into `buffer` (resized only when it is not meta.size long).
-  static bool read_body(const fs::path& p, const Meta& meta, std::string& buffer, std::string& why) {
+  /// `replaced`: the file is no longer the one the sidecar came from (or is gone).
+  static bool read_body(const fs::path& p, const Meta& meta, std::string& buffer, std::string& why, bool& replaced) {
     const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-      why = errno == ENOENT ? "the entry file is gone" : std::string("the entry cannot be read: ") + std::strerror(errno);
+      replaced = errno == ENOENT;
+      why = replaced ? "the entry file is gone" : std::string("the entry cannot be read: ") + std::strerror(errno);
       return false;
     }
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
       ::close(fd);
       why = "the entry is not a regular file";
+      return false;
+    }
+    if (st.st_ino != meta.inode || st.st_dev != meta.device) {
+      ::close(fd);
+      replaced = true;
+      why = "the entry was replaced while it was read";
       return false;
     }
     const auto file_size = static_cast<std::uint64_t>(st.st_size);

@@ -798,3 +798,36 @@ TEST_CASE("cache: writes land behind the answers and are finished by the next ba
     CHECK(f.state->requests.size() == 20);
   }
 }
+
+TEST_CASE("cache: an entry replaced by another writer while it is read is a miss, not corruption",
+          "[transports][cache]") {
+  Fixture f;
+  int n = 0;
+  fs::path entry;
+  f.state->handler = [&](const Request& r) -> Expected<Response> {
+    ++n;
+    if (header(r, "if-none-match") == "\"v\"") {
+      // Another process renames a new entry in while this batch reads the old one's body (on the
+      // helper thread, before or after this: either way nothing may be called corrupt).
+      const auto [sidecar, body] = split_entry(entry);
+      const auto tmp = entry.parent_path() / ".tmp-other-process";
+      write_entry(tmp, sidecar, "another writer's bytes, not matching this sidecar");
+      fs::rename(tmp, entry);
+      return not_modified();
+    }
+    return ok(n == 1 ? kPage : "refetched", {{"etag", "\"v\""}, {"cache-control", "max-age=0"}});
+  };
+  REQUIRE(f.get(kUrl));
+  entry = f.files(".entry").front();
+  auto r = f.get(kUrl);
+  REQUIRE(r);
+  CHECK(f.warnings.empty());
+  if (r->body == kPage) {
+    CHECK(r->from_cache);  // the body was read before the rename: the 304 served it
+    CHECK(f.state->requests.size() == 2);
+  } else {
+    CHECK(r->body == "refetched");  // read after: a plain refetch, no warning
+    REQUIRE(f.state->requests.size() == 3);
+    CHECK(header(f.state->requests[2], "if-none-match") == "<absent>");
+  }
+}
