@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <stdexcept>
+
 #include "support/test_support.hpp"
 #include "wheelfit/index/index_client.hpp"
 #include "wheelfit/transports/file_transport.hpp"
@@ -94,6 +96,11 @@ TEST_CASE("a transport without its own hooked batch tells the hook every answer,
                          [&](std::size_t i, const Expected<transport::Response>& a) { heard.emplace_back(i, a.has_value()); });
   REQUIRE(out.size() == 2);
   CHECK(heard == std::vector<std::pair<std::size_t, bool>>{{0, true}, {1, false}});
+  auto despite = t->get_many({{.url = (dir / "a.html").string()}},
+                             [](std::size_t, const Expected<transport::Response>&) { throw std::runtime_error("hook"); });
+  REQUIRE(despite.size() == 1);  // a hook that throws loses only its own work
+  REQUIRE(despite[0]);
+  CHECK(despite[0]->body == "a");
   t->flush();  // nothing deferred: a no-op
   auto none = t->get_many({}, [&](std::size_t, const Expected<transport::Response>&) { FAIL("no answers, no calls"); });
   CHECK(none.empty());

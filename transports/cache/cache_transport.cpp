@@ -20,7 +20,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <optional>
 #include <string>
@@ -195,6 +194,7 @@ struct Meta {
   std::uint64_t size = 0;
   Headers headers;
   std::uint64_t offset = 0;  ///< where the body starts in the entry file (read, not stored)
+  std::uint64_t file_size = 0;  ///< the entry file's size when the sidecar was read (not stored)
   ino_t inode = 0;           ///< the entry file the sidecar was read from (read, not stored)
   dev_t device = 0;
 
@@ -434,16 +434,10 @@ class Store {
       return std::nullopt;
     }
     meta->offset = newline + 1;
+    meta->file_size = static_cast<std::uint64_t>(st.st_size);
     meta->inode = st.st_ino;
     meta->device = st.st_dev;
     return meta;
-  }
-
-  /// Whether the entry file under `key` is as long as `meta` says (sidecar line + body).
-  [[nodiscard]] bool whole(const std::string& key, const Meta& meta) const {
-    struct stat st {};
-    return ::stat(entry_path(key).c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-           static_cast<std::uint64_t>(st.st_size) == meta.offset + meta.size;
   }
 
   /// The body `meta` describes, when its size and sha256 match; otherwise the entry is deleted with
@@ -712,7 +706,8 @@ class CacheTransport final : public transport::Transport {
       if (plans[i].serve || plans[i].conditional) need.push_back(i);
     }
     for (auto i : need) {  // sized here only when the file is that size: a lying sidecar allocates nothing
-      if (store_.whole(plans[i].key, *plans[i].meta)) plans[i].buffer.resize(plans[i].meta->size);
+      const Meta& m = *plans[i].meta;
+      if (m.file_size == m.offset + m.size) plans[i].buffer.resize(m.size);
     }
     auto load = [&](const std::vector<std::size_t>& which) {
       for (auto i : which) plans[i].body = store_.load_body(plans[i].key, *plans[i].meta, std::move(plans[i].buffer));

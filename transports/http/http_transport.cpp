@@ -329,8 +329,7 @@ class HttpTransport final : public Transport {
     return std::move(out.front());
   }
   std::vector<Expected<Response>> get_many_impl(const std::vector<Request>& requests) override {
-    if (requests.empty()) return {};
-    return run_batch(requests.data(), requests.size());
+    return get_many_hooked_impl(requests, {});
   }
   std::vector<Expected<Response>> get_many_hooked_impl(const std::vector<Request>& requests,
                                                        const AnswerHook& on_answer) override {
@@ -385,14 +384,6 @@ class HttpTransport final : public Transport {
       }
       if (failed || !out[i]) out[i].emplace(Error(Errc::io_error, "reading " + redact(reqs[i].url) + " failed unexpectedly"));
       if (on_answer) tell(*on_answer, i, *out[i]);
-    }
-  }
-
-  /// A hook that throws loses nothing but its own work: the answer stands.
-  static void tell(const AnswerHook& on_answer, std::size_t i, const Expected<Response>& answer) noexcept {
-    try {
-      on_answer(i, answer);
-    } catch (...) {
     }
   }
 
@@ -1171,7 +1162,7 @@ class SchemeTransport final : public Transport {
           continue;
         case Kind::other: slots[i].emplace(unsupported(requests[i].url)); break;
       }
-      if (on_answer) on_answer(i, *slots[i]);
+      tell(on_answer, i, *slots[i]);
     }
     if (!remote.empty()) {
       AnswerHook mapped;

@@ -113,6 +113,7 @@ class Transport {
   /// Told of each answer of a batch as soon as it is known, before the batch ends: `index` is the
   /// request's position. Runs on the thread that called get_many, between that transport's I/O
   /// steps: keep it short (queue heavy work elsewhere). It sees the answer get_many then returns.
+  /// A hook that throws loses only its own work: the answer stands (see tell()).
   using AnswerHook = std::function<void(std::size_t index, const Expected<Response>& answer)>;
   /// get_many, calling `on_answer` for every answer as it comes (the default: after the batch).
   [[nodiscard]] std::vector<Expected<Response>> get_many(const std::vector<Request>& requests,
@@ -139,10 +140,18 @@ class Transport {
   virtual std::vector<Expected<Response>> get_many_hooked_impl(const std::vector<Request>& requests,
                                                                const AnswerHook& on_answer) {
     auto out = get_many_impl(requests);
-    if (on_answer) {
-      for (std::size_t i = 0; i < out.size(); ++i) on_answer(i, out[i]);
-    }
+    for (std::size_t i = 0; i < out.size(); ++i) tell(on_answer, i, out[i]);
     return out;
+  }
+
+ protected:
+  /// Calls `on_answer` (when set) the way every transport must: an exception it throws is dropped.
+  static void tell(const AnswerHook& on_answer, std::size_t index, const Expected<Response>& answer) noexcept {
+    if (!on_answer) return;
+    try {
+      on_answer(index, answer);
+    } catch (...) {
+    }
   }
 };
 
