@@ -36,6 +36,7 @@
 #include <string_view>
 #include <vector>
 
+#include "support/backend_support.hpp"
 #include "farmgen.hpp"
 #include "support/net/test_server.hpp"
 #include "support/test_support.hpp"
@@ -161,7 +162,7 @@ int main(int argc, char** argv) {
   }
   if (!glibc_default) util::keep_freed_memory();  // as the CLI does
   test::TempDir tmp;
-  const auto& policy = policies::builtin_policy();
+  const auto& policy = test::cuda_policy();
   farmgen::FarmOptions opts;
   opts.out = tmp / "farm";
   opts.packages = packages;

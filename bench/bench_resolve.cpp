@@ -32,6 +32,7 @@
 #include <string_view>
 #include <vector>
 
+#include "support/backend_support.hpp"
 #include "farmgen.hpp"
 #include "wheelfit/config/workspace.hpp"
 #include "wheelfit/index/index_client.hpp"
@@ -231,7 +232,7 @@ void bench_resolve(const fs::path& farm_dir, const std::string& base, const poli
       t_total.push_back(std::chrono::duration<double>(t2 - t0).count());
       if (r == 0) {
         if (res->ok()) {
-          outcome = "resolved, tier " + *res->tier + ", " + res->combo->str() + ", " +
+          outcome = "resolved, tier " + *res->tier + ", " + policy.combo_str(*res->combo) + ", " +
                     std::to_string(res->picks.size()) + " picks";
         } else {
           outcome = "unresolved (tier 1 " + std::string(status_name(res->tiers[0].status)) + ", tier 2 " +
@@ -288,7 +289,7 @@ int main(int argc, char** argv) {
   } else {
     farm_dir = keep;
   }
-  const auto& policy = policies::builtin_policy();
+  const auto& policy = test::cuda_policy();
   farmgen::FarmOptions opts;
   opts.out = farm_dir;
   opts.packages = 44;

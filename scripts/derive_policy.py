@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Regenerates policies/data/policy.json from the cuda-wheels farm fixtures.
+"""Regenerates backends/cuda/data/policy.json (the CUDA backend's policy) from the cuda-wheels farm fixtures.
 
-    python3 scripts/derive_policy.py                 # writes policies/data/policy.json
+    python3 scripts/derive_policy.py                 # writes backends/cuda/data/policy.json
     python3 scripts/derive_policy.py --check         # exits 1 when the committed file is stale
     python3 scripts/derive_policy.py --fixtures DIR --out FILE --version 2026-09-01
 
@@ -9,7 +9,7 @@ Inputs (read-only, under ../shared/fixtures/cuda-wheels by default):
   defaults/arch_policy.yml               -> arch_policy (linux, windows, linux_aarch64), arch_exceptions
   derived/package_configs_summary.json   -> packages (arch overrides, keyed by PEP 503 index name)
   defaults/scraped_torch_matrix.json     -> pytorch_matrix (shipped cells, by torch minor)
-The other sections (torch_family, pypi_cuda, min_driver, fallback, torch_index) are owned by
+The other sections (backend, torch_family, pypi_line, fallback) are owned by
 wheelfit and written down in OWNED below; see policies/README.md for where each fact comes from.
 
 Standard library only. arch_policy.yml is read with a line parser that understands exactly the
@@ -27,11 +27,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_FIXTURES = REPO.parent / "shared" / "fixtures" / "cuda-wheels"
-DEFAULT_OUT = REPO / "policies" / "data" / "policy.json"
+DEFAULT_OUT = REPO / "backends" / "cuda" / "data" / "policy.json"
 
 # The date of the farm data this file is derived from (deploy of 2026-08-22, main 2eeda9b).
 DEFAULT_VERSION = "2026-08-22"
-FORMAT = 1
+FORMAT = 2
 
 ARCH_TARGET = re.compile(r"^[0-9]+\.[0-9]+[af]?(\+ptx)?$", re.IGNORECASE)
 DOTTED2 = re.compile(r"^[0-9]+\.[0-9]+$")
@@ -49,26 +49,37 @@ OWNED = {
     },
     # The CUDA line of the torch wheel PyPI serves, per torch minor. Only facts we are sure of:
     # PyPI's Windows torch is CPU-only; its linux_aarch64 CUDA line is not recorded (unknown).
-    "pypi_cuda": {
+    "pypi_line": {
         "linux": {"2.0": "11.7", "2.1": "12.1", "2.2": "12.1", "2.3": "12.1", "2.4": "12.1",
                   "2.5": "12.4", "2.6": "12.4", "2.7": "12.6", "2.8": "12.8", "2.9": "12.8"},
         "windows": {},
         "linux_aarch64": {},
     },
-    # Minimum NVIDIA driver per CUDA major (CUDA release notes, minor-version compatibility).
-    "min_driver": {
-        "11": {"linux": "450.80.02", "windows": "452.39"},
-        "12": {"linux": "525.60.13", "windows": "528.33"},
-        "13": {"linux": "580", "windows": "580"},
+    # The CUDA backend's semantics (policies/README.md, section backend): the line's notation,
+    # the farm's local-label grammar (+cu128torch2.8, +pt2.8cu128, legacy +cu124torch210) and
+    # torch's own (+cu128, +cu121.with.pypi.cudnn), PyTorch's index, the device code sections,
+    # and the driver rule: CUDA minor-version compatibility, with the minimum NVIDIA driver per
+    # CUDA major (CUDA release notes).
+    "backend": {
+        "line": {"key": "cuda", "prefix": "cu", "name": "CUDA"},
+        "combo_labels": ["cu{line:nodot}torch{torch}", "pt{torch}cu{line:nodot}"],
+        "torch_labels": ["cu{line:nodot}", "cu{line:nodot}.*"],
+        "torch_index": "https://download.pytorch.org/whl/cu{line_nodot}",
+        "device": {"name": "GPU arch", "prefix": "sm ", "code_sections": [".nv_fatbin", "__nv_relfatbin"]},
+        "driver": {
+            "rule": "same_major",
+            "floors": {
+                "11": {"linux": "450.80.02", "windows": "452.39"},
+                "12": {"linux": "525.60.13", "windows": "528.33"},
+                "13": {"linux": "580", "windows": "580"},
+            },
+        },
     },
     # The predecessor's tier-2 combos (comfy-env packages/cuda_wheels.py).
     "fallback": {
-        "cuda": {
-            "x86_64": {"cuda": "12.8", "torch": "2.8"},
-            "aarch64": {"cuda": "13.0", "torch": "2.10"},
-        },
+        "x86_64": {"line": "12.8", "torch": "2.8"},
+        "aarch64": {"line": "13.0", "torch": "2.10"},
     },
-    "torch_index": "https://download.pytorch.org/whl/cu{cuda_nodot}",
 }
 
 
@@ -161,10 +172,10 @@ def derive_packages(fixtures: Path) -> dict:
         for key in ("arch_list", "arch_list_aarch64"):
             if key in pkg:
                 entry[key] = check_arch_list(f"{path.name}: {name}.{key}", pkg[key])
-        for key in ("arch_list_by_cuda", "arch_list_by_cuda_aarch64"):
-            if key in pkg:
+        for src, key in (("arch_list_by_cuda", "arch_list_by_line"), ("arch_list_by_cuda_aarch64", "arch_list_by_line_aarch64")):
+            if src in pkg:
                 rows = {}
-                for cuda, text in pkg[key].items():
+                for cuda, text in pkg[src].items():
                     if not DOTTED2.match(cuda):
                         raise DeriveError(f"{path.name}: {name}.{key}: '{cuda}' is not a CUDA major.minor")
                     rows[cuda] = check_arch_list(f"{path.name}: {name}.{key}.{cuda}", text)
@@ -208,15 +219,14 @@ def derive(fixtures: Path, version: str) -> dict:
                     "format documented in policies/README.md. Do not hand-edit: change the script.",
         "format": FORMAT,
         "version": version,
+        "backend": OWNED["backend"],
         "arch_policy": arch_policy,
         "arch_exceptions": arch_exceptions,
         "packages": derive_packages(fixtures),
         "pytorch_matrix": derive_matrix(fixtures),
         "torch_family": family,
-        "pypi_cuda": OWNED["pypi_cuda"],
-        "min_driver": OWNED["min_driver"],
+        "pypi_line": OWNED["pypi_line"],
         "fallback": OWNED["fallback"],
-        "torch_index": OWNED["torch_index"],
     }
 
 
@@ -232,7 +242,7 @@ def dump(value, depth: int, flat_at: int) -> str:
 def render(policy: dict) -> str:
     # How deep each section is laid out line by line (the rest stays on one line).
     flat = {"arch_policy": 2, "arch_exceptions": 1, "packages": 2, "pytorch_matrix": 2,
-            "torch_family": 1, "pypi_cuda": 1, "min_driver": 1, "fallback": 1}
+            "torch_family": 1, "pypi_line": 1, "fallback": 1, "backend": 1}
     lines = [f"  {json.dumps(k)}: {dump(v, 1, flat.get(k, 0) + 1)}" for k, v in policy.items()]
     return "{\n" + ",\n".join(lines) + "\n}\n"
 

@@ -158,7 +158,7 @@ Expected<FarmPackage> parse_package(const json::value& v, const std::string& pat
         if (!kv) return rd.fail(rp + "." + key, "missing");
         auto nv = rd.minor(*kv, rp + "." + key);
         if (!nv) return nv.error();
-        (std::string_view(key) == "cuda" ? c.cuda : c.torch) = std::move(*nv);
+        (std::string_view(key) == "cuda" ? c.line : c.torch) = std::move(*nv);
       }
       const json::value* pys = ro.if_contains("pythons");
       if (!pys || !pys->is_array() || pys->get_array().empty())
@@ -183,13 +183,6 @@ Expected<FarmPackage> parse_package(const json::value& v, const std::string& pat
 
 // ---------------------------------------------------------------------------------------------
 // Public: facts, package list, grid, names
-
-const std::vector<model::NumericVersion>& supported_cuda_lines() {
-  static const std::vector<model::NumericVersion> lines{
-      model::NumericVersion({12, 4}), model::NumericVersion({12, 6}), model::NumericVersion({12, 8}),
-      model::NumericVersion({12, 9}), model::NumericVersion({13, 0}), model::NumericVersion({13, 2})};
-  return lines;
-}
 
 std::string_view platform_tags(std::string_view platform) noexcept {
   if (platform == "linux") return "manylinux_2_24_x86_64.manylinux_2_28_x86_64";
@@ -248,15 +241,14 @@ std::vector<FarmPackage> select_packages(const std::vector<FarmPackage>& list, s
 
 std::vector<GridCell> farm_grid(const policies::Policy& policy) {
   const model::NumericVersion py_min({3, 10});
-  const auto& lines = supported_cuda_lines();
   std::vector<GridCell> grid;
   for (const auto& cell : policy.shipped_cells()) {
     if (cell.python < py_min) continue;
-    if (std::find(lines.begin(), lines.end(), cell.combo.cuda) == lines.end()) continue;
     if (platform_tags(cell.platform).empty()) continue;
+    // The farm builds a line on a platform when the policy has its arch list there.
     if (!policy.platform_arch_list(cell.combo, cell.platform)) continue;
     // Free-threaded Pythons ("3.13t") cannot be represented in a NumericVersion cell: none here.
-    grid.push_back(GridCell{model::Combo{cell.combo.cuda.truncated(2), cell.combo.torch.truncated(2)},
+    grid.push_back(GridCell{model::Combo{cell.combo.line, cell.combo.torch.truncated(2)},
                             cell.python.truncated(2), cell.platform});
   }
   return grid;
@@ -271,7 +263,7 @@ std::vector<GridCell> package_cells(const FarmPackage& package, const std::vecto
     if (!package.own_combinations.empty()) {
       const bool listed = std::any_of(package.own_combinations.begin(), package.own_combinations.end(),
                                       [&](const OwnCombination& oc) {
-                                        return oc.cuda == c.combo.cuda && oc.torch == c.combo.torch &&
+                                        return oc.line == c.combo.line && oc.torch == c.combo.torch &&
                                                std::find(oc.pythons.begin(), oc.pythons.end(), c.python) !=
                                                    oc.pythons.end();
                                       });
@@ -282,7 +274,7 @@ std::vector<GridCell> package_cells(const FarmPackage& package, const std::vecto
   return out;
 }
 
-std::string wheel_filename(const FarmPackage& package, const model::Combo& combo,
+std::string wheel_filename(const FarmPackage& package, const std::string& label,
                            const model::NumericVersion& python, std::string_view platform) {
   const std::string py = nodot2(python);
   std::string f;
@@ -290,10 +282,8 @@ std::string wheel_filename(const FarmPackage& package, const model::Combo& combo
   f += package.name;
   f += '-';
   f += package.version;
-  f += "+cu";
-  f += nodot2(combo.cuda);
-  f += "torch";
-  f += minor_str(combo.torch);
+  f += '+';
+  f += label;
   f += "-cp";
   f += py;
   f += "-cp";
@@ -330,7 +320,7 @@ struct Anchor {
 };
 
 struct RealFile {
-  std::string filename, url, sha256, cuda, torch, python, platform;
+  std::string filename, url, sha256, line, torch, python, platform;
 };
 
 struct PackageOut {
@@ -343,18 +333,26 @@ std::string release_url(const std::string& base, const FarmPackage& p, std::stri
   return base + "/releases/download/" + p.name + "-latest/" + percent_plus(filename);
 }
 
-std::string channel_of(const model::Combo& c) { return "cu" + nodot2(c.cuda) + "/torch" + minor_str(c.torch); }
+std::string channel_of(const policies::Policy& policy, const model::Combo& c) {
+  return policy.notation().prefix + c.line.nodot() + "/torch" + minor_str(c.torch);
+}
 
-PackageOut build_package(const FarmPackage& p, const std::vector<GridCell>& grid, const std::string& base) {
+// The local label the farm writes for a combo: the backend's first combo template.
+std::string label_of(const policies::Policy& policy, const model::Combo& c) {
+  return policy.combo_labels().empty() ? std::string() : policy.combo_labels().front().render(c);
+}
+
+PackageOut build_package(const FarmPackage& p, const std::vector<GridCell>& grid, const std::string& base,
+                         const policies::Policy& policy) {
   PackageOut out;
   out.pkg = &p;
   const auto cells = package_cells(p, grid);
   auto add_file = [&](const model::Combo& combo, const model::NumericVersion& py, const std::string& platform) {
     RealFile f;
-    f.filename = wheel_filename(p, combo, py, platform);
+    f.filename = wheel_filename(p, label_of(policy, combo), py, platform);
     f.url = release_url(base, p, f.filename);
     f.sha256 = sha256_hex(f.filename);
-    f.cuda = minor_str(combo.cuda);
+    f.line = combo.line.str();
     f.torch = minor_str(combo.torch);
     f.python = nodot2(py);
     f.platform = platform;
@@ -364,7 +362,7 @@ PackageOut build_package(const FarmPackage& p, const std::vector<GridCell>& grid
   if (p.links_torch) {
     for (const auto& c : cells) {
       const RealFile f = add_file(c.combo, c.python, c.platform);
-      out.anchors.push_back(Anchor{f.filename, f.url, channel_of(c.combo)});
+      out.anchors.push_back(Anchor{f.filename, f.url, channel_of(policy, c.combo)});
     }
   } else {
     // One real file per (CUDA line, Python, platform), built against the newest torch minor of
@@ -372,15 +370,16 @@ PackageOut build_package(const FarmPackage& p, const std::vector<GridCell>& grid
     using Key = std::tuple<model::NumericVersion, model::NumericVersion, std::string>;
     std::map<Key, model::NumericVersion> newest;
     for (const auto& c : cells) {
-      auto [it, fresh] = newest.emplace(Key{c.combo.cuda, c.python, c.platform}, c.combo.torch);
+      auto [it, fresh] = newest.emplace(Key{c.combo.line, c.python, c.platform}, c.combo.torch);
       if (!fresh && it->second < c.combo.torch) it->second = c.combo.torch;
     }
     std::map<Key, RealFile> real;
     for (const auto& [key, torch] : newest)
       real.emplace(key, add_file(model::Combo{std::get<0>(key), torch}, std::get<1>(key), std::get<2>(key)));
     for (const auto& c : cells) {
-      const RealFile& f = real.at(Key{c.combo.cuda, c.python, c.platform});
-      out.anchors.push_back(Anchor{wheel_filename(p, c.combo, c.python, c.platform), f.url, channel_of(c.combo)});
+      const RealFile& f = real.at(Key{c.combo.line, c.python, c.platform});
+      out.anchors.push_back(Anchor{wheel_filename(p, label_of(policy, c.combo), c.python, c.platform), f.url,
+                                   channel_of(policy, c.combo)});
     }
   }
   std::sort(out.anchors.begin(), out.anchors.end(),
@@ -408,7 +407,7 @@ std::string page_head(std::string_view title, std::string_view h1) {
 }
 constexpr std::string_view kPageTail = "</body>\n</html>\n";
 
-std::string packages_json(const std::string& repo, const std::vector<PackageOut>& pkgs) {
+std::string packages_json(const std::string& repo, const std::vector<PackageOut>& pkgs, const std::string& line_key) {
   // The farm's packages.json is Python's json.dump(indent=1) with packages in reverse name order
   // and wheels by file name; this writes the same shape.
   std::vector<const PackageOut*> order;
@@ -431,7 +430,7 @@ std::string packages_json(const std::string& repo, const std::vector<PackageOut>
       const RealFile& f = p.files[j];
       s += j ? ",\n    {" : "\n    {";
       const std::pair<std::string_view, const std::string*> fields[] = {
-          {"filename", &f.filename}, {"version", &p.pkg->version}, {"cuda", &f.cuda},
+          {"filename", &f.filename}, {"version", &p.pkg->version}, {line_key, &f.line},
           {"torch", &f.torch},       {"python", &f.python},        {"abi", nullptr},
           {"platform", &f.platform}, {"url", &f.url},              {"sha256", &f.sha256}};
       bool first = true;
@@ -472,7 +471,8 @@ Expected<void> write_one(const fs::path& path, std::string_view content, FarmSta
   return {};
 }
 
-Expected<FarmStats> write_tree(const fs::path& dir, const std::vector<PackageOut>& pkgs, const std::string& repo) {
+Expected<FarmStats> write_tree(const fs::path& dir, const std::vector<PackageOut>& pkgs, const std::string& repo,
+                               const policies::Policy& policy) {
   FarmStats stats;
   // Root.
   std::vector<const PackageOut*> by_name;
@@ -510,7 +510,8 @@ Expected<FarmStats> write_tree(const fs::path& dir, const std::vector<PackageOut
     const auto slash = channel.find('/');
     const std::string cu = channel.substr(0, slash), torch = channel.substr(slash + 1);
     const std::string label = cu + " / " + torch;
-    std::string root = page_head("CUDA Wheels " + channel, "CUDA Wheels -- " + label);
+    const std::string title = policy.notation().name + " Wheels ";
+    std::string root = page_head(title + channel, title + "-- " + label);
     for (const auto& [name, anchors] : by_pkg) {
       const std::string n = html_escape(name);
       root += "<a href=\"" + n + "/\">" + n + "</a><br>\n";
@@ -524,7 +525,7 @@ Expected<FarmStats> write_tree(const fs::path& dir, const std::vector<PackageOut
     if (auto r = write_one(dir / cu / torch / "index.html", root, stats); !r) return r.error();
     ++stats.pages;
   }
-  if (auto r = write_one(dir / "packages.json", packages_json(repo, pkgs), stats); !r) return r.error();
+  if (auto r = write_one(dir / "packages.json", packages_json(repo, pkgs, policy.notation().key), stats); !r) return r.error();
   return stats;
 }
 
@@ -566,7 +567,7 @@ Expected<FarmStats> generate_farm(const FarmOptions& options, const policies::Po
   const auto grid = farm_grid(policy);
   std::vector<PackageOut> outs;
   outs.reserve(packages.size());
-  for (const auto& p : packages) outs.push_back(build_package(p, grid, base));
+  for (const auto& p : packages) outs.push_back(build_package(p, grid, base, policy));
 
   // Write to a sibling temp dir, then swap it into place.
   const std::string tag = "." + out.filename().string() + ".farmgen-";
@@ -579,7 +580,7 @@ Expected<FarmStats> generate_farm(const FarmOptions& options, const policies::Po
     std::error_code ignored;
     fs::remove_all(tmp, ignored);
   };
-  auto stats = write_tree(tmp, outs, repo_of(base));
+  auto stats = write_tree(tmp, outs, repo_of(base), policy);
   if (!stats) {
     cleanup();
     return stats.error();

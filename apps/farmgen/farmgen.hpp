@@ -14,7 +14,9 @@
 // its platforms, restricted to its own_combinations when it has them and to torch >= its
 // min_pytorch.
 //
-// File names are the farm's: {name}-{version}+cu{cuda nodot}torch{torch minor}-cp{py}-cp{py}-{tags}.whl
+// File names are the farm's: {name}-{version}+{label}-cp{py}-cp{py}-{tags}.whl, the label written
+// by the backend's first combo template (+cu128torch2.8 for CUDA, +rocm6.3torch2.7 for ROCm); the
+// grid is every cell of the policy's PyTorch matrix that has an arch list (the lines it builds).
 // with hrefs {base}/releases/download/{name}-latest/{file name, '+' as %2B}. A torch-free
 // package (links_torch false) has one real file per (CUDA line, Python, platform), built against
 // the newest torch minor of its cells there, listed under every torch minor of that line with an
@@ -42,15 +44,13 @@
 namespace wheelfit::farmgen {
 
 inline constexpr std::string_view kDefaultBaseUrl = "https://github.com/Comfy-Forge/cuda-wheels";
-/// The CUDA lines the farm builds (python_cuda_torch_os_policy.yml, supported_cudas).
-const std::vector<model::NumericVersion>& supported_cuda_lines();
 /// The compressed platform tag the farm writes for a platform key ("linux" ->
 /// "manylinux_2_24_x86_64.manylinux_2_28_x86_64"); empty for an unknown key.
 std::string_view platform_tags(std::string_view platform) noexcept;
 
 /// A package's own build grid row (torch and Python as major.minor).
 struct OwnCombination {
-  model::NumericVersion cuda;
+  model::NumericVersion line;  ///< the accelerator line ("cuda" in farm_packages.json)
   model::NumericVersion torch;
   std::vector<model::NumericVersion> pythons;
 };
@@ -77,7 +77,7 @@ std::vector<FarmPackage> select_packages(const std::vector<FarmPackage>& list, s
 
 /// One cell of the farm's grid.
 struct GridCell {
-  model::Combo combo;            ///< CUDA line, torch minor
+  model::Combo combo;            ///< accelerator line, torch minor
   model::NumericVersion python;  ///< major.minor
   std::string platform;          ///< farm platform key
 };
@@ -86,8 +86,9 @@ std::vector<GridCell> farm_grid(const policies::Policy& policy);
 /// The cells `package` is built for (its platforms, own_combinations, min_pytorch).
 std::vector<GridCell> package_cells(const FarmPackage& package, const std::vector<GridCell>& grid);
 
-/// "{name}-{version}+cu{cuda nodot}torch{torch}-cp{py}-cp{py}-{tags}.whl".
-std::string wheel_filename(const FarmPackage& package, const model::Combo& combo,
+/// "{name}-{version}+{label}-cp{py}-cp{py}-{tags}.whl"; `label` is the combo's local label as
+/// the backend's first combo template writes it ("cu128torch2.8", "rocm6.3torch2.7").
+std::string wheel_filename(const FarmPackage& package, const std::string& label,
                            const model::NumericVersion& python, std::string_view platform);
 /// Lower-case hex SHA-256 of `data` (OpenSSL EVP).
 std::string sha256_hex(std::string_view data);

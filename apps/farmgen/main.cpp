@@ -1,6 +1,6 @@
 // wheelfit-farmgen: writes a full-grid synthetic wheel index laid out like the cuda-wheels farm.
 //
-//   wheelfit-farmgen --out DIR [--packages N] [--policy FILE] [--base-url URL]
+//   wheelfit-farmgen --out DIR [--backend NAME] [--packages N] [--policy FILE] [--base-url URL]
 //
 // Prints one summary line on success (exit 0). Bad arguments, an unreadable policy or an
 // unwritable output exit 2 with a message naming the flag or path.
@@ -14,15 +14,17 @@
 
 #include "farmgen.hpp"
 #include "wheelfit/policies/policy.hpp"
+#include "wheelfit/registry/registry.hpp"
 
 namespace {
 
 constexpr std::string_view kUsage =
-    "usage: wheelfit-farmgen --out DIR [--packages N] [--policy FILE] [--base-url URL]\n"
+    "usage: wheelfit-farmgen --out DIR [--backend NAME] [--packages N] [--policy FILE] [--base-url URL]\n"
     "  --out DIR        the index directory to write (created; an earlier farm there is replaced)\n"
     "  --packages N     how many packages (default: the built-in list of the farm's packages;\n"
     "                   more adds synthetic-pkg-K packages, fewer takes the first N)\n"
-    "  --policy FILE    policy data replacing the built-in copy (the grid comes from its matrix)\n"
+    "  --backend NAME   the backend plugin whose policy and label grammar the farm follows (default cuda)\n"
+    "  --policy FILE    policy data replacing the backend's (the grid comes from its matrix)\n"
     "  --base-url URL   release download base (default https://github.com/Comfy-Forge/cuda-wheels)\n";
 
 int usage_error(const std::string& message) {
@@ -36,6 +38,7 @@ int main(int argc, char** argv) {
   using namespace wheelfit;
   farmgen::FarmOptions options;
   std::optional<std::string> policy_file;
+  std::string backend_name = "cuda";
   bool have_out = false;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
@@ -50,7 +53,7 @@ int main(int argc, char** argv) {
       value = arg.substr(eq + 1);
       inline_value = true;
     }
-    if (flag != "--out" && flag != "--packages" && flag != "--policy" && flag != "--base-url")
+    if (flag != "--out" && flag != "--packages" && flag != "--policy" && flag != "--base-url" && flag != "--backend")
       return usage_error("unknown argument '" + std::string(arg) + "'");
     if (!inline_value) {
       if (i + 1 >= argc) return usage_error(std::string(flag) + ": missing value");
@@ -68,22 +71,28 @@ int main(int argc, char** argv) {
       options.packages = n;
     } else if (flag == "--policy") {
       policy_file = std::string(value);
+    } else if (flag == "--backend") {
+      backend_name = std::string(value);
     } else {
       options.base_url = std::string(value);
     }
   }
   if (!have_out) return usage_error("--out: required");
 
-  std::optional<policies::Policy> loaded;
-  if (policy_file) {
-    auto p = policies::load_policy_file(*policy_file);
-    if (!p) {
-      std::cerr << "wheelfit-farmgen: --policy: " << p.error().message << "\n";
-      return 2;
-    }
-    loaded = std::move(*p);
+  registry::Registry reg;
+  const auto report = registry::load_plugins(reg, registry::default_plugin_dir());
+  if (!report.ok()) {
+    std::cerr << "wheelfit-farmgen: " << report.error->message << "\n";
+    return 2;
   }
-  const policies::Policy& policy = loaded ? *loaded : policies::builtin_policy();
+  const auto* backend = reg.find(backend_name);
+  if (!backend) return usage_error("--backend: no plugin supplies the backend '" + backend_name + "'");
+  auto loaded = registry::make_policy(*backend, policy_file);
+  if (!loaded) {
+    std::cerr << "wheelfit-farmgen: " << (policy_file ? "--policy: " : "") << loaded.error().message << "\n";
+    return 2;
+  }
+  const policies::Policy& policy = *loaded;
 
   auto stats = farmgen::generate_farm(options, policy);
   if (!stats) {

@@ -67,6 +67,19 @@ std::optional<std::string> env(const char* name);
 /// and WHEELFIT_PLUGIN_PATH. Defined in cmd_plugins.cpp.
 Expected<registry::PluginLoadReport> load_backends(registry::Registry& registry);
 
+/// The loaded backend whose torch-label grammar (its policy data) names `local_label` ("cu128"
+/// -> "cuda"); nullopt when none does.
+std::optional<std::string> backend_of_torch_label(const registry::Registry& registry, std::string_view local_label);
+/// The backend a command judges with: `flag` (--backend), else the backend the machine's torch
+/// label names, else the machine's backend, else kDefaultBackend (also for a cpu machine, with a
+/// warning). Errors (exit 2) name an unknown backend and the loaded ones.
+inline constexpr const char* kDefaultBackend = "cuda";  // the cuda-wheels farm: the product's default
+Expected<const registry::BackendInfo*> judging_backend(const registry::Registry& registry,
+                                                       const std::optional<std::string>& flag, const machine::Machine& m);
+/// The policy a command judges with: `flag_file` (--policy), else WHEELFIT_POLICY, else the
+/// backend's own data; with the backend's device rules either way. Errors name the source.
+Expected<policies::Policy> judging_policy(const registry::BackendInfo& backend, const std::optional<std::string>& flag_file);
+
 // The subcommands.
 int run_resolve(const std::vector<std::string_view>& args);
 int run_plugins(const std::vector<std::string_view>& args);

@@ -31,6 +31,7 @@ Expected<machine::Detection> detect_host(registry::Registry& reg, bool load, con
   machine::DetectOptions options;
   options.python = python;
   options.backend = backend;
+  options.label_backend = [&reg](std::string_view label) { return backend_of_torch_label(reg, label); };
   std::optional<std::string> load_note;
   auto det = machine::detect_machine(options, [&] {
     if (load) {
@@ -138,6 +139,11 @@ int run_detect(const std::vector<std::string_view>& argv) {
   registry::Registry reg;
   auto det = detect_host(reg, true, args.value("--python"), args.value("--backend"));
   if (!det) return fail(as_json, kBadInput, det.error().message);
+  if (auto b = args.value("--backend"); b && *b != "cpu" && !reg.find(*b)) {
+    std::string known = "cpu";
+    for (const auto& name : reg.names()) known += ", " + name;
+    return fail(as_json, kBadInput, "--backend: unknown backend '" + *b + "' (known: " + known + ")");
+  }
   if (as_json) std::cout << json::serialize(detection_json(*det)) << "\n";
   else print_human(*det);
   return kOk;

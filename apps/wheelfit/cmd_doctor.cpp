@@ -45,7 +45,7 @@ int run_doctor(const std::vector<std::string_view>& argv) {
     for (const auto& d : report->dists) {
       json::array failing, modules;
       for (const auto& r : d.explanation.demands)
-        if (r.verdict == inspect::Verdict::fails) failing.emplace_back(json::string(resolve::to_string(r.demand)));
+        if (r.verdict == inspect::Verdict::fails) failing.emplace_back(json::string(r.name));
       for (const auto& m : d.modules) modules.emplace_back(json::string(m));
       json::object e = explanation_json(d.explanation);
       dists.push_back(json::object{{"name", d.name},
@@ -85,10 +85,10 @@ int run_doctor(const std::vector<std::string_view>& argv) {
     }
     ++failing;
     std::string names;
-    for (const auto* r : bad) names += (names.empty() ? "" : ", ") + std::string(resolve::to_string(r->demand));
+    for (const auto* r : bad) names += (names.empty() ? "" : ", ") + std::string(r->name);
     std::cout << "WILL NOT RUN (" << names << ")\n";
     for (const auto* r : bad) {
-      std::cout << "  " << resolve::to_string(r->demand) << ": wheel " << r->wheel << "; machine " << r->machine << "\n"
+      std::cout << "  " << r->name << ": wheel " << r->wheel << "; machine " << r->machine << "\n"
                 << "    " << r->detail << "\n";
     }
     for (const auto& w : d.explanation.warnings) std::cout << "  warning: " << w << "\n";

@@ -32,30 +32,13 @@ Expected<JudgeTarget> judge_target(const Args& args, registry::Registry& reg) {
     t.machine = std::move(det->machine);
     t.interpreter = std::move(det->interpreter);
   }
-  // Policy: --policy / WHEELFIT_POLICY, else the machine's backend's own data, else the CUDA
-  // backend's, else the built-in copy.
-  std::optional<std::string> file = args.value("--policy");
-  const bool from_flag = file.has_value();
-  if (!file) file = env("WHEELFIT_POLICY");
-  if (file && !file->empty()) {
-    auto p = policies::load_policy_file(*file);
-    if (!p) return p.error().with_context(from_flag ? "--policy" : "WHEELFIT_POLICY");
-    t.policy = std::move(*p);
-    return t;
-  }
-  std::string backend;
-  if (t.machine.torch)
-    if (auto build = model::parse_torch_label(t.machine.torch->local())) backend = build->backend;
-  if (backend.empty() && t.machine.backend) backend = *t.machine.backend;
-  for (const std::string& name : {backend, std::string("cuda")}) {
-    const auto* info = name.empty() ? nullptr : reg.find(name);
-    if (!info || info->policy_json.empty()) continue;
-    auto p = policies::parse_policy_json(info->policy_json, info->origin + " (built-in policy)");
-    if (!p) return p.error().with_context("the " + info->name + " backend's policy data");
-    t.policy = std::move(*p);
-    return t;
-  }
-  t.policy = policies::builtin_policy();
+  // Policy: --policy / WHEELFIT_POLICY, else the judging backend's own data.
+  auto backend = judging_backend(reg, std::nullopt, t.machine);
+  if (!backend) return backend.error();
+  auto policy = judging_policy(**backend, args.value("--policy"));
+  if (!policy) return policy.error();
+  if (auto targets = resolve::device_targets(t.machine, *policy); !targets) return targets.error();
+  t.policy = std::move(*policy);
   return t;
 }
 
@@ -110,7 +93,7 @@ Expected<std::unique_ptr<inspect::ByteSource>> open_wheel(const std::string& whe
 json::object explanation_json(const inspect::Explanation& e) {
   json::array demands;
   for (const auto& d : e.demands) {
-    demands.push_back(json::object{{"demand", resolve::to_string(d.demand)},
+    demands.push_back(json::object{{"demand", d.name},
                                    {"wheel", d.wheel},
                                    {"machine", d.machine},
                                    {"verdict", inspect::to_string(d.verdict)},
@@ -147,7 +130,7 @@ void print_demands(std::ostream& out, const inspect::Explanation& e, const std::
   for (const auto& d : e.demands) {
     std::string verdict(inspect::to_string(d.verdict));
     if (d.verdict == inspect::Verdict::fails) verdict = "FAILS";
-    out << indent << resolve::to_string(d.demand) << ": " << verdict << "\n"
+    out << indent << d.name << ": " << verdict << "\n"
         << indent << "  wheel:   " << d.wheel << "\n"
         << indent << "  machine: " << d.machine << "\n";
     if (!d.detail.empty()) out << indent << "  " << (d.verdict == inspect::Verdict::ok ? "why:     " : d.verdict == inspect::Verdict::fails ? "error:   " : "why not: ") << d.detail << "\n";
@@ -201,8 +184,8 @@ void print_human(const inspect::Explanation& e, std::string_view origin) {
   }
   std::vector<std::string> failed, unknown;
   for (const auto& d : e.demands) {
-    if (d.verdict == inspect::Verdict::fails) failed.emplace_back(resolve::to_string(d.demand));
-    if (d.verdict == inspect::Verdict::unknown) unknown.emplace_back(resolve::to_string(d.demand));
+    if (d.verdict == inspect::Verdict::fails) failed.emplace_back(d.name);
+    if (d.verdict == inspect::Verdict::unknown) unknown.emplace_back(d.name);
   }
   auto list = [](const std::vector<std::string>& v) {
     std::string s;
@@ -257,7 +240,7 @@ resolve::InspectHook make_inspect_hook(const machine::Machine& m, const policies
       return out;
     }
     for (resolve::Demand d : {resolve::Demand::gpu_arch, resolve::Demand::glibc, resolve::Demand::cpu_arch, resolve::Demand::os,
-                              resolve::Demand::cuda, resolve::Demand::python}) {
+                              resolve::Demand::line, resolve::Demand::python}) {
       for (const auto& r : explained->demands) {
         if (r.demand != d || r.verdict != inspect::Verdict::fails || out.reject) continue;
         out.reject = resolve::Failure{d, r.wheel + " (read from its binaries: " + r.detail + ")", r.machine};
@@ -267,7 +250,7 @@ resolve::InspectHook make_inspect_hook(const machine::Machine& m, const policies
       for (const auto& r : explained->demands)
         if (r.demand == resolve::Demand::gpu_arch) out.arch_source = r.wheel + " (read from the wheel's binaries)";
     }
-    log::info("--inspect: " + pick.filename + ": " + (out.reject ? "rejected (" + std::string(resolve::to_string(out.reject->demand)) + ")" : "fits") +
+    log::info("--inspect: " + pick.filename + ": " + (out.reject ? "rejected (" + resolve::demand_name(out.reject->demand, policy.notation()) + ")" : "fits") +
               ", " + std::to_string(explained->bytes_fetched) + " of " + std::to_string(explained->wheel_size) + " bytes read");
     state->seen.emplace(key, out);
     return out;

@@ -26,33 +26,28 @@ Expected<registry::PluginLoadReport> load_backends(registry::Registry& reg) {
 
 namespace {
 
-// What `plugins` shows of a backend's policy data: its fallback combos per CPU arch.
+// What `plugins` shows of a backend's policy data: its notation, label grammar, torch index and
+// fallback combos per CPU arch.
 struct PolicySummary {
-  std::map<std::string, model::Combo> fallback;
-  std::string version;
-  std::string error;  ///< why the policy data does not parse; "" when it does (or is absent)
-  bool present = false;
+  std::optional<policies::Policy> policy;
+  std::string error;  ///< why the policy data does not parse; "" when it does
 };
 
 PolicySummary summarize_policy(const registry::BackendInfo& b) {
   PolicySummary s;
-  if (b.policy_json.empty()) return s;
-  s.present = true;
-  auto p = policies::parse_policy_json(b.policy_json, b.origin + " (built-in policy)");
-  if (!p) {
-    s.error = p.error().message;
-    return s;
-  }
-  s.fallback = p->fallback_combos(b.name);
-  s.version = p->version();
+  auto p = registry::make_policy(b, std::nullopt);
+  if (!p) s.error = p.error().message;
+  else s.policy = std::move(*p);
   return s;
 }
 
-boost::json::object to_json(const registry::BackendInfo& b, const PolicySummary& policy) {
-  boost::json::object fallback;
-  for (const auto& [arch, combo] : policy.fallback) {
-    fallback[arch] = boost::json::object{{"cuda", combo.cuda.str()}, {"torch", combo.torch.str()}};
-  }
+boost::json::array templates_json(const std::vector<policies::LabelTemplate>& templates) {
+  boost::json::array out;
+  for (const auto& t : templates) out.emplace_back(t.text());
+  return out;
+}
+
+boost::json::object to_json(const registry::BackendInfo& b, const PolicySummary& summary) {
   boost::json::object o{
       {"name", b.name},
       {"description", b.description},
@@ -60,17 +55,34 @@ boost::json::object to_json(const registry::BackendInfo& b, const PolicySummary&
       {"index_url", b.index_url},
       {"index_env", b.index_env},
       {"releases_repo", b.releases_repo},
-      {"torch_label", b.torch_label},
-      {"torch_index_pattern", b.torch_index_pattern},
       {"detection", b.has_detection},
-      {"fallback", std::move(fallback)},
   };
-  o["policy_version"] = policy.present && policy.error.empty() ? boost::json::value(policy.version) : nullptr;
-  if (!policy.error.empty()) o["policy_error"] = policy.error;
+  if (const auto& p = summary.policy) {
+    boost::json::object fallback;
+    for (const auto& [arch, combo] : p->fallback_combos()) {
+      fallback[arch] = boost::json::object{{p->notation().key, combo.line.str()}, {"torch", combo.torch.str()}};
+    }
+    o["line"] = boost::json::object{{"key", p->notation().key}, {"prefix", p->notation().prefix}, {"name", p->notation().name}};
+    o["combo_labels"] = templates_json(p->combo_labels());
+    o["torch_labels"] = templates_json(p->torch_labels());
+    o["torch_index_pattern"] = p->torch_index_pattern();
+    o["device"] = p->device_name();
+    o["fallback"] = std::move(fallback);
+    o["policy_version"] = p->version();
+  } else {
+    o["policy_version"] = nullptr;
+    o["policy_error"] = summary.error;
+  }
   return o;
 }
 
-void print_human(const registry::BackendInfo& b, const PolicySummary& policy) {
+std::string templates_text(const std::vector<policies::LabelTemplate>& templates) {
+  std::string out;
+  for (const auto& t : templates) out += (out.empty() ? "+" : ", +") + t.text();
+  return out.empty() ? "none" : out;
+}
+
+void print_human(const registry::BackendInfo& b, const PolicySummary& summary) {
   auto none = [](const std::string& s, const char* what) { return s.empty() ? std::string(what) : s; };
   std::cout << "\n" << b.name << (b.description.empty() ? "" : ": " + b.description) << "\n";
   std::cout << "  file:          " << b.origin << "\n";
@@ -78,23 +90,21 @@ void print_human(const registry::BackendInfo& b, const PolicySummary& policy) {
   if (!b.index_env.empty()) std::cout << " (override: " << b.index_env << ")";
   std::cout << "\n";
   std::cout << "  releases repo: " << none(b.releases_repo, "none") << "\n";
-  std::cout << "  torch label:   " << (b.torch_label.empty() ? "none" : "+" + b.torch_label) << "\n";
-  std::cout << "  torch index:   " << none(b.torch_index_pattern, "none") << "\n";
-  std::cout << "  fallback:      ";
-  if (!policy.present) {
-    std::cout << "none (no policy data)";
-  } else if (!policy.error.empty()) {
-    std::cout << "unknown: the policy data does not parse: " << policy.error;
-  } else if (policy.fallback.empty()) {
-    std::cout << "none";
-  } else {
+  if (const auto& p = summary.policy) {
+    std::cout << "  line:          " << p->notation().name << " (" << p->notation().key << ")\n";
+    std::cout << "  combo labels:  " << templates_text(p->combo_labels()) << "\n";
+    std::cout << "  torch labels:  " << templates_text(p->torch_labels()) << "\n";
+    std::cout << "  torch index:   " << p->torch_index_pattern() << "\n";
+    std::cout << "  fallback:      ";
     const char* sep = "";
-    for (const auto& [arch, combo] : policy.fallback) {
-      std::cout << sep << arch << " " << combo.str();
+    for (const auto& [arch, combo] : p->fallback_combos()) {
+      std::cout << sep << arch << " " << p->combo_str(combo);
       sep = ", ";
     }
+    std::cout << (p->fallback_combos().empty() ? "none\n" : "\n");
+  } else {
+    std::cout << "  policy:        the policy data does not parse: " << summary.error << "\n";
   }
-  std::cout << "\n";
   std::cout << "  detection:     " << (b.has_detection ? "yes" : "no") << "\n";
 }
 

@@ -98,30 +98,20 @@ int run_resolve(const std::vector<std::string_view>& argv) {
   }
 
   // Backend and its index.
-  std::string backend = args.backend.value_or("");
-  if (backend.empty() && m.torch) {
-    if (auto build = model::parse_torch_label(m.torch->local())) backend = build->backend;
-  }
-  if (backend.empty() && m.backend) backend = *m.backend;
-  if (backend.empty() || backend == "cpu") {
-    if (backend == "cpu") log::warn("the machine's backend is cpu: resolving against the cuda index; GPU demands will tell what fails");
-    backend = "cuda";
-  }
-  const auto* info = reg.find(backend);
-  if (!info) {
-    std::string known;
-    for (const auto& name : reg.names()) known += (known.empty() ? "" : ", ") + name;
-    return fail(args.json, kBadInput, "--backend: unknown backend '" + backend + "' (known: " +
-                                          (known.empty() ? "none: no plugin was loaded" : known) + ")");
-  }
+  auto judged = judging_backend(reg, args.backend, m);
+  if (!judged) return fail(args.json, kBadInput, judged.error().message);
+  const registry::BackendInfo* info = *judged;
   auto choice = registry::choose_index(*info, args.index, env(info->index_env.c_str()));
   if (!choice) {
     if (choice.error().is(Errc::unsupported)) {
       // "ROCm backend detected gfx90a with torch 2.7.1+rocm6.3; no ROCm wheel index is published yet; ..."
-      const std::string shown = info->name == "rocm" ? "ROCm" : info->name == "cuda" ? "CUDA" : info->name;
-      std::vector<std::string> targets;  // each GPU target once, in GPU order
-      for (const auto& t : m.gpu_targets.value_or(std::vector<std::string>{}))
-        if (std::find(targets.begin(), targets.end(), t) == targets.end()) targets.push_back(t);
+      auto own = registry::make_policy(*info, std::nullopt);
+      const std::string shown = own ? own->notation().name : info->name;
+      std::vector<std::string> targets;  // each of the backend's GPU targets once, in GPU order
+      for (const auto& g : m.gpus.value_or(std::vector<std::string>{})) {
+        auto t = own && own->rules() ? own->rules()->parse_target(g) : Expected<std::string>(g);
+        if (t && std::find(targets.begin(), targets.end(), *t) == targets.end()) targets.push_back(*t);
+      }
       std::string what = shown + " backend";
       for (std::size_t i = 0; i < targets.size(); ++i) what += (i == 0 ? " detected " : ", ") + targets[i];
       if (m.torch) what += " with torch " + m.torch->str();
@@ -132,21 +122,8 @@ int run_resolve(const std::vector<std::string_view>& argv) {
   }
 
   // Policy: --policy / WHEELFIT_POLICY, else the backend's own policy data.
-  std::optional<policies::Policy> loaded_policy;
-  std::optional<std::string> policy_file = args.policy ? args.policy : env("WHEELFIT_POLICY");
-  if (policy_file && policy_file->empty()) policy_file.reset();
-  if (policy_file) {
-    auto p = policies::load_policy_file(*policy_file);
-    if (!p) return fail(args.json, kBadInput, (args.policy ? "--policy: " : "WHEELFIT_POLICY: ") + p.error().message);
-    loaded_policy = std::move(*p);
-  } else if (!info->policy_json.empty()) {
-    auto p = policies::parse_policy_json(info->policy_json, info->origin + " (built-in policy)");
-    if (!p) return fail(args.json, kBadInput, "the " + info->name + " backend's policy data: " + p.error().message);
-    loaded_policy = std::move(*p);
-  } else {
-    return fail(args.json, kBadInput, "the " + info->name + " backend (" + info->origin +
-                                          ") supplies no policy data; give one with --policy FILE or WHEELFIT_POLICY");
-  }
+  auto loaded_policy = judging_policy(*info, args.policy);
+  if (!loaded_policy) return fail(args.json, kBadInput, loaded_policy.error().message);
   const policies::Policy& policy = *loaded_policy;
 
   // The index: a local mirror read as it is, or http(s) through the cache (unless --no-cache)
@@ -206,7 +183,7 @@ int run_resolve(const std::vector<std::string_view>& argv) {
     if (!snapshot.failover_note.empty()) why += "; " + snapshot.failover_note;
     return fail(args.json, kUnreadable, why);
   }
-  resolve::Inputs inputs{*workspace, m, policy, snapshot, backend};
+  resolve::Inputs inputs{*workspace, m, policy, snapshot, info->name};
   if (parsed.has("--inspect")) inputs.inspect = make_inspect_hook(m, policy, net);  // read the picks' binaries
   auto resolution = resolve::resolve(inputs);
   if (!resolution) return fail(args.json, kBadInput, resolution.error().message);

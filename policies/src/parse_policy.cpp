@@ -1,5 +1,5 @@
-// parse_policy_json / load_policy_file: the JSON format of policies/data/policy.json
-// (documented in policies/README.md). Every error names the source and the JSON path.
+// parse_policy_json / load_policy_file: the policy JSON format (format 2, documented in
+// policies/README.md). Every error names the source and the JSON path.
 
 #include <algorithm>
 #include <filesystem>
@@ -19,7 +19,7 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr std::int64_t kFormat = 1;          // the newest format this code reads
+constexpr std::int64_t kFormat = 2;          // the format this code reads
 constexpr std::size_t kMaxFileBytes = 16u << 20;
 
 using util::json_kind_name;
@@ -81,12 +81,39 @@ class Reader {
     if (!s) return s.error();
     return dotted(*s, path, what, parts);
   }
-  Expected<ArchList> arch_list(const json::value& v, const std::string& path) const {
+  // A target list, canonicalised by the backend's rules (kept as written without rules).
+  Expected<std::string> arch_list(const json::value& v, const std::string& path, const DeviceRules* rules) const {
     auto s = string(v, path);
     if (!s) return s.error();
-    auto list = ArchList::parse(*s);
+    if (!rules) return *s;
+    auto list = rules->parse_list(*s);
     if (!list) return error(path, list.error().message);
     return *list;
+  }
+  // An accelerator line key ("12.8", "6.2.4"), returned as line_key() spells it.
+  Expected<std::string> line_key(std::string_view key, const std::string& path) const {
+    auto v = model::NumericVersion::parse(key);
+    if (!v || v->parts().size() < 2 || v->parts().size() > 3) {
+      return error(path, quote(key) + " is not an accelerator line (major.minor, or major.minor.patch)");
+    }
+    return policies::line_key(*v);
+  }
+  Expected<model::NumericVersion> line_value(const json::value& v, const std::string& path) const {
+    auto s = string(v, path);
+    if (!s) return s.error();
+    auto key = line_key(*s, path);
+    if (!key) return key.error();
+    return *model::NumericVersion::parse(*key);
+  }
+  Expected<std::vector<std::string>> strings(const json::value& v, const std::string& path) const {
+    if (!v.is_array()) return error(path, "expected an array of strings, got " + std::string(json_kind_name(v)));
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < v.get_array().size(); ++i) {
+      auto s = string(v.get_array()[i], path + "[" + std::to_string(i) + "]");
+      if (!s) return s.error();
+      out.push_back(std::move(*s));
+    }
+    return out;
   }
   // Each member of an object, skipping "_comment"-style keys; `fn(key, value, path)`.
   template <class Fn>
@@ -154,7 +181,8 @@ class Reader {
 
 }  // namespace
 
-Expected<Policy> parse_policy_json(std::string_view text, std::string_view source) {
+Expected<Policy> parse_policy_json(std::string_view text, std::string_view source,
+                                   std::shared_ptr<const DeviceRules> rules_ptr) {
   const Reader rd(source);
   json::value root;
   {
@@ -170,6 +198,8 @@ Expected<Policy> parse_policy_json(std::string_view text, std::string_view sourc
 
   Policy p;
   p.source_ = std::string(source);
+  p.rules_ = std::move(rules_ptr);
+  const DeviceRules* rules = p.rules_.get();
 
   // format
   {
@@ -185,9 +215,11 @@ Expected<Policy> parse_policy_json(std::string_view text, std::string_view sourc
       return rd.error("format", "expected an integer, got " + std::string(json_kind_name(f)));
     }
     if (n < 1) return rd.error("format", std::to_string(n) + " is not a format number");
-    if (n > kFormat) {
-      return rd.error("format", "format " + std::to_string(n) + " is newer than this wheelfit reads (" +
-                                    std::to_string(kFormat) + "); upgrade wheelfit or use an older policy file",
+    if (n != kFormat) {
+      return rd.error("format", "format " + std::to_string(n) + (n > kFormat ? " is newer than" : " is older than") +
+                                    " the format this wheelfit reads (" + std::to_string(kFormat) + "); " +
+                                    (n > kFormat ? "upgrade wheelfit or use an older policy file"
+                                                 : "regenerate the file (policies/README.md)"),
                       Errc::unsupported);
     }
   }
@@ -205,7 +237,130 @@ Expected<Policy> parse_policy_json(std::string_view text, std::string_view sourc
     p.version_ = std::move(*s);
   }
 
-  // arch_policy: platform -> cuda -> list
+  // backend: notation, label grammar, torch index, device, driver
+  {
+    auto v = rd.member(obj, "backend", "");
+    if (!v) return v.error();
+    auto bo = rd.object(**v, "backend");
+    if (!bo) return bo.error();
+    WF_TRY(rd.only(**bo, {"line", "combo_labels", "torch_labels", "torch_index", "device", "driver"}, "backend"));
+    // line
+    {
+      auto lv = rd.member(**bo, "line", "backend");
+      if (!lv) return lv.error();
+      auto lo = rd.object(**lv, "backend.line");
+      if (!lo) return lo.error();
+      WF_TRY(rd.only(**lo, {"key", "prefix", "name"}, "backend.line"));
+      for (auto [key, slot] : {std::pair{"key", &p.notation_.key}, std::pair{"prefix", &p.notation_.prefix},
+                               std::pair{"name", &p.notation_.name}}) {
+        auto m = rd.member(**lo, key, "backend.line");
+        if (!m) return m.error();
+        auto text = rd.string(**m, std::string("backend.line.") + key);
+        if (!text) return text.error();
+        const bool ident = !text->empty() && text->size() <= 32 && std::all_of(text->begin(), text->end(), [](char c) {
+          return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+        });
+        if (!ident) return rd.error(std::string("backend.line.") + key, quote(*text) + " is not a name ([A-Za-z0-9_-], 1-32)");
+        *slot = std::move(*text);
+      }
+    }
+    // label templates
+    for (auto [key, slot] : {std::pair{"combo_labels", &p.combo_labels_}, std::pair{"torch_labels", &p.torch_labels_}}) {
+      const std::string path = std::string("backend.") + key;
+      auto m = rd.member(**bo, key, "backend");
+      if (!m) return m.error();
+      auto texts = rd.strings(**m, path);
+      if (!texts) return texts.error();
+      for (std::size_t i = 0; i < texts->size(); ++i) {
+        auto t = LabelTemplate::parse((*texts)[i]);
+        if (!t) return rd.error(path + "[" + std::to_string(i) + "]", t.error().message);
+        const bool needs_torch = slot == &p.combo_labels_;
+        if (needs_torch ? !t->has_torch() : !t->has_line()) {
+          return rd.error(path + "[" + std::to_string(i) + "]",
+                          quote((*texts)[i]) + (needs_torch ? " names no {torch}" : " names no {line}"));
+        }
+        slot->push_back(std::move(*t));
+      }
+    }
+    // torch_index
+    {
+      auto m = rd.member(**bo, "torch_index", "backend");
+      if (!m) return m.error();
+      auto s = rd.string(**m, "backend.torch_index");
+      if (!s) return s.error();
+      if (!(s->starts_with("https://") || s->starts_with("http://")) ||
+          (s->find("{line}") == std::string::npos && s->find("{line_nodot}") == std::string::npos)) {
+        return rd.error("backend.torch_index", quote(*s) + " is not an http(s) URL pattern containing {line} or {line_nodot}");
+      }
+      p.torch_index_pattern_ = std::move(*s);
+    }
+    // device
+    {
+      auto m = rd.member(**bo, "device", "backend");
+      if (!m) return m.error();
+      auto dobj = rd.object(**m, "backend.device");
+      if (!dobj) return dobj.error();
+      WF_TRY(rd.only(**dobj, {"name", "prefix", "code_sections"}, "backend.device"));
+      if (const auto* prefix = (*dobj)->if_contains("prefix")) {
+        auto ps = rd.string(*prefix, "backend.device.prefix");
+        if (!ps) return ps.error();
+        p.device_prefix_ = std::move(*ps);
+      }
+      auto name = rd.member(**dobj, "name", "backend.device");
+      if (!name) return name.error();
+      auto ns = rd.string(**name, "backend.device.name");
+      if (!ns) return ns.error();
+      p.device_name_ = std::move(*ns);
+      if (const auto* cs = (*dobj)->if_contains("code_sections")) {
+        auto list = rd.strings(*cs, "backend.device.code_sections");
+        if (!list) return list.error();
+        p.code_sections_ = std::move(*list);
+      }
+    }
+    // driver
+    {
+      auto m = rd.member(**bo, "driver", "backend");
+      if (!m) return m.error();
+      auto dobj = rd.object(**m, "backend.driver");
+      if (!dobj) return dobj.error();
+      WF_TRY(rd.only(**dobj, {"rule", "why", "floors"}, "backend.driver"));
+      auto rule = rd.member(**dobj, "rule", "backend.driver");
+      if (!rule) return rule.error();
+      auto rs = rd.string(**rule, "backend.driver.rule");
+      if (!rs) return rs.error();
+      if (*rs == "same_major") p.driver_rule_ = DriverRule::same_major;
+      else if (*rs == "at_least") p.driver_rule_ = DriverRule::at_least;
+      else if (*rs == "unknown") p.driver_rule_ = DriverRule::unknown;
+      else return rd.error("backend.driver.rule", quote(*rs) + " is not a driver rule (same_major, at_least, unknown)");
+      if (const auto* why = (*dobj)->if_contains("why")) {
+        auto ws = rd.string(*why, "backend.driver.why");
+        if (!ws) return ws.error();
+        p.driver_why_ = std::move(*ws);
+      }
+      if (const auto* floors = (*dobj)->if_contains("floors")) {
+        WF_TRY(rd.each(*floors, "backend.driver.floors", [&](const std::string& major, const json::value& entry,
+                                                             const std::string& path) -> Expected<void> {
+          auto mv = rd.dotted(major, path, "a line major", 1);
+          if (!mv) return mv.error();
+          auto eo = rd.object(entry, path);
+          if (!eo) return eo.error();
+          WF_TRY(rd.only(**eo, {"linux", "windows"}, path));
+          MinDriver md;
+          for (auto [name, slot] : {std::pair{"linux", &md.linux_}, std::pair{"windows", &md.windows}}) {
+            auto mm = rd.member(**eo, name, path);
+            if (!mm) return mm.error();
+            auto ver = rd.dotted_value(**mm, path + "." + name, "a driver version", 0);
+            if (!ver) return ver.error();
+            *slot = std::move(*ver);
+          }
+          if (!p.min_driver_.emplace(mv->major(), std::move(md)).second) return rd.error(path, "duplicate line major");
+          return {};
+        }));
+      }
+    }
+  }
+
+  // arch_policy: platform -> line -> list
   {
     auto v = rd.member(obj, "arch_policy", "");
     if (!v) return v.error();
@@ -213,34 +368,34 @@ Expected<Policy> parse_policy_json(std::string_view text, std::string_view sourc
                                            const std::string& path) -> Expected<void> {
       WF_TRY(rd.platform_key(platform, path));
       auto& table = p.arch_policy_[platform];
-      return rd.each(rows, path, [&](const std::string& cuda, const json::value& list,
+      return rd.each(rows, path, [&](const std::string& line, const json::value& list,
                                      const std::string& row_path) -> Expected<void> {
-        auto key = rd.minor_key(cuda, row_path, "a CUDA major.minor");
+        auto key = rd.line_key(line, row_path);
         if (!key) return key.error();
-        auto archs = rd.arch_list(list, row_path);
+        auto archs = rd.arch_list(list, row_path, rules);
         if (!archs) return archs.error();
-        if (!table.emplace(*key, std::move(*archs)).second) return rd.error(row_path, "duplicate CUDA line " + *key);
+        if (!table.emplace(*key, std::move(*archs)).second) return rd.error(row_path, "duplicate line " + *key);
         return {};
       });
     }));
   }
 
-  // arch_exceptions: "cuda/torch" -> list
+  // arch_exceptions: "line/torch" -> list
   {
     auto v = rd.member(obj, "arch_exceptions", "");
     if (!v) return v.error();
     WF_TRY(rd.each(**v, "arch_exceptions", [&](const std::string& key, const json::value& list,
                                                const std::string& path) -> Expected<void> {
       const auto slash = key.find('/');
-      if (slash == std::string::npos) return rd.error(path, quote(key) + " is not <cuda>/<torch-minor>");
-      auto cuda = rd.minor_key(std::string_view(key).substr(0, slash), path, "a CUDA major.minor");
-      if (!cuda) return cuda.error();
+      if (slash == std::string::npos) return rd.error(path, quote(key) + " is not <line>/<torch-minor>");
+      auto line = rd.line_key(std::string_view(key).substr(0, slash), path);
+      if (!line) return line.error();
       auto torch = rd.minor_key(std::string_view(key).substr(slash + 1), path, "a torch major.minor");
       if (!torch) return torch.error();
-      auto archs = rd.arch_list(list, path);
+      auto archs = rd.arch_list(list, path, rules);
       if (!archs) return archs.error();
-      if (!p.arch_exceptions_.emplace(*cuda + "/" + *torch, std::move(*archs)).second) {
-        return rd.error(path, "duplicate exception " + *cuda + "/" + *torch);
+      if (!p.arch_exceptions_.emplace(*line + "/" + *torch, std::move(*archs)).second) {
+        return rd.error(path, "duplicate exception " + *line + "/" + *torch);
       }
       return {};
     }));
@@ -258,26 +413,26 @@ Expected<Policy> parse_policy_json(std::string_view text, std::string_view sourc
       }
       auto eo = rd.object(entry, path);
       if (!eo) return eo.error();
-      WF_TRY(rd.only(**eo, {"arch_list", "arch_list_aarch64", "arch_list_by_cuda", "arch_list_by_cuda_aarch64"}, path));
+      WF_TRY(rd.only(**eo, {"arch_list", "arch_list_aarch64", "arch_list_by_line", "arch_list_by_line_aarch64"}, path));
       Policy::PackageOverride po;
       for (auto [key, slot] : {std::pair{"arch_list", &po.all}, std::pair{"arch_list_aarch64", &po.all_aarch64}}) {
         if (const auto* lv = (*eo)->if_contains(key)) {
-          auto archs = rd.arch_list(*lv, path + "." + key);
+          auto archs = rd.arch_list(*lv, path + "." + key, rules);
           if (!archs) return archs.error();
           *slot = std::move(*archs);
         }
       }
-      for (auto [key, slot] : {std::pair{"arch_list_by_cuda", &po.by_cuda},
-                               std::pair{"arch_list_by_cuda_aarch64", &po.by_cuda_aarch64}}) {
+      for (auto [key, slot] : {std::pair{"arch_list_by_line", &po.by_line},
+                               std::pair{"arch_list_by_line_aarch64", &po.by_line_aarch64}}) {
         if (const auto* lv = (*eo)->if_contains(key)) {
           auto* table = slot;
-          WF_TRY(rd.each(*lv, path + "." + key, [&](const std::string& cuda, const json::value& list,
+          WF_TRY(rd.each(*lv, path + "." + key, [&](const std::string& line, const json::value& list,
                                                     const std::string& row_path) -> Expected<void> {
-            auto ck = rd.minor_key(cuda, row_path, "a CUDA major.minor");
-            if (!ck) return ck.error();
-            auto archs = rd.arch_list(list, row_path);
+            auto lk = rd.line_key(line, row_path);
+            if (!lk) return lk.error();
+            auto archs = rd.arch_list(list, row_path, rules);
             if (!archs) return archs.error();
-            if (!table->emplace(*ck, std::move(*archs)).second) return rd.error(row_path, "duplicate CUDA line " + *ck);
+            if (!table->emplace(*lk, std::move(*archs)).second) return rd.error(row_path, "duplicate line " + *lk);
             return {};
           }));
         }
@@ -287,18 +442,19 @@ Expected<Policy> parse_policy_json(std::string_view text, std::string_view sourc
     }));
   }
 
-  // pytorch_matrix: platform -> cuda -> torch -> [python]
+  // pytorch_matrix: platform -> line -> torch -> [python]
   {
     auto v = rd.member(obj, "pytorch_matrix", "");
     if (!v) return v.error();
     std::set<std::tuple<model::NumericVersion, model::NumericVersion, model::NumericVersion, std::string>> seen;
-    WF_TRY(rd.each(**v, "pytorch_matrix", [&](const std::string& platform, const json::value& by_cuda,
+    WF_TRY(rd.each(**v, "pytorch_matrix", [&](const std::string& platform, const json::value& by_line,
                                               const std::string& ppath) -> Expected<void> {
       WF_TRY(rd.platform_key(platform, ppath));
-      return rd.each(by_cuda, ppath, [&](const std::string& cuda, const json::value& by_torch,
+      return rd.each(by_line, ppath, [&](const std::string& line, const json::value& by_torch,
                                          const std::string& cpath) -> Expected<void> {
-        auto cv = rd.dotted(cuda, cpath, "a CUDA major.minor", 2);
-        if (!cv) return cv.error();
+        auto lk = rd.line_key(line, cpath);
+        if (!lk) return lk.error();
+        const auto lv = *model::NumericVersion::parse(*lk);
         return rd.each(by_torch, cpath, [&](const std::string& torch, const json::value& pythons,
                                             const std::string& tpath) -> Expected<void> {
           auto tv = rd.dotted(torch, tpath, "a torch major.minor", 2);
@@ -310,16 +466,16 @@ Expected<Policy> parse_policy_json(std::string_view text, std::string_view sourc
             const std::string ipath = tpath + "[" + std::to_string(i) + "]";
             auto py = rd.dotted_value(arr[i], ipath, "a Python major.minor", 2);
             if (!py) return py.error();
-            if (!seen.emplace(*cv, *tv, *py, platform).second) return rd.error(ipath, "duplicate Python " + py->str());
-            p.cells_.push_back(Policy::Cell{model::Combo{*cv, *tv}, *py, platform});
+            if (!seen.emplace(lv, *tv, *py, platform).second) return rd.error(ipath, "duplicate Python " + py->str());
+            p.cells_.push_back(Policy::Cell{model::Combo{lv, *tv}, *py, platform});
           }
           return {};
         });
       });
     }));
     std::sort(p.cells_.begin(), p.cells_.end(), [](const Policy::Cell& a, const Policy::Cell& b) {
-      return std::tie(a.combo.cuda, a.combo.torch, a.python, a.platform) <
-             std::tie(b.combo.cuda, b.combo.torch, b.python, b.platform);
+      return std::tie(a.combo.line, a.combo.torch, a.python, a.platform) <
+             std::tie(b.combo.line, b.combo.torch, b.python, b.platform);
     });
   }
 
@@ -347,96 +503,56 @@ Expected<Policy> parse_policy_json(std::string_view text, std::string_view sourc
     }));
   }
 
-  // pypi_cuda: platform -> torch -> cuda
+  // pypi_line: platform -> torch -> line
   {
-    auto v = rd.member(obj, "pypi_cuda", "");
+    auto v = rd.member(obj, "pypi_line", "");
     if (!v) return v.error();
-    WF_TRY(rd.each(**v, "pypi_cuda", [&](const std::string& platform, const json::value& rows,
+    WF_TRY(rd.each(**v, "pypi_line", [&](const std::string& platform, const json::value& rows,
                                          const std::string& ppath) -> Expected<void> {
       WF_TRY(rd.platform_key(platform, ppath));
-      auto& table = p.pypi_cuda_[platform];
-      return rd.each(rows, ppath, [&](const std::string& torch, const json::value& cuda,
+      auto& table = p.pypi_line_[platform];
+      return rd.each(rows, ppath, [&](const std::string& torch, const json::value& line,
                                       const std::string& path) -> Expected<void> {
         auto key = rd.minor_key(torch, path, "a torch major.minor");
         if (!key) return key.error();
-        auto cv = rd.dotted_value(cuda, path, "a CUDA major.minor", 2);
-        if (!cv) return cv.error();
-        if (!table.emplace(*key, std::move(*cv)).second) return rd.error(path, "duplicate torch minor " + *key);
+        auto lv = rd.line_value(line, path);
+        if (!lv) return lv.error();
+        if (!table.emplace(*key, std::move(*lv)).second) return rd.error(path, "duplicate torch minor " + *key);
         return {};
       });
     }));
   }
 
-  // min_driver: cuda major -> {linux, windows}
-  {
-    auto v = rd.member(obj, "min_driver", "");
-    if (!v) return v.error();
-    WF_TRY(rd.each(**v, "min_driver", [&](const std::string& major, const json::value& entry,
-                                          const std::string& path) -> Expected<void> {
-      auto mv = rd.dotted(major, path, "a CUDA major", 1);
-      if (!mv) return mv.error();
-      auto eo = rd.object(entry, path);
-      if (!eo) return eo.error();
-      WF_TRY(rd.only(**eo, {"linux", "windows"}, path));
-      MinDriver md;
-      for (auto [name, slot] : {std::pair{"linux", &md.linux_}, std::pair{"windows", &md.windows}}) {
-        auto m = rd.member(**eo, name, path);
-        if (!m) return m.error();
-        auto ver = rd.dotted_value(**m, path + "." + name, "a driver version", 0);
-        if (!ver) return ver.error();
-        *slot = std::move(*ver);
-      }
-      if (!p.min_driver_.emplace(mv->major(), std::move(md)).second) return rd.error(path, "duplicate CUDA major");
-      return {};
-    }));
-  }
-
-  // fallback: backend -> cpu arch -> {cuda, torch}
+  // fallback: cpu arch -> {line, torch}
   {
     auto v = rd.member(obj, "fallback", "");
     if (!v) return v.error();
-    WF_TRY(rd.each(**v, "fallback", [&](const std::string& backend, const json::value& by_arch,
-                                        const std::string& bpath) -> Expected<void> {
-      WF_TRY(rd.platform_key(backend, bpath));
-      auto& table = p.fallback_[backend];
-      return rd.each(by_arch, bpath, [&](const std::string& arch, const json::value& entry,
-                                         const std::string& path) -> Expected<void> {
-        auto eo = rd.object(entry, path);
-        if (!eo) return eo.error();
-        WF_TRY(rd.only(**eo, {"cuda", "torch"}, path));
-        auto cm = rd.member(**eo, "cuda", path);
-        if (!cm) return cm.error();
-        auto cuda = rd.dotted_value(**cm, path + ".cuda", "a CUDA major.minor", 2);
-        if (!cuda) return cuda.error();
-        auto tm = rd.member(**eo, "torch", path);
-        if (!tm) return tm.error();
-        auto torch = rd.dotted_value(**tm, path + ".torch", "a torch major.minor", 2);
-        if (!torch) return torch.error();
-        const std::string norm = model::normalize_cpu_arch(arch);
-        if (!table.emplace(norm, model::Combo{*cuda, *torch}).second) {
-          return rd.error(path, "duplicate CPU arch " + norm);
-        }
-        return {};
-      });
+    WF_TRY(rd.each(**v, "fallback", [&](const std::string& arch, const json::value& entry,
+                                        const std::string& path) -> Expected<void> {
+      WF_TRY(rd.platform_key(arch, path));
+      auto eo = rd.object(entry, path);
+      if (!eo) return eo.error();
+      WF_TRY(rd.only(**eo, {"line", "torch"}, path));
+      auto lm = rd.member(**eo, "line", path);
+      if (!lm) return lm.error();
+      auto line = rd.line_value(**lm, path + ".line");
+      if (!line) return line.error();
+      auto tm = rd.member(**eo, "torch", path);
+      if (!tm) return tm.error();
+      auto torch = rd.dotted_value(**tm, path + ".torch", "a torch major.minor", 2);
+      if (!torch) return torch.error();
+      const std::string norm = model::normalize_cpu_arch(arch);
+      if (!p.fallback_.emplace(norm, model::Combo{*line, *torch}).second) {
+        return rd.error(path, "duplicate CPU arch " + norm);
+      }
+      return {};
     }));
-  }
-
-  // torch_index
-  {
-    auto v = rd.member(obj, "torch_index", "");
-    if (!v) return v.error();
-    auto s = rd.string(**v, "torch_index");
-    if (!s) return s.error();
-    if (!(s->starts_with("https://") || s->starts_with("http://")) || s->find("{cuda_nodot}") == std::string::npos) {
-      return rd.error("torch_index", quote(*s) + " is not an http(s) URL pattern containing {cuda_nodot}");
-    }
-    p.torch_index_pattern_ = std::move(*s);
   }
 
   return p;
 }
 
-Expected<Policy> load_policy_file(const std::string& path) {
+Expected<std::string> read_policy_file(const std::string& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (!std::filesystem::exists(status)) return unexpected(Errc::not_found, path + ": no such policy file");
@@ -453,7 +569,13 @@ Expected<Policy> load_policy_file(const std::string& path) {
     }
   }
   if (in.bad()) return unexpected(Errc::io_error, path + ": reading the policy file failed");
-  return parse_policy_json(text, path);
+  return text;
+}
+
+Expected<Policy> load_policy_file(const std::string& path, std::shared_ptr<const DeviceRules> rules) {
+  auto text = read_policy_file(path);
+  if (!text) return text.error();
+  return parse_policy_json(*text, path, std::move(rules));
 }
 
 }  // namespace wheelfit::policies

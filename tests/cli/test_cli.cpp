@@ -100,7 +100,7 @@ TEST_CASE("wheelfit resolve exits 1 when nothing fits and leaves pixi.toml untou
   args.insert(args.end(), {"-o", out.string()});
   auto r = run_wheelfit(args, "WHEELFIT_OVERRIDE_GPUS=6.1");
   CHECK(r.code == 1);
-  CHECK_THAT(r.out, Catch::Contains("No cuda-wheels combo covers all required packages."));
+  CHECK_THAT(r.out, Catch::Contains("No CUDA combo covers all required packages."));
   CHECK_THAT(r.out, Catch::Contains("gpu_arch"));
   CHECK(read_file(out) == "precious");
 }

@@ -158,7 +158,7 @@ TEST_CASE("wheelfit detect on a ROCm machine", "[cli][detect]") {
   REQUIRE(r.code == 0);
   const auto o = parse_object(r.out);
   CHECK(o.at("backend").as_string() == "rocm");
-  CHECK(o.at("gpu_targets").as_array() == boost::json::array{"gfx90a", "gfx90a"});
+  CHECK(o.at("gpus").as_array() == boost::json::array{"gfx90a", "gfx90a"});
   CHECK(o.at("driver_version").as_string() == "6.8.5");
   CHECK(o.at("devices").as_array().size() == 2);
 
@@ -201,7 +201,8 @@ TEST_CASE("wheelfit detect: errors exit 2 and name the problem", "[cli][detect]"
   const fs::path missing = w.dir / "no" / "python";
   auto row = GENERATE_COPY(values<Row>({
       {{"detect", "--python", missing.string()}, "--python: " + missing.string() + ": no such file"},
-      {{"detect", "--backend", "metal"}, "--backend: backend = 'metal': must be cuda, rocm or cpu"},
+      {{"detect", "--backend", "metal"}, "--backend: unknown backend 'metal' (known: cpu, cuda, rocm)"},
+      {{"detect", "--backend", "Bad Name"}, "--backend: backend = 'Bad Name': must be a backend name"},
       {{"detect", "--bogus"}, "unknown option --bogus"},
       {{"detect", "extra"}, "unexpected argument 'extra'"},
   }));

@@ -79,8 +79,10 @@ TEST_CASE("wheelfit plugins lists the built backends: cuda and rocm", "[cli][plu
     CHECK(cuda.at("index_url") == "https://comfy-forge.github.io/cuda-wheels/");
     CHECK(cuda.at("index_env") == "COMFY_ENV_CUDA_WHEELS_INDEX");
     CHECK(cuda.at("releases_repo") == "Comfy-Forge/cuda-wheels");
-    CHECK(cuda.at("torch_label") == "cu");
-    CHECK(cuda.at("torch_index_pattern") == "https://download.pytorch.org/whl/cu{cuda_nodot}");
+    CHECK(cuda.at("torch_labels").as_array() == boost::json::array{"cu{line:nodot}", "cu{line:nodot}.*"});
+    CHECK(cuda.at("combo_labels").as_array() == boost::json::array{"cu{line:nodot}torch{torch}", "pt{torch}cu{line:nodot}"});
+    CHECK(cuda.at("torch_index_pattern") == "https://download.pytorch.org/whl/cu{line_nodot}");
+    CHECK(cuda.at("line").at("key") == "cuda");
     CHECK(cuda.at("detection") == true);
     CHECK(cuda.at("fallback").at("x86_64").at("cuda") == "12.8");
     CHECK(cuda.at("fallback").at("x86_64").at("torch") == "2.8");
@@ -90,8 +92,9 @@ TEST_CASE("wheelfit plugins lists the built backends: cuda and rocm", "[cli][plu
     const auto& rocm = backend(v, "rocm");
     CHECK(rocm.at("index_url") == "");
     CHECK(rocm.at("index_env") == "WHEELFIT_ROCM_WHEELS_INDEX");
-    CHECK(rocm.at("torch_index_pattern") == "https://download.pytorch.org/whl/rocm{rocm}");
-    CHECK(rocm.at("fallback").as_object().empty());
+    CHECK(rocm.at("torch_index_pattern") == "https://download.pytorch.org/whl/rocm{line}");
+    CHECK(rocm.at("torch_labels").as_array() == boost::json::array{"rocm{line}"});
+    CHECK(rocm.at("fallback").at("x86_64").at("rocm") == "7.1");
     CHECK_FALSE(rocm.contains("policy_error"));
   }
 }
@@ -107,28 +110,28 @@ TEST_CASE("wheelfit plugins with WHEELFIT_PLUGIN_PATH: a test backend, files ski
     CHECK(v.at("backends").as_array().size() == 2);
     const auto& fake = backend(v, "fake");
     CHECK(fake.at("index_url") == "https://example.test/fake-wheels/");
-    CHECK(fake.at("fallback").at("x86_64").at("cuda") == "1.2");
+    CHECK(fake.at("fallback").at("x86_64").at("fake") == "1.2");
     CHECK(fake.at("fallback").at("aarch64").at("torch") == "7.8");
     CHECK(fake.at("policy_version") == "fake-1");
     CHECK(fake.at("file") == (folder.dir / "libwheelfit_test_plugin_fake.so").string().c_str());
     const auto& throwing = backend(v, "throwing");
     CHECK(throwing.at("fallback").as_object().empty());
-    CHECK(throwing.at("policy_version").is_null());
+    CHECK(throwing.at("policy_version") == "test-1");
     const auto& skipped = v.at("skipped").as_array();
     REQUIRE(skipped.size() == 2);
     CHECK(skipped[0].at("file") == (folder.dir / "README.md").string().c_str());
     CHECK(skipped[0].at("kind") == "not_plugin_name");
     CHECK(skipped[1].at("file") == (folder.dir / "libwheelfit_test_plugin_wrong_abi.so").string().c_str());
     CHECK(skipped[1].at("kind") == "abi_mismatch");
-    CHECK(skipped[1].at("reason") == "built for wheelfit backend ABI 2; this wheelfit reads ABI 1");
+    CHECK(skipped[1].at("reason") == "built for wheelfit backend ABI 1; this wheelfit reads ABI 2");
   }
   SECTION("the report") {
     auto r = run_wheelfit({"plugins"}, folder.dir);
     CHECK(r.code == 0);
-    CHECK_THAT(r.out, Catch::Contains("\nfake: a test backend\n") && Catch::Contains("fallback:      aarch64 cu5.6/torch7.8, x86_64 cu1.2/torch3.4"));
-    CHECK_THAT(r.out, Catch::Contains("fallback:      none (no policy data)"));
+    CHECK_THAT(r.out, Catch::Contains("\nfake: a test backend\n") && Catch::Contains("fallback:      aarch64 fk5.6/torch7.8, x86_64 fk1.2/torch3.4"));
+    CHECK_THAT(r.out, Catch::Contains("fallback:      none"));
     CHECK_THAT(r.out, Catch::Contains("skipped:\n  README.md: not a plugin file name"));
-    CHECK_THAT(r.out, Catch::Contains("libwheelfit_test_plugin_wrong_abi.so: built for wheelfit backend ABI 2; this wheelfit reads ABI 1"));
+    CHECK_THAT(r.out, Catch::Contains("libwheelfit_test_plugin_wrong_abi.so: built for wheelfit backend ABI 1; this wheelfit reads ABI 2"));
     CHECK(r.err.empty());
   }
 }
@@ -173,10 +176,10 @@ TEST_CASE("wheelfit resolve takes its backend, policy and fallback from the plug
     CHECK_THAT(boost::json::serialize(v), Catch::Contains("libwheelfit_test_plugin_fake.so (built-in policy)"));
     bool fake_fallback = false;
     for (const auto& t : v.at("tiers").as_array()) {
-      if (t.at("tier") == "fallback" && t.at("combo").at("cuda") == "1.2" && t.at("combo").at("torch") == "3.4") fake_fallback = true;
+      if (t.at("tier") == "fallback" && t.at("combo").at("fake") == "1.2" && t.at("combo").at("torch") == "3.4") fake_fallback = true;
     }
     CHECK(fake_fallback);
-    CHECK_THAT(r.err, Catch::Contains("libwheelfit_test_plugin_wrong_abi.so skipped: built for wheelfit backend ABI 2"));
+    CHECK_THAT(r.err, Catch::Contains("libwheelfit_test_plugin_wrong_abi.so skipped: built for wheelfit backend ABI 1"));
   }
   SECTION("a backend no plugin supplies is a usage error listing the loaded ones") {
     auto r = run_wheelfit(base, folder.dir);  // the default backend, cuda, is not in this folder

@@ -10,6 +10,7 @@
 #include <set>
 #include <tuple>
 
+#include "support/backend_support.hpp"
 #include "farmgen.hpp"
 #include "support/resolve_support.hpp"
 #include "support/test_support.hpp"
@@ -27,7 +28,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const policies::Policy& policy() { return policies::builtin_policy(); }
+const policies::Policy& policy() { return test::cuda_policy(); }
 
 model::NumericVersion nv(const char* text) { return model::NumericVersion::parse(text).value(); }
 
@@ -48,9 +49,9 @@ std::vector<Cell> expected_grid() {
   std::vector<Cell> out;
   for (const auto& c : policy().shipped_cells()) {
     if (c.python.major() < 3 || (c.python.major() == 3 && c.python.minor() < 10)) continue;
-    if (!lines.count(mm(c.combo.cuda)) || !platforms.count(c.platform)) continue;
+    if (!lines.count(mm(c.combo.line)) || !platforms.count(c.platform)) continue;
     if (!policy().platform_arch_list(c.combo, c.platform)) continue;
-    out.push_back({mm(c.combo.cuda), mm(c.combo.torch), mm(c.python), c.platform});
+    out.push_back({mm(c.combo.line), mm(c.combo.torch), mm(c.python), c.platform});
   }
   return out;
 }
@@ -67,7 +68,7 @@ std::vector<Cell> expected_cells(const farmgen::FarmPackage& p) {
       bool listed = false;
       for (const auto& oc : p.own_combinations)
         for (const auto& py : oc.pythons)
-          listed = listed || (mm(oc.cuda) == c.cuda && mm(oc.torch) == c.torch && mm(py) == c.python);
+          listed = listed || (mm(oc.line) == c.cuda && mm(oc.torch) == c.torch && mm(py) == c.python);
       if (!listed) continue;
     }
     out.push_back(c);
@@ -129,7 +130,7 @@ ParsedAnchor parse_anchor(const index::Link& link) {
   REQUIRE(tw.has_value());
   auto hw = model::WheelName::parse(link.filename);
   REQUIRE(hw.has_value());
-  auto combo = model::parse_combo_label(tw->version.local());
+  auto combo = wheelfit::test::cuda_policy().parse_combo_label(tw->version.local());
   REQUIRE(combo.has_value());
   REQUIRE(tw->python_tags.size() == 1);
   auto py = model::parse_python_tag(tw->python_tags[0]);
@@ -144,7 +145,7 @@ machine::Machine gh200_no_torch() {
                              {"python", "3.12"},
                              {"backend", "cuda"},
                              {"driver_version", "580.65.06"},
-                             {"cuda_driver", "13.0"},
+                             {"driver_line", "13.0"},
                              {"gpus", "9.0"}});
 }
 
@@ -159,10 +160,11 @@ std::vector<std::string> eligible(const model::Combo& combo, const std::string& 
     }
     const auto cells = expected_cells(p);
     const bool built = std::any_of(cells.begin(), cells.end(), [&](const Cell& c) {
-      return c.cuda == mm(combo.cuda) && c.torch == mm(combo.torch) && c.python == python && c.platform == platform;
+      return c.cuda == mm(combo.line) && c.torch == mm(combo.torch) && c.python == python && c.platform == platform;
     });
     const auto archs = policy().arch_list(p.index_name, combo, platform);
-    if (built && archs && archs->archs.covers(gpu)) out.push_back(p.index_name);
+    const bool covered = archs && policy().rules()->match(archs->list, gpu.str()).value().covers();
+    if (built && covered) out.push_back(p.index_name);
     else if (excluded) excluded->push_back(p.index_name);
   }
   return out;
@@ -248,32 +250,38 @@ TEST_CASE("farmgen: the grid is the shipped cells the farm builds", "[farmgen]")
   REQUIRE(grid.size() == want.size());
   CHECK(grid.size() > 300);
   for (std::size_t i = 0; i < grid.size(); ++i) {
-    CHECK(mm(grid[i].combo.cuda) == want[i].cuda);
+    CHECK(mm(grid[i].combo.line) == want[i].cuda);
     CHECK(mm(grid[i].combo.torch) == want[i].torch);
     CHECK(mm(grid[i].python) == want[i].python);
     CHECK(grid[i].platform == want[i].platform);
   }
   // cu12.4 never on aarch64 (no arch list there), nothing below Python 3.10.
   for (const auto& c : grid) {
-    CHECK_FALSE((c.platform == "linux_aarch64" && c.combo.cuda == nv("12.4")));
+    CHECK_FALSE((c.platform == "linux_aarch64" && c.combo.line == nv("12.4")));
     CHECK(c.python >= nv("3.10"));
   }
   // The policy does ship cu12.4 aarch64 cells: the arch-list rule is what drops them.
   const bool shipped_124_arm = std::any_of(policy().shipped_cells().begin(), policy().shipped_cells().end(),
                                            [](const policies::Policy::Cell& c) {
-                                             return c.platform == "linux_aarch64" && c.combo.cuda == nv("12.4");
+                                             return c.platform == "linux_aarch64" && c.combo.line == nv("12.4");
                                            });
   CHECK(shipped_124_arm);
 }
 
 TEST_CASE("farmgen: file names are the farm's", "[farmgen]") {
   const auto& fa = builtin("flash-attn");
-  const model::Combo combo{nv("12.8"), nv("2.8")};
-  CHECK(farmgen::wheel_filename(fa, combo, nv("3.12"), "linux") ==
+  const auto label = [](const auto& pol, const char* line, const char* torch) {
+    return pol.combo_labels().front().render(model::Combo{nv(line), nv(torch)});
+  };
+  const auto& cuda = policy();
+  CHECK(farmgen::wheel_filename(fa, label(cuda, "12.8", "2.8"), nv("3.12"), "linux") ==
         "flash_attn-2.8.3+cu128torch2.8-cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl");
-  CHECK(farmgen::wheel_filename(fa, {nv("13.0"), nv("2.10")}, nv("3.10"), "linux_aarch64") ==
+  CHECK(farmgen::wheel_filename(fa, label(cuda, "13.0", "2.10"), nv("3.10"), "linux_aarch64") ==
         "flash_attn-2.8.3+cu130torch2.10-cp310-cp310-manylinux_2_26_aarch64.manylinux_2_28_aarch64.whl");
-  CHECK(farmgen::wheel_filename(fa, combo, nv("3.13"), "windows") == "flash_attn-2.8.3+cu128torch2.8-cp313-cp313-win_amd64.whl");
+  CHECK(farmgen::wheel_filename(fa, label(cuda, "12.8", "2.8"), nv("3.13"), "windows") ==
+        "flash_attn-2.8.3+cu128torch2.8-cp313-cp313-win_amd64.whl");
+  CHECK(farmgen::wheel_filename(fa, label(wheelfit::test::rocm_policy(), "6.2.4", "2.7"), nv("3.12"), "linux") ==
+        "flash_attn-2.8.3+rocm6.2.4torch2.7-cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl");
 }
 
 TEST_CASE("farmgen: SHA-256 is the real digest", "[farmgen]") {
@@ -302,7 +310,7 @@ TEST_CASE("farmgen: every anchor is a wheel of a shipped cell, counts match the 
       CHECK(a.text_wheel.distribution == p.name);
       CHECK(a.text_wheel.version.public_version().str() == model::Version::parse(p.version)->str());
       CHECK(policy().pytorch_shipped(a.combo, nv(a.python.c_str()), a.platform));
-      seen.insert({mm(a.combo.cuda), mm(a.combo.torch), a.python, a.platform});
+      seen.insert({mm(a.combo.line), mm(a.combo.torch), a.python, a.platform});
       hrefs.insert(link.url);
       CHECK(link.url.rfind("https://github.com/Comfy-Forge/cuda-wheels/releases/download/" + p.name + "-latest/", 0) == 0);
       CHECK(link.url.find('+') == std::string::npos);
@@ -345,12 +353,12 @@ TEST_CASE("farmgen: torch-free packages alias one file under every torch minor, 
   std::size_t aliases = 0;
   for (const auto& link : page.links) {
     const auto a = parse_anchor(link);
-    auto href_combo = model::parse_combo_label(a.href_wheel.version.local());
+    auto href_combo = wheelfit::test::cuda_policy().parse_combo_label(a.href_wheel.version.local());
     REQUIRE(href_combo.has_value());
-    CHECK(href_combo->cuda == a.combo.cuda);
+    CHECK(href_combo->line == a.combo.line);
     CHECK(a.href_wheel.python_tags == a.text_wheel.python_tags);
     CHECK(platform_of(a.href_wheel) == a.platform);
-    CHECK(mm(href_combo->torch) == newest.at({mm(a.combo.cuda), a.python, a.platform}));
+    CHECK(mm(href_combo->torch) == newest.at({mm(a.combo.line), a.python, a.platform}));
     if (link.text != link.filename) ++aliases;
   }
   CHECK(aliases > 0);
@@ -388,7 +396,7 @@ TEST_CASE("farmgen: per-combo channels hold exactly that combo's anchors", "[far
       REQUIRE(page.links.size() == want);
       for (const auto& link : page.links) {
         const auto a = parse_anchor(link);
-        CHECK(mm(a.combo.cuda) == cuda);
+        CHECK(mm(a.combo.line) == cuda);
         CHECK(mm(a.combo.torch) == torch);
       }
       channel_anchors += want;
@@ -416,9 +424,9 @@ TEST_CASE("farmgen: packages.json is schema 1 with the SHA-256 of each file name
       CHECK(*w.sha256 == farmgen::sha256_hex(w.filename));
       auto wn = model::WheelName::parse(w.filename);
       REQUIRE(wn.has_value());
-      auto combo = model::parse_combo_label(wn->version.local());
+      auto combo = wheelfit::test::cuda_policy().parse_combo_label(wn->version.local());
       REQUIRE(combo.has_value());
-      CHECK(w.cuda == mm(combo->cuda));
+      CHECK(w.cuda == mm(combo->line));
       CHECK(w.torch == mm(combo->torch));
       CHECK(w.python == wn->python_tags[0].substr(2));
       CHECK(w.platform == platform_of(*wn));

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "support/backend_support.hpp"
 #include "inspect/binary_writer.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/inspect/doctor.hpp"
@@ -20,7 +21,7 @@ machine::Machine machine_with_gpu(const std::string& gpus) {
   machine::Machine m;
   for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
            {"os", "linux"}, {"cpu_arch", "x86_64"}, {"glibc", "2.35"}, {"python", "3.12"}, {"torch", "2.8.0+cu128"},
-           {"cuda_driver", "13.0"}, {"gpus", gpus}}) {
+           {"driver_line", "13.0"}, {"gpus", gpus}}) {
     REQUIRE(machine::set_fact(m, k, v, "test"));
   }
   return m;
@@ -61,7 +62,7 @@ void make_site(const test::TempDir& dir) {
 TEST_CASE("doctor: a distribution whose kernels miss the GPU is listed with gpu_arch and why", "[inspect][doctor]") {
   test::TempDir dir;
   make_site(dir);
-  auto r = inspect::doctor({(dir / "site-packages").string()}, machine_with_gpu("9.0"), policies::builtin_policy());
+  auto r = inspect::doctor({(dir / "site-packages").string()}, machine_with_gpu("9.0"), test::cuda_policy());
   REQUIRE(r);
   CHECK(r->distributions == 2);
   REQUIRE(r->dists.size() == 1);  // six has nothing compiled
@@ -86,14 +87,14 @@ TEST_CASE("doctor: a distribution whose kernels miss the GPU is listed with gpu_
 TEST_CASE("doctor: the same site on an sm_86 machine fits", "[inspect][doctor]") {
   test::TempDir dir;
   make_site(dir);
-  auto r = inspect::doctor({(dir / "site-packages").string()}, machine_with_gpu("8.6"), policies::builtin_policy());
+  auto r = inspect::doctor({(dir / "site-packages").string()}, machine_with_gpu("8.6"), test::cuda_policy());
   REQUIRE(r);
   CHECK(r->ok());
 }
 
 TEST_CASE("doctor: missing folders, a missing RECORD, an earlier folder shadowing a later one", "[inspect][doctor]") {
   test::TempDir dir;
-  auto none = inspect::doctor({(dir / "nope").string()}, machine_with_gpu("9.0"), policies::builtin_policy());
+  auto none = inspect::doctor({(dir / "nope").string()}, machine_with_gpu("9.0"), test::cuda_policy());
   REQUIRE_FALSE(none);
   CHECK(none.error().is(Errc::not_found));
   CHECK(none.error().message.find("nope") != std::string::npos);
@@ -101,7 +102,7 @@ TEST_CASE("doctor: missing folders, a missing RECORD, an earlier folder shadowin
   make_site(dir);
   write_file(dir / "user/flash_attn-2.9.0.dist-info/METADATA", "Name: flash-attn\nVersion: 2.9.0\n\n");
   auto r = inspect::doctor({(dir / "user").string(), (dir / "nope").string(), (dir / "site-packages").string()},
-                           machine_with_gpu("9.0"), policies::builtin_policy());
+                           machine_with_gpu("9.0"), test::cuda_policy());
   REQUIRE(r);
   CHECK(r->dists.empty());
   auto has = [&](const std::string& s) {

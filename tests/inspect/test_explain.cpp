@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "support/backend_support.hpp"
 #include "inspect/binary_writer.hpp"
 #include "support/test_support.hpp"
 #include "support/wheel_builder.hpp"
@@ -30,13 +31,13 @@ machine::Machine make_machine(const std::vector<std::pair<std::string, std::stri
 machine::Machine h100(std::vector<std::pair<std::string, std::string>> changes = {}) {
   std::vector<std::pair<std::string, std::string>> facts{{"os", "linux"},      {"cpu_arch", "x86_64"}, {"glibc", "2.35"},
                                                          {"python", "3.12"},   {"torch", "2.8.0+cu128"},
-                                                         {"cuda_driver", "13.0"}, {"driver_version", "580.65.06"},
+                                                         {"driver_line", "13.0"}, {"driver_version", "580.65.06"},
                                                          {"gpus", "9.0"}};
   for (auto& c : changes) facts.push_back(std::move(c));
   return make_machine(facts);
 }
 
-const policies::Policy& policy() { return policies::builtin_policy(); }
+const policies::Policy& policy() { return test::cuda_policy(); }
 
 struct Lib {
   std::uint16_t machine = 62;
@@ -99,7 +100,7 @@ TEST_CASE("explain: a fitting wheel: all seven demands ok, from the name and the
   CHECK(demand(e, Demand::gpu_arch).wheel == "sm_80, sm_90 (SASS), compute_90 (PTX)");
   CHECK(demand(e, Demand::gpu_arch).machine == "sm_90");
   CHECK(demand(e, Demand::torch).wheel.find("links libc10.so, libtorch_cpu.so") != std::string::npos);
-  CHECK(demand(e, Demand::cuda).wheel.find("libcudart.so.12") != std::string::npos);
+  CHECK(demand(e, Demand::line).wheel.find("libcudart.so.12") != std::string::npos);
   CHECK(demand(e, Demand::glibc).wheel.find("GLIBC_2.28 (" + kModule + ")") != std::string::npos);
   // Only the compiled member was read: the data file was not.
   REQUIRE(e.files.size() == 1);
@@ -233,14 +234,14 @@ TEST_CASE("explain: torch, cuda and python from the label, the linked libraries 
     CHECK(has_warning(e, "links libtorch, but the name names no torch version"));
   }
   SECTION("a driver too old for the CUDA runtime") {
-    const auto e = explain(wheel_of(library({})), kName, h100({{"cuda_driver", "11.8"}}));
-    const auto& c = demand(e, Demand::cuda);
+    const auto e = explain(wheel_of(library({})), kName, h100({{"driver_line", "11.8"}}));
+    const auto& c = demand(e, Demand::line);
     CHECK(c.verdict == Verdict::fails);
     CHECK(c.detail.find("CUDA driver version is insufficient for CUDA runtime version") != std::string::npos);
   }
   SECTION("a CPU build of torch") {
     const auto e = explain(wheel_of(library({})), kName, h100({{"torch", "2.8.0+cpu"}}));
-    CHECK(demand(e, Demand::cuda).detail.find("Torch not compiled with CUDA enabled") != std::string::npos);
+    CHECK(demand(e, Demand::line).detail.find("Torch not compiled with CUDA enabled") != std::string::npos);
   }
   SECTION("a module built for another CPython") {
     const auto e = explain(wheel_of(library({}), "pkg/_C.cpython-311-x86_64-linux-gnu.so"), kName, h100());
@@ -257,7 +258,7 @@ TEST_CASE("explain: torch, cuda and python from the label, the linked libraries 
 TEST_CASE("explain: unknown machine facts are unknown, never guessed", "[inspect][explain]") {
   const auto e = explain(wheel_of(library({})), kName, make_machine({{"os", "linux"}, {"cpu_arch", "x86_64"}}));
   CHECK(e.fits());
-  for (Demand d : {Demand::gpu_arch, Demand::torch, Demand::cuda, Demand::python, Demand::glibc}) {
+  for (Demand d : {Demand::gpu_arch, Demand::torch, Demand::line, Demand::python, Demand::glibc}) {
     INFO(resolve::to_string(d));
     CHECK(demand(e, d).verdict == Verdict::unknown);
   }

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "support/backend_support.hpp"
 #include "support/resolve_support.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/index/index_client.hpp"
@@ -41,7 +42,7 @@ std::map<std::string, std::vector<FixtureWheel>> fixture_wheels() {
 resolve::Resolution resolve_on_fixture(const std::vector<std::string>& packages, const machine::Machine& m) {
   auto transport = transports::make_file_transport();
   const auto snap = index::read_index(*transport, transports::to_url(test::farm_index_dir().string(), true), packages);
-  auto r = resolve::resolve({test::workspace(packages), m, policies::builtin_policy(), snap, "cuda"});
+  auto r = resolve::resolve({test::workspace(packages), m, test::cuda_policy(), snap, "cuda"});
   REQUIRE(r.has_value());
   return std::move(*r);
 }
@@ -100,7 +101,7 @@ TEST_CASE("farm snapshot: x86_64 py3.12 torch 2.8+cu128 on sm_90 resolves in tie
   auto r = resolve_on_fixture(packages, test::h100());
   REQUIRE(r.ok());
   CHECK(*r.tier == "bootstrap");
-  CHECK(r.combo->str() == "cu12.8/torch2.8");
+  CHECK(wheelfit::test::cuda_policy().combo_str(*r.combo) == "cu12.8/torch2.8");
   REQUIRE(r.picks.size() == packages.size());
   for (const auto& pick : r.picks) {
     CAPTURE(pick.name);
@@ -170,12 +171,12 @@ TEST_CASE("farm snapshot: aarch64 without torch tries the fallback, which is not
   // The fallback for aarch64 is cu13.0/torch2.10; PyTorch ships it for cp312 on aarch64 (per the
   // matrix), so it is tried, and the snapshot has no cu13.0 wheel at all.
   REQUIRE(r.tiers[1].combo);
-  CHECK(r.tiers[1].combo->str() == "cu13.0/torch2.10");
+  CHECK(wheelfit::test::cuda_policy().combo_str(*r.tiers[1].combo) == "cu13.0/torch2.10");
   REQUIRE(r.tiers[1].status == resolve::TierOutcome::Status::failed);
   for (const auto& c : r.tiers[1].packages.at(0).candidates) {
     CAPTURE(c.filename);
     bool cuda_failed = false;
-    for (const auto& f : c.failed) cuda_failed = cuda_failed || f.demand == resolve::Demand::cuda;
+    for (const auto& f : c.failed) cuda_failed = cuda_failed || f.demand == resolve::Demand::line;
     CHECK(cuda_failed);
   }
 }

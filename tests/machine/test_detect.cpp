@@ -30,18 +30,29 @@ bool any_note(const std::vector<std::string>& notes, const std::string& needle) 
 
 wheelfit::model::NumericVersion nv(std::string_view t) { return wheelfit::model::NumericVersion::parse(t).value(); }
 
+using Strings = std::vector<std::string>;
+
+// What the backends' torch-label grammars say, for these tests: +cuXYZ -> cuda, +rocmX.Y -> rocm,
+// +xpu -> xpu; anything else names no backend.
+std::optional<std::string> test_label_backend(std::string_view label) {
+  if (label.starts_with("cu")) return std::string("cuda");
+  if (label.starts_with("rocm")) return std::string("rocm");
+  if (label == "xpu") return std::string("xpu");
+  return std::nullopt;
+}
+
 const std::string kNoCuda =
     R"({"present": false, "facts": {}, "provenance": {}, "devices": [], "notes": ["NVML: libnvidia-ml.so.1 not found"]})";
 const std::string kNoRocm =
     R"({"present": false, "facts": {}, "provenance": {}, "devices": [], "notes": ["KFD: /sys/class/kfd/kfd/topology/nodes does not exist"]})";
 const std::string kTwoCudaGpus =
-    R"({"present": true, "facts": {"driver_version": "580.65.06", "cuda_driver": "13.0", "gpus": ["9.0", "8.6"]},)"
+    R"({"present": true, "facts": {"driver_version": "580.65.06", "driver_line": "13.0", "gpus": ["9.0", "8.6"]},)"
     R"( "provenance": {"driver_version": "NVML nvmlSystemGetDriverVersion", "gpus": "NVML nvmlDeviceGetCudaComputeCapability"},)"
     R"( "devices": [{"index": 0, "name": "NVIDIA H100", "target": "9.0", "uuid": "GPU-1"},)"
     R"( {"index": 1, "name": "NVIDIA RTX A6000", "target": "8.6"}], "notes": []})";
 const std::string kMi210 =
-    R"({"present": true, "facts": {"driver_version": "6.8.5", "gpu_targets": ["gfx90a"]},)"
-    R"( "provenance": {"driver_version": "/sys/module/amdgpu/version", "gpu_targets": "KFD topology"},)"
+    R"({"present": true, "facts": {"driver_version": "6.8.5", "gpus": ["gfx90a:xnack-"]},)"
+    R"( "provenance": {"driver_version": "/sys/module/amdgpu/version", "gpus": "KFD topology"},)"
     R"( "devices": [{"index": 0, "name": "gfx90a", "target": "gfx90a", "node": "1"}], "notes": []})";
 
 // A machine to detect: a fake interpreter with a site-packages folder, an environment, payloads.
@@ -71,6 +82,7 @@ struct World {
       return it->second;
     };
     o.host = false;
+    o.label_backend = test_label_backend;
     return o;
   }
   wheelfit::Expected<wm::Detection> detect(const wm::DetectOptions& o) {
@@ -91,7 +103,7 @@ TEST_CASE("parse_backend_payload reads the plugin ABI's detect JSON", "[machine]
     CHECK(r->backend == "cuda");
     CHECK(r->present);
     CHECK(r->facts == std::vector<std::pair<std::string, std::string>>{
-                          {"driver_version", "580.65.06"}, {"cuda_driver", "13.0"}, {"gpus", "9.0, 8.6"}});
+                          {"driver_version", "580.65.06"}, {"driver_line", "13.0"}, {"gpus", "9.0, 8.6"}});
     CHECK(r->provenance.at("gpus") == "NVML nvmlDeviceGetCudaComputeCapability");
     REQUIRE(r->devices.size() == 2);
     CHECK(r->devices[1] == wm::DetectedDevice{1, "NVIDIA RTX A6000", "8.6"});
@@ -143,10 +155,16 @@ TEST_CASE("choose_backend: torch's label, else detected hardware, else cpu", "[m
     r.error = std::move(error);
     return r;
   };
+  // The label functions a row may use.
+  const wm::LabelBackend cu_only = [](std::string_view l) -> std::optional<std::string> {
+    return l.starts_with("cu") ? std::optional<std::string>("cuda") : std::nullopt;
+  };
+  const wm::LabelBackend none;  // empty: reads no label
   struct Row {
     std::string torch;  // "" = no torch
     std::vector<wm::BackendReport> reports;
     std::string backend, provenance, note;
+    wm::LabelBackend labels = test_label_backend;
   };
   auto row = GENERATE_COPY(values<Row>({
       {"2.8.0+cu128", {report("cuda", true)}, "cuda", "torch 2.8.0+cu128 (label +cu128)", ""},
@@ -161,15 +179,48 @@ TEST_CASE("choose_backend: torch's label, else detected hardware, else cpu", "[m
       {"", {report("cuda", true, "NVML crashed")}, "cpu", "no backend found hardware (cuda)", ""},
       {"", {report("cuda", false), report("rocm", false)}, "cpu", "no backend found hardware (cuda, rocm)", ""},
       {"", {}, "cpu", "no backend detection ran", ""},
+      // a backend that is neither cuda nor rocm
+      {"2.8.0+xpu", {report("xpu", true), report("cuda", true)}, "xpu", "label +xpu", ""},
+      {"2.8.0+xpu", {report("cuda", false)}, "xpu", "label +xpu", "no xpu detection ran"},
+      {"", {report("xpu", true)}, "xpu", "xpu detection found hardware", ""},
+      // a label no backend claims: the hardware decides
+      {"2.8.0+git1234", {report("rocm", true)}, "rocm", "rocm detection found hardware", ""},
+      {"2.8.0+git1234", {}, "cpu", "no backend detection ran", ""},
+      // a given label function (cu* -> cuda only)
+      {"2.8.0+cu130", {report("rocm", true)}, "cuda", "torch 2.8.0+cu130 (label +cu130)", "no cuda detection ran", cu_only},
+      {"2.7.1+rocm6.3", {report("rocm", true), report("cuda", true)}, "cuda", "cuda detection found hardware",
+       "several backends", cu_only},
+      {"2.8.0+cpu", {report("rocm", true)}, "cpu", "label +cpu", "pass --backend rocm", cu_only},
+      // an empty label function: only +cpu is read (by the core); the hardware decides the rest
+      {"2.8.0+cu128", {report("cuda", true)}, "cuda", "cuda detection found hardware", "", none},
+      {"2.8.0+cu128", {report("rocm", true)}, "rocm", "rocm detection found hardware", "", none},
+      {"2.8.0+cu128", {report("cuda", false)}, "cpu", "no backend found hardware (cuda)", "", none},
+      {"2.8.0+cpu", {report("cuda", true)}, "cpu", "torch 2.8.0+cpu (label +cpu)", "pass --backend cuda", none},
+      {"2.8.0+CPU", {report("cuda", false)}, "cpu", "label +", "", none},
+      {"2.8.0", {}, "cpu", "no backend detection ran", "", none},
   }));
-  CAPTURE(row.torch, row.backend);
+  CAPTURE(row.torch, row.backend, static_cast<bool>(row.labels));
   std::optional<wheelfit::model::Version> torch;
   if (!row.torch.empty()) torch = wheelfit::model::Version::parse(row.torch).value();
-  const auto c = wm::choose_backend(torch, row.reports);
+  const auto c = wm::choose_backend(torch, row.reports, row.labels);
+  CAPTURE(c.provenance);
   CHECK(c.backend == row.backend);
   CHECK(contains(c.provenance, row.provenance));
   if (row.note.empty()) CHECK(c.notes.empty());
   else CHECK(any_note(c.notes, row.note));
+}
+
+TEST_CASE("choose_backend asks the label function only for a label that is not cpu", "[machine][detect]") {
+  std::vector<std::string> asked;
+  const wm::LabelBackend spy = [&](std::string_view l) -> std::optional<std::string> {
+    asked.emplace_back(l);
+    return std::nullopt;
+  };
+  for (const std::string t : {"2.8.0", "2.8.0+cpu", "2.8.0+cu128", "2.7.1+rocm6.3"}) {
+    (void)wm::choose_backend(wheelfit::model::Version::parse(t).value(), {}, spy);
+  }
+  (void)wm::choose_backend(std::nullopt, {}, spy);
+  CHECK(asked == Strings{"cu128", "rocm6.3"});
 }
 
 TEST_CASE("detect_machine: a CUDA machine with two GPUs", "[machine][detect]") {
@@ -188,10 +239,10 @@ TEST_CASE("detect_machine: a CUDA machine with two GPUs", "[machine][detect]") {
   CHECK(m.provenance.at("backend") == "torch 2.8.0+cu128 (label +cu128)");
   CHECK(m.driver_version == nv("580.65.06"));
   CHECK(m.provenance.at("driver_version") == "cuda: NVML nvmlSystemGetDriverVersion");
-  CHECK(m.cuda_driver == nv("13.0"));
-  CHECK(m.provenance.at("cuda_driver") == "cuda: detection");
-  CHECK(m.gpus == std::vector<wheelfit::model::NumericVersion>{nv("9.0"), nv("8.6")});  // every visible GPU
-  CHECK_FALSE(m.gpu_targets);
+  CHECK(m.driver_line == nv("13.0"));
+  CHECK(m.provenance.at("driver_line") == "cuda: detection");
+  CHECK(m.gpus == Strings{"9.0", "8.6"});  // every visible GPU
+  CHECK(m.provenance.at("gpus") == "cuda: NVML nvmlDeviceGetCudaComputeCapability");
   CHECK(d->devices.size() == 2);
   CHECK(any_note(d->notes, "rocm: KFD"));
   REQUIRE(d->interpreter);
@@ -201,6 +252,15 @@ TEST_CASE("detect_machine: a CUDA machine with two GPUs", "[machine][detect]") {
     auto back = wm::parse_machine_profile(wm::to_json(m), "detect.json");
     REQUIRE(back);
     CHECK(wm::same_facts(*back, m));
+  }
+  SECTION("without a label function, the hardware decides") {
+    auto o = w.options();
+    o.label_backend = nullptr;
+    auto e = w.detect(o);
+    REQUIRE(e);
+    CHECK(e->machine.backend == "cuda");
+    CHECK(e->machine.provenance.at("backend") == "cuda detection found hardware");
+    CHECK(e->machine.gpus == Strings{"9.0", "8.6"});
   }
   SECTION("the second run answers from the cache") {
     auto again = w.detect();
@@ -219,11 +279,11 @@ TEST_CASE("detect_machine: a ROCm machine", "[machine][detect]") {
   REQUIRE(d);
   const auto& m = d->machine;
   CHECK(m.backend == "rocm");
-  CHECK(m.gpu_targets == std::vector<std::string>{"gfx90a"});
-  CHECK(m.provenance.at("gpu_targets") == "rocm: KFD topology");
+  CHECK(m.provenance.at("backend") == "torch 2.7.1+rocm6.3 (label +rocm6.3)");
+  CHECK(m.gpus == Strings{"gfx90a:xnack-"});
+  CHECK(m.provenance.at("gpus") == "rocm: KFD topology");
   CHECK(m.driver_version == nv("6.8.5"));
-  CHECK_FALSE(m.gpus);
-  CHECK_FALSE(m.cuda_driver);
+  CHECK_FALSE(m.driver_line);
   REQUIRE(d->devices.size() == 1);
   CHECK(d->devices[0].target == "gfx90a");
   CHECK(any_note(d->notes, "cuda: NVML"));
@@ -277,14 +337,30 @@ TEST_CASE("detect_machine: malformed payloads are notes, never failures", "[mach
   CHECK(any_note(d->notes, "backend xpu: detection payload is not a JSON object"));
 
   SECTION("bad fact values from a backend are refused with a note") {
-    w.payloads = {{"cuda", R"({"present": true, "facts": {"gpus": ["9"], "driver_version": "580.65.06", "os": "linux"}})"}};
+    w.payloads = {{"cuda", R"({"present": true, "facts": {"gpus": ["9 0"], "driver_version": "580.65.06", "os": "linux"}})"}};
     auto e = w.detect();
     REQUIRE(e);
     CHECK(e->machine.backend == "cuda");
     CHECK_FALSE(e->machine.gpus);
     CHECK(e->machine.driver_version == nv("580.65.06"));
-    CHECK(any_note(e->notes, "gpus = '9'"));
+    CHECK(any_note(e->notes, "gpus = '9 0'"));
     CHECK(any_note(e->notes, "cuda: fact 'os' ignored"));
+  }
+  SECTION("a target the CUDA grammar would refuse is still a fact here: the backend judges it later") {
+    w.payloads = {{"cuda", R"({"present": true, "facts": {"gpus": ["9", "sm_90a"]}})"}};
+    auto e = w.detect();
+    REQUIRE(e);
+    CHECK(e->machine.gpus == Strings{"9", "sm_90a"});
+  }
+  SECTION("the old fact names in a payload are ignored with a note") {
+    w.payloads = {{"cuda", R"({"present": true, "facts": {"cuda_driver": "13.0", "gpu_targets": ["9.0"], "driver_line": "12.8"}})"}};
+    auto e = w.detect();
+    REQUIRE(e);
+    CHECK(e->machine.backend == "cuda");
+    CHECK(e->machine.driver_line == nv("12.8"));
+    CHECK_FALSE(e->machine.gpus);
+    CHECK(any_note(e->notes, "cuda: fact 'cuda_driver' ignored"));
+    CHECK(any_note(e->notes, "cuda: fact 'gpu_targets' ignored"));
   }
   SECTION("a detector that throws is a note") {
     auto e = wm::detect_machine(w.options(), []() -> wm::BackendPayloads { throw std::runtime_error("registry broke"); });
@@ -292,12 +368,22 @@ TEST_CASE("detect_machine: malformed payloads are notes, never failures", "[mach
     CHECK(any_note(e->notes, "backend detection failed: registry broke"));
     CHECK(e->machine.backend == "cpu");
   }
-  SECTION("a backend the plugins do not know") {
-    w.payloads = {{"xpu", R"({"present": true})"}};
+  SECTION("any backend name is a backend") {
+    w.payloads = {{"xpu", R"({"present": true, "facts": {"driver_line": "1.3", "gpus": ["pvc"]}})"}, {"cuda", kNoCuda}};
+    auto e = w.detect();
+    REQUIRE(e);
+    CHECK(e->machine.backend == "xpu");
+    CHECK(e->machine.provenance.at("backend") == "xpu detection found hardware");
+    CHECK(e->machine.driver_line == nv("1.3"));
+    CHECK(e->machine.gpus == Strings{"pvc"});
+    CHECK(e->machine.provenance.at("gpus") == "xpu: detection");
+  }
+  SECTION("a backend whose name is not a backend name") {
+    w.payloads = {{"Bad Name", R"({"present": true})"}};
     auto e = w.detect();
     REQUIRE(e);
     CHECK_FALSE(e->machine.backend);
-    CHECK(any_note(e->notes, "backend = 'xpu'"));
+    CHECK(any_note(e->notes, "backend = 'Bad Name'"));
   }
 }
 
@@ -312,11 +398,50 @@ TEST_CASE("detect_machine: overrides come first", "[machine][detect]") {
     w.env["WHEELFIT_OVERRIDE_DRIVER_VERSION"] = "";  // unknown on purpose
     auto d = w.detect();
     REQUIRE(d);
-    CHECK(d->machine.gpus == std::vector<wheelfit::model::NumericVersion>{nv("8.0")});
+    CHECK(d->machine.gpus == Strings{"8.0"});
     CHECK(d->machine.provenance.at("gpus") == "env WHEELFIT_OVERRIDE_GPUS");
-    CHECK(d->machine.cuda_driver == nv("12.4"));
-    CHECK(d->machine.provenance.at("cuda_driver") == "env CONDA_OVERRIDE_CUDA");
+    CHECK(d->machine.driver_line == nv("12.4"));
+    CHECK(d->machine.provenance.at("driver_line") == "env CONDA_OVERRIDE_CUDA");
     CHECK_FALSE(d->machine.driver_version);
+  }
+  SECTION("the old override names win over the backend's facts too") {
+    struct Row {
+      std::map<std::string, std::string> vars;
+      std::optional<std::string> driver_line;  // expected; nullopt = unknown
+      std::optional<Strings> gpus;             // expected; nullopt = unknown
+      std::string line_provenance, gpus_provenance;
+    };
+    const std::vector<Row> rows = {
+        {{}, "13.0", Strings{"9.0", "8.6"}, "cuda: detection", "cuda: NVML nvmlDeviceGetCudaComputeCapability"},
+        {{{"WHEELFIT_OVERRIDE_CUDA_DRIVER", "12.9"}, {"WHEELFIT_OVERRIDE_GPU_TARGETS", "sm_80"}}, "12.9", Strings{"sm_80"},
+         "env WHEELFIT_OVERRIDE_CUDA_DRIVER", "env WHEELFIT_OVERRIDE_GPU_TARGETS"},
+        {{{"WHEELFIT_OVERRIDE_DRIVER_LINE", "13.1"}, {"WHEELFIT_OVERRIDE_CUDA_DRIVER", "12.9"}}, "13.1", Strings{"9.0", "8.6"},
+         "env WHEELFIT_OVERRIDE_DRIVER_LINE", "cuda: NVML nvmlDeviceGetCudaComputeCapability"},
+        // set to "": unknown on purpose, the backend's answer is not taken
+        {{{"WHEELFIT_OVERRIDE_CUDA_DRIVER", ""}, {"WHEELFIT_OVERRIDE_GPU_TARGETS", ""}}, std::nullopt, std::nullopt, "", ""},
+        {{{"CONDA_OVERRIDE_CUDA", ""}}, std::nullopt, Strings{"9.0", "8.6"}, "", "cuda: NVML nvmlDeviceGetCudaComputeCapability"},
+        {{{"WHEELFIT_OVERRIDE_GPU_TARGETS", "none"}}, "13.0", Strings{}, "cuda: detection", "env WHEELFIT_OVERRIDE_GPU_TARGETS"},
+    };
+    for (const auto& row : rows) {
+      std::string vars;
+      for (const auto& [k, v] : row.vars) vars += k + "='" + v + "' ";
+      CAPTURE(vars);
+      World x;
+      x.torch("2.8.0+cu128");
+      x.payloads = {{"cuda", kTwoCudaGpus}};
+      for (const auto& [k, v] : row.vars) x.env[k] = v;
+      auto d = x.detect();
+      REQUIRE(d);
+      CHECK(d->machine.backend == "cuda");
+      if (row.driver_line) {
+        CHECK(d->machine.driver_line == nv(*row.driver_line));
+        CHECK(d->machine.provenance.at("driver_line") == row.line_provenance);
+      } else {
+        CHECK_FALSE(d->machine.driver_line);
+      }
+      CHECK(d->machine.gpus == row.gpus);
+      if (row.gpus) CHECK(d->machine.provenance.at("gpus") == row.gpus_provenance);
+    }
   }
   SECTION("the backend: --backend, then the override, then torch's label") {
     w.env["WHEELFIT_OVERRIDE_BACKEND"] = "rocm";
@@ -324,8 +449,8 @@ TEST_CASE("detect_machine: overrides come first", "[machine][detect]") {
     REQUIRE(d);
     CHECK(d->machine.backend == "rocm");
     CHECK(d->machine.provenance.at("backend") == "env WHEELFIT_OVERRIDE_BACKEND");
-    CHECK(d->machine.gpu_targets == std::vector<std::string>{"gfx90a"});
-    CHECK_FALSE(d->machine.gpus);
+    CHECK(d->machine.gpus == Strings{"gfx90a:xnack-"});
+    CHECK_FALSE(d->machine.driver_line);
     auto o = w.options();
     o.backend = "cpu";
     auto e = w.detect(o);
@@ -341,12 +466,29 @@ TEST_CASE("detect_machine: overrides come first", "[machine][detect]") {
     CHECK(contains(d.error().message, "WHEELFIT_OVERRIDE_GLIBC"));
     w.env.erase("WHEELFIT_OVERRIDE_GLIBC");
     auto o = w.options();
-    o.backend = "metal";
+    o.backend = "Bad Name";
     auto e = w.detect(o);
     REQUIRE_FALSE(e);
+    CHECK(e.error().is(Errc::invalid_input));
     CHECK(contains(e.error().message, "--backend"));
+    CHECK(contains(e.error().message, "Bad Name"));
     o.backend = " ";
     CHECK_FALSE(w.detect(o));
+    w.env["WHEELFIT_OVERRIDE_BACKEND"] = "Bad Name";
+    auto f = w.detect();
+    REQUIRE_FALSE(f);
+    CHECK(contains(f.error().message, "WHEELFIT_OVERRIDE_BACKEND"));
+  }
+  SECTION("--backend names any backend; one without detection leaves its facts unknown") {
+    auto o = w.options();
+    o.backend = "XPU";
+    auto d = w.detect(o);
+    REQUIRE(d);
+    CHECK(d->machine.backend == "xpu");
+    CHECK(d->machine.provenance.at("backend") == "--backend");
+    CHECK_FALSE(d->machine.gpus);
+    CHECK_FALSE(d->machine.driver_line);
+    CHECK(any_note(d->notes, "no xpu detection ran"));
   }
   SECTION("python and torch overridden: the interpreter is not asked") {
     w.env["WHEELFIT_OVERRIDE_PYTHON"] = "3.11";

@@ -24,10 +24,13 @@ bool contains(const std::string& haystack, const std::string& needle) {
 
 NumericVersion nv(std::string_view text) { return NumericVersion::parse(text).value(); }
 
-std::vector<NumericVersion> nvs(std::initializer_list<std::string_view> texts) {
-  std::vector<NumericVersion> out;
-  for (auto t : texts) out.push_back(nv(t));
-  return out;
+using Strings = std::vector<std::string>;
+
+// The fact an (old or new) key name sets: cuda_driver is driver_line, gpu_targets is gpus.
+std::string fact_of(const std::string& key) {
+  if (key == "cuda_driver") return "driver_line";
+  if (key == "gpu_targets") return "gpus";
+  return key;
 }
 
 Getenv env_of(std::map<std::string, std::string> vars) {
@@ -46,7 +49,7 @@ python = "3.12"
 torch = "2.8.0+cu128"
 backend = "cuda"
 driver_version = "580.65.06"
-cuda_driver = "13.0"
+driver_line = "13.0"
 gpus = ["9.0", "sm_86"]
 )";
 
@@ -56,7 +59,7 @@ TEST_CASE("profile_keys lists the flat keys in order", "[machine]") {
   std::vector<std::string> keys;
   for (auto k : wheelfit::machine::profile_keys()) keys.emplace_back(k);
   CHECK(keys == std::vector<std::string>{"os", "cpu_arch", "glibc", "python", "torch", "backend", "driver_version",
-                                         "cuda_driver", "gpus", "gpu_targets"});
+                                         "driver_line", "gpus"});
 }
 
 TEST_CASE("parse_machine_profile reads a TOML profile", "[machine]") {
@@ -71,8 +74,8 @@ TEST_CASE("parse_machine_profile reads a TOML profile", "[machine]") {
   CHECK(m->torch->str() == "2.8.0+cu128");
   CHECK(m->backend == "cuda");
   CHECK(m->driver_version == nv("580.65.06"));
-  CHECK(m->cuda_driver == nv("13.0"));
-  CHECK(m->gpus == nvs({"9.0", "8.6"}));
+  CHECK(m->driver_line == nv("13.0"));
+  CHECK(m->gpus == Strings{"9.0", "sm_86"});  // kept as written: the backend canonicalises
   CHECK(m->provenance.size() == 9);
   for (const auto& [key, source] : m->provenance) {
     CAPTURE(key);
@@ -95,6 +98,65 @@ TEST_CASE("parse_machine_profile reads a JSON profile", "[machine]") {
   CHECK_FALSE(m->torch);
   CHECK(m->provenance.at("os") == "profile m.json");
   CHECK(m->provenance.count("glibc") == 0);
+}
+
+TEST_CASE("parse_machine_profile reads the keys of earlier profiles as the facts they name now", "[machine]") {
+  struct Case {
+    std::string text;
+    std::optional<std::string> driver_line;
+    std::optional<Strings> gpus;
+  };
+  const std::vector<Case> cases = {
+      {"cuda_driver = \"12.8\"\n", "12.8", std::nullopt},
+      {"{\"cuda_driver\": \"12.8\"}", "12.8", std::nullopt},
+      {"gpu_targets = [\"gfx90a\", \"GFX942\"]\n", std::nullopt, Strings{"gfx90a", "gfx942"}},
+      {"{\"gpu_targets\": [\"gfx90a:xnack-\"]}", std::nullopt, Strings{"gfx90a:xnack-"}},
+      {"gpu_targets = []\n", std::nullopt, Strings{}},
+      {"cuda_driver = \"13.0\"\ngpu_targets = [\"sm_90\"]\n", "13.0", Strings{"sm_90"}},
+      {"{\"cuda_driver\": \"13.0\", \"gpu_targets\": [\"9.0\", \"8.6\"]}", "13.0", Strings{"9.0", "8.6"}},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.text);
+    const auto m = parse_machine_profile(c.text, "old.x");
+    REQUIRE(m);
+    if (c.driver_line) {
+      CHECK(m->driver_line == nv(*c.driver_line));
+      CHECK(m->provenance.at("driver_line") == "profile old.x");
+    } else {
+      CHECK_FALSE(m->driver_line);
+    }
+    CHECK(m->gpus == c.gpus);
+    if (c.gpus) CHECK(m->provenance.at("gpus") == "profile old.x");
+    CHECK(m->provenance.count("cuda_driver") == 0);
+    CHECK(m->provenance.count("gpu_targets") == 0);
+    // to_json writes the new names only.
+    const std::string json = wheelfit::machine::to_json(*m);
+    CAPTURE(json);
+    CHECK_FALSE(contains(json, "cuda_driver"));
+    CHECK_FALSE(contains(json, "gpu_targets"));
+  }
+}
+
+TEST_CASE("parse_machine_profile keeps device targets as written, lower case", "[machine]") {
+  struct Case {
+    std::string text;
+    Strings gpus;
+  };
+  const std::vector<Case> cases = {
+      {"gpus = [\"sm_90\"]\n", {"sm_90"}},
+      {"gpus = [\"SM_90\", \" 8.6 \"]\n", {"sm_90", "8.6"}},
+      {"gpus = [\"9.0\", \"9.0\"]\n", {"9.0", "9.0"}},  // one per GPU: duplicates stay
+      {"gpus = [\"9\", \"x\", \"sm_9\", \"9.0.1\", \"sm_90a\"]\n", {"9", "x", "sm_9", "9.0.1", "sm_90a"}},  // the backend judges
+      {"gpus = [\"gfx90a:xnack-\", \"gfx90a:sramecc+:xnack-\"]\n", {"gfx90a:xnack-", "gfx90a:sramecc+:xnack-"}},
+      {"{\"gpus\": [\"GFX1100\", \"compute_90\"]}", {"gfx1100", "compute_90"}},
+      {"gpus = [\"" + std::string(64, 'a') + "\"]\n", {std::string(64, 'a')}},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.text);
+    const auto m = parse_machine_profile(c.text, "t.x");
+    REQUIRE(m);
+    CHECK(m->gpus == c.gpus);
+  }
 }
 
 TEST_CASE("parse_machine_profile: an empty profile knows nothing", "[machine]") {
@@ -136,30 +198,50 @@ TEST_CASE("parse_machine_profile refuses bad profiles", "[machine]") {
       // gpus
       {"gpus = \"9.0\"\n", {"gpus must be an array of strings"}},
       {"{\"gpus\": \"9.0\"}", {"\"gpus\" must be an array of strings"}},
-      {"gpus = [\"x\"]\n", {"gpus[0]", "'x' is not a compute capability"}},
-      {"gpus = [\"9.0\", \"9\"]\n", {"gpus[1]", "'9'", "major.minor"}},
-      {"gpus = [\"9.0.1\"]\n", {"gpus[0]", "major.minor"}},
-      {"gpus = [\"sm_9\"]\n", {"gpus[0]", "sm_XY"}},
-      {"gpus = [\"sm_90a\"]\n", {"gpus[0]"}},
-      {"gpus = [\"9.0, 8.6\"]\n", {"gpus[0]"}},
-      {"{\"gpus\": [\"\"]}", {"gpus[0]", "empty"}},
+      {"gpus = [\"x y\"]\n", {"gpus[0]", "'x y' is not a device target"}},
+      {"gpus = [\"9.0\", \"9;0\"]\n", {"gpus[1]", "'9;0' is not a device target"}},
+      {"gpus = [\"sm/90\"]\n", {"gpus[0]", "not a device target"}},
+      {"gpus = [\"gfx90a*\"]\n", {"gpus[0]", "not a device target"}},
+      {"gpus = [\"9.0, 8.6\"]\n", {"gpus[0]", "not a device target"}},
+      {"gpus = [\"" + std::string(65, 'a') + "\"]\n", {"gpus[0]", "not a device target"}},
+      {"gpus = [\"\"]\n", {"gpus[0]", "not a device target"}},
+      {"{\"gpus\": [\"\"]}", {"gpus[0]", "not a device target"}},
+      {"{\"gpus\": [\"  \"]}", {"gpus[0]", "not a device target"}},
+      {"{\"gpus\": [\"9.0\", null]}", {"gpus[1] must be a string such as"}},
       // gpu_targets
       {"gpu_targets = \"gfx90a\"\n", {"gpu_targets must be an array of strings", "[\"gfx90a\"]"}},
       {"{\"gpu_targets\": \"gfx90a\"}", {"\"gpu_targets\" must be an array of strings"}},
-      {"gpu_targets = [\"gfx90a\", \"gfx 942\"]\n", {"gpu_targets[1]", "'gfx 942' is not a GPU target"}},
+      {"gpu_targets = [\"gfx90a\", \"gfx 942\"]\n", {"gpu_targets[1]", "'gfx 942' is not a device target"}},
       {"{\"gpu_targets\": [90010]}", {"gpu_targets[0]", "quote it"}},
-      {"{\"gpu_targets\": [true]}", {"gpu_targets[0] must be a string such as \"gfx90a\""}},
-      {"{\"gpu_targets\": [\"\"]}", {"gpu_targets[0]", "not a GPU target"}},
+      {"{\"gpu_targets\": [true]}", {"gpu_targets[0] must be a string such as", "\"gfx90a\""}},
+      {"{\"gpu_targets\": [\"\"]}", {"gpu_targets[0]", "not a device target"}},
+      {"{\"cuda_driver\": \"\"}", {"\"cuda_driver\" is empty"}},
+      {"cuda_driver = \"13.x\"\n", {"driver_line = '13.x'"}},
+      // one fact under both its names (toml++ walks a table in key order, not file order, so the
+      // TOML rows check only what every order says)
+      {"gpus = [\"9.0\"]\ngpu_targets = [\"gfx90a\"]\n", {"prof.x:", "gpus", "old name"}},
+      {"gpu_targets = [\"gfx90a\"]\ngpus = [\"gfx90a\"]\n", {"prof.x:", "gpus", "old name"}},
+      {"gpus = []\ngpu_targets = []\n", {"gpus", "old name"}},
+      {"{\"gpus\": [\"9.0\"], \"gpu_targets\": [\"9.0\"]}", {"gpu_targets is the old name of gpus", "keep one"}},
+      {"{\"gpu_targets\": [], \"gpus\": []}", {"gpus", "old name"}},
+      {"driver_line = \"13.0\"\ncuda_driver = \"13.0\"\n", {"driver_line", "old name"}},
+      {"{\"cuda_driver\": \"12.8\", \"driver_line\": \"13.0\"}", {"driver_line", "old name"}},
       // unknown keys
       {"os = \"linux\"\ncolour = \"blue\"\n", {"prof.x:2:", "unknown key 'colour'"}},
       {"{\"Glibc\": \"2.35\"}", {"unknown key 'Glibc'"}},
+      {"gpu = [\"9.0\"]\n", {"unknown key 'gpu'",
+                                "known keys: os, cpu_arch, glibc, python, torch, backend, driver_version, driver_line, gpus;"}},
       // bad values
       {"python = \"3.12.1\"\n", {"python = '3.12.1'", "major.minor"}},
       {"python = \"3\"\n", {"python = '3'", "major.minor"}},
       {"python = \"3.12tt\"\n", {"python"}},
       {"os = \"beos\"\n", {"os = 'beos'", "linux, windows or macos"}},
       {"cpu_arch = \"x86 64\"\n", {"cpu_arch = 'x86 64'"}},
-      {"backend = \"metal\"\n", {"backend = 'metal'", "cuda, rocm or cpu"}},
+      {"backend = \"Bad Name\"\n", {"backend = 'Bad Name'", "backend name", "[a-z0-9_-]"}},
+      {"backend = \"cu/da\"\n", {"backend = 'cu/da'", "backend name"}},
+      {"{\"backend\": \"rocm6.3\"}", {"backend = 'rocm6.3'"}},
+      {"{\"backend\": [\"cuda\"]}", {"\"backend\" must be a string"}},
+      {"driver_line = \"13.0.x\"\n", {"driver_line = '13.0.x'"}},
       {"glibc = \"2.x\"\n", {"glibc = '2.x'"}},
       {"driver_version = \"580.65.\"\n", {"driver_version"}},
       {"torch = \"two\"\n", {"torch = 'two'"}},
@@ -204,23 +286,37 @@ TEST_CASE("set_fact parses each key's text form", "[machine]") {
         {"python", "3.13t", "\"python\":\"3.13t\""},
         {"torch", "2.8.0+cu128", "\"torch\":\"2.8.0+cu128\""},
         {"backend", "ROCm", "\"backend\":\"rocm\""},
+        {"backend", "cpu", "\"backend\":\"cpu\""},
+        {"backend", "xpu", "\"backend\":\"xpu\""},
+        {"backend", " XPU ", "\"backend\":\"xpu\""},
+        {"backend", "metal", "\"backend\":\"metal\""},
+        {"backend", "my_backend-2", "\"backend\":\"my_backend-2\""},
         {"driver_version", "580.65.06", "\"driver_version\":\"580.65.06\""},
-        {"cuda_driver", "12.8", "\"cuda_driver\":\"12.8\""},
+        {"driver_line", "13.0", "\"driver_line\":\"13.0\""},
+        {"cuda_driver", "12.8", "\"driver_line\":\"12.8\""},
         {"gpus", "9.0", "\"gpus\":[\"9.0\"]"},
         {"gpus", "9.0, 8.6", "\"gpus\":[\"9.0\",\"8.6\"]"},
-        {"gpus", "sm_90,sm86 , 12.0", "\"gpus\":[\"9.0\",\"8.6\",\"12.0\"]"},
-        {"gpus", "sm_100", "\"gpus\":[\"10.0\"]"},
+        {"gpus", "sm_90,sm86 , 12.0", "\"gpus\":[\"sm_90\",\"sm86\",\"12.0\"]"},
+        {"gpus", "SM_100", "\"gpus\":[\"sm_100\"]"},
+        {"gpus", "9", "\"gpus\":[\"9\"]"},  // the backend's grammar judges it, not the machine
+        {"gpus", "compute_90", "\"gpus\":[\"compute_90\"]"},
         {"gpus", "none", "\"gpus\":[]"},
-        {"gpu_targets", "gfx90a", "\"gpu_targets\":[\"gfx90a\"]"},
-        {"gpu_targets", "GFX942, gfx1100 ,gfx90a:xnack-", "\"gpu_targets\":[\"gfx942\",\"gfx1100\",\"gfx90a:xnack-\"]"},
-        {"gpu_targets", "none", "\"gpu_targets\":[]"},
+        {"gpus", " None ", "\"gpus\":[]"},
+        {"gpus", "gfx90a:sramecc+:xnack-", "\"gpus\":[\"gfx90a:sramecc+:xnack-\"]"},
+        {"gpu_targets", "gfx90a", "\"gpus\":[\"gfx90a\"]"},
+        {"gpu_targets", "GFX942, gfx1100 ,gfx90a:xnack-", "\"gpus\":[\"gfx942\",\"gfx1100\",\"gfx90a:xnack-\"]"},
+        {"gpu_targets", "-gfx90a", "\"gpus\":[\"-gfx90a\"]"},
+        {"gpu_targets", "none", "\"gpus\":[]"},
     };
     for (const auto& c : cases) {
       CAPTURE(c.key, c.value);
       Machine m;
       REQUIRE(set_fact(m, c.key, c.value, "test"));
-      CHECK(m.provenance.at(c.key) == "test");
-      CHECK(contains(wheelfit::machine::to_json(m), c.shown));
+      CHECK(m.provenance.at(fact_of(c.key)) == "test");
+      CHECK(m.provenance.size() == 1);
+      const std::string json = wheelfit::machine::to_json(m);
+      CAPTURE(json);
+      CHECK(contains(json, c.shown));
     }
   }
   SECTION("refused values name the origin, the key and the value, and change nothing") {
@@ -230,11 +326,12 @@ TEST_CASE("set_fact parses each key's text form", "[machine]") {
     const std::vector<Case> cases = {
         {"os", "plan9"},      {"cpu_arch", "x86-64!"}, {"glibc", "2..35"},  {"glibc", "v2.35"},
         {"python", "3"},      {"python", "3.12.1"},    {"python", "3.12t1"}, {"python", "t"},
-        {"torch", "2.8.0+"},  {"backend", "opencl"},   {"driver_version", "-1"},
-        {"cuda_driver", "x"}, {"gpus", "9"},           {"gpus", "x"},       {"gpus", "9.0,,8.6"},
-        {"gpus", "9.0,"},     {"gpus", "sm_9"},        {"gpus", "compute_90"},
-        {"gpu_targets", "gfx 90a"}, {"gpu_targets", "gfx90a,,gfx942"}, {"gpu_targets", "-gfx90a"},
-        {"gpu_targets", "gfx90a;gfx942"},
+        {"torch", "2.8.0+"},  {"backend", "Bad Name"}, {"backend", "cu/da"},  {"backend", "rocm6.3"},
+        {"backend", "cuda!"}, {"backend", std::string(65, 'b')},               {"driver_version", "-1"},
+        {"driver_line", "x"}, {"driver_line", "13.0."}, {"cuda_driver", "x"},
+        {"gpus", "9 0"},      {"gpus", "9.0;8.6"},     {"gpus", "9.0,,8.6"}, {"gpus", "9.0,"},
+        {"gpus", ",9.0"},     {"gpus", "sm/90"},       {"gpus", "gfx90a*"},  {"gpus", std::string(65, '9')},
+        {"gpu_targets", "gfx 90a"}, {"gpu_targets", "gfx90a,,gfx942"}, {"gpu_targets", "gfx90a;gfx942"},
     };
     for (const auto& c : cases) {
       CAPTURE(c.key, c.value);
@@ -246,7 +343,7 @@ TEST_CASE("set_fact parses each key's text form", "[machine]") {
       CAPTURE(r.error().message);
       CHECK(r.error().is(Errc::invalid_input));
       CHECK(contains(r.error().message, "env WHEELFIT_OVERRIDE_X"));
-      CHECK(contains(r.error().message, c.key));
+      CHECK(contains(r.error().message, fact_of(c.key)));  // an old name is reported as the fact it sets
       CHECK(contains(r.error().message, c.value));
       CHECK(m == before);
     }
@@ -269,6 +366,24 @@ TEST_CASE("set_fact parses each key's text form", "[machine]") {
     CHECK_FALSE(m.gpus);
     CHECK(m.provenance.empty());
   }
+  SECTION("an old name clears the fact it names") {
+    Machine m;
+    REQUIRE(set_fact(m, "gpus", "gfx90a", "a"));
+    REQUIRE(set_fact(m, "driver_line", "13.0", "a"));
+    REQUIRE(set_fact(m, "gpu_targets", "", "b"));
+    REQUIRE(set_fact(m, "cuda_driver", " ", "b"));
+    CHECK_FALSE(m.gpus);
+    CHECK_FALSE(m.driver_line);
+    CHECK(m.provenance.empty());
+  }
+  SECTION("an old name replaces the fact set under the new one") {
+    Machine m;
+    REQUIRE(set_fact(m, "gpus", "9.0", "a"));
+    REQUIRE(set_fact(m, "gpu_targets", "gfx90a", "b"));
+    CHECK(m.gpus == Strings{"gfx90a"});
+    CHECK(m.provenance.at("gpus") == "b");
+    CHECK(m.provenance.count("gpu_targets") == 0);
+  }
 }
 
 TEST_CASE("apply_env_overrides: each WHEELFIT_OVERRIDE_<KEY>", "[machine]") {
@@ -282,10 +397,17 @@ TEST_CASE("apply_env_overrides: each WHEELFIT_OVERRIDE_<KEY>", "[machine]") {
       {"WHEELFIT_OVERRIDE_PYTHON", "3.11", "python"},
       {"WHEELFIT_OVERRIDE_TORCH", "2.9.1+cu130", "torch"},
       {"WHEELFIT_OVERRIDE_BACKEND", "cpu", "backend"},
+      {"WHEELFIT_OVERRIDE_BACKEND", "xpu", "backend"},
       {"WHEELFIT_OVERRIDE_DRIVER_VERSION", "575.51.03", "driver_version"},
-      {"WHEELFIT_OVERRIDE_CUDA_DRIVER", "12.9", "cuda_driver"},
+      {"WHEELFIT_OVERRIDE_DRIVER_LINE", "12.9", "driver_line"},
       {"WHEELFIT_OVERRIDE_GPUS", "9.0, 8.6", "gpus"},
-      {"WHEELFIT_OVERRIDE_GPU_TARGETS", "gfx90a, gfx942", "gpu_targets"},
+      {"WHEELFIT_OVERRIDE_GPUS", "sm_90", "gpus"},
+      {"WHEELFIT_OVERRIDE_GPUS", "none", "gpus"},
+      // earlier names, read as the fact they name now
+      {"WHEELFIT_OVERRIDE_CUDA_DRIVER", "12.9", "driver_line"},
+      {"CONDA_OVERRIDE_CUDA", "12.4", "driver_line"},
+      {"WHEELFIT_OVERRIDE_GPU_TARGETS", "gfx90a, gfx942", "gpus"},
+      {"CONDA_OVERRIDE_GLIBC", "2.17", "glibc"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.var, c.value);
@@ -312,8 +434,8 @@ TEST_CASE("apply_env_overrides: each WHEELFIT_OVERRIDE_<KEY>", "[machine]") {
 TEST_CASE("apply_env_overrides: GPUS forms, CONDA_* mapping and precedence", "[machine]") {
   SECTION("GPUS comma-separated with spaces") {
     Machine m;
-    REQUIRE(apply_env_overrides(m, env_of({{"WHEELFIT_OVERRIDE_GPUS", "9.0, 8.6"}})));
-    CHECK(m.gpus == nvs({"9.0", "8.6"}));
+    REQUIRE(apply_env_overrides(m, env_of({{"WHEELFIT_OVERRIDE_GPUS", "9.0, SM_86,gfx90a:xnack-"}})));
+    CHECK(m.gpus == Strings{"9.0", "sm_86", "gfx90a:xnack-"});
   }
   SECTION("GPUS empty is absent, not an empty list") {
     Machine m;
@@ -321,13 +443,64 @@ TEST_CASE("apply_env_overrides: GPUS forms, CONDA_* mapping and precedence", "[m
     REQUIRE(apply_env_overrides(m, env_of({{"WHEELFIT_OVERRIDE_GPUS", ""}})));
     CHECK_FALSE(m.gpus);
   }
-  SECTION("CONDA_OVERRIDE_CUDA -> cuda_driver, CONDA_OVERRIDE_GLIBC -> glibc") {
+  SECTION("CONDA_OVERRIDE_CUDA -> driver_line, CONDA_OVERRIDE_GLIBC -> glibc") {
     Machine m;
     REQUIRE(apply_env_overrides(m, env_of({{"CONDA_OVERRIDE_CUDA", "12.4"}, {"CONDA_OVERRIDE_GLIBC", "2.17"}})));
-    CHECK(m.cuda_driver == nv("12.4"));
+    CHECK(m.driver_line == nv("12.4"));
     CHECK(m.glibc == nv("2.17"));
-    CHECK(m.provenance.at("cuda_driver") == "env CONDA_OVERRIDE_CUDA");
+    CHECK(m.provenance.at("driver_line") == "env CONDA_OVERRIDE_CUDA");
     CHECK(m.provenance.at("glibc") == "env CONDA_OVERRIDE_GLIBC");
+  }
+  SECTION("override_aliases lists the other variables in the order they are read") {
+    CHECK(wheelfit::machine::override_aliases("driver_line") ==
+          Strings{"WHEELFIT_OVERRIDE_CUDA_DRIVER", "CONDA_OVERRIDE_CUDA"});
+    CHECK(wheelfit::machine::override_aliases("gpus") == Strings{"WHEELFIT_OVERRIDE_GPU_TARGETS"});
+    CHECK(wheelfit::machine::override_aliases("glibc") == Strings{"CONDA_OVERRIDE_GLIBC"});
+    CHECK(wheelfit::machine::override_aliases("os").empty());
+    CHECK(wheelfit::machine::override_aliases("cuda_driver").empty());
+  }
+  SECTION("precedence of the driver_line and gpus names") {
+    struct Case {
+      std::map<std::string, std::string> vars;
+      std::string key;                    // driver_line or gpus
+      std::optional<std::string> shown;   // expected in to_json, or nullopt: absent
+      std::string provenance;             // expected, when present
+    };
+    const std::vector<Case> cases = {
+        {{}, "driver_line", "\"driver_line\":\"13.0\"", "profile fleet.toml"},
+        {{{"CONDA_OVERRIDE_CUDA", "12.4"}}, "driver_line", "\"driver_line\":\"12.4\"", "env CONDA_OVERRIDE_CUDA"},
+        {{{"WHEELFIT_OVERRIDE_CUDA_DRIVER", "12.9"}, {"CONDA_OVERRIDE_CUDA", "12.4"}},
+         "driver_line", "\"driver_line\":\"12.9\"", "env WHEELFIT_OVERRIDE_CUDA_DRIVER"},
+        {{{"WHEELFIT_OVERRIDE_DRIVER_LINE", "13.1"}, {"WHEELFIT_OVERRIDE_CUDA_DRIVER", "12.9"}, {"CONDA_OVERRIDE_CUDA", "12.4"}},
+         "driver_line", "\"driver_line\":\"13.1\"", "env WHEELFIT_OVERRIDE_DRIVER_LINE"},
+        {{{"WHEELFIT_OVERRIDE_DRIVER_LINE", ""}, {"WHEELFIT_OVERRIDE_CUDA_DRIVER", "12.9"}}, "driver_line", std::nullopt, ""},
+        {{{"WHEELFIT_OVERRIDE_CUDA_DRIVER", ""}, {"CONDA_OVERRIDE_CUDA", "12.4"}}, "driver_line", std::nullopt, ""},
+        {{}, "gpus", "\"gpus\":[\"9.0\",\"sm_86\"]", "profile fleet.toml"},
+        {{{"WHEELFIT_OVERRIDE_GPU_TARGETS", "gfx90a"}}, "gpus", "\"gpus\":[\"gfx90a\"]", "env WHEELFIT_OVERRIDE_GPU_TARGETS"},
+        {{{"WHEELFIT_OVERRIDE_GPUS", "8.0"}, {"WHEELFIT_OVERRIDE_GPU_TARGETS", "gfx90a"}},
+         "gpus", "\"gpus\":[\"8.0\"]", "env WHEELFIT_OVERRIDE_GPUS"},
+        {{{"WHEELFIT_OVERRIDE_GPUS", ""}, {"WHEELFIT_OVERRIDE_GPU_TARGETS", "gfx90a"}}, "gpus", std::nullopt, ""},
+        {{{"WHEELFIT_OVERRIDE_GPU_TARGETS", "none"}}, "gpus", "\"gpus\":[]", "env WHEELFIT_OVERRIDE_GPU_TARGETS"},
+    };
+    for (const auto& c : cases) {
+      std::string vars;
+      for (const auto& [k, v] : c.vars) vars += k + "='" + v + "' ";
+      CAPTURE(vars, c.key);
+      auto m = parse_machine_profile(kFullToml, "fleet.toml");
+      REQUIRE(m);
+      REQUIRE(apply_env_overrides(*m, env_of(c.vars)));
+      const std::string json = wheelfit::machine::to_json(*m);
+      CAPTURE(json);
+      if (c.shown) {
+        CHECK(contains(json, *c.shown));
+        CHECK(m->provenance.at(c.key) == c.provenance);
+      } else {
+        CHECK_FALSE(contains(json, "\"" + c.key + "\":"));
+        CHECK(m->provenance.count(c.key) == 0);
+      }
+      CHECK(m->provenance.count("cuda_driver") == 0);
+      CHECK(m->provenance.count("gpu_targets") == 0);
+    }
   }
   SECTION("precedence: WHEELFIT_OVERRIDE_* > CONDA_OVERRIDE_* > file") {
     struct Case {
@@ -364,16 +537,18 @@ TEST_CASE("apply_env_overrides: GPUS forms, CONDA_* mapping and precedence", "[m
     Machine m;
     REQUIRE(apply_env_overrides(
         m, env_of({{"CONDA_OVERRIDE_CUDA", "12.4"}, {"WHEELFIT_OVERRIDE_CUDA_DRIVER", "13.0"}})));
-    CHECK(m.cuda_driver == nv("13.0"));
-    CHECK(m.provenance.at("cuda_driver") == "env WHEELFIT_OVERRIDE_CUDA_DRIVER");
+    CHECK(m.driver_line == nv("13.0"));
+    CHECK(m.provenance.at("driver_line") == "env WHEELFIT_OVERRIDE_CUDA_DRIVER");
   }
   SECTION("a bad override names the variable and changes nothing") {
     struct Case {
       std::string var, value;
     };
     const std::vector<Case> cases = {
-        {"WHEELFIT_OVERRIDE_GPUS", "9"},         {"WHEELFIT_OVERRIDE_GPUS", "9.0;8.6"},
-        {"WHEELFIT_OVERRIDE_PYTHON", "3.12.1"},  {"WHEELFIT_OVERRIDE_BACKEND", "metal"},
+        {"WHEELFIT_OVERRIDE_GPUS", "9 0"},       {"WHEELFIT_OVERRIDE_GPUS", "9.0;8.6"},
+        {"WHEELFIT_OVERRIDE_GPUS", "9.0,,8.6"},  {"WHEELFIT_OVERRIDE_GPU_TARGETS", "gfx90a;gfx942"},
+        {"WHEELFIT_OVERRIDE_PYTHON", "3.12.1"},  {"WHEELFIT_OVERRIDE_BACKEND", "Bad Name"},
+        {"WHEELFIT_OVERRIDE_DRIVER_LINE", "13.x"}, {"WHEELFIT_OVERRIDE_CUDA_DRIVER", "x"},
         {"CONDA_OVERRIDE_CUDA", "twelve"},       {"CONDA_OVERRIDE_GLIBC", "2.x"},
     };
     for (const auto& c : cases) {
@@ -397,17 +572,19 @@ TEST_CASE("process_env reads the process environment", "[machine]") {
   wheelfit::test::ScopedEnv gpus("WHEELFIT_OVERRIDE_GPUS", "sm_120, 8.9");
   wheelfit::test::ScopedEnv python("WHEELFIT_OVERRIDE_PYTHON", std::nullopt);
   wheelfit::test::ScopedEnv conda("CONDA_OVERRIDE_CUDA", "");
+  wheelfit::test::ScopedEnv line("WHEELFIT_OVERRIDE_DRIVER_LINE", std::nullopt);
+  wheelfit::test::ScopedEnv old_line("WHEELFIT_OVERRIDE_CUDA_DRIVER", std::nullopt);
   const auto env = wheelfit::machine::process_env();
   CHECK(env("WHEELFIT_OVERRIDE_GLIBC") == std::optional<std::string>("2.31"));
   CHECK_FALSE(env("WHEELFIT_OVERRIDE_PYTHON"));
   CHECK(env("CONDA_OVERRIDE_CUDA") == std::optional<std::string>(""));
 
   Machine m;
-  REQUIRE(set_fact(m, "cuda_driver", "12.8", "file"));
+  REQUIRE(set_fact(m, "driver_line", "12.8", "file"));
   REQUIRE(apply_env_overrides(m, env));
   CHECK(m.glibc == nv("2.31"));
-  CHECK(m.gpus == nvs({"12.0", "8.9"}));
-  CHECK_FALSE(m.cuda_driver);  // CONDA_OVERRIDE_CUDA="" removes it, as conda does
+  CHECK(m.gpus == Strings{"sm_120", "8.9"});
+  CHECK_FALSE(m.driver_line);  // CONDA_OVERRIDE_CUDA="" removes it, as conda does
 }
 
 TEST_CASE("fill_from_host fills unknown facts only", "[machine]") {
@@ -454,10 +631,10 @@ TEST_CASE("to_json writes every known fact in key order and round-trips", "[mach
     CAPTURE(json);
     CHECK(json ==
           R"({"os":"linux","cpu_arch":"x86_64","glibc":"2.35","python":"3.13t","torch":"2.8.0+cu128",)"
-          R"("backend":"cuda","driver_version":"580.65.06","cuda_driver":"13.0","gpus":["9.0","8.6"],)"
+          R"("backend":"cuda","driver_version":"580.65.06","driver_line":"13.0","gpus":["9.0","sm_86"],)"
           R"("provenance":{"os":"profile fleet.toml","cpu_arch":"profile fleet.toml","glibc":"profile fleet.toml",)"
           R"("python":"env WHEELFIT_OVERRIDE_PYTHON","torch":"profile fleet.toml","backend":"profile fleet.toml",)"
-          R"("driver_version":"profile fleet.toml","cuda_driver":"profile fleet.toml","gpus":"profile fleet.toml"}})");
+          R"("driver_version":"profile fleet.toml","driver_line":"profile fleet.toml","gpus":"profile fleet.toml"}})");
     const auto back = parse_machine_profile(json, "detect.json");
     REQUIRE(back);
     CHECK(wheelfit::machine::same_facts(*back, *m));
@@ -476,6 +653,10 @@ TEST_CASE("to_json writes every known fact in key order and round-trips", "[mach
     REQUIRE(set_fact(machines[4], "backend", "rocm", "x"));
     machines.emplace_back();
     REQUIRE(set_fact(machines[5], "gpu_targets", "none", "x"));
+    machines.emplace_back();
+    REQUIRE(set_fact(machines[6], "backend", "xpu", "x"));
+    REQUIRE(set_fact(machines[6], "cuda_driver", "13.0", "x"));
+    REQUIRE(set_fact(machines[6], "gpus", "gfx90a:sramecc+:xnack-, sm_90, 9.0", "x"));
     for (const auto& m : machines) {
       const std::string json = wheelfit::machine::to_json(m);
       CAPTURE(json);
@@ -558,7 +739,8 @@ TEST_CASE("parse_machine_profile ignores the informational keys detect --json wr
       "detect.json");
   REQUIRE(m);
   CHECK(m->os == Os::linux_);
-  CHECK(m->gpu_targets == std::vector<std::string>{"gfx90a"});
+  CHECK(m->gpus == Strings{"gfx90a"});
+  CHECK(m->provenance.at("gpus") == "profile detect.json");
   CHECK(m->provenance.size() == 2);
   const auto t = parse_machine_profile("os = \"linux\"\nnotes = [\"x\"]\n[interpreter]\npath = \"/p\"\n", "d.toml");
   REQUIRE(t);

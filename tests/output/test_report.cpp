@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <toml++/toml.h>
 
+#include "support/backend_support.hpp"
 #include "support/resolve_support.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/output/report.hpp"
@@ -43,7 +44,7 @@ struct Fixture {
       test::snapshot({{"flash-attn", {{"flash_attn-2.8.3+cu128torch2.8-" + x86, "", std::string(64, 'e')}}}});
   resolve::Resolution r = resolve_now();
   resolve::Resolution resolve_now() {
-    auto res = resolve::resolve({ws, m, policies::builtin_policy(), snap, "cuda"});
+    auto res = resolve::resolve({ws, m, test::cuda_policy(), snap, "cuda"});
     if (!res) throw std::runtime_error(res.error().message);
     return std::move(*res);
   }
@@ -83,8 +84,8 @@ TEST_CASE("pixi_manifest writes the workspace, the pins and one hash-pinned url 
 
 TEST_CASE("pixi_manifest refuses an unresolved workspace", "[output][pixi]") {
   Fixture f;
-  f.m.gpus = std::vector<model::NumericVersion>{*model::NumericVersion::parse("6.1")};
-  auto res = resolve::resolve({f.ws, f.m, policies::builtin_policy(), f.snap, "cuda"});
+  f.m.gpus = std::vector<std::string>{"6.1"};
+  auto res = resolve::resolve({f.ws, f.m, test::cuda_policy(), f.snap, "cuda"});
   REQUIRE(res);
   REQUIRE_FALSE(res->ok());
   CHECK_FALSE(output::pixi_manifest(*res, f.ctx));
@@ -107,8 +108,8 @@ TEST_CASE("json_report prints the contract's keys", "[output][json]") {
 
 TEST_CASE("json_report lists every failed demand of every candidate", "[output][json]") {
   Fixture f;
-  f.m.gpus = std::vector<model::NumericVersion>{*model::NumericVersion::parse("6.1")};
-  auto res = resolve::resolve({f.ws, f.m, policies::builtin_policy(), f.snap, "cuda"});
+  f.m.gpus = std::vector<std::string>{"6.1"};
+  auto res = resolve::resolve({f.ws, f.m, test::cuda_policy(), f.snap, "cuda"});
   REQUIRE(res);
   auto v = boost::json::parse(output::json_report(*res, f.ctx)).as_object();
   CHECK(v.at("combo").is_null());
@@ -123,11 +124,11 @@ TEST_CASE("json_report lists every failed demand of every candidate", "[output][
 
 TEST_CASE("human_report opens a failure with the predecessor's summary", "[output][report]") {
   Fixture f;
-  f.m.gpus = std::vector<model::NumericVersion>{*model::NumericVersion::parse("6.1")};
-  auto res = resolve::resolve({f.ws, f.m, policies::builtin_policy(), f.snap, "cuda"});
+  f.m.gpus = std::vector<std::string>{"6.1"};
+  auto res = resolve::resolve({f.ws, f.m, test::cuda_policy(), f.snap, "cuda"});
   REQUIRE(res);
   auto text = output::human_report(*res, f.ctx);
-  CHECK_THAT(text, Catch::Contains("No cuda-wheels combo covers all required packages."));
+  CHECK_THAT(text, Catch::Contains("No CUDA combo covers all required packages."));
   CHECK_THAT(text, Catch::Contains("packages: ['flash-attn']"));
   CHECK_THAT(text, Catch::Contains("python versions: cp312"));
   CHECK_THAT(text, Catch::Contains("gpu_arch: wheel"));

@@ -1,5 +1,5 @@
-// Unit tests of wheelfit::policies: arch lists and the coverage rule, the built-in policy's
-// queries, and parse_policy_json / load_policy_file (including what their errors say).
+// Unit tests of wheelfit::policies: the CUDA backend's policy queries, parse_policy_json /
+// load_policy_file (including what their errors say) and label templates.
 
 #include <catch2/catch.hpp>
 
@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "support/backend_support.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/policies/policy.hpp"
 
@@ -21,155 +22,15 @@ namespace {
 
 NumericVersion nv(std::string_view s) { return NumericVersion::parse(s).value(); }
 Combo combo(std::string_view cuda, std::string_view torch) { return Combo{nv(cuda), nv(torch)}; }
-pol::ArchList archs(std::string_view s) { return pol::ArchList::parse(s).value(); }
 
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-// ArchList
-
-TEST_CASE("ArchList::parse accepts TORCH_CUDA_ARCH_LIST syntax", "[policies][arch]") {
-  struct Row {
-    const char* text;
-    const char* canonical;
-    std::size_t count;
-  };
-  const Row rows[] = {
-      {"7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX", "7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX", 6},
-      {"8.0 8.6 8.9 9.0  12.0+PTX", "8.0;8.6;8.9;9.0;12.0+PTX", 5},  // double space (sageattention)
-      {"8.0 9.0+PTX", "8.0;9.0+PTX", 2},
-      {"9.0+ptx", "9.0+PTX", 1},                                         // case-insensitive suffix
-      {"9.0+Ptx", "9.0+PTX", 1},
-      {" 8.0 ;\t9.0; ", "8.0;9.0", 2},                                   // mixed separators
-      {"5.0;6.0;7.0;7.5;8.0;8.6;9.0;", "5.0;6.0;7.0;7.5;8.0;8.6;9.0", 7},  // trailing ';' (torch's own)
-      {"9.0a", "9.0a", 1},                                               // arch-specific
-      {"10.0f+PTX", "10.0f+PTX", 1},                                     // family-specific
-      {"10.0A", "10.0a", 1},
-      {"08.0;9.00", "8.0;9.0", 2},                                       // canonical spelling
-      {"12.0", "12.0", 1},
-  };
-  for (const auto& r : rows) {
-    CAPTURE(r.text);
-    auto list = pol::ArchList::parse(r.text);
-    REQUIRE(list);
-    CHECK(list->str() == r.canonical);
-    CHECK(list->targets().size() == r.count);
-    // The canonical form parses back to itself.
-    CHECK(pol::ArchList::parse(list->str())->str() == r.canonical);
-  }
-  auto l = archs("8.6 9.0+PTX");
-  CHECK(l.targets()[0].cc == nv("8.6"));
-  CHECK_FALSE(l.targets()[0].ptx);
-  CHECK(l.targets()[1].ptx);
-  CHECK(l.targets()[1].variant == '\0');
-}
-
-TEST_CASE("ArchList::parse rejects what is not an arch list, quoting it", "[policies][arch]") {
-  struct Row {
-    const char* text;
-    const char* says;
-  };
-  const Row rows[] = {
-      {"", "names no target"},
-      {"   ", "names no target"},
-      {";;", "names no target"},
-      {"8", "'8' is not an arch target"},
-      {"8.x", "'8.x' is not an arch target"},
-      {"+PTX", "'+PTX' is not an arch target"},
-      {"9.0+", "'9.0+' is not an arch target"},
-      {"9.0+SASS", "'9.0+SASS' is not an arch target"},
-      {"9.0+PTX+PTX", "'9.0+PTX+PTX'"},
-      {"sm_86", "'sm_86'"},
-      {"compute_90", "'compute_90'"},
-      {"8.6.1", "'8.6.1'"},
-      {"Ampere", "'Ampere'"},
-      {"8.6,9.0", "'8.6,9.0'"},
-      {"0.5", "'0.5'"},
-      {"8.10", "'8.10'"},
-      {"9.0b", "'9.0b'"},
-      {"8.0;garbage;9.0", "'garbage'"},
-      {"-8.0", "'-8.0'"},
-  };
-  for (const auto& r : rows) {
-    CAPTURE(r.text);
-    auto list = pol::ArchList::parse(r.text);
-    REQUIRE_FALSE(list);
-    CHECK(list.error().is(Errc::invalid_input));
-    CHECK_THAT(list.error().message, Catch::Contains(r.says));
-    CHECK_THAT(list.error().message, Catch::Contains("'" + std::string(r.text) + "'"));  // the whole list
-  }
-}
-
-TEST_CASE("ArchList::covers follows the SASS/PTX rule of BRIEF section 2", "[policies][arch]") {
-  struct Row {
-    const char* list;
-    const char* gpu;
-    bool covered;
-    const char* via;  // the target that serves it ("" when not covered)
-    bool jit;
-  };
-  const char* x86_128 = "7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX";
-  const char* x86_126 = "5.0;6.0;7.0;7.5;8.0;8.6;9.0+PTX";
-  const char* exc_128 = "7.0;7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX";
-  const char* arm_128 = "8.0;9.0+PTX;10.0;12.0+PTX";
-  const char* arm_130 = "8.0;9.0+PTX;10.0;11.0;12.0+PTX";
-  const Row rows[] = {
-      {x86_128, "6.1", false, "", false},   // GTX 1080 on cu128: nothing at or below in major 6, no PTX <= 6.1
-      {x86_126, "6.1", true, "6.0", false}, // ... but cu126 carries 6.0 SASS
-      {x86_128, "8.9", true, "8.6", false}, // RTX 4090: the highest SASS of major 8 at or below
-      {x86_128, "8.7", true, "8.6", false},
-      {x86_128, "8.0", true, "8.0", false},
-      {x86_128, "12.1", true, "12.0", false},  // GB10 on the 12.0 cubin
-      {x86_128, "12.0", true, "12.0", false},
-      {x86_128, "10.3", true, "10.0", false},
-      {x86_128, "9.0", true, "9.0", false},
-      {x86_128, "7.0", false, "", false},   // Volta dropped from the cu128 row
-      {exc_128, "7.0", true, "7.0", false}, // ... and added back by the 12.8/2.8 exception
-      {x86_128, "7.5", true, "7.5", false},
-      {x86_128, "13.0", true, "12.0", true},  // a future arch: the highest PTX below it
-      {x86_126, "10.0", true, "9.0", true},   // Blackwell on cu126 via compute_90 JIT
-      {x86_126, "12.0", true, "9.0", true},
-      {x86_126, "3.5", false, "", false},
-      {arm_130, "11.0", true, "11.0", false},  // Thor on 13.0 ARM: native
-      {arm_130, "8.7", true, "8.0", false},    // Orin via the 8.0 cubin
-      {arm_130, "10.0", true, "10.0", false},  // GB200
-      // Thor on 12.8 ARM: coverage.txt says not covered, but compute_90 PTX JITs forward onto
-      // sm_110 under the stated rule (see policies/README.md, "Thor and the 12.8 ARM list").
-      {arm_128, "11.0", true, "9.0", true},
-      {"8.0 9.0 10.0 12.0+PTX", "11.0", false, "", false},  // flash-attn 12.8: no PTX at or below 11.0
-      {"8.0 8.6 8.9 9.0  12.0+PTX", "10.0", false, "", false},  // sageattention 12.8 on B200
-      {"7.5;8.0;8.6;8.9;12.0", "9.0", false, "", false},        // nunchaku: no Hopper
-      {"7.5;8.0;8.6;8.9;12.0", "12.1", true, "12.0", false},
-      {"9.0a", "9.0", true, "9.0", false},
-      {"9.0a", "9.1", false, "", false},       // arch-specific: exactly 9.0
-      {"9.0a+PTX", "10.0", false, "", false},  // ... and its PTX does not JIT forward
-      {"10.0f", "10.3", true, "10.0", false},  // family-specific: same major, minor >=
-      {"10.0f+PTX", "11.0", false, "", false},
-      {"8.0;8.6", "8.9", true, "8.6", false},
-      {"8.6;8.0", "8.9", true, "8.6", false},  // order does not matter
-      {"9.0+PTX;9.0", "9.0", true, "9.0", false},
-      {x86_128, "8.6.1", true, "8.6", false},  // only major.minor counts
-  };
-  for (const auto& r : rows) {
-    CAPTURE(r.list, r.gpu);
-    const auto list = archs(r.list);
-    CHECK(list.covers(nv(r.gpu)) == r.covered);
-    const auto m = list.match(nv(r.gpu));
-    REQUIRE(m.has_value() == r.covered);
-    if (m) {
-      CHECK(m->target.cc == nv(r.via));
-      CHECK(m->jit == r.jit);
-    }
-  }
-  CHECK_FALSE(archs("8.0").covers(NumericVersion{}));
-}
-
-// ---------------------------------------------------------------------------------------------
 // The built-in policy
 
-TEST_CASE("builtin_policy parses once and names itself", "[policies]") {
-  const auto& p = pol::builtin_policy();
-  CHECK(p.source() == "built-in");
+TEST_CASE("the CUDA backend's policy parses and names itself", "[policies]") {
+  const auto& p = wheelfit::test::cuda_policy();
+  CHECK(p.source() == "cuda backend (in-process) (built-in policy)");
   // Date-like: YYYY-MM-DD at the start. (No std::regex here: GCC 12 warns inside <regex> under
   // the sanitizer build.)
   const auto& v = p.version();
@@ -178,19 +39,15 @@ TEST_CASE("builtin_policy parses once and names itself", "[policies]") {
     CAPTURE(v, i);
     CHECK((i == 4 || i == 7 ? v[i] == '-' : std::isdigit(static_cast<unsigned char>(v[i])) != 0));
   }
-  CHECK(&pol::builtin_policy() == &p);
-
-  std::vector<const pol::Policy*> seen(8, nullptr);
-  std::vector<std::thread> threads;
-  for (std::size_t i = 0; i < seen.size(); ++i) {
-    threads.emplace_back([&seen, i] { seen[i] = &pol::builtin_policy(); });
-  }
-  for (auto& t : threads) t.join();
-  for (const auto* s : seen) CHECK(s == &p);
+  CHECK(p.notation().key == "cuda");
+  CHECK(p.notation().prefix == "cu");
+  CHECK(p.device_prefix() == "sm ");
+  CHECK(p.driver_rule() == pol::DriverRule::same_major);
+  REQUIRE(p.rules() != nullptr);
 }
 
 TEST_CASE("Policy::arch_list: package override, then exception, then the platform row", "[policies]") {
-  const auto& p = pol::builtin_policy();
+  const auto& p = wheelfit::test::cuda_policy();
   struct Row {
     const char* package;
     const char* cuda;
@@ -202,8 +59,8 @@ TEST_CASE("Policy::arch_list: package override, then exception, then the platfor
   const Row rows[] = {
       // The package's list for that CUDA line (double spaces and all), ahead of the exception.
       {"sageattention", "12.8", "2.8", "linux", "8.0;8.6;8.9;9.0;12.0+PTX", "package sageattention, cuda 12.8"},
-      {"sageattention", "12.8", "2.8", "windows", "8.0;8.6;8.9;9.0;12.0+PTX", "arch_list_by_cuda)"},
-      {"sageattention", "12.8", "2.9", "linux_aarch64", "8.0;9.0;12.0+PTX", "arch_list_by_cuda_aarch64"},
+      {"sageattention", "12.8", "2.8", "windows", "8.0;8.6;8.9;9.0;12.0+PTX", "arch_list_by_line)"},
+      {"sageattention", "12.8", "2.9", "linux_aarch64", "8.0;9.0;12.0+PTX", "arch_list_by_line_aarch64"},
       // ARM never reads the x86 fields: sageattention has no aarch64 row for 13.0.
       {"sageattention", "13.0", "2.10", "linux_aarch64", "8.0;9.0+PTX;10.0;11.0;12.0+PTX", "farm policy 13.0 (linux_aarch64)"},
       // All-lines overrides, ahead of the exception too.
@@ -224,7 +81,7 @@ TEST_CASE("Policy::arch_list: package override, then exception, then the platfor
       {"flash-attn", "12.8", "2.8", "linux_aarch64", "8.0;9.0+PTX;10.0;12.0+PTX", "farm policy 12.8 (linux_aarch64)"},
       {"natten", "13.0", "2.10", "linux", "8.0;8.6;8.9;9.0;10.0;10.3;12.0+PTX", "package natten"},
       {"natten", "13.2", "2.12", "linux", "7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX", "farm policy 13.2"},
-      {"nunchaku", "12.8", "2.8", "linux_aarch64", "7.5;8.0;8.6;8.9;12.0", "arch_list_by_cuda_aarch64"},
+      {"nunchaku", "12.8", "2.8", "linux_aarch64", "7.5;8.0;8.6;8.9;12.0", "arch_list_by_line_aarch64"},
       {"pyg-lib", "13.0", "2.9", "linux", "7.5;8.0;9.0+PTX", "package pyg-lib"},
       {"torchao", "12.8", "2.9", "linux_aarch64", "9.0;10.0;12.0+PTX", "package torchao"},
       // Exceptions: x86_64 and Windows only, never aarch64.
@@ -235,8 +92,9 @@ TEST_CASE("Policy::arch_list: package override, then exception, then the platfor
       {"cubvh", "12.4", "2.4", "linux_aarch64", nullptr, nullptr},
       {"cubvh", "12.6", "2.6", "linux_aarch64", "8.0;9.0+PTX", "farm policy 12.6"},
       {"cubvh", "12.4", "2.4", "linux", "5.0;6.0;7.0;7.5;8.0;8.6;9.0+PTX", "farm policy 12.4 (linux)"},
-      // Higher precision from the caller is cut to major.minor.
-      {"cubvh", "12.8.1", "2.8.0", "linux", "7.0;7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX", "exception 12.8/2.8"},
+      // A patch-level line is a line of its own (ROCm's 6.2.4); trailing zeros are not.
+      {"cubvh", "12.8.1", "2.8.0", "linux", nullptr, nullptr},
+      {"cubvh", "12.8.0", "2.8.0", "linux", "7.0;7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX", "exception 12.8/2.8"},
       // No row: not a CUDA line the farm builds, or not a farm platform.
       {"cubvh", "12.7", "2.8", "linux", nullptr, nullptr},
       {"cubvh", "11.8", "2.4", "linux", nullptr, nullptr},
@@ -251,32 +109,32 @@ TEST_CASE("Policy::arch_list: package override, then exception, then the platfor
       continue;
     }
     REQUIRE(got.has_value());
-    CHECK(got->archs.str() == r.archs);
+    CHECK(got->list == r.archs);
     CHECK_THAT(got->provenance, Catch::Contains(r.provenance));
   }
 }
 
 TEST_CASE("Policy::platform_arch_list ignores package overrides", "[policies]") {
-  const auto& p = pol::builtin_policy();
+  const auto& p = wheelfit::test::cuda_policy();
   auto x86 = p.platform_arch_list(combo("12.8", "2.8"), "linux");
   REQUIRE(x86);
-  CHECK(x86->archs.str() == "7.0;7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX");
+  CHECK(x86->list == "7.0;7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX");
   CHECK(x86->provenance == "exception 12.8/2.8");
   auto arm = p.platform_arch_list(combo("13.0", "2.10"), "linux_aarch64");
   REQUIRE(arm);
-  CHECK(arm->archs.str() == "8.0;9.0+PTX;10.0;11.0;12.0+PTX");
+  CHECK(arm->list == "8.0;9.0+PTX;10.0;11.0;12.0+PTX");
   CHECK(arm->provenance == "farm policy 13.0 (linux_aarch64)");
-  CHECK(arm->archs.match(nv("11.0"))->jit == false);
+  CHECK(p.rules()->match(arm->list, "11.0")->kind == pol::DeviceRules::Match::Kind::native);
   auto arm128 = p.platform_arch_list(combo("12.8", "2.9"), "linux_aarch64");
   REQUIRE(arm128);
-  CHECK(arm128->archs.str() == "8.0;9.0+PTX;10.0;12.0+PTX");
-  CHECK(arm128->archs.match(nv("11.0"))->jit == true);  // Thor only through compute_90 JIT
+  CHECK(arm128->list == "8.0;9.0+PTX;10.0;12.0+PTX");
+  CHECK(p.rules()->match(arm128->list, "11.0")->kind == pol::DeviceRules::Match::Kind::jit);  // Thor only through compute_90 JIT
   CHECK_FALSE(p.platform_arch_list(combo("12.4", "2.5"), "linux_aarch64"));
   CHECK(p.platform_arch_list(combo("13.2", "2.13"), "windows")->provenance == "farm policy 13.2 (windows)");
 }
 
 TEST_CASE("Policy::pytorch_shipped answers from the PyTorch matrix", "[policies]") {
-  const auto& p = pol::builtin_policy();
+  const auto& p = wheelfit::test::cuda_policy();
   struct Row {
     const char* cuda;
     const char* torch;
@@ -306,7 +164,8 @@ TEST_CASE("Policy::pytorch_shipped answers from the PyTorch matrix", "[policies]
       {"12.6", "2.13", "3.15", "windows", false},
       {"12.8", "2.12", "3.12", "linux", false},  // cu128 stops at 2.11
       // Precision beyond major.minor is ignored.
-      {"12.8.1", "2.8.0", "3.12.4", "linux", true},
+      {"12.8.1", "2.8.0", "3.12.4", "linux", false},  // a patch line is its own line (ROCm 6.2.4)
+      {"12.8.0", "2.8.0", "3.12.4", "linux", true},
       {"12.8", "2.8.1", "3.12", "linux", true},   // a minor counts if any patch shipped (2.8.0 here)
       {"12.8", "2.8", "3.12", "macos", false},
       {"12.8", "2.8", "3.12", "linux_x86_64", false},  // the scraped spelling is not a farm key
@@ -319,8 +178,8 @@ TEST_CASE("Policy::pytorch_shipped answers from the PyTorch matrix", "[policies]
   const auto& cells = p.shipped_cells();
   CHECK(cells.size() > 300);
   CHECK(std::is_sorted(cells.begin(), cells.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.combo.cuda, a.combo.torch, a.python, a.platform) <
-           std::tie(b.combo.cuda, b.combo.torch, b.python, b.platform);
+    return std::tie(a.combo.line, a.combo.torch, a.python, a.platform) <
+           std::tie(b.combo.line, b.combo.torch, b.python, b.platform);
   }));
   std::set<std::string> platforms;
   for (const auto& c : cells) platforms.insert(c.platform);
@@ -328,7 +187,7 @@ TEST_CASE("Policy::pytorch_shipped answers from the PyTorch matrix", "[policies]
 }
 
 TEST_CASE("Policy::torch_family is the BRIEF section 3 table", "[policies]") {
-  const auto& p = pol::builtin_policy();
+  const auto& p = wheelfit::test::cuda_policy();
   struct Row {
     const char* torch;
     const char* vision;
@@ -356,8 +215,8 @@ TEST_CASE("Policy::torch_family is the BRIEF section 3 table", "[policies]") {
   }
 }
 
-TEST_CASE("Policy::pypi_cuda_line holds only the known PyPI CUDA lines", "[policies]") {
-  const auto& p = pol::builtin_policy();
+TEST_CASE("Policy::pypi_line holds only the known PyPI CUDA lines", "[policies]") {
+  const auto& p = wheelfit::test::cuda_policy();
   struct Row {
     const char* torch;
     const char* platform;
@@ -376,7 +235,7 @@ TEST_CASE("Policy::pypi_cuda_line holds only the known PyPI CUDA lines", "[polic
   };
   for (const auto& r : rows) {
     CAPTURE(r.torch, r.platform);
-    auto got = p.pypi_cuda_line(nv(r.torch), r.platform);
+    auto got = p.pypi_line(nv(r.torch), r.platform);
     if (!r.cuda) {
       CHECK_FALSE(got);
     } else {
@@ -387,7 +246,7 @@ TEST_CASE("Policy::pypi_cuda_line holds only the known PyPI CUDA lines", "[polic
 }
 
 TEST_CASE("Policy::min_driver per CUDA major", "[policies]") {
-  const auto& p = pol::builtin_policy();
+  const auto& p = wheelfit::test::cuda_policy();
   auto d11 = p.min_driver(11);
   REQUIRE(d11);
   CHECK(d11->linux_ == nv("450.80.02"));
@@ -408,7 +267,7 @@ TEST_CASE("Policy::min_driver per CUDA major", "[policies]") {
 }
 
 TEST_CASE("Policy::fallback_combo and torch_index_url", "[policies]") {
-  const auto& p = pol::builtin_policy();
+  const auto& p = wheelfit::test::cuda_policy();
   struct Row {
     const char* backend;
     const char* arch;
@@ -419,11 +278,10 @@ TEST_CASE("Policy::fallback_combo and torch_index_url", "[policies]") {
       {"cuda", "x86_64", "12.8", "2.8"}, {"cuda", "amd64", "12.8", "2.8"}, {"cuda", "AMD64", "12.8", "2.8"},
       {"cuda", "aarch64", "13.0", "2.10"}, {"cuda", "arm64", "13.0", "2.10"},
       {"cuda", "i686", nullptr, nullptr}, {"cuda", "", nullptr, nullptr},
-      {"rocm", "x86_64", nullptr, nullptr}, {"", "x86_64", nullptr, nullptr},
   };
   for (const auto& r : rows) {
     CAPTURE(r.backend, r.arch);
-    auto got = p.fallback_combo(r.backend, r.arch);
+    auto got = p.fallback_combo(r.arch);
     if (!r.cuda) {
       CHECK_FALSE(got);
     } else {
@@ -432,13 +290,14 @@ TEST_CASE("Policy::fallback_combo and torch_index_url", "[policies]") {
     }
   }
   // Both fallback cells are ones PyTorch shipped for cp312 on their platform.
-  CHECK(p.pytorch_shipped(*p.fallback_combo("cuda", "x86_64"), nv("3.12"), "linux"));
-  CHECK(p.pytorch_shipped(*p.fallback_combo("cuda", "x86_64"), nv("3.12"), "windows"));
-  CHECK(p.pytorch_shipped(*p.fallback_combo("cuda", "aarch64"), nv("3.12"), "linux_aarch64"));
+  CHECK(p.pytorch_shipped(*p.fallback_combo("x86_64"), nv("3.12"), "linux"));
+  CHECK(p.pytorch_shipped(*p.fallback_combo("x86_64"), nv("3.12"), "windows"));
+  CHECK(p.pytorch_shipped(*p.fallback_combo("aarch64"), nv("3.12"), "linux_aarch64"));
 
   CHECK(p.torch_index_url(nv("12.8")) == "https://download.pytorch.org/whl/cu128");
   CHECK(p.torch_index_url(nv("13.0")) == "https://download.pytorch.org/whl/cu130");
-  CHECK(p.torch_index_url(nv("12.8.1")) == "https://download.pytorch.org/whl/cu128");
+  CHECK(p.torch_index_url(nv("12.8.1")) == "https://download.pytorch.org/whl/cu128");  // {line_nodot}: major.minor
+  CHECK(wheelfit::test::rocm_policy().torch_index_url(nv("6.2.4")) == "https://download.pytorch.org/whl/rocm6.2.4");
   CHECK(p.torch_index_url(nv("11.8")) == "https://download.pytorch.org/whl/cu118");
   CHECK(p.torch_index_url(nv("13")) == "https://download.pytorch.org/whl/cu130");
 }
@@ -451,19 +310,24 @@ namespace {
 // A small, complete policy in the documented format.
 constexpr const char* kMinimal = R"({
   "_comment": "test policy",
-  "format": 1,
+  "format": 2,
   "version": "2026-01-01",
+  "backend": {"line": {"key": "cuda", "prefix": "cu", "name": "CUDA"},
+              "combo_labels": ["cu{line:nodot}torch{torch}"], "torch_labels": ["cu{line:nodot}"],
+              "torch_index": "https://example.invalid/whl/cu{line_nodot}/",
+              "device": {"name": "GPU arch", "prefix": "sm ", "code_sections": [".nv_fatbin"]},
+              "driver": {"rule": "same_major", "floors": {"12": {"linux": "525.60.13", "windows": "528.33"}}}},
   "arch_policy": {"linux": {"12.8": "7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX"},
                   "linux_aarch64": {"13.0": "8.0;9.0+PTX;10.0;11.0;12.0+PTX"}},
   "arch_exceptions": {"12.8/2.8": "7.0;7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX"},
-  "packages": {"demo-pkg": {"arch_list": "8.0", "arch_list_by_cuda": {"12.8": "9.0"}, "_note": "x"}},
+  "packages": {"demo-pkg": {"arch_list": "8.0", "arch_list_by_line": {"12.8": "9.0"}, "_note": "x"}},
   "pytorch_matrix": {"linux": {"12.8": {"2.8": ["3.12", "3.10"]}}},
   "torch_family": {"2.8": {"torchvision": "0.23", "torchaudio": "2.8"}},
-  "pypi_cuda": {"linux": {"2.8": "12.8"}, "windows": {}},
-  "min_driver": {"12": {"linux": "525.60.13", "windows": "528.33"}},
-  "fallback": {"cuda": {"x86_64": {"cuda": "12.8", "torch": "2.8"}}},
-  "torch_index": "https://example.invalid/whl/cu{cuda_nodot}/"
+  "pypi_line": {"linux": {"2.8": "12.8"}, "windows": {}},
+  "fallback": {"x86_64": {"line": "12.8", "torch": "2.8"}}
 })";
+
+std::shared_ptr<const pol::DeviceRules> cuda_rules() { return wheelfit::registry::device_rules(wheelfit::test::cuda_backend()); }
 
 // kMinimal with `edit` applied to its JSON value.
 std::string mutated(const std::function<void(boost::json::object&)>& edit) {
@@ -481,34 +345,34 @@ boost::json::object& at(boost::json::object& o, std::initializer_list<const char
 }  // namespace
 
 TEST_CASE("parse_policy_json reads the documented format", "[policies][parse]") {
-  auto p = pol::parse_policy_json(kMinimal, "test.json");
+  auto p = pol::parse_policy_json(kMinimal, "test.json", cuda_rules());
   REQUIRE(p);
   CHECK(p->source() == "test.json");
   CHECK(p->version() == "2026-01-01");
-  CHECK(p->arch_list("demo_pkg", combo("12.8", "2.8"), "linux")->archs.str() == "9.0");
+  CHECK(p->arch_list("demo_pkg", combo("12.8", "2.8"), "linux")->list == "9.0");
   CHECK(p->arch_list("demo-pkg", combo("12.8", "2.8"), "linux_aarch64").has_value() == false);
   CHECK(p->arch_list("other", combo("12.8", "2.8"), "linux")->provenance == "exception 12.8/2.8");
-  CHECK(p->arch_list("other", combo("13.0", "2.8"), "linux_aarch64")->archs.str() == "8.0;9.0+PTX;10.0;11.0;12.0+PTX");
+  CHECK(p->arch_list("other", combo("13.0", "2.8"), "linux_aarch64")->list == "8.0;9.0+PTX;10.0;11.0;12.0+PTX");
   CHECK(p->pytorch_shipped(combo("12.8", "2.8"), nv("3.10"), "linux"));
   CHECK_FALSE(p->pytorch_shipped(combo("12.8", "2.8"), nv("3.11"), "linux"));
   REQUIRE(p->shipped_cells().size() == 2);
   CHECK(p->shipped_cells()[0].python == nv("3.10"));  // sorted
   CHECK(p->torch_index_url(nv("12.8")) == "https://example.invalid/whl/cu128/");
   CHECK_FALSE(p->torch_family(nv("2.9")));
-  CHECK_FALSE(p->pypi_cuda_line(nv("2.8"), "windows"));
+  CHECK_FALSE(p->pypi_line(nv("2.8"), "windows"));
   CHECK_FALSE(p->min_driver(13));
 
   // Unknown top-level sections are ignored (a newer file may carry more); "_" keys are comments.
   auto extra = mutated([](auto& o) { o["future_section"] = boost::json::array{1, 2}; });
-  CHECK(pol::parse_policy_json(extra, "x.json"));
+  CHECK(pol::parse_policy_json(extra, "x.json", cuda_rules()));
   // Keys are canonicalised: "12.08" is 12.8.
   auto padded = mutated([](auto& o) {
     at(o, {"arch_policy", "linux"}).erase("12.8");
     at(o, {"arch_policy", "linux"})["12.08"] = "8.0";
   });
-  auto pp = pol::parse_policy_json(padded, "x.json");
+  auto pp = pol::parse_policy_json(padded, "x.json", cuda_rules());
   REQUIRE(pp);
-  CHECK(pp->platform_arch_list(combo("12.8", "2.9"), "linux")->archs.str() == "8.0");
+  CHECK(pp->platform_arch_list(combo("12.8", "2.9"), "linux")->list == "8.0");
 }
 
 TEST_CASE("parse_policy_json rejects bad files, naming the source and the JSON path", "[policies][parse]") {
@@ -529,7 +393,22 @@ TEST_CASE("parse_policy_json rejects bad files, naming the source and the JSON p
       {"no format", mutated([](auto& o) { o.erase("format"); }), "policy.json: missing key 'format'"},
       {"format string", mutated([](auto& o) { o["format"] = "1"; }), "policy.json: format: expected an integer, got a string"},
       {"format 0", mutated([](auto& o) { o["format"] = 0; }), "format: 0 is not a format number"},
-      {"format 2", mutated([](auto& o) { o["format"] = 2; }), "format: format 2 is newer", Errc::unsupported},
+      {"format 3", mutated([](auto& o) { o["format"] = 3; }), "format: format 3 is newer", Errc::unsupported},
+      {"format 1", mutated([](auto& o) { o["format"] = 1; }), "format: format 1 is older", Errc::unsupported},
+      {"no backend", mutated([](auto& o) { o.erase("backend"); }), "policy.json: missing key 'backend'"},
+      {"backend key", mutated([](auto& o) { at(o, {"backend"})["labels"] = "x"; }), "backend: unknown key 'labels'"},
+      {"line key", mutated([](auto& o) { at(o, {"backend", "line"})["key"] = "cu da"; }),
+       "backend.line.key: 'cu da' is not a name"},
+      {"label placeholder", mutated([](auto& o) { at(o, {"backend"})["combo_labels"] = boost::json::array{"cu{cuda}"}; }),
+       "backend.combo_labels[0]: label template 'cu{cuda}': unknown placeholder {cuda}"},
+      {"label no torch", mutated([](auto& o) { at(o, {"backend"})["combo_labels"] = boost::json::array{"cu{line}"}; }),
+       "backend.combo_labels[0]: 'cu{line}' names no {torch}"},
+      {"label two in a row", mutated([](auto& o) { at(o, {"backend"})["torch_labels"] = boost::json::array{"{line}{torch}"}; }),
+       "two placeholders in a row"},
+      {"label star", mutated([](auto& o) { at(o, {"backend"})["torch_labels"] = boost::json::array{"cu*{line}"}; }),
+       "'*' may only end a template"},
+      {"driver rule", mutated([](auto& o) { at(o, {"backend", "driver"})["rule"] = "newest"; }),
+       "backend.driver.rule: 'newest' is not a driver rule"},
       {"no version", mutated([](auto& o) { o.erase("version"); }), "missing key 'version'"},
       {"version number", mutated([](auto& o) { o["version"] = 20260101; }), "policy.json: version: expected a string, got a number"},
       {"version empty", mutated([](auto& o) { o["version"] = ""; }), "policy.json: version: '' is not a version string"},
@@ -548,15 +427,15 @@ TEST_CASE("parse_policy_json rejects bad files, naming the source and the JSON p
       {"arch list number", mutated([](auto& o) { at(o, {"arch_policy", "linux"})["12.8"] = 12.8; }),
        "arch_policy.linux.12.8: expected a string, got a number"},
       {"cuda key major", mutated([](auto& o) { at(o, {"arch_policy", "linux"})["12"] = "8.0"; }),
-       "policy.json: arch_policy.linux.12: '12' is not a CUDA major.minor"},
+       "policy.json: arch_policy.linux.12: '12' is not an accelerator line"},
       {"cuda key text", mutated([](auto& o) { at(o, {"arch_policy", "linux"})["cu128"] = "8.0"; }),
-       "arch_policy.linux.cu128: 'cu128' is not a CUDA major.minor"},
-      {"cuda key patch", mutated([](auto& o) { at(o, {"arch_policy", "linux"})["12.8.1"] = "8.0"; }),
-       "'12.8.1' is not a CUDA major.minor"},
+       "arch_policy.linux.cu128: 'cu128' is not an accelerator line"},
+      {"cuda key four parts", mutated([](auto& o) { at(o, {"arch_policy", "linux"})["12.8.1.2"] = "8.0"; }),
+       "'12.8.1.2' is not an accelerator line"},
       {"duplicate after canonical", mutated([](auto& o) { at(o, {"arch_policy", "linux"})["12.08"] = "8.0"; }),
-       "arch_policy.linux.12.08: duplicate CUDA line 12.8"},
+       "arch_policy.linux.12.08: duplicate line 12.8"},
       {"exception key", mutated([](auto& o) { at(o, {"arch_exceptions"})["12.8-2.8"] = "8.0"; }),
-       "policy.json: arch_exceptions.12.8-2.8: '12.8-2.8' is not <cuda>/<torch-minor>"},
+       "policy.json: arch_exceptions.12.8-2.8: '12.8-2.8' is not <line>/<torch-minor>"},
       {"exception torch", mutated([](auto& o) { at(o, {"arch_exceptions"})["12.8/2.x"] = "8.0"; }),
        "arch_exceptions.12.8/2.x: '2.x' is not a torch major.minor"},
       {"exception list", mutated([](auto& o) { at(o, {"arch_exceptions"})["12.8/2.8"] = "8.0+PTZ"; }),
@@ -569,10 +448,10 @@ TEST_CASE("parse_policy_json rejects bad files, naming the source and the JSON p
        "policy.json: packages.demo-pkg: unknown key 'arch_lists'"},
       {"package list", mutated([](auto& o) { at(o, {"packages", "demo-pkg"})["arch_list_aarch64"] = "8"; }),
        "policy.json: packages.demo-pkg.arch_list_aarch64: '8' is not an arch target"},
-      {"package by cuda", mutated([](auto& o) { at(o, {"packages", "demo-pkg", "arch_list_by_cuda"})["12.8"] = ""; }),
-       "packages.demo-pkg.arch_list_by_cuda.12.8: arch list '' names no target"},
-      {"package by cuda key", mutated([](auto& o) { at(o, {"packages", "demo-pkg", "arch_list_by_cuda"})["x"] = "8.0"; }),
-       "packages.demo-pkg.arch_list_by_cuda.x: 'x' is not a CUDA major.minor"},
+      {"package by cuda", mutated([](auto& o) { at(o, {"packages", "demo-pkg", "arch_list_by_line"})["12.8"] = ""; }),
+       "packages.demo-pkg.arch_list_by_line.12.8: arch list '' names no target"},
+      {"package by cuda key", mutated([](auto& o) { at(o, {"packages", "demo-pkg", "arch_list_by_line"})["x"] = "8.0"; }),
+       "packages.demo-pkg.arch_list_by_line.x: 'x' is not an accelerator line"},
       {"matrix cell", mutated([](auto& o) { at(o, {"pytorch_matrix", "linux", "12.8"})["2.8"] = "3.12"; }),
        "policy.json: pytorch_matrix.linux.12.8.2.8: expected an array of Python versions, got a string"},
       {"matrix python", mutated([](auto& o) {
@@ -590,7 +469,7 @@ TEST_CASE("parse_policy_json rejects bad files, naming the source and the JSON p
       {"matrix torch", mutated([](auto& o) { at(o, {"pytorch_matrix", "linux", "12.8"})["2.8.0"] = boost::json::array{}; }),
        "pytorch_matrix.linux.12.8.2.8.0: '2.8.0' is not a torch major.minor"},
       {"matrix cuda", mutated([](auto& o) { at(o, {"pytorch_matrix", "linux"})["cu128"] = boost::json::object{}; }),
-       "pytorch_matrix.linux.cu128: 'cu128' is not a CUDA major.minor"},
+       "pytorch_matrix.linux.cu128: 'cu128' is not an accelerator line"},
       {"family missing", mutated([](auto& o) { at(o, {"torch_family", "2.8"}).erase("torchvision"); }),
        "policy.json: torch_family.2.8: missing key 'torchvision'"},
       {"family version", mutated([](auto& o) { at(o, {"torch_family", "2.8"})["torchaudio"] = "2.8.x"; }),
@@ -599,39 +478,42 @@ TEST_CASE("parse_policy_json rejects bad files, naming the source and the JSON p
        "torch_family.2.9: expected an object, got an array"},
       {"family key", mutated([](auto& o) { at(o, {"torch_family"})["two"] = boost::json::object{}; }),
        "torch_family.two: 'two' is not a torch major.minor"},
-      {"pypi cuda", mutated([](auto& o) { at(o, {"pypi_cuda", "linux"})["2.8"] = "cu128"; }),
-       "policy.json: pypi_cuda.linux.2.8: 'cu128' is not a CUDA major.minor"},
-      {"pypi null", mutated([](auto& o) { at(o, {"pypi_cuda", "linux"})["2.8"] = nullptr; }),
-       "pypi_cuda.linux.2.8: expected a string, got null"},
+      {"pypi line", mutated([](auto& o) { at(o, {"pypi_line", "linux"})["2.8"] = "cu128"; }),
+       "policy.json: pypi_line.linux.2.8: 'cu128' is not an accelerator line"},
+      {"pypi null", mutated([](auto& o) { at(o, {"pypi_line", "linux"})["2.8"] = nullptr; }),
+       "pypi_line.linux.2.8: expected a string, got null"},
       {"driver key", mutated([](auto& o) {
-         boost::json::value copy = at(o, {"min_driver", "12"});
-         at(o, {"min_driver"})["12.0"] = std::move(copy);
+         boost::json::value copy = at(o, {"backend", "driver", "floors", "12"});
+         at(o, {"backend", "driver", "floors"})["12.0"] = std::move(copy);
        }),
-       "policy.json: min_driver.12.0: '12.0' is not a CUDA major"},
-      {"driver version", mutated([](auto& o) { at(o, {"min_driver", "12"})["linux"] = "525.x"; }),
-       "policy.json: min_driver.12.linux: '525.x' is not a driver version"},
-      {"driver missing", mutated([](auto& o) { at(o, {"min_driver", "12"}).erase("windows"); }),
-       "min_driver.12: missing key 'windows'"},
-      {"driver extra", mutated([](auto& o) { at(o, {"min_driver", "12"})["macos"] = "1"; }),
-       "min_driver.12: unknown key 'macos'"},
-      {"fallback torch", mutated([](auto& o) { at(o, {"fallback", "cuda", "x86_64"})["torch"] = "2"; }),
-       "policy.json: fallback.cuda.x86_64.torch: '2' is not a torch major.minor"},
-      {"fallback type", mutated([](auto& o) { at(o, {"fallback", "cuda"})["aarch64"] = true; }),
-       "fallback.cuda.aarch64: expected an object, got a boolean"},
+       "policy.json: backend.driver.floors.12.0: '12.0' is not a line major"},
+      {"driver version", mutated([](auto& o) { at(o, {"backend", "driver", "floors", "12"})["linux"] = "525.x"; }),
+       "policy.json: backend.driver.floors.12.linux: '525.x' is not a driver version"},
+      {"driver missing", mutated([](auto& o) { at(o, {"backend", "driver", "floors", "12"}).erase("windows"); }),
+       "backend.driver.floors.12: missing key 'windows'"},
+      {"driver extra", mutated([](auto& o) { at(o, {"backend", "driver", "floors", "12"})["macos"] = "1"; }),
+       "backend.driver.floors.12: unknown key 'macos'"},
+      {"fallback torch", mutated([](auto& o) { at(o, {"fallback", "x86_64"})["torch"] = "2"; }),
+       "policy.json: fallback.x86_64.torch: '2' is not a torch major.minor"},
+      {"fallback type", mutated([](auto& o) { at(o, {"fallback"})["aarch64"] = true; }),
+       "fallback.aarch64: expected an object, got a boolean"},
+      {"fallback old key", mutated([](auto& o) { at(o, {"fallback", "x86_64"})["cuda"] = "12.8"; }),
+       "fallback.x86_64: unknown key 'cuda'"},
       {"fallback duplicate arch", mutated([](auto& o) {
-         boost::json::value copy = at(o, {"fallback", "cuda", "x86_64"});
-         at(o, {"fallback", "cuda"})["amd64"] = std::move(copy);
+         boost::json::value copy = at(o, {"fallback", "x86_64"});
+         at(o, {"fallback"})["amd64"] = std::move(copy);
        }),
        "duplicate CPU arch x86_64"},
-      {"index placeholder", mutated([](auto& o) { o["torch_index"] = "https://download.pytorch.org/whl/cu128"; }),
-       "policy.json: torch_index: 'https://download.pytorch.org/whl/cu128' is not an http(s) URL pattern"},
-      {"index scheme", mutated([](auto& o) { o["torch_index"] = "ftp://x/cu{cuda_nodot}"; }), "torch_index: 'ftp://"},
-      {"index type", mutated([](auto& o) { o["torch_index"] = boost::json::object{}; }),
-       "torch_index: expected a string, got an object"},
+      {"index placeholder", mutated([](auto& o) { at(o, {"backend"})["torch_index"] = "https://download.pytorch.org/whl/cu128"; }),
+       "policy.json: backend.torch_index: 'https://download.pytorch.org/whl/cu128' is not an http(s) URL pattern"},
+      {"index scheme", mutated([](auto& o) { at(o, {"backend"})["torch_index"] = "ftp://x/cu{line_nodot}"; }),
+       "backend.torch_index: 'ftp://"},
+      {"index type", mutated([](auto& o) { at(o, {"backend"})["torch_index"] = boost::json::object{}; }),
+       "backend.torch_index: expected a string, got an object"},
   };
   for (const auto& r : rows) {
     CAPTURE(r.what, r.text);
-    auto p = pol::parse_policy_json(r.text, "policy.json");
+    auto p = pol::parse_policy_json(r.text, "policy.json", cuda_rules());
     REQUIRE_FALSE(p);
     CHECK(p.error().is(r.code));
     CHECK_THAT(p.error().message, Catch::StartsWith("policy.json: "));
@@ -646,25 +528,25 @@ TEST_CASE("load_policy_file reads a file and says why it cannot", "[policies][pa
   wheelfit::test::TempDir dir;
 
   SECTION("the shipped data file, copied elsewhere") {
-    const auto text = wheelfit::test::read_file(wheelfit::test::source_dir() / "policies" / "data" / "policy.json");
+    const auto text = wheelfit::test::read_file(wheelfit::test::source_dir() / "backends" / "cuda" / "data" / "policy.json");
     const auto path = (dir / "newer-policy.json").string();
     wheelfit::test::write_file(path, text);
-    auto p = pol::load_policy_file(path);
+    auto p = pol::load_policy_file(path, cuda_rules());
     REQUIRE(p);
     CHECK(p->source() == path);
-    CHECK(p->version() == pol::builtin_policy().version());
-    CHECK(p->shipped_cells().size() == pol::builtin_policy().shipped_cells().size());
-    CHECK(p->arch_list("sageattention", combo("12.8", "2.8"), "linux")->archs.str() == "8.0;8.6;8.9;9.0;12.0+PTX");
+    CHECK(p->version() == wheelfit::test::cuda_policy().version());
+    CHECK(p->shipped_cells().size() == wheelfit::test::cuda_policy().shipped_cells().size());
+    CHECK(p->arch_list("sageattention", combo("12.8", "2.8"), "linux")->list == "8.0;8.6;8.9;9.0;12.0+PTX");
   }
   SECTION("a missing file") {
     const auto path = (dir / "absent.json").string();
-    auto p = pol::load_policy_file(path);
+    auto p = pol::load_policy_file(path, cuda_rules());
     REQUIRE_FALSE(p);
     CHECK(p.error().is(Errc::not_found));
     CHECK_THAT(p.error().message, Catch::Contains(path));
   }
   SECTION("a directory") {
-    auto p = pol::load_policy_file(dir.path().string());
+    auto p = pol::load_policy_file(dir.path().string(), cuda_rules());
     REQUIRE_FALSE(p);
     CHECK(p.error().is(Errc::io_error));
     CHECK_THAT(p.error().message, Catch::Contains(dir.path().string()));
@@ -672,7 +554,7 @@ TEST_CASE("load_policy_file reads a file and says why it cannot", "[policies][pa
   SECTION("a bad file names its path and the JSON path") {
     const auto path = (dir / "bad.json").string();
     wheelfit::test::write_file(path, mutated([](auto& o) { at(o, {"arch_policy", "linux"})["12.8"] = "7.x"; }));
-    auto p = pol::load_policy_file(path);
+    auto p = pol::load_policy_file(path, cuda_rules());
     REQUIRE_FALSE(p);
     CHECK(p.error().is(Errc::invalid_input));
     CHECK_THAT(p.error().message, Catch::StartsWith(path + ": arch_policy.linux.12.8: '7.x'"));
@@ -680,8 +562,63 @@ TEST_CASE("load_policy_file reads a file and says why it cannot", "[policies][pa
   SECTION("not JSON") {
     const auto path = (dir / "garbage.json").string();
     wheelfit::test::write_file(path, "arch_policy:\n  \"12.8\": \"7.5\"\n");
-    auto p = pol::load_policy_file(path);
+    auto p = pol::load_policy_file(path, cuda_rules());
     REQUIRE_FALSE(p);
     CHECK_THAT(p.error().message, Catch::StartsWith(path + ": not JSON: line 1"));
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Label templates and a policy without device rules
+
+TEST_CASE("LabelTemplate matches and renders local labels", "[policies][labels]") {
+  struct Row {
+    const char* tmpl;
+    const char* label;
+    const char* line;   // nullptr: no match (or no line)
+    const char* torch;  // nullptr: no torch
+  };
+  const Row rows[] = {
+      {"rocm{line}torch{torch}", "rocm6.3torch2.7", "6.3", "2.7"},
+      {"rocm{line}torch{torch}", "ROCM6.2.4TORCH2.10", "6.2.4", "2.10"},
+      {"rocm{line}torch{torch}", "rocm6torch2.7", nullptr, nullptr},     // a line has a minor
+      {"rocm{line}torch{torch}", "rocm6.3.torch2.7", nullptr, nullptr},  // no trailing dot
+      {"rocm{line}", "rocm6.3", "6.3", nullptr},
+      {"rocm{line}", "rocm6.3x", nullptr, nullptr},
+      {"cu{line:nodot}*", "cu121.with.pypi.cudnn", "12.1", nullptr},
+      {"xpu{torch}", "xpu2.8", nullptr, "2.8"},
+      {"pt{torch}cu{line:nodot}", "pt210cu130", "13.0", "2.10"},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.tmpl, r.label);
+    auto t = pol::LabelTemplate::parse(r.tmpl);
+    REQUIRE(t);
+    auto parts = t->match(r.label);
+    if (!r.line && !r.torch) {
+      CHECK_FALSE(parts);
+      continue;
+    }
+    REQUIRE(parts);
+    CHECK(parts->line.has_value() == (r.line != nullptr));
+    if (r.line) CHECK(parts->line->str() == r.line);
+    CHECK(parts->torch.has_value() == (r.torch != nullptr));
+    if (r.torch) CHECK(parts->torch->str() == r.torch);
+  }
+  CHECK(pol::LabelTemplate::parse("rocm{line}torch{torch}")->render(combo("6.2.4", "2.7")) == "rocm6.2.4torch2.7");
+  CHECK(pol::LabelTemplate::parse("cu{line:nodot}torch{torch}")->render(combo("12.8", "2.10")) == "cu128torch2.10");
+  for (const char* bad : {"", "cu", "{cuda}", "cu{line", "cu}line", "{line}{torch}", "*{line}", "cu{line:dot}"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(pol::LabelTemplate::parse(bad));
+  }
+}
+
+TEST_CASE("a policy read without device rules keeps its lists as written", "[policies][parse]") {
+  auto p = pol::parse_policy_json(kMinimal, "plain.json", nullptr);
+  REQUIRE(p);
+  CHECK(p->rules() == nullptr);
+  CHECK(p->platform_arch_list(combo("12.8", "2.9"), "linux")->list == "7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX");
+  // With the rules, a list the backend cannot read is an error naming its path.
+  auto bad = mutated([](auto& o) { at(o, {"arch_policy", "linux"})["12.8"] = "gfx90a"; });
+  CHECK(pol::parse_policy_json(bad, "plain.json", nullptr));
+  CHECK_FALSE(pol::parse_policy_json(bad, "plain.json", cuda_rules()));
 }

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "support/backend_support.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/policies/policy.hpp"
 
@@ -99,10 +100,10 @@ TEST_CASE("the built-in matrix is exactly the scraped PyTorch matrix, by torch m
   REQUIRE(data.at("combos").as_array().size() == 514);
 
   std::set<CellKey> actual;
-  for (const auto& c : pol::builtin_policy().shipped_cells()) {
-    actual.emplace(c.platform, c.combo.cuda.str(), c.combo.torch.str(), c.python.str());
+  for (const auto& c : wheelfit::test::cuda_policy().shipped_cells()) {
+    actual.emplace(c.platform, c.combo.line.str(), c.combo.torch.str(), c.python.str());
   }
-  CHECK(actual.size() == pol::builtin_policy().shipped_cells().size());  // no duplicates
+  CHECK(actual.size() == wheelfit::test::cuda_policy().shipped_cells().size());  // no duplicates
   std::vector<CellKey> missing, extra;
   std::set_difference(expected.begin(), expected.end(), actual.begin(), actual.end(), std::back_inserter(missing));
   std::set_difference(actual.begin(), actual.end(), expected.begin(), expected.end(), std::back_inserter(extra));
@@ -113,7 +114,7 @@ TEST_CASE("the built-in matrix is exactly the scraped PyTorch matrix, by torch m
   // And every cell answers true through the query.
   for (const auto& [pl, cu, to, py] : expected) {
     CAPTURE(pl, cu, to, py);
-    CHECK(pol::builtin_policy().pytorch_shipped(Combo{nv(cu), nv(to)}, nv(py), pl));
+    CHECK(wheelfit::test::cuda_policy().pytorch_shipped(Combo{nv(cu), nv(to)}, nv(py), pl));
   }
 }
 
@@ -144,7 +145,7 @@ TEST_CASE("the grid's phantom cells are not shipped per the policy", "[policies]
     const std::string python = py_digits.substr(0, 1) + "." + py_digits.substr(1);
     const std::string platform = farm_platform(std::string(a[3].as_string()));
     CAPTURE(cuda, torch, python, platform);
-    const bool shipped = pol::builtin_policy().pytorch_shipped(Combo{nv(cuda), nv(torch)}, nv(python), platform);
+    const bool shipped = wheelfit::test::cuda_policy().pytorch_shipped(Combo{nv(cuda), nv(torch)}, nv(python), platform);
     const CellKey key{platform, cuda, torch, python};
     CHECK(shipped == (minors.count(key) == 1));
     if (shipped) shipped_by_minor.insert(key);
@@ -161,7 +162,7 @@ TEST_CASE("every arch_policy row and exception equals arch_policy.yml", "[polici
   REQUIRE(yml.count("arch_policy"));
   REQUIRE(yml.count("arch_policy_aarch64"));
   REQUIRE(yml.count("arch_exceptions"));
-  const auto& p = pol::builtin_policy();
+  const auto& p = wheelfit::test::cuda_policy();
   const Combo no_exception_torch{nv("12.8"), nv("99.0")};  // a torch minor no exception names
 
   // Rows: the x86 table serves linux and windows; aarch64 has its own. Exactly the yml's lines.
@@ -177,7 +178,7 @@ TEST_CASE("every arch_policy row and exception equals arch_policy.yml", "[polici
           const auto it = yml.at(section).find(cuda);
           REQUIRE(got.has_value() == (it != yml.at(section).end()));
           if (got) {
-            CHECK(got->archs.str() == it->second);
+            CHECK(got->list == it->second);
             CHECK(got->provenance == "farm policy " + cuda + " (" + platform + ")");
           }
         }
@@ -195,13 +196,13 @@ TEST_CASE("every arch_policy row and exception equals arch_policy.yml", "[polici
       CAPTURE(key, platform);
       const auto got = p.arch_list("no-such-package", c, platform);
       REQUIRE(got);
-      CHECK(got->archs.str() == value);
+      CHECK(got->list == value);
       CHECK(got->provenance == "exception " + key);
     }
     CAPTURE(key);
     const auto arm = p.arch_list("no-such-package", c, "linux_aarch64");
     if (arm) {
-      CHECK(arm->archs.str() == yml.at("arch_policy_aarch64").at(key.substr(0, slash)));
+      CHECK(arm->list == yml.at("arch_policy_aarch64").at(key.substr(0, slash)));
       CHECK_THAT(arm->provenance, Catch::StartsWith("farm policy"));
     }
   }
@@ -209,7 +210,7 @@ TEST_CASE("every arch_policy row and exception equals arch_policy.yml", "[polici
 
 TEST_CASE("every package arch override equals package_configs_summary.json", "[policies][fixtures]") {
   const auto data = read_json(wheelfit::test::fixtures_dir() / "cuda-wheels" / "derived" / "package_configs_summary.json");
-  const auto& p = pol::builtin_policy();
+  const auto& p = wheelfit::test::cuda_policy();
   const NumericVersion torch = nv("99.0");  // no exception
   std::size_t checked = 0;
   for (const auto& pkg : data.at("packages").as_array()) {
@@ -227,7 +228,7 @@ TEST_CASE("every package arch override equals package_configs_summary.json", "[p
           continue;
         }
         REQUIRE(got);
-        CHECK(got->archs.str() == pol::ArchList::parse(std::string(text.as_string()))->str());
+        CHECK(got->list == *wheelfit::test::cuda_policy().rules()->parse_list(std::string(text.as_string())));
         CHECK_THAT(got->provenance, Catch::StartsWith("package " + name + ", cuda"));
         ++checked;
       }
@@ -239,18 +240,18 @@ TEST_CASE("every package arch override equals package_configs_summary.json", "[p
       CAPTURE(name, key, platform);
       const auto got = p.arch_list(name, Combo{nv("13.0"), torch}, platform);
       REQUIRE(got);
-      CHECK(got->archs.str() == pol::ArchList::parse(std::string(text->as_string()))->str());
+      CHECK(got->list == *wheelfit::test::cuda_policy().rules()->parse_list(std::string(text->as_string())));
       ++checked;
     }
   }
   CHECK(checked > 50);
 }
 
-TEST_CASE("policies/data/policy.json on disk matches the embedded copy", "[policies][fixtures]") {
+TEST_CASE("backends/cuda/data/policy.json on disk matches the embedded copy", "[policies][fixtures]") {
   // The raw file and the embedded copy are the same text, so a stale build shows up here too.
-  const auto text = wheelfit::test::read_file(wheelfit::test::source_dir() / "policies" / "data" / "policy.json");
-  auto from_file = pol::parse_policy_json(text, "policy.json");
+  const auto text = wheelfit::test::read_file(wheelfit::test::source_dir() / "backends" / "cuda" / "data" / "policy.json");
+  auto from_file = pol::parse_policy_json(text, "policy.json", wheelfit::registry::device_rules(wheelfit::test::cuda_backend()));
   REQUIRE(from_file);
-  CHECK(from_file->version() == pol::builtin_policy().version());
-  CHECK(from_file->shipped_cells().size() == pol::builtin_policy().shipped_cells().size());
+  CHECK(from_file->version() == wheelfit::test::cuda_policy().version());
+  CHECK(from_file->shipped_cells().size() == wheelfit::test::cuda_policy().shipped_cells().size());
 }

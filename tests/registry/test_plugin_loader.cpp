@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "support/test_support.hpp"
+#include "wheelfit/model/numeric_version.hpp"
 #include "wheelfit/policies/policy.hpp"
 #include "wheelfit/registry/registry.hpp"
 
@@ -65,10 +66,12 @@ TEST_CASE("load_plugins: a whole backend from one plugin folder, no core change"
   CHECK(b->index_url == "https://example.test/fake-wheels/");
   CHECK(b->index_env == "WHEELFIT_FAKE_WHEELS_INDEX");
   CHECK(b->releases_repo == "example/fake-wheels");
-  CHECK(b->torch_label == "fk");
-  CHECK(b->torch_index_pattern == "https://example.test/torch/fk{cuda_nodot}");
   CHECK(b->origin == file.string());
   CHECK(b->has_detection);
+  CHECK(b->targets.parse_target != nullptr);
+  CHECK(b->targets.parse_target_list != nullptr);
+  CHECK(b->targets.match_targets != nullptr);
+  CHECK(b->targets.read_device_code == nullptr);
 
   SECTION("its detection reaches the plugin on every call") {
     for (int call = 1; call <= 2; ++call) {
@@ -80,14 +83,50 @@ TEST_CASE("load_plugins: a whole backend from one plugin folder, no core change"
       CHECK(v.at("notes").as_array().at(0) == ("call " + std::to_string(call)).c_str());
     }
   }
-  SECTION("its policy data brings its fallback combos and torch index") {
-    auto policy = policies::parse_policy_json(b->policy_json, b->origin + " (built-in policy)");
+  SECTION("its policy data brings its notation, label grammar, fallback combos and torch index") {
+    auto policy = registry::make_policy(*b, std::nullopt);
     REQUIRE(policy);
+    CHECK(policy->source() == file.string() + " (built-in policy)");
     CHECK(policy->version() == "fake-1");
-    CHECK(policy->fallback_combo("fake", "x86_64")->str() == "cu1.2/torch3.4");
-    CHECK(policy->fallback_combo("fake", "aarch64")->str() == "cu5.6/torch7.8");  // "arm64" in the file
-    CHECK(policy->fallback_combos("fake").size() == 2);
-    CHECK(policy->fallback_combos("cuda").empty());
+    CHECK(policy->notation().key == "fake");
+    CHECK(policy->notation().prefix == "fk");
+    CHECK(policy->notation().name == "Fake");
+    CHECK(policy->device_name() == "fake target");
+    CHECK(policy->code_sections() == std::vector<std::string>{".fake_code"});
+    CHECK(policy->driver_rule() == policies::DriverRule::unknown);
+    CHECK(policy->combo_str(*policy->fallback_combo("x86_64")) == "fk1.2/torch3.4");
+    CHECK(policy->combo_str(*policy->fallback_combo("aarch64")) == "fk5.6/torch7.8");  // "arm64" in the file
+    CHECK(policy->fallback_combos().size() == 2);
+    CHECK(policy->torch_index_url(*model::NumericVersion::parse("1.2")) == "https://example.test/torch/fk12");
+    const auto label = policy->parse_combo_label("+fk12torch3.4");
+    REQUIRE(label);
+    CHECK(policy->combo_str(*label) == "fk1.2/torch3.4");
+    CHECK(policy->parse_torch_label("fk12") == *model::NumericVersion::parse("1.2"));
+  }
+  SECTION("its target functions are the policy's rules, called across the plugin boundary") {
+    auto policy = registry::make_policy(*b, std::nullopt);
+    REQUIRE(policy);
+    REQUIRE(policy->rules() != nullptr);
+    CHECK(policy->rules()->parse_target("  FK1 ").value() == "fk1");
+    auto bad = policy->rules()->parse_target("  ");
+    REQUIRE_FALSE(bad);
+    CHECK_THAT(bad.error().message, Catch::Contains("is not a test target"));
+    // The row " FK1 ; fk2+jit " was canonicalised by the plugin's parse_target_list on reading.
+    const auto row = policy->platform_arch_list(*policy->fallback_combo("x86_64"), "linux");
+    REQUIRE(row);
+    CHECK(row->list == "fk1;fk2+jit");
+    const auto native = policy->rules()->match(row->list, "fk1");
+    REQUIRE(native);
+    CHECK(native->kind == policies::DeviceRules::Match::Kind::native);
+    CHECK(native->via == "fk1");
+    const auto jit = policy->rules()->match(row->list, "fk2");
+    REQUIRE(jit);
+    CHECK(jit->kind == policies::DeviceRules::Match::Kind::jit);
+    CHECK(jit->via == "fk2+jit");
+    const auto none = policy->rules()->match(row->list, "fk3");
+    REQUIRE(none);
+    CHECK_FALSE(none->covers());
+    CHECK_FALSE(policy->rules()->match(";", "fk1"));  // malformed: -1 from the plugin
   }
   SECTION("its index is chosen like any backend's") {
     auto choice = registry::choose_index(*b, std::nullopt, std::string("/srv/fake"));
@@ -124,12 +163,16 @@ TEST_CASE("load_plugins skips a bad file with its reason and loads nothing from 
        {"no wheelfit_backend_entry entry point"}},
       {"an entry returning NULL", [](PluginFolder& f) { f.add("null_entry"); }, SkipReason::entry_failed,
        {"returned NULL"}},
-      {"another ABI version", [](PluginFolder& f) { f.add("wrong_abi"); }, SkipReason::abi_mismatch,
-       {"built for wheelfit backend ABI 2; this wheelfit reads ABI 1"}},
-      {"a descriptor smaller than v1", [](PluginFolder& f) { f.add("small"); }, SkipReason::bad_descriptor,
-       {"descriptor size 8 is smaller than wheelfit_backend_v1"}},
+      {"a plugin built for ABI 1", [](PluginFolder& f) { f.add("wrong_abi"); }, SkipReason::abi_mismatch,
+       {"built for wheelfit backend ABI 1; this wheelfit reads ABI 2"}},
+      {"a descriptor smaller than v2", [](PluginFolder& f) { f.add("small"); }, SkipReason::bad_descriptor,
+       {"descriptor size 8 is smaller than wheelfit_backend_v2"}},
       {"an invalid backend name", [](PluginFolder& f) { f.add("bad_name"); }, SkipReason::bad_descriptor,
        {"backend name 'Not A Name'"}},
+      {"an empty policy_json", [](PluginFolder& f) { f.add("no_policy"); }, SkipReason::bad_descriptor,
+       {"descriptor field 'policy_json' is empty"}},
+      {"a NULL match_targets", [](PluginFolder& f) { f.add("no_rules"); }, SkipReason::bad_descriptor,
+       {"descriptor function 'match_targets' is NULL (required)"}},
   }));
   CAPTURE(row.what);
   PluginFolder folder;

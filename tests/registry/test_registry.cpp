@@ -1,11 +1,15 @@
 // The registry without plugin files: entries, descriptor checks, detection calls, index choice,
-// and the plugin authors' helpers (plugin_support.hpp), in-process.
+// the policy a backend judges with (make_policy), and the plugin authors' helpers
+// (plugin_support.hpp), in-process.
 #include <catch2/catch.hpp>
 
 #include <boost/json.hpp>
 #include <stdexcept>
 #include <string>
 
+#include "plugins/test_plugin.hpp"
+#include "support/backend_support.hpp"
+#include "support/test_support.hpp"
 #include "wheelfit/registry/plugin_support.hpp"
 #include "wheelfit/registry/registry.hpp"
 
@@ -79,33 +83,49 @@ namespace {
 const char* detect_ok() { return "{}"; }
 }  // namespace
 
-TEST_CASE("read_descriptor checks the version first, then size, fields and name", "[registry]") {
+TEST_CASE("read_descriptor checks the version first, then size, fields, name, policy and functions", "[registry]") {
   struct Row {
     const char* what;
-    void (*edit)(wheelfit_backend_v1&);
+    void (*edit)(wheelfit_backend_v2&);
     Errc code;
     const char* message;
   };
   auto row = GENERATE(values<Row>({
       {"another ABI version (and nothing else read)",
-       [](wheelfit_backend_v1& d) {
+       [](wheelfit_backend_v2& d) {
          d.abi_version = 7;
          d.size = 0;
          d.name = nullptr;
        },
-       Errc::unsupported, "x.so: built for wheelfit backend ABI 7; this wheelfit reads ABI 1"},
-      {"a smaller size", [](wheelfit_backend_v1& d) { d.size = 12; }, Errc::invalid_input,
-       "x.so: descriptor size 12 is smaller than wheelfit_backend_v1"},
-      {"a NULL name", [](wheelfit_backend_v1& d) { d.name = nullptr; }, Errc::invalid_input,
+       Errc::unsupported, "x.so: built for wheelfit backend ABI 7; this wheelfit reads ABI 2"},
+      {"the previous ABI, 1 (both versions named)",
+       [](wheelfit_backend_v2& d) {
+         d.abi_version = 1;
+         d.policy_json = nullptr;
+         d.parse_target = nullptr;
+       },
+       Errc::unsupported, "x.so: built for wheelfit backend ABI 1; this wheelfit reads ABI 2"},
+      {"a smaller size", [](wheelfit_backend_v2& d) { d.size = 12; }, Errc::invalid_input,
+       "x.so: descriptor size 12 is smaller than wheelfit_backend_v2"},
+      {"a NULL name", [](wheelfit_backend_v2& d) { d.name = nullptr; }, Errc::invalid_input,
        "x.so: descriptor field 'name' is NULL"},
-      {"a NULL policy", [](wheelfit_backend_v1& d) { d.policy_json = nullptr; }, Errc::invalid_input,
+      {"a NULL policy", [](wheelfit_backend_v2& d) { d.policy_json = nullptr; }, Errc::invalid_input,
        "x.so: descriptor field 'policy_json' is NULL"},
-      {"an empty name", [](wheelfit_backend_v1& d) { d.name = ""; }, Errc::invalid_input, "x.so: the backend name is empty"},
-      {"an upper-case name", [](wheelfit_backend_v1& d) { d.name = "Cuda"; }, Errc::invalid_input,
+      {"an empty policy", [](wheelfit_backend_v2& d) { d.policy_json = ""; }, Errc::invalid_input,
+       "x.so: descriptor field 'policy_json' is empty"},
+      {"an empty name", [](wheelfit_backend_v2& d) { d.name = ""; }, Errc::invalid_input, "x.so: the backend name is empty"},
+      {"an upper-case name", [](wheelfit_backend_v2& d) { d.name = "Cuda"; }, Errc::invalid_input,
        "x.so: backend name 'Cuda' is not"},
+      {"a NULL parse_target", [](wheelfit_backend_v2& d) { d.parse_target = nullptr; }, Errc::invalid_input,
+       "x.so: descriptor function 'parse_target' is NULL (required)"},
+      {"a NULL parse_target_list", [](wheelfit_backend_v2& d) { d.parse_target_list = nullptr; }, Errc::invalid_input,
+       "x.so: descriptor function 'parse_target_list' is NULL (required)"},
+      {"a NULL match_targets", [](wheelfit_backend_v2& d) { d.match_targets = nullptr; }, Errc::invalid_input,
+       "x.so: descriptor function 'match_targets' is NULL (required)"},
   }));
   CAPTURE(row.what);
-  auto d = plugin::descriptor_v1("ok");
+  auto d = test_plugin::descriptor("ok");
+  REQUIRE(registry::read_descriptor(&d, "x.so"));  // valid before the edit
   row.edit(d);
   auto r = registry::read_descriptor(&d, "x.so");
   REQUIRE_FALSE(r);
@@ -113,16 +133,17 @@ TEST_CASE("read_descriptor checks the version first, then size, fields and name"
   CHECK_THAT(r.error().message, Catch::StartsWith(row.message));
 }
 
+namespace {
+const char* read_code_ok(const char*, const unsigned char*, std::size_t) { return R"({"list": "", "entries": {}})"; }
+}  // namespace
+
 TEST_CASE("read_descriptor copies every field of a good descriptor", "[registry]") {
-  auto d = plugin::descriptor_v1("good-1_x");
-  d.size = sizeof(wheelfit_backend_v1) + 16;  // a later minor revision appended fields: fine
+  auto d = test_plugin::descriptor("good-1_x", "{}");  // the policy is only text to the registry
+  d.size = sizeof(wheelfit_backend_v2) + 16;  // a later minor revision appended fields: fine
   d.description = "desc";
   d.index_url = "https://example.test/i/";
   d.index_env = "ENV";
   d.releases_repo = "o/r";
-  d.torch_label = "gd";
-  d.torch_index_pattern = "https://example.test/t/{cuda_nodot}";
-  d.policy_json = "{}";
   d.detect = &detect_ok;
   auto r = registry::read_descriptor(&d, "/p/good.so");
   REQUIRE(r);
@@ -131,12 +152,132 @@ TEST_CASE("read_descriptor copies every field of a good descriptor", "[registry]
   CHECK(r->index_url == "https://example.test/i/");
   CHECK(r->index_env == "ENV");
   CHECK(r->releases_repo == "o/r");
-  CHECK(r->torch_label == "gd");
-  CHECK(r->torch_index_pattern == "https://example.test/t/{cuda_nodot}");
   CHECK(r->policy_json == "{}");
   CHECK(r->origin == "/p/good.so");
   CHECK(r->has_detection);
+  CHECK(r->targets.parse_target == d.parse_target);
+  CHECK(r->targets.parse_target_list == d.parse_target_list);
+  CHECK(r->targets.match_targets == d.match_targets);
+  CHECK(r->targets.read_device_code == nullptr);  // optional
   CHECK_FALSE(registry::read_descriptor(nullptr, "n.so"));
+
+  SECTION("read_device_code is copied when given") {
+    d.read_device_code = &read_code_ok;
+    auto with_code = registry::read_descriptor(&d, "/p/good.so");
+    REQUIRE(with_code);
+    CHECK(with_code->targets.read_device_code == &read_code_ok);
+  }
+}
+
+// ---- make_policy / device_rules ----
+
+TEST_CASE("make_policy wires the backend's target functions into its built-in policy", "[registry]") {
+  const auto& cuda = test::cuda_backend();
+  auto policy = registry::make_policy(cuda, std::nullopt);
+  REQUIRE(policy);
+  CHECK(policy->source() == cuda.origin + " (built-in policy)");
+  CHECK(policy->notation().key == "cuda");
+  REQUIRE(policy->rules() != nullptr);
+  auto t = policy->rules()->parse_target("sm_90");
+  REQUIRE(t);
+  CHECK(*t == "9.0");
+  auto bad = policy->rules()->parse_target("banana");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().is(Errc::invalid_input));
+  auto list = policy->rules()->parse_list("8.0 9.0+PTX");
+  REQUIRE(list);
+  auto m = policy->rules()->match(*list, "9.0");
+  REQUIRE(m);
+  CHECK(m->kind == policies::DeviceRules::Match::Kind::native);
+  auto jit = policy->rules()->match(*list, "10.0");
+  REQUIRE(jit);
+  CHECK(jit->kind == policies::DeviceRules::Match::Kind::jit);
+  auto none = policy->rules()->match(*list, "7.5");
+  REQUIRE(none);
+  CHECK(none->kind == policies::DeviceRules::Match::Kind::none);
+  CHECK_FALSE(policy->rules()->match(*list, "banana"));  // -1 from the plugin: an error
+
+  SECTION("the same as device_rules gives") {
+    auto rules = registry::device_rules(cuda);
+    REQUIRE(rules != nullptr);
+    CHECK(rules->parse_target("sm_86").value() == "8.6");
+  }
+}
+
+TEST_CASE("make_policy: a policy file replaces the data but keeps the backend's rules", "[registry]") {
+  test::TempDir tmp;
+  const std::string path = (tmp / "policy.json").string();
+  auto file_policy = [&](std::string_view linux_row) {
+    return std::string(R"({
+  "format": 2,
+  "version": "from-a-file",
+  "backend": {
+    "line": {"key": "cuda", "prefix": "cu", "name": "CUDA"},
+    "combo_labels": ["cu{line:nodot}torch{torch}"],
+    "torch_labels": ["cu{line:nodot}"],
+    "torch_index": "https://example.test/whl/cu{line_nodot}",
+    "device": {"name": "GPU arch", "prefix": "sm "},
+    "driver": {"rule": "unknown"}
+  },
+  "arch_policy": {"linux": {"12.8": ")") + std::string(linux_row) + R"("}},
+  "arch_exceptions": {}, "packages": {}, "pytorch_matrix": {}, "torch_family": {}, "pypi_line": {},
+  "fallback": {"x86_64": {"line": "12.8", "torch": "2.8"}}
+})";
+  };
+  test::write_file(path, file_policy("8.0  9.0+ptx"));
+  auto policy = registry::make_policy(test::cuda_backend(), path);
+  REQUIRE(policy);
+  CHECK(policy->source() == path);
+  CHECK(policy->version() == "from-a-file");
+  CHECK(policy->torch_index_pattern() == "https://example.test/whl/cu{line_nodot}");
+  REQUIRE(policy->rules() != nullptr);
+  CHECK(policy->rules()->parse_target("sm_90").value() == "9.0");
+  // The file's list went through the backend's parse_target_list: canonical, as the built-in one.
+  const auto combo = policy->fallback_combo("x86_64");
+  REQUIRE(combo);
+  CHECK(policy->combo_str(*combo) == "cu12.8/torch2.8");
+  const auto row = policy->platform_arch_list(*combo, "linux");
+  REQUIRE(row);
+  CHECK(row->list == "8.0;9.0+PTX");
+
+  SECTION("a list the backend's grammar refuses is an error naming the file") {
+    test::write_file(path, file_policy("8.0;banana"));
+    auto refused = registry::make_policy(test::cuda_backend(), path);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().is(Errc::invalid_input));
+    CHECK_THAT(refused.error().message, Catch::Contains(path) && Catch::Contains("arch_policy.linux.12.8"));
+  }
+  SECTION("a missing file") {
+    auto missing = registry::make_policy(test::cuda_backend(), (tmp / "nope.json").string());
+    REQUIRE_FALSE(missing);
+    CHECK(missing.error().is(Errc::not_found));
+  }
+}
+
+TEST_CASE("make_policy: the test plugin's functions, and a backend without functions", "[registry]") {
+  auto d = test_plugin::descriptor("tp");
+  auto tp = registry::read_descriptor(&d, "tp.so");
+  REQUIRE(tp);
+  auto policy = registry::make_policy(*tp, std::nullopt);
+  REQUIRE(policy);
+  CHECK(policy->source() == "tp.so (built-in policy)");
+  CHECK(policy->version() == "test-1");
+  CHECK(policy->notation().prefix == "ts");
+  CHECK(policy->rules()->parse_target(" TS1 ").value() == "ts1");
+  CHECK(policy->rules()->parse_list("a; B ;;c+jit").value() == "a;b;c+jit");
+  CHECK(policy->rules()->match("a;c+jit", "c")->kind == policies::DeviceRules::Match::Kind::jit);
+  CHECK(policy->rules()->match("a;c+jit", "c")->via == "c+jit");
+  CHECK_FALSE(policy->rules()->parse_list(" ; "));
+
+  SECTION("a BackendInfo without target functions has no rules and no policy") {
+    BackendInfo bare = info("bare");
+    bare.policy_json = test_plugin::kMinimalPolicy;
+    CHECK(registry::device_rules(bare) == nullptr);
+    auto none = registry::make_policy(bare, std::nullopt);
+    REQUIRE_FALSE(none);
+    CHECK(none.error().is(Errc::invalid_input));
+    CHECK_THAT(none.error().message, Catch::Contains("supplies no target functions"));
+  }
 }
 
 TEST_CASE("choose_index: --index, then the backend's env var, then its default", "[registry]") {
@@ -200,15 +341,59 @@ TEST_CASE("plugin_support: detect_entry keeps every exception inside the plugin"
   CHECK(std::string(first) == R"({"present": true})");
 }
 
-TEST_CASE("plugin_support: json_escape and descriptor_v1", "[registry][plugins]") {
+TEST_CASE("plugin_support: json_escape and descriptor_v2", "[registry][plugins]") {
   CHECK(plugin::json_escape("a\"b\\c\nd\x1f") == "a\\\"b\\\\c\\nd\\u001f");
   CHECK(plugin::json_escape("gfx90a · ü") == "gfx90a · ü");
-  constexpr auto d = plugin::descriptor_v1("x");
+  constexpr auto d = plugin::descriptor_v2("x");
   static_assert(d.abi_version == WHEELFIT_BACKEND_ABI_VERSION);
-  static_assert(d.size == sizeof(wheelfit_backend_v1));
+  static_assert(d.abi_version == 2u);
+  static_assert(d.size == sizeof(wheelfit_backend_v2));
   CHECK(std::string(d.index_url).empty());
+  CHECK(std::string(d.policy_json).empty());
   CHECK(d.detect == nullptr);
-  auto r = registry::read_descriptor(&d, "x.so");
+  CHECK(d.parse_target == nullptr);
+  CHECK(d.read_device_code == nullptr);
+  // Not yet a backend: policy_json and the target functions are required.
+  auto empty = registry::read_descriptor(&d, "x.so");
+  REQUIRE_FALSE(empty);
+  CHECK_THAT(empty.error().message, Catch::Contains("policy_json"));
+  auto full = test_plugin::descriptor("x");
+  auto r = registry::read_descriptor(&full, "x.so");
   REQUIRE(r);
   CHECK_FALSE(r->has_detection);
+}
+
+namespace {
+plugin::Parsed parse_ok(std::string_view t) { return {true, "<" + std::string(t) + ">"}; }
+plugin::Parsed parse_no(std::string_view) { return {false, "is not one"}; }
+plugin::Parsed parse_throws(std::string_view) { throw std::runtime_error("boom"); }
+plugin::Coverage cover_jit(std::string_view list, std::string_view) { return {2, std::string(list)}; }
+plugin::Coverage cover_throws(std::string_view, std::string_view) { throw 42; }
+std::string code_ok(std::string_view section, const unsigned char*, std::size_t size) {
+  return R"({"list": ")" + std::string(section) + ":" + std::to_string(size) + R"(", "entries": {}})";
+}
+std::string code_throws(std::string_view, const unsigned char*, std::size_t) { throw std::runtime_error("bad \"bytes\""); }
+}  // namespace
+
+TEST_CASE("plugin_support: parse_entry, match_entry and device_code_entry keep exceptions inside", "[registry][plugins]") {
+  int ok = -1;
+  CHECK(std::string(plugin::parse_entry<&parse_ok>("a", &ok)) == "<a>");
+  CHECK(ok == 1);
+  CHECK(std::string(plugin::parse_entry<&parse_ok>(nullptr, &ok)) == "<>");
+  CHECK(std::string(plugin::parse_entry<&parse_no>("a", &ok)) == "is not one");
+  CHECK(ok == 0);
+  ok = 1;
+  CHECK_THAT(std::string(plugin::parse_entry<&parse_throws>("a", &ok)), Catch::Contains("exception"));
+  CHECK(ok == 0);
+
+  const char* via = nullptr;
+  CHECK(plugin::match_entry<&cover_jit>("l", "t", &via) == 2);
+  CHECK(std::string(via) == "l");
+  CHECK(plugin::match_entry<&cover_throws>("l", "t", &via) == -1);
+  CHECK_THAT(std::string(via), Catch::Contains("exception"));
+
+  const unsigned char bytes[3] = {1, 2, 3};
+  CHECK(std::string(plugin::device_code_entry<&code_ok>(".sec", bytes, 3)) == R"({"list": ".sec:3", "entries": {}})");
+  const auto err = boost::json::parse(plugin::device_code_entry<&code_throws>(".sec", bytes, 3)).as_object();
+  CHECK(err.at("error").as_string() == "bad \"bytes\"");
 }

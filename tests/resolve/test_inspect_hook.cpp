@@ -2,6 +2,7 @@
 // rejection makes the resolver try the next candidate and is reported as that candidate's verdict.
 #include <catch2/catch.hpp>
 
+#include "support/backend_support.hpp"
 #include "support/resolve_support.hpp"
 #include "wheelfit/policies/policy.hpp"
 #include "wheelfit/resolve/resolver.hpp"
@@ -18,7 +19,7 @@ TEST_CASE("resolve --inspect hook: a rejected pick gives way to the next candida
   const auto ws = test::workspace({"pkg"});
   const auto m = test::h100();
   std::vector<std::string> asked;
-  resolve::Inputs in{ws, m, policies::builtin_policy(), snap, "cuda"};
+  resolve::Inputs in{ws, m, test::cuda_policy(), snap, "cuda"};
   in.inspect = [&](const resolve::Pick& p) {
     asked.push_back(p.filename);
     resolve::Inspection out;
@@ -40,7 +41,7 @@ TEST_CASE("resolve --inspect hook: every pick rejected: unresolved, with the evi
   auto snap = test::snapshot({{"pkg", {{"pkg-1.0+cu128torch2.8-" + x86}, {"pkg-1.0+cu126torch2.8-" + x86}}}});
   const auto ws = test::workspace({"pkg"});
   const auto m = test::h100();
-  resolve::Inputs in{ws, m, policies::builtin_policy(), snap, "cuda"};
+  resolve::Inputs in{ws, m, test::cuda_policy(), snap, "cuda"};
   int calls = 0;
   in.inspect = [&](const resolve::Pick&) {
     ++calls;
@@ -70,19 +71,19 @@ TEST_CASE("resolve without a hook is unchanged; judge_driver says what the drive
   auto snap = test::snapshot({{"pkg", {{"pkg-1.0+cu128torch2.8-" + x86}}}});
   const auto ws = test::workspace({"pkg"});
   const auto m = test::h100();
-  auto r = resolve::resolve({ws, m, policies::builtin_policy(), snap, "cuda"});
+  auto r = resolve::resolve({ws, m, test::cuda_policy(), snap, "cuda"});
   REQUIRE(r);
   CHECK(r->ok());
   CHECK(r->picks[0].arch_source.find("exception 12.8/2.8") != std::string::npos);  // the policy, not the binaries
 
-  auto ok = resolve::judge_driver(model::NumericVersion({12, 8}), m, policies::builtin_policy());
+  auto ok = resolve::judge_driver(model::NumericVersion({12, 8}), m, test::cuda_policy());
   CHECK(ok.checked);
   CHECK_FALSE(ok.failure);
-  auto old = test::make_machine({{"os", "linux"}, {"cuda_driver", "11.8"}});
-  auto too_old = resolve::judge_driver(model::NumericVersion({12, 8}), old, policies::builtin_policy());
+  auto old = test::make_machine({{"os", "linux"}, {"driver_line", "11.8"}});
+  auto too_old = resolve::judge_driver(model::NumericVersion({12, 8}), old, test::cuda_policy());
   REQUIRE(too_old.failure);
   CHECK(too_old.failure->machine == "driver supports CUDA 11.8");
-  auto unknown = resolve::judge_driver(model::NumericVersion({12, 8}), test::make_machine({{"os", "linux"}}), policies::builtin_policy());
+  auto unknown = resolve::judge_driver(model::NumericVersion({12, 8}), test::make_machine({{"os", "linux"}}), test::cuda_policy());
   CHECK_FALSE(unknown.checked);
 }
 
@@ -90,14 +91,14 @@ TEST_CASE("resolve --inspect hook: binaries that cover the GPU overrule the poli
   auto snap = test::snapshot({{"pkg", {{"pkg-1.0+cu128torch2.8-" + x86}}}});
   const auto ws = test::workspace({"pkg"});
   auto m = test::h100();
-  m.gpus = std::vector<model::NumericVersion>{model::NumericVersion({6, 1})};  // not in the cu12.8 arch list
+  m.gpus = std::vector<std::string>{"6.1"};  // not in the cu12.8 arch list
   {
-    auto plain = resolve::resolve({ws, m, policies::builtin_policy(), snap, "cuda"});
+    auto plain = resolve::resolve({ws, m, test::cuda_policy(), snap, "cuda"});
     REQUIRE(plain);
     REQUIRE_FALSE(plain->ok());  // by the policy alone: gpu_arch fails
   }
   SECTION("the binaries carry sm_61: picked, with the real archs as the evidence") {
-    resolve::Inputs in{ws, m, policies::builtin_policy(), snap, "cuda"};
+    resolve::Inputs in{ws, m, test::cuda_policy(), snap, "cuda"};
     in.inspect = [](const resolve::Pick&) { return resolve::Inspection{std::nullopt, "sm_61 (SASS) (read from the wheel's binaries)"}; };
     auto r = resolve::resolve(in);
     REQUIRE(r);
@@ -105,7 +106,7 @@ TEST_CASE("resolve --inspect hook: binaries that cover the GPU overrule the poli
     CHECK(r->picks[0].arch_source == "sm_61 (SASS) (read from the wheel's binaries)");
   }
   SECTION("the binaries could not be read (no arch evidence): the policy's verdict stands") {
-    resolve::Inputs in{ws, m, policies::builtin_policy(), snap, "cuda"};
+    resolve::Inputs in{ws, m, test::cuda_policy(), snap, "cuda"};
     in.inspect = [](const resolve::Pick&) { return resolve::Inspection{}; };
     auto r = resolve::resolve(in);
     REQUIRE(r);

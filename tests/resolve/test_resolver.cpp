@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "support/backend_support.hpp"
 #include "support/resolve_support.hpp"
 #include "wheelfit/policies/policy.hpp"
 #include "wheelfit/resolve/resolver.hpp"
@@ -12,7 +13,7 @@ using test::Anchor;
 
 namespace {
 
-const policies::Policy& policy() { return policies::builtin_policy(); }
+const policies::Policy& policy() { return test::cuda_policy(); }
 
 resolve::Resolution run(const config::Workspace& ws, const machine::Machine& m, const index::IndexSnapshot& snap) {
   auto r = resolve::resolve({ws, m, policy(), snap, "cuda"});
@@ -96,16 +97,16 @@ TEST_CASE("resolve judges every candidate on the seven demands", "[resolve][dema
       {"Windows wheel on Linux", {}, "pkg-1.0+cu128torch2.8-cp312-cp312-win_amd64.whl", {Demand::os}},
       {"cp313 machine vs cp312 wheel", {{"python", "3.13"}}, "pkg-1.0+cu128torch2.8-" + x86, {Demand::python}},
       {"torch2.1 is not torch2.10", {{"torch", "2.10.0+cu128"}}, "pkg-1.0+cu128torch2.1-" + x86, {Demand::torch}},
-      {"cu12.6 wheel for a cu12.8 torch", {}, "pkg-1.0+cu126torch2.8-" + x86, {Demand::cuda}},
-      {"driver supports only CUDA 12.8, wheel is cu13.0", {{"torch", "2.9.1+cu130"}, {"cuda_driver", "12.8"}},
-       "pkg-1.0+cu130torch2.9-" + x86, {Demand::cuda}},
-      {"driver 520 below CUDA 12's floor", {{"cuda_driver", ""}, {"driver_version", "520.61.05"}}, "pkg-1.0+cu128torch2.8-" + x86,
-       {Demand::cuda}},
+      {"cu12.6 wheel for a cu12.8 torch", {}, "pkg-1.0+cu126torch2.8-" + x86, {Demand::line}},
+      {"driver supports only CUDA 12.8, wheel is cu13.0", {{"torch", "2.9.1+cu130"}, {"driver_line", "12.8"}},
+       "pkg-1.0+cu130torch2.9-" + x86, {Demand::line}},
+      {"driver 520 below CUDA 12's floor", {{"driver_line", ""}, {"driver_version", "520.61.05"}}, "pkg-1.0+cu128torch2.8-" + x86,
+       {Demand::line}},
       {"GTX 1080 (6.1) on the cu12.8 arch list", {{"gpus", "6.1"}}, "pkg-1.0+cu128torch2.8-" + x86, {Demand::gpu_arch}},
       {"one of two GPUs uncovered", {{"gpus", "9.0, 6.1"}}, "pkg-1.0+cu128torch2.8-" + x86, {Demand::gpu_arch}},
       {"no GPU at all", {{"gpus", "none"}}, "pkg-1.0+cu128torch2.8-" + x86, {Demand::gpu_arch}},
       {"everything wrong", {{"python", "3.11"}, {"cpu_arch", "aarch64"}}, "pkg-1.0+cu126torch2.7-cp312-cp312-win_amd64.whl",
-       {Demand::torch, Demand::cuda, Demand::python, Demand::cpu_arch, Demand::os}},
+       {Demand::torch, Demand::line, Demand::python, Demand::cpu_arch, Demand::os}},
   }));
   CAPTURE(row.what);
   auto m = test::h100();
@@ -155,7 +156,7 @@ TEST_CASE("resolve falls back to tier 2 and pins the torch family for it", "[res
   auto r = run(test::workspace({"pkg"}), m, test::snapshot({{"pkg", {{"pkg-1.0+cu128torch2.8-" + x86}}}}));
   REQUIRE(r.ok());
   CHECK(*r.tier == "fallback");
-  CHECK(r.combo->str() == "cu12.8/torch2.8");
+  CHECK(wheelfit::test::cuda_policy().combo_str(*r.combo) == "cu12.8/torch2.8");
   REQUIRE(r.tiers.size() == 2);
   CHECK(r.tiers[0].status == resolve::TierOutcome::Status::failed);
   REQUIRE(r.pins.size() == 3);
@@ -176,7 +177,7 @@ TEST_CASE("resolve skips tier 2 with the reason", "[resolve][tiers]") {
   };
   auto row = GENERATE(values<Row>({
       {"PyTorch never shipped 2.8 for cp314", {{"torch", "2.9.1+cu130"}, {"python", "3.14"}}, "never shipped"},
-      {"the driver cannot run CUDA 12.8", {{"torch", "2.9.1+cu130"}, {"cuda_driver", "11.8"}}, "driver supports CUDA 11.8"},
+      {"the driver cannot run CUDA 12.8", {{"torch", "2.9.1+cu130"}, {"driver_line", "11.8"}}, "driver supports CUDA 11.8"},
       {"the GPU is not covered", {{"torch", "2.9.1+cu130"}, {"gpus", "6.1"}}, "does not cover sm 6.1"},
       {"same combo as tier 1", {}, "same combo as tier 1"},
   }));
@@ -201,15 +202,15 @@ TEST_CASE("tier 1 comes from torch's label, or PyPI's line from the policy, neve
       {"2.8.0", "cu12.8/torch2.8"},          // PyPI's torch 2.8 on linux x86_64 carries CUDA 12.8
       {"2.7.1", "cu12.6/torch2.7"},
       {"2.13.0", "does not guess"},          // not in the table: skipped, never guessed
-      {"2.7.1+rocm6.3", "rocm build"},
-      {"2.8.0+cpu", "cpu build"},
+      {"2.7.1+rocm6.3", "names no CUDA line (it is not a CUDA build)"},
+      {"2.8.0+cpu", "names no CUDA line"},
       {"", "no torch installed"},
   }));
   CAPTURE(row.torch);
   auto m = test::h100();
   REQUIRE(machine::set_fact(m, "torch", row.torch, "test"));
   auto c = resolve::machine_combo(m, policy());
-  if (c.combo) CHECK(c.combo->str() == row.expected);
+  if (c.combo) CHECK(wheelfit::test::cuda_policy().combo_str(*c.combo) == row.expected);
   else CHECK_THAT(c.reason, Catch::Contains(row.expected));
 }
 
@@ -279,7 +280,7 @@ TEST_CASE("resolve says what it could not check", "[resolve][honesty]") {
   REQUIRE(r.ok());
   const auto& u = r.picks[0].unchecked;
   CHECK(std::count(u.begin(), u.end(), Demand::gpu_arch) == 1);
-  CHECK(std::count(u.begin(), u.end(), Demand::cuda) == 1);
+  CHECK(std::count(u.begin(), u.end(), Demand::line) == 1);
   CHECK(std::count(u.begin(), u.end(), Demand::glibc) == 1);
   CHECK(r.warnings.size() >= 3);
 }

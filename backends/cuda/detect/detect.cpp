@@ -273,13 +273,14 @@ std::string to_json(const Detection& d) {
   json::object o;
   o["present"] = d.present;
   json::object facts, provenance;
-  auto fact = [&](const char* key, const std::optional<std::string>& v) {
+  // `key` in the payload (plugin_abi.h), `own` in this backend's provenance.
+  auto fact = [&](const char* key, const char* own, const std::optional<std::string>& v) {
     if (!v) return;
     facts[key] = *v;
-    if (auto it = d.provenance.find(key); it != d.provenance.end()) provenance[key] = it->second;
+    if (auto it = d.provenance.find(own); it != d.provenance.end()) provenance[key] = it->second;
   };
-  fact("driver_version", d.driver_version);
-  fact("cuda_driver", d.cuda_driver);
+  fact("driver_version", "driver_version", d.driver_version);
+  fact("driver_line", "cuda_driver", d.cuda_driver);
   if (auto gpus = d.gpus()) {
     json::array a;
     for (const auto& g : *gpus) a.emplace_back(g);

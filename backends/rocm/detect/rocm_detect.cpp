@@ -260,7 +260,7 @@ Detection detect(const DetectEnv& env) {
     }
     if (found > 0 && gpus.empty()) d.notes.push_back("every AMD GPU found is hidden by the *_VISIBLE_DEVICES variables");
     d.devices = std::move(gpus);
-    d.provenance["gpu_targets"] =
+    d.provenance["gpus"] =
         "KFD topology " + env.host_path("/sys/class/kfd/kfd/topology/nodes").string() + "/*/properties gfx_target_version";
   }
   if (auto v = probe_amdgpu_version(env)) {
@@ -282,7 +282,7 @@ std::string to_json(const Detection& d) {
       targets.push_back(g.target);
       devices.emplace_back(json::object{{"index", g.index}, {"name", g.name}, {"target", g.target}, {"node", g.node}});
     }
-    facts.emplace("gpu_targets", string_array(targets));
+    facts.emplace("gpus", string_array(targets));
   }
   json::object provenance;
   for (const auto& [k, v] : d.provenance) provenance.emplace(k, v);

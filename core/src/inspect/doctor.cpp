@@ -148,8 +148,8 @@ Expected<DoctorReport> doctor(const std::vector<std::string>& site_dirs, const m
       s.package = normalised;
       s.binaries_read = true;
       if (auto v = model::Version::parse(version)) {
-        s.combo = model::parse_combo_label(v->local());
-        if (!s.combo && !v->local().empty()) s.label_cuda = model::parse_cuda_tag(v->local().substr(0, v->local().find('.')));
+        s.combo = policy.parse_combo_label(v->local());
+        if (!s.combo && !v->local().empty()) s.label_line = policy.parse_torch_label(v->local());
       }
       s.wheel = tags_of(info / "WHEEL", normalised, version);
       DistReport dist;

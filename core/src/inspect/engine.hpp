@@ -19,7 +19,7 @@ struct Subject {
   std::string package;                   ///< PEP 503 name (for the policy's per-package arch lists)
   std::optional<model::WheelName> wheel; ///< nullopt: no tags known
   std::optional<model::Combo> combo;     ///< from the local version label
-  std::optional<model::NumericVersion> label_cuda;  ///< a label naming only a CUDA line ("+cu128")
+  std::optional<model::NumericVersion> label_line;  ///< a label naming only a line ("+cu128"), by the torch-label grammar
   std::vector<FileReport> files;
   bool binaries_read = false;
 };
@@ -28,7 +28,7 @@ struct Subject {
 Explanation judge(Subject subject, const machine::Machine& machine, const policies::Policy& policy);
 
 /// The subject of a wheel name (no binaries yet).
-Subject subject_from_name(model::WheelName wheel);
+Subject subject_from_name(model::WheelName wheel, const policies::Policy& policy);
 
 /// True for a member or file judged as a binary: "*.so", "*.so.N..." and "*.pyd".
 bool is_binary_member(std::string_view path);

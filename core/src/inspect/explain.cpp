@@ -72,22 +72,42 @@ std::string sm(unsigned arch, std::string_view suffix = {}) { return "sm_" + std
 
 std::string sm(const NumericVersion& cc) { return sm(cc.major() * 10 + cc.minor()); }
 
-std::string gpus_text(const machine::Machine& m) {
-  if (!m.gpus) return "unknown";
-  if (m.gpus->empty()) return "no GPU";
+std::string gpus_text(const std::optional<std::vector<NumericVersion>>& gpus) {
+  if (!gpus) return "unknown";
+  if (gpus->empty()) return "no GPU";
   std::vector<std::string> out;
-  for (const auto& g : *m.gpus) out.push_back(sm(g));
+  for (const auto& g : *gpus) out.push_back(sm(g));
   return join(out, ", ");
 }
 
 NumericVersion cc_of(const FatbinEntry& e) { return NumericVersion({e.arch / 10, e.arch % 10}); }
 
-policies::ArchTarget target_of(const FatbinEntry& e) {
-  policies::ArchTarget t;
-  t.cc = cc_of(e);
-  t.ptx = e.kind == FatbinEntry::Kind::ptx;
-  t.variant = e.suffix.empty() ? '\0' : e.suffix[0];
-  return t;
+// A fatbin entry as an entry of the backend's target-list syntax ("9.0", "9.0a", PTX alone "9.0ptx").
+std::string list_entry(const FatbinEntry& e) {
+  return cc_of(e).str() + e.suffix + (e.kind == FatbinEntry::Kind::ptx ? "ptx" : "");
+}
+
+std::string list_of(const std::vector<FatbinEntry>& entries, FatbinEntry::Kind kind) {
+  std::string out;
+  for (const auto& e : entries)
+    if (e.kind == kind) out += (out.empty() ? "" : ";") + list_entry(e);
+  return out;
+}
+
+// The compute capability a list entry names ("9.0+PTX", "10.0f", "8.0ptx" -> 9.0, 10.0, 8.0).
+NumericVersion entry_cc(std::string_view entry) {
+  const auto end = entry.find_first_not_of("0123456789.");
+  auto v = NumericVersion::parse(entry.substr(0, end));
+  return v ? v->truncated(2) : NumericVersion();
+}
+
+// How `list` serves `gpu` by the backend's rule; nullopt when it does not (or cannot say).
+std::optional<policies::DeviceRules::Match> match_gpu(const policies::Policy& policy, const std::string& list,
+                                                      const NumericVersion& gpu) {
+  if (list.empty() || !policy.rules()) return std::nullopt;
+  auto m = policy.rules()->match(list, gpu.str());
+  if (!m || !m->covers()) return std::nullopt;
+  return *m;
 }
 
 // "sm_80, sm_90 (SASS), compute_90 (PTX)": each arch once, in arch order.
@@ -142,6 +162,7 @@ struct Ctx {
   const Subject& s;
   const machine::Machine& m;
   const policies::Policy& policy;
+  std::optional<std::vector<NumericVersion>> gpus;  // the machine's targets as compute capabilities
   std::vector<std::string>& warnings;
   std::vector<const FileReport*> parsed;  // files whose binary parsed
   std::string pip_refuses() const {
@@ -167,7 +188,7 @@ std::string platform_tags(const model::WheelName& w) {
 
 DemandReport judge_gpu(Ctx& c) {
   Judgement j(Demand::gpu_arch);
-  j.machine(gpus_text(c.m));
+  j.machine(gpus_text(c.gpus));
   std::vector<const FileReport*> kernels;
   for (const auto* f : c.parsed)
     if (!f->info->cuda.empty()) kernels.push_back(f);
@@ -199,37 +220,44 @@ DemandReport judge_gpu(Ctx& c) {
         std::set<std::string> have;
         for (const auto& e : f->info->cuda) have.insert(e.str());
         std::vector<std::string> missing;
-        for (const auto& t : policy_list->archs.targets()) {
-          const unsigned arch = t.cc.major() * 10 + t.cc.minor();
-          const std::string suffix = t.variant ? std::string(1, t.variant) : std::string();
-          if (!have.count(sm(arch, suffix))) missing.push_back(sm(arch, suffix));
-          if (t.ptx && !have.count("compute_" + std::to_string(arch) + suffix)) missing.push_back("compute_" + std::to_string(arch) + suffix);
+        std::string_view rest = policy_list->list;
+        while (!rest.empty()) {
+          const std::string_view t = rest.substr(0, rest.find(';'));
+          rest.remove_prefix(std::min(rest.size(), t.size() + 1));
+          const NumericVersion cc = entry_cc(t);
+          const unsigned arch = cc.major() * 10 + cc.minor();
+          const bool ptx = t.ends_with("+PTX") || t.ends_with("ptx");
+          const char variant = t.size() > cc.str().size() && (t[cc.str().size()] == 'a' || t[cc.str().size()] == 'f')
+                                   ? t[cc.str().size()] : '\0';
+          const std::string suffix = variant ? std::string(1, variant) : std::string();
+          if (!t.ends_with("ptx") && !have.count(sm(arch, suffix))) missing.push_back(sm(arch, suffix));
+          if (ptx && !have.count("compute_" + std::to_string(arch) + suffix)) missing.push_back("compute_" + std::to_string(arch) + suffix);
         }
         if (!missing.empty()) {
           c.warnings.push_back(f->path + " carries " + entries_text(f->info->cuda) + ": narrower than the farm's arch list " +
-                               policy_list->archs.str() + " (" + policy_list->provenance + "); missing " + join(missing, ", "));
+                               policy_list->list + " (" + policy_list->provenance + "); missing " + join(missing, ", "));
         }
       }
     }
-    if (!c.m.gpus) {
+    if (!c.gpus) {
       j.unknown("the machine's GPUs are unknown (set gpus in the machine profile or WHEELFIT_OVERRIDE_GPUS)");
       return j.done();
     }
-    if (c.m.gpus->empty()) {
+    if (c.gpus->empty()) {
       j.fail("the machine has no GPU: " + std::string(kNoDevice));
       return j.done();
     }
     for (const auto* f : kernels) {
-      std::vector<policies::ArchTarget> sass, ptx;
-      for (const auto& e : f->info->cuda) (e.kind == FatbinEntry::Kind::sass ? sass : ptx).push_back(target_of(e));
-      const policies::ArchList sass_list(sass), ptx_list(ptx);
+      const std::string sass_list = list_of(f->info->cuda, FatbinEntry::Kind::sass);
+      const std::string ptx_list = list_of(f->info->cuda, FatbinEntry::Kind::ptx);
       std::vector<std::string> uncovered;
-      for (const auto& g : *c.m.gpus) {
-        if (auto hit = sass_list.match(g)) {
-          j.ok(sm(g) + " runs " + sm(hit->target.cc) + (hit->target.variant ? std::string(1, hit->target.variant) : "") +
-               " SASS");
-        } else if (auto jit = ptx_list.match(g)) {
-          j.ok(sm(g) + " runs compute_" + std::to_string(jit->target.cc.major() * 10 + jit->target.cc.minor()) +
+      for (const auto& g : *c.gpus) {
+        if (auto hit = match_gpu(c.policy, sass_list, g)) {
+          const std::string via = hit->via.substr(0, hit->via.find('+'));
+          j.ok(sm(g) + " runs " + sm(entry_cc(via)) + via.substr(entry_cc(via).str().size()) + " SASS");
+        } else if (auto jit = match_gpu(c.policy, ptx_list, g)) {
+          const NumericVersion cc = entry_cc(jit->via);
+          j.ok(sm(g) + " runs compute_" + std::to_string(cc.major() * 10 + cc.minor()) +
                " PTX, JIT-compiled by the driver (slow first launch)");
         } else {
           uncovered.push_back(sm(g));
@@ -250,22 +278,24 @@ DemandReport judge_gpu(Ctx& c) {
     return j.done();
   }
   if (!policy_list) {
-    j.wheel("not stated (the policy has no arch list for " + c.s.combo->str() + (platform ? " on " + *platform : "") + ")");
+    j.wheel("not stated (the policy has no arch list for " + c.policy.combo_str(*c.s.combo) + (platform ? " on " + *platform : "") + ")");
     j.unknown("no arch list to judge by (binaries not read)");
     return j.done();
   }
-  j.wheel(policy_list->archs.str() + " (" + policy_list->provenance + "; from the policy, binaries not read)");
-  if (!c.m.gpus) {
+  j.wheel(policy_list->list + " (" + policy_list->provenance + "; from the policy, binaries not read)");
+  if (!c.gpus) {
     j.unknown("the machine's GPUs are unknown (set gpus in the machine profile or WHEELFIT_OVERRIDE_GPUS)");
-  } else if (c.m.gpus->empty()) {
+  } else if (c.gpus->empty()) {
     j.fail("the machine has no GPU: " + std::string(kNoDevice));
   } else {
     std::vector<std::string> uncovered;
-    for (const auto& g : *c.m.gpus) {
-      if (auto hit = policy_list->archs.match(g)) {
-        j.ok(sm(g) + (hit->jit ? " runs compute_" + std::to_string(hit->target.cc.major() * 10 + hit->target.cc.minor()) +
-                                     " PTX, JIT-compiled by the driver (slow first launch)"
-                               : " runs " + sm(hit->target.cc) + " SASS") +
+    for (const auto& g : *c.gpus) {
+      if (auto hit = match_gpu(c.policy, policy_list->list, g)) {
+        const NumericVersion cc = entry_cc(hit->via);
+        const bool jit = hit->kind == policies::DeviceRules::Match::Kind::jit;
+        j.ok(sm(g) + (jit ? " runs compute_" + std::to_string(cc.major() * 10 + cc.minor()) +
+                                " PTX, JIT-compiled by the driver (slow first launch)"
+                          : " runs " + sm(cc) + " SASS") +
              " (per the policy)");
       } else {
         uncovered.push_back(sm(g));
@@ -346,11 +376,11 @@ std::optional<std::uint32_t> cudart_major(std::string_view needed) {
 }
 
 DemandReport judge_cuda(Ctx& c) {
-  Judgement j(Demand::cuda);
+  Judgement j(Demand::line);
   {
     std::vector<std::string> mt;
     if (c.m.torch) mt.push_back("torch " + c.m.torch->str());
-    if (c.m.cuda_driver) mt.push_back("driver supports CUDA " + c.m.cuda_driver->str());
+    if (c.m.driver_line) mt.push_back("driver supports CUDA " + c.m.driver_line->str());
     else if (c.m.driver_version) mt.push_back("driver " + c.m.driver_version->str());
     j.machine(mt.empty() ? "unknown" : join(mt, "; "));
   }
@@ -366,7 +396,7 @@ DemandReport judge_cuda(Ctx& c) {
       }
     }
   }
-  const std::optional<NumericVersion> label = c.s.combo ? std::optional<NumericVersion>(c.s.combo->cuda) : c.s.label_cuda;
+  const std::optional<NumericVersion> label = c.s.combo ? std::optional<NumericVersion>(c.s.combo->line) : c.s.label_line;
   if (label) j.wheel("CUDA " + label->str() + " (label +" + c.s.wheel->version.local() + ")");
   if (runtime) j.wheel("links " + runtime_lib + " (CUDA " + std::to_string(*runtime) + " runtime)");
   if (label && runtime && label->major() != *runtime) {
@@ -390,19 +420,19 @@ DemandReport judge_cuda(Ctx& c) {
       j.unknown("the machine's torch (and so its CUDA line) is unknown");
     } else {
       auto mc = resolve::machine_combo(c.m, c.policy);
-      const auto build = model::parse_torch_label(c.m.torch->local());
+      const std::string& local = c.m.torch->local();
       if (mc.combo) {
-        if (mc.combo->cuda == c.s.combo->cuda) {
-          j.ok("the machine's torch is a CUDA " + mc.combo->cuda.str() + " build");
-        } else if (mc.combo->cuda.major() != c.s.combo->cuda.major() && runtime) {
-          j.fail("built for CUDA " + c.s.combo->cuda.str() + ", the machine's torch is a CUDA " + mc.combo->cuda.str() +
+        if (mc.combo->line == c.s.combo->line) {
+          j.ok("the machine's torch is a CUDA " + mc.combo->line.str() + " build");
+        } else if (mc.combo->line.major() != c.s.combo->line.major() && runtime) {
+          j.fail("built for CUDA " + c.s.combo->line.str() + ", the machine's torch is a CUDA " + mc.combo->line.str() +
                  " build: ImportError: " + runtime_lib + ": cannot open shared object file: No such file or directory");
         } else {
-          j.fail("built for CUDA " + c.s.combo->cuda.str() + ", the machine's torch is a CUDA " + mc.combo->cuda.str() +
+          j.fail("built for CUDA " + c.s.combo->line.str() + ", the machine's torch is a CUDA " + mc.combo->line.str() +
                  " build: ImportError: " + c.first_module() + ": undefined symbol (the extension links another CUDA build of torch)");
         }
-      } else if (build && build->backend != "cuda") {
-        j.fail("the machine's torch " + c.m.torch->str() + " is a " + build->backend + " build: " + std::string(kNoCudaTorch));
+      } else if (!local.empty() && !c.policy.parse_torch_label(local)) {
+        j.fail("the machine's torch " + c.m.torch->str() + " is a +" + local + " build: " + std::string(kNoCudaTorch));
       } else {
         j.unknown(mc.reason);
       }
@@ -413,11 +443,11 @@ DemandReport judge_cuda(Ctx& c) {
   const NumericVersion line = label ? *label : NumericVersion({*runtime});
   auto drv = resolve::judge_driver(runtime && *runtime > line.major() ? NumericVersion({*runtime}) : line, c.m, c.policy);
   if (!drv.checked) {
-    j.unknown("the driver's CUDA support is unknown (set cuda_driver or driver_version in the machine profile)");
+    j.unknown("the driver's CUDA support is unknown (set driver_line or driver_version in the machine profile)");
   } else if (drv.failure) {
     j.fail(drv.failure->wheel + ", " + drv.failure->machine + ": " + std::string(kDriverTooOld));
   } else {
-    j.ok(c.m.cuda_driver ? "the driver supports CUDA " + c.m.cuda_driver->str() : "driver " + c.m.driver_version->str() + " runs CUDA " + line.str());
+    j.ok(c.m.driver_line ? "the driver supports CUDA " + c.m.driver_line->str() : "driver " + c.m.driver_version->str() + " runs CUDA " + line.str());
   }
   return j.done();
 }
@@ -666,7 +696,13 @@ Explanation judge(Subject subject, const machine::Machine& machine, const polici
   Explanation out;
   out.wheel = subject.display;
   out.binaries_read = subject.binaries_read;
-  Ctx c{subject, machine, policy, out.warnings, {}};
+  Ctx c{subject, machine, policy, {}, out.warnings, {}};
+  if (auto targets = resolve::device_targets(machine, policy); targets && *targets) {
+    c.gpus.emplace();
+    for (const auto& t : **targets) {
+      if (auto cc = NumericVersion::parse(t)) c.gpus->push_back(*cc);
+    }
+  }
   for (const auto& f : subject.files) {
     if (f.info) c.parsed.push_back(&f);
     else out.warnings.push_back(f.path + ": not read: " + f.error);
@@ -675,26 +711,24 @@ Explanation judge(Subject subject, const machine::Machine& machine, const polici
     switch (d) {
       case Demand::gpu_arch: out.demands.push_back(judge_gpu(c)); break;
       case Demand::torch: out.demands.push_back(judge_torch(c)); break;
-      case Demand::cuda: out.demands.push_back(judge_cuda(c)); break;
+      case Demand::line: out.demands.push_back(judge_cuda(c)); break;
       case Demand::python: out.demands.push_back(judge_python(c)); break;
       case Demand::cpu_arch: out.demands.push_back(judge_cpu(c)); break;
       case Demand::os: out.demands.push_back(judge_os(c)); break;
       case Demand::glibc: out.demands.push_back(judge_glibc(c)); break;
     }
   }
+  for (auto& d : out.demands) d.name = resolve::demand_name(d.demand, policy.notation());
   out.files = std::move(subject.files);
   return out;
 }
 
-Subject subject_from_name(model::WheelName w) {
+Subject subject_from_name(model::WheelName w, const policies::Policy& policy) {
   Subject s;
   s.display = w.filename;
   s.package = w.name;
-  s.combo = model::parse_combo_label(w.version.local());
-  if (!s.combo && !w.version.local().empty()) {
-    const std::string& local = w.version.local();
-    s.label_cuda = model::parse_cuda_tag(local.substr(0, local.find('.')));
-  }
+  s.combo = policy.parse_combo_label(w.version.local());
+  if (!s.combo && !w.version.local().empty()) s.label_line = policy.parse_torch_label(w.version.local());
   s.wheel = std::move(w);
   return s;
 }
@@ -704,7 +738,7 @@ Subject subject_from_name(model::WheelName w) {
 Expected<Explanation> explain_name(std::string_view filename, const machine::Machine& machine, const policies::Policy& policy) {
   auto w = model::WheelName::parse(filename);
   if (!w) return w.error();
-  return detail::judge(detail::subject_from_name(std::move(*w)), machine, policy);
+  return detail::judge(detail::subject_from_name(std::move(*w), policy), machine, policy);
 }
 
 Expected<Explanation> explain_wheel(ByteSource& source, std::string_view filename, const machine::Machine& machine,
@@ -713,7 +747,7 @@ Expected<Explanation> explain_wheel(ByteSource& source, std::string_view filenam
   if (!w) return w.error();
   auto dir = read_zip_directory(source, limits);
   if (!dir) return dir.error();
-  detail::Subject s = detail::subject_from_name(std::move(*w));
+  detail::Subject s = detail::subject_from_name(std::move(*w), policy);
   s.binaries_read = true;
   for (const auto& entry : dir->entries) {
     if (!detail::is_binary_member(entry.name)) continue;

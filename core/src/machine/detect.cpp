@@ -6,7 +6,7 @@
 
 #include <boost/json.hpp>
 
-#include "wheelfit/model/combo.hpp"
+#include "wheelfit/util/text.hpp"
 #include "wheelfit/model/platform.hpp"
 
 namespace wheelfit::machine {
@@ -14,7 +14,7 @@ namespace {
 namespace json = boost::json;
 
 // The facts a backend's detection may answer.
-constexpr std::string_view kBackendFacts[] = {"driver_version", "cuda_driver", "gpus", "gpu_targets"};
+constexpr std::string_view kBackendFacts[] = {"driver_version", "driver_line", "gpus"};
 
 bool is_backend_fact(std::string_view key) {
   return std::find(std::begin(kBackendFacts), std::end(kBackendFacts), key) != std::end(kBackendFacts);
@@ -40,8 +40,9 @@ std::string join(const std::vector<std::string>& items, std::string_view sep = "
 // Whether an override variable for `key` is set (even to ""): the fact is then decided.
 bool overridden(const Getenv& getenv, std::string_view key) {
   if (getenv("WHEELFIT_OVERRIDE_" + upper(key))) return true;
-  if (key == "cuda_driver" && getenv("CONDA_OVERRIDE_CUDA")) return true;
-  if (key == "glibc" && getenv("CONDA_OVERRIDE_GLIBC")) return true;
+  for (const auto& other : override_aliases(key)) {
+    if (getenv(other)) return true;
+  }
   return false;
 }
 
@@ -63,7 +64,7 @@ void take_backend_facts(Detection& det, const BackendReport& report, const Geten
   for (const auto& [key, value] : report.facts) {
     if (!is_backend_fact(key)) {
       det.notes.push_back(report.backend + ": fact '" + key +
-                          "' ignored (a backend answers driver_version, cuda_driver, gpus, gpu_targets)");
+                          "' ignored (a backend answers driver_version, driver_line, gpus)");
       continue;
     }
     if (overridden(getenv, key)) continue;
@@ -196,7 +197,8 @@ Expected<BackendReport> parse_backend_payload(std::string_view backend, std::str
   return r;
 }
 
-BackendChoice choose_backend(const std::optional<model::Version>& torch, const std::vector<BackendReport>& reports) {
+BackendChoice choose_backend(const std::optional<model::Version>& torch, const std::vector<BackendReport>& reports,
+                             const LabelBackend& label_backend) {
   std::vector<const BackendReport*> sorted;
   for (const auto& r : reports) sorted.push_back(&r);
   std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->backend < b->backend; });
@@ -207,8 +209,11 @@ BackendChoice choose_backend(const std::optional<model::Version>& torch, const s
 
   BackendChoice c;
   if (torch) {
-    if (auto build = model::parse_torch_label(torch->local())) {
-      c.backend = build->backend;
+    std::optional<std::string> named;
+    if (util::ascii_lower(torch->local()) == "cpu") named = "cpu";
+    else if (!torch->local().empty() && label_backend) named = label_backend(torch->local());
+    if (named) {
+      c.backend = *named;
       c.provenance = "torch " + torch->str() + " (label +" + torch->local() + ")";
       if (c.backend == "cpu") {
         if (!found.empty()) {
@@ -306,7 +311,7 @@ Expected<Detection> detect_machine(const DetectOptions& options, const BackendDe
   // 4, continued: the backend.
   std::sort(reports.begin(), reports.end(), [](const auto& a, const auto& b) { return a.backend < b.backend; });
   if (!m.backend && !overridden(getenv, "backend")) {
-    BackendChoice choice = choose_backend(m.torch, reports);
+    BackendChoice choice = choose_backend(m.torch, reports, options.label_backend);
     if (auto r = set_fact(m, "backend", choice.backend, choice.provenance); !r) det.notes.push_back(r.error().message);
     det.notes.insert(det.notes.end(), choice.notes.begin(), choice.notes.end());
   }

@@ -57,6 +57,7 @@ bool all_digits(std::string_view s) {
 }
 
 bool is_known_key(std::string_view key) {
+  if (key == "cuda_driver" || key == "gpu_targets") return true;  // earlier profiles' names (canonical_key)
   const auto& keys = profile_keys();
   return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
@@ -92,69 +93,57 @@ Unexpected unknown_key(const std::string& where, std::string_view key) {
 // A why-message for a value that failed; the caller prefixes "<where>: <key> = '<value>': ".
 using Why = std::string;
 
-// One compute capability: "9.0", "sm_90", "sm90" (-> 9.0), "sm_100" (-> 10.0).
-Expected<model::NumericVersion> parse_compute_capability(std::string_view item) {
-  const std::string s = lower(trim(item));
-  auto bad = [&](const std::string& why) {
-    return unexpected(Errc::invalid_input, "'" + std::string(item) + "' is not a compute capability: " + why);
-  };
-  if (s.empty()) return bad("it is empty");
-  if (s.starts_with("sm")) {
-    std::string_view digits = std::string_view(s).substr(2);
-    if (digits.starts_with("_")) digits.remove_prefix(1);
-    if (!all_digits(digits) || digits.size() < 2 || digits.size() > 3) {
-      return bad("write sm_XY (such as sm_90) or X.Y (such as 9.0)");
-    }
-    const auto major = static_cast<std::uint32_t>(std::stoul(std::string(digits.substr(0, digits.size() - 1))));
-    const auto minor = static_cast<std::uint32_t>(digits.back() - '0');
-    return model::NumericVersion({major, minor});
-  }
-  auto v = model::NumericVersion::parse(s);
-  if (!v) return bad("write X.Y (such as 9.0) or sm_XY (such as sm_90)");
-  if (v->parts().size() != 2) return bad("write major.minor (such as 9.0)");
-  return *v;
-}
-
-// One GPU target of a non-CUDA backend: "gfx90a", "gfx90a:xnack-" (stored lower case).
+// One device target as a profile writes it: lower case, trimmed; the backend judges the rest.
 Expected<std::string> parse_gpu_target(std::string_view item) {
   const std::string s = lower(trim(item));
-  const bool ok = !s.empty() && s.size() <= 64 && ((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= '0' && s[0] <= '9')) &&
-                  std::all_of(s.begin(), s.end(), [](char c) {
-                    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == ':' || c == '+' || c == '-';
-                  });
+  const bool ok = !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == ':' || c == '+' || c == '-';
+  });
   if (!ok) {
-    return unexpected(Errc::invalid_input, "'" + std::string(item) + "' is not a GPU target: write a name such as gfx90a");
+    return unexpected(Errc::invalid_input, "'" + std::string(item) +
+                                               "' is not a device target: write one such as 9.0, sm_90 or gfx90a");
   }
   return s;
 }
 
-// The items of a list fact ("gpus", "gpu_targets"), each checked as it is added.
+// The items of the list fact (gpus), each checked as it is added.
 struct ListBuilder {
   std::string_view key;
-  std::vector<model::NumericVersion> gpus;
   std::vector<std::string> targets;
 
-  [[nodiscard]] std::string example() const { return key == "gpus" ? "[\"9.0\", \"8.6\"]" : "[\"gfx90a\"]"; }
-  [[nodiscard]] std::string item_example() const { return key == "gpus" ? "\"9.0\"" : "\"gfx90a\""; }
+  [[nodiscard]] static std::string example() { return "[\"9.0\", \"8.6\"] or [\"gfx90a\"]"; }
+  [[nodiscard]] static std::string item_example() { return "\"9.0\" or \"gfx90a\""; }
   Expected<void> add(std::string_view item) {
-    if (key == "gpus") {
-      auto cc = parse_compute_capability(item);
-      if (!cc) return cc.error();
-      gpus.push_back(*cc);
-    } else {
-      auto t = parse_gpu_target(item);
-      if (!t) return t.error();
-      targets.push_back(std::move(*t));
-    }
+    auto t = parse_gpu_target(item);
+    if (!t) return t.error();
+    targets.push_back(std::move(*t));
     return {};
   }
-  void store(Machine& m) {
-    if (key == "gpus") m.gpus = std::move(gpus);
-    else m.gpu_targets = std::move(targets);
-  }
+  void store(Machine& m) { m.gpus = std::move(targets); }
 };
 
-bool is_list_key(std::string_view key) { return key == "gpus" || key == "gpu_targets"; }
+// Keys of earlier profiles, read as the fact they name now.
+std::string_view canonical_key(std::string_view key) {
+  if (key == "cuda_driver") return "driver_line";
+  if (key == "gpu_targets") return "gpus";
+  return key;
+}
+
+bool is_list_key(std::string_view key) { return canonical_key(key) == "gpus"; }
+
+// A profile naming one fact under both its names (gpus and gpu_targets) is refused.
+Expected<void> first_spelling(std::vector<std::string_view>& seen, std::string_view key, const std::string& where) {
+  const std::string_view fact = canonical_key(key);
+  if (std::find(seen.begin(), seen.end(), fact) != seen.end() && fact != key) {
+    return unexpected(Errc::invalid_input, where + ": " + std::string(key) + " is the old name of " + std::string(fact) +
+                                               ", which the profile also gives: keep one");
+  }
+  if (std::find(seen.begin(), seen.end(), fact) != seen.end()) {
+    return unexpected(Errc::invalid_input, where + ": " + std::string(key) + " is given twice (once by an old name)");
+  }
+  seen.push_back(fact);
+  return {};
+}
 
 // The env / text form: comma-separated, spaces allowed; "none" is a known empty list.
 Expected<void> parse_list(ListBuilder& list, std::string_view text) {
@@ -164,8 +153,7 @@ Expected<void> parse_list(ListBuilder& list, std::string_view text) {
     const auto comma = text.find(',', start);
     const std::string_view item = text.substr(start, comma == std::string_view::npos ? text.size() - start : comma - start);
     if (trim(item).empty()) {
-      return unexpected(Errc::invalid_input, std::string("an empty entry in the list (write \"") +
-                                                 (list.key == "gpus" ? "9.0, 8.6" : "gfx90a, gfx1100") + "\")");
+      return unexpected(Errc::invalid_input, "an empty entry in the list (write \"9.0, 8.6\" or \"gfx90a, gfx1100\")");
     }
     if (auto r = list.add(item); !r) return r;
     if (comma == std::string_view::npos) break;
@@ -187,12 +175,12 @@ std::optional<Why> assign(Machine& m, std::string_view key, std::string_view val
     });
     if (!ok) return Why("must be a machine name such as x86_64, amd64, aarch64 or arm64");
     m.cpu_arch = std::move(arch);
-  } else if (key == "glibc" || key == "driver_version" || key == "cuda_driver") {
+  } else if (key == "glibc" || key == "driver_version" || key == "driver_line") {
     auto v = model::NumericVersion::parse(value);
     if (!v) return v.error().message;
     if (key == "glibc") m.glibc = *v;
     else if (key == "driver_version") m.driver_version = *v;
-    else m.cuda_driver = *v;
+    else m.driver_line = *v;
   } else if (key == "python") {
     std::string_view digits = value;
     const bool ft = digits.ends_with('t');
@@ -209,10 +197,13 @@ std::optional<Why> assign(Machine& m, std::string_view key, std::string_view val
     m.torch = *v;
   } else if (key == "backend") {
     std::string b = lower(value);
-    if (b != "cuda" && b != "rocm" && b != "cpu") return Why("must be cuda, rocm or cpu");
+    const bool ok = b.size() <= 64 && std::all_of(b.begin(), b.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    });
+    if (!ok) return Why("must be a backend name such as cuda, rocm or cpu ([a-z0-9_-])");
     m.backend = std::move(b);
   } else if (is_list_key(key)) {
-    ListBuilder list{key, {}, {}};
+    ListBuilder list{key, {}};
     if (auto r = parse_list(list, value); !r) return r.error().message;
     list.store(m);
   } else {
@@ -231,9 +222,8 @@ void clear(Machine& m, std::string_view key) {
   } else if (key == "torch") m.torch.reset();
   else if (key == "backend") m.backend.reset();
   else if (key == "driver_version") m.driver_version.reset();
-  else if (key == "cuda_driver") m.cuda_driver.reset();
+  else if (key == "driver_line") m.driver_line.reset();
   else if (key == "gpus") m.gpus.reset();
-  else if (key == "gpu_targets") m.gpu_targets.reset();
   m.provenance.erase(std::string(key));
 }
 
@@ -241,6 +231,7 @@ void clear(Machine& m, std::string_view key) {
 Expected<void> set_fact_at(Machine& m, std::string_view key, std::string_view raw, const std::string& where,
                            const std::string& origin) {
   if (!is_known_key(key)) return unknown_key(where, key);
+  key = canonical_key(key);
   const std::string_view value = trim(raw);
   if (value.empty()) {
     clear(m, key);
@@ -299,13 +290,15 @@ Expected<Machine> parse_toml_profile(std::string_view text, const std::string& s
   }
   Machine m;
   const std::string origin = "profile " + source;
+  std::vector<std::string_view> seen;
   for (const auto& [k, node] : doc) {
     const std::string_view key = k.str();
     const std::string where = toml_where(source, node);
     if (is_informational_key(key)) continue;
     if (!is_known_key(key)) return unknown_key(where, key);
+    if (auto r = first_spelling(seen, key, where); !r) return r.error();
     if (is_list_key(key)) {
-      ListBuilder list{key, {}, {}};
+      ListBuilder list{key, {}};
       const toml::array* arr = node.as_array();
       if (arr == nullptr) {
         return unexpected(Errc::invalid_input, where + ": " + std::string(key) + " must be an array of strings such as " +
@@ -323,7 +316,7 @@ Expected<Machine> parse_toml_profile(std::string_view text, const std::string& s
         if (auto r = list.add(s->get()); !r) return unexpected(Errc::invalid_input, iw + ": " + r.error().message);
       }
       list.store(m);
-      m.provenance[std::string(key)] = origin;
+      m.provenance[std::string(canonical_key(key))] = origin;
       continue;
     }
     if (node.is_number()) {
@@ -406,14 +399,16 @@ Expected<Machine> parse_json_profile(std::string_view text, const std::string& s
 
   Machine m;
   const std::string origin = "profile " + source;
+  std::vector<std::string_view> seen;
   for (const auto& entry : *obj) {
     const std::string_view key(entry.key().data(), entry.key().size());
     const json::value& v = entry.value();
     if (is_informational_key(key)) continue;
     if (!is_known_key(key)) return unknown_key(source, key);
+    if (auto r = first_spelling(seen, key, source); !r) return r.error();
     const std::string where = source + ": \"" + std::string(key) + "\"";
     if (is_list_key(key)) {
-      ListBuilder list{key, {}, {}};
+      ListBuilder list{key, {}};
       const json::array* arr = v.if_array();
       if (arr == nullptr) {
         return unexpected(Errc::invalid_input,
@@ -433,7 +428,7 @@ Expected<Machine> parse_json_profile(std::string_view text, const std::string& s
         }
       }
       list.store(m);
-      m.provenance[std::string(key)] = origin;
+      m.provenance[std::string(canonical_key(key))] = origin;
       continue;
     }
     if (json_is_number(v)) {
@@ -462,7 +457,7 @@ std::string python_text(const Machine& m) {
 
 const std::vector<std::string_view>& profile_keys() {
   static const std::vector<std::string_view> keys = {"os",      "cpu_arch",       "glibc",       "python", "torch",
-                                                     "backend", "driver_version", "cuda_driver", "gpus", "gpu_targets"};
+                                                     "backend", "driver_version", "driver_line", "gpus"};
   return keys;
 }
 
@@ -474,8 +469,7 @@ const std::vector<std::string_view>& informational_keys() {
 bool same_facts(const Machine& a, const Machine& b) {
   return a.os == b.os && a.cpu_arch == b.cpu_arch && a.glibc == b.glibc && a.python == b.python &&
          a.python_free_threaded == b.python_free_threaded && a.torch == b.torch && a.backend == b.backend &&
-         a.driver_version == b.driver_version && a.cuda_driver == b.cuda_driver && a.gpus == b.gpus &&
-         a.gpu_targets == b.gpu_targets;
+         a.driver_version == b.driver_version && a.driver_line == b.driver_line && a.gpus == b.gpus;
 }
 
 Expected<void> set_fact(Machine& m, std::string_view key, std::string_view value, const std::string& origin) {
@@ -521,16 +515,22 @@ Expected<void> apply_env_overrides(Machine& m, const Getenv& getenv) {
       if (!r) return r;
       continue;
     }
-    std::string conda;
-    if (key == "cuda_driver") conda = "CONDA_OVERRIDE_CUDA";
-    else if (key == "glibc") conda = "CONDA_OVERRIDE_GLIBC";
-    if (conda.empty()) continue;
-    if (auto v = getenv(conda)) {
-      auto r = set_fact(next, key, *v, "env " + conda);
-      if (!r) return r;
+    for (const auto& other : override_aliases(key)) {
+      if (auto v = getenv(other)) {
+        auto r = set_fact(next, key, *v, "env " + other);
+        if (!r) return r;
+        break;
+      }
     }
   }
   m = std::move(next);
+  return {};
+}
+
+std::vector<std::string> override_aliases(std::string_view key) {
+  if (key == "driver_line") return {"WHEELFIT_OVERRIDE_CUDA_DRIVER", "CONDA_OVERRIDE_CUDA"};
+  if (key == "gpus") return {"WHEELFIT_OVERRIDE_GPU_TARGETS"};
+  if (key == "glibc") return {"CONDA_OVERRIDE_GLIBC"};
   return {};
 }
 
@@ -587,14 +587,10 @@ std::string to_json(const Machine& m) {
     else if (key == "torch" && m.torch) put(key, json::string(m.torch->str()));
     else if (key == "backend" && m.backend) put(key, json::string(*m.backend));
     else if (key == "driver_version" && m.driver_version) put(key, json::string(m.driver_version->str()));
-    else if (key == "cuda_driver" && m.cuda_driver) put(key, json::string(m.cuda_driver->str()));
+    else if (key == "driver_line" && m.driver_line) put(key, json::string(m.driver_line->str()));
     else if (key == "gpus" && m.gpus) {
       json::array arr;
-      for (const auto& g : *m.gpus) arr.emplace_back(json::string(g.str()));
-      put(key, std::move(arr));
-    } else if (key == "gpu_targets" && m.gpu_targets) {
-      json::array arr;
-      for (const auto& t : *m.gpu_targets) arr.emplace_back(json::string(t));
+      for (const auto& g : *m.gpus) arr.emplace_back(json::string(g));
       put(key, std::move(arr));
     }
   }

@@ -24,22 +24,22 @@ using resolve::TierOutcome;
 
 namespace {
 
-std::string machine_summary(const machine::Machine& m) {
+std::string machine_summary(const machine::Machine& m, const std::string& line_name) {
   std::vector<std::string> parts;
   if (m.os) parts.push_back(std::string(model::to_string(*m.os)));
   if (m.cpu_arch) parts.push_back(*m.cpu_arch);
   parts.push_back(m.glibc ? "glibc " + m.glibc->str() : "glibc ?");
   parts.push_back(m.python ? "python " + m.python->str() + (m.python_free_threaded ? "t" : "") : "python ?");
   parts.push_back(m.torch ? "torch " + m.torch->str() : "no torch");
-  if (m.driver_version || m.cuda_driver) {
+  if (m.driver_version || m.driver_line) {
     parts.push_back("driver " + (m.driver_version ? m.driver_version->str() : std::string("?")) +
-                    (m.cuda_driver ? " (CUDA " + m.cuda_driver->str() + ")" : std::string()));
+                    (m.driver_line ? " (" + line_name + " " + m.driver_line->str() + ")" : std::string()));
   } else {
     parts.push_back("driver ?");
   }
   if (m.gpus) {
     std::string g;
-    for (const auto& cc : *m.gpus) g += (g.empty() ? "" : ", ") + cc.str();
+    for (const auto& target : *m.gpus) g += (g.empty() ? "" : ", ") + target;
     parts.push_back(m.gpus->empty() ? "no GPU" : "GPUs " + g);
   } else {
     parts.push_back("GPUs ?");
@@ -49,22 +49,24 @@ std::string machine_summary(const machine::Machine& m) {
   return out;
 }
 
-std::string combo_str(const std::optional<model::Combo>& c) { return c ? c->str() : "none"; }
+std::string combo_str(const resolve::Resolution& r, const std::optional<model::Combo>& c) {
+  return c ? r.combo_str(*c) : "none";
+}
 
 std::string tier_label(const TierOutcome& t) {
   return fmt::format("tier {} ({})", t.tier == "bootstrap" ? 1 : 2, t.tier);
 }
 
-std::string status_line(const TierOutcome& t) {
+std::string status_line(const resolve::Resolution& r, const TierOutcome& t) {
   switch (t.status) {
-    case TierOutcome::Status::resolved: return combo_str(t.combo) + " -- covers every package";
-    case TierOutcome::Status::failed: return combo_str(t.combo) + " -- " + t.reason;
-    case TierOutcome::Status::skipped: return (t.combo ? combo_str(t.combo) + " -- " : std::string()) + "skipped: " + t.reason;
+    case TierOutcome::Status::resolved: return combo_str(r, t.combo) + " -- covers every package";
+    case TierOutcome::Status::failed: return combo_str(r, t.combo) + " -- " + t.reason;
+    case TierOutcome::Status::skipped: return (t.combo ? combo_str(r, t.combo) + " -- " : std::string()) + "skipped: " + t.reason;
   }
   return "";
 }
 
-void describe_package(std::ostringstream& os, const PackageOutcome& p) {
+void describe_package(std::ostringstream& os, const resolve::Resolution& r, const PackageOutcome& p) {
   os << "  " << p.name << " (" << p.python << (p.env.empty() ? "" : ", env " + p.env) << "): " << p.reason;
   if (!p.candidates.empty()) os << " (" << p.candidates.size() << " candidates, closest first)";
   os << "\n";
@@ -79,7 +81,7 @@ void describe_package(std::ostringstream& os, const PackageOutcome& p) {
     os << "    " << c->filename << "\n";
     if (!c->note.empty()) os << "      " << c->note << "\n";
     for (const auto& f : c->failed) {
-      os << "      " << resolve::to_string(f.demand) << ": wheel " << f.wheel << "; machine " << f.machine << "\n";
+      os << "      " << resolve::demand_name(f.demand, r.notation) << ": wheel " << f.wheel << "; machine " << f.machine << "\n";
     }
   }
 }
@@ -88,15 +90,15 @@ void describe_package(std::ostringstream& os, const PackageOutcome& p) {
 
 std::string human_report(const resolve::Resolution& r, const ReportContext& ctx) {
   std::ostringstream os;
-  os << "machine: " << machine_summary(ctx.machine) << "\n";
+  os << "machine: " << machine_summary(ctx.machine, r.notation.name) << "\n";
   os << "index:   " << ctx.index_url << " (" << ctx.index_origin << ")\n";
   if (!ctx.packages_json_note.empty()) os << "         " << ctx.packages_json_note << "\n";
   if (!ctx.failover_note.empty()) os << "         " << ctx.failover_note << "\n";
   if (!ctx.fetch_note.empty()) os << "         " << ctx.fetch_note << "\n";
   if (r.ok()) {
     const auto& tier = *r.tier;
-    os << "resolved: " << r.combo->str() << " via " << (tier == "bootstrap" ? "tier 1 (bootstrap)" : "tier 2 (fallback)") << "\n";
-    for (const auto& t : r.tiers) os << "  " << tier_label(t) << ": " << status_line(t) << "\n";
+    os << "resolved: " << r.combo_str(*r.combo) << " via " << (tier == "bootstrap" ? "tier 1 (bootstrap)" : "tier 2 (fallback)") << "\n";
+    for (const auto& t : r.tiers) os << "  " << tier_label(t) << ": " << status_line(r, t) << "\n";
     os << "packages:\n";
     for (const auto& p : r.picks) {
       os << "  " << p.name << " " << p.version << " (" << p.python << (ctx.workspace.envs.size() > 1 ? ", env " + p.env : "") << ")\n";
@@ -107,7 +109,7 @@ std::string human_report(const resolve::Resolution& r, const ReportContext& ctx)
     os << "pins:\n";
     for (const auto& pin : r.pins) os << "  " << pin.name << " " << pin.version << " from " << pin.index << "\n";
   } else {
-    os << "No cuda-wheels combo covers all required packages.\n";
+    os << "No " << r.notation.name << " combo covers all required packages.\n";
     std::set<std::string> names, pythons;
     for (const auto& e : ctx.workspace.envs)
       for (const auto& p : e.packages) names.insert(p.name);
@@ -121,12 +123,12 @@ std::string human_report(const resolve::Resolution& r, const ReportContext& ctx)
       for (const auto& p : pythons) py += (py.empty() ? "" : ", ") + p;
       os << "  python versions: " << py << "\n";
     }
-    for (const auto& t : r.tiers) os << "  " << tier_label(t) << ": " << status_line(t) << "\n";
+    for (const auto& t : r.tiers) os << "  " << tier_label(t) << ": " << status_line(r, t) << "\n";
     for (const auto& t : r.tiers) {
       if (t.status != TierOutcome::Status::failed) continue;
-      os << "why not " << combo_str(t.combo) << " (" << t.tier << "):\n";
+      os << "why not " << combo_str(r, t.combo) << " (" << t.tier << "):\n";
       for (const auto& p : t.packages)
-        if (p.status != PackageOutcome::Status::resolved) describe_package(os, p);
+        if (p.status != PackageOutcome::Status::resolved) describe_package(os, r, p);
     }
   }
   for (const auto& w : r.warnings) os << "warning: " << w << "\n";
@@ -135,12 +137,12 @@ std::string human_report(const resolve::Resolution& r, const ReportContext& ctx)
 
 namespace {
 
-json::value combo_json(const std::optional<model::Combo>& c) {
+json::value combo_json(const resolve::Resolution& r, const std::optional<model::Combo>& c) {
   if (!c) return nullptr;
-  return json::object{{"cuda", c->cuda.str()}, {"torch", c->torch.str()}};
+  return json::object{{r.notation.key, c->line.str()}, {"torch", c->torch.str()}};
 }
 
-json::array unresolved_json(const std::vector<PackageOutcome>& packages) {
+json::array unresolved_json(const resolve::Resolution& r, const std::vector<PackageOutcome>& packages) {
   json::array out;
   for (const auto& p : packages) {
     if (p.status == PackageOutcome::Status::resolved) continue;
@@ -148,7 +150,7 @@ json::array unresolved_json(const std::vector<PackageOutcome>& packages) {
     for (const auto& c : p.candidates) {
       json::array failed;
       for (const auto& f : c.failed) {
-        failed.push_back(json::object{{"demand", std::string(resolve::to_string(f.demand))}, {"wheel", f.wheel}, {"machine", f.machine}});
+        failed.push_back(json::object{{"demand", std::string(resolve::demand_name(f.demand, r.notation))}, {"wheel", f.wheel}, {"machine", f.machine}});
       }
       json::object cand{{"filename", c.filename}, {"url", c.url}, {"failed", std::move(failed)}};
       if (!c.note.empty()) cand["note"] = c.note;
@@ -167,12 +169,12 @@ json::array unresolved_json(const std::vector<PackageOutcome>& packages) {
 
 std::string json_report(const resolve::Resolution& r, const ReportContext& ctx) {
   json::object o;
-  o["combo"] = combo_json(r.combo);
+  o["combo"] = combo_json(r, r.combo);
   o["tier"] = r.tier ? json::value(*r.tier) : json::value(nullptr);
   json::array packages;
   for (const auto& p : r.picks) {
     json::array unchecked;
-    for (auto d : p.unchecked) unchecked.push_back(json::string(resolve::to_string(d)));
+    for (auto d : p.unchecked) unchecked.push_back(json::string(resolve::demand_name(d, r.notation)));
     packages.push_back(json::object{{"name", p.name},
                                     {"env", p.env},
                                     {"python", p.python},
@@ -189,7 +191,7 @@ std::string json_report(const resolve::Resolution& r, const ReportContext& ctx) 
   o["pins"] = std::move(pins);
   const auto* unresolved = r.unresolved_tier();
   if (unresolved) {
-    o["unresolved"] = unresolved_json(*unresolved);
+    o["unresolved"] = unresolved_json(r, *unresolved);
   } else if (!r.ok()) {
     // No tier was tried: every package is unresolved, with no candidate judged.
     json::array none;
@@ -204,8 +206,8 @@ std::string json_report(const resolve::Resolution& r, const ReportContext& ctx) 
   json::array tiers;
   for (const auto& t : r.tiers) {
     const char* st = t.status == TierOutcome::Status::resolved ? "resolved" : t.status == TierOutcome::Status::failed ? "failed" : "skipped";
-    tiers.push_back(json::object{{"tier", t.tier}, {"combo", combo_json(t.combo)}, {"status", st}, {"reason", t.reason},
-                                 {"unresolved", unresolved_json(t.packages)}});
+    tiers.push_back(json::object{{"tier", t.tier}, {"combo", combo_json(r, t.combo)}, {"status", st}, {"reason", t.reason},
+                                 {"unresolved", unresolved_json(r, t.packages)}});
   }
   o["tiers"] = std::move(tiers);
   json::array warnings;
@@ -327,7 +329,8 @@ Expected<std::string> pixi_manifest(const resolve::Resolution& r, const ReportCo
     environments.insert(env.name, std::move(members));
   }
   std::ostringstream os;
-  os << "# Generated by wheelfit: combo " << r.combo->str() << " (" << *r.tier << ") for " << machine_summary(ctx.machine)
+  os << "# Generated by wheelfit: combo " << r.combo_str(*r.combo) << " (" << *r.tier << ") for "
+     << machine_summary(ctx.machine, r.notation.name)
      << ".\n# Index: " << ctx.index_url << "\n# Regenerate rather than edit: `wheelfit resolve ... -o pixi.toml`.\n\n";
   // Three documents so the sections read in pixi's order (toml++ sorts keys within a table).
   const auto flags = toml::toml_formatter::default_flags & ~toml::format_flags::allow_literal_strings;

@@ -13,7 +13,7 @@ namespace wheelfit::registry {
 // everything read from it. (Plugins are opened with RTLD_NODELETE, so even then the code stays.)
 struct Registry::Entry {
   boost::dll::shared_library library;              ///< empty for add(BackendInfo)
-  const wheelfit_backend_v1* descriptor = nullptr;  ///< owned by the library; null without one
+  const wheelfit_backend_v2* descriptor = nullptr;  ///< owned by the library; null without one
   BackendInfo info;
 };
 
@@ -22,5 +22,5 @@ struct Registry::Entry {
 namespace wheelfit::registry::detail {
 /// read_descriptor without the origin: the messages name no file (the loader adds it).
 /// Errc::unsupported for another ABI version, Errc::invalid_input for anything else.
-Expected<BackendInfo> check_descriptor(const wheelfit_backend_v1* descriptor);
+Expected<BackendInfo> check_descriptor(const wheelfit_backend_v2* descriptor);
 }  // namespace wheelfit::registry::detail

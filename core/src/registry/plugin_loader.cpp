@@ -112,7 +112,7 @@ PluginLoadReport load_plugins(Registry& registry, const fs::path& dir) {
       // has() succeeded, so get() cannot throw.
       const wheelfit_backend_entry_fn entry_fn =
           &library.get<std::remove_pointer_t<wheelfit_backend_entry_fn>>(WHEELFIT_BACKEND_ENTRY);
-      const wheelfit_backend_v1* descriptor = nullptr;
+      const wheelfit_backend_v2* descriptor = nullptr;
       try {
         descriptor = entry_fn();
       } catch (...) {

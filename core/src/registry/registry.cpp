@@ -32,7 +32,7 @@ Expected<void> check_name(std::string_view name) {
 
 namespace detail {
 
-Expected<BackendInfo> check_descriptor(const wheelfit_backend_v1* d) {
+Expected<BackendInfo> check_descriptor(const wheelfit_backend_v2* d) {
   if (d == nullptr) return unexpected(Errc::invalid_input, "the entry point returned no descriptor (NULL)");
   // The version is the only field read before it is known to match.
   if (d->abi_version != WHEELFIT_BACKEND_ABI_VERSION) {
@@ -40,10 +40,10 @@ Expected<BackendInfo> check_descriptor(const wheelfit_backend_v1* d) {
                                              "; this wheelfit reads ABI " +
                                              std::to_string(WHEELFIT_BACKEND_ABI_VERSION));
   }
-  if (d->size < sizeof(wheelfit_backend_v1)) {
+  if (d->size < sizeof(wheelfit_backend_v2)) {
     return unexpected(Errc::invalid_input, "descriptor size " + std::to_string(d->size) +
-                                               " is smaller than wheelfit_backend_v1 (" +
-                                               std::to_string(sizeof(wheelfit_backend_v1)) + " bytes)");
+                                               " is smaller than wheelfit_backend_v2 (" +
+                                               std::to_string(sizeof(wheelfit_backend_v2)) + " bytes)");
   }
   const std::pair<const char*, const char*> fields[] = {
       {"name", d->name},
@@ -51,8 +51,6 @@ Expected<BackendInfo> check_descriptor(const wheelfit_backend_v1* d) {
       {"index_url", d->index_url},
       {"index_env", d->index_env},
       {"releases_repo", d->releases_repo},
-      {"torch_label", d->torch_label},
-      {"torch_index_pattern", d->torch_index_pattern},
       {"policy_json", d->policy_json},
   };
   for (const auto& [field, value] : fields) {
@@ -61,23 +59,33 @@ Expected<BackendInfo> check_descriptor(const wheelfit_backend_v1* d) {
     }
   }
   if (auto ok = check_name(d->name); !ok) return ok.error();
+  if (*d->policy_json == '\0') {
+    return unexpected(Errc::invalid_input, "descriptor field 'policy_json' is empty (a backend must name its line and label grammar)");
+  }
+  const std::pair<const char*, bool> functions[] = {
+      {"parse_target", d->parse_target != nullptr},
+      {"parse_target_list", d->parse_target_list != nullptr},
+      {"match_targets", d->match_targets != nullptr},
+  };
+  for (const auto& [field, set] : functions) {
+    if (!set) return unexpected(Errc::invalid_input, std::string("descriptor function '") + field + "' is NULL (required)");
+  }
   return BackendInfo{
       .name = d->name,
       .description = d->description,
       .index_url = d->index_url,
       .index_env = d->index_env,
       .releases_repo = d->releases_repo,
-      .torch_label = d->torch_label,
-      .torch_index_pattern = d->torch_index_pattern,
       .policy_json = d->policy_json,
       .origin = "",
       .has_detection = d->detect != nullptr,
+      .targets = {d->parse_target, d->parse_target_list, d->match_targets, d->read_device_code},
   };
 }
 
 }  // namespace detail
 
-Expected<BackendInfo> read_descriptor(const wheelfit_backend_v1* descriptor, const std::string& origin) {
+Expected<BackendInfo> read_descriptor(const wheelfit_backend_v2* descriptor, const std::string& origin) {
   auto info = detail::check_descriptor(descriptor);
   if (!info) return info.error().with_context(origin);
   info->origin = origin;

@@ -18,7 +18,7 @@ std::string_view to_string(Demand d) noexcept {
   switch (d) {
     case Demand::gpu_arch: return "gpu_arch";
     case Demand::torch: return "torch";
-    case Demand::cuda: return "cuda";
+    case Demand::line: return "line";
     case Demand::python: return "python";
     case Demand::cpu_arch: return "cpu_arch";
     case Demand::os: return "os";
@@ -28,9 +28,14 @@ std::string_view to_string(Demand d) noexcept {
 }
 
 const std::vector<Demand>& all_demands() {
-  static const std::vector<Demand> all{Demand::gpu_arch, Demand::torch,    Demand::cuda, Demand::python,
+  static const std::vector<Demand> all{Demand::gpu_arch, Demand::torch,    Demand::line, Demand::python,
                                        Demand::cpu_arch, Demand::os, Demand::glibc};
   return all;
+}
+
+std::string demand_name(Demand d, const policies::LineNotation& notation) {
+  if (d == Demand::line && !notation.key.empty()) return notation.key;
+  return std::string(to_string(d));
 }
 
 const std::vector<PackageOutcome>* Resolution::unresolved_tier() const {
@@ -69,7 +74,7 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
 
 Candidate make_candidate(const std::string& package, std::string text, std::string url, std::string filename,
                          std::optional<std::string> fragment_sha, const index::IndexSnapshot& snap,
-                         std::vector<std::string>& warnings) {
+                         const policies::Policy& policy, std::vector<std::string>& warnings) {
   Candidate c;
   c.text = std::move(text);
   c.url = std::move(url);
@@ -83,7 +88,7 @@ Candidate make_candidate(const std::string& package, std::string text, std::stri
     c.note = "the wheel belongs to '" + parsed->name + "', not '" + package + "'";
     return c;
   }
-  c.combo = model::parse_combo_label(parsed->version.local());
+  c.combo = policy.parse_combo_label(parsed->version.local());
   c.wheel = std::move(*parsed);
 
   std::optional<std::string> listed;
@@ -106,8 +111,8 @@ Candidate make_candidate(const std::string& package, std::string text, std::stri
 bool is_wheel_name(std::string_view s) { return s.size() > 4 && s.substr(s.size() - 4) == ".whl"; }
 
 std::vector<Candidate> candidates_for(const std::string& package, const index::IndexSnapshot& snap,
-                                      PackageOutcome::Status& status, std::string& reason,
-                                      std::vector<std::string>& warnings) {
+                                      const policies::Policy& policy, PackageOutcome::Status& status,
+                                      std::string& reason, std::vector<std::string>& warnings) {
   std::vector<Candidate> out;
   const index::PackagesJsonEntry* listed = nullptr;
   if (snap.packages_json) {
@@ -120,7 +125,7 @@ std::vector<Candidate> candidates_for(const std::string& package, const index::I
   if (page && page->status == index::ProjectPage::Status::ok) {
     for (const auto& link : page->page.links) {
       if (!is_wheel_name(link.text) && !is_wheel_name(link.filename)) continue;  // sdists and other files
-      auto c = make_candidate(package, link.text, link.url, link.filename, link.sha256, snap, warnings);
+      auto c = make_candidate(package, link.text, link.url, link.filename, link.sha256, snap, policy, warnings);
       c.yanked = link.yanked;
       if (link.requires_python) {
         auto spec = model::SpecifierSet::parse(*link.requires_python);
@@ -139,7 +144,7 @@ std::vector<Candidate> candidates_for(const std::string& package, const index::I
       warnings.push_back(package + ": the page could not be read (" + page->error + "); used packages.json instead");
     }
     for (const auto& w : listed->wheels) {
-      out.push_back(make_candidate(package, w.filename, w.url, w.filename, std::nullopt, snap, warnings));
+      out.push_back(make_candidate(package, w.filename, w.url, w.filename, std::nullopt, snap, policy, warnings));
     }
     status = PackageOutcome::Status::unresolved;
     return out;
@@ -157,23 +162,49 @@ std::vector<Candidate> candidates_for(const std::string& package, const index::I
 // ---------------------------------------------------------------------------------------------
 // Judging one candidate against one combo and one Python.
 
-// The arch lists a package's candidates are judged against, looked up once per (combo, platform).
+// The machine's targets the list's code does not run on, by the backend's rule (a list the rule
+// cannot read runs nowhere; the policy's lists were checked when it was loaded).
+std::vector<std::string> uncovered_targets(const policies::Policy& policy, const std::string& list,
+                                           const std::vector<std::string>& targets) {
+  std::vector<std::string> out;
+  for (const auto& t : targets) {
+    auto m = policy.rules()->match(list, t);
+    if (!m || !m->covers()) out.push_back(t);
+  }
+  return out;
+}
+
+// The arch lists a package's candidates are judged against, looked up once per (combo,
+// platform), each with the machine's targets it does not cover (the backend's rule, asked once).
+struct JudgedList {
+  policies::ArchSource source;
+  std::vector<std::string> uncovered;
+};
+
 class ArchCache {
  public:
-  const std::optional<policies::ArchSource>& get(const policies::Policy& policy, const std::string& package,
-                                                   const Combo& combo, const std::string& platform) {
-    std::string key = combo.str() + "|" + platform;
+  const std::optional<JudgedList>& get(const policies::Policy& policy, const std::string& package, const Combo& combo,
+                                       const std::string& platform, const std::vector<std::string>& targets) {
+    std::string key = combo.line.str() + "/" + combo.torch.str() + "|" + platform;
     auto it = cache_.find(key);
-    if (it == cache_.end()) it = cache_.emplace(std::move(key), policy.arch_list(package, combo, platform)).first;
+    if (it == cache_.end()) {
+      std::optional<JudgedList> judged;
+      if (auto list = policy.arch_list(package, combo, platform)) {
+        auto uncovered = uncovered_targets(policy, list->list, targets);
+        judged = JudgedList{std::move(*list), std::move(uncovered)};
+      }
+      it = cache_.emplace(std::move(key), std::move(judged)).first;
+    }
     return it->second;
   }
 
  private:
-  std::map<std::string, std::optional<policies::ArchSource>> cache_;
+  std::map<std::string, std::optional<JudgedList>> cache_;
 };
 
 struct Context {
   const machine::Machine& machine;
+  const std::optional<std::vector<std::string>>& targets;  ///< canonical device targets
   const policies::Policy& policy;
   const Combo& combo;
   const model::PythonTarget& python;
@@ -199,13 +230,7 @@ std::string platform_tags(const model::WheelName& w) {
   return join(out, ".");
 }
 
-std::string gpus_str(const std::vector<NumericVersion>& gpus) {
-  std::vector<std::string> out;
-  for (const auto& g : gpus) out.push_back(g.str());
-  return join(out, ", ");
-}
-
-std::string arch_text(const policies::ArchSource& a) { return a.archs.str() + " (" + a.provenance + ")"; }
+std::string arch_text(const policies::ArchSource& a) { return a.list + " (" + a.provenance + ")"; }
 
 struct Judged {
   CandidateVerdict verdict;
@@ -269,18 +294,19 @@ Judged judge(const Candidate& c, const Context& ctx) {
     j.verdict.unchecked.push_back(Demand::glibc);
   }
 
-  // torch and cuda: the combo in the local label (a wheel without one is bound to neither)
+  // torch and line: the combo in the local label (a wheel without one is bound to neither)
   if (c.combo) {
     const Combo& wc = *c.combo;
     if (!(wc.torch == ctx.combo.torch)) {
       fail(Demand::torch, [&] { return "torch " + wc.torch.str(); }, [&] { return "combo torch " + ctx.combo.torch.str(); });
     }
-    if (!(wc.cuda == ctx.combo.cuda)) {
-      fail(Demand::cuda, [&] { return "cu" + wc.cuda.str(); }, [&] { return "combo cu" + ctx.combo.cuda.str(); });
-    } else if (auto driver = judge_driver(wc.cuda, ctx.machine, ctx.policy); !driver.checked) {
-      j.verdict.unchecked.push_back(Demand::cuda);
+    const auto& prefix = ctx.policy.notation().prefix;
+    if (!(wc.line == ctx.combo.line)) {
+      fail(Demand::line, [&] { return prefix + wc.line.str(); }, [&] { return "combo " + prefix + ctx.combo.line.str(); });
+    } else if (auto driver = judge_driver(wc.line, ctx.machine, ctx.policy); !driver.checked) {
+      j.verdict.unchecked.push_back(Demand::line);
     } else if (driver.failure) {
-      fail(Demand::cuda, [&] { return driver.failure->wheel; }, [&] { return driver.failure->machine; });
+      fail(Demand::line, [&] { return driver.failure->wheel; }, [&] { return driver.failure->machine; });
     }
   }
 
@@ -288,21 +314,18 @@ Judged judge(const Candidate& c, const Context& ctx) {
   if (c.combo) {
     std::optional<std::string> platform;
     if (tag && tag->os) platform = model::farm_platform(*tag->os, tag->cpu_arch);
-    const std::optional<policies::ArchSource>* archs = nullptr;
-    if (platform && ctx.machine.gpus) archs = &ctx.archs.get(ctx.policy, ctx.package, *c.combo, *platform);
-    if (!ctx.machine.gpus || !archs || !*archs) {
+    const std::optional<JudgedList>* archs = nullptr;
+    if (platform && ctx.targets) archs = &ctx.archs.get(ctx.policy, ctx.package, *c.combo, *platform, *ctx.targets);
+    if (!ctx.targets || !archs || !*archs) {
       j.verdict.unchecked.push_back(Demand::gpu_arch);
     } else {
-      j.archs = &**archs;
-      if (ctx.machine.gpus->empty()) {
-        fail(Demand::gpu_arch, [&] { return arch_text(**archs); }, [] { return std::string("no GPU"); });
-      } else {
-        std::vector<NumericVersion> uncovered;
-        for (const auto& g : *ctx.machine.gpus)
-          if (!(*archs)->archs.covers(g)) uncovered.push_back(g);
-        if (!uncovered.empty()) {
-          fail(Demand::gpu_arch, [&] { return arch_text(**archs); }, [&] { return "sm " + gpus_str(uncovered); });
-        }
+      const JudgedList& judged = **archs;
+      j.archs = &judged.source;
+      if (ctx.targets->empty()) {
+        fail(Demand::gpu_arch, [&] { return arch_text(judged.source); }, [] { return std::string("no GPU"); });
+      } else if (!judged.uncovered.empty()) {
+        fail(Demand::gpu_arch, [&] { return arch_text(judged.source); },
+             [&] { return ctx.policy.device_prefix() + join(judged.uncovered, ", "); });
       }
     }
   }
@@ -411,36 +434,28 @@ struct EnvTarget {
 
 // Why a fallback combo cannot serve this machine, or "" when it may be tried.
 std::string fallback_skip_reason(const Combo& combo, const std::vector<EnvTarget>& envs, const machine::Machine& m,
+                                 const std::optional<std::vector<std::string>>& targets,
                                  const policies::Policy& policy, const std::optional<std::string>& platform) {
+  const std::string& line_name = policy.notation().name;
   if (!platform) {
     return "the farm builds nothing for " + std::string(model::to_string(*m.os)) + " " + *m.cpu_arch;
   }
   for (const auto& e : envs) {
     if (!policy.pytorch_shipped(combo, e.python.version, *platform)) {
-      return "PyTorch never shipped torch " + combo.torch.str() + " for CUDA " + combo.cuda.str() + ", " +
+      return "PyTorch never shipped torch " + combo.torch.str() + " for " + line_name + " " + combo.line.str() + ", " +
              e.python.tag() + " on " + *platform;
     }
   }
-  if (m.cuda_driver && m.cuda_driver->major() < combo.cuda.major()) {
-    return "the driver supports CUDA " + m.cuda_driver->str() + ", the fallback needs CUDA " + combo.cuda.str();
+  if (auto driver = judge_driver(combo.line, m, policy); driver.failure) {
+    return "the " + driver.failure->machine + "; the fallback needs " + driver.failure->wheel;
   }
-  if (!m.cuda_driver && m.driver_version) {
-    if (auto min = policy.min_driver(combo.cuda.major())) {
-      const auto& need = *m.os == model::Os::windows ? min->windows : min->linux_;
-      if (*m.driver_version < need) {
-        return "driver " + m.driver_version->str() + " cannot run CUDA " + combo.cuda.str() + " (needs >= " + need.str() + ")";
-      }
-    }
-  }
-  if (m.gpus) {
-    if (m.gpus->empty()) return "the machine has no GPU";
-    auto archs = policy.platform_arch_list(combo, *platform);
-    if (archs) {
-      std::vector<NumericVersion> uncovered;
-      for (const auto& g : *m.gpus)
-        if (!archs->archs.covers(g)) uncovered.push_back(g);
+  if (targets) {
+    if (targets->empty()) return "the machine has no GPU";
+    if (auto archs = policy.platform_arch_list(combo, *platform)) {
+      const auto uncovered = uncovered_targets(policy, archs->list, *targets);
       if (!uncovered.empty()) {
-        return "the farm's arch list for it (" + archs->archs.str() + ") does not cover sm " + gpus_str(uncovered);
+        return "the farm's arch list for it (" + archs->list + ") does not cover " + policy.device_prefix() +
+               join(uncovered, ", ");
       }
     }
   }
@@ -451,21 +466,40 @@ std::string fallback_skip_reason(const Combo& combo, const std::vector<EnvTarget
 
 DriverVerdict judge_driver(const NumericVersion& line, const machine::Machine& m, const policies::Policy& policy) {
   DriverVerdict out;
-  if (m.cuda_driver) {
+  const std::string& name = policy.notation().name;
+  if (policy.driver_rule() == policies::DriverRule::unknown) return out;
+  if (m.driver_line) {
     out.checked = true;
-    if (m.cuda_driver->major() < line.major()) {
-      out.failure = Failure{Demand::cuda, "CUDA " + line.str() + " runtime", "driver supports CUDA " + m.cuda_driver->str()};
+    const bool runs = policy.driver_rule() == policies::DriverRule::same_major ? m.driver_line->major() >= line.major()
+                                                                             : *m.driver_line >= line;
+    if (!runs) {
+      out.failure = Failure{Demand::line, name + " " + line.str() + " runtime", "driver supports " + name + " " + m.driver_line->str()};
     }
   } else if (m.driver_version && m.os) {
     if (auto min = policy.min_driver(line.major())) {
       out.checked = true;
       const auto& need = *m.os == model::Os::windows ? min->windows : min->linux_;
       if (*m.driver_version < need) {
-        out.failure = Failure{Demand::cuda, "CUDA " + line.str() + " needs driver >= " + need.str(), "driver " + m.driver_version->str()};
+        out.failure = Failure{Demand::line, name + " " + line.str() + " needs driver >= " + need.str(), "driver " + m.driver_version->str()};
       }
     }
   }
   return out;
+}
+
+Expected<std::optional<std::vector<std::string>>> device_targets(const machine::Machine& m, const policies::Policy& policy) {
+  if (!m.gpus || !policy.rules()) return std::optional<std::vector<std::string>>{};
+  std::vector<std::string> out;
+  for (const auto& g : *m.gpus) {
+    auto t = policy.rules()->parse_target(g);
+    if (!t) {
+      const auto from = m.provenance.find("gpus");
+      return unexpected(Errc::invalid_input, (from != m.provenance.end() ? from->second + ": " : std::string()) + "gpus: '" +
+                                                 g + "' " + t.error().message);
+    }
+    out.push_back(std::move(*t));
+  }
+  return std::optional<std::vector<std::string>>(std::move(out));
 }
 
 ComboOrReason machine_combo(const machine::Machine& m, const policies::Policy& policy) {
@@ -474,19 +508,22 @@ ComboOrReason machine_combo(const machine::Machine& m, const policies::Policy& p
   const std::string shown = torch.str();
   if (torch.release().size() < 2) return {std::nullopt, "torch " + shown + " has no minor version"};
   NumericVersion minor({static_cast<std::uint32_t>(torch.release()[0]), static_cast<std::uint32_t>(torch.release()[1])});
+  const std::string& name = policy.notation().name;
   if (!torch.local().empty()) {
-    auto build = model::parse_torch_label(torch.local());
-    if (!build) return {std::nullopt, "torch " + shown + ": the label '+" + torch.local() + "' names no CUDA line"};
-    if (build->backend != "cuda") return {std::nullopt, "torch " + shown + " is a " + build->backend + " build, not a CUDA build"};
-    return {Combo{build->line.truncated(2), minor}, ""};
+    auto line = policy.parse_torch_label(torch.local());
+    if (!line) {
+      return {std::nullopt, "torch " + shown + ": the label '+" + torch.local() + "' names no " + name +
+                                " line (it is not a " + name + " build)"};
+    }
+    return {Combo{*line, minor}, ""};
   }
   std::optional<std::string> platform;
   if (m.os && m.cpu_arch) platform = model::farm_platform(*m.os, *m.cpu_arch);
   if (platform) {
-    if (auto line = policy.pypi_cuda_line(minor, *platform)) return {Combo{line->truncated(2), minor}, ""};
+    if (auto line = policy.pypi_line(minor, *platform)) return {Combo{*line, minor}, ""};
   }
-  return {std::nullopt, "torch " + shown + " has no local label (a PyPI build) and the policy data does not say which CUDA line "
-                            "PyPI ships for torch " + minor.str() + (platform ? " on " + *platform : std::string()) +
+  return {std::nullopt, "torch " + shown + " has no local label (a PyPI build) and the policy data does not say which " + name +
+                            " line PyPI ships for torch " + minor.str() + (platform ? " on " + *platform : std::string()) +
                             "; wheelfit does not guess it from the driver"};
 }
 
@@ -511,9 +548,13 @@ Expected<Resolution> resolve(const Inputs& in) {
     envs.push_back({&env, py});
     package_count += env.packages.size();
   }
-  if (package_count == 0) return unexpected(Errc::usage, "no packages to resolve: no [cuda] packages in any config");
+  if (package_count == 0) return unexpected(Errc::usage, "no packages to resolve: no packages in any config");
+  auto targets = device_targets(m, in.policy);
+  if (!targets) return targets.error();
 
   Resolution res;
+  res.notation = in.policy.notation();
+  res.device_prefix = in.policy.device_prefix();
   const model::PlatformTarget platform_target{*m.os, *m.cpu_arch, m.glibc};
   const auto platform = model::farm_platform(*m.os, *m.cpu_arch);
 
@@ -524,7 +565,7 @@ Expected<Resolution> resolve(const Inputs& in) {
       if (listing.count(pkg.name)) continue;
       PackageOutcome::Status status{};
       std::string reason;
-      auto cands = candidates_for(pkg.name, in.index, status, reason, res.warnings);
+      auto cands = candidates_for(pkg.name, in.index, in.policy, status, reason, res.warnings);
       listing.emplace(pkg.name, std::make_tuple(std::move(cands), status, std::move(reason)));
     }
   }
@@ -536,7 +577,7 @@ Expected<Resolution> resolve(const Inputs& in) {
       for (const auto& pkg : e.env->packages) {
         const auto& [cands, status, reason] = listing.at(pkg.name);
         ArchCache& archs = arch_caches[pkg.name];
-        Context ctx{m, in.policy, *tier.combo, e.python, platform_target, pkg.name, archs, false, &in.inspect};
+        Context ctx{m, *targets, in.policy, *tier.combo, e.python, platform_target, pkg.name, archs, false, &in.inspect};
         auto outcome = resolve_package(e.env->name, pkg, cands, status, reason, ctx);
         all = all && outcome.status == PackageOutcome::Status::resolved;
         tier.packages.push_back(std::move(outcome));
@@ -562,14 +603,15 @@ Expected<Resolution> resolve(const Inputs& in) {
   res.tiers.push_back(std::move(t1));
 
   // Tier 2: the backend's fallback combo for this CPU arch.
-  TierOutcome t2{"fallback", in.policy.fallback_combo(in.backend, *m.cpu_arch), TierOutcome::Status::skipped, "", {}};
+  TierOutcome t2{"fallback", in.policy.fallback_combo(*m.cpu_arch), TierOutcome::Status::skipped, "", {}};
   if (!t2.combo) {
-    t2.reason = "the " + in.backend + " backend has no fallback combo for " + *m.cpu_arch;
+    t2.reason = "the " + (in.backend.empty() ? in.policy.notation().name : in.backend) + " backend has no fallback combo for " +
+                *m.cpu_arch;
   } else if (t1_ok) {
     t2.reason = "not needed: tier 1 covered every package";
   } else if (res.tiers[0].combo && *res.tiers[0].combo == *t2.combo) {
     t2.reason = "same combo as tier 1";
-  } else if (auto why = fallback_skip_reason(*t2.combo, envs, m, in.policy, platform); !why.empty()) {
+  } else if (auto why = fallback_skip_reason(*t2.combo, envs, m, *targets, in.policy, platform); !why.empty()) {
     t2.reason = why;
   } else {
     run_tier(t2);
@@ -586,7 +628,7 @@ Expected<Resolution> resolve(const Inputs& in) {
 
   // Torch family pins for the chosen combo.
   if (res.combo) {
-    const auto index = in.policy.torch_index_url(res.combo->cuda);
+    const auto index = in.policy.torch_index_url(res.combo->line);
     const auto& t = res.combo->torch;
     res.pins.push_back({"torch", "==" + t.str() + ".*", index});
     if (auto fam = in.policy.torch_family(t)) {
@@ -598,13 +640,19 @@ Expected<Resolution> resolve(const Inputs& in) {
   }
 
   // Say what could not be checked.
+  const std::string& name = in.policy.notation().name;
   if (!m.gpus) res.warnings.push_back("gpu_arch not checked: the machine's GPUs are unknown (set gpus in the profile or WHEELFIT_OVERRIDE_GPUS)");
-  if (!m.cuda_driver && !m.driver_version)
-    res.warnings.push_back("the driver's CUDA support not checked: cuda_driver and driver_version are unknown");
+  if (in.policy.driver_rule() == policies::DriverRule::unknown) {
+    res.warnings.push_back("the driver's " + name + " support not checked: " +
+                           (in.policy.driver_why().empty() ? "the backend has no driver rule" : in.policy.driver_why()));
+  } else if (!m.driver_line && !m.driver_version) {
+    res.warnings.push_back("the driver's " + name + " support not checked: driver_line and driver_version are unknown");
+  }
   if (!m.glibc && *m.os == model::Os::linux_) res.warnings.push_back("glibc floor not checked: the machine's glibc is unknown");
-  if (res.combo && m.cuda_driver && m.cuda_driver->major() == res.combo->cuda.major() && *m.cuda_driver < res.combo->cuda) {
-    res.warnings.push_back("the driver supports CUDA " + m.cuda_driver->str() + ", older than " + res.combo->cuda.str() +
-                           ": this relies on CUDA minor-version compatibility (no PTX JIT); upgrade the driver if kernels fail");
+  if (res.combo && in.policy.driver_rule() == policies::DriverRule::same_major && m.driver_line &&
+      m.driver_line->major() == res.combo->line.major() && *m.driver_line < res.combo->line) {
+    res.warnings.push_back("the driver supports " + name + " " + m.driver_line->str() + ", older than " + res.combo->line.str() +
+                           ": this relies on " + name + " minor-version compatibility; upgrade the driver if kernels fail");
   }
   return res;
 }

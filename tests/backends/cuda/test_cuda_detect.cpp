@@ -567,9 +567,9 @@ TEST_CASE("to_json writes the plugin ABI's detect payload", "[backends][cuda]") 
   auto v = boost::json::parse(cuda::to_json(d));
   auto expected = boost::json::parse(R"({
     "present": true,
-    "facts": {"driver_version": "580.65.06", "cuda_driver": "13.0", "gpus": ["9.0", "8.6"]},
+    "facts": {"driver_version": "580.65.06", "driver_line": "13.0", "gpus": ["9.0", "8.6"]},
     "provenance": {"driver_version": "NVML nvmlSystemGetDriverVersion",
-                   "cuda_driver": "NVML nvmlSystemGetCudaDriverVersion_v2",
+                   "driver_line": "NVML nvmlSystemGetCudaDriverVersion_v2",
                    "gpus": "NVML nvmlDeviceGetCudaComputeCapability"},
     "devices": [{"index": 0, "name": "NVIDIA H100", "target": "9.0", "uuid": "GPU-1"},
                 {"index": 1, "name": "NVIDIA RTX 3090", "target": "8.6", "uuid": "GPU-2"}],

@@ -126,7 +126,7 @@ TEST_CASE("ROCm detect reads KFD topology nodes", "[backends][rocm]") {
     REQUIRE(d.devices->size() == 1);
     CHECK((*d.devices)[0] == rocm::Device{0, "1", "gfx90a", "gfx90a"});
     CHECK(d.driver_version == "6.8.5");
-    CHECK_THAT(d.provenance.at("gpu_targets"), Catch::Contains("KFD topology"));
+    CHECK_THAT(d.provenance.at("gpus"), Catch::Contains("KFD topology"));
     CHECK_THAT(d.provenance.at("driver_version"), Catch::Contains("sys/module/amdgpu/version"));
   }
   SECTION("several GPUs in numeric node order (10 after 2)") {
@@ -252,17 +252,17 @@ TEST_CASE("ROCm detect JSON follows the plugin ABI payload", "[backends][rocm]")
   CHECK(v.at("present").as_bool());
   const auto& facts = v.at("facts").as_object();
   CHECK(facts.at("driver_version").as_string() == "6.8.5");
-  CHECK(facts.at("gpu_targets").as_array() == boost::json::array{"gfx90a", "gfx90a"});
-  CHECK_FALSE(facts.contains("gpus"));
+  CHECK(facts.at("gpus").as_array() == boost::json::array{"gfx90a", "gfx90a"});
+  CHECK_FALSE(facts.contains("gpu_targets"));  // the neutral key only
   const auto& dev = v.at("devices").as_array().at(1).as_object();
   CHECK(dev.at("index").as_int64() == 1);
   CHECK(dev.at("target").as_string() == "gfx90a");
   CHECK(dev.at("name").as_string() == "gfx90a");
-  CHECK(v.at("provenance").as_object().contains("gpu_targets"));
+  CHECK(v.at("provenance").as_object().contains("gpus"));
   CHECK(v.at("notes").is_array());
   CHECK_FALSE(v.contains("error"));
 
-  SECTION("no KFD: facts hold no gpu_targets (unknown)") {
+  SECTION("no KFD: facts hold no gpus (unknown)") {
     FakeRoot empty;
     const auto e = boost::json::parse(rocm::to_json(rocm::detect(empty.env()))).as_object();
     CHECK_FALSE(e.at("present").as_bool());
@@ -279,5 +279,5 @@ TEST_CASE("ROCm detect_json reads WHEELFIT_SYSROOT and never throws", "[backends
   wheelfit::test::ScopedEnv hip("HIP_VISIBLE_DEVICES", std::nullopt);
   const auto v = boost::json::parse(rocm::detect_json()).as_object();
   CHECK(v.at("present").as_bool());
-  CHECK(v.at("facts").as_object().at("gpu_targets").as_array() == boost::json::array{"gfx1100"});
+  CHECK(v.at("facts").as_object().at("gpus").as_array() == boost::json::array{"gfx1100"});
 }

@@ -1,7 +1,7 @@
-// A backend name outside [a-z0-9_-].
-#include "wheelfit/registry/plugin_support.hpp"
+// A backend name outside [a-z0-9_-] (everything else valid).
+#include "test_plugin.hpp"
 
 WHEELFIT_BACKEND_PLUGIN_ENTRY {
-  static const wheelfit_backend_v1 descriptor = wheelfit::plugin::descriptor_v1("Not A Name");
+  static const wheelfit_backend_v2 descriptor = wheelfit::test_plugin::descriptor("Not A Name");
   return &descriptor;
 }

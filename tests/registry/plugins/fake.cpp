@@ -1,23 +1,32 @@
-// A complete test backend, "fake": everything a real backend supplies, none of it CUDA.
-// detect() counts its calls, so the tests see each call reach the plugin.
+// A complete test backend, "fake": everything a real backend supplies, none of it CUDA: its
+// index, env var, Releases repo, policy data (format 2), target functions (test_plugin.hpp) and
+// detection. detect() counts its calls, so the tests see each call reach the plugin.
 #include <string>
 
-#include "wheelfit/registry/plugin_support.hpp"
+#include "test_plugin.hpp"
 
 namespace {
 
+// The arch row is written loosely on purpose: the plugin's parse_target_list canonicalises it
+// when the core reads the policy ("fk1;fk2+jit"), which shows the functions cross the boundary.
 constexpr const char* kPolicy = R"({
-  "format": 1,
+  "format": 2,
   "version": "fake-1",
-  "arch_policy": {},
+  "backend": {
+    "line": {"key": "fake", "prefix": "fk", "name": "Fake"},
+    "combo_labels": ["fk{line:nodot}torch{torch}"],
+    "torch_labels": ["fk{line:nodot}"],
+    "torch_index": "https://example.test/torch/fk{line_nodot}",
+    "device": {"name": "fake target", "prefix": "fk ", "code_sections": [".fake_code"]},
+    "driver": {"rule": "unknown", "why": "a fake backend has no driver"}
+  },
+  "arch_policy": {"linux": {"1.2": " FK1 ; fk2+jit "}},
   "arch_exceptions": {},
   "packages": {},
   "pytorch_matrix": {},
   "torch_family": {},
-  "pypi_cuda": {},
-  "min_driver": {},
-  "fallback": {"fake": {"x86_64": {"cuda": "1.2", "torch": "3.4"}, "arm64": {"cuda": "5.6", "torch": "7.8"}}},
-  "torch_index": "https://example.test/torch/fk{cuda_nodot}"
+  "pypi_line": {},
+  "fallback": {"x86_64": {"line": "1.2", "torch": "3.4"}, "arm64": {"line": "5.6", "torch": "7.8"}}
 })";
 
 int calls = 0;
@@ -31,15 +40,12 @@ std::string detect() {
 }  // namespace
 
 WHEELFIT_BACKEND_PLUGIN_ENTRY {
-  static const wheelfit_backend_v1 descriptor = [] {
-    auto d = wheelfit::plugin::descriptor_v1("fake");
+  static const wheelfit_backend_v2 descriptor = [] {
+    auto d = wheelfit::test_plugin::descriptor("fake", kPolicy);
     d.description = "a test backend";
     d.index_url = "https://example.test/fake-wheels/";
     d.index_env = "WHEELFIT_FAKE_WHEELS_INDEX";
     d.releases_repo = "example/fake-wheels";
-    d.torch_label = "fk";
-    d.torch_index_pattern = "https://example.test/torch/fk{cuda_nodot}";
-    d.policy_json = kPolicy;
     d.detect = &wheelfit::plugin::detect_entry<&detect>;
     return d;
   }();

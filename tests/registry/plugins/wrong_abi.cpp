@@ -1,15 +1,18 @@
-// Built for a future ABI: version 2. The core must refuse it before reading anything else.
-#include "wheelfit/registry/plugin_support.hpp"
+// Built for the previous ABI: version 1, with the v1 descriptor's leading fields (abi_version,
+// size, then strings). The core must refuse it before reading anything past the version.
+#include <boost/config.hpp>
+#include <cstdint>
 
 namespace {
-struct future_descriptor {
-  uint32_t abi_version;
-  uint32_t size;
-  const char* something_else;
+struct v1_descriptor {
+  std::uint32_t abi_version;
+  std::uint32_t size;
+  const char* name;
+  const char* description;
 };
 }  // namespace
 
-extern "C" BOOST_SYMBOL_EXPORT const future_descriptor* wheelfit_backend_entry(void) noexcept {
-  static const future_descriptor descriptor{2u, sizeof(future_descriptor), "not a name"};
+extern "C" BOOST_SYMBOL_EXPORT const v1_descriptor* wheelfit_backend_entry(void) noexcept {
+  static const v1_descriptor descriptor{1u, sizeof(v1_descriptor), "old", "built for ABI 1"};
   return &descriptor;
 }

@@ -23,6 +23,7 @@ enum class Verdict { ok, fails, unknown };
 std::string_view to_string(Verdict v) noexcept;
 
 struct DemandReport {
+  std::string name;        ///< the demand's name as the backend calls it ("cuda" for Demand::line)
   resolve::Demand demand;
   std::string wheel;    ///< what the wheel requires, from its name and binaries ("sm_80, sm_90 (SASS), compute_90 (PTX)")
   std::string machine;  ///< what the machine has ("sm_120 (RTX 5090)" / "glibc 2.31")

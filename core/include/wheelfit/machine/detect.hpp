@@ -9,11 +9,12 @@
 //      interpreter's own machine when the two differ (an emulated interpreter: wheels are for it)
 //   3. python, torch: the target interpreter (interpreter.hpp: one query, dist-info metadata, the
 //      cache); skipped when both are overridden
-//   4. backend: torch's local label (+cu128 -> cuda, +rocm6.3 -> rocm, +cpu -> cpu), else the
-//      first backend (by name) whose detection found hardware, else cpu
-//   5. driver_version, cuda_driver, gpus, gpu_targets: the chosen backend's detection payload
-//      (plugin_abi.h); for cpu chosen because no backend found hardware, gpus = [] (no GPU)
-// Multi-GPU: the payload lists every visible GPU and all of them go into gpus / gpu_targets; the
+//   4. backend: torch's local label (+cpu -> cpu; the backend whose policy's torch labels match
+//      it: +cu128 -> cuda, +rocm6.3 -> rocm), else the first backend (by name) whose detection
+//      found hardware, else cpu
+//   5. driver_version, driver_line, gpus: the chosen backend's detection payload (plugin_abi.h);
+//      for cpu chosen because no backend found hardware, gpus = [] (no GPU)
+// Multi-GPU: the payload lists every visible GPU and all of them go into gpus; the
 // resolver requires a wheel to cover every one (a wheel that fits only some GPUs fails).
 //
 // Backend detection is reached through a callable, so this library does not depend on how
@@ -78,14 +79,18 @@ struct BackendChoice {
   std::string provenance;  ///< "torch 2.8.0+cu128 (label +cu128)", "cuda detection found hardware"
   std::vector<std::string> notes;
 };
+/// Which loaded backend a torch build's local label names ("cu128" -> "cuda"), by the backends'
+/// own torch-label grammar; nullopt when none does. An empty function reads no label.
+using LabelBackend = std::function<std::optional<std::string>(std::string_view local_label)>;
 [[nodiscard]] BackendChoice choose_backend(const std::optional<model::Version>& torch,
-                                           const std::vector<BackendReport>& reports);
+                                           const std::vector<BackendReport>& reports, const LabelBackend& label_backend);
 
 struct DetectOptions {
   /// --python: a path or a name on PATH. nullopt = "python3" on PATH, and then an interpreter
   /// that cannot be found or asked is a note (python and torch stay unknown), not an error.
   std::optional<std::string> python;
   std::optional<std::string> backend;  ///< --backend: wins over everything
+  LabelBackend label_backend;          ///< step 4: torch's label -> backend
   Getenv getenv = process_env();       ///< overrides, PATH, XDG_CACHE_HOME, HOME
   /// nullopt = default_cache_dir(getenv); an empty path = no cache.
   std::optional<std::filesystem::path> cache_dir;

@@ -3,26 +3,31 @@
 // env overrides, the host, or (later) the backends' probes. The resolver cannot tell which.
 //
 // Profile keys (TOML or JSON, flat): os, cpu_arch, glibc, python, torch, backend,
-// driver_version, cuda_driver, gpus, gpu_targets. An absent key is an unknown fact: demands that need it are
-// reported as not checked, never guessed. `gpus = []` is a known fact: no GPU.
+// driver_version, driver_line, gpus. An absent key is an unknown fact: demands that need it are
+// reported as not checked, never guessed. `gpus = []` is a known fact: no GPU. The keys of
+// earlier profiles are still read: cuda_driver is driver_line, gpu_targets is gpus (naming
+// both spellings of one fact in one profile is an error).
 // Values (text forms, surrounding whitespace ignored):
 //   os              linux | windows | macos (also win32, darwin; any case)
 //   cpu_arch        x86_64 | amd64 | aarch64 | arm64 (stored canonical: x86_64, aarch64); other
 //                   uname -m names ([a-z0-9_]+, such as ppc64le) are kept as facts
-//   glibc, driver_version, cuda_driver   dotted numbers ("2.35", "580.65.06", "13.0")
+//   glibc, driver_version, driver_line   dotted numbers ("2.35", "580.65.06", "13.0")
 //   python          "X.Y", or "X.Yt" for a free-threaded build; "3" and "3.12.1" are refused
 //   torch           a PEP 440 version ("2.8.0+cu128")
-//   backend         cuda | rocm | cpu
-//   gpus            compute capabilities "X.Y"; also "sm_90" / "sm90" (-> 9.0); "9" is refused.
-//                   Profiles: an array of strings. Text form (set_fact, env): comma-separated,
-//                   spaces allowed ("9.0, 8.6"); "none" is the known empty list.
-//   gpu_targets     the GPU targets of a non-CUDA backend, one per visible GPU: ROCm's gfx names
-//                   ("gfx90a", also with features "gfx90a:xnack-"); [a-z0-9_:+-], stored lower
-//                   case. Same list forms as gpus. CUDA GPUs are described by gpus.
+//   backend         a backend name ([a-z0-9_-]+, stored lower case: "cuda", "rocm"), or "cpu";
+//                   whether a plugin supplies it is checked where it is used
+//   driver_line     the highest accelerator line the driver runs (CUDA: "13.0")
+//   gpus            the device target of every visible GPU, as the backend writes them: "9.0"
+//                   or "sm_90" (CUDA), "gfx90a" or "gfx90a:xnack-" (ROCm). Stored lower case,
+//                   [a-z0-9_.:+-]; the backend's grammar checks and canonicalises them where they
+//                   are judged (resolve::device_targets). Profiles: an array of strings. Text
+//                   form (set_fact, env): comma-separated, spaces allowed ("9.0, 8.6"); "none"
+//                   is the known empty list.
 // In a profile an empty string is refused (leave the key out instead) and numbers are refused
 // with advice to quote them; in set_fact / env overrides an empty value makes the fact absent.
 // Env overrides: WHEELFIT_OVERRIDE_<KEY> (upper case; GPUS comma-separated; an empty value
-// makes the fact absent), CONDA_OVERRIDE_CUDA -> cuda_driver, CONDA_OVERRIDE_GLIBC -> glibc
+// makes the fact absent; the old WHEELFIT_OVERRIDE_CUDA_DRIVER / _GPU_TARGETS are read too),
+// CONDA_OVERRIDE_CUDA -> driver_line, CONDA_OVERRIDE_GLIBC -> glibc
 // (an empty CONDA value also makes the fact absent, as conda does).
 // WHEELFIT_OVERRIDE_* win over CONDA_OVERRIDE_*, which win over the file.
 // Provenance strings: "profile <path>", "env WHEELFIT_OVERRIDE_GLIBC", "env CONDA_OVERRIDE_GLIBC",
@@ -53,9 +58,8 @@ struct Machine {
   std::optional<model::Version> torch;            ///< "2.8.0+cu128"; nullopt = not installed / unknown
   std::optional<std::string> backend;             ///< "cuda", "rocm", "cpu"
   std::optional<model::NumericVersion> driver_version;  ///< "580.65.06"
-  std::optional<model::NumericVersion> cuda_driver;     ///< max CUDA the driver supports, "13.0"
-  std::optional<std::vector<model::NumericVersion>> gpus;  ///< compute capabilities "9.0"
-  std::optional<std::vector<std::string>> gpu_targets;     ///< "gfx90a" (ROCm), one per visible GPU
+  std::optional<model::NumericVersion> driver_line;     ///< the highest line the driver runs, "13.0"
+  std::optional<std::vector<std::string>> gpus;         ///< device targets, one per visible GPU
   /// Which source answered each fact: key -> "profile m.toml", "env WHEELFIT_OVERRIDE_GLIBC",
   /// "host gnu_get_libc_version()".
   std::map<std::string, std::string> provenance;
@@ -81,7 +85,7 @@ Expected<void> set_fact(Machine& m, std::string_view key, std::string_view value
 
 /// Parses a profile: JSON when the first non-space character is '{', else TOML. `source` names it
 /// in errors (with line:column where known) and in the provenance ("profile <source>").
-/// Values must be strings (gpus, gpu_targets: arrays of strings); a number such as glibc = 2.35
+/// Values must be strings (gpus: an array of strings); a number such as glibc = 2.35
 /// is refused with a message saying to quote it. Unknown keys are errors except the
 /// informational_keys() that `detect --json` writes (provenance, notes, ...), which are ignored. Syntax errors (including JSON with trailing
 /// garbage) are Errc::invalid_input; text over 1 MiB is Errc::too_large. A JSON key given twice
@@ -94,6 +98,10 @@ Expected<Machine> load_machine_profile(const std::string& path);
 /// nothing: on an error (naming the variable) `m` is unchanged.
 using Getenv = std::function<std::optional<std::string>(std::string_view)>;
 Expected<void> apply_env_overrides(Machine& m, const Getenv& getenv);
+/// The other variables that override `key` after WHEELFIT_OVERRIDE_<KEY>, in the order they are
+/// read: an earlier version's name, then conda's (driver_line: WHEELFIT_OVERRIDE_CUDA_DRIVER,
+/// CONDA_OVERRIDE_CUDA; gpus: WHEELFIT_OVERRIDE_GPU_TARGETS; glibc: CONDA_OVERRIDE_GLIBC).
+std::vector<std::string> override_aliases(std::string_view key);
 /// The process environment as a Getenv.
 Getenv process_env();
 

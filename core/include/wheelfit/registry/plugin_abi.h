@@ -3,7 +3,7 @@
  *
  * A plugin is a shared library (a CMake MODULE) exporting exactly one entry point:
  *
- *     extern "C" const wheelfit_backend_v1* wheelfit_backend_entry(void);
+ *     extern "C" const wheelfit_backend_v2* wheelfit_backend_entry(void);
  *
  * returning a pointer to a static descriptor that lives as long as the library (plugins are
  * never unloaded). The core reads `abi_version` first and refuses the plugin, naming the file
@@ -23,37 +23,59 @@
 extern "C" {
 #endif
 
-#define WHEELFIT_BACKEND_ABI_VERSION 1u
+#define WHEELFIT_BACKEND_ABI_VERSION 2u
 #define WHEELFIT_BACKEND_ENTRY "wheelfit_backend_entry"
 
-typedef struct wheelfit_backend_v1 {
+/* ABI 2 (docs/decisions/0010-backend-semantics.md): a backend supplies its semantics. What a
+ * table can hold is data in policy_json (format 2: the line's notation, the local-label grammar,
+ * the torch index pattern, the device code sections, the driver rule, arch lists, the PyTorch
+ * matrix, family pins, fallback combos); the rules a table cannot hold are the functions below.
+ *
+ * Functions returning `const char*` return text owned by the plugin, valid until the next call
+ * of any function of this plugin on the same thread (a thread_local buffer); they must never
+ * throw or abort, and may be called from several threads at once. */
+typedef struct wheelfit_backend_v2 {
   uint32_t abi_version;            /* WHEELFIT_BACKEND_ABI_VERSION; always the first field */
-  uint32_t size;                   /* sizeof(wheelfit_backend_v1) as the plugin was built */
+  uint32_t size;                   /* sizeof(wheelfit_backend_v2) as the plugin was built */
   const char* name;                /* "cuda", "rocm": the registry key, [a-z0-9_-]+ */
   const char* description;         /* one line for `wheelfit plugins` */
   const char* index_url;           /* default wheel index; "" when none is published */
   const char* index_env;           /* env var overriding the index, e.g. "COMFY_ENV_CUDA_WHEELS_INDEX" */
   const char* releases_repo;       /* GitHub Releases fallback "owner/name"; "" when none */
-  const char* torch_label;         /* torch's local-label prefix for this backend: "cu", "rocm" */
-  const char* torch_index_pattern; /* "https://download.pytorch.org/whl/cu{cuda_nodot}" */
-  /* The backend's policy data (the JSON format of policies/README.md): its arch lists and
-   * coverage data, fallback combos per CPU arch, the PyTorch matrix it relies on. "" = none. */
+  /* The backend's policy data (policies/README.md, format 2). Required: it names the line and
+   * the label grammar without which nothing can be resolved. */
   const char* policy_json;
-  /* Detects the backend's hardware and driver. Returns a NUL-terminated JSON object owned by
-   * the plugin, valid until the next call of detect on this plugin (call from one thread):
+  /* Detects the backend's hardware and driver. Returns a JSON object:
    *   {"present": bool,                      hardware of this backend was found
-   *    "facts": {"driver_version": "...", "cuda_driver": "...", "gpus": ["9.0", ...]},
+   *    "facts": {"driver_version": "...", "driver_line": "...", "gpus": ["9.0", ...]},
    *    "provenance": {"driver_version": "NVML nvmlSystemGetDriverVersion", ...},
    *    "devices": [{"index": 0, "name": "...", "target": "9.0" | "gfx90a", "uuid": "..."}],
    *    "notes": ["NVML: libnvidia-ml.so.1 not found", ...],   why earlier probes did not answer
    *    "error": "..."}                        only when detection itself failed
-   * Must never throw or abort: a plugin catches everything and reports it in "error".
    * NULL means the backend has no detection. */
   const char* (*detect)(void);
-} wheelfit_backend_v1;
+  /* The device-target grammar: one target as a user or a detection writes it ("sm_90", " 9.0",
+   * "gfx90a:xnack-"). Sets *ok to 1 and returns the canonical text, or sets *ok to 0 and
+   * returns why it is not a target (without repeating the input). Required. */
+  const char* (*parse_target)(const char* text, int* ok);
+  /* The same for a target list ("7.5;8.0;9.0+PTX", "gfx90a;gfx1100"), as policy data and
+   * device code write them. Required. */
+  const char* (*parse_target_list)(const char* text, int* ok);
+  /* The coverage rule: how the code of a target list runs on one canonical device target.
+   * Returns 1 (natively), 2 (by JIT: a slow first launch), 0 (it does not run there), or -1
+   * (the list or the target is malformed). *via is set to the list entry that serves the
+   * device (1, 2), "" (0), or the reason (-1). Required. */
+  int (*match_targets)(const char* list, const char* target, const char** via);
+  /* Reads the device code in one section named by the policy's backend.device.code_sections
+   * (its raw bytes). Returns a JSON object {"list": "<a target list for match_targets>",
+   * "entries": {"<kind>": ["<target>", ...]}} (the kinds are the backend's: "sass" and "ptx"
+   * for CUDA, "code_objects" for ROCm) or {"error": "..."}. NULL: the backend reads no device
+   * code (explain then reports the demand as not checked). */
+  const char* (*read_device_code)(const char* section, const unsigned char* bytes, size_t size);
+} wheelfit_backend_v2;
 
 /* The entry point's type (the symbol is WHEELFIT_BACKEND_ENTRY). */
-typedef const wheelfit_backend_v1* (*wheelfit_backend_entry_fn)(void);
+typedef const wheelfit_backend_v2* (*wheelfit_backend_entry_fn)(void);
 
 #ifdef __cplusplus
 }

@@ -7,8 +7,8 @@
 //   namespace { std::string detect() { ... return R"({"present": false})"; } }
 //
 //   WHEELFIT_BACKEND_PLUGIN_ENTRY {
-//     static const wheelfit_backend_v1 descriptor = [] {
-//       auto d = wheelfit::plugin::descriptor_v1("fake");
+//     static const wheelfit_backend_v2 descriptor = [] {
+//       auto d = wheelfit::plugin::descriptor_v2("fake");
 //       d.index_url = "https://example.test/wheels/";
 //       d.detect = &wheelfit::plugin::detect_entry<&detect>;
 //       return d;
@@ -63,22 +63,88 @@ inline std::string detection_error_json(std::string_view what) {
   return "{\"present\": false, \"error\": \"" + json_escape(what) + "\"}";
 }
 
-/// A descriptor with the version, the size and `name` set and every other string "" (none) and
-/// no detection; set the rest field by field.
-constexpr wheelfit_backend_v1 descriptor_v1(const char* name) noexcept {
-  wheelfit_backend_v1 d{};
+/// A descriptor with the version, the size and `name` set, every other string "" (none) and no
+/// functions; set the rest field by field (policy_json and the three target functions are
+/// required: see plugin_abi.h).
+constexpr wheelfit_backend_v2 descriptor_v2(const char* name) noexcept {
+  wheelfit_backend_v2 d{};
   d.abi_version = WHEELFIT_BACKEND_ABI_VERSION;
-  d.size = static_cast<uint32_t>(sizeof(wheelfit_backend_v1));
+  d.size = static_cast<uint32_t>(sizeof(wheelfit_backend_v2));
   d.name = name;
   d.description = "";
   d.index_url = "";
   d.index_env = "";
   d.releases_repo = "";
-  d.torch_label = "";
-  d.torch_index_pattern = "";
   d.policy_json = "";
   d.detect = nullptr;
+  d.parse_target = nullptr;
+  d.parse_target_list = nullptr;
+  d.match_targets = nullptr;
+  d.read_device_code = nullptr;
   return d;
+}
+
+/// What a C++ grammar function returns: the canonical text, or why the input is not one.
+struct Parsed {
+  bool ok = false;
+  std::string text;
+};
+
+/// The C shape `const char* (*)(const char*, int*)` for `Fn` (parse_target, parse_target_list).
+/// Never throws: an exception becomes *ok = 0 with its text.
+template <Parsed (*Fn)(std::string_view)>
+const char* parse_entry(const char* text, int* ok) noexcept {
+  static thread_local std::string buffer;
+  *ok = 0;
+  try {
+    Parsed r = Fn(text ? std::string_view(text) : std::string_view());
+    buffer = std::move(r.text);
+    *ok = r.ok ? 1 : 0;
+  } catch (...) {
+    return "the backend failed to parse it (an exception)";
+  }
+  return buffer.c_str();
+}
+
+/// What a C++ coverage function returns: 1 native, 2 JIT, 0 not covered, -1 malformed; `via`
+/// is the serving entry or the reason.
+struct Coverage {
+  int how = 0;
+  std::string via;
+};
+
+/// The C shape of match_targets for `Fn`. Never throws: an exception becomes -1.
+template <Coverage (*Fn)(std::string_view list, std::string_view target)>
+int match_entry(const char* list, const char* target, const char** via) noexcept {
+  static thread_local std::string buffer;
+  try {
+    Coverage r = Fn(list ? std::string_view(list) : std::string_view(), target ? std::string_view(target) : std::string_view());
+    buffer = std::move(r.via);
+    *via = buffer.c_str();
+    return r.how;
+  } catch (...) {
+    *via = "the backend failed to judge coverage (an exception)";
+    return -1;
+  }
+}
+
+/// The C shape of read_device_code for `Fn` (returning the JSON object of plugin_abi.h). Never
+/// throws: an exception becomes {"error": "<what>"}.
+template <std::string (*Fn)(std::string_view section, const unsigned char* bytes, std::size_t size)>
+const char* device_code_entry(const char* section, const unsigned char* bytes, std::size_t size) noexcept {
+  static thread_local std::string buffer;
+  try {
+    buffer = Fn(section ? std::string_view(section) : std::string_view(), bytes, size);
+  } catch (const std::exception& e) {
+    try {
+      buffer = "{\"error\": \"" + json_escape(e.what()) + "\"}";
+    } catch (...) {
+      return R"({"error": "out of memory"})";
+    }
+  } catch (...) {
+    return R"x({"error": "the backend failed to read the device code (an exception)"})x";
+  }
+  return buffer.c_str();
 }
 
 /// The C detect function for `Detect` (a `std::string()` returning the plugin_abi.h JSON).
@@ -107,4 +173,4 @@ const char* detect_entry() noexcept {
 /// Opens the definition of the plugin's exported entry point; follow it with the body, which
 /// returns a pointer to a descriptor that lives as long as the library (a function-local static).
 #define WHEELFIT_BACKEND_PLUGIN_ENTRY \
-  extern "C" BOOST_SYMBOL_EXPORT const wheelfit_backend_v1* wheelfit_backend_entry(void) noexcept
+  extern "C" BOOST_SYMBOL_EXPORT const wheelfit_backend_v2* wheelfit_backend_entry(void) noexcept

@@ -25,10 +25,21 @@
 #include <string_view>
 #include <vector>
 
+#include "wheelfit/policies/policy.hpp"
 #include "wheelfit/registry/plugin_abi.h"
 #include "wheelfit/util/expected.hpp"
 
 namespace wheelfit::registry {
+
+/// The backend's target functions (plugin_abi.h): its device-target grammar, its coverage rule
+/// and its device-code reader. The code they point to lives as long as the plugin (never
+/// unloaded) or, for a backend added in-process, as long as the program.
+struct TargetFunctions {
+  const char* (*parse_target)(const char*, int*) = nullptr;
+  const char* (*parse_target_list)(const char*, int*) = nullptr;
+  int (*match_targets)(const char*, const char*, const char**) = nullptr;
+  const char* (*read_device_code)(const char*, const unsigned char*, std::size_t) = nullptr;
+};
 
 /// What a backend supplies, copied out of its descriptor (so it stays valid on its own).
 struct BackendInfo {
@@ -37,19 +48,27 @@ struct BackendInfo {
   std::string index_url;            ///< default wheel index; empty when none is published
   std::string index_env;            ///< env var that overrides the index ("COMFY_ENV_CUDA_WHEELS_INDEX")
   std::string releases_repo;        ///< "Comfy-Forge/cuda-wheels"; empty when none
-  std::string torch_label;          ///< the torch local-label prefix ("cu", "rocm")
-  std::string torch_index_pattern;  ///< "https://download.pytorch.org/whl/cu{cuda_nodot}"
-  std::string policy_json;          ///< the backend's policy data (policies/README.md format); empty = none
+  std::string policy_json;          ///< the backend's policy data (policies/README.md, format 2)
   std::string origin;               ///< the plugin file, or what registered it ("test")
   bool has_detection = false;       ///< whether detect() can ask the backend
+  TargetFunctions targets;          ///< all but read_device_code are required
 };
 
 /// Checks a descriptor the way load_plugins does and copies it into a BackendInfo: the ABI
 /// version is read first (Errc::unsupported naming `origin` and both versions unless it is
-/// WHEELFIT_BACKEND_ABI_VERSION), then `size` (at least sizeof(wheelfit_backend_v1)), then
-/// the name ([a-z0-9_-]+, at most 64 characters) and every string field (NULL is refused; ""
-/// means "none"). Errors other than the version are Errc::invalid_input naming `origin`.
-Expected<BackendInfo> read_descriptor(const wheelfit_backend_v1* descriptor, const std::string& origin);
+/// WHEELFIT_BACKEND_ABI_VERSION), then `size` (at least sizeof(wheelfit_backend_v2)), then
+/// the name ([a-z0-9_-]+, at most 64 characters), every string field (NULL is refused; ""
+/// means "none"; policy_json must not be empty) and the required target functions. Errors
+/// other than the version are Errc::invalid_input naming `origin`.
+Expected<BackendInfo> read_descriptor(const wheelfit_backend_v2* descriptor, const std::string& origin);
+
+/// The policy a resolve or explain judges with for `backend`: the file `policy_file` when given
+/// (--policy / WHEELFIT_POLICY), else the backend's own policy data, with the backend's target
+/// functions as its DeviceRules. Errors name the file or "<origin> (built-in policy)".
+Expected<policies::Policy> make_policy(const BackendInfo& backend, const std::optional<std::string>& policy_file);
+
+/// The backend's target functions as DeviceRules (what make_policy wires into the policy).
+std::shared_ptr<const policies::DeviceRules> device_rules(const BackendInfo& backend);
 
 struct PluginLoadReport;
 

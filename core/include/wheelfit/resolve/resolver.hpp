@@ -2,17 +2,21 @@
 // The resolver: pure data in, a Resolution out. It never reads files or the network: the
 // caller reads the index first (index::read_index) and hands the snapshot in.
 //
-// One combo (CUDA line, torch minor) must cover every package of every env (each env with its
-// own Python). Tier 1 ("bootstrap") is the machine's own combo: the CUDA line of its torch's
-// "+cuXYZ" label (or, for a PyPI torch without a label, the line PyPI ships for that version
-// per the policy data; never guessed from the driver) and the torch minor. Tier 2
-// ("fallback") is the backend's fallback combo for the CPU arch, skipped with the reason when
-// PyTorch never shipped it for this Python and platform, the driver cannot run it, or the
-// policy's arch list does not cover every GPU.
+// Everything accelerator-specific comes from the backend's policy (policies::Policy: its
+// notation, label grammar, driver rule, arch lists and device rules); the resolver knows none.
 //
-// Every candidate wheel is judged on seven demands: python, os, cpu_arch, glibc, torch, cuda
-// (the combo's CUDA line and the driver's ability to run it) and gpu_arch (every visible GPU
-// covered by the wheel's arch list from the policy). A demand whose machine fact is unknown is
+// One combo (accelerator line, torch minor) must cover every package of every env (each env
+// with its own Python). Tier 1 ("bootstrap") is the machine's own combo: the line its torch's
+// local label names by the backend's torch-label grammar (or, for a PyPI torch without a label,
+// the line PyPI ships for that version per the policy data; never guessed from the driver) and
+// the torch minor. Tier 2 ("fallback") is the backend's fallback combo for the CPU arch,
+// skipped with the reason when PyTorch never shipped it for this Python and platform, the
+// driver cannot run it, or the policy's arch list does not cover every GPU.
+//
+// Every candidate wheel is judged on seven demands: python, os, cpu_arch, glibc, torch, line
+// (the combo's accelerator line and the driver's ability to run it; named by the backend, e.g.
+// "cuda") and gpu_arch (every visible GPU covered by the wheel's target list from the policy,
+// by the backend's coverage rule). A demand whose machine fact is unknown is
 // reported as unchecked, never passed silently. Among fitting wheels: final releases before
 // pre-releases, then the highest version, then the best tags (pip's order), then the file name
 // and URL, so the answer is deterministic. Yanked files are never picked.
@@ -31,8 +35,10 @@
 
 namespace wheelfit::resolve {
 
-enum class Demand { gpu_arch, torch, cuda, python, cpu_arch, os, glibc };
+enum class Demand { gpu_arch, torch, line, python, cpu_arch, os, glibc };
+/// The demand's name; Demand::line is named by the backend ("cuda"), "line" without a notation.
 std::string_view to_string(Demand d) noexcept;
+std::string demand_name(Demand d, const policies::LineNotation& notation);
 /// All seven, in report order.
 const std::vector<Demand>& all_demands();
 
@@ -92,6 +98,8 @@ struct Pin {
 };
 
 struct Resolution {
+  policies::LineNotation notation;     ///< the backend's: names the line demand and combo strings
+  std::string device_prefix;           ///< the backend's, before device targets in verdicts ("sm ")
   std::optional<model::Combo> combo;
   std::optional<std::string> tier;
   std::vector<Pick> picks;             ///< in env order, then package order
@@ -101,6 +109,7 @@ struct Resolution {
   /// The packages left unresolved by the last tier evaluated (empty when resolved).
   [[nodiscard]] const std::vector<PackageOutcome>* unresolved_tier() const;
   [[nodiscard]] bool ok() const noexcept { return combo.has_value(); }
+  [[nodiscard]] std::string combo_str(const model::Combo& c) const { return policies::combo_str(notation, c); }
 };
 
 /// What an inspection (`resolve --inspect`: the wheel's own binaries read) says of a would-be
@@ -120,13 +129,19 @@ struct Inputs {
   const machine::Machine& machine;
   const policies::Policy& policy;
   const index::IndexSnapshot& index;
-  std::string backend = "cuda";
+  std::string backend;       ///< the backend's name, for messages
   InspectHook inspect = {};  ///< empty: picks are judged on their names and the policy alone
 };
 
 /// Errors only for inputs that make a resolve meaningless (Errc::usage): no OS or CPU arch
-/// known, no Python for an env (neither its config nor the machine says), no packages at all.
+/// known, no Python for an env (neither its config nor the machine says), no packages at all,
+/// a device target the backend's grammar refuses (Errc::invalid_input naming it and its source).
 Expected<Resolution> resolve(const Inputs& in);
+
+/// The machine's GPUs as canonical device targets of the policy's backend; nullopt when the GPUs
+/// are unknown. Errc::invalid_input naming the target and where it came from when the backend's
+/// grammar refuses one.
+Expected<std::optional<std::vector<std::string>>> device_targets(const machine::Machine& m, const policies::Policy& policy);
 
 /// Tier 1's combo for a machine, or the reason there is none.
 struct ComboOrReason {
@@ -135,11 +150,12 @@ struct ComboOrReason {
 };
 ComboOrReason machine_combo(const machine::Machine& m, const policies::Policy& policy);
 
-/// The driver half of the cuda demand (shared with `wheelfit explain`): can this machine's
-/// driver run CUDA `line`? By cuda_driver (its major must reach the line's major; minor-version
-/// compatibility within a major), else by driver_version against the policy's floor for the
-/// major on the machine's OS. `checked` is false when neither fact (or no floor) is known;
-/// `failure` (demand cuda, what the wheel asks, what the machine has) when it cannot.
+/// The driver half of the line demand (shared with `wheelfit explain`): can this machine's
+/// driver run `line`? By the policy's driver rule: with driver_line known, same_major (its major
+/// must reach the line's: minor-version compatibility within a major) or at_least; else by
+/// driver_version against the policy's floor for the line's major on the machine's OS.
+/// `checked` is false when neither fact (or no floor) is known, or the rule is unknown;
+/// `failure` (demand line, what the wheel asks, what the machine has) when it cannot.
 struct DriverVerdict {
   bool checked = false;
   std::optional<Failure> failure;

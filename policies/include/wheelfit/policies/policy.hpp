@@ -1,20 +1,26 @@
 #pragma once
-// The policy data the resolver judges against, kept as data (policies/data/*.json) with this
-// loader. The built-in copy is compiled into the library; a newer file can replace it at run
-// time (`--policy FILE` / WHEELFIT_POLICY) without a rebuild.
+// A backend's policy: the data the resolver and explain judge against, plus the backend's
+// device-target rules. The core knows no accelerator: everything accelerator-specific is either
+// data in the backend's policy JSON (its notation, label grammar, driver rule, arch lists, the
+// PyTorch matrix, the family table, fallback combos, the torch index pattern) or one of the few
+// rules a table cannot hold (DeviceRules: the device-target grammar and the coverage rule),
+// which the backend plugin supplies as functions (registry::make_policy wires them in).
 //
-// What it holds:
-//   - GPU arch lists per CUDA line and farm platform ("linux", "windows", "linux_aarch64"),
-//     the (cuda, torch-minor) exceptions (x86_64 and Windows only), and per-package overrides;
-//   - the PyTorch matrix of shipped cells: which (CUDA line, torch minor, Python) PyTorch
-//     publishes per platform;
+// What it holds (format 2, policies/README.md):
+//   - `backend`: the line's notation ("cuda" / "cu" / "CUDA"), the local-label templates naming
+//     a combo ("cu{line:nodot}torch{torch}") and naming torch's own build ("cu{line:nodot}"),
+//     the torch index pattern, the device section names, the driver rule and floors;
+//   - target lists per accelerator line and farm platform ("linux", "windows", "linux_aarch64"),
+//     the (line, torch-minor) exceptions (x86_64 and Windows only), per-package overrides;
+//   - the PyTorch matrix of shipped cells: which (line, torch minor, Python) PyTorch publishes;
 //   - the torch family table (torch minor -> torchvision, torchaudio minors);
-//   - the CUDA line PyTorch ships to PyPI per torch minor and platform;
-//   - the minimum driver per CUDA major (Linux, Windows);
-//   - the backends' fallback combos per CPU arch and the torch index URL pattern.
-// Thread safety: a loaded Policy is immutable and may be shared between threads.
+//   - the line PyTorch ships to PyPI per torch minor and platform;
+//   - the fallback combo per CPU arch.
+// Thread safety: a loaded Policy is immutable and may be shared between threads; DeviceRules
+// implementations must be callable from several threads at once.
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,50 +33,73 @@
 
 namespace wheelfit::policies {
 
-/// One target of an arch list: "8.6" (SASS sm_86) or "9.0+PTX" (SASS sm_90 plus PTX compute_90).
-/// Arch-specific ("9.0a") and family-specific ("10.0f") targets carry their letter in `variant`.
-struct ArchTarget {
-  model::NumericVersion cc;  ///< compute capability, major.minor
-  bool ptx = false;
-  char variant = '\0';      ///< '\0' (plain), 'a' (runs on exactly cc) or 'f' (cc's major, minor >= cc's)
-};
-
-/// How an arch list serves one GPU: the target whose code runs there, and whether that is the
-/// driver JIT-compiling the target's PTX (slow first launch) rather than a cubin (SASS).
-struct ArchMatch {
-  ArchTarget target;
-  bool jit = false;
-};
-
-class ArchList {
+/// The backend's device-target grammar and coverage rule. Target lists and targets are text the
+/// backend interprets ("7.5;8.0;9.0+PTX" and "9.0" for CUDA, "gfx90a;gfx1100" and "gfx90a:xnack-"
+/// for ROCm); the core only stores and prints them.
+class DeviceRules {
  public:
-  ArchList() = default;
-  explicit ArchList(std::vector<ArchTarget> targets) : targets_(std::move(targets)) {}
-  /// Parses TORCH_CUDA_ARCH_LIST syntax: targets separated by ';' and/or whitespace, each
-  /// "X.Y" with an optional "+PTX" (case-insensitive). Empty lists and bad entries are
-  /// Errc::invalid_input quoting the text.
-  static Expected<ArchList> parse(std::string_view text);
+  virtual ~DeviceRules() = default;
+  /// One device target as a user or a detection writes it -> its canonical text; an error
+  /// (Errc::invalid_input) says why, without repeating the input.
+  [[nodiscard]] virtual Expected<std::string> parse_target(std::string_view text) const = 0;
+  /// A target list -> its canonical text; an error says why (naming the bad entry).
+  [[nodiscard]] virtual Expected<std::string> parse_list(std::string_view text) const = 0;
+  /// How a list's code runs on one canonical device target: not at all, natively, or by JIT
+  /// (slow first launch); `via` is the list entry that serves it. An error for a malformed list
+  /// or target.
+  struct Match {
+    enum class Kind { none, native, jit } kind = Kind::none;
+    std::string via;
+    [[nodiscard]] bool covers() const noexcept { return kind != Kind::none; }
+  };
+  [[nodiscard]] virtual Expected<Match> match(std::string_view list, std::string_view target) const = 0;
+};
 
-  /// The BRIEF section 2 rule: SASS for X.Y runs on X.Z with Z >= Y (same major only); PTX for
-  /// X.Y is JIT-compiled for any later arch (any cc >= X.Y). Arch-specific targets ("9.0a") run
-  /// on exactly X.Y, family-specific ones ("10.0f") on X.Z with Z >= Y, PTX included (no JIT
-  /// forward). Only the GPU's major.minor is looked at ("8.6.1" is 8.6).
-  [[nodiscard]] bool covers(const model::NumericVersion& gpu_cc) const { return match(gpu_cc).has_value(); }
-  /// The target that serves `gpu_cc`: the highest matching SASS target, else the highest PTX
-  /// target at or below it (jit = true); nullopt when nothing runs there.
-  [[nodiscard]] std::optional<ArchMatch> match(const model::NumericVersion& gpu_cc) const;
-  [[nodiscard]] const std::vector<ArchTarget>& targets() const noexcept { return targets_; }
-  /// "7.5;8.0;8.6;9.0+PTX" (canonical: ';'-separated, "+PTX" upper-case, in the list's order).
-  [[nodiscard]] std::string str() const;
+/// How the backend writes its accelerator line: the key of the demand and of JSON objects
+/// ("cuda"), the prefix in combo strings ("cu" -> "cu12.8/torch2.8") and the name in prose ("CUDA").
+struct LineNotation {
+  std::string key;
+  std::string prefix;
+  std::string name;
+};
+
+/// "cu12.8/torch2.8": the prefix, the line, "/torch", the torch minor; "torch2.8" without a line.
+std::string combo_str(const LineNotation& notation, const model::Combo& combo);
+
+/// One local-label template: literal text (matched case-insensitively) with the placeholders
+/// {line} ("6.3", dotted), {line:nodot} ("128" -> 12.8: the last digit is the minor), {torch}
+/// ("2.8", or dot-less "28" / "210": the first digit is the major) and a trailing "*" (any rest).
+class LabelTemplate {
+ public:
+  /// Errc::invalid_input for an unknown placeholder, two placeholders in a row, or a template
+  /// naming neither {line} nor {torch}.
+  static Expected<LabelTemplate> parse(std::string_view text);
+  struct Parts {
+    std::optional<model::NumericVersion> line, torch;
+  };
+  /// The parts of `label` (no leading '+'), or nullopt when it does not match.
+  [[nodiscard]] std::optional<Parts> match(std::string_view label) const;
+  /// The label this template names for `combo` ("cu{line:nodot}torch{torch}" -> "cu128torch2.8";
+  /// a trailing "*" writes nothing).
+  [[nodiscard]] std::string render(const model::Combo& combo) const;
+  [[nodiscard]] const std::string& text() const noexcept { return text_; }
+  [[nodiscard]] bool has_line() const noexcept;
+  [[nodiscard]] bool has_torch() const noexcept;
 
  private:
-  std::vector<ArchTarget> targets_;
+  enum class Kind { literal, line, line_nodot, torch, rest };
+  struct Piece {
+    Kind kind;
+    std::string text;  ///< literal text, lower case
+  };
+  std::string text_;
+  std::vector<Piece> pieces_;
 };
 
-/// An arch list with where it came from ("farm policy 12.8 (linux)", "exception 12.8/2.8",
-/// "package sageattention, cuda 12.8").
+/// An arch (target) list with where it came from ("farm policy 12.8 (linux)", "exception 12.8/2.8",
+/// "package sageattention, cuda 12.8 (arch_list_by_line)"). `list` is canonical (DeviceRules).
 struct ArchSource {
-  ArchList archs;
+  std::string list;
   std::string provenance;
 };
 
@@ -84,24 +113,63 @@ struct MinDriver {
   model::NumericVersion windows;
 };
 
+/// Whether a machine's driver can run an accelerator line, as data.
+enum class DriverRule {
+  same_major,  ///< the driver's highest line must reach the line's major (minor-version compatibility)
+  at_least,    ///< the driver's highest line must be >= the line
+  unknown,     ///< the backend cannot tell: reported as not checked
+};
+
 class Policy {
  public:
-  /// The arch list the farm built `package` (PEP 503 name) with for `combo` on `platform`
-  /// (farm key). Order: the package's override for that CUDA line and platform family, the
-  /// package's override for all lines, the (cuda/torch-minor) exception (not on aarch64), the
-  /// platform's policy row. nullopt when the policy has no row (not built there).
+  // --- the backend's notation and grammar
+  [[nodiscard]] const LineNotation& notation() const noexcept { return notation_; }
+  /// policies::combo_str with this backend's notation.
+  [[nodiscard]] std::string combo_str(const model::Combo& combo) const { return policies::combo_str(notation_, combo); }
+  /// The combo a wheel's local label names (a leading '+' is optional; case-insensitive), by
+  /// the first combo template that matches; nullopt when it names none.
+  [[nodiscard]] std::optional<model::Combo> parse_combo_label(std::string_view local_label) const;
+  /// The line a torch build's own label names ("+cu128" -> 12.8, "+rocm6.3" -> 6.3), by the
+  /// first torch-label template that matches; nullopt when the label is not this backend's.
+  [[nodiscard]] std::optional<model::NumericVersion> parse_torch_label(std::string_view local_label) const;
+  /// The combo templates and torch-label templates, as written (for listings).
+  [[nodiscard]] const std::vector<LabelTemplate>& combo_labels() const noexcept { return combo_labels_; }
+  [[nodiscard]] const std::vector<LabelTemplate>& torch_labels() const noexcept { return torch_labels_; }
+  /// What a device target is called in prose ("GPU arch", "gfx target"), and what precedes the
+  /// machine's targets in a verdict ("sm " -> "sm 8.6"; "" -> "gfx803").
+  [[nodiscard]] const std::string& device_name() const noexcept { return device_name_; }
+  [[nodiscard]] const std::string& device_prefix() const noexcept { return device_prefix_; }
+  /// The ELF/PE sections holding device code (".nv_fatbin"); empty when the backend names none.
+  [[nodiscard]] const std::vector<std::string>& code_sections() const noexcept { return code_sections_; }
+  /// The device rules; nullptr when the policy was read without them (lists are then kept as
+  /// written and gpu coverage cannot be judged).
+  [[nodiscard]] const DeviceRules* rules() const noexcept { return rules_.get(); }
+
+  // --- the driver
+  [[nodiscard]] DriverRule driver_rule() const noexcept { return driver_rule_; }
+  /// Why the driver cannot be judged (DriverRule::unknown), as the policy says it.
+  [[nodiscard]] const std::string& driver_why() const noexcept { return driver_why_; }
+  /// Minimum driver for a line's major; nullopt when unknown.
+  [[nodiscard]] std::optional<MinDriver> min_driver(std::uint32_t line_major) const;
+
+  // --- target lists
+  /// The list the farm built `package` (PEP 503 name) with for `combo` on `platform` (farm
+  /// key). Order: the package's override for that line and platform family, the package's
+  /// override for all lines, the (line/torch-minor) exception (not on aarch64), the platform's
+  /// row. nullopt when the policy has no row (not built there).
   [[nodiscard]] std::optional<ArchSource> arch_list(std::string_view package, const model::Combo& combo,
                                                     std::string_view platform) const;
   /// The farm's default list for the combo, without package overrides (used to judge a fallback
-  /// combo): the (cuda/torch-minor) exception (not on aarch64), else the platform's policy row.
+  /// combo): the (line/torch-minor) exception (not on aarch64), else the platform's row.
   [[nodiscard]] std::optional<ArchSource> platform_arch_list(const model::Combo& combo,
                                                              std::string_view platform) const;
 
-  /// Whether PyTorch published torch `combo.torch` (any patch release) for CUDA `combo.cuda`,
+  // --- PyTorch
+  /// Whether PyTorch published torch `combo.torch` (any patch release) for line `combo.line`,
   /// CPython `python` (major.minor) and farm platform `platform`.
   [[nodiscard]] bool pytorch_shipped(const model::Combo& combo, const model::NumericVersion& python,
                                      std::string_view platform) const;
-  /// Every cell PyTorch shipped, as (combo, python, platform), sorted by CUDA line, torch minor,
+  /// Every cell PyTorch shipped, as (combo, python, platform), sorted by line, torch minor,
   /// Python, then platform. For tools (the farm generator).
   struct Cell {
     model::Combo combo;
@@ -109,53 +177,65 @@ class Policy {
     std::string platform;
   };
   [[nodiscard]] const std::vector<Cell>& shipped_cells() const noexcept { return cells_; }
-
   /// torchvision / torchaudio minors for a torch minor; nullopt when the table lacks it.
   [[nodiscard]] std::optional<FamilyPins> torch_family(const model::NumericVersion& torch_minor) const;
-  /// The CUDA line of the torch build PyPI serves for `torch_minor` on `platform`; nullopt when
-  /// unknown or when PyPI's build there is CPU-only.
-  [[nodiscard]] std::optional<model::NumericVersion> pypi_cuda_line(const model::NumericVersion& torch_minor,
-                                                                    std::string_view platform) const;
-  /// Minimum driver for a CUDA major; nullopt when unknown.
-  [[nodiscard]] std::optional<MinDriver> min_driver(std::uint32_t cuda_major) const;
-  /// The fallback combo of `backend` for a CPU arch ("x86_64", "aarch64"); nullopt when none.
-  [[nodiscard]] std::optional<model::Combo> fallback_combo(std::string_view backend, std::string_view cpu_arch) const;
-  /// Every fallback combo of `backend`, keyed by normalised CPU arch ("aarch64", "x86_64");
-  /// empty when the policy has none for it. For listings (`wheelfit plugins`).
-  [[nodiscard]] std::map<std::string, model::Combo> fallback_combos(std::string_view backend) const;
-  /// The PyTorch index for a CUDA line: "https://download.pytorch.org/whl/cu128".
-  [[nodiscard]] std::string torch_index_url(const model::NumericVersion& cuda) const;
+  /// The line of the torch build PyPI serves for `torch_minor` on `platform`; nullopt when
+  /// unknown or when PyPI's build there is not this backend's.
+  [[nodiscard]] std::optional<model::NumericVersion> pypi_line(const model::NumericVersion& torch_minor,
+                                                               std::string_view platform) const;
+  /// The fallback combo for a CPU arch ("x86_64", "aarch64"); nullopt when none.
+  [[nodiscard]] std::optional<model::Combo> fallback_combo(std::string_view cpu_arch) const;
+  /// Every fallback combo, keyed by normalised CPU arch ("aarch64", "x86_64").
+  [[nodiscard]] const std::map<std::string, model::Combo>& fallback_combos() const noexcept { return fallback_; }
+  /// The PyTorch index for a line: the pattern with {line} ("6.3") and {line_nodot} ("128").
+  [[nodiscard]] std::string torch_index_url(const model::NumericVersion& line) const;
+  [[nodiscard]] const std::string& torch_index_pattern() const noexcept { return torch_index_pattern_; }
 
-  /// Where this policy came from ("built-in", or the file path) and its "version" field.
+  /// Where this policy came from ("<plugin> (built-in policy)", or the file path) and its
+  /// "version" field.
   [[nodiscard]] const std::string& source() const noexcept { return source_; }
   [[nodiscard]] const std::string& version() const noexcept { return version_; }
 
  private:
-  friend Expected<Policy> parse_policy_json(std::string_view text, std::string_view source);
+  friend Expected<Policy> parse_policy_json(std::string_view text, std::string_view source,
+                                            std::shared_ptr<const DeviceRules> rules);
   struct PackageOverride {
-    std::optional<ArchList> all;                        ///< arch_list (x86_64 + Windows)
-    std::optional<ArchList> all_aarch64;                ///< arch_list_aarch64
-    std::map<std::string, ArchList> by_cuda;            ///< arch_list_by_cuda (x86_64 + Windows)
-    std::map<std::string, ArchList> by_cuda_aarch64;    ///< arch_list_by_cuda_aarch64
+    std::optional<std::string> all;                    ///< arch_list (x86_64 + Windows)
+    std::optional<std::string> all_aarch64;            ///< arch_list_aarch64
+    std::map<std::string, std::string> by_line;        ///< arch_list_by_line (x86_64 + Windows)
+    std::map<std::string, std::string> by_line_aarch64;
   };
   std::string source_, version_;
-  std::map<std::string, std::map<std::string, ArchList>> arch_policy_;  ///< platform -> cuda -> list
-  std::map<std::string, ArchList> arch_exceptions_;                      ///< "12.8/2.8" -> list
+  LineNotation notation_;
+  std::vector<LabelTemplate> combo_labels_, torch_labels_;
+  std::string device_name_, device_prefix_;
+  std::vector<std::string> code_sections_;
+  std::shared_ptr<const DeviceRules> rules_;
+  DriverRule driver_rule_ = DriverRule::unknown;
+  std::string driver_why_;
+  std::map<std::uint32_t, MinDriver> min_driver_;
+  std::map<std::string, std::map<std::string, std::string>> arch_policy_;  ///< platform -> line -> list
+  std::map<std::string, std::string> arch_exceptions_;                      ///< "12.8/2.8" -> list
   std::map<std::string, PackageOverride> packages_;
   std::vector<Cell> cells_;
-  std::map<std::string, FamilyPins> family_;                             ///< "2.8" -> pins
-  std::map<std::string, std::map<std::string, model::NumericVersion>> pypi_cuda_;  ///< platform -> torch -> cuda
-  std::map<std::uint32_t, MinDriver> min_driver_;
-  std::map<std::string, std::map<std::string, model::Combo>> fallback_;  ///< backend -> arch -> combo
-  std::string torch_index_pattern_;                                      ///< "https://download.pytorch.org/whl/cu{cuda_nodot}"
+  std::map<std::string, FamilyPins> family_;                                 ///< "2.8" -> pins
+  std::map<std::string, std::map<std::string, model::NumericVersion>> pypi_line_;  ///< platform -> torch -> line
+  std::map<std::string, model::Combo> fallback_;                             ///< arch -> combo
+  std::string torch_index_pattern_;
 };
 
-/// Parses a policy file (the JSON format of policies/data/policy.json, documented in
-/// policies/README.md). Errors (Errc::invalid_input) name `source` and the JSON path.
-Expected<Policy> parse_policy_json(std::string_view text, std::string_view source);
+/// The key of an accelerator line in the tables: its components, at least major.minor, without
+/// trailing zeros past the minor ("12.8", "6.2.4"; 12.8.0 is "12.8").
+std::string line_key(const model::NumericVersion& line);
+
+/// Parses a policy file (format 2, policies/README.md). `rules` validates and canonicalises
+/// every target list (nullptr: lists are kept as written). Errors (Errc::invalid_input) name
+/// `source` and the JSON path; a format other than 2 is Errc::unsupported.
+Expected<Policy> parse_policy_json(std::string_view text, std::string_view source,
+                                   std::shared_ptr<const DeviceRules> rules);
+/// Reads a policy file's text (Errc::not_found / io_error / too_large name the path).
+Expected<std::string> read_policy_file(const std::string& path);
 /// Reads and parses a policy file.
-Expected<Policy> load_policy_file(const std::string& path);
-/// The policy compiled into the library (policies/data/policy.json at build time).
-const Policy& builtin_policy();
+Expected<Policy> load_policy_file(const std::string& path, std::shared_ptr<const DeviceRules> rules);
 
 }  // namespace wheelfit::policies

@@ -104,7 +104,7 @@ struct Detection {
 [[nodiscard]] Detection detect(const DetectEnv& env);
 
 /// The detection as the plugin ABI's detect JSON (registry/plugin_abi.h): present, facts
-/// (driver_version, cuda_driver, gpus; each only when known), provenance, devices
+/// (driver_version, driver_line (from cuda_driver), gpus; each only when known), provenance, devices
 /// [{index, name, target, uuid}] (target omitted when unknown), notes (no_usable_driver last).
 [[nodiscard]] std::string to_json(const Detection& d);
 

@@ -62,7 +62,7 @@ struct Detection {
   std::optional<std::string> driver_version;  ///< amdgpu "6.8.5"; nullopt = unknown
   /// The visible GPUs in runtime order; nullopt = unknown (no KFD topology to read).
   std::optional<std::vector<Device>> devices;
-  /// "driver_version" | "gpu_targets" -> the probe that answered it.
+  /// "driver_version" | "gpus" -> the probe that answered it.
   std::map<std::string, std::string> provenance;
   /// Why each probe did not answer, skipped nodes, what the *_VISIBLE_DEVICES lists did.
   std::vector<std::string> notes;
@@ -73,7 +73,7 @@ struct Detection {
 [[nodiscard]] Detection detect(const DetectEnv& env);
 
 /// The detection as the plugin ABI's detect JSON (registry/plugin_abi.h): present, facts
-/// {driver_version, gpu_targets: ["gfx90a", ...]} (each only when known), provenance, devices
+/// {driver_version, gpus: ["gfx90a", ...]} (each only when known), provenance, devices
 /// [{index, name, target, node}], notes.
 [[nodiscard]] std::string to_json(const Detection& d);
 

@@ -1,11 +1,12 @@
-// ArchList: TORCH_CUDA_ARCH_LIST syntax and the coverage rule of BRIEF section 2.
+// ArchList: TORCH_CUDA_ARCH_LIST syntax and the coverage rule of BRIEF section 2; compute
+// capabilities as device targets.
 
 #include <algorithm>
 #include <cctype>
 
-#include "wheelfit/policies/policy.hpp"
+#include "wheelfit/backends/cuda_rules.hpp"
 
-namespace wheelfit::policies {
+namespace wheelfit::backends::cuda {
 namespace {
 
 bool is_separator(char c) { return c == ';' || c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
@@ -24,7 +25,11 @@ Expected<ArchTarget> parse_target(std::string_view token, std::string_view list)
   };
   ArchTarget t;
   std::string_view cc = token;
-  if (auto plus = token.find('+'); plus != std::string_view::npos) {
+  if (cc.size() > 3 && iequals(cc.substr(cc.size() - 3), "ptx") && cc[cc.size() - 4] != '+') {  // "8.0ptx": PTX alone
+    t.ptx = true;
+    t.sass = false;
+    cc.remove_suffix(3);
+  } else if (auto plus = token.find('+'); plus != std::string_view::npos) {
     if (!iequals(token.substr(plus), "+PTX")) return bad("the only suffix is +PTX");
     t.ptx = true;
     cc = token.substr(0, plus);
@@ -79,7 +84,7 @@ std::optional<ArchMatch> ArchList::match(const model::NumericVersion& gpu_cc) co
   const model::NumericVersion gpu = gpu_cc.truncated(2);
   std::optional<ArchMatch> sass, ptx;
   for (const auto& t : targets_) {
-    if (runs_on(t, gpu, false) && (!sass || sass->target.cc < t.cc)) sass = ArchMatch{t, false};
+    if (t.sass && runs_on(t, gpu, false) && (!sass || sass->target.cc < t.cc)) sass = ArchMatch{t, false};
     if (t.ptx && runs_on(t, gpu, true) && (!ptx || ptx->target.cc < t.cc)) ptx = ArchMatch{t, true};
   }
   return sass ? sass : ptx;
@@ -91,9 +96,9 @@ std::string ArchList::str() const {
     if (!out.empty()) out += ';';
     out += t.cc.str();
     if (t.variant != '\0') out += t.variant;
-    if (t.ptx) out += "+PTX";
+    if (t.ptx) out += t.sass ? "+PTX" : "ptx";
   }
   return out;
 }
 
-}  // namespace wheelfit::policies
+}  // namespace wheelfit::backends::cuda

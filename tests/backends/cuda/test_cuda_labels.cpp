@@ -1,4 +1,6 @@
-// Combos: the (CUDA line, torch minor) pair of a local version label, CUDA tags and torch labels.
+// The CUDA backend's label grammar (its policy data: policies::LabelTemplate): the (CUDA line,
+// torch minor) combo of a wheel's local label, and the line of torch's own label. The ROCm
+// backend's torch labels are checked beside it: a label names one backend's build or none.
 
 #include <catch2/catch.hpp>
 
@@ -6,21 +8,21 @@
 #include <string>
 #include <vector>
 
+#include "support/backend_support.hpp"
 #include "wheelfit/model/combo.hpp"
 #include "wheelfit/model/version.hpp"
 
 using wheelfit::model::Combo;
 using wheelfit::model::NumericVersion;
-using wheelfit::model::parse_combo_label;
-using wheelfit::model::parse_cuda_tag;
-using wheelfit::model::parse_torch_label;
 using wheelfit::model::Version;
 
 namespace {
 NumericVersion nv(std::string_view text) { return NumericVersion::parse(text).value(); }
+std::optional<Combo> parse_combo_label(std::string_view label) { return wheelfit::test::cuda_policy().parse_combo_label(label); }
+std::optional<NumericVersion> parse_cuda_tag(std::string_view label) { return wheelfit::test::cuda_policy().parse_torch_label(label); }
 }  // namespace
 
-TEST_CASE("parse_combo_label reads every farm form", "[model][combo]") {
+TEST_CASE("parse_combo_label reads every farm form", "[backends][cuda][labels]") {
   struct Row {
     std::string label;
     std::string cuda;
@@ -49,12 +51,12 @@ TEST_CASE("parse_combo_label reads every farm form", "[model][combo]") {
     CAPTURE(row.label);
     const auto combo = parse_combo_label(row.label);
     REQUIRE(combo.has_value());
-    CHECK(combo->cuda.parts() == nv(row.cuda).parts());
+    CHECK(combo->line.parts() == nv(row.cuda).parts());
     CHECK(combo->torch.parts() == nv(row.torch).parts());
   }
 }
 
-TEST_CASE("parse_combo_label keeps torch2.1 and torch2.10 apart", "[model][combo]") {
+TEST_CASE("parse_combo_label keeps torch2.1 and torch2.10 apart", "[backends][cuda][labels]") {
   const auto a = parse_combo_label("cu128torch2.1");
   const auto b = parse_combo_label("cu128torch2.10");
   REQUIRE(a.has_value());
@@ -69,17 +71,17 @@ TEST_CASE("parse_combo_label keeps torch2.1 and torch2.10 apart", "[model][combo
   CHECK(*parse_combo_label("cu128torch210") == *b);
 }
 
-TEST_CASE("parse_combo_label reads the label of a parsed wheel version", "[model][combo]") {
+TEST_CASE("parse_combo_label reads the label of a parsed wheel version", "[backends][cuda][labels]") {
   const Version version = Version::parse("0.2+CU128-Torch2.8").value();
   CHECK(version.local() == "cu128.torch2.8");
   CHECK_FALSE(parse_combo_label(version.local()).has_value());  // '-' is not part of any farm form
   const Version farm = Version::parse("0.2+cu128torch2.8").value();
   const auto combo = parse_combo_label(farm.local());
   REQUIRE(combo.has_value());
-  CHECK(combo->str() == "cu12.8/torch2.8");
+  CHECK(wheelfit::test::cuda_policy().combo_str(*combo) == "cu12.8/torch2.8");
 }
 
-TEST_CASE("parse_combo_label rejects labels that name no combo", "[model][combo]") {
+TEST_CASE("parse_combo_label rejects labels that name no combo", "[backends][cuda][labels]") {
   for (const std::string& label :
        std::vector<std::string>{"", "cpu", "cu128", "torch2.8", "rocm6.3", "cu128torch", "cu128torch2",
                                 "cu128torch2.", "cu128torch.8", "cu128torch2.8.1", "cu128torch2100", "cutorch2.8",
@@ -91,15 +93,16 @@ TEST_CASE("parse_combo_label rejects labels that name no combo", "[model][combo]
   }
 }
 
-TEST_CASE("Combo::str and equality", "[model][combo]") {
+TEST_CASE("combo_str and Combo equality", "[backends][cuda][labels]") {
   const Combo c{nv("12.8"), nv("2.8")};
-  CHECK(c.str() == "cu12.8/torch2.8");
+  CHECK(wheelfit::test::cuda_policy().combo_str(c) == "cu12.8/torch2.8");
+  CHECK(wheelfit::test::rocm_policy().combo_str(Combo{nv("6.2.4"), nv("2.7")}) == "rocm6.2.4/torch2.7");
   CHECK(c == Combo{nv("12.8"), nv("2.8.0")});
   CHECK_FALSE(c == (Combo{nv("12.6"), nv("2.8")}));
   CHECK_FALSE(c == (Combo{nv("12.8"), nv("2.9")}));
 }
 
-TEST_CASE("parse_cuda_tag: the last digit is the minor", "[model][combo]") {
+TEST_CASE("torch's CUDA label: the last digit is the minor", "[backends][cuda][labels]") {
   SECTION("valid tags") {
     struct Row {
       std::string tag;
@@ -117,19 +120,24 @@ TEST_CASE("parse_cuda_tag: the last digit is the minor", "[model][combo]") {
     }
     CHECK(parse_cuda_tag("cu128")->str() == "12.8");
     CHECK(parse_cuda_tag("cu130")->nodot() == "130");
+    // Only the first '.'-segment is the tag (torch 2.1's "cu121.with.pypi.cudnn"), so "cu12.8"
+    // reads as cu12 (1.2), as torch's own label parser reads it.
+    CHECK(parse_cuda_tag("cu12.8")->str() == "1.2");
   }
   SECTION("bad tags") {
-    for (const std::string& tag : std::vector<std::string>{"", "cu", "cu1", "cu1280", "cu12.8", "cux8", "cu12a",
+    for (const std::string& tag : std::vector<std::string>{"", "cu", "cu1", "cu1280", "cux8", "cu12a",
                                                            "rocm6.3", "cpu", "128", "c128", " cu128", "cu128 ",
-                                                           "+cu128", "cu-12"}) {
+                                                           "++cu128", "cu-12"}) {
       CAPTURE(tag);
       CHECK_FALSE(parse_cuda_tag(tag).has_value());
     }
   }
 }
 
-TEST_CASE("parse_torch_label names the accelerator of a torch build", "[model][combo]") {
-  SECTION("cuda, rocm and cpu builds") {
+TEST_CASE("a torch label names one backend's build, or none", "[backends][cuda][labels]") {
+  const auto& cuda = wheelfit::test::cuda_policy();
+  const auto& rocm = wheelfit::test::rocm_policy();
+  SECTION("cuda and rocm builds") {
     struct Row {
       std::string label;
       std::string backend;
@@ -144,24 +152,24 @@ TEST_CASE("parse_torch_label names the accelerator of a torch build", "[model][c
         {"+rocm6.3", "rocm", {6, 3}},
         {"rocm6.2.4", "rocm", {6, 2, 4}},
         {"ROCM6.3", "rocm", {6, 3}},
-        {"+cpu", "cpu", {}},
-        {"cpu", "cpu", {}},
-        {"CPU", "cpu", {}},
     };
     for (const auto& row : rows) {
       CAPTURE(row.label);
-      const auto build = parse_torch_label(row.label);
-      REQUIRE(build.has_value());
-      CHECK(build->backend == row.backend);
-      CHECK(build->line.parts() == row.line);
+      const auto& mine = row.backend == "cuda" ? cuda : rocm;
+      const auto& other = row.backend == "cuda" ? rocm : cuda;
+      const auto line = mine.parse_torch_label(row.label);
+      REQUIRE(line.has_value());
+      CHECK(line->parts() == row.line);
+      CHECK_FALSE(other.parse_torch_label(row.label).has_value());
     }
   }
-  SECTION("labels that name no accelerator") {
-    for (const std::string& label : std::vector<std::string>{"", "+", "junk", "+junk", "cu", "cu1", "cu12345",
-                                                             "rocm", "rocm6.", "rocmx", "cpux", "cpu.1", "xpu",
+  SECTION("labels that name no accelerator line") {
+    for (const std::string& label : std::vector<std::string>{"", "+", "junk", "+junk", "cu", "cu1", "cu12345", "rocm",
+                                                             "rocm6.", "rocmx", "cpu", "+cpu", "cpux", "cpu.1", "xpu",
                                                              "cu128torch2.8", "++cu128", "cu128+"}) {
       CAPTURE(label);
-      CHECK_FALSE(parse_torch_label(label).has_value());
+      CHECK_FALSE(cuda.parse_torch_label(label).has_value());
+      CHECK_FALSE(rocm.parse_torch_label(label).has_value());
     }
   }
 }
