@@ -65,7 +65,15 @@ OWNED = {
         "combo_labels": ["cu{line:nodot}torch{torch}", "pt{torch}cu{line:nodot}"],
         "torch_labels": ["cu{line:nodot}", "cu{line:nodot}.*"],
         "torch_index": "https://download.pytorch.org/whl/cu{line_nodot}",
-        "device": {"name": "GPU arch", "prefix": "sm ", "code_sections": [".nv_fatbin", "__nv_relfatbin"]},
+        "device": {"name": "GPU arch", "prefix": "sm ", "code_sections": [".nv_fatbin", "__nv_relfatbin"],
+                   "runtime_libraries": ["libcudart.so.{major}", "cudart64_{major}.dll"]},
+        # The errors CUDA and torch print when a demand fails (what `explain` names).
+        "errors": {
+            "no_kernel": "CUDA error: no kernel image is available for execution on the device",
+            "no_device": "CUDA error: no CUDA-capable device is detected",
+            "driver_too_old": "CUDA driver version is insufficient for CUDA runtime version",
+            "wrong_torch": "AssertionError: Torch not compiled with CUDA enabled",
+        },
         "driver": {
             "rule": "same_major",
             "floors": {

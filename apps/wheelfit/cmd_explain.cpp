@@ -102,16 +102,20 @@ json::object explanation_json(const inspect::Explanation& e) {
   json::array files;
   for (const auto& f : e.files) {
     if (!f.info) continue;  // unreadable: named in the warnings
-    json::array sass, ptx, needed;
-    std::set<std::string> seen;
-    for (const auto& c : f.info->cuda) {
-      if (!seen.insert(c.str()).second) continue;
-      (c.kind == inspect::FatbinEntry::Kind::sass ? sass : ptx).emplace_back(json::string(c.str()));
-    }
+    json::array needed;
     for (const auto& n : f.info->needed) needed.emplace_back(json::string(n));
     json::value glibc = nullptr;
     if (f.info->max_glibc) glibc = json::string(*f.info->max_glibc);
-    files.push_back(json::object{{"path", f.path}, {"sass", sass}, {"ptx", ptx}, {"glibc", glibc}, {"needed", needed}});
+    json::object file{{"path", f.path}, {"device_list", f.device.list}};
+    // The device code by kind, as the backend names it ("sass", "ptx" for CUDA).
+    for (const auto& [kind, items] : f.device.entries) {
+      json::array a;
+      for (const auto& item : items) a.emplace_back(json::string(item));
+      file[kind] = std::move(a);
+    }
+    file["glibc"] = std::move(glibc);
+    file["needed"] = std::move(needed);
+    files.push_back(std::move(file));
   }
   json::array warnings;
   for (const auto& w : e.warnings) warnings.emplace_back(json::string(w));
@@ -164,18 +168,15 @@ void print_human(const inspect::Explanation& e, std::string_view origin) {
         std::cout << "  " << f.path << ": not read: " << f.error << "\n";
         continue;
       }
-      std::vector<std::string> sass, ptx;
-      std::set<std::string> seen;
-      for (const auto& c : f.info->cuda)
-        if (seen.insert(c.str()).second) (c.kind == inspect::FatbinEntry::Kind::sass ? sass : ptx).push_back(c.str());
       auto joined = [](const std::vector<std::string>& v) {
         std::string s;
         for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
         return s.empty() ? std::string("-") : s;
       };
-      std::cout << "  " << f.path << ": " << f.info->machine << " " << (f.info->format == inspect::BinaryInfo::Format::elf ? "ELF" : "PE")
-                << "; sass " << joined(sass) << "; ptx " << joined(ptx) << "; glibc " << f.info->max_glibc.value_or("-")
-                << "; needs " << joined(f.info->needed) << "\n";
+      std::cout << "  " << f.path << ": " << f.info->machine << " " << (f.info->format == inspect::BinaryInfo::Format::elf ? "ELF" : "PE");
+      if (f.device.entries.empty()) std::cout << "; no device code";
+      for (const auto& [kind, items] : f.device.entries) std::cout << "; " << kind << " " << joined(items);
+      std::cout << "; glibc " << f.info->max_glibc.value_or("-") << "; needs " << joined(f.info->needed) << "\n";
     }
   }
   if (!e.warnings.empty()) {

@@ -243,7 +243,21 @@ Expected<Policy> parse_policy_json(std::string_view text, std::string_view sourc
     if (!v) return v.error();
     auto bo = rd.object(**v, "backend");
     if (!bo) return bo.error();
-    WF_TRY(rd.only(**bo, {"line", "combo_labels", "torch_labels", "torch_index", "device", "driver"}, "backend"));
+    WF_TRY(rd.only(**bo, {"line", "combo_labels", "torch_labels", "torch_index", "device", "driver", "errors"}, "backend"));
+    if (const auto* ev = (*bo)->if_contains("errors")) {
+      auto eo = rd.object(*ev, "backend.errors");
+      if (!eo) return eo.error();
+      WF_TRY(rd.only(**eo, {"no_kernel", "no_device", "driver_too_old", "wrong_torch"}, "backend.errors"));
+      for (auto [key, slot] : {std::pair{"no_kernel", &p.errors_.no_kernel}, std::pair{"no_device", &p.errors_.no_device},
+                               std::pair{"driver_too_old", &p.errors_.driver_too_old},
+                               std::pair{"wrong_torch", &p.errors_.wrong_torch}}) {
+        if (const auto* m = (*eo)->if_contains(key)) {
+          auto value = rd.string(*m, std::string("backend.errors.") + key);
+          if (!value) return value.error();
+          *slot = std::move(*value);
+        }
+      }
+    }
     // line
     {
       auto lv = rd.member(**bo, "line", "backend");
@@ -255,13 +269,13 @@ Expected<Policy> parse_policy_json(std::string_view text, std::string_view sourc
                                std::pair{"name", &p.notation_.name}}) {
         auto m = rd.member(**lo, key, "backend.line");
         if (!m) return m.error();
-        auto text = rd.string(**m, std::string("backend.line.") + key);
-        if (!text) return text.error();
-        const bool ident = !text->empty() && text->size() <= 32 && std::all_of(text->begin(), text->end(), [](char c) {
+        auto name = rd.string(**m, std::string("backend.line.") + key);
+        if (!name) return name.error();
+        const bool ident = !name->empty() && name->size() <= 32 && std::all_of(name->begin(), name->end(), [](char c) {
           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
         });
-        if (!ident) return rd.error(std::string("backend.line.") + key, quote(*text) + " is not a name ([A-Za-z0-9_-], 1-32)");
-        *slot = std::move(*text);
+        if (!ident) return rd.error(std::string("backend.line.") + key, quote(*name) + " is not a name ([A-Za-z0-9_-], 1-32)");
+        *slot = std::move(*name);
       }
     }
     // label templates
@@ -300,7 +314,18 @@ Expected<Policy> parse_policy_json(std::string_view text, std::string_view sourc
       if (!m) return m.error();
       auto dobj = rd.object(**m, "backend.device");
       if (!dobj) return dobj.error();
-      WF_TRY(rd.only(**dobj, {"name", "prefix", "code_sections"}, "backend.device"));
+      WF_TRY(rd.only(**dobj, {"name", "prefix", "code_sections", "runtime_libraries"}, "backend.device"));
+      if (const auto* libs = (*dobj)->if_contains("runtime_libraries")) {
+        auto list = rd.strings(*libs, "backend.device.runtime_libraries");
+        if (!list) return list.error();
+        for (std::size_t i = 0; i < list->size(); ++i) {
+          if ((*list)[i].find("{major}") == std::string::npos) {
+            return rd.error("backend.device.runtime_libraries[" + std::to_string(i) + "]",
+                            quote((*list)[i]) + " names no {major}");
+          }
+        }
+        p.runtime_libraries_ = std::move(*list);
+      }
       if (const auto* prefix = (*dobj)->if_contains("prefix")) {
         auto ps = rd.string(*prefix, "backend.device.prefix");
         if (!ps) return ps.error();

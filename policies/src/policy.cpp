@@ -61,6 +61,32 @@ std::optional<model::NumericVersion> Policy::parse_torch_label(std::string_view 
   return std::nullopt;
 }
 
+Expected<DeviceRules::DeviceCode> DeviceRules::read_code(std::string_view, std::string_view) const {
+  return unexpected(Errc::unsupported, "the backend reads no device code");
+}
+
+std::optional<std::uint32_t> Policy::runtime_major(std::string_view needed) const {
+  static constexpr std::string_view kMajor = "{major}";
+  for (const auto& pattern : runtime_libraries_) {
+    const auto at = pattern.find(kMajor);
+    if (at == std::string::npos) continue;
+    const std::string_view before = std::string_view(pattern).substr(0, at);
+    const std::string_view after = std::string_view(pattern).substr(at + kMajor.size());
+    if (!needed.starts_with(before) || needed.size() < before.size() + after.size()) continue;
+    std::string_view rest = needed.substr(before.size());
+    std::size_t digits = 0;
+    std::uint32_t major = 0;
+    while (digits < rest.size() && digits < 4 && rest[digits] >= '0' && rest[digits] <= '9') {
+      major = major * 10 + static_cast<std::uint32_t>(rest[digits++] - '0');
+    }
+    if (digits == 0) continue;
+    rest.remove_prefix(digits);
+    // What follows the major: the pattern's tail, or (for "lib.so.{major}") a further ".minor".
+    if (rest == after || (after.empty() && rest.starts_with('.'))) return major;
+  }
+  return std::nullopt;
+}
+
 std::optional<MinDriver> Policy::min_driver(std::uint32_t line_major) const {
   const auto it = min_driver_.find(line_major);
   if (it == min_driver_.end()) return std::nullopt;

@@ -93,8 +93,9 @@ TEST_CASE("wheelfit explain: a fitting wheel exits 0; --json has the demands and
   const auto& files = o.at("files").as_array();
   REQUIRE(files.size() == 1);
   const auto& f = files[0].as_object();
-  CHECK(f.size() == 5);
+  CHECK(f.size() == 6);
   CHECK(f.at("path").as_string() == kModule);
+  CHECK(f.at("device_list").as_string() == "8.0;9.0+PTX");
   CHECK(json::serialize(f.at("sass")) == R"(["sm_80","sm_90"])");
   CHECK(json::serialize(f.at("ptx")) == R"(["compute_90"])");
   CHECK(f.at("glibc").as_string() == "2.28");

@@ -93,7 +93,7 @@ TEST_CASE("a crafted shared library in every ELF class and byte order", "[inspec
     CHECK(r->max_glibc == std::optional<std::string>("2.34"));
     CHECK(r->py_init == std::vector<std::string>{"PyInit_foo"});  // PyInit_local is STB_LOCAL
     CHECK(r->undefined_py == std::vector<std::string>{"PyLong_FromLong", "_Py_Dealloc"});
-    CHECK(r->cuda.empty());
+    CHECK(r->device_code.empty());
   }
 }
 
@@ -316,7 +316,7 @@ TEST_CASE("the g++ extension fixture agrees with readelf", "[inspect][elf]") {
   CHECK(std::find(r->needed.begin(), r->needed.end(), "libm.so.6") != r->needed.end());
   CHECK(r->py_init == std::vector<std::string>{"PyInit__C"});
   CHECK(r->undefined_py == std::vector<std::string>{"PyLong_FromLong", "_Py_Dealloc"});
-  CHECK(r->cuda.empty());
+  CHECK(r->device_code.empty());
 #if defined(__x86_64__)
   CHECK(r->machine == "x86_64");
   // memcpy pinned to GLIBC_2.2.5, exp@GLIBC_2.29; pthread_create@GLIBC_2.34 on glibc >= 2.34.
@@ -373,7 +373,7 @@ TEST_CASE("PE: machine and OS", "[inspect][pe]") {
     CHECK(r->machine == c.name);
     CHECK(r->bits == c.bits);
     CHECK(r->needed.empty());
-    CHECK(r->cuda.empty());
+    CHECK(r->device_code.empty());
   }
 }
 

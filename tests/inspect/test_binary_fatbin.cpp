@@ -1,6 +1,7 @@
-// parse_fatbin on containers the test writes (every machine) and on nvcc's output (when nvcc was
-// found at configure time), and the fatbinaries parse_binary finds in .nv_fatbin /
-// __nv_relfatbin sections.
+// The CUDA backend's device code: parse_fatbin (backends/cuda/semantics/fatbin.cpp) on
+// containers the test writes (every machine) and on nvcc's output (when nvcc was found at
+// configure time), and the .nv_fatbin / __nv_relfatbin sections parse_binary copies out for the
+// backend, read through its read_device_code as the explain engine reads them.
 
 #include <catch2/catch.hpp>
 
@@ -9,14 +10,34 @@
 #include <set>
 
 #include "binary_writer.hpp"
+#include "support/backend_support.hpp"
 #include "support/test_support.hpp"
+#include "wheelfit/backends/cuda_fatbin.hpp"
 #include "wheelfit/inspect/binary.hpp"
 
 using namespace wheelfit;
 using namespace wheelfit::inspect;
+using wheelfit::backends::cuda::FatbinEntry;
+using wheelfit::backends::cuda::parse_fatbin;
 namespace bin = wheelfit::test::bin;
 
 namespace {
+
+// parse_binary with the CUDA backend's code sections.
+Expected<BinaryInfo> parse_cuda_binary(std::string_view bytes, std::string_view source) {
+  return parse_binary(bytes, source, test::cuda_policy().code_sections());
+}
+
+// Every device-code entry of a parsed binary, as the backend reads its sections (SASS, then PTX).
+std::vector<std::string> device_names(const BinaryInfo& info) {
+  std::vector<std::string> out;
+  for (const auto& section : info.device_code) {
+    auto code = test::cuda_policy().rules()->read_code(section.name, section.bytes);
+    REQUIRE(code.has_value());
+    for (const auto& [kind, items] : code->entries) out.insert(out.end(), items.begin(), items.end());
+  }
+  return out;
+}
 
 std::vector<std::string> names(const std::vector<FatbinEntry>& entries) {
   std::vector<std::string> out;
@@ -128,24 +149,31 @@ TEST_CASE("fatbinaries that lie", "[inspect][fatbin]") {
   }
 }
 
-TEST_CASE("parse_binary reads .nv_fatbin and __nv_relfatbin sections", "[inspect][fatbin][elf]") {
+TEST_CASE("parse_binary copies the backend's code sections; the backend reads them", "[inspect][fatbin][elf]") {
   bin::LibrarySpec spec;
   spec.extra.push_back({".nv_fatbin", 1, bin::fatbin_container({{2, 80}, {2, 86}}) + bin::fatbin_container({{1, 86, 0x8011, 80}})});
   spec.extra.push_back({"__nv_relfatbin", 1, bin::fatbin_container({{2, 89, 0x11, 64}})});
-  spec.extra.push_back({".rodata", 1, bin::fatbin_container({{2, 70}})});  // not a fatbin section: ignored
+  spec.extra.push_back({".rodata", 1, bin::fatbin_container({{2, 70}})});  // not a code section: ignored
   auto img = bin::write_library(spec);
-  auto r = parse_binary(img.bytes, "x.so");
+  auto r = parse_cuda_binary(img.bytes, "x.so");
   REQUIRE(r.has_value());
-  CHECK(names(r->cuda) == std::vector<std::string>{"sm_80", "sm_86", "compute_86", "sm_89"});
+  REQUIRE(r->device_code.size() == 2);
+  CHECK(r->device_code[0].name == ".nv_fatbin");
+  CHECK(device_names(*r) == std::vector<std::string>{"sm_80", "sm_86", "compute_86", "sm_89"});
+  auto first = test::cuda_policy().rules()->read_code(".nv_fatbin", r->device_code[0].bytes);
+  REQUIRE(first.has_value());
+  CHECK(first->list == "8.0;8.6+PTX");
+  // Without the backend's section names nothing is copied.
+  CHECK(parse_binary(img.bytes, "x.so")->device_code.empty());
 
-  SECTION("a lying fatbin inside a valid ELF") {
+  SECTION("a lying fatbin inside a valid ELF: the ELF parses, the backend refuses the section") {
     bin::put(img.bytes, img.data_offset.at(".nv_fatbin") + 8, 8, 1u << 30);
-    r = parse_binary(img.bytes, "x.so");
-    REQUIRE_FALSE(r.has_value());
-    CHECK(r.error().is(Errc::invalid_input));
-    CHECK(r.error().message.rfind("x.so section ", 0) == 0);
-    CHECK(r.error().message.find("'.nv_fatbin': fatbinary at offset 0: container header size 16 + fat size") !=
-          std::string::npos);
+    r = parse_cuda_binary(img.bytes, "x.so");
+    REQUIRE(r.has_value());
+    auto code = test::cuda_policy().rules()->read_code(r->device_code[0].name, r->device_code[0].bytes);
+    REQUIRE_FALSE(code.has_value());
+    CHECK(code.error().is(Errc::invalid_input));
+    CHECK_THAT(code.error().message, Catch::StartsWith(".nv_fatbin: fatbinary at offset 0: container header size 16 + fat size"));
   }
 }
 
@@ -154,13 +182,13 @@ TEST_CASE("nvcc output: SASS and PTX entries as cuobjdump would list them", "[in
   const auto dir = std::filesystem::path(WHEELFIT_INSPECT_FIXTURES);
   {
     // -gencode sm_80, sm_90, sm_90a (arch-specific), compute_90 (PTX); -cudart shared.
-    auto r = parse_binary(test::read_file(dir / "cuda_kernels.so"), "cuda_kernels.so");
+    auto r = parse_cuda_binary(test::read_file(dir / "cuda_kernels.so"), "cuda_kernels.so");
     REQUIRE(r.has_value());
-    const auto all = names(r->cuda);
+    const auto all = device_names(*r);
     INFO("entries: " << Catch::Detail::stringify(all));
     CHECK(std::set<std::string>(all.begin(), all.end()) ==
           std::set<std::string>{"sm_80", "sm_90", "sm_90a", "compute_90"});
-    CHECK(std::count(all.begin(), all.end(), "compute_90") == 1);
+    CHECK(std::count(all.begin(), all.end(), "compute_90") == 1);  // each entry once
     const bool has_cudart = std::any_of(r->needed.begin(), r->needed.end(),
                                         [](const std::string& n) { return n.rfind("libcudart.so.", 0) == 0; });
     CHECK(has_cudart);
@@ -168,9 +196,9 @@ TEST_CASE("nvcc output: SASS and PTX entries as cuobjdump would list them", "[in
   }
   {
     // -rdc=true -c: a relocatable object whose __nv_relfatbin holds sm_86 and compute_75.
-    auto r = parse_binary(test::read_file(dir / "cuda_rdc.o"), "cuda_rdc.o");
+    auto r = parse_cuda_binary(test::read_file(dir / "cuda_rdc.o"), "cuda_rdc.o");
     REQUIRE(r.has_value());
-    const auto all = names(r->cuda);
+    const auto all = device_names(*r);
     INFO("entries: " << Catch::Detail::stringify(all));
     CHECK(std::set<std::string>(all.begin(), all.end()) == std::set<std::string>{"sm_86", "compute_75"});
   }
@@ -178,7 +206,7 @@ TEST_CASE("nvcc output: SASS and PTX entries as cuobjdump would list them", "[in
     // Every truncation of the nvcc .so fails cleanly (and never crashes).
     const std::string full = test::read_file(dir / "cuda_kernels.so");
     for (std::size_t n = 4; n < full.size(); n += 97) {
-      auto r = parse_binary(std::string_view(full).substr(0, n), "x.so");
+      auto r = parse_cuda_binary(std::string_view(full).substr(0, n), "x.so");
       if (r.has_value() || !r.error().is(Errc::invalid_input)) FAIL("truncated to " << n << ": not invalid_input");
     }
   }

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "wheelfit/backends/cuda_detect.hpp"
+#include "wheelfit/backends/cuda_fatbin.hpp"
 #include "wheelfit/backends/cuda_rules.hpp"
 #include "wheelfit/registry/plugin_support.hpp"
 
@@ -39,6 +40,10 @@ plugin::Parsed target_list(std::string_view text) {
   return {true, list->str()};
 }
 
+std::string device_code(std::string_view section, const unsigned char* bytes, std::size_t size) {
+  return device_code_json(section, std::string_view(reinterpret_cast<const char*>(bytes), size));
+}
+
 plugin::Coverage coverage(std::string_view list_text, std::string_view target_text) {
   auto list = ArchList::parse(list_text);
   if (!list) return {-1, list.error().message};
@@ -46,7 +51,10 @@ plugin::Coverage coverage(std::string_view list_text, std::string_view target_te
   if (!cc) return {-1, cc.error().message};
   const auto m = list->match(*cc);
   if (!m) return {0, ""};
-  return {m->jit ? 2 : 1, ArchList({m->target}).str()};
+  // The entry as CUDA's tools name it: "sm_90a SASS", "compute_90 PTX".
+  const std::string arch = std::to_string(m->target.cc.major() * 10 + m->target.cc.minor()) +
+                           (m->target.variant ? std::string(1, m->target.variant) : std::string());
+  return {m->jit ? 2 : 1, m->jit ? "compute_" + arch + " PTX" : "sm_" + arch + " SASS"};
 }
 
 }  // namespace
@@ -84,6 +92,7 @@ const wheelfit_backend_v2* descriptor() {
     d.parse_target = &plugin::parse_entry<&target>;
     d.parse_target_list = &plugin::parse_entry<&target_list>;
     d.match_targets = &plugin::match_entry<&coverage>;
+    d.read_device_code = &plugin::device_code_entry<&device_code>;
     return d;
   }();
   return &d;

@@ -2,21 +2,21 @@
 // ELFCLASS64 in either byte order: every record (header, section header, program header, dynamic
 // entry, symbol, verneed, vernaux) is read by a function that checks the record's whole range
 // once, naming it in the error, and then reads its fields at class-dependent offsets through
-// detail::Bytes. Nothing is cast from the buffer; no loop runs longer than the bytes allow.
+// util::Bytes. Nothing is cast from the buffer; no loop runs longer than the bytes allow.
 
 #include <algorithm>
 #include <set>
 #include <string>
 #include <unordered_set>
 
-#include "binary_bytes.hpp"
+#include "wheelfit/util/byte_reader.hpp"
 #include "wheelfit/inspect/binary.hpp"
 
 namespace wheelfit::inspect {
 
 namespace {
 
-using detail::Bytes;
+using util::Bytes;
 
 // ---- ELF constants ----
 constexpr unsigned kShtDynamic = 6, kShtNobits = 8, kShtDynsym = 11;
@@ -41,7 +41,7 @@ std::string machine_name(unsigned m, bool is64, bool le) {
     case 2: return "sparc";
     case 43: return "sparc64";
     case 258: return "loongarch64";
-    default: return "unknown (" + detail::hex(m) + ")";
+    default: return "unknown (" + util::hex(m) + ")";
   }
 }
 
@@ -83,14 +83,14 @@ class ElfParser {
  public:
   ElfParser(std::string_view bytes, std::string_view source) : source_(source) { b_.data = bytes; }
 
-  Expected<BinaryInfo> run() {
+  Expected<BinaryInfo> run(const std::vector<std::string>& device_section_names) {
     if (auto r = header(); !r) return r.error();
     if (auto r = program_headers(); !r) return r.error();
     if (auto r = section_headers(); !r) return r.error();
     if (auto r = dynamic(); !r) return r.error();
     if (auto r = version_needs(); !r) return r.error();
     if (auto r = symbols(); !r) return r.error();
-    if (auto r = fatbins(); !r) return r.error();
+    if (auto r = device_sections(device_section_names); !r) return r.error();
     return std::move(info_);
   }
 
@@ -300,7 +300,7 @@ class ElfParser {
     if (!strtab && (!needed.empty() || !soname.empty())) {
       if (!have_strtab) return fail(label + ": DT_NEEDED / DT_SONAME without DT_STRTAB");
       const auto o = file_offset(strtab_addr);
-      if (!o) return fail(label + ": DT_STRTAB address " + detail::hex(strtab_addr) + " is in no PT_LOAD segment");
+      if (!o) return fail(label + ": DT_STRTAB address " + util::hex(strtab_addr) + " is in no PT_LOAD segment");
       if (!b_.fits(*o, strsz)) return past_end("DT_STRTAB / DT_STRSZ", *o, strsz);
       strtab = StrTab{*o, strsz, "DT_STRTAB"};
     }
@@ -333,7 +333,7 @@ class ElfParser {
       strtab = *t;
     } else if (shdrs_.empty() && verneed_addr_ != 0 && dynstr_) {
       const auto o = file_offset(verneed_addr_);
-      if (!o) return fail("DT_VERNEED address " + detail::hex(verneed_addr_) + " is in no PT_LOAD segment");
+      if (!o) return fail("DT_VERNEED address " + util::hex(verneed_addr_) + " is in no PT_LOAD segment");
       off = *o;
       size = b_.data.size() - std::min<std::uint64_t>(*o, b_.data.size());
       count = verneed_num_;
@@ -410,15 +410,14 @@ class ElfParser {
     return {};
   }
 
-  Expected<void> fatbins() {
+  // The sections the caller names (a backend's device code), copied out for the backend to read.
+  Expected<void> device_sections(const std::vector<std::string>& wanted) {
     for (std::size_t i = 0; i < shdrs_.size() && i < names_.size(); ++i) {
-      if (names_[i] != ".nv_fatbin" && names_[i] != "__nv_relfatbin") continue;
+      if (std::find(wanted.begin(), wanted.end(), names_[i]) == wanted.end()) continue;
       const Shdr& s = shdrs_[i];
       if (s.type == kShtNobits || s.size == 0) continue;
       if (auto r = check_range(s); !r) return r;
-      auto entries = parse_fatbin(b_.data.substr(s.offset, s.size), std::string(source_) + " " + s.label);
-      if (!entries) return entries.error();
-      info_.cuda.insert(info_.cuda.end(), entries->begin(), entries->end());
+      info_.device_code.push_back(DeviceSection{names_[i], std::string(b_.data.substr(s.offset, s.size))});
     }
     return {};
   }
@@ -459,7 +458,7 @@ Expected<BinaryInfo> parse_pe(std::string_view bytes, std::string_view source) {
     case 0xAA64: info.machine = "aarch64"; info.bits = 64; break;
     case 0x14c: info.machine = "i386"; info.bits = 32; break;
     case 0x1c4: info.machine = "arm"; info.bits = 32; break;
-    default: info.machine = "unknown (" + detail::hex(machine) + ")"; break;
+    default: info.machine = "unknown (" + util::hex(machine) + ")"; break;
   }
   // The optional header's magic, when present, says PE32 (0x10b) or PE32+ (0x20b).
   const unsigned opt_size = b.u16(lfanew + 20);
@@ -473,8 +472,9 @@ Expected<BinaryInfo> parse_pe(std::string_view bytes, std::string_view source) {
 
 }  // namespace
 
-Expected<BinaryInfo> parse_binary(std::string_view bytes, std::string_view source) {
-  if (bytes.size() >= 4 && bytes.substr(0, 4) == "\x7f" "ELF") return ElfParser(bytes, source).run();
+Expected<BinaryInfo> parse_binary(std::string_view bytes, std::string_view source,
+                                  const std::vector<std::string>& device_sections) {
+  if (bytes.size() >= 4 && bytes.substr(0, 4) == "\x7f" "ELF") return ElfParser(bytes, source).run(device_sections);
   if (bytes.size() >= 2 && bytes.substr(0, 2) == "MZ") return parse_pe(bytes, source);
   return unexpected(Errc::unsupported, std::string(source) + ": neither an ELF nor a PE file (" +
                                            std::to_string(bytes.size()) + " bytes, no \\x7fELF or MZ magic)");

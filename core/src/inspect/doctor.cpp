@@ -170,7 +170,7 @@ Expected<DoctorReport> doctor(const std::vector<std::string>& site_dirs, const m
             continue;
           }
           f.error = bytes.error().message;
-        } else if (auto parsed = parse_binary(*bytes, full.string())) {
+        } else if (auto parsed = parse_binary(*bytes, full.string(), policy.code_sections())) {
           f.info = std::move(*parsed);
         } else {
           f.error = parsed.error().message;

@@ -24,6 +24,10 @@ struct Subject {
   bool binaries_read = false;
 };
 
+/// Reads each parsed file's device sections with the policy's backend (FileReport::device); a
+/// section it cannot read is a warning.
+void read_device_code(std::vector<FileReport>& files, const policies::Policy& policy, std::vector<std::string>& warnings);
+
 /// Judges all seven demands, in resolve::all_demands() order, and collects the warnings.
 Explanation judge(Subject subject, const machine::Machine& machine, const policies::Policy& policy);
 

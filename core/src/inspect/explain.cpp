@@ -30,12 +30,6 @@ bool Explanation::fits() const {
 namespace detail {
 namespace {
 
-// The run-time errors a user meets, as the loaders and tools print them.
-constexpr std::string_view kNoKernel = "CUDA error: no kernel image is available for execution on the device";
-constexpr std::string_view kNoDevice = "CUDA error: no CUDA-capable device is detected";
-constexpr std::string_view kDriverTooOld = "CUDA driver version is insufficient for CUDA runtime version";
-constexpr std::string_view kNoCudaTorch = "AssertionError: Torch not compiled with CUDA enabled";
-
 std::string join(const std::vector<std::string>& parts, std::string_view sep) {
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) {
@@ -68,58 +62,51 @@ std::string module_name(std::string_view path) {
   return out;
 }
 
-std::string sm(unsigned arch, std::string_view suffix = {}) { return "sm_" + std::to_string(arch) + std::string(suffix); }
+// "sm 9.0, 8.6" / "gfx90a": the machine's targets as the backend writes them in verdicts.
+std::string targets_text(const policies::Policy& policy, const std::vector<std::string>& targets) {
+  return policy.device_prefix() + join(targets, ", ");
+}
 
-std::string sm(const NumericVersion& cc) { return sm(cc.major() * 10 + cc.minor()); }
-
-std::string gpus_text(const std::optional<std::vector<NumericVersion>>& gpus) {
+std::string gpus_text(const policies::Policy& policy, const std::optional<std::vector<std::string>>& gpus) {
   if (!gpus) return "unknown";
   if (gpus->empty()) return "no GPU";
-  std::vector<std::string> out;
-  for (const auto& g : *gpus) out.push_back(sm(g));
-  return join(out, ", ");
+  return targets_text(policy, *gpus);
 }
 
-NumericVersion cc_of(const FatbinEntry& e) { return NumericVersion({e.arch / 10, e.arch % 10}); }
-
-// A fatbin entry as an entry of the backend's target-list syntax ("9.0", "9.0a", PTX alone "9.0ptx").
-std::string list_entry(const FatbinEntry& e) {
-  return cc_of(e).str() + e.suffix + (e.kind == FatbinEntry::Kind::ptx ? "ptx" : "");
+// "sm_80, sm_90 (sass), compute_90 (ptx)": each kind's entries, in the backend's words.
+std::string entries_text(const policies::DeviceRules::DeviceCode& code) {
+  std::vector<std::string> parts;
+  for (const auto& [kind, items] : code.entries) {
+    if (!items.empty()) parts.push_back(join(items, ", ") + " (" + kind + ")");
+  }
+  return parts.empty() ? code.list : join(parts, ", ");
 }
 
-std::string list_of(const std::vector<FatbinEntry>& entries, FatbinEntry::Kind kind) {
-  std::string out;
-  for (const auto& e : entries)
-    if (e.kind == kind) out += (out.empty() ? "" : ";") + list_entry(e);
-  return out;
-}
-
-// The compute capability a list entry names ("9.0+PTX", "10.0f", "8.0ptx" -> 9.0, 10.0, 8.0).
-NumericVersion entry_cc(std::string_view entry) {
-  const auto end = entry.find_first_not_of("0123456789.");
-  auto v = NumericVersion::parse(entry.substr(0, end));
-  return v ? v->truncated(2) : NumericVersion();
-}
-
-// How `list` serves `gpu` by the backend's rule; nullopt when it does not (or cannot say).
-std::optional<policies::DeviceRules::Match> match_gpu(const policies::Policy& policy, const std::string& list,
-                                                      const NumericVersion& gpu) {
+// How `list` serves `target` by the backend's rule; nullopt when it does not (or cannot say).
+std::optional<policies::DeviceRules::Match> match_target(const policies::Policy& policy, const std::string& list,
+                                                         const std::string& target) {
   if (list.empty() || !policy.rules()) return std::nullopt;
-  auto m = policy.rules()->match(list, gpu.str());
+  auto m = policy.rules()->match(list, target);
   if (!m || !m->covers()) return std::nullopt;
   return *m;
 }
 
-// "sm_80, sm_90 (SASS), compute_90 (PTX)": each arch once, in arch order.
-std::string entries_text(const std::vector<FatbinEntry>& entries) {
-  std::map<std::pair<unsigned, std::string>, std::string> sass, ptx;
-  for (const auto& e : entries) (e.kind == FatbinEntry::Kind::sass ? sass : ptx)[{e.arch, e.suffix}] = e.str();
-  std::vector<std::string> s, p;
-  for (const auto& [k, v] : sass) s.push_back(v);
-  for (const auto& [k, v] : ptx) p.push_back(v);
-  std::string out;
-  if (!s.empty()) out = join(s, ", ") + " (SASS)";
-  if (!p.empty()) out += (out.empty() ? "" : ", ") + join(p, ", ") + " (PTX)";
+std::string runs_text(const policies::Policy& policy, const std::string& target, const policies::DeviceRules::Match& m) {
+  return policy.device_prefix() + target + " runs " + m.via +
+         (m.kind == policies::DeviceRules::Match::Kind::jit ? ", JIT-compiled by the driver (slow first launch)" : "");
+}
+
+// ": <the error>" when the backend names one.
+std::string error_suffix(const std::string& error) { return error.empty() ? std::string() : ": " + error; }
+
+std::vector<std::string> split_list(std::string_view list) {
+  std::vector<std::string> out;
+  while (!list.empty()) {
+    const auto semi = list.find(';');
+    if (semi != 0) out.emplace_back(list.substr(0, semi));
+    if (semi == std::string_view::npos) break;
+    list.remove_prefix(semi + 1);
+  }
   return out;
 }
 
@@ -162,7 +149,7 @@ struct Ctx {
   const Subject& s;
   const machine::Machine& m;
   const policies::Policy& policy;
-  std::optional<std::vector<NumericVersion>> gpus;  // the machine's targets as compute capabilities
+  std::optional<std::vector<std::string>> gpus;  // the machine's targets, canonical (the backend's grammar)
   std::vector<std::string>& warnings;
   std::vector<const FileReport*> parsed;  // files whose binary parsed
   std::string pip_refuses() const {
@@ -188,10 +175,11 @@ std::string platform_tags(const model::WheelName& w) {
 
 DemandReport judge_gpu(Ctx& c) {
   Judgement j(Demand::gpu_arch);
-  j.machine(gpus_text(c.gpus));
+  j.machine(gpus_text(c.policy, c.gpus));
+  const std::string& no_kernel = c.policy.errors().no_kernel;
   std::vector<const FileReport*> kernels;
   for (const auto* f : c.parsed)
-    if (!f->info->cuda.empty()) kernels.push_back(f);
+    if (!f->device.list.empty()) kernels.push_back(f);
 
   // The farm's arch list for this wheel (when the name says its combo and platform).
   std::optional<policies::ArchSource> policy_list;
@@ -207,35 +195,24 @@ DemandReport judge_gpu(Ctx& c) {
 
   if (c.s.binaries_read) {
     if (kernels.empty()) {
-      j.wheel("no CUDA kernels in its binaries");
+      j.wheel("no " + c.policy.notation().name + " device code in its binaries");
       j.ok(c.parsed.empty() ? "no compiled module was read" : "its binaries carry no GPU code: no GPU arch is demanded");
       return j.done();
     }
-    std::vector<FatbinEntry> all;
-    for (const auto* f : kernels) all.insert(all.end(), f->info->cuda.begin(), f->info->cuda.end());
-    j.wheel(entries_text(all));
-    // Narrower than the farm's policy says: a target of the policy list that a module lacks.
+    std::vector<std::string> all;
+    for (const auto* f : kernels) all.push_back(entries_text(f->device));
+    j.wheel(join(all, "; "));
+    // Narrower than the farm's policy says: an entry of the policy list that a module lacks.
     if (policy_list) {
       for (const auto* f : kernels) {
-        std::set<std::string> have;
-        for (const auto& e : f->info->cuda) have.insert(e.str());
+        const auto have = split_list(f->device.list);
         std::vector<std::string> missing;
-        std::string_view rest = policy_list->list;
-        while (!rest.empty()) {
-          const std::string_view t = rest.substr(0, rest.find(';'));
-          rest.remove_prefix(std::min(rest.size(), t.size() + 1));
-          const NumericVersion cc = entry_cc(t);
-          const unsigned arch = cc.major() * 10 + cc.minor();
-          const bool ptx = t.ends_with("+PTX") || t.ends_with("ptx");
-          const char variant = t.size() > cc.str().size() && (t[cc.str().size()] == 'a' || t[cc.str().size()] == 'f')
-                                   ? t[cc.str().size()] : '\0';
-          const std::string suffix = variant ? std::string(1, variant) : std::string();
-          if (!t.ends_with("ptx") && !have.count(sm(arch, suffix))) missing.push_back(sm(arch, suffix));
-          if (ptx && !have.count("compute_" + std::to_string(arch) + suffix)) missing.push_back("compute_" + std::to_string(arch) + suffix);
-        }
+        for (const auto& t : split_list(policy_list->list))
+          if (std::find(have.begin(), have.end(), t) == have.end()) missing.push_back(t);
         if (!missing.empty()) {
-          c.warnings.push_back(f->path + " carries " + entries_text(f->info->cuda) + ": narrower than the farm's arch list " +
-                               policy_list->list + " (" + policy_list->provenance + "); missing " + join(missing, ", "));
+          c.warnings.push_back(f->path + " carries " + entries_text(f->device) + " (" + f->device.list +
+                               "): narrower than the farm's arch list " + policy_list->list + " (" +
+                               policy_list->provenance + "); missing " + join(missing, ", "));
         }
       }
     }
@@ -244,28 +221,18 @@ DemandReport judge_gpu(Ctx& c) {
       return j.done();
     }
     if (c.gpus->empty()) {
-      j.fail("the machine has no GPU: " + std::string(kNoDevice));
+      j.fail("the machine has no GPU" + error_suffix(c.policy.errors().no_device));
       return j.done();
     }
     for (const auto* f : kernels) {
-      const std::string sass_list = list_of(f->info->cuda, FatbinEntry::Kind::sass);
-      const std::string ptx_list = list_of(f->info->cuda, FatbinEntry::Kind::ptx);
       std::vector<std::string> uncovered;
       for (const auto& g : *c.gpus) {
-        if (auto hit = match_gpu(c.policy, sass_list, g)) {
-          const std::string via = hit->via.substr(0, hit->via.find('+'));
-          j.ok(sm(g) + " runs " + sm(entry_cc(via)) + via.substr(entry_cc(via).str().size()) + " SASS");
-        } else if (auto jit = match_gpu(c.policy, ptx_list, g)) {
-          const NumericVersion cc = entry_cc(jit->via);
-          j.ok(sm(g) + " runs compute_" + std::to_string(cc.major() * 10 + cc.minor()) +
-               " PTX, JIT-compiled by the driver (slow first launch)");
-        } else {
-          uncovered.push_back(sm(g));
-        }
+        if (auto hit = match_target(c.policy, f->device.list, g)) j.ok(runs_text(c.policy, g, *hit));
+        else uncovered.push_back(g);
       }
       if (!uncovered.empty()) {
-        j.fail(f->path + " carries " + entries_text(f->info->cuda) + ", nothing that runs on " + join(uncovered, ", ") +
-               ": " + std::string(kNoKernel));
+        j.fail(f->path + " carries " + entries_text(f->device) + ", nothing that runs on " +
+               targets_text(c.policy, uncovered) + error_suffix(no_kernel));
       }
     }
     return j.done();
@@ -286,22 +253,16 @@ DemandReport judge_gpu(Ctx& c) {
   if (!c.gpus) {
     j.unknown("the machine's GPUs are unknown (set gpus in the machine profile or WHEELFIT_OVERRIDE_GPUS)");
   } else if (c.gpus->empty()) {
-    j.fail("the machine has no GPU: " + std::string(kNoDevice));
+    j.fail("the machine has no GPU" + error_suffix(c.policy.errors().no_device));
   } else {
     std::vector<std::string> uncovered;
     for (const auto& g : *c.gpus) {
-      if (auto hit = match_gpu(c.policy, policy_list->list, g)) {
-        const NumericVersion cc = entry_cc(hit->via);
-        const bool jit = hit->kind == policies::DeviceRules::Match::Kind::jit;
-        j.ok(sm(g) + (jit ? " runs compute_" + std::to_string(cc.major() * 10 + cc.minor()) +
-                                " PTX, JIT-compiled by the driver (slow first launch)"
-                          : " runs " + sm(cc) + " SASS") +
-             " (per the policy)");
-      } else {
-        uncovered.push_back(sm(g));
-      }
+      if (auto hit = match_target(c.policy, policy_list->list, g)) j.ok(runs_text(c.policy, g, *hit) + " (per the policy)");
+      else uncovered.push_back(g);
     }
-    if (!uncovered.empty()) j.fail("the arch list covers nothing that runs on " + join(uncovered, ", ") + ": " + std::string(kNoKernel));
+    if (!uncovered.empty()) {
+      j.fail("the arch list covers nothing that runs on " + targets_text(c.policy, uncovered) + error_suffix(no_kernel));
+    }
   }
   return j.done();
 }
@@ -362,34 +323,24 @@ DemandReport judge_torch(Ctx& c) {
 
 // ----------------------------------------------------------------------------------------------
 
-// The CUDA major of a linked runtime: "libcudart.so.12" -> 12, "cudart64_12.dll" -> 12.
-std::optional<std::uint32_t> cudart_major(std::string_view needed) {
-  std::string_view digits;
-  if (starts_with(needed, "libcudart.so.")) digits = needed.substr(13);
-  else if (starts_with(needed, "cudart64_")) digits = needed.substr(9);
-  else return std::nullopt;
-  std::uint32_t n = 0;
-  std::size_t used = 0;
-  while (used < digits.size() && used < 4 && digits[used] >= '0' && digits[used] <= '9') n = n * 10 + static_cast<std::uint32_t>(digits[used++] - '0');
-  if (used == 0) return std::nullopt;
-  return n;
-}
-
-DemandReport judge_cuda(Ctx& c) {
+DemandReport judge_line(Ctx& c) {
   Judgement j(Demand::line);
+  const std::string& name = c.policy.notation().name;
+  const auto& errors = c.policy.errors();
   {
     std::vector<std::string> mt;
     if (c.m.torch) mt.push_back("torch " + c.m.torch->str());
-    if (c.m.driver_line) mt.push_back("driver supports CUDA " + c.m.driver_line->str());
+    if (c.m.driver_line) mt.push_back("driver supports " + name + " " + c.m.driver_line->str());
     else if (c.m.driver_version) mt.push_back("driver " + c.m.driver_version->str());
     j.machine(mt.empty() ? "unknown" : join(mt, "; "));
   }
+  // The backend's runtime library the binaries link (libcudart.so.12: the CUDA 12 runtime).
   std::optional<std::uint32_t> runtime;
   const FileReport* runtime_file = nullptr;
   std::string runtime_lib;
   for (const auto* f : c.parsed) {
     for (const auto& n : f->info->needed) {
-      if (auto major = cudart_major(n); major && (!runtime || *major > *runtime)) {
+      if (auto major = c.policy.runtime_major(n); major && (!runtime || *major > *runtime)) {
         runtime = major;
         runtime_file = f;
         runtime_lib = n;
@@ -397,57 +348,67 @@ DemandReport judge_cuda(Ctx& c) {
     }
   }
   const std::optional<NumericVersion> label = c.s.combo ? std::optional<NumericVersion>(c.s.combo->line) : c.s.label_line;
-  if (label) j.wheel("CUDA " + label->str() + " (label +" + c.s.wheel->version.local() + ")");
-  if (runtime) j.wheel("links " + runtime_lib + " (CUDA " + std::to_string(*runtime) + " runtime)");
+  if (label) j.wheel(name + " " + label->str() + " (label +" + c.s.wheel->version.local() + ")");
+  if (runtime) j.wheel("links " + runtime_lib + " (" + name + " " + std::to_string(*runtime) + " runtime)");
   if (label && runtime && label->major() != *runtime) {
-    c.warnings.push_back("the label says CUDA " + label->str() + " but " + runtime_file->path + " links " + runtime_lib);
+    c.warnings.push_back("the label says " + name + " " + label->str() + " but " + runtime_file->path + " links " + runtime_lib);
   }
-  const bool kernels = std::any_of(c.parsed.begin(), c.parsed.end(), [](const FileReport* f) { return !f->info->cuda.empty(); });
+  const bool kernels = std::any_of(c.parsed.begin(), c.parsed.end(), [](const FileReport* f) { return !f->device.list.empty(); });
   if (!label && !runtime) {
     if (kernels) {
-      j.wheel("CUDA kernels, no CUDA line stated (a static runtime, no label)");
-      j.unknown("the binaries carry CUDA kernels but neither the name nor the linked libraries say which CUDA line");
+      j.wheel(name + " device code, no " + name + " line stated (a static runtime, no label)");
+      j.unknown("the binaries carry " + name + " device code but neither the name nor the linked libraries say which " +
+                name + " line");
     } else {
-      j.wheel("no CUDA line");
-      j.ok(c.s.binaries_read ? "not bound to a CUDA line" : "not bound to a CUDA line by its name (binaries not read)");
+      j.wheel("no " + name + " line");
+      j.ok(c.s.binaries_read ? "not bound to a " + name + " line"
+                             : "not bound to a " + name + " line by its name (binaries not read)");
     }
     return j.done();
   }
 
-  // The machine's torch must be a build of the same CUDA line (the label's combo).
+  // The machine's torch must be a build of the same line (the label's combo).
   if (c.s.combo) {
     if (!c.m.torch) {
-      j.unknown("the machine's torch (and so its CUDA line) is unknown");
+      j.unknown("the machine's torch (and so its " + name + " line) is unknown");
     } else {
       auto mc = resolve::machine_combo(c.m, c.policy);
       const std::string& local = c.m.torch->local();
+      const std::string built = "built for " + name + " " + c.s.combo->line.str();
       if (mc.combo) {
+        const std::string theirs = ", the machine's torch is a " + name + " " + mc.combo->line.str() + " build";
         if (mc.combo->line == c.s.combo->line) {
-          j.ok("the machine's torch is a CUDA " + mc.combo->line.str() + " build");
+          j.ok("the machine's torch is a " + name + " " + mc.combo->line.str() + " build");
         } else if (mc.combo->line.major() != c.s.combo->line.major() && runtime) {
-          j.fail("built for CUDA " + c.s.combo->line.str() + ", the machine's torch is a CUDA " + mc.combo->line.str() +
-                 " build: ImportError: " + runtime_lib + ": cannot open shared object file: No such file or directory");
+          j.fail(built + theirs + ": ImportError: " + runtime_lib + ": cannot open shared object file: No such file or directory");
         } else {
-          j.fail("built for CUDA " + c.s.combo->line.str() + ", the machine's torch is a CUDA " + mc.combo->line.str() +
-                 " build: ImportError: " + c.first_module() + ": undefined symbol (the extension links another CUDA build of torch)");
+          j.fail(built + theirs + ": ImportError: " + c.first_module() + ": undefined symbol (the extension links another " +
+                 name + " build of torch)");
         }
       } else if (!local.empty() && !c.policy.parse_torch_label(local)) {
-        j.fail("the machine's torch " + c.m.torch->str() + " is a +" + local + " build: " + std::string(kNoCudaTorch));
+        j.fail("the machine's torch " + c.m.torch->str() + " is a +" + local + " build, not a " + name + " build" +
+               error_suffix(errors.wrong_torch));
       } else {
         j.unknown(mc.reason);
       }
     }
   }
 
-  // The driver must run the CUDA runtime.
+  // The driver must run the runtime.
+  if (c.policy.driver_rule() == policies::DriverRule::unknown) {
+    j.unknown("the driver's " + name + " support is not checked: " +
+              (c.policy.driver_why().empty() ? "the backend has no driver rule" : c.policy.driver_why()));
+    return j.done();
+  }
   const NumericVersion line = label ? *label : NumericVersion({*runtime});
   auto drv = resolve::judge_driver(runtime && *runtime > line.major() ? NumericVersion({*runtime}) : line, c.m, c.policy);
   if (!drv.checked) {
-    j.unknown("the driver's CUDA support is unknown (set driver_line or driver_version in the machine profile)");
+    j.unknown("the driver's " + name + " support is unknown (set driver_line or driver_version in the machine profile)");
   } else if (drv.failure) {
-    j.fail(drv.failure->wheel + ", " + drv.failure->machine + ": " + std::string(kDriverTooOld));
+    j.fail(drv.failure->wheel + ", " + drv.failure->machine + error_suffix(errors.driver_too_old));
   } else {
-    j.ok(c.m.driver_line ? "the driver supports CUDA " + c.m.driver_line->str() : "driver " + c.m.driver_version->str() + " runs CUDA " + line.str());
+    j.ok(c.m.driver_line ? "the driver supports " + name + " " + c.m.driver_line->str()
+                         : "driver " + c.m.driver_version->str() + " runs " + name + " " + line.str());
   }
   return j.done();
 }
@@ -696,13 +657,10 @@ Explanation judge(Subject subject, const machine::Machine& machine, const polici
   Explanation out;
   out.wheel = subject.display;
   out.binaries_read = subject.binaries_read;
+  read_device_code(subject.files, policy, out.warnings);
   Ctx c{subject, machine, policy, {}, out.warnings, {}};
-  if (auto targets = resolve::device_targets(machine, policy); targets && *targets) {
-    c.gpus.emplace();
-    for (const auto& t : **targets) {
-      if (auto cc = NumericVersion::parse(t)) c.gpus->push_back(*cc);
-    }
-  }
+  if (auto targets = resolve::device_targets(machine, policy); targets) c.gpus = std::move(*targets);
+  else out.warnings.push_back(targets.error().message);
   for (const auto& f : subject.files) {
     if (f.info) c.parsed.push_back(&f);
     else out.warnings.push_back(f.path + ": not read: " + f.error);
@@ -711,7 +669,7 @@ Explanation judge(Subject subject, const machine::Machine& machine, const polici
     switch (d) {
       case Demand::gpu_arch: out.demands.push_back(judge_gpu(c)); break;
       case Demand::torch: out.demands.push_back(judge_torch(c)); break;
-      case Demand::line: out.demands.push_back(judge_cuda(c)); break;
+      case Demand::line: out.demands.push_back(judge_line(c)); break;
       case Demand::python: out.demands.push_back(judge_python(c)); break;
       case Demand::cpu_arch: out.demands.push_back(judge_cpu(c)); break;
       case Demand::os: out.demands.push_back(judge_os(c)); break;
@@ -721,6 +679,28 @@ Explanation judge(Subject subject, const machine::Machine& machine, const polici
   for (auto& d : out.demands) d.name = resolve::demand_name(d.demand, policy.notation());
   out.files = std::move(subject.files);
   return out;
+}
+
+void read_device_code(std::vector<FileReport>& files, const policies::Policy& policy, std::vector<std::string>& warnings) {
+  for (auto& f : files) {
+    if (!f.info || f.info->device_code.empty() || !policy.rules()) continue;
+    std::vector<std::string> lists;
+    for (const auto& section : f.info->device_code) {
+      auto code = policy.rules()->read_code(section.name, section.bytes);
+      if (!code) {
+        warnings.push_back(f.path + ": " + section.name + ": device code not read: " + code.error().message);
+        continue;
+      }
+      if (!code->list.empty()) lists.push_back(code->list);
+      for (auto& [kind, items] : code->entries) {
+        auto it = std::find_if(f.device.entries.begin(), f.device.entries.end(), [&](const auto& e) { return e.first == kind; });
+        if (it == f.device.entries.end()) it = f.device.entries.insert(f.device.entries.end(), {kind, {}});
+        for (auto& item : items)
+          if (std::find(it->second.begin(), it->second.end(), item) == it->second.end()) it->second.push_back(std::move(item));
+      }
+    }
+    f.device.list = join(lists, ";");
+  }
 }
 
 Subject subject_from_name(model::WheelName w, const policies::Policy& policy) {
@@ -757,7 +737,7 @@ Expected<Explanation> explain_wheel(ByteSource& source, std::string_view filenam
     auto bytes = read_zip_member(source, entry, limits);
     if (!bytes) {
       f.error = bytes.error().message;
-    } else if (auto info = parse_binary(*bytes, source.name() + "!" + entry.name)) {
+    } else if (auto info = parse_binary(*bytes, source.name() + "!" + entry.name, policy.code_sections())) {
       f.info = std::move(*info);
     } else {
       f.error = info.error().message;

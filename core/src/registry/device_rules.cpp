@@ -2,6 +2,8 @@
 // command judges with.
 #include <utility>
 
+#include <boost/json.hpp>
+
 #include "wheelfit/registry/registry.hpp"
 
 namespace wheelfit::registry {
@@ -13,6 +15,41 @@ class PluginRules final : public policies::DeviceRules {
 
   Expected<std::string> parse_target(std::string_view text) const override { return call(fns_.parse_target, text); }
   Expected<std::string> parse_list(std::string_view text) const override { return call(fns_.parse_target_list, text); }
+
+  Expected<DeviceCode> read_code(std::string_view section, std::string_view bytes) const override {
+    if (!fns_.read_device_code) return DeviceRules::read_code(section, bytes);
+    const std::string name(section);
+    const char* out =
+        fns_.read_device_code(name.c_str(), reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+    namespace json = boost::json;
+    json::error_code ec;
+    const json::value v = json::parse(out ? out : "", ec);
+    const json::object* o = ec ? nullptr : v.if_object();
+    auto bad = [&](const std::string& why) {
+      return unexpected(Errc::invalid_input, "the backend's device-code reader broke its contract: " + why);
+    };
+    if (!o) return bad("not a JSON object");
+    if (const auto* err = o->if_contains("error")) {
+      return unexpected(Errc::invalid_input, err->is_string() ? std::string(err->get_string()) : "unreadable device code");
+    }
+    DeviceCode code;
+    const auto* list = o->if_contains("list");
+    if (!list || !list->is_string()) return bad("no \"list\" string");
+    code.list = std::string(list->get_string());
+    if (const auto* entries = o->if_contains("entries")) {
+      if (!entries->is_object()) return bad("\"entries\" is not an object");
+      for (const auto& kv : entries->get_object()) {
+        if (!kv.value().is_array()) return bad("entries." + std::string(kv.key()) + " is not an array");
+        std::vector<std::string> items;
+        for (const auto& item : kv.value().get_array()) {
+          if (!item.is_string()) return bad("entries." + std::string(kv.key()) + " holds a non-string");
+          items.emplace_back(item.get_string());
+        }
+        code.entries.emplace_back(std::string(kv.key()), std::move(items));
+      }
+    }
+    return code;
+  }
 
   Expected<Match> match(std::string_view list, std::string_view target) const override {
     const std::string l(list), t(target);

@@ -36,6 +36,9 @@ struct FileReport {
   std::optional<BinaryInfo> info;    ///< when it parsed
   std::string error;                 ///< when it did not
   std::optional<ExtensionSuffix> suffix;
+  /// Its device code as the backend read it (info's device sections): the target list ("" for
+  /// none) and the entries by kind ({"sass": ["sm_90"], "ptx": [...]} for CUDA).
+  policies::DeviceRules::DeviceCode device;
 };
 
 struct Explanation {

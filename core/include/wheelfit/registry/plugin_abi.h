@@ -64,7 +64,8 @@ typedef struct wheelfit_backend_v2 {
   /* The coverage rule: how the code of a target list runs on one canonical device target.
    * Returns 1 (natively), 2 (by JIT: a slow first launch), 0 (it does not run there), or -1
    * (the list or the target is malformed). *via is set to the list entry that serves the
-   * device (1, 2), "" (0), or the reason (-1). Required. */
+   * device, as the backend's tools name it ("sm_90 SASS", "compute_90 PTX", "gfx90a") (1, 2),
+   * "" (0), or the reason (-1). Required. */
   int (*match_targets)(const char* list, const char* target, const char** via);
   /* Reads the device code in one section named by the policy's backend.device.code_sections
    * (its raw bytes). Returns a JSON object {"list": "<a target list for match_targets>",

@@ -53,6 +53,23 @@ class DeviceRules {
     [[nodiscard]] bool covers() const noexcept { return kind != Kind::none; }
   };
   [[nodiscard]] virtual Expected<Match> match(std::string_view list, std::string_view target) const = 0;
+  /// The device code in one binary section the policy names (code_sections): a target list for
+  /// match(), and the entries by kind as the backend names them ("sass": ["sm_90"], "ptx": [...]).
+  /// Errc::unsupported when the backend reads no device code; Errc::invalid_input for bad bytes.
+  struct DeviceCode {
+    std::string list;
+    std::vector<std::pair<std::string, std::vector<std::string>>> entries;
+  };
+  [[nodiscard]] virtual Expected<DeviceCode> read_code(std::string_view section, std::string_view bytes) const;
+};
+
+/// The run-time errors a user meets when a demand fails, as the backend's runtime words them
+/// (policy data; empty when the backend names none).
+struct BackendErrors {
+  std::string no_kernel;       ///< no code for the GPU ("CUDA error: no kernel image is available ...")
+  std::string no_device;       ///< no GPU at all
+  std::string driver_too_old;  ///< the driver cannot run the runtime
+  std::string wrong_torch;     ///< the extension loaded into a torch that is not this backend's build
 };
 
 /// How the backend writes its accelerator line: the key of the demand and of JSON objects
@@ -141,6 +158,12 @@ class Policy {
   [[nodiscard]] const std::string& device_prefix() const noexcept { return device_prefix_; }
   /// The ELF/PE sections holding device code (".nv_fatbin"); empty when the backend names none.
   [[nodiscard]] const std::vector<std::string>& code_sections() const noexcept { return code_sections_; }
+  /// The backend's runtime library a binary links, as DT_NEEDED patterns ("libcudart.so.{major}").
+  [[nodiscard]] const std::vector<std::string>& runtime_libraries() const noexcept { return runtime_libraries_; }
+  /// The line major a DT_NEEDED name links by those patterns ("libcudart.so.12" -> 12); nullopt
+  /// when it is not the backend's runtime.
+  [[nodiscard]] std::optional<std::uint32_t> runtime_major(std::string_view needed) const;
+  [[nodiscard]] const BackendErrors& errors() const noexcept { return errors_; }
   /// The device rules; nullptr when the policy was read without them (lists are then kept as
   /// written and gpu coverage cannot be judged).
   [[nodiscard]] const DeviceRules* rules() const noexcept { return rules_.get(); }
@@ -209,7 +232,8 @@ class Policy {
   LineNotation notation_;
   std::vector<LabelTemplate> combo_labels_, torch_labels_;
   std::string device_name_, device_prefix_;
-  std::vector<std::string> code_sections_;
+  std::vector<std::string> code_sections_, runtime_libraries_;
+  BackendErrors errors_;
   std::shared_ptr<const DeviceRules> rules_;
   DriverRule driver_rule_ = DriverRule::unknown;
   std::string driver_why_;

@@ -32,10 +32,15 @@
 
 #include <string>
 
-#include "binary_bytes.hpp"
-#include "wheelfit/inspect/binary.hpp"
+#include <algorithm>
+#include <map>
 
-namespace wheelfit::inspect {
+#include "wheelfit/backends/cuda_fatbin.hpp"
+#include "wheelfit/backends/cuda_rules.hpp"
+#include "wheelfit/registry/plugin_support.hpp"
+#include "wheelfit/util/byte_reader.hpp"
+
+namespace wheelfit::backends::cuda {
 
 namespace {
 
@@ -51,14 +56,14 @@ Unexpected fail(std::string_view source, std::uint64_t at, const std::string& wh
 }
 
 // One container starting at `start`; returns its end (start + header + fat size).
-Expected<std::uint64_t> parse_container(const detail::Bytes& b, std::uint64_t start, std::string_view source,
+Expected<std::uint64_t> parse_container(const util::Bytes& b, std::uint64_t start, std::string_view source,
                                         std::vector<FatbinEntry>& out) {
   if (!b.fits(start, kContainerHeader)) {
     return fail(source, start,
                 "container header needs 16 bytes, " + std::to_string(b.data.size() - start) + " left");
   }
   const std::uint32_t magic = b.u32(start);
-  if (magic != kFatbinMagic) return fail(source, start, "bad magic " + detail::hex(magic) + " (want 0xba55ed50)");
+  if (magic != kFatbinMagic) return fail(source, start, "bad magic " + util::hex(magic) + " (want 0xba55ed50)");
   const std::uint16_t header_size = b.u16(start + 6);
   const std::uint64_t fat_size = b.u64(start + 8);
   if (header_size < kContainerHeader) {
@@ -115,7 +120,7 @@ std::string FatbinEntry::str() const {
 }
 
 Expected<std::vector<FatbinEntry>> parse_fatbin(std::string_view bytes, std::string_view source) {
-  const detail::Bytes b{bytes, true};
+  const util::Bytes b{bytes, true};
   std::vector<FatbinEntry> out;
   std::uint64_t p = 0;
   if (bytes.empty()) return fail(source, 0, "empty (no container header)");
@@ -130,4 +135,31 @@ Expected<std::vector<FatbinEntry>> parse_fatbin(std::string_view bytes, std::str
   return out;
 }
 
-}  // namespace wheelfit::inspect
+std::string device_code_json(std::string_view section, std::string_view bytes) {
+  auto entries = parse_fatbin(bytes, section);
+  if (!entries) return "{\"error\": \"" + plugin::json_escape(entries.error().message) + "\"}";
+  // The arch list: one target per (cc, suffix), SASS and/or PTX, in order of first appearance.
+  std::vector<ArchTarget> targets;
+  std::vector<std::string> sass, ptx;
+  for (const auto& e : *entries) {
+    auto& names = e.kind == FatbinEntry::Kind::sass ? sass : ptx;
+    if (std::find(names.begin(), names.end(), e.str()) == names.end()) names.push_back(e.str());
+    const model::NumericVersion cc({e.arch / 10, e.arch % 10});
+    const char variant = e.suffix.empty() ? '\0' : e.suffix[0];
+    auto it = std::find_if(targets.begin(), targets.end(), [&](const ArchTarget& t) { return t.cc == cc && t.variant == variant; });
+    if (it == targets.end()) {
+      targets.push_back(ArchTarget{cc, false, variant, false});
+      it = std::prev(targets.end());
+    }
+    (e.kind == FatbinEntry::Kind::sass ? it->sass : it->ptx) = true;
+  }
+  auto array = [](const std::vector<std::string>& v) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", \"" : "\"") + plugin::json_escape(v[i]) + "\"";
+    return out + "]";
+  };
+  const std::string list = targets.empty() ? std::string() : ArchList(targets).str();
+  return "{\"list\": \"" + list + "\", \"entries\": {\"sass\": " + array(sass) + ", \"ptx\": " + array(ptx) + "}}";
+}
+
+}  // namespace wheelfit::backends::cuda

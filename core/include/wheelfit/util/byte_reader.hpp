@@ -1,5 +1,6 @@
 #pragma once
-// Private to binary*.cpp: bounds-checked reads of little/big-endian integers from a byte view.
+// Bounds-checked reads of little/big-endian integers from a byte view, for the binary parsers
+// (core/src/inspect/binary.cpp, the backends' device-code readers).
 // Every read goes through `fits` first; `get` assumes it (callers check a whole record's range
 // once, naming the record, then read its fields). No reinterpret_cast, no alignment assumptions.
 
@@ -7,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace wheelfit::inspect::detail {
+namespace wheelfit::util {
 
 struct Bytes {
   std::string_view data;
@@ -46,4 +47,4 @@ inline std::string hex(std::uint64_t v) {
   return "0x" + out;
 }
 
-}  // namespace wheelfit::inspect::detail
+}  // namespace wheelfit::util
