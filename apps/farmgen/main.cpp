@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   if (!have_out) return usage_error("--out: required");
 
   registry::Registry reg;
-  const auto report = registry::load_plugins(reg, registry::default_plugin_dir());
+  const auto report = registry::load_plugins(reg, registry::plugin_dirs());
   if (!report.ok()) {
     std::cerr << "wheelfit-farmgen: " << report.error->message << "\n";
     return 2;

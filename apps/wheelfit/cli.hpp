@@ -61,9 +61,10 @@ transports::HttpOptions http_options(const Args& parsed);
 /// The process environment variable, if set.
 std::optional<std::string> env(const char* name);
 
-/// Loads the backend plugins from registry::default_plugin_dir() into `registry` (once per
-/// command, at its start). Skipped files are logged (warnings; debug for files not named *.so).
-/// An Error (exit 2) when the folder itself is missing or refused; its message names the folder
+/// Loads the backend plugins from registry::plugin_dirs() (WHEELFIT_PLUGIN_PATH's folders, then
+/// the built-in one) into `registry` (once per command, at its start). Skipped files and folders
+/// not used are logged (warnings; debug for files not named *.so and for a missing built-in
+/// folder). An Error (exit 2) when no folder at all could be used; its message names each folder
 /// and WHEELFIT_PLUGIN_PATH. Defined in cmd_plugins.cpp.
 Expected<registry::PluginLoadReport> load_backends(registry::Registry& registry);
 

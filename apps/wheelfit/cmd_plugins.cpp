@@ -1,5 +1,6 @@
 // `wheelfit plugins`: the backend plugins loaded (what each supplies) and the files skipped, with
-// the reason. Also load_backends(), which every command that needs a backend calls first.
+// the reason. Also load_backends(), which every command that needs a backend calls first. Both
+// search registry::plugin_dirs(): WHEELFIT_PLUGIN_PATH's folders, then the built-in one.
 #include <boost/json.hpp>
 #include <iostream>
 #include <map>
@@ -10,11 +11,30 @@
 
 namespace wheelfit::cli {
 
+namespace {
+
+// The hint every "no plugin folder could be used" error ends with.
+constexpr const char* kPathHint = " (WHEELFIT_PLUGIN_PATH lists plugin folders searched before the built-in one)";
+
+// Why a folder was not used, without the folder's own name in front (the caller prints it).
+std::string folder_reason(const registry::SearchedDir& d) {
+  const std::string prefix = d.dir.string() + ": ";
+  const std::string& m = d.error->message;
+  return m.starts_with(prefix) ? m.substr(prefix.size()) : m;
+}
+
+}  // namespace
+
 Expected<registry::PluginLoadReport> load_backends(registry::Registry& reg) {
-  auto report = registry::load_plugins(reg, registry::default_plugin_dir());
-  if (!report.ok()) {
-    return Error(report.error->code, "backend plugins: " + report.error->message +
-                                         " (WHEELFIT_PLUGIN_PATH names the plugin folder)");
+  auto report = registry::load_plugins(reg, registry::plugin_dirs());
+  if (!report.ok()) return Error(report.error->code, "backend plugins: " + report.error->message + kPathHint);
+  for (const auto& d : report.dirs) {
+    if (!d.error) continue;
+    const std::string line = "plugin folder " + d.dir.string() + " (" + std::string(registry::to_string(d.source)) +
+                             ") not used: " + folder_reason(d);
+    // The built-in folder may well be absent when WHEELFIT_PLUGIN_PATH supplies the plugins.
+    if (d.source == registry::DirSource::builtin && d.error->is(Errc::not_found)) log::debug(line);
+    else log::warn(line);
   }
   for (const auto& s : report.skipped) {
     const std::string line = "plugin " + s.file.string() + " skipped: " + s.reason;
@@ -116,28 +136,40 @@ int run_plugins(const std::vector<std::string_view>& argv) {
   if (!parsed.positional.empty()) throw UsageError{"plugins: takes no arguments (got '" + parsed.positional.front() + "')"};
 
   registry::Registry reg;
-  const auto report = registry::load_plugins(reg, registry::default_plugin_dir());
-  if (!report.ok()) {
-    return fail(json, kBadInput, "backend plugins: " + report.error->message + " (WHEELFIT_PLUGIN_PATH names the plugin folder)");
-  }
+  const auto report = registry::load_plugins(reg, registry::plugin_dirs());
+  if (!report.ok()) return fail(json, kBadInput, "backend plugins: " + report.error->message + kPathHint);
 
   if (json) {
-    boost::json::array backends, skipped;
+    boost::json::array dirs, backends, skipped;
+    for (const auto& d : report.dirs) {
+      dirs.push_back(boost::json::object{{"path", d.dir.string()},
+                                         {"source", registry::to_string(d.source)},
+                                         {"error", d.error ? boost::json::value(d.error->message) : boost::json::value(nullptr)}});
+    }
     for (const auto* b : reg.backends()) backends.push_back(to_json(*b, summarize_policy(*b)));
     for (const auto& s : report.skipped) {
       skipped.push_back(boost::json::object{{"file", s.file.string()}, {"kind", registry::to_string(s.kind)}, {"reason", s.reason}});
     }
-    boost::json::object o{{"plugin_dir", report.dir.string()}, {"backends", std::move(backends)}, {"skipped", std::move(skipped)}};
+    // plugin_dir: the first folder searched (the only one before WHEELFIT_PLUGIN_PATH became a list).
+    boost::json::object o{{"plugin_dir", report.dirs.front().dir.string()},
+                          {"plugin_dirs", std::move(dirs)},
+                          {"backends", std::move(backends)},
+                          {"skipped", std::move(skipped)}};
     std::cout << boost::json::serialize(o) << "\n";
     return kOk;
   }
 
-  std::cout << "plugin folder: " << report.dir.string() << "\n";
+  std::cout << "plugin folders (in search order; the first to supply a backend wins):\n";
+  for (const auto& d : report.dirs) {
+    std::cout << "  " << d.dir.string() << " (" << registry::to_string(d.source) << ")";
+    if (d.error) std::cout << ": not used: " << folder_reason(d);
+    std::cout << "\n";
+  }
   if (reg.names().empty()) std::cout << "\nno backend plugin was loaded\n";
   for (const auto* b : reg.backends()) print_human(*b, summarize_policy(*b));
   if (!report.skipped.empty()) {
     std::cout << "\nskipped:\n";
-    for (const auto& s : report.skipped) std::cout << "  " << s.file.filename().string() << ": " << s.reason << "\n";
+    for (const auto& s : report.skipped) std::cout << "  " << s.file.string() << ": " << s.reason << "\n";
   }
   return kOk;
 }

@@ -271,10 +271,16 @@ Expected<Policy> parse_policy_json(std::string_view text, std::string_view sourc
         if (!m) return m.error();
         auto name = rd.string(**m, std::string("backend.line.") + key);
         if (!name) return name.error();
-        const bool ident = !name->empty() && name->size() <= 32 && std::all_of(name->begin(), name->end(), [](char c) {
-          return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+        // key and prefix are identifiers (JSON keys, combo strings); name is prose ("Acme NPU").
+        const bool prose = std::string_view(key) == "name";
+        const bool ok = !name->empty() && name->size() <= 32 && std::all_of(name->begin(), name->end(), [&](char c) {
+          return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+                 (prose && c == ' ');
         });
-        if (!ident) return rd.error(std::string("backend.line.") + key, quote(*name) + " is not a name ([A-Za-z0-9_-], 1-32)");
+        if (!ok) {
+          return rd.error(std::string("backend.line.") + key,
+                          quote(*name) + " is not a name (1-32 of [A-Za-z0-9_-]" + (prose ? " and spaces)" : ")"));
+        }
         *slot = std::move(*name);
       }
     }

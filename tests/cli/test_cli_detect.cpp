@@ -36,6 +36,7 @@ struct World {
   fs::path index = dir / "index";
   fs::path config = dir / "proj" / "comfy-env.toml";
   std::map<std::string, std::string> env;
+  fs::path exe = wheelfit::test::built_wheelfit();  ///< what run() runs
 
   World() {
     fs::create_directories(site);
@@ -70,7 +71,7 @@ struct World {
   [[nodiscard]] Run run(const std::vector<std::string>& args) const {
     std::string prefix = "env -i";
     for (const auto& [k, v] : env) prefix += " " + k + "=" + shell_quote(v);
-    return wheelfit::test::run_program(prefix, wheelfit::test::built_wheelfit(), args);
+    return wheelfit::test::run_program(prefix, exe, args);
   }
 };
 
@@ -242,6 +243,11 @@ TEST_CASE("wheelfit detect: an interpreter that hangs or prints garbage", "[cli]
 
 TEST_CASE("wheelfit detect without plugins still tells the rest of the machine", "[cli][detect]") {
   World w;
+  // A copy of wheelfit in <prefix>/bin without <prefix>/lib/wheelfit/plugins: no built-in plugin
+  // folder, and WHEELFIT_PLUGIN_PATH (searched in addition to it) names a missing one.
+  w.exe = w.dir / "prefix" / "bin" / "wheelfit";
+  fs::create_directories(w.exe.parent_path());
+  fs::copy_file(wheelfit::test::built_wheelfit(), w.exe);
   w.env["WHEELFIT_PLUGIN_PATH"] = (w.dir / "no-plugins-here").string();
   auto r = w.run({"detect", "--json"});
   REQUIRE(r.code == 0);

@@ -758,14 +758,10 @@ TEST_CASE("parse_packages_json reads schema 1", "[index][packages-json]") {
   REQUIRE(foo.wheels.size() == 2);
   CHECK(foo.wheels[0].filename == "foo_bar_baz-1.0+cu128torch2.8-cp312-cp312-linux_x86_64.whl");
   CHECK(foo.wheels[0].sha256 == std::string(64, 'a'));  // lower-cased
-  CHECK(foo.wheels[0].cuda == "12.8");
-  CHECK(foo.wheels[0].torch == "2.8");
-  CHECK(foo.wheels[0].python == "312");
-  CHECK(foo.wheels[0].platform == "linux");
+  // The farm's descriptive fields (its line, torch, python, platform, abi; null or not) are not
+  // read: the resolver judges each wheel by its name.
   CHECK_FALSE(foo.wheels[1].sha256);
-  CHECK(foo.wheels[1].cuda.empty());
   CHECK(pj->packages.at("cumm").torch_free);
-  CHECK(pj->packages.at("cumm").wheels[0].cuda.empty());  // null is absent
   CHECK(pj->packages.at("empty").wheels.empty());
   CHECK_FALSE(pj->packages.at("empty").torch_free);
 }
@@ -787,7 +783,7 @@ TEST_CASE("PackagesJson::sha256_for looks up by URL, then by file name", "[index
 
   SECTION("two different hashes for one file name are a conflict, not a pick") {
     PackagesJson copy = *pj;
-    copy.packages["other"].wheels.push_back({cumm_file, "https://elsewhere.example/c.whl", std::string(64, 'd'), "", "", "", ""});
+    copy.packages["other"].wheels.push_back({cumm_file, "https://elsewhere.example/c.whl", std::string(64, 'd')});
     PackagesJson unindexed;  // the same data, answered by a linear scan
     unindexed.packages = copy.packages;
     copy.build_lookup();
@@ -830,13 +826,16 @@ TEST_CASE("parse_packages_json rejects other schemas and wrong shapes, naming th
        "packages.cumm.wheels[0].url: missing"},
       {with_pkgs(R"({"cumm":{"wheels":[{"filename":1,"url":"u"}]}})"), Errc::invalid_input,
        "packages.cumm.wheels[0].filename: not a string (got a number)"},
-      {with_pkgs(R"({"cumm":{"wheels":[{"filename":"c","url":"u","torch":2.8}]}})"), Errc::invalid_input,
-       "packages.cumm.wheels[0].torch: not a string (got a number)"},
+      {with_pkgs(R"({"cumm":{"wheels":[{"filename":"c","url":2.8}]}})"), Errc::invalid_input,
+       "packages.cumm.wheels[0].url: not a string (got a number)"},
       {with_pkgs(R"({"cumm":{"wheels":[7]}})"), Errc::invalid_input, "packages.cumm.wheels[0]: not an object"},
       {with_pkgs(R"({"Foo_Bar":{"wheels":[]},"foo-bar":{"wheels":[]}})"), Errc::invalid_input,
        "same project as another key (PEP 503 name 'foo-bar')"},
       {with_pkgs(R"({"":{"wheels":[]}})"), Errc::invalid_input, "empty project name"},
   };
+  // The farm's descriptive fields are not read, whatever their type.
+  CHECK(parse_packages_json(with_pkgs(R"({"cumm":{"wheels":[{"filename":"c","url":"u","torch":2.8,"cuda":null}]}})"),
+                            "https://h.example/packages.json"));
   for (const Row& row : rows) {
     CAPTURE(row.body);
     auto pj = parse_packages_json(row.body, "https://h.example/packages.json");
@@ -1022,8 +1021,6 @@ TEST_CASE("the snapshot's packages.json parses completely", "[index][packages-js
       REQUIRE(w.sha256);
       CHECK(w.sha256->size() == 64);
       CHECK(w.sha256->find_first_not_of("0123456789abcdef") == std::string::npos);
-      CHECK(w.cuda == "12.8");
-      CHECK(w.python == "312");
     }
   }
   CHECK(wheels == 110);
@@ -1032,8 +1029,6 @@ TEST_CASE("the snapshot's packages.json parses completely", "[index][packages-js
   const PackagesJsonEntry& cumm = pj->packages.at("cumm");
   REQUIRE(cumm.wheels.size() == 3);
   CHECK(cumm.wheels[2].filename == "cumm-0.8.2+cu128torch2.11-cp312-cp312-win_amd64.whl");
-  CHECK(cumm.wheels[2].platform == "windows");
-  CHECK(cumm.wheels[2].torch == "2.11");
   CHECK(pj->sha256_for("https://github.com/Comfy-Forge/cuda-wheels/releases/download/cumm-latest/"
                        "cumm-0.8.2%2Bcu128torch2.11-cp312-cp312-win_amd64.whl",
                        "cumm-0.8.2+cu128torch2.11-cp312-cp312-win_amd64.whl") ==

@@ -1,6 +1,6 @@
-// load_plugins and default_plugin_dir with real shared libraries: the test-only plugins of
-// tests/registry/plugins/ (built into WHEELFIT_TEST_PLUGIN_DIR/<case>/), copied into temporary
-// folders, one scenario each.
+// load_plugins and the plugin search list (plugin_dirs, builtin_plugin_dir) with real shared
+// libraries: the test-only plugins of tests/registry/plugins/ (built into
+// WHEELFIT_TEST_PLUGIN_DIR/<case>/), copied into temporary folders, one scenario each.
 #include <catch2/catch.hpp>
 
 #include <dlfcn.h>
@@ -15,6 +15,8 @@
 #include "wheelfit/registry/registry.hpp"
 
 using namespace wheelfit;
+using registry::DirSource;
+using registry::PluginDir;
 using registry::Registry;
 using registry::SkipReason;
 namespace fs = std::filesystem;
@@ -54,7 +56,10 @@ TEST_CASE("load_plugins: a whole backend from one plugin folder, no core change"
   Registry reg;
   const auto report = registry::load_plugins(reg, folder.dir);
   REQUIRE(report.ok());
-  CHECK(report.dir == folder.dir);
+  REQUIRE(report.dirs.size() == 1);
+  CHECK(report.dirs[0].dir == folder.dir);
+  CHECK(report.dirs[0].source == DirSource::given);
+  CHECK_FALSE(report.dirs[0].error);
   CHECK(report.skipped.empty());
   REQUIRE(report.loaded.size() == 1);
   CHECK(report.loaded[0].backend == "fake");
@@ -299,17 +304,193 @@ TEST_CASE("plugins are never unloaded: their code outlives the registry", "[regi
   if (handle) ::dlclose(handle);
 }
 
-TEST_CASE("default_plugin_dir: WHEELFIT_PLUGIN_PATH, else the build tree's plugins folder", "[registry][plugins]") {
-  SECTION("the variable wins") {
-    test::ScopedEnv env("WHEELFIT_PLUGIN_PATH", "/opt/wf/plugins");
-    CHECK(registry::default_plugin_dir() == fs::path("/opt/wf/plugins"));
+TEST_CASE("plugin_dirs: WHEELFIT_PLUGIN_PATH's folders in order, then the built-in one", "[registry][plugins]") {
+  struct Row {
+    const char* what;
+    std::optional<std::string> env;
+    std::vector<PluginDir> expected;
+  };
+  const fs::path builtin = "/opt/wheelfit/lib/wheelfit/plugins";
+  const PluginDir b{builtin, DirSource::builtin};
+  auto row = GENERATE_REF(values<Row>({
+      {"unset: the built-in folder only", std::nullopt, {b}},
+      {"empty: the built-in folder only", "", {b}},
+      {"one folder, searched first", "/a", {{"/a", DirSource::env}, b}},
+      {"a list, in its order", "/b:/a", {{"/b", DirSource::env}, {"/a", DirSource::env}, b}},
+      {"empty entries are ignored (no current-folder entry)", ":/a::/b:",
+       {{"/a", DirSource::env}, {"/b", DirSource::env}, b}},
+      {"only separators", ":::", {b}},
+      {"a relative entry is kept as written", "plugins", {{"plugins", DirSource::env}, b}},
+      {"a folder listed twice is searched once, at its first place", "/a:/b:/a/:/a/./",
+       {{"/a", DirSource::env}, {"/b", DirSource::env}, b}},
+      {"the built-in folder named in the list keeps the list's place", "/a:/opt/wheelfit/lib/wheelfit/plugins/",
+       {{"/a", DirSource::env}, {"/opt/wheelfit/lib/wheelfit/plugins/", DirSource::env}}},
+  }));
+  CAPTURE(row.what);
+  const auto dirs = registry::plugin_dirs(row.env ? std::optional<std::string_view>(*row.env) : std::nullopt, builtin);
+  REQUIRE(dirs.size() == row.expected.size());
+  for (std::size_t i = 0; i < dirs.size(); ++i) {
+    CAPTURE(i);
+    CHECK(dirs[i].path == row.expected[i].path);
+    CHECK(dirs[i].source == row.expected[i].source);
   }
-  SECTION("empty counts as unset: <build>/plugins for an executable in <build>/tests") {
-    test::ScopedEnv env("WHEELFIT_PLUGIN_PATH", "");
-    CHECK(fs::weakly_canonical(registry::default_plugin_dir()) == fs::weakly_canonical(test::binary_dir() / "plugins"));
+}
+
+TEST_CASE("plugin_dirs(): the variable's folders, then the build tree's plugins folder", "[registry][plugins]") {
+  const fs::path built = fs::weakly_canonical(test::binary_dir() / "plugins");
+  SECTION("the built-in folder: <build>/plugins for an executable in <build>/tests") {
+    CHECK(fs::weakly_canonical(registry::builtin_plugin_dir()) == built);
   }
   SECTION("unset") {
     test::ScopedEnv env("WHEELFIT_PLUGIN_PATH", std::nullopt);
-    CHECK(fs::weakly_canonical(registry::default_plugin_dir()) == fs::weakly_canonical(test::binary_dir() / "plugins"));
+    const auto dirs = registry::plugin_dirs();
+    REQUIRE(dirs.size() == 1);
+    CHECK(fs::weakly_canonical(dirs[0].path) == built);
+    CHECK(dirs[0].source == DirSource::builtin);
   }
+  SECTION("set: searched before the built-in folder, which is still searched") {
+    test::ScopedEnv env("WHEELFIT_PLUGIN_PATH", "/opt/wf/plugins:/srv/more");
+    const auto dirs = registry::plugin_dirs();
+    REQUIRE(dirs.size() == 3);
+    CHECK(dirs[0] == PluginDir{"/opt/wf/plugins", DirSource::env});
+    CHECK(dirs[1] == PluginDir{"/srv/more", DirSource::env});
+    CHECK(fs::weakly_canonical(dirs[2].path) == built);
+    CHECK(dirs[2].source == DirSource::builtin);
+  }
+  CHECK(registry::to_string(DirSource::env) == "WHEELFIT_PLUGIN_PATH");
+  CHECK(registry::to_string(DirSource::builtin) == "built-in");
+}
+
+TEST_CASE("load_plugins over a list of folders: the first to supply a backend wins; a folder not used is reported",
+          "[registry][plugins]") {
+  // Folders "a", "b", "ww" (world-writable) under one temporary folder; "missing" is never made.
+  struct Folders {
+    TempDir tmp;
+    fs::path at(const std::string& name) const { return tmp / name; }
+    fs::path add(const std::string& folder, const std::string& kase, const std::string& name = "") {
+      const fs::path dir = at(folder);
+      if (!fs::exists(dir)) {
+        fs::create_directory(dir);
+        fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                 fs::perms::others_read | fs::perms::others_exec);
+      }
+      const fs::path to = dir / (name.empty() ? test_plugin(kase).filename().string() : name);
+      fs::copy_file(test_plugin(kase), to);
+      return to;
+    }
+  };
+  struct Loaded {
+    const char* backend;
+    const char* folder;
+  };
+  struct Row {
+    const char* what;
+    void (*setup)(Folders&);
+    std::string env;  // WHEELFIT_PLUGIN_PATH, with {T} standing for the temporary folder
+    const char* builtin;
+    std::vector<Loaded> loaded;
+    std::vector<SkipReason> skipped;
+    std::vector<std::optional<Errc>> dir_errors;  // per searched folder
+    std::optional<Errc> error;                    // the report's
+    std::vector<std::string> says;                // in the first skip reason, else the report's error
+  };
+  auto row = GENERATE(values<Row>({
+      {"two folders, the same backend in both: the first folder's wins, the other is skipped naming both",
+       [](Folders& f) {
+         f.add("a", "fake_again", "z_last.so");
+         f.add("b", "fake", "a_first.so");
+       },
+       "{T}/a:{T}/b", "b", {{"fake", "a"}}, {SkipReason::duplicate_name}, {std::nullopt, std::nullopt}, std::nullopt,
+       {"backend 'fake' is supplied by both", "/a/z_last.so (loaded)", "/b/a_first.so (skipped)"}},
+      {"the list's folders come before the built-in one",
+       [](Folders& f) {
+         f.add("a", "throwing");
+         f.add("b", "fake");
+       },
+       "{T}/a", "b", {{"throwing", "a"}, {"fake", "b"}}, {}, {std::nullopt, std::nullopt}, std::nullopt, {}},
+      {"the built-in folder loses a name the list supplies",
+       [](Folders& f) {
+         f.add("a", "fake_again");
+         f.add("b", "fake");
+       },
+       "{T}/a", "b", {{"fake", "a"}}, {SkipReason::duplicate_name}, {std::nullopt, std::nullopt}, std::nullopt,
+       {"/a/libwheelfit_test_plugin_fake_again.so (loaded)"}},
+      {"empty entries are ignored",
+       [](Folders& f) { f.add("a", "fake"); },
+       ":{T}/a::", "b", {{"fake", "a"}}, {}, {std::nullopt, Errc::not_found}, std::nullopt, {}},
+      {"a missing folder in the list is reported, the others still load",
+       [](Folders& f) { f.add("b", "fake"); },
+       "{T}/missing", "b", {{"fake", "b"}}, {}, {Errc::not_found, std::nullopt}, std::nullopt, {}},
+      {"a world-writable folder in the list is refused, nothing loads from it",
+       [](Folders& f) {
+         f.add("ww", "throwing");
+         chmod_add(f.at("ww"), fs::perms::others_write);
+         f.add("b", "fake");
+       },
+       "{T}/ww", "b", {{"fake", "b"}}, {}, {Errc::invalid_input, std::nullopt}, std::nullopt, {}},
+      {"a missing built-in folder is fine when the list supplies plugins",
+       [](Folders& f) { f.add("a", "fake"); },
+       "{T}/a", "missing", {{"fake", "a"}}, {}, {std::nullopt, Errc::not_found}, std::nullopt, {}},
+      {"no folder can be used: an error naming each",
+       [](Folders& f) {
+         f.add("ww", "fake");
+         chmod_add(f.at("ww"), fs::perms::others_write);
+       },
+       "{T}/ww", "missing", {}, {}, {Errc::invalid_input, Errc::not_found}, Errc::invalid_input,
+       {"no plugin folder could be used: ", "/ww: the plugin folder is world-writable", "/missing: no such plugin folder"}},
+      {"a folder listed twice is searched once: no duplicate of itself",
+       [](Folders& f) { f.add("a", "fake"); },
+       "{T}/a:{T}/a/", "a", {{"fake", "a"}}, {}, {std::nullopt}, std::nullopt, {}},
+      {"an empty folder is used, and loads nothing",
+       [](Folders& f) {
+         f.add("a", "fake");
+         fs::remove(f.at("a") / test_plugin("fake").filename());
+       },
+       "{T}/a", "missing", {}, {}, {std::nullopt, Errc::not_found}, std::nullopt, {}},
+  }));
+  CAPTURE(row.what);
+  Folders folders;
+  row.setup(folders);
+  std::string env = row.env;
+  for (std::size_t at = env.find("{T}"); at != std::string::npos; at = env.find("{T}")) {
+    env.replace(at, 3, folders.tmp.path().string());
+  }
+  const auto dirs = registry::plugin_dirs(env, folders.at(row.builtin));
+  Registry reg;
+  const auto report = registry::load_plugins(reg, dirs);
+  CHECK(report.ok() == !row.error);
+  if (row.error) {
+    REQUIRE(report.error);
+    CHECK(report.error->is(*row.error));
+  }
+  REQUIRE(report.dirs.size() == row.dir_errors.size());
+  for (std::size_t i = 0; i < report.dirs.size(); ++i) {
+    CAPTURE(i, report.dirs[i].dir.string());
+    CHECK(report.dirs[i].dir == dirs[i].path);
+    CHECK(report.dirs[i].source == dirs[i].source);
+    CHECK(report.dirs[i].error.has_value() == row.dir_errors[i].has_value());
+    if (report.dirs[i].error && row.dir_errors[i]) {
+      CHECK(report.dirs[i].error->is(*row.dir_errors[i]));
+      CHECK_THAT(report.dirs[i].error->message, Catch::StartsWith(report.dirs[i].dir.string() + ": "));
+    }
+  }
+  REQUIRE(report.loaded.size() == row.loaded.size());
+  for (std::size_t i = 0; i < row.loaded.size(); ++i) {
+    CHECK(report.loaded[i].backend == row.loaded[i].backend);
+    CHECK(report.loaded[i].file.parent_path() == folders.at(row.loaded[i].folder));
+    REQUIRE(reg.find(row.loaded[i].backend) != nullptr);
+    CHECK(reg.find(row.loaded[i].backend)->origin == report.loaded[i].file.string());
+  }
+  REQUIRE(report.skipped.size() == row.skipped.size());
+  for (std::size_t i = 0; i < row.skipped.size(); ++i) CHECK(report.skipped[i].kind == row.skipped[i]);
+  const std::string said = !report.skipped.empty() ? report.skipped[0].reason : report.error ? report.error->message : "";
+  for (const auto& text : row.says) CHECK_THAT(said, Catch::Contains(text));
+}
+
+TEST_CASE("load_plugins: an empty list of folders is an error", "[registry][plugins]") {
+  Registry reg;
+  const auto report = registry::load_plugins(reg, std::vector<PluginDir>{});
+  REQUIRE_FALSE(report.ok());
+  CHECK(report.error->is(Errc::not_found));
+  CHECK(report.dirs.empty());
 }

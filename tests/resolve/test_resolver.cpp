@@ -244,7 +244,7 @@ TEST_CASE("resolve pins sha256 from the fragment or packages.json and refuses co
   SECTION("packages.json only") {
     snap.projects.at("pkg").page.links[0].sha256.reset();
     index::PackagesJson pj;
-    pj.packages["pkg"].wheels.push_back({f, snap.projects.at("pkg").page.links[0].url, b, "12.8", "2.8", "312", "linux"});
+    pj.packages["pkg"].wheels.push_back({f, snap.projects.at("pkg").page.links[0].url, b});
     snap.packages_json = pj;
     auto r = run(test::workspace({"pkg"}), test::h100(), snap);
     REQUIRE(r.ok());
@@ -253,7 +253,7 @@ TEST_CASE("resolve pins sha256 from the fragment or packages.json and refuses co
   }
   SECTION("the two disagree: not picked, and said") {
     index::PackagesJson pj;
-    pj.packages["pkg"].wheels.push_back({f, snap.projects.at("pkg").page.links[0].url, b, "12.8", "2.8", "312", "linux"});
+    pj.packages["pkg"].wheels.push_back({f, snap.projects.at("pkg").page.links[0].url, b});
     snap.packages_json = pj;
     auto r = run(test::workspace({"pkg"}), test::h100(), snap);
     REQUIRE_FALSE(r.ok());
@@ -267,7 +267,7 @@ TEST_CASE("resolve uses packages.json when a page is missing", "[resolve][index]
   auto snap = test::snapshot({});
   snap.projects.emplace("pkg", index::ProjectPage{"pkg", snap.base_url + "pkg/", index::ProjectPage::Status::not_published, {}, "404"});
   index::PackagesJson pj;
-  pj.packages["pkg"].wheels.push_back({f, "https://example.test/dl/x.whl", std::string(64, 'c'), "12.8", "2.8", "312", "linux"});
+  pj.packages["pkg"].wheels.push_back({f, "https://example.test/dl/x.whl", std::string(64, 'c')});
   snap.packages_json = pj;
   auto r = run(test::workspace({"pkg"}), test::h100(), snap);
   REQUIRE(r.ok());

@@ -294,12 +294,6 @@ Expected<PackagesJson> parse_packages_json(std::string_view body, std::string_vi
       auto sha = optional_sha256(w, "sha256", wp, r);
       if (!sha) return std::move(sha).error();
       wheel.sha256 = std::move(*sha);
-      for (auto [field, out] : {std::pair{"cuda", &wheel.cuda}, std::pair{"torch", &wheel.torch},
-                                std::pair{"python", &wheel.python}, std::pair{"platform", &wheel.platform}}) {
-        auto s = optional_string(w, field, wp, r);
-        if (!s) return std::move(s).error();
-        if (*s) *out = std::move(**s);
-      }
       entry.wheels.push_back(std::move(wheel));
     }
     result.packages.emplace(std::move(name), std::move(entry));

@@ -19,7 +19,7 @@ struct Subject {
   std::string package;                   ///< PEP 503 name (for the policy's per-package arch lists)
   std::optional<model::WheelName> wheel; ///< nullopt: no tags known
   std::optional<model::Combo> combo;     ///< from the local version label
-  std::optional<model::NumericVersion> label_line;  ///< a label naming only a line ("+cu128"), by the torch-label grammar
+  std::optional<model::NumericVersion> label_line;  ///< a label naming only a line, by the torch-label grammar
   std::vector<FileReport> files;
   bool binaries_read = false;
 };

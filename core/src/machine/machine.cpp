@@ -101,19 +101,22 @@ Expected<std::string> parse_gpu_target(std::string_view item) {
   });
   if (!ok) {
     return unexpected(Errc::invalid_input, "'" + std::string(item) +
-                                               "' is not a device target: write one such as 9.0, sm_90 or gfx90a");
+                                               "' is not a device target: write it as the backend names it (letters, "
+                                               "digits and . _ : + -, at most 64)");
   }
   return s;
 }
 
 // The items of the list fact (gpus), each checked as it is added.
 struct ListBuilder {
-  std::string_view key;
   std::vector<std::string> targets;
 
-  [[nodiscard]] static std::string example() { return "[\"9.0\", \"8.6\"] or [\"gfx90a\"]"; }
-  [[nodiscard]] static std::string item_example() { return "\"9.0\" or \"gfx90a\""; }
+  [[nodiscard]] static std::string example() { return "[\"<target>\", ...]"; }
+  [[nodiscard]] static std::string item_example() { return "\"<target>\""; }
   Expected<void> add(std::string_view item) {
+    if (lower(trim(item)) == "none") {
+      return unexpected(Errc::invalid_input, "'none' means no GPU only as the whole value, not as one of the targets");
+    }
     auto t = parse_gpu_target(item);
     if (!t) return t.error();
     targets.push_back(std::move(*t));
@@ -131,15 +134,14 @@ std::string_view canonical_key(std::string_view key) {
 
 bool is_list_key(std::string_view key) { return canonical_key(key) == "gpus"; }
 
-// A profile naming one fact under both its names (gpus and gpu_targets) is refused.
+// A profile naming one fact under both its names (gpus and gpu_targets) is refused, whichever
+// comes first (toml++ walks keys in name order).
 Expected<void> first_spelling(std::vector<std::string_view>& seen, std::string_view key, const std::string& where) {
   const std::string_view fact = canonical_key(key);
-  if (std::find(seen.begin(), seen.end(), fact) != seen.end() && fact != key) {
-    return unexpected(Errc::invalid_input, where + ": " + std::string(key) + " is the old name of " + std::string(fact) +
-                                               ", which the profile also gives: keep one");
-  }
   if (std::find(seen.begin(), seen.end(), fact) != seen.end()) {
-    return unexpected(Errc::invalid_input, where + ": " + std::string(key) + " is given twice (once by an old name)");
+    const std::string old = fact == "gpus" ? "gpu_targets" : "cuda_driver";
+    return unexpected(Errc::invalid_input, where + ": the profile gives both " + std::string(fact) + " and " + old +
+                                               " (its old name) for one fact: keep " + std::string(fact));
   }
   seen.push_back(fact);
   return {};
@@ -153,7 +155,7 @@ Expected<void> parse_list(ListBuilder& list, std::string_view text) {
     const auto comma = text.find(',', start);
     const std::string_view item = text.substr(start, comma == std::string_view::npos ? text.size() - start : comma - start);
     if (trim(item).empty()) {
-      return unexpected(Errc::invalid_input, "an empty entry in the list (write \"9.0, 8.6\" or \"gfx90a, gfx1100\")");
+      return unexpected(Errc::invalid_input, "an empty entry in the list (write the targets separated by commas)");
     }
     if (auto r = list.add(item); !r) return r;
     if (comma == std::string_view::npos) break;
@@ -200,10 +202,10 @@ std::optional<Why> assign(Machine& m, std::string_view key, std::string_view val
     const bool ok = b.size() <= 64 && std::all_of(b.begin(), b.end(), [](char c) {
       return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
     });
-    if (!ok) return Why("must be a backend name such as cuda, rocm or cpu ([a-z0-9_-])");
+    if (!ok) return Why("must be a backend name as `wheelfit plugins` lists them, or cpu (1-64 of [a-z0-9_-])");
     m.backend = std::move(b);
   } else if (is_list_key(key)) {
-    ListBuilder list{key, {}};
+    ListBuilder list;
     if (auto r = parse_list(list, value); !r) return r.error().message;
     list.store(m);
   } else {
@@ -231,6 +233,7 @@ void clear(Machine& m, std::string_view key) {
 Expected<void> set_fact_at(Machine& m, std::string_view key, std::string_view raw, const std::string& where,
                            const std::string& origin) {
   if (!is_known_key(key)) return unknown_key(where, key);
+  const std::string given(key);  // errors name the key as the caller wrote it
   key = canonical_key(key);
   const std::string_view value = trim(raw);
   if (value.empty()) {
@@ -239,7 +242,7 @@ Expected<void> set_fact_at(Machine& m, std::string_view key, std::string_view ra
   }
   Machine next = m;
   if (auto why = assign(next, key, value)) {
-    return unexpected(Errc::invalid_input, where + ": " + std::string(key) + " = '" + std::string(raw) + "': " + *why);
+    return unexpected(Errc::invalid_input, where + ": " + given + " = '" + std::string(raw) + "': " + *why);
   }
   next.provenance[std::string(key)] = origin;
   m = std::move(next);
@@ -298,7 +301,7 @@ Expected<Machine> parse_toml_profile(std::string_view text, const std::string& s
     if (!is_known_key(key)) return unknown_key(where, key);
     if (auto r = first_spelling(seen, key, where); !r) return r.error();
     if (is_list_key(key)) {
-      ListBuilder list{key, {}};
+      ListBuilder list;
       const toml::array* arr = node.as_array();
       if (arr == nullptr) {
         return unexpected(Errc::invalid_input, where + ": " + std::string(key) + " must be an array of strings such as " +
@@ -408,7 +411,7 @@ Expected<Machine> parse_json_profile(std::string_view text, const std::string& s
     if (auto r = first_spelling(seen, key, source); !r) return r.error();
     const std::string where = source + ": \"" + std::string(key) + "\"";
     if (is_list_key(key)) {
-      ListBuilder list{key, {}};
+      ListBuilder list;
       const json::array* arr = v.if_array();
       if (arr == nullptr) {
         return unexpected(Errc::invalid_input,

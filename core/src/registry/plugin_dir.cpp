@@ -1,4 +1,5 @@
-// default_plugin_dir: WHEELFIT_PLUGIN_PATH, else relative to the running executable.
+// The plugin search list: WHEELFIT_PLUGIN_PATH's folders, then the built-in folder (relative to
+// the running executable).
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <cstdlib>
 
@@ -12,9 +13,16 @@ namespace wheelfit::registry {
 
 namespace fs = std::filesystem;
 
-fs::path default_plugin_dir() {
-  if (const char* env = std::getenv("WHEELFIT_PLUGIN_PATH"); env != nullptr && *env != '\0') return fs::path(env);
+std::string_view to_string(DirSource source) noexcept {
+  switch (source) {
+    case DirSource::env: return "WHEELFIT_PLUGIN_PATH";
+    case DirSource::builtin: return "built-in";
+    case DirSource::given: return "given";
+  }
+  return "unknown";
+}
 
+fs::path builtin_plugin_dir() {
   boost::dll::fs::error_code ec;
   const fs::path exe = boost::dll::program_location(ec);
   if (ec || exe.empty()) return fs::path(WHEELFIT_PLUGIN_INSTALL_DIR);  // relative: names what was expected
@@ -32,6 +40,53 @@ fs::path default_plugin_dir() {
     if (dir == dir.root_path()) break;
   }
   return installed;
+}
+
+namespace {
+
+// `p` normalised, without a trailing separator ("/a/b/" -> "/a/b"; "/" stays).
+fs::path normal(const fs::path& p) {
+  fs::path n = p.lexically_normal();
+  if (!n.has_filename() && n.has_relative_path()) n = n.parent_path();
+  return n;
+}
+
+// The same folder: the same path once normalised, or (both existing) the same file system object.
+bool same_folder(const fs::path& a, const fs::path& b) {
+  if (normal(a) == normal(b)) return true;
+  std::error_code ec;
+  const bool same = fs::equivalent(a, b, ec);
+  return !ec && same;
+}
+
+}  // namespace
+
+std::vector<PluginDir> plugin_dirs(std::optional<std::string_view> env_value, const fs::path& builtin) {
+  std::vector<PluginDir> out;
+  auto add = [&out](fs::path path, DirSource source) {
+    for (const auto& d : out) {
+      if (same_folder(d.path, path)) return;
+    }
+    out.push_back(PluginDir{std::move(path), source});
+  };
+  if (env_value) {
+    std::string_view rest = *env_value;
+    while (true) {
+      const auto colon = rest.find(':');
+      const std::string_view entry = rest.substr(0, colon);
+      if (!entry.empty()) add(fs::path(entry), DirSource::env);
+      if (colon == std::string_view::npos) break;
+      rest.remove_prefix(colon + 1);
+    }
+  }
+  add(builtin, DirSource::builtin);
+  return out;
+}
+
+std::vector<PluginDir> plugin_dirs() {
+  std::optional<std::string_view> env;
+  if (const char* value = std::getenv("WHEELFIT_PLUGIN_PATH"); value != nullptr) env = value;
+  return plugin_dirs(env, builtin_plugin_dir());
 }
 
 }  // namespace wheelfit::registry

@@ -1,4 +1,5 @@
-// load_plugins: one folder, sorted, on one thread; every file that is not loaded says why.
+// load_plugins: a list of folders, each sorted, on one thread; every folder not used and every file
+// not loaded says why.
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -38,116 +39,145 @@ const auto kLoadMode = static_cast<boost::dll::load_mode::type>(
 
 }  // namespace
 
-PluginLoadReport load_plugins(Registry& registry, const fs::path& dir) {
+PluginLoadReport load_plugins(Registry& registry, const std::vector<PluginDir>& dirs) {
   PluginLoadReport report;
-  report.dir = dir;
+  // One folder: its refusal is recorded in `searched`, and its files in the report.
+  auto load_folder = [&registry, &report](const fs::path& dir, SearchedDir& searched) {
+    try {
+      std::error_code ec;
+      const auto st = fs::status(dir, ec);
+      if (!fs::exists(st)) {
+        searched.error = Error(Errc::not_found, dir.string() + ": no such plugin folder");
+        return;
+      }
+      if (!fs::is_directory(st)) {
+        searched.error = Error(Errc::io_error, dir.string() + ": not a folder (expected the plugin folder)");
+        return;
+      }
+      if (world_writable(st)) {
+        searched.error = Error(Errc::invalid_input, dir.string() +
+                                                      ": the plugin folder is world-writable, so anyone could plant a "
+                                                      "plugin there; refusing to load from it (chmod o-w)");
+        return;
+      }
+
+      std::vector<fs::directory_entry> entries;
+      fs::directory_iterator it(dir, ec), end;
+      for (; !ec && it != end; it.increment(ec)) entries.push_back(*it);
+      if (ec) {
+        searched.error = Error(Errc::io_error, dir.string() + ": cannot list the plugin folder: " + ec.message());
+        return;
+      }
+      std::sort(entries.begin(), entries.end(), [](const fs::directory_entry& a, const fs::directory_entry& b) {
+        return a.path().filename().native() < b.path().filename().native();
+      });
+
+      for (const auto& entry : entries) {
+        const fs::path& file = entry.path();
+        auto skip = [&](SkipReason kind, std::string reason) {
+          report.skipped.push_back(SkippedFile{file, kind, std::move(reason)});
+        };
+        const std::string name = file.filename().string();
+        if (name.size() <= 3 || !name.ends_with(".so") || name.starts_with(".")) {
+          skip(SkipReason::not_plugin_name, "not a plugin file name (plugins are named *.so)");
+          continue;
+        }
+        const auto fst = fs::status(file, ec);  // follows a symbolic link: the target is judged
+        if (ec || !fs::is_regular_file(fst)) {
+          skip(SkipReason::not_regular_file, "not a regular file");
+          continue;
+        }
+        if (world_writable(fst)) {
+          skip(SkipReason::world_writable, "world-writable, so anyone could have replaced it; not loaded (chmod o-w)");
+          continue;
+        }
+        switch (has_elf_header(file)) {
+          case Elf::yes: break;
+          case Elf::no: skip(SkipReason::not_shared_library, "not a shared library (no ELF header)"); continue;
+          case Elf::unreadable: skip(SkipReason::load_failed, "cannot be opened for reading"); continue;
+        }
+
+        boost::dll::shared_library library;
+        boost::dll::fs::error_code lec;
+        (void)::dlerror();  // clear any earlier message
+        library.load(file, kLoadMode, lec);
+        if (lec || !library.is_loaded()) {
+          const char* why = ::dlerror();
+          skip(SkipReason::load_failed, std::string("failed to load: ") + (why ? why : lec.message()));
+          continue;
+        }
+        if (!library.has(WHEELFIT_BACKEND_ENTRY)) {
+          skip(SkipReason::no_entry, std::string("no ") + WHEELFIT_BACKEND_ENTRY +
+                                         " entry point: not a wheelfit backend plugin");
+          continue;
+        }
+        // has() succeeded, so get() cannot throw.
+        const wheelfit_backend_entry_fn entry_fn =
+            &library.get<std::remove_pointer_t<wheelfit_backend_entry_fn>>(WHEELFIT_BACKEND_ENTRY);
+        const wheelfit_backend_v2* descriptor = nullptr;
+        try {
+          descriptor = entry_fn();
+        } catch (...) {
+          skip(SkipReason::entry_failed, std::string("its ") + WHEELFIT_BACKEND_ENTRY + " threw an exception (a plugin bug)");
+          continue;
+        }
+        if (descriptor == nullptr) {
+          skip(SkipReason::entry_failed, std::string("its ") + WHEELFIT_BACKEND_ENTRY + " returned NULL");
+          continue;
+        }
+        auto info = detail::check_descriptor(descriptor);
+        if (!info) {
+          if (info.error().is(Errc::unsupported)) skip(SkipReason::abi_mismatch, info.error().message);
+          else skip(SkipReason::bad_descriptor, info.error().message);
+          continue;
+        }
+        if (auto dup = registry.entries_.find(info->name); dup != registry.entries_.end()) {
+          skip(SkipReason::duplicate_name, "backend '" + info->name + "' is supplied by both " +
+                                               dup->second->info.origin + " (loaded) and " + file.string() +
+                                               " (skipped)");
+          continue;
+        }
+        info->origin = file.string();
+        auto registered = std::make_unique<Registry::Entry>();
+        registered->library = std::move(library);
+        registered->descriptor = descriptor;
+        registered->info = std::move(*info);
+        report.loaded.push_back(LoadedPlugin{registered->info.name, file});
+        std::string key = registered->info.name;
+        registry.entries_.emplace(std::move(key), std::move(registered));
+      }
+    } catch (const std::exception& e) {  // only allocation failures can get here
+      searched.error = Error(Errc::io_error, dir.string() + ": loading plugins failed: " + e.what());
+    }
+  };
+
   try {
-    std::error_code ec;
-    const auto st = fs::status(dir, ec);
-    if (!fs::exists(st)) {
-      report.error = Error(Errc::not_found, dir.string() + ": no such plugin folder");
-      return report;
+    report.dirs.reserve(dirs.size());
+    for (const auto& d : dirs) {
+      report.dirs.push_back(SearchedDir{d.path, d.source, std::nullopt});
+      load_folder(d.path, report.dirs.back());
     }
-    if (!fs::is_directory(st)) {
-      report.error = Error(Errc::io_error, dir.string() + ": not a folder (expected the plugin folder)");
-      return report;
+    std::vector<const SearchedDir*> failed;
+    for (const auto& d : report.dirs) {
+      if (d.error) failed.push_back(&d);
     }
-    if (world_writable(st)) {
-      report.error = Error(Errc::invalid_input, dir.string() +
-                                                    ": the plugin folder is world-writable, so anyone could plant a "
-                                                    "plugin there; refusing to load from it (chmod o-w)");
-      return report;
-    }
-
-    std::vector<fs::directory_entry> entries;
-    fs::directory_iterator it(dir, ec), end;
-    for (; !ec && it != end; it.increment(ec)) entries.push_back(*it);
-    if (ec) {
-      report.error = Error(Errc::io_error, dir.string() + ": cannot list the plugin folder: " + ec.message());
-      return report;
-    }
-    std::sort(entries.begin(), entries.end(), [](const fs::directory_entry& a, const fs::directory_entry& b) {
-      return a.path().filename().native() < b.path().filename().native();
-    });
-
-    for (const auto& entry : entries) {
-      const fs::path& file = entry.path();
-      auto skip = [&](SkipReason kind, std::string reason) {
-        report.skipped.push_back(SkippedFile{file, kind, std::move(reason)});
-      };
-      const std::string name = file.filename().string();
-      if (name.size() <= 3 || !name.ends_with(".so") || name.starts_with(".")) {
-        skip(SkipReason::not_plugin_name, "not a plugin file name (plugins are named *.so)");
-        continue;
-      }
-      const auto fst = fs::status(file, ec);  // follows a symbolic link: the target is judged
-      if (ec || !fs::is_regular_file(fst)) {
-        skip(SkipReason::not_regular_file, "not a regular file");
-        continue;
-      }
-      if (world_writable(fst)) {
-        skip(SkipReason::world_writable, "world-writable, so anyone could have replaced it; not loaded (chmod o-w)");
-        continue;
-      }
-      switch (has_elf_header(file)) {
-        case Elf::yes: break;
-        case Elf::no: skip(SkipReason::not_shared_library, "not a shared library (no ELF header)"); continue;
-        case Elf::unreadable: skip(SkipReason::load_failed, "cannot be opened for reading"); continue;
-      }
-
-      boost::dll::shared_library library;
-      boost::dll::fs::error_code lec;
-      (void)::dlerror();  // clear any earlier message
-      library.load(file, kLoadMode, lec);
-      if (lec || !library.is_loaded()) {
-        const char* why = ::dlerror();
-        skip(SkipReason::load_failed, std::string("failed to load: ") + (why ? why : lec.message()));
-        continue;
-      }
-      if (!library.has(WHEELFIT_BACKEND_ENTRY)) {
-        skip(SkipReason::no_entry, std::string("no ") + WHEELFIT_BACKEND_ENTRY +
-                                       " entry point: not a wheelfit backend plugin");
-        continue;
-      }
-      // has() succeeded, so get() cannot throw.
-      const wheelfit_backend_entry_fn entry_fn =
-          &library.get<std::remove_pointer_t<wheelfit_backend_entry_fn>>(WHEELFIT_BACKEND_ENTRY);
-      const wheelfit_backend_v2* descriptor = nullptr;
-      try {
-        descriptor = entry_fn();
-      } catch (...) {
-        skip(SkipReason::entry_failed, std::string("its ") + WHEELFIT_BACKEND_ENTRY + " threw an exception (a plugin bug)");
-        continue;
-      }
-      if (descriptor == nullptr) {
-        skip(SkipReason::entry_failed, std::string("its ") + WHEELFIT_BACKEND_ENTRY + " returned NULL");
-        continue;
-      }
-      auto info = detail::check_descriptor(descriptor);
-      if (!info) {
-        if (info.error().is(Errc::unsupported)) skip(SkipReason::abi_mismatch, info.error().message);
-        else skip(SkipReason::bad_descriptor, info.error().message);
-        continue;
-      }
-      if (auto dup = registry.entries_.find(info->name); dup != registry.entries_.end()) {
-        skip(SkipReason::duplicate_name, "backend '" + info->name + "' is supplied by both " +
-                                             dup->second->info.origin + " (loaded) and " + file.string() +
-                                             " (skipped)");
-        continue;
-      }
-      info->origin = file.string();
-      auto registered = std::make_unique<Registry::Entry>();
-      registered->library = std::move(library);
-      registered->descriptor = descriptor;
-      registered->info = std::move(*info);
-      report.loaded.push_back(LoadedPlugin{registered->info.name, file});
-      std::string key = registered->info.name;
-      registry.entries_.emplace(std::move(key), std::move(registered));
+    if (report.dirs.empty()) {
+      report.error = Error(Errc::not_found, "no plugin folder to search");
+    } else if (failed.size() == report.dirs.size() && failed.size() == 1) {
+      report.error = *failed.front()->error;
+    } else if (failed.size() == report.dirs.size()) {
+      std::string why;
+      for (const auto* d : failed) why += (why.empty() ? "" : "; ") + d->error->message;
+      report.error = Error(failed.front()->error->code, "no plugin folder could be used: " + why);
     }
   } catch (const std::exception& e) {  // only allocation failures can get here
-    report.error = Error(Errc::io_error, dir.string() + ": loading plugins failed: " + e.what());
+    report.error = Error(Errc::io_error, std::string("loading plugins failed: ") + e.what());
   }
   return report;
+}
+
+PluginLoadReport load_plugins(Registry& registry, const fs::path& dir) {
+  return load_plugins(registry, std::vector<PluginDir>{PluginDir{dir, DirSource::given}});
 }
 
 }  // namespace wheelfit::registry

@@ -60,7 +60,6 @@ struct PackagesJsonWheel {
   std::string filename;
   std::string url;
   std::optional<std::string> sha256;  ///< lower-case hex, validated (64 hex digits)
-  std::string cuda, torch, python, platform;  ///< as written ("12.8", "2.8", "312", "linux")
 };
 struct PackagesJsonEntry {
   bool torch_free = false;

@@ -14,7 +14,7 @@
 //   glibc, driver_version, driver_line   dotted numbers ("2.35", "580.65.06", "13.0")
 //   python          "X.Y", or "X.Yt" for a free-threaded build; "3" and "3.12.1" are refused
 //   torch           a PEP 440 version ("2.8.0+cu128")
-//   backend         a backend name ([a-z0-9_-]+, stored lower case: "cuda", "rocm"), or "cpu";
+//   backend         a backend name (1-64 of [a-z0-9_-], stored lower case: "cuda", "rocm"), or "cpu";
 //                   whether a plugin supplies it is checked where it is used
 //   driver_line     the highest accelerator line the driver runs (CUDA: "13.0")
 //   gpus            the device target of every visible GPU, as the backend writes them: "9.0"
@@ -22,7 +22,7 @@
 //                   [a-z0-9_.:+-]; the backend's grammar checks and canonicalises them where they
 //                   are judged (resolve::device_targets). Profiles: an array of strings. Text
 //                   form (set_fact, env): comma-separated, spaces allowed ("9.0, 8.6"); "none"
-//                   is the known empty list.
+//                   as the whole value is the known empty list (and refused as one target).
 // In a profile an empty string is refused (leave the key out instead) and numbers are refused
 // with advice to quote them; in set_fact / env overrides an empty value makes the fact absent.
 // Env overrides: WHEELFIT_OVERRIDE_<KEY> (upper case; GPUS comma-separated; an empty value

@@ -5,8 +5,8 @@
 // label and PyTorch index pattern, its policy data (arch lists, fallback combos per CPU arch) as
 // JSON text, and its detection. The core knows no backend by name: adding one is one plugin.
 //
-// Registration is explicit: the executable calls load_plugins(registry, default_plugin_dir())
-// once at start-up; nothing registers itself during static initialisation.
+// Registration is explicit: the executable calls load_plugins(registry, plugin_dirs()) once at
+// start-up; nothing registers itself during static initialisation.
 //
 // Lifetime: a registry entry owns the plugin's library first and its descriptor second, so the
 // library outlives everything read from it. Plugins are never unloaded: they are opened with
@@ -71,6 +71,7 @@ Expected<policies::Policy> make_policy(const BackendInfo& backend, const std::op
 std::shared_ptr<const policies::DeviceRules> device_rules(const BackendInfo& backend);
 
 struct PluginLoadReport;
+struct PluginDir;
 
 class Registry {
  public:
@@ -100,7 +101,7 @@ class Registry {
 
  private:
   struct Entry;  // { the library, the descriptor, the BackendInfo }: defined in registry.cpp
-  friend PluginLoadReport load_plugins(Registry& registry, const std::filesystem::path& dir);
+  friend PluginLoadReport load_plugins(Registry& registry, const std::vector<PluginDir>& dirs);
   std::map<std::string, std::unique_ptr<Entry>, std::less<>> entries_;
 };
 
@@ -130,35 +131,80 @@ struct LoadedPlugin {
   std::filesystem::path file;
 };
 
-/// What load_plugins did, in the order it looked at the files (sorted by name).
-struct PluginLoadReport {
+/// Where a folder of the plugin search list comes from.
+enum class DirSource {
+  env,      ///< an entry of WHEELFIT_PLUGIN_PATH
+  builtin,  ///< next to the executable (builtin_plugin_dir())
+  given,    ///< named by the caller of load_plugins(registry, dir)
+};
+/// "WHEELFIT_PLUGIN_PATH", "built-in", "given".
+[[nodiscard]] std::string_view to_string(DirSource source) noexcept;
+
+/// One folder of the plugin search list.
+struct PluginDir {
+  std::filesystem::path path;
+  DirSource source = DirSource::given;
+  bool operator==(const PluginDir&) const = default;
+};
+
+/// What happened to one folder of the search list.
+struct SearchedDir {
   std::filesystem::path dir;
+  DirSource source = DirSource::given;
+  /// Set when the folder was not used (nothing was loaded from it): Errc::not_found (no such
+  /// folder), Errc::io_error (not a folder, unreadable), Errc::invalid_input (world-writable).
+  /// The message names the folder.
+  std::optional<Error> error;
+};
+
+/// What load_plugins did: every folder in search order, and the files in the order it looked at
+/// them (folder by folder, each sorted by name).
+struct PluginLoadReport {
+  std::vector<SearchedDir> dirs;
   std::vector<LoadedPlugin> loaded;
   std::vector<SkippedFile> skipped;
-  /// Set when the folder itself was refused or unreadable (then nothing was loaded):
-  /// Errc::not_found (no such folder), Errc::io_error (not a folder, unreadable),
-  /// Errc::invalid_input (world-writable). The message names the folder.
+  /// Set when no folder at all could be used (each was missing, refused or unreadable; or the
+  /// list was empty); nothing was loaded then. With one folder this is that folder's error; with
+  /// several, Errc of the first, and the message names each folder and why.
   std::optional<Error> error;
   [[nodiscard]] bool ok() const noexcept { return !error.has_value(); }
 };
 
-/// Loads every backend plugin in `dir` into `registry`, on the calling thread, in file-name
-/// order. Only regular files named "*.so" are considered (anything else is listed as skipped);
-/// a world-writable folder is refused as a whole; a world-writable file, a file that is not a
-/// shared library or fails to load (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE), one without the
-/// entry symbol, with another ABI version, with a bad descriptor or with a backend name already
-/// loaded is skipped with its reason. Never throws for anything a file contains.
+/// Loads every backend plugin of the folders `dirs` into `registry`, on the calling thread,
+/// folder by folder in list order, each folder's files in file-name order. Only regular files
+/// named "*.so" are considered (anything else is listed as skipped); a world-writable folder is
+/// refused as a whole; a world-writable file, a file that is not a shared library or fails to
+/// load (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE), one without the entry symbol, with another ABI
+/// version, with a bad descriptor or with a backend name already loaded is skipped with its
+/// reason. A backend name found twice: the first file (earlier folder, else earlier name) wins;
+/// the other is skipped as duplicate_name, naming both files. A folder that is missing, refused
+/// or unreadable is recorded in its SearchedDir and the others are still searched: the report
+/// is an error only when no folder could be used. Never throws for anything a file contains.
+PluginLoadReport load_plugins(Registry& registry, const std::vector<PluginDir>& dirs);
+
+/// load_plugins over the one folder `dir` (DirSource::given): its error is the report's error.
 PluginLoadReport load_plugins(Registry& registry, const std::filesystem::path& dir);
 
-/// Where the plugins are, in this order:
-///  1. WHEELFIT_PLUGIN_PATH, when set and not empty (one folder, not a list);
-///  2. the installed layout: `<prefix>/lib/wheelfit/plugins` for an executable in `<prefix>/bin`
+/// The plugin search list: the folders of `env_value` (WHEELFIT_PLUGIN_PATH: ':'-separated, like
+/// PATH; empty entries are ignored, there is no "current folder" entry), in order, then
+/// `builtin`. A folder listed again (the same path after lexical normalisation, or the same
+/// existing folder by fs::equivalent) is searched once, at its first place, so naming the
+/// built-in folder in the variable changes nothing. Pure but for fs::equivalent.
+[[nodiscard]] std::vector<PluginDir> plugin_dirs(std::optional<std::string_view> env_value,
+                                                 const std::filesystem::path& builtin);
+
+/// plugin_dirs(WHEELFIT_PLUGIN_PATH when set, builtin_plugin_dir()): what the executables load.
+[[nodiscard]] std::vector<PluginDir> plugin_dirs();
+
+/// The built-in plugin folder, relative to the running executable, in this order:
+///  1. the installed layout: `<prefix>/lib/wheelfit/plugins` for an executable in `<prefix>/bin`
 ///     (taken when that folder exists);
-///  3. the build tree: `<build>/plugins`, where `<build>` is the executable's folder or the one or
+///  2. the build tree: `<build>/plugins`, where `<build>` is the executable's folder or the one or
 ///     two above it that holds CMakeCache.txt (`<build>/apps/wheelfit/wheelfit`, `<build>/tests/x`);
-///  4. otherwise the installed-layout path (so the error names where plugins were expected).
-/// The executable is found with boost::dll::program_location(); when that fails, 2-3 are skipped.
-[[nodiscard]] std::filesystem::path default_plugin_dir();
+///  3. otherwise the installed-layout path (so the error names where plugins were expected).
+/// The executable is found with boost::dll::program_location(); when that fails, the relative
+/// path `lib/wheelfit/plugins` is returned.
+[[nodiscard]] std::filesystem::path builtin_plugin_dir();
 
 /// Which index a resolve reads for `backend`: `cli_index` (--index) if given, else the backend's
 /// env var if set and not blank, else the backend's default. A trailing '/' is added.
