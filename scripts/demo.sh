@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The README's first command: install what is missing, build, and run a demo resolve against a
-# full-grid index generated from the policy data (no network needed).
+# The README's first command: install what is missing, build, and run demo resolves against
+# full-grid indexes generated from the backends' policy data, CUDA and ROCm (no network needed).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/install-deps.sh"
@@ -15,3 +15,13 @@ echo
 echo "== the same packages on a GTX 1080 (sm_61): why nothing fits =="
 "$root/build/apps/wheelfit/wheelfit" resolve "$root/examples/demo/comfy-env.toml" \
   --index "$out/index" --machine "$root/examples/machines/x86_64-gtx1080-cu128.toml" | head -n 30 || true
+echo
+echo "== ROCm: an MI250X (gfx90a), torch 2.7.1+rocm6.3, against a generated ROCm index (--index) =="
+rm -rf "$out/rocm-index"
+"$root/build/apps/farmgen/wheelfit-farmgen" --backend rocm --out "$out/rocm-index" >/dev/null
+"$root/build/apps/wheelfit/wheelfit" resolve "$root/examples/demo/comfy-env.toml" \
+  --index "$out/rocm-index" --machine "$root/examples/machines/x86_64-mi250-rocm63.toml"
+echo
+echo "== ROCm: an RX 580 (gfx803), which no PyTorch ROCm build targets =="
+"$root/build/apps/wheelfit/wheelfit" resolve "$root/examples/demo/comfy-env.toml" \
+  --index "$out/rocm-index" --machine "$root/examples/machines/x86_64-rx580-rocm.toml" | head -n 12 || true

@@ -25,7 +25,9 @@ constexpr std::string_view kUsage =
     "                   more adds synthetic-pkg-K packages, fewer takes the first N)\n"
     "  --backend NAME   the backend plugin whose policy and label grammar the farm follows (default cuda)\n"
     "  --policy FILE    policy data replacing the backend's (the grid comes from its matrix)\n"
-    "  --base-url URL   release download base (default https://github.com/Comfy-Forge/cuda-wheels)\n";
+    "  --base-url URL   release download base (default: the backend's Releases repository on GitHub,\n"
+    "                   https://github.com/Comfy-Forge/cuda-wheels for cuda; https://example.invalid/NAME-wheels\n"
+    "                   for a backend without one: a synthetic farm names no real host)\n";
 
 int usage_error(const std::string& message) {
   std::cerr << "wheelfit-farmgen: " << message << "\n" << kUsage;
@@ -39,7 +41,7 @@ int main(int argc, char** argv) {
   farmgen::FarmOptions options;
   std::optional<std::string> policy_file;
   std::string backend_name = "cuda";
-  bool have_out = false;
+  bool have_out = false, have_base = false;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "-h" || arg == "--help") {
@@ -75,6 +77,7 @@ int main(int argc, char** argv) {
       backend_name = std::string(value);
     } else {
       options.base_url = std::string(value);
+      have_base = true;
     }
   }
   if (!have_out) return usage_error("--out: required");
@@ -93,6 +96,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   const policies::Policy& policy = *loaded;
+  if (!have_base) {
+    options.base_url = backend->releases_repo.empty() ? "https://example.invalid/" + backend->name + "-wheels"
+                                                      : "https://github.com/" + backend->releases_repo;
+  }
 
   auto stats = farmgen::generate_farm(options, policy);
   if (!stats) {
