@@ -92,16 +92,17 @@ struct Farm {
   test::TempDir tmp;
   fs::path dir;
   farmgen::FarmStats stats;
-  Farm() : dir(tmp / "farm") {
+  explicit Farm(const policies::Policy& p, std::optional<std::size_t> packages = std::nullopt) : dir(tmp / "farm") {
     farmgen::FarmOptions o;
     o.out = dir;
-    auto r = farmgen::generate_farm(o, policy());
+    o.packages = packages;
+    auto r = farmgen::generate_farm(o, p);
     if (!r) throw std::runtime_error(r.error().message);
     stats = *r;
   }
 };
 const Farm& farm() {
-  static const Farm f;
+  static const Farm f(policy());
   return f;
 }
 
@@ -509,21 +510,8 @@ TEST_CASE("farmgen: an aarch64 py3.12 machine without torch resolves in tier 2 t
 
 namespace {
 
-struct RocmFarm {
-  test::TempDir tmp;
-  fs::path dir;
-  farmgen::FarmStats stats;
-  RocmFarm() : dir(tmp / "rocm-farm") {
-    farmgen::FarmOptions o;
-    o.out = dir;
-    o.packages = 6;
-    auto r = farmgen::generate_farm(o, test::rocm_policy());
-    if (!r) throw std::runtime_error(r.error().message);
-    stats = *r;
-  }
-};
-const RocmFarm& rocm_farm() {
-  static const RocmFarm f;
+const Farm& rocm_farm() {
+  static const Farm f(test::rocm_policy(), 6);
   return f;
 }
 

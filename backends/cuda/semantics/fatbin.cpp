@@ -137,7 +137,7 @@ Expected<std::vector<FatbinEntry>> parse_fatbin(std::string_view bytes, std::str
 
 std::string device_code_json(std::string_view section, std::string_view bytes) {
   auto entries = parse_fatbin(bytes, section);
-  if (!entries) return "{\"error\": \"" + plugin::json_escape(entries.error().message) + "\"}";
+  if (!entries) return plugin::device_code_error(entries.error().message);
   // The arch list: one target per (cc, suffix), SASS and/or PTX, in order of first appearance.
   std::vector<ArchTarget> targets;
   std::vector<std::string> sass, ptx;
@@ -153,13 +153,8 @@ std::string device_code_json(std::string_view section, std::string_view bytes) {
     }
     (e.kind == FatbinEntry::Kind::sass ? it->sass : it->ptx) = true;
   }
-  auto array = [](const std::vector<std::string>& v) {
-    std::string out = "[";
-    for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", \"" : "\"") + plugin::json_escape(v[i]) + "\"";
-    return out + "]";
-  };
   const std::string list = targets.empty() ? std::string() : ArchList(targets).str();
-  return "{\"list\": \"" + list + "\", \"entries\": {\"sass\": " + array(sass) + ", \"ptx\": " + array(ptx) + "}}";
+  return plugin::device_code_answer(list, {{"sass", sass}, {"ptx", ptx}});
 }
 
 }  // namespace wheelfit::backends::cuda

@@ -33,19 +33,12 @@ plugin::Coverage coverage(std::string_view list, std::string_view device) {
   return {m.how, m.via};
 }
 
-std::string json_strings(const std::vector<std::string>& items) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", \"" : "\"") + plugin::json_escape(items[i]) + "\"";
-  return out + "]";
-}
-
 std::string device_code(std::string_view, const unsigned char* bytes, std::size_t size) {
   const auto scan = scan_offload_bundles(bytes, size);
-  if (!scan.ok) return "{\"error\": \"" + plugin::json_escape(scan.error) + "\"}";
+  if (!scan.ok) return plugin::device_code_error(scan.error);
   std::string list;
   for (const auto& t : scan.targets) list += (list.empty() ? "" : ";") + t;
-  return "{\"list\": \"" + plugin::json_escape(list) + "\", \"entries\": {\"code_objects\": " + json_strings(scan.targets) +
-         "}}";
+  return plugin::device_code_answer(list, {{"code_objects", scan.targets}});
 }
 
 }  // namespace

@@ -27,6 +27,8 @@
 #include <exception>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "wheelfit/registry/plugin_abi.h"
 
@@ -57,6 +59,23 @@ inline std::string json_escape(std::string_view text) {
   }
   return out;
 }
+
+/// The JSON read_device_code answers (plugin_abi.h): {"list": "<list>", "entries": {"<kind>":
+/// ["<entry>", ...], ...}} with the kinds in the order given.
+inline std::string device_code_answer(std::string_view list,
+                                      const std::vector<std::pair<std::string, std::vector<std::string>>>& entries) {
+  std::string out = "{\"list\": \"" + json_escape(list) + "\", \"entries\": {";
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    out += (k ? ", \"" : "\"") + json_escape(entries[k].first) + "\": [";
+    const auto& items = entries[k].second;
+    for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", \"" : "\"") + json_escape(items[i]) + "\"";
+    out += "]";
+  }
+  return out + "}}";
+}
+
+/// The answer of read_device_code for bytes it cannot read: {"error": "<what>"}.
+inline std::string device_code_error(std::string_view what) { return "{\"error\": \"" + json_escape(what) + "\"}"; }
 
 /// The detection result for "detection itself failed": {"present": false, "error": "<what>"}.
 inline std::string detection_error_json(std::string_view what) {
@@ -137,7 +156,7 @@ const char* device_code_entry(const char* section, const unsigned char* bytes, s
     buffer = Fn(section ? std::string_view(section) : std::string_view(), bytes, size);
   } catch (const std::exception& e) {
     try {
-      buffer = "{\"error\": \"" + json_escape(e.what()) + "\"}";
+      buffer = device_code_error(e.what());
     } catch (...) {
       return R"({"error": "out of memory"})";
     }
