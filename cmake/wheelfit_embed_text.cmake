@@ -2,8 +2,8 @@
 # text of INPUT (a NUL-terminated static array, so `.data()` is also a C string); INPUT must be a
 # JSON object (checked here, so a typo fails the build naming the file). Run with
 # `cmake -DINPUT=... -DOUTPUT=... -DFUNCTION=... [-DNAMESPACE=...] -P wheelfit_embed_text.cmake`
-# (NAMESPACE empty: the global namespace); called by wheelfit_add_backend_plugin(POLICY ...).
-# Part of the installed wheelfit CMake package; the same logic as policies/embed.cmake.
+# (NAMESPACE empty: the global namespace); called by wheelfit_add_backend_plugin(POLICY ...) and,
+# in-tree, by wheelfit_embed_text() (policies/CMakeLists.txt). Part of the installed package.
 cmake_minimum_required(VERSION 3.20)
 if(NOT DEFINED INPUT OR NOT DEFINED OUTPUT OR NOT DEFINED FUNCTION)
   message(FATAL_ERROR "wheelfit_embed_text.cmake: INPUT, OUTPUT and FUNCTION are required")
