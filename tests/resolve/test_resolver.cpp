@@ -4,6 +4,7 @@
 
 #include "support/backend_support.hpp"
 #include "support/resolve_support.hpp"
+#include "support/test_support.hpp"
 #include "wheelfit/policies/policy.hpp"
 #include "wheelfit/resolve/resolver.hpp"
 
@@ -333,4 +334,48 @@ TEST_CASE("resolve honours requires-python as part of the python demand", "[reso
     REQUIRE_FALSE(r.warnings.empty());
     CHECK_THAT(r.warnings[0], Catch::Contains("requires-python ignored"));
   }
+}
+
+TEST_CASE("resolve reads the machine's GPUs by the backend's grammar", "[resolve][demands]") {
+  auto snap = test::snapshot({{"pkg", {{"pkg-1.0+cu128torch2.8-" + x86}}}});
+  struct Row {
+    std::string gpus;
+    bool resolved;
+    std::string error;  // "" when the resolve runs
+  };
+  for (const Row& row : {Row{"9.0", true, ""}, Row{"sm_90", true, ""}, Row{"sm90", true, ""},
+                         Row{"6.1", false, ""},  // refused by coverage, not by grammar
+                         Row{"sm_9", false, "gpus: 'sm_9' is not a compute capability"},
+                         Row{"gfx90a", false, "gpus: 'gfx90a' is not a compute capability"}}) {
+    CAPTURE(row.gpus);
+    auto m = test::h100();
+    REQUIRE(machine::set_fact(m, "gpus", row.gpus, "profile m.toml"));
+    auto r = resolve::resolve({test::workspace({"pkg"}), m, policy(), snap, "cuda"});
+    if (!row.error.empty()) {
+      REQUIRE_FALSE(r);
+      CHECK(r.error().is(Errc::invalid_input));
+      CHECK_THAT(r.error().message, Catch::StartsWith("profile m.toml: ") && Catch::Contains(row.error));
+      continue;
+    }
+    REQUIRE(r);
+    CHECK(r->ok() == row.resolved);
+  }
+}
+
+TEST_CASE("resolve without the backend's device rules says gpu_arch was not checked", "[resolve][demands]") {
+  // A policy read without rules (a library caller's choice): lists are kept as written and no
+  // GPU coverage is claimed either way.
+  const std::string text = wheelfit::test::read_file(wheelfit::test::source_dir() / "backends" / "cuda" / "data" / "policy.json");
+  auto plain = policies::parse_policy_json(text, "plain.json", nullptr);
+  REQUIRE(plain);
+  auto snap = test::snapshot({{"pkg", {{"pkg-1.0+cu128torch2.8-" + x86}}}});
+  auto m = test::h100();
+  REQUIRE(machine::set_fact(m, "gpus", "6.1", "test"));  // not covered, were it judged
+  auto r = resolve::resolve({test::workspace({"pkg"}), m, *plain, snap, "cuda"});
+  REQUIRE(r);
+  REQUIRE(r->ok());
+  CHECK(std::find(r->picks[0].unchecked.begin(), r->picks[0].unchecked.end(), Demand::gpu_arch) != r->picks[0].unchecked.end());
+  CHECK(std::any_of(r->warnings.begin(), r->warnings.end(), [](const std::string& w) {
+    return w.find("gpu_arch not checked: the policy was read without the backend's device rules") != std::string::npos;
+  }));
 }

@@ -642,6 +642,7 @@ Expected<Resolution> resolve(const Inputs& in) {
   // Say what could not be checked.
   const std::string& name = in.policy.notation().name;
   if (!m.gpus) res.warnings.push_back("gpu_arch not checked: the machine's GPUs are unknown (set gpus in the profile or WHEELFIT_OVERRIDE_GPUS)");
+  else if (!in.policy.rules()) res.warnings.push_back("gpu_arch not checked: the policy was read without the backend's device rules");
   if (in.policy.driver_rule() == policies::DriverRule::unknown) {
     res.warnings.push_back("the driver's " + name + " support not checked: " +
                            (in.policy.driver_why().empty() ? "the backend has no driver rule" : in.policy.driver_why()));
