@@ -100,46 +100,4 @@ transports::HttpOptions http_options(const Args& parsed) {
   return o;
 }
 
-std::optional<std::string> backend_of_torch_label(const registry::Registry& registry, std::string_view local_label) {
-  for (const auto* b : registry.backends()) {
-    auto policy = registry::make_policy(*b, std::nullopt);
-    if (policy && policy->parse_torch_label(local_label)) return b->name;
-  }
-  return std::nullopt;
-}
-
-Expected<const registry::BackendInfo*> judging_backend(const registry::Registry& registry,
-                                                       const std::optional<std::string>& flag, const machine::Machine& m) {
-  std::string backend = flag.value_or("");
-  if (backend.empty() && m.torch && !m.torch->local().empty()) {
-    backend = backend_of_torch_label(registry, m.torch->local()).value_or("");
-  }
-  if (backend.empty() && m.backend) backend = *m.backend;
-  if (backend.empty() || backend == "cpu") {
-    if (backend == "cpu") {
-      log::warn(std::string("the machine's backend is cpu: resolving against the ") + kDefaultBackend +
-                " index; GPU demands will tell what fails");
-    }
-    backend = kDefaultBackend;
-  }
-  if (const auto* info = registry.find(backend)) return info;
-  std::string known;
-  for (const auto& name : registry.names()) known += (known.empty() ? "" : ", ") + name;
-  return unexpected(Errc::invalid_input, "--backend: unknown backend '" + backend + "' (known: " +
-                                             (known.empty() ? "none: no plugin was loaded" : known) + ")");
-}
-
-Expected<policies::Policy> judging_policy(const registry::BackendInfo& backend, const std::optional<std::string>& flag_file) {
-  std::optional<std::string> file = flag_file;
-  const bool from_flag = file.has_value();
-  if (!file) file = env("WHEELFIT_POLICY");
-  if (file && file->empty()) file.reset();
-  auto p = registry::make_policy(backend, file);
-  if (!p) {
-    return p.error().with_context(file ? (from_flag ? "--policy" : "WHEELFIT_POLICY")
-                                       : "the " + backend.name + " backend's policy data");
-  }
-  return p;
-}
-
 }  // namespace wheelfit::cli

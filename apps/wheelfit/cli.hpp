@@ -19,6 +19,7 @@
 #include "wheelfit/resolve/resolver.hpp"
 #include "wheelfit/transports/http_transport.hpp"
 #include "wheelfit/util/expected.hpp"
+#include "wheelfit/wheelfit.hpp"
 
 namespace wheelfit::cli {
 
@@ -68,18 +69,14 @@ std::optional<std::string> env(const char* name);
 /// and WHEELFIT_PLUGIN_PATH. Defined in cmd_plugins.cpp.
 Expected<registry::PluginLoadReport> load_backends(registry::Registry& registry);
 
-/// The loaded backend whose torch-label grammar (its policy data) names `local_label` ("cu128"
-/// -> "cuda"); nullopt when none does.
-std::optional<std::string> backend_of_torch_label(const registry::Registry& registry, std::string_view local_label);
-/// The backend a command judges with: `flag` (--backend), else the backend the machine's torch
-/// label names, else the machine's backend, else kDefaultBackend (also for a cpu machine, with a
-/// warning). Errors (exit 2) name an unknown backend and the loaded ones.
-inline constexpr const char* kDefaultBackend = "cuda";  // the cuda-wheels farm: the product's default
-Expected<const registry::BackendInfo*> judging_backend(const registry::Registry& registry,
-                                                       const std::optional<std::string>& flag, const machine::Machine& m);
-/// The policy a command judges with: `flag_file` (--policy), else WHEELFIT_POLICY, else the
-/// backend's own data; with the backend's device rules either way. Errors name the source.
-Expected<policies::Policy> judging_policy(const registry::BackendInfo& backend, const std::optional<std::string>& flag_file);
+// Decisions the façade owns (wheelfit/wheelfit.hpp), used by every command.
+using wheelfit::api::backend_of_torch_label;
+using wheelfit::api::detect_backends;
+using wheelfit::api::judging_backend;
+using wheelfit::api::judging_policy;
+using wheelfit::api::make_inspect_hook;
+using wheelfit::api::ResolveRequest;
+using wheelfit::api::ResolveResult;
 
 // The subcommands.
 int run_resolve(const std::vector<std::string_view>& args);
@@ -105,17 +102,6 @@ Expected<JudgeTarget> judge_target(const Args& args, registry::Registry& registr
 boost::json::object explanation_json(const inspect::Explanation& e);
 /// The demands, one block each, for the human reports.
 void print_demands(std::ostream& out, const inspect::Explanation& e, const std::string& indent);
-/// `resolve --inspect`: reads each would-be pick's wheel (Range requests for http(s), else the
-/// file) and rejects it when its binaries fail gpu_arch, glibc, cpu_arch, os, cuda (the driver)
-/// or python (the env's) on machine `m`; torch is left to the combo. A wheel that cannot be read
-/// is kept, with a warning. `policy` must outlive the hook.
-resolve::InspectHook make_inspect_hook(const machine::Machine& m, const policies::Policy& policy,
-                                       const transports::HttpOptions& net);
-
-/// Every loaded backend's detection as (name, detect JSON), for machine::detect_machine; a
-/// backend whose detect() call fails outside its JSON gets {"present": false, "error": ...}.
-/// Defined in cmd_detect.cpp, as is:
-machine::BackendPayloads detect_backends(const registry::Registry& registry);
 /// Detects this machine (machine::detect_machine with `registry`'s detection): what `detect`
 /// prints and what `resolve` uses without --machine. With `load`, the plugins are loaded into
 /// `registry` first, while the interpreter starts, and a plugin folder that cannot be used is a

@@ -12,20 +12,6 @@
 namespace wheelfit::cli {
 namespace json = boost::json;
 
-machine::BackendPayloads detect_backends(const registry::Registry& reg) {
-  machine::BackendPayloads out;
-  for (const auto* b : reg.backends()) {
-    if (!b->has_detection) continue;
-    auto payload = reg.detect(b->name);
-    if (payload) {
-      out.emplace_back(b->name, std::move(*payload));
-    } else if (!payload.error().is(Errc::unsupported)) {
-      out.emplace_back(b->name, json::serialize(json::object{{"present", false}, {"error", payload.error().message}}));
-    }
-  }
-  return out;
-}
-
 Expected<machine::Detection> detect_host(registry::Registry& reg, bool load, const std::optional<std::string>& python,
                                          const std::optional<std::string>& backend) {
   machine::DetectOptions options;

@@ -200,64 +200,6 @@ void print_human(const inspect::Explanation& e, std::string_view origin) {
 
 }  // namespace
 
-resolve::InspectHook make_inspect_hook(const machine::Machine& m, const policies::Policy& policy,
-                                       const transports::HttpOptions& net) {
-  struct State {
-    std::unique_ptr<transport::Transport> transport;
-    std::map<std::string, resolve::Inspection> seen;  // by URL and Python
-  };
-  auto state = std::make_shared<State>();
-  return [state, m, &policy, net](const resolve::Pick& pick) -> resolve::Inspection {
-    const std::string key = pick.url + "|" + pick.python;
-    if (auto it = state->seen.find(key); it != state->seen.end()) return it->second;
-    resolve::Inspection out;
-    // The env's Python; torch is the combo's (pinned with the pick), not the machine's.
-    machine::Machine target = m;
-    target.torch.reset();
-    if (pick.python.size() > 3) {
-      std::string v = pick.python.substr(2);
-      const bool ft = v.back() == 't';
-      if (ft) v.pop_back();
-      if (auto py = model::NumericVersion::parse(v.substr(0, 1) + "." + v.substr(1))) {
-        target.python = *py;
-        target.python_free_threaded = ft;
-      }
-    }
-    if (!state->transport && is_remote(pick.url)) {
-      auto made = transports::make_transport(net);
-      if (!made) {
-        log::warn("--inspect: " + made.error().message + "; " + pick.filename + " not inspected");
-        return out;
-      }
-      state->transport = std::move(*made);
-    }
-    auto source = open_wheel(pick.url, state->transport.get());
-    auto explained = source ? inspect::explain_wheel(**source, pick.filename, target, policy)
-                            : Expected<inspect::Explanation>(source.error());
-    if (!explained) {
-      log::warn("--inspect: " + pick.filename + " could not be read (" + explained.error().message +
-                "); judged on its name and the policy only");
-      state->seen.emplace(key, out);
-      return out;
-    }
-    for (resolve::Demand d : {resolve::Demand::gpu_arch, resolve::Demand::glibc, resolve::Demand::cpu_arch, resolve::Demand::os,
-                              resolve::Demand::line, resolve::Demand::python}) {
-      for (const auto& r : explained->demands) {
-        if (r.demand != d || r.verdict != inspect::Verdict::fails || out.reject) continue;
-        out.reject = resolve::Failure{d, r.wheel + " (read from its binaries: " + r.detail + ")", r.machine};
-      }
-    }
-    if (!out.reject) {
-      for (const auto& r : explained->demands)
-        if (r.demand == resolve::Demand::gpu_arch) out.arch_source = r.wheel + " (read from the wheel's binaries)";
-    }
-    log::info("--inspect: " + pick.filename + ": " + (out.reject ? "rejected (" + resolve::demand_name(out.reject->demand, policy.notation()) + ")" : "fits") +
-              ", " + std::to_string(explained->bytes_fetched) + " of " + std::to_string(explained->wheel_size) + " bytes read");
-    state->seen.emplace(key, out);
-    return out;
-  };
-}
-
 int run_explain(const std::vector<std::string_view>& argv) {
   const Args args = parse_args(argv, {"--machine", "--python", "--policy", "--timeout", "--retries", "--user-agent"}, {"--json"});
   const bool as_json = args.has("--json");

@@ -1,0 +1,182 @@
+// The C API (wheelfit/wheelfit.h): JSON requests parsed into the façade's request structs,
+// results rendered as the CLI renders them. Nothing C++ crosses: every exception is caught here.
+#include "wheelfit/wheelfit.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include <boost/json.hpp>
+
+#include "wheelfit/machine/machine.hpp"
+#include "wheelfit/registry/registry.hpp"
+#include "wheelfit/wheelfit.hpp"
+
+#ifndef WHEELFIT_VERSION
+#define WHEELFIT_VERSION "unknown"
+#endif
+
+namespace {
+
+namespace json = boost::json;
+namespace fs = std::filesystem;
+
+// The caller's copy of `text` (malloc: wheelfit_free releases it); NULL when memory ran out.
+char* copy_out(const std::string& text) {
+  char* out = static_cast<char*>(std::malloc(text.size() + 1));
+  if (out) std::memcpy(out, text.c_str(), text.size() + 1);
+  return out;
+}
+
+int error_out(int code, const std::string& message, char** result) noexcept {
+  try {
+    *result = copy_out(json::serialize(json::object{{"error", json::object{{"exit_code", code}, {"message", message}}}}) + "\n");
+  } catch (...) {
+    *result = nullptr;  // out of memory: the code still says what happened
+  }
+  return code;
+}
+
+struct BadRequest {
+  std::string message;
+};
+
+const json::value& require(const json::value& v, bool ok, const std::string& key, const char* what) {
+  if (!ok) throw BadRequest{"request." + key + ": expected " + what};
+  return v;
+}
+
+std::string string_of(const json::value& v, const std::string& key) {
+  require(v, v.is_string(), key, "a string");
+  return std::string(v.get_string());
+}
+
+std::vector<std::string> strings_of(const json::value& v, const std::string& key) {
+  require(v, v.is_array(), key, "an array of strings");
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < v.get_array().size(); ++i) out.push_back(string_of(v.get_array()[i], key + "[" + std::to_string(i) + "]"));
+  return out;
+}
+
+long number_of(const json::value& v, const std::string& key, long lo, long hi) {
+  require(v, v.is_int64(), key, "an integer");
+  const auto n = v.get_int64();
+  if (n < lo || n > hi) throw BadRequest{"request." + key + ": " + std::to_string(n) + " is not in " + std::to_string(lo) + "-" + std::to_string(hi)};
+  return static_cast<long>(n);
+}
+
+// The folder beside this library: <prefix>/lib/wheelfit/plugins, else <build>/plugins.
+fs::path plugins_beside_library() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<const void*>(&wheelfit_version), &info) == 0 || !info.dli_fname) return {};
+  std::error_code ec;
+  const fs::path dir = fs::weakly_canonical(fs::absolute(fs::path(info.dli_fname), ec), ec).parent_path();
+  if (fs::is_directory(dir / "wheelfit" / "plugins", ec)) return dir / "wheelfit" / "plugins";
+  return dir.parent_path() / "plugins";
+}
+
+wheelfit::api::ResolveRequest request_of(const json::value& doc) {
+  if (!doc.is_object()) throw BadRequest{"request: expected a JSON object"};
+  wheelfit::api::ResolveRequest r;
+  for (const auto& kv : doc.get_object()) {
+    const std::string key(kv.key());
+    const json::value& v = kv.value();
+    if (key == "configs") {
+      r.configs = strings_of(v, key);
+    } else if (key == "envs") {
+      require(v, v.is_array(), key, "an array of {name, python, packages}");
+      for (std::size_t i = 0; i < v.get_array().size(); ++i) {
+        const std::string at = key + "[" + std::to_string(i) + "]";
+        const json::value& e = require(v.get_array()[i], v.get_array()[i].is_object(), at, "an object");
+        wheelfit::api::EnvRequest env;
+        for (const auto& ekv : e.get_object()) {
+          const std::string ekey(ekv.key());
+          if (ekey == "name") env.name = string_of(ekv.value(), at + ".name");
+          else if (ekey == "python") env.python = string_of(ekv.value(), at + ".python");
+          else if (ekey == "packages") env.packages = strings_of(ekv.value(), at + ".packages");
+          else throw BadRequest{"request." + at + ": unknown key '" + ekey + "' (known: name, python, packages)"};
+        }
+        r.envs.push_back(std::move(env));
+      }
+    } else if (key == "machine") {
+      require(v, v.is_object(), key, "an object of profile keys");
+      auto m = wheelfit::machine::parse_machine_profile(json::serialize(v), "request.machine");
+      if (!m) throw BadRequest{m.error().message};
+      r.machine = std::move(*m);
+    } else if (key == "index") {
+      r.index = string_of(v, key);
+    } else if (key == "backend") {
+      r.backend = string_of(v, key);
+    } else if (key == "policy") {
+      r.policy_file = string_of(v, key);
+    } else if (key == "cache_dir") {
+      r.cache_dir = string_of(v, key);
+    } else if (key == "releases_repo") {
+      r.releases_repo = string_of(v, key);
+    } else if (key == "user_agent") {
+      r.network.user_agent = string_of(v, key);
+      if (r.network.user_agent.empty() || r.network.user_agent.find_first_of("\r\n") != std::string::npos) {
+        throw BadRequest{"request.user_agent: must be one non-empty line"};
+      }
+    } else if (key == "offline" || key == "no_cache" || key == "inspect") {
+      require(v, v.is_bool(), key, "true or false");
+      (key == "offline" ? r.offline : key == "inspect" ? r.inspect : r.use_cache) = key == "no_cache" ? !v.get_bool() : v.get_bool();
+    } else if (key == "retries") {
+      r.network.retry.retries = static_cast<int>(number_of(v, key, 0, 20));
+    } else if (key == "timeout") {
+      const auto s = std::chrono::seconds(number_of(v, key, 1, 3600));
+      r.network.connect_timeout = s;
+      r.network.idle_timeout = s;
+    } else if (key == "jobs") {
+      r.network.jobs = static_cast<unsigned>(number_of(v, key, 1, 64));
+      r.network.per_host = r.network.jobs;
+    } else {
+      throw BadRequest{"request: unknown key '" + key + "' (known: configs, envs, machine, index, backend, policy, offline, "
+                       "no_cache, cache_dir, retries, timeout, jobs, user_agent, releases_repo, inspect)"};
+    }
+  }
+  if (r.offline && !r.use_cache) throw BadRequest{"request: offline reads only the cache; it does not go with no_cache"};
+  if (r.configs.empty() && r.envs.empty()) throw BadRequest{"request: give configs or envs"};
+  return r;
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* wheelfit_version(void) { return WHEELFIT_VERSION; }
+
+int wheelfit_resolve_json(const char* request_json, char** result_json) {
+  if (!result_json) return wheelfit::api::kExitBadInput;
+  *result_json = nullptr;
+  try {
+    if (!request_json) return error_out(wheelfit::api::kExitBadInput, "request: NULL", result_json);
+    json::error_code ec;
+    const json::value doc = json::parse(request_json, ec);
+    if (ec) return error_out(wheelfit::api::kExitBadInput, std::string("request: not JSON: ") + ec.message(), result_json);
+    wheelfit::api::ResolveRequest request = request_of(doc);
+    wheelfit::registry::Registry reg;
+    const char* env_path = std::getenv("WHEELFIT_PLUGIN_PATH");
+    auto report = wheelfit::registry::load_plugins(
+        reg, wheelfit::registry::plugin_dirs(env_path ? std::optional<std::string_view>(env_path) : std::nullopt,
+                                             plugins_beside_library()));
+    if (!report.ok()) return error_out(wheelfit::api::kExitBadInput, "backend plugins: " + report.error->message, result_json);
+    request.backends = &reg;
+    const auto result = wheelfit::api::resolve(request);
+    *result_json = copy_out(result.json());
+    return result.exit_code;
+  } catch (const BadRequest& e) {
+    return error_out(wheelfit::api::kExitBadInput, e.message, result_json);
+  } catch (const std::exception& e) {
+    return error_out(wheelfit::api::kExitInternal, std::string("internal error: ") + e.what(), result_json);
+  } catch (...) {
+    return error_out(wheelfit::api::kExitInternal, "internal error: an exception that is not a std::exception", result_json);
+  }
+}
+
+void wheelfit_free(char* p) { std::free(p); }
+
+}  // extern "C"

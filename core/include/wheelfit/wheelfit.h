@@ -1,0 +1,44 @@
+/* The stable C API of wheelfit: JSON in, JSON out, in libwheelfit.so (SONAME libwheelfit.so.0).
+ * Only wheelfit_* symbols are exported; no C++ exception crosses it.
+ *
+ * Every call that takes a request returns the exit code the CLI would exit with for the same work
+ * (0 resolved, 1 nothing fits, 2 bad request, 3 a backend with no index, 4 the index could not
+ * be read, 70 a bug) and sets *result_json to one JSON object owned by the caller (free it with
+ * wheelfit_free): the object `wheelfit resolve --json` prints, or {"error": {"exit_code",
+ * "message"}}. *result_json is NULL only when memory ran out.
+ *
+ * A resolve request is one JSON object with these keys (any other key is an error naming it):
+ *   "configs":  ["path/comfy-env.toml", ...]            comfy-env.toml files
+ *   "envs":     [{"name": "a", "python": "3.12", "packages": ["flash_attn"]}, ...]
+ *   "machine":  {"os": "linux", "gpus": ["9.0"], ...}    the profile keys; absent: detect this machine
+ *   "index", "backend", "policy", "cache_dir", "releases_repo", "user_agent":   strings
+ *   "offline", "no_cache", "inspect":                    booleans
+ *   "retries" (0-20), "timeout" (seconds, 1-3600), "jobs" (1-64):   integers
+ * The backend plugins are loaded from WHEELFIT_PLUGIN_PATH's folders, then the folder beside the
+ * library (<prefix>/lib/wheelfit/plugins installed; <build>/plugins in a build tree).
+ * Thread safety: calls may run concurrently. */
+#ifndef WHEELFIT_WHEELFIT_H
+#define WHEELFIT_WHEELFIT_H
+
+#if defined(__GNUC__)
+#define WHEELFIT_API __attribute__((visibility("default")))
+#else
+#define WHEELFIT_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* "0.2.0": the library's version (a static string). */
+WHEELFIT_API const char* wheelfit_version(void);
+/* Resolves a request (above). */
+WHEELFIT_API int wheelfit_resolve_json(const char* request_json, char** result_json);
+/* Frees a result. NULL is fine. */
+WHEELFIT_API void wheelfit_free(char* p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WHEELFIT_WHEELFIT_H */

@@ -1,0 +1,121 @@
+#pragma once
+// The façade: the one door to wheelfit for the CLI and for embedders. A call takes a plain
+// request and returns the result object the CLI prints; everything a resolve decides (which
+// backend, which index, which policy, the transport stack with its cache and Releases failover,
+// "not one page could be read", --inspect) happens behind it. The C API (wheelfit.h) is a JSON
+// wrapper over the same calls.
+//
+// Exit codes (ExitCode) are the CLI's: a call's result carries the one the CLI would exit with.
+// Environment variables are read as the CLI reads them (the backend's index variable,
+// WHEELFIT_POLICY, WHEELFIT_RELEASES_REPO, WHEELFIT_OVERRIDE_* on a given machine, proxies and
+// trust stores in the transports).
+//
+// Thread safety: calls may run concurrently, each with its own request; a caller-supplied
+// Registry is only read. Log lines go to the process-wide sink of util/log.hpp.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "wheelfit/config/workspace.hpp"
+#include "wheelfit/machine/detect.hpp"
+#include "wheelfit/machine/machine.hpp"
+#include "wheelfit/policies/policy.hpp"
+#include "wheelfit/registry/registry.hpp"
+#include "wheelfit/resolve/resolver.hpp"
+#include "wheelfit/transport/transport.hpp"
+#include "wheelfit/transports/http_transport.hpp"
+#include "wheelfit/util/expected.hpp"
+
+namespace wheelfit::api {
+
+/// What a call (and the CLI) exits with.
+enum ExitCode : int {
+  kExitResolved = 0,    ///< every package resolved (explain: the wheel fits)
+  kExitUnresolved = 1,  ///< no combo covers every package
+  kExitBadInput = 2,    ///< bad input or usage; the message names the input
+  kExitNoIndex = 3,     ///< the backend publishes no wheel index and none was given
+  kExitUnreadable = 4,  ///< the index could not be read at all
+  kExitInternal = 70,   ///< a bug in wheelfit
+};
+
+/// The backend a resolve uses when nothing names one (the cuda-wheels farm's).
+inline constexpr std::string_view kDefaultBackend = "cuda";
+
+/// One environment given directly instead of through a comfy-env.toml.
+struct EnvRequest {
+  std::string name;                   ///< the env (pixi feature) name
+  std::optional<std::string> python;  ///< "3.12"; nullopt: the machine's Python
+  std::vector<std::string> packages;  ///< as requested ("flash_attn"); normalised names are derived
+};
+
+struct ResolveRequest {
+  std::vector<std::string> configs;         ///< comfy-env.toml files (their envs first)
+  std::vector<EnvRequest> envs;             ///< then these
+  std::optional<machine::Machine> machine;  ///< nullopt: detect this machine
+  bool env_overrides = true;                ///< apply WHEELFIT_OVERRIDE_* / CONDA_OVERRIDE_* to `machine`
+  std::optional<std::string> python;        ///< detection's interpreter (only without `machine`)
+  std::optional<std::string> backend;       ///< nullopt: automatic (judging_backend)
+  std::optional<std::string> index;         ///< nullopt: the backend's variable, else its default
+  std::optional<std::string> policy_file;   ///< nullopt: WHEELFIT_POLICY, else the backend's data
+  std::optional<std::string> releases_repo; ///< nullopt: WHEELFIT_RELEASES_REPO, else derived
+  transports::HttpOptions network;
+  bool use_cache = true;                    ///< the on-disk HTTP cache (http(s) indexes)
+  std::optional<std::string> cache_dir;     ///< nullopt: $XDG_CACHE_HOME/wheelfit/http
+  bool offline = false;                     ///< answer only from the cache
+  bool inspect = false;                     ///< read the would-be picks' binaries
+  /// A transport of the caller's (an in-memory index, a company proxy): replaces the network
+  /// options and the cache; the Releases failover is not used with it.
+  std::shared_ptr<transport::Transport> transport;
+  /// The loaded backends; nullptr: load the default plugin folders (registry::plugin_dirs()).
+  const registry::Registry* backends = nullptr;
+};
+
+/// A resolve's outcome and everything its reports print.
+struct ResolveResult {
+  int exit_code = kExitBadInput;
+  std::optional<Error> error;                     ///< set for exit codes 2, 3, 4 (and 70)
+  std::optional<resolve::Resolution> resolution;  ///< set for exit codes 0 and 1
+  machine::Machine machine;
+  config::Workspace workspace;
+  std::string index_url, index_origin, policy_source, packages_json_note;
+  std::string source = "index";                   ///< "index", "releases-api", "index+releases-api"
+  std::string fetch_note, failover_note;
+
+  /// The object `wheelfit resolve --json` prints, or {"error": {"exit_code", "message"}}.
+  [[nodiscard]] std::string json() const;
+  /// The human report; on an error, "wheelfit: <message>\n".
+  [[nodiscard]] std::string report() const;
+  /// The pixi.toml text (only for a resolved result).
+  [[nodiscard]] Expected<std::string> pixi_manifest() const;
+};
+
+/// Resolves the request. Never throws for anything the request or the world contains: those
+/// are results with their exit code; an exception escaping is a bug.
+ResolveResult resolve(const ResolveRequest& request);
+
+// --- Decisions shared by the commands (also used by explain, detect and doctor in the CLI).
+
+/// The loaded backend whose torch-label grammar names `local_label` ("cu128" -> "cuda").
+std::optional<std::string> backend_of_torch_label(const registry::Registry& registry, std::string_view local_label);
+/// The backend a call judges with: `name`, else the one the machine's torch label names, else
+/// the machine's backend, else kDefaultBackend (a cpu machine too, with a warning). An unknown
+/// name is Errc::invalid_input listing the loaded ones.
+Expected<const registry::BackendInfo*> judging_backend(const registry::Registry& registry,
+                                                       const std::optional<std::string>& name, const machine::Machine& m);
+/// The policy a call judges with: `file`, else WHEELFIT_POLICY, else the backend's own data;
+/// with the backend's device rules either way. Errors name the source ("--policy", ...).
+Expected<policies::Policy> judging_policy(const registry::BackendInfo& backend, const std::optional<std::string>& file);
+/// Every loaded backend's detection as (name, detect JSON); a backend whose detect() call fails
+/// outside its JSON gets {"present": false, "error": ...}.
+machine::BackendPayloads detect_backends(const registry::Registry& registry);
+/// `resolve --inspect`: reads each would-be pick's wheel (Range requests for http(s), else the
+/// file) and rejects it when its binaries fail gpu_arch, glibc, cpu_arch, os, the line (the
+/// driver) or python (the env's) on machine `m`; torch is left to the combo. A wheel that cannot
+/// be read is kept, with a warning. `policy` must outlive the hook.
+resolve::InspectHook make_inspect_hook(const machine::Machine& m, const policies::Policy& policy,
+                                       const transports::HttpOptions& net);
+
+}  // namespace wheelfit::api

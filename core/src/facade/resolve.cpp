@@ -1,0 +1,396 @@
+// wheelfit::resolve(): everything a resolve decides, behind one call (wheelfit/wheelfit.hpp).
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include <boost/json.hpp>
+
+#include "wheelfit/index/index_client.hpp"
+#include "wheelfit/inspect/explain.hpp"
+#include "wheelfit/inspect/source.hpp"
+#include "wheelfit/model/name.hpp"
+#include "wheelfit/output/report.hpp"
+#include "wheelfit/transports/cache_transport.hpp"
+#include "wheelfit/transports/file_transport.hpp"
+#include "wheelfit/transports/releases.hpp"
+#include "wheelfit/util/log.hpp"
+#include "wheelfit/wheelfit.hpp"
+
+namespace wheelfit::api {
+namespace {
+
+std::optional<std::string> env(const char* name) {
+  if (const char* v = std::getenv(name)) return std::string(v);
+  return std::nullopt;
+}
+
+// "network: 45 requests on 3 connections, 2 retries; cache: 40 fresh, 2 revalidated (304)".
+std::string fetch_note(const transport::Stats& s) {
+  if (s.requests == 0 && s.cache_fresh == 0 && s.cache_revalidated == 0) return {};
+  std::string out = "network: " + std::to_string(s.requests) + " request" + (s.requests == 1 ? "" : "s") + " on " +
+                    std::to_string(s.connections) + " connection" + (s.connections == 1 ? "" : "s");
+  if (s.retries) out += ", " + std::to_string(s.retries) + " retr" + (s.retries == 1 ? "y" : "ies");
+  if (s.reconnects) out += ", " + std::to_string(s.reconnects) + " stale keep-alive reconnect" + (s.reconnects == 1 ? "" : "s");
+  if (s.cache_fresh || s.cache_revalidated) {
+    out += "; cache: " + std::to_string(s.cache_fresh) + " fresh, " + std::to_string(s.cache_revalidated) + " revalidated (304)";
+  }
+  return out;
+}
+
+// Which source answered the pages: "index", "releases-api" or "index+releases-api".
+std::string answered_by(const index::IndexSnapshot& snap) {
+  bool pages = false, api = false;
+  for (const auto& [name, page] : snap.projects) {
+    if (page.status != index::ProjectPage::Status::ok) continue;
+    (page.source == "releases-api" ? api : pages) = true;
+  }
+  if (api && pages) return "index+releases-api";
+  return api ? "releases-api" : "index";
+}
+
+bool is_remote(std::string_view s) { return s.starts_with("http://") || s.starts_with("https://"); }
+
+// Opens a wheel's bytes: a URL (Range requests), a file:// URL or a path.
+Expected<std::unique_ptr<inspect::ByteSource>> open_wheel(const std::string& where, transport::Transport* remote) {
+  if (is_remote(where)) return inspect::open_remote_source(*remote, where);
+  auto path = transports::to_path(where);
+  if (!path) return path.error();
+  return inspect::open_file_source(*path);
+}
+
+// The envs given directly, as the workspace holds configs' envs.
+Expected<config::Env> env_of(const EnvRequest& r) {
+  config::Env e;
+  e.name = r.name;
+  e.file = "env " + r.name;
+  if (r.name.empty()) return unexpected(Errc::invalid_input, "an env without a name");
+  if (r.python) {
+    auto v = model::NumericVersion::parse(*r.python);
+    if (!v || v->parts().size() != 2) {
+      return unexpected(Errc::invalid_input, e.file + ": python '" + *r.python + "' is not major.minor (such as 3.12)");
+    }
+    e.python = *v;
+  }
+  for (const auto& p : r.packages) {
+    if (!model::is_valid_name(p)) return unexpected(Errc::invalid_input, e.file + ": '" + p + "' is not a package name");
+    e.packages.push_back({p, model::normalize_name(p)});
+  }
+  return e;
+}
+
+ResolveResult fail(ResolveResult r, int code, std::string message) {
+  r.exit_code = code;
+  r.error = Error(code == kExitNoIndex ? Errc::unsupported : Errc::invalid_input, std::move(message));
+  return r;
+}
+
+// This machine, detected as `wheelfit detect` shows it, with the loaded backends' detection.
+Expected<machine::Machine> detect_this_machine(const registry::Registry& reg, const ResolveRequest& req) {
+  machine::DetectOptions options;
+  options.python = req.python;
+  // The backend also picks whose detected facts are taken, when it is a name a profile takes.
+  if (machine::Machine probe; req.backend && machine::set_fact(probe, "backend", *req.backend, "--backend")) {
+    options.backend = req.backend;
+  }
+  options.label_backend = [&reg](std::string_view label) { return backend_of_torch_label(reg, label); };
+  auto det = machine::detect_machine(options, [&reg] { return detect_backends(reg); });
+  if (!det) return det.error();
+  for (const auto& note : det->notes) log::debug("detect: " + note);
+  return std::move(det->machine);
+}
+
+}  // namespace
+
+std::optional<std::string> backend_of_torch_label(const registry::Registry& registry, std::string_view local_label) {
+  for (const auto* b : registry.backends()) {
+    auto policy = registry::make_policy(*b, std::nullopt);
+    if (policy && policy->parse_torch_label(local_label)) return b->name;
+  }
+  return std::nullopt;
+}
+
+Expected<const registry::BackendInfo*> judging_backend(const registry::Registry& registry,
+                                                       const std::optional<std::string>& name, const machine::Machine& m) {
+  std::string backend = name.value_or("");
+  if (backend.empty() && m.torch && !m.torch->local().empty()) {
+    backend = backend_of_torch_label(registry, m.torch->local()).value_or("");
+  }
+  if (backend.empty() && m.backend) backend = *m.backend;
+  if (backend.empty() || backend == "cpu") {
+    if (backend == "cpu") {
+      log::warn("the machine's backend is cpu: resolving against the " + std::string(kDefaultBackend) +
+                " index; GPU demands will tell what fails");
+    }
+    backend = kDefaultBackend;
+  }
+  if (const auto* info = registry.find(backend)) return info;
+  std::string known;
+  for (const auto& n : registry.names()) known += (known.empty() ? "" : ", ") + n;
+  return unexpected(Errc::invalid_input, "--backend: unknown backend '" + backend + "' (known: " +
+                                             (known.empty() ? "none: no plugin was loaded" : known) + ")");
+}
+
+Expected<policies::Policy> judging_policy(const registry::BackendInfo& backend, const std::optional<std::string>& file_arg) {
+  std::optional<std::string> file = file_arg;
+  const bool from_flag = file.has_value();
+  if (!file) file = env("WHEELFIT_POLICY");
+  if (file && file->empty()) file.reset();
+  auto p = registry::make_policy(backend, file);
+  if (!p) {
+    return p.error().with_context(file ? (from_flag ? "--policy" : "WHEELFIT_POLICY")
+                                       : "the " + backend.name + " backend's policy data");
+  }
+  return p;
+}
+
+machine::BackendPayloads detect_backends(const registry::Registry& reg) {
+  machine::BackendPayloads out;
+  for (const auto* b : reg.backends()) {
+    if (!b->has_detection) continue;
+    auto payload = reg.detect(b->name);
+    if (payload) {
+      out.emplace_back(b->name, std::move(*payload));
+    } else if (!payload.error().is(Errc::unsupported)) {
+      out.emplace_back(b->name, boost::json::serialize(boost::json::object{{"present", false}, {"error", payload.error().message}}));
+    }
+  }
+  return out;
+}
+
+resolve::InspectHook make_inspect_hook(const machine::Machine& m, const policies::Policy& policy,
+                                       const transports::HttpOptions& net) {
+  struct State {
+    std::unique_ptr<transport::Transport> transport;
+    std::map<std::string, resolve::Inspection> seen;  // by URL and Python
+  };
+  auto state = std::make_shared<State>();
+  return [state, m, &policy, net](const resolve::Pick& pick) -> resolve::Inspection {
+    const std::string key = pick.url + "|" + pick.python;
+    if (auto it = state->seen.find(key); it != state->seen.end()) return it->second;
+    resolve::Inspection out;
+    // The env's Python; torch is the combo's (pinned with the pick), not the machine's.
+    machine::Machine target = m;
+    target.torch.reset();
+    if (pick.python.size() > 3) {
+      std::string v = pick.python.substr(2);
+      const bool ft = v.back() == 't';
+      if (ft) v.pop_back();
+      if (auto py = model::NumericVersion::parse(v.substr(0, 1) + "." + v.substr(1))) {
+        target.python = *py;
+        target.python_free_threaded = ft;
+      }
+    }
+    if (!state->transport && is_remote(pick.url)) {
+      auto made = transports::make_transport(net);
+      if (!made) {
+        log::warn("--inspect: " + made.error().message + "; " + pick.filename + " not inspected");
+        return out;
+      }
+      state->transport = std::move(*made);
+    }
+    auto source = open_wheel(pick.url, state->transport.get());
+    auto explained = source ? inspect::explain_wheel(**source, pick.filename, target, policy)
+                            : Expected<inspect::Explanation>(source.error());
+    if (!explained) {
+      log::warn("--inspect: " + pick.filename + " could not be read (" + explained.error().message +
+                "); judged on its name and the policy only");
+      state->seen.emplace(key, out);
+      return out;
+    }
+    for (resolve::Demand d : {resolve::Demand::gpu_arch, resolve::Demand::glibc, resolve::Demand::cpu_arch, resolve::Demand::os,
+                              resolve::Demand::line, resolve::Demand::python}) {
+      for (const auto& r : explained->demands) {
+        if (r.demand != d || r.verdict != inspect::Verdict::fails || out.reject) continue;
+        out.reject = resolve::Failure{d, r.wheel + " (read from its binaries: " + r.detail + ")", r.machine};
+      }
+    }
+    if (!out.reject) {
+      for (const auto& r : explained->demands)
+        if (r.demand == resolve::Demand::gpu_arch) out.arch_source = r.wheel + " (read from the wheel's binaries)";
+    }
+    log::info("--inspect: " + pick.filename + ": " +
+              (out.reject ? "rejected (" + resolve::demand_name(out.reject->demand, policy.notation()) + ")" : "fits") + ", " +
+              std::to_string(explained->bytes_fetched) + " of " + std::to_string(explained->wheel_size) + " bytes read");
+    state->seen.emplace(key, out);
+    return out;
+  };
+}
+
+std::string ResolveResult::json() const {
+  if (error || !resolution) {
+    const std::string message = error ? error->message : "no result";
+    return boost::json::serialize(boost::json::object{
+               {"error", boost::json::object{{"exit_code", exit_code}, {"message", message}}}}) + "\n";
+  }
+  output::ReportContext ctx{machine,      workspace, index_url,   index_origin, policy_source, packages_json_note,
+                            source,       fetch_note, failover_note};
+  return output::json_report(*resolution, ctx);
+}
+
+std::string ResolveResult::report() const {
+  if (error || !resolution) return "wheelfit: " + (error ? error->message : std::string("no result")) + "\n";
+  output::ReportContext ctx{machine,      workspace, index_url,   index_origin, policy_source, packages_json_note,
+                            source,       fetch_note, failover_note};
+  return output::human_report(*resolution, ctx);
+}
+
+Expected<std::string> ResolveResult::pixi_manifest() const {
+  if (!resolution || !resolution->ok()) return unexpected(Errc::invalid_input, "nothing resolved: no manifest to write");
+  output::ReportContext ctx{machine,      workspace, index_url,   index_origin, policy_source, packages_json_note,
+                            source,       fetch_note, failover_note};
+  return output::pixi_manifest(*resolution, ctx);
+}
+
+ResolveResult resolve(const ResolveRequest& req) {
+  ResolveResult r;
+
+  // The backends: the caller's, or the default plugin folders.
+  std::unique_ptr<registry::Registry> owned;
+  const registry::Registry* reg = req.backends;
+  if (!reg) {
+    owned = std::make_unique<registry::Registry>();
+    auto report = registry::load_plugins(*owned, registry::plugin_dirs());
+    if (!report.ok()) return fail(std::move(r), kExitBadInput, "backend plugins: " + report.error->message);
+    for (const auto& s : report.skipped) {
+      if (s.kind != registry::SkipReason::not_plugin_name) log::warn("plugin " + s.file.string() + " skipped: " + s.reason);
+    }
+    reg = owned.get();
+  }
+
+  // The environments.
+  if (!req.configs.empty()) {
+    auto ws = config::load_workspace(req.configs);
+    if (!ws) return fail(std::move(r), kExitBadInput, ws.error().message);
+    r.workspace = std::move(*ws);
+    for (const auto& e : r.workspace.envs)
+      for (const auto& w : e.warnings) log::warn(w);
+  }
+  for (const auto& e : req.envs) {
+    auto env_ = env_of(e);
+    if (!env_) return fail(std::move(r), kExitBadInput, env_.error().message);
+    r.workspace.envs.push_back(std::move(*env_));
+  }
+  if (r.workspace.envs.empty()) return fail(std::move(r), kExitBadInput, "resolve: no environments (give configs or envs)");
+
+  // The machine: the caller's profile as it is (plus the env overrides), or this one detected.
+  if (req.machine) {
+    r.machine = *req.machine;
+    if (req.env_overrides) {
+      if (auto o = machine::apply_env_overrides(r.machine, machine::process_env()); !o) {
+        return fail(std::move(r), kExitBadInput, o.error().message);
+      }
+    }
+  } else {
+    auto detected = detect_this_machine(*reg, req);
+    if (!detected) return fail(std::move(r), kExitBadInput, detected.error().message);
+    r.machine = std::move(*detected);
+  }
+  const machine::Machine& m = r.machine;
+
+  // Backend and its index.
+  auto judged = judging_backend(*reg, req.backend, m);
+  if (!judged) return fail(std::move(r), kExitBadInput, judged.error().message);
+  const registry::BackendInfo* info = *judged;
+  auto choice = registry::choose_index(*info, req.index, env(info->index_env.c_str()));
+  if (!choice) {
+    if (!choice.error().is(Errc::unsupported)) return fail(std::move(r), kExitBadInput, choice.error().message);
+    // "ROCm backend detected gfx90a with torch 2.7.1+rocm6.3; no ROCm wheel index is published yet; ..."
+    auto own = registry::make_policy(*info, std::nullopt);
+    const std::string shown = own ? own->notation().name : info->name;
+    std::vector<std::string> targets;  // each of the backend's GPU targets once, in GPU order
+    for (const auto& g : m.gpus.value_or(std::vector<std::string>{})) {
+      auto t = own && own->rules() ? own->rules()->parse_target(g) : Expected<std::string>(g);
+      if (t && std::find(targets.begin(), targets.end(), *t) == targets.end()) targets.push_back(*t);
+    }
+    std::string what = shown + " backend";
+    for (std::size_t i = 0; i < targets.size(); ++i) what += (i == 0 ? " detected " : ", ") + targets[i];
+    if (m.torch) what += " with torch " + m.torch->str();
+    return fail(std::move(r), kExitNoIndex, what + "; no " + shown + " wheel index is published yet; set one with --index URL" +
+                                                (info->index_env.empty() ? "" : " or " + info->index_env));
+  }
+  r.index_origin = choice->origin;
+
+  // Policy: the file named, else WHEELFIT_POLICY, else the backend's own data.
+  auto policy = judging_policy(*info, req.policy_file);
+  if (!policy) return fail(std::move(r), kExitBadInput, policy.error().message);
+  r.policy_source = policy->source();
+
+  // The index: a local mirror read as it is, or http(s) through the cache with the Releases API
+  // as the failover when the pages cannot be read; or the caller's own transport.
+  const bool local = transports::is_local(choice->url);
+  const std::string where = choice->origin == "--index" ? "--index: " : choice->origin + ": ";
+  r.index_url = local ? transports::to_url(choice->url, true) : index::normalize_base(choice->url);
+  if (local && !req.transport) {
+    if (auto root = transports::to_path(r.index_url); !root || !std::filesystem::is_directory(*root)) {
+      return fail(std::move(r), kExitBadInput, where + choice->url + ": no such directory");
+    }
+  } else if (!local) {
+    if (auto url = transports::parse_url(r.index_url); !url) return fail(std::move(r), kExitBadInput, where + url.error().message);
+  }
+  std::shared_ptr<transport::Transport> transport = req.transport;
+  if (!transport) {
+    auto made = transports::make_transport(req.network);
+    if (!made) return fail(std::move(r), kExitBadInput, made.error().message);
+    std::unique_ptr<transport::Transport> stack = std::move(*made);
+    if (!local && req.use_cache) {
+      transports::CacheOptions cache{req.cache_dir.value_or(""), req.offline};
+      if (cache.dir.empty()) {
+        auto dir = transports::default_cache_dir();
+        if (!dir) return fail(std::move(r), kExitBadInput, dir.error().message + " (or give --cache-dir DIR, or --no-cache)");
+        cache.dir = *dir / "http";  // beside interpreters/, the detection cache
+      }
+      auto cached = transports::make_cache_transport(std::move(stack), cache);
+      if (!cached) return fail(std::move(r), kExitBadInput, "--cache-dir: " + cached.error().message);
+      stack = std::move(*cached);
+    }
+    transport = std::move(stack);
+  }
+  // The Releases repository: the request's, else WHEELFIT_RELEASES_REPO, else the backend's own
+  // when its default index is used, else the one a github.io index URL names.
+  std::optional<transports::ReleasesSource> releases;
+  if (!local && !req.offline && !req.transport) {
+    std::optional<std::string> repo = req.releases_repo;
+    if (!repo) repo = env("WHEELFIT_RELEASES_REPO");
+    if (repo && repo->empty()) repo.reset();
+    if (!repo && choice->url == info->index_url && !info->releases_repo.empty()) repo = info->releases_repo;
+    if (!repo) repo = transports::repo_of_pages_url(r.index_url);
+    if (repo) {
+      if (std::count(repo->begin(), repo->end(), '/') != 1 || repo->front() == '/' || repo->back() == '/') {
+        return fail(std::move(r), kExitBadInput, "--releases-repo / WHEELFIT_RELEASES_REPO: '" + *repo + "' is not OWNER/NAME");
+      }
+      releases = transports::ReleasesSource::from_env(*repo);
+    }
+  }
+
+  std::vector<std::string> names;
+  for (const auto& e : r.workspace.envs)
+    for (const auto& p : e.packages) names.push_back(p.name);
+  const auto snapshot = transports::read_index_with_failover(*transport, r.index_url, names, releases);
+
+  // Not one page could be read (and no failover answered): that is no verdict on the wheels.
+  if (!snapshot.projects.empty() &&
+      std::all_of(snapshot.projects.begin(), snapshot.projects.end(),
+                  [](const auto& p) { return p.second.status == index::ProjectPage::Status::failed; })) {
+    const auto& first = snapshot.projects.begin()->second;
+    std::string why = "the index " + r.index_url + " (" + choice->origin + ") could not be read: " + first.error;
+    if (snapshot.projects.size() > 1) why += " (and " + std::to_string(snapshot.projects.size() - 1) + " more pages)";
+    if (!snapshot.failover_note.empty()) why += "; " + snapshot.failover_note;
+    return fail(std::move(r), kExitUnreadable, why);
+  }
+  resolve::Inputs inputs{r.workspace, m, *policy, snapshot, info->name};
+  if (req.inspect) inputs.inspect = make_inspect_hook(m, *policy, req.network);  // read the picks' binaries
+  auto resolution = resolve::resolve(inputs);
+  if (!resolution) return fail(std::move(r), kExitBadInput, resolution.error().message);
+  resolution->warnings.insert(resolution->warnings.begin(), snapshot.warnings.begin(), snapshot.warnings.end());
+
+  r.packages_json_note = snapshot.packages_json_note;
+  r.source = answered_by(snapshot);
+  r.fetch_note = fetch_note(transport->stats());
+  r.failover_note = snapshot.failover_note;
+  r.exit_code = resolution->ok() ? kExitResolved : kExitUnresolved;
+  r.resolution = std::move(*resolution);
+  return r;
+}
+
+}  // namespace wheelfit::api

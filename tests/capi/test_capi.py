@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""The C API through ctypes (examples/embed/python/wheelfit_ctypes.py), against the CLI.
+
+    test_capi.py --lib build/lib/libwheelfit.so --wheelfit build/apps/wheelfit/wheelfit \
+                 --farmgen build/apps/farmgen/wheelfit-farmgen --source .
+
+Each check prints one line; the script exits 1 on the first mismatch (its message says what
+differed), 0 when all pass. Run by ctest (label capi).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--wheelfit", required=True)
+    ap.add_argument("--farmgen", required=True)
+    ap.add_argument("--source", required=True)
+    args = ap.parse_args()
+    source = Path(args.source)
+    sys.path.insert(0, str(source / "examples" / "embed" / "python"))
+    from wheelfit_ctypes import Wheelfit  # noqa: E402  (the example is the binding under test)
+
+    wf = Wheelfit(args.lib)
+    failures = 0
+
+    def check(name: str, ok: bool, detail: str = "") -> None:
+        nonlocal failures
+        print(("ok    " if ok else "FAIL  ") + name + ("" if ok else ": " + detail))
+        failures += 0 if ok else 1
+
+    env = dict(os.environ)
+    for key in list(env):
+        if key.startswith(("WHEELFIT_OVERRIDE_", "CONDA_OVERRIDE_")) or key in ("WHEELFIT_POLICY", "COMFY_ENV_CUDA_WHEELS_INDEX"):
+            del env[key]
+    os.environ.clear()
+    os.environ.update(env)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        farm = Path(tmp) / "farm"
+        subprocess.run([args.farmgen, "--out", str(farm), "--packages", "6"], check=True, capture_output=True)
+        # Three of the farm's packages, in a comfy-env.toml and given directly.
+        wanted = sorted(json.loads((farm / "packages.json").read_text())["packages"])[:3]
+        cfg = Path(tmp) / "proj" / "comfy-env.toml"
+        cfg.parent.mkdir()
+        cfg.write_text('python = "3.12"\n[cuda]\npackages = %s\n' % json.dumps(wanted))
+
+        cli_objects = {}
+        for machine_file in ("x86_64-h100-cu128.toml", "x86_64-gtx1080-cu128.toml"):
+            profile = source / "examples" / "machines" / machine_file
+            machine = tomllib.loads(profile.read_text())
+            code, obj = wf.resolve({"configs": [str(cfg)], "index": str(farm), "machine": machine, "no_cache": True})
+            cli = subprocess.run([args.wheelfit, "resolve", str(cfg), "--index", str(farm), "--machine", str(profile),
+                                  "--json", "--no-cache"], capture_output=True, text=True)
+            cli_obj = json.loads(cli.stdout)
+            # The provenance names the profile file for the CLI and the request for the C API.
+            for o in (obj, cli_obj):
+                o.get("machine", {}).pop("provenance", None)
+            cli_objects[machine_file] = cli_obj
+            check(f"{machine_file}: the exit code is the CLI's", code == cli.returncode, f"{code} vs {cli.returncode}")
+            check(f"{machine_file}: the object is the CLI's", obj == cli_obj,
+                  json.dumps(obj, sort_keys=True)[:400] + "\n   vs " + json.dumps(cli_obj, sort_keys=True)[:400])
+
+        h100 = tomllib.loads((source / "examples" / "machines" / "x86_64-h100-cu128.toml").read_text())
+        code, obj = wf.resolve({"envs": [{"name": "direct", "python": "3.12", "packages": wanted}],
+                                "index": str(farm), "machine": h100})
+        check("envs given directly resolve", code == 0 and obj.get("combo") == {"cuda": "12.8", "torch": "2.8"},
+              f"{code} {json.dumps(obj)[:300]}")
+        check("envs given directly pick the same files",
+              [p["filename"] for p in obj.get("packages", [])] ==
+              [p["filename"] for p in cli_objects["x86_64-h100-cu128.toml"].get("packages", [])]
+              if code == 0 else False, "")
+
+        for name, request, want_code, want_text in [
+            ("an unknown key is named", {"configs": [str(cfg)], "indx": "x"}, 2, "unknown key 'indx'"),
+            ("a bad machine names the key", {"configs": [str(cfg)], "machine": {"glibc": 2.35}}, 2, "quote it"),
+            ("a wrong type names the key", {"configs": [str(cfg)], "retries": "3"}, 2, "request.retries: expected an integer"),
+            ("no environments", {"index": str(farm)}, 2, "give configs or envs"),
+            ("a missing config", {"configs": [str(Path(tmp) / "none.toml")], "machine": h100}, 2, "none.toml"),
+            ("a backend with no index: exit 3", {"configs": [str(cfg)], "machine": dict(h100, torch="2.7.1+rocm6.3",
+                                                  backend="rocm", gpus=["gfx90a"])}, 3, "no ROCm wheel index is published"),
+        ]:
+            code, obj = wf.resolve(request)
+            message = obj.get("error", {}).get("message", "")
+            check(name, code == want_code and want_text in message and obj["error"].get("exit_code") == want_code,
+                  f"{code} {message}")
+
+        cli_version = subprocess.run([args.wheelfit, "--version"], capture_output=True, text=True).stdout
+        check("wheelfit_version is the CLI's", wf.version() in cli_version, f"{wf.version()!r} vs {cli_version!r}")
+
+        nm = subprocess.run(["nm", "-D", "--defined-only", args.lib], capture_output=True, text=True)
+        exported = sorted(line.split()[-1] for line in nm.stdout.splitlines() if line.split() and line.split()[-2] in "TtWwDdBbRrVviu")
+        check("only wheelfit_* symbols are exported", nm.returncode == 0 and exported and
+              all(s.startswith("wheelfit_") for s in exported), ", ".join(exported[:20]))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
