@@ -1,0 +1,149 @@
+// The façade (wheelfit/wheelfit.hpp): api::resolve with a caller's in-memory Transport, envs given
+// directly and the shipped backends in-process; its exit codes and messages, table-driven.
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <map>
+#include <thread>
+
+#include "support/backend_support.hpp"
+#include "support/resolve_support.hpp"
+#include "wheelfit/wheelfit.hpp"
+
+using namespace wheelfit;
+
+namespace {
+
+// An index held in memory: URL -> HTML body; anything else is 404, or a reset when `down`.
+class MemoryTransport final : public transport::Transport {
+ public:
+  std::map<std::string, std::string> pages;
+  bool down = false;
+  std::size_t asked = 0;
+
+ private:
+  Expected<transport::Response> get_impl(const transport::Request& request) override {
+    ++asked;
+    if (down) return transport::net_error(transport::NetErrc::reset, request.url + ": connection reset");
+    auto it = pages.find(request.url);
+    if (it == pages.end()) return unexpected(Errc::not_found, request.url + ": 404");
+    return transport::Response{request.url, "text/html", it->second, 200, {}, false};
+  }
+};
+
+std::string page(const std::vector<std::string>& files) {
+  std::string out = "<html><body>\n";
+  for (const auto& f : files) out += "<a href=\"https://files.test/" + f + "#sha256=" + std::string(64, 'a') + "\">" + f + "</a>\n";
+  return out + "</body></html>\n";
+}
+
+// The shipped backends, registered in-process (no plugin folder needed).
+const registry::Registry& backends() {
+  static const registry::Registry reg = [] {
+    registry::Registry r;
+    REQUIRE(r.add(test::cuda_backend()));
+    REQUIRE(r.add(test::rocm_backend()));
+    return r;
+  }();
+  return reg;
+}
+
+api::ResolveRequest request_for(std::shared_ptr<transport::Transport> transport) {
+  api::ResolveRequest r;
+  r.envs = {{"demo", "3.12", {"Pkg_A"}}};
+  r.machine = test::h100();
+  r.env_overrides = false;
+  r.index = "https://mirror.test/simple/";
+  r.transport = std::move(transport);
+  r.backends = &backends();
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("api::resolve reads the caller's transport and returns what the CLI prints", "[facade]") {
+  auto memory = std::make_shared<MemoryTransport>();
+  memory->pages["https://mirror.test/simple/pkg-a/"] =
+      page({"pkg_a-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl",
+            "pkg_a-1.0+cu126torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl"});
+  const auto r = api::resolve(request_for(memory));
+  INFO(r.report());
+  REQUIRE(r.exit_code == api::kExitResolved);
+  REQUIRE(r.resolution);
+  CHECK(r.resolution->combo_str(*r.resolution->combo) == "cu12.8/torch2.8");
+  REQUIRE(r.resolution->picks.size() == 1);
+  CHECK(r.resolution->picks[0].url == "https://files.test/pkg_a-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl");
+  CHECK(r.resolution->picks[0].env == "demo");
+  CHECK(r.resolution->picks[0].requested == "Pkg_A");
+  CHECK(memory->asked >= 1);
+  CHECK_THAT(r.json(), Catch::Contains(R"("combo":{"cuda":"12.8","torch":"2.8"})"));
+  CHECK_THAT(r.report(), Catch::Contains("resolved: cu12.8/torch2.8 via tier 1 (bootstrap)"));
+  auto manifest = r.pixi_manifest();
+  REQUIRE(manifest);
+  CHECK_THAT(*manifest, Catch::Contains("pkg_a-1.0+cu128torch2.8"));
+}
+
+TEST_CASE("api::resolve: exit codes and messages", "[facade]") {
+  struct Row {
+    const char* what;
+    std::function<void(api::ResolveRequest&, MemoryTransport&)> change;
+    int code;
+    const char* message;
+  };
+  const std::vector<Row> rows = {
+      {"nothing fits: exit 1", [](auto& r, auto&) { r.machine->gpus = std::vector<std::string>{"6.1"}; }, api::kExitUnresolved, ""},
+      {"an unknown backend", [](auto& r, auto&) { r.backend = "metal"; }, api::kExitBadInput,
+       "--backend: unknown backend 'metal' (known: cuda, rocm)"},
+      {"a backend with no index", [](auto& r, auto&) {
+         r.index.reset();
+         r.machine->torch = *model::Version::parse("2.7.1+rocm6.3");
+         r.machine->gpus = std::vector<std::string>{"gfx90a"};
+       }, api::kExitNoIndex, "ROCm backend detected gfx90a with torch 2.7.1+rocm6.3; no ROCm wheel index is published yet"},
+      {"an index that cannot be read", [](auto&, auto& t) { t.down = true; }, api::kExitUnreadable,
+       "the index https://mirror.test/simple/ (--index) could not be read"},
+      {"a device target the backend refuses", [](auto& r, auto&) { r.machine->gpus = std::vector<std::string>{"sm_9"}; },
+       api::kExitBadInput, "'sm_9' is not a compute capability"},
+      {"an env without a name", [](auto& r, auto&) { r.envs[0].name.clear(); }, api::kExitBadInput, "an env without a name"},
+      {"an env's python that is not major.minor", [](auto& r, auto&) { r.envs[0].python = "3"; }, api::kExitBadInput,
+       "python '3' is not major.minor"},
+      {"a package name that is not one", [](auto& r, auto&) { r.envs[0].packages = {"no such/pkg"}; }, api::kExitBadInput,
+       "'no such/pkg' is not a package name"},
+      {"no environments", [](auto& r, auto&) { r.envs.clear(); }, api::kExitBadInput, "no environments"},
+      {"a missing policy file", [](auto& r, auto&) { r.policy_file = "/nonexistent/policy.json"; }, api::kExitBadInput,
+       "--policy: /nonexistent/policy.json: no such policy file"},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.what);
+    auto memory = std::make_shared<MemoryTransport>();
+    memory->pages["https://mirror.test/simple/pkg-a/"] = page({"pkg_a-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl"});
+    auto req = request_for(memory);
+    row.change(req, *memory);
+    const auto r = api::resolve(req);
+    CHECK(r.exit_code == row.code);
+    if (row.code == api::kExitUnresolved) {
+      CHECK_FALSE(r.error);
+      REQUIRE(r.resolution);
+      CHECK_FALSE(r.resolution->ok());
+      CHECK_FALSE(r.pixi_manifest());
+      continue;
+    }
+    REQUIRE(r.error);
+    CHECK_THAT(r.error->message, Catch::Contains(row.message));
+    CHECK_THAT(r.json(), Catch::StartsWith(R"({"error":{"exit_code":)" + std::to_string(row.code)));
+  }
+}
+
+TEST_CASE("api::resolve may run on several threads at once", "[facade]") {
+  std::vector<std::thread> threads;
+  std::vector<int> codes(4, -1);
+  for (std::size_t i = 0; i < codes.size(); ++i) {
+    threads.emplace_back([&codes, i] {
+      auto memory = std::make_shared<MemoryTransport>();
+      memory->pages["https://mirror.test/simple/pkg-a/"] =
+          page({"pkg_a-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl"});
+      codes[i] = api::resolve(request_for(memory)).exit_code;
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(codes == std::vector<int>(4, api::kExitResolved));
+}
