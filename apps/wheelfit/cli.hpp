@@ -77,6 +77,8 @@ using wheelfit::api::judging_policy;
 using wheelfit::api::make_inspect_hook;
 using wheelfit::api::ResolveRequest;
 using wheelfit::api::ResolveResult;
+using wheelfit::api::demands_text;
+using wheelfit::api::explanation_json;
 
 // The subcommands.
 int run_resolve(const std::vector<std::string_view>& args);
@@ -96,12 +98,6 @@ struct JudgeTarget {
   policies::Policy policy;
 };
 Expected<JudgeTarget> judge_target(const Args& args, registry::Registry& registry);
-/// An Explanation as `explain --json` prints it: wheel, fits, binaries_read, demands
-/// [{demand, wheel, machine, verdict, detail}], files [{path, sass, ptx, glibc, needed}],
-/// warnings, bytes_fetched, wheel_size, downloaded_whole.
-boost::json::object explanation_json(const inspect::Explanation& e);
-/// The demands, one block each, for the human reports.
-void print_demands(std::ostream& out, const inspect::Explanation& e, const std::string& indent);
 /// Detects this machine (machine::detect_machine with `registry`'s detection): what `detect`
 /// prints and what `resolve` uses without --machine. With `load`, the plugins are loaded into
 /// `registry` first, while the interpreter starts, and a plugin folder that cannot be used is a

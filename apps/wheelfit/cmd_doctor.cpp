@@ -47,7 +47,7 @@ int run_doctor(const std::vector<std::string_view>& argv) {
       for (const auto& r : d.explanation.demands)
         if (r.verdict == inspect::Verdict::fails) failing.emplace_back(json::string(r.name));
       for (const auto& m : d.modules) modules.emplace_back(json::string(m));
-      json::object e = explanation_json(d.explanation);
+      json::object e = json::parse(explanation_json(d.explanation)).as_object();
       dists.push_back(json::object{{"name", d.name},
                                    {"version", d.version},
                                    {"dist_info", d.dist_info},

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "wheelfit/config/workspace.hpp"
+#include "wheelfit/inspect/explain.hpp"
 #include "wheelfit/machine/detect.hpp"
 #include "wheelfit/machine/machine.hpp"
 #include "wheelfit/policies/policy.hpp"
@@ -95,6 +96,39 @@ struct ResolveResult {
 /// Resolves the request. Never throws for anything the request or the world contains: those
 /// are results with their exit code; an exception escaping is a bug.
 ResolveResult resolve(const ResolveRequest& request);
+
+/// What `wheelfit explain` judges: one wheel, against a machine.
+struct ExplainRequest {
+  /// A local .whl, a file:// or http(s) URL (read with Range requests), or a bare wheel file
+  /// name that is not a file here (then only the name is judged).
+  std::string wheel;
+  std::optional<machine::Machine> machine;  ///< nullopt: detect this machine
+  bool env_overrides = true;                ///< apply WHEELFIT_OVERRIDE_* / CONDA_OVERRIDE_* to `machine`
+  std::optional<std::string> python;        ///< detection's interpreter (only without `machine`)
+  std::optional<std::string> policy_file;   ///< nullopt: WHEELFIT_POLICY, else the backend's data
+  transports::HttpOptions network;
+  const registry::Registry* backends = nullptr;  ///< nullptr: load the default plugin folders
+};
+
+struct ExplainResult {
+  int exit_code = kExitBadInput;                   ///< 0 fits, 1 a demand fails, 2 bad input, 4 unreadable
+  std::optional<Error> error;
+  std::optional<inspect::Explanation> explanation;
+  std::string origin;                              ///< "file", "url" or "name"
+  /// The object `wheelfit explain --json` prints, or {"error": {"exit_code", "message"}}.
+  [[nodiscard]] std::string json() const;
+  /// The human report; on an error, "wheelfit: <message>\n".
+  [[nodiscard]] std::string report() const;
+};
+
+/// Judges one wheel on the seven demands from its name and its binaries (inspect/explain.hpp).
+ExplainResult explain(const ExplainRequest& request);
+
+/// An Explanation as `explain --json` prints it (wheel, fits, binaries_read, demands, files,
+/// warnings, bytes_fetched, wheel_size, downloaded_whole), as JSON text; `doctor` reuses it.
+std::string explanation_json(const inspect::Explanation& e);
+/// The demands, one block each, as the human reports print them.
+std::string demands_text(const inspect::Explanation& e, const std::string& indent);
 
 // --- Decisions shared by the commands (also used by explain, detect and doctor in the CLI).
 

@@ -17,13 +17,14 @@
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/wheelfit.hpp"
 
+#include "common.hpp"
+
 namespace wheelfit::api {
 namespace {
 
-std::optional<std::string> env(const char* name) {
-  if (const char* v = std::getenv(name)) return std::string(v);
-  return std::nullopt;
-}
+using detail::env;
+using detail::is_remote;
+using detail::open_wheel;
 
 // "network: 45 requests on 3 connections, 2 retries; cache: 40 fresh, 2 revalidated (304)".
 std::string fetch_note(const transport::Stats& s) {
@@ -47,16 +48,6 @@ std::string answered_by(const index::IndexSnapshot& snap) {
   }
   if (api && pages) return "index+releases-api";
   return api ? "releases-api" : "index";
-}
-
-bool is_remote(std::string_view s) { return s.starts_with("http://") || s.starts_with("https://"); }
-
-// Opens a wheel's bytes: a URL (Range requests), a file:// URL or a path.
-Expected<std::unique_ptr<inspect::ByteSource>> open_wheel(const std::string& where, transport::Transport* remote) {
-  if (is_remote(where)) return inspect::open_remote_source(*remote, where);
-  auto path = transports::to_path(where);
-  if (!path) return path.error();
-  return inspect::open_file_source(*path);
 }
 
 // The envs given directly, as the workspace holds configs' envs.
@@ -83,21 +74,6 @@ ResolveResult fail(ResolveResult r, int code, std::string message) {
   r.exit_code = code;
   r.error = Error(code == kExitNoIndex ? Errc::unsupported : Errc::invalid_input, std::move(message));
   return r;
-}
-
-// This machine, detected as `wheelfit detect` shows it, with the loaded backends' detection.
-Expected<machine::Machine> detect_this_machine(const registry::Registry& reg, const ResolveRequest& req) {
-  machine::DetectOptions options;
-  options.python = req.python;
-  // The backend also picks whose detected facts are taken, when it is a name a profile takes.
-  if (machine::Machine probe; req.backend && machine::set_fact(probe, "backend", *req.backend, "--backend")) {
-    options.backend = req.backend;
-  }
-  options.label_backend = [&reg](std::string_view label) { return backend_of_torch_label(reg, label); };
-  auto det = machine::detect_machine(options, [&reg] { return detect_backends(reg); });
-  if (!det) return det.error();
-  for (const auto& note : det->notes) log::debug("detect: " + note);
-  return std::move(det->machine);
 }
 
 }  // namespace
@@ -247,16 +223,9 @@ ResolveResult resolve(const ResolveRequest& req) {
 
   // The backends: the caller's, or the default plugin folders.
   std::unique_ptr<registry::Registry> owned;
-  const registry::Registry* reg = req.backends;
-  if (!reg) {
-    owned = std::make_unique<registry::Registry>();
-    auto report = registry::load_plugins(*owned, registry::plugin_dirs());
-    if (!report.ok()) return fail(std::move(r), kExitBadInput, "backend plugins: " + report.error->message);
-    for (const auto& s : report.skipped) {
-      if (s.kind != registry::SkipReason::not_plugin_name) log::warn("plugin " + s.file.string() + " skipped: " + s.reason);
-    }
-    reg = owned.get();
-  }
+  auto loaded = detail::backends_of(req.backends, owned);
+  if (!loaded) return fail(std::move(r), kExitBadInput, loaded.error().message);
+  const registry::Registry* reg = *loaded;
 
   // The environments.
   if (!req.configs.empty()) {
@@ -274,18 +243,9 @@ ResolveResult resolve(const ResolveRequest& req) {
   if (r.workspace.envs.empty()) return fail(std::move(r), kExitBadInput, "resolve: no environments (give configs or envs)");
 
   // The machine: the caller's profile as it is (plus the env overrides), or this one detected.
-  if (req.machine) {
-    r.machine = *req.machine;
-    if (req.env_overrides) {
-      if (auto o = machine::apply_env_overrides(r.machine, machine::process_env()); !o) {
-        return fail(std::move(r), kExitBadInput, o.error().message);
-      }
-    }
-  } else {
-    auto detected = detect_this_machine(*reg, req);
-    if (!detected) return fail(std::move(r), kExitBadInput, detected.error().message);
-    r.machine = std::move(*detected);
-  }
+  auto found = detail::machine_of(*reg, req.machine, req.env_overrides, req.python, req.backend);
+  if (!found) return fail(std::move(r), kExitBadInput, found.error().message);
+  r.machine = std::move(*found);
   const machine::Machine& m = r.machine;
 
   // Backend and its index.

@@ -1,0 +1,59 @@
+// What the façade's calls share (common.hpp).
+#include "common.hpp"
+
+#include <cstdlib>
+
+#include "wheelfit/transports/file_transport.hpp"
+#include "wheelfit/util/log.hpp"
+
+namespace wheelfit::api::detail {
+
+std::optional<std::string> env(const char* name) {
+  if (const char* v = std::getenv(name)) return std::string(v);
+  return std::nullopt;
+}
+
+bool is_remote(std::string_view s) { return s.starts_with("http://") || s.starts_with("https://"); }
+
+Expected<std::unique_ptr<inspect::ByteSource>> open_wheel(const std::string& where, transport::Transport* remote) {
+  if (is_remote(where)) return inspect::open_remote_source(*remote, where);
+  auto path = transports::to_path(where);
+  if (!path) return path.error();
+  return inspect::open_file_source(*path);
+}
+
+Expected<const registry::Registry*> backends_of(const registry::Registry* given, std::unique_ptr<registry::Registry>& owned) {
+  if (given) return given;
+  owned = std::make_unique<registry::Registry>();
+  auto report = registry::load_plugins(*owned, registry::plugin_dirs());
+  if (!report.ok()) return Error(report.error->code, "backend plugins: " + report.error->message);
+  for (const auto& s : report.skipped) {
+    if (s.kind != registry::SkipReason::not_plugin_name) log::warn("plugin " + s.file.string() + " skipped: " + s.reason);
+  }
+  return owned.get();
+}
+
+Expected<machine::Machine> detect_this_machine(const registry::Registry& reg, const std::optional<std::string>& python,
+                                               const std::optional<std::string>& backend) {
+  machine::DetectOptions options;
+  options.python = python;
+  if (machine::Machine probe; backend && machine::set_fact(probe, "backend", *backend, "--backend")) options.backend = backend;
+  options.label_backend = [&reg](std::string_view label) { return backend_of_torch_label(reg, label); };
+  auto det = machine::detect_machine(options, [&reg] { return detect_backends(reg); });
+  if (!det) return det.error();
+  for (const auto& note : det->notes) log::debug("detect: " + note);
+  return std::move(det->machine);
+}
+
+Expected<machine::Machine> machine_of(const registry::Registry& reg, const std::optional<machine::Machine>& given,
+                                      bool env_overrides, const std::optional<std::string>& python,
+                                      const std::optional<std::string>& backend) {
+  if (!given) return detect_this_machine(reg, python, backend);
+  machine::Machine m = *given;
+  if (env_overrides) {
+    if (auto o = machine::apply_env_overrides(m, machine::process_env()); !o) return o.error();
+  }
+  return m;
+}
+
+}  // namespace wheelfit::api::detail

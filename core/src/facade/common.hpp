@@ -1,0 +1,31 @@
+#pragma once
+// Private to the façade (core/src/facade): what its calls share.
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "wheelfit/inspect/source.hpp"
+#include "wheelfit/wheelfit.hpp"
+
+namespace wheelfit::api::detail {
+
+/// The process environment variable, if set.
+std::optional<std::string> env(const char* name);
+/// http:// or https://.
+bool is_remote(std::string_view s);
+/// A wheel's bytes: a URL (Range requests through `remote`), a file:// URL or a path.
+Expected<std::unique_ptr<inspect::ByteSource>> open_wheel(const std::string& where, transport::Transport* remote);
+/// `given` when not null; else the default plugin folders loaded into `owned` (files skipped are
+/// logged). An error when no plugin folder can be used.
+Expected<const registry::Registry*> backends_of(const registry::Registry* given, std::unique_ptr<registry::Registry>& owned);
+/// This machine, detected as `wheelfit detect` shows it, with the loaded backends' detection.
+/// `backend`, when a name a profile takes, picks whose detected facts are taken.
+Expected<machine::Machine> detect_this_machine(const registry::Registry& reg, const std::optional<std::string>& python,
+                                               const std::optional<std::string>& backend);
+/// The machine a call judges: `given` (plus the env overrides when asked), else detected.
+Expected<machine::Machine> machine_of(const registry::Registry& reg, const std::optional<machine::Machine>& given,
+                                      bool env_overrides, const std::optional<std::string>& python,
+                                      const std::optional<std::string>& backend);
+
+}  // namespace wheelfit::api::detail

@@ -1,0 +1,231 @@
+// wheelfit::api::explain(): one wheel judged on the seven demands, behind one call, and the
+// texts `wheelfit explain` prints.
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include <boost/json.hpp>
+
+#include "common.hpp"
+#include "wheelfit/index/links.hpp"
+#include "wheelfit/model/wheel.hpp"
+#include "wheelfit/wheelfit.hpp"
+
+namespace wheelfit::api {
+namespace {
+
+namespace json = boost::json;
+
+// The file name a URL ends in: query and fragment dropped, percent-decoded ("%2B" -> "+").
+std::string url_filename(std::string_view url) {
+  url = url.substr(0, url.find_first_of("?#"));
+  return index::percent_decode(url.substr(url.find_last_of('/') + 1));
+}
+
+std::string size_text(std::uint64_t n) {
+  char buf[64];
+  if (n < 1024) return std::to_string(n) + " B";
+  if (n < (1u << 20)) std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(n) / 1024.0);
+  else if (n < (1u << 30)) std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(n) / 1048576.0);
+  else std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(n) / 1073741824.0);
+  return buf;
+}
+
+std::string joined(const std::vector<std::string>& v, const char* empty) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s.empty() ? std::string(empty) : s;
+}
+
+json::object explanation_object(const inspect::Explanation& e) {
+  json::array demands;
+  for (const auto& d : e.demands) {
+    demands.push_back(json::object{{"demand", d.name},
+                                   {"wheel", d.wheel},
+                                   {"machine", d.machine},
+                                   {"verdict", inspect::to_string(d.verdict)},
+                                   {"detail", d.detail}});
+  }
+  json::array files;
+  for (const auto& f : e.files) {
+    if (!f.info) continue;  // unreadable: named in the warnings
+    json::array needed;
+    for (const auto& n : f.info->needed) needed.emplace_back(json::string(n));
+    json::value glibc = nullptr;
+    if (f.info->max_glibc) glibc = json::string(*f.info->max_glibc);
+    json::object file{{"path", f.path}, {"device_list", f.device.list}};
+    // The device code by kind, as the backend names it ("sass", "ptx" for CUDA).
+    for (const auto& [kind, items] : f.device.entries) {
+      json::array a;
+      for (const auto& item : items) a.emplace_back(json::string(item));
+      file[kind] = std::move(a);
+    }
+    file["glibc"] = std::move(glibc);
+    file["needed"] = std::move(needed);
+    files.push_back(std::move(file));
+  }
+  json::array warnings;
+  for (const auto& w : e.warnings) warnings.emplace_back(json::string(w));
+  return json::object{{"wheel", e.wheel},
+                      {"fits", e.fits()},
+                      {"binaries_read", e.binaries_read},
+                      {"demands", demands},
+                      {"files", files},
+                      {"warnings", warnings},
+                      {"bytes_fetched", e.bytes_fetched},
+                      {"wheel_size", e.wheel_size},
+                      {"downloaded_whole", e.downloaded_whole}};
+}
+
+ExplainResult fail(ExplainResult r, int code, std::string message) {
+  r.exit_code = code;
+  r.error = Error(Errc::invalid_input, std::move(message));
+  return r;
+}
+
+}  // namespace
+
+std::string explanation_json(const inspect::Explanation& e) { return json::serialize(explanation_object(e)); }
+
+std::string demands_text(const inspect::Explanation& e, const std::string& indent) {
+  std::ostringstream out;
+  for (const auto& d : e.demands) {
+    std::string verdict(inspect::to_string(d.verdict));
+    if (d.verdict == inspect::Verdict::fails) verdict = "FAILS";
+    out << indent << d.name << ": " << verdict << "\n"
+        << indent << "  wheel:   " << d.wheel << "\n"
+        << indent << "  machine: " << d.machine << "\n";
+    if (!d.detail.empty()) {
+      out << indent << "  "
+          << (d.verdict == inspect::Verdict::ok ? "why:     " : d.verdict == inspect::Verdict::fails ? "error:   " : "why not: ")
+          << d.detail << "\n";
+    }
+  }
+  return out.str();
+}
+
+std::string ExplainResult::json() const {
+  if (error || !explanation) {
+    return json::serialize(json::object{{"error", json::object{{"exit_code", exit_code},
+                                                               {"message", error ? error->message : "no result"}}}}) + "\n";
+  }
+  json::object o = explanation_object(*explanation);
+  o["source"] = origin;
+  return json::serialize(o) + "\n";
+}
+
+std::string ExplainResult::report() const {
+  if (error || !explanation) return "wheelfit: " + (error ? error->message : std::string("no result")) + "\n";
+  const inspect::Explanation& e = *explanation;
+  std::ostringstream out;
+  out << "wheel: " << e.wheel << "\n";
+  if (!e.binaries_read) {
+    out << "judged on the file name alone (binaries not read; give the file or its URL to read them)\n";
+  } else {
+    std::size_t read = 0;
+    for (const auto& f : e.files) read += f.info ? 1 : 0;
+    out << "read " << read << " of " << e.files.size() << " compiled member" << (e.files.size() == 1 ? "" : "s");
+    if (origin == "url") {
+      out << ": " << size_text(e.bytes_fetched) << " fetched of the wheel's " << size_text(e.wheel_size)
+          << (e.downloaded_whole ? " (the server ignored Range requests: downloaded whole)" : " (HTTP Range requests)");
+    } else {
+      out << " (a local wheel of " << size_text(e.wheel_size) << ")";
+    }
+    out << "\n";
+  }
+  out << "\n" << demands_text(e, "");
+  if (!e.files.empty()) {
+    out << "\nfiles:\n";
+    for (const auto& f : e.files) {
+      if (!f.info) {
+        out << "  " << f.path << ": not read: " << f.error << "\n";
+        continue;
+      }
+      out << "  " << f.path << ": " << f.info->machine << " " << (f.info->format == inspect::BinaryInfo::Format::elf ? "ELF" : "PE");
+      if (f.device.entries.empty()) out << "; no device code";
+      for (const auto& [kind, items] : f.device.entries) out << "; " << kind << " " << joined(items, "-");
+      out << "; glibc " << f.info->max_glibc.value_or("-") << "; needs " << joined(f.info->needed, "-") << "\n";
+    }
+  }
+  if (!e.warnings.empty()) {
+    out << "\nwarnings:\n";
+    for (const auto& w : e.warnings) out << "  - " << w << "\n";
+  }
+  std::vector<std::string> failed, unknown;
+  for (const auto& d : e.demands) {
+    if (d.verdict == inspect::Verdict::fails) failed.emplace_back(d.name);
+    if (d.verdict == inspect::Verdict::unknown) unknown.emplace_back(d.name);
+  }
+  out << "\nverdict: "
+      << (failed.empty() ? "it runs here" : "it will not run here: " + joined(failed, "") + " fail" + (failed.size() == 1 ? "s" : ""));
+  if (!unknown.empty()) out << " (not checked: " << joined(unknown, "") << ")";
+  out << "\n";
+  return out.str();
+}
+
+ExplainResult explain(const ExplainRequest& req) {
+  ExplainResult r;
+  const std::string& wheel = req.wheel;
+  // What the wheel is: a URL, a file, or (no such file, no '/') a bare wheel file name.
+  std::string filename;
+  std::error_code ec;
+  if (detail::is_remote(wheel)) {
+    r.origin = "url";
+    filename = url_filename(wheel);
+  } else if (wheel.starts_with("file://")) {
+    r.origin = "file";
+    filename = url_filename(wheel);
+  } else if (std::filesystem::exists(wheel, ec)) {
+    if (!std::filesystem::is_regular_file(wheel, ec)) return fail(std::move(r), kExitBadInput, wheel + ": not a file");
+    r.origin = "file";
+    filename = std::filesystem::path(wheel).filename().string();
+  } else if (wheel.find('/') == std::string::npos && wheel.find('\\') == std::string::npos) {
+    r.origin = "name";
+    filename = wheel;
+  } else {
+    return fail(std::move(r), kExitBadInput, wheel + ": no such file");
+  }
+  if (auto name = model::WheelName::parse(filename); !name) return fail(std::move(r), kExitBadInput, wheel + ": " + name.error().message);
+
+  // The machine and the policy it is judged by: the judging backend's, unless a file is named.
+  std::unique_ptr<registry::Registry> owned;
+  auto reg = detail::backends_of(req.backends, owned);
+  if (!reg) return fail(std::move(r), kExitBadInput, reg.error().message);
+  auto machine = detail::machine_of(**reg, req.machine, req.env_overrides, req.python, std::nullopt);
+  if (!machine) {
+    return fail(std::move(r), kExitBadInput, req.machine ? machine.error().message : machine.error().message);
+  }
+  auto backend = judging_backend(**reg, std::nullopt, *machine);
+  if (!backend) return fail(std::move(r), kExitBadInput, backend.error().message);
+  auto policy = judging_policy(**backend, req.policy_file);
+  if (!policy) return fail(std::move(r), kExitBadInput, policy.error().message);
+  if (auto targets = resolve::device_targets(*machine, *policy); !targets) return fail(std::move(r), kExitBadInput, targets.error().message);
+
+  if (r.origin == "name") {
+    auto explained = inspect::explain_name(filename, *machine, *policy);
+    if (!explained) return fail(std::move(r), kExitBadInput, wheel + ": " + explained.error().message);
+    r.explanation = std::move(*explained);
+  } else {
+    std::unique_ptr<transport::Transport> transport;
+    if (r.origin == "url") {
+      auto made = transports::make_transport(req.network);
+      if (!made) return fail(std::move(r), kExitBadInput, made.error().message);
+      transport = std::move(*made);
+    }
+    auto source = detail::open_wheel(wheel, transport.get());
+    if (!source) {
+      const bool network = source.error().code.category() != core_category();
+      return fail(std::move(r), network ? kExitUnreadable : kExitBadInput, wheel + ": " + source.error().message);
+    }
+    auto explained = inspect::explain_wheel(**source, filename, *machine, *policy);
+    if (!explained) {
+      const bool network = explained.error().code.category() != core_category();
+      return fail(std::move(r), network ? kExitUnreadable : kExitBadInput, wheel + ": " + explained.error().message);
+    }
+    r.explanation = std::move(*explained);
+  }
+  r.exit_code = r.explanation->fits() ? kExitResolved : kExitUnresolved;
+  return r;
+}
+
+}  // namespace wheelfit::api
