@@ -78,10 +78,43 @@ fs::path plugins_beside_library() {
   return dir.parent_path() / "plugins";
 }
 
-wheelfit::api::ResolveRequest request_of(const json::value& doc) {
+// retries / timeout / jobs / user_agent into `net`; false when `key` is none of them.
+bool network_key(const std::string& key, const json::value& v, wheelfit::transports::HttpOptions& net) {
+  if (key == "user_agent") {
+    net.user_agent = string_of(v, key);
+    if (net.user_agent.empty() || net.user_agent.find_first_of("\r\n") != std::string::npos) {
+      throw BadRequest{"request.user_agent: must be one non-empty line"};
+    }
+  } else if (key == "retries") {
+    net.retry.retries = static_cast<int>(number_of(v, key, 0, 20));
+  } else if (key == "timeout") {
+    const auto s = std::chrono::seconds(number_of(v, key, 1, 3600));
+    net.connect_timeout = s;
+    net.idle_timeout = s;
+  } else if (key == "jobs") {
+    net.jobs = static_cast<unsigned>(number_of(v, key, 1, 64));
+    net.per_host = net.jobs;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+wheelfit::machine::Machine machine_of(const json::value& v, const std::string& key) {
+  require(v, v.is_object(), key, "an object of profile keys");
+  auto m = wheelfit::machine::parse_machine_profile(json::serialize(v), "request.machine");
+  if (!m) throw BadRequest{m.error().message};
+  return std::move(*m);
+}
+
+const json::object& object_of(const json::value& doc) {
   if (!doc.is_object()) throw BadRequest{"request: expected a JSON object"};
+  return doc.get_object();
+}
+
+wheelfit::api::ResolveRequest request_of(const json::value& doc) {
   wheelfit::api::ResolveRequest r;
-  for (const auto& kv : doc.get_object()) {
+  for (const auto& kv : object_of(doc)) {
     const std::string key(kv.key());
     const json::value& v = kv.value();
     if (key == "configs") {
@@ -102,10 +135,7 @@ wheelfit::api::ResolveRequest request_of(const json::value& doc) {
         r.envs.push_back(std::move(env));
       }
     } else if (key == "machine") {
-      require(v, v.is_object(), key, "an object of profile keys");
-      auto m = wheelfit::machine::parse_machine_profile(json::serialize(v), "request.machine");
-      if (!m) throw BadRequest{m.error().message};
-      r.machine = std::move(*m);
+      r.machine = machine_of(v, key);
     } else if (key == "index") {
       r.index = string_of(v, key);
     } else if (key == "backend") {
@@ -116,23 +146,10 @@ wheelfit::api::ResolveRequest request_of(const json::value& doc) {
       r.cache_dir = string_of(v, key);
     } else if (key == "releases_repo") {
       r.releases_repo = string_of(v, key);
-    } else if (key == "user_agent") {
-      r.network.user_agent = string_of(v, key);
-      if (r.network.user_agent.empty() || r.network.user_agent.find_first_of("\r\n") != std::string::npos) {
-        throw BadRequest{"request.user_agent: must be one non-empty line"};
-      }
     } else if (key == "offline" || key == "no_cache" || key == "inspect") {
       require(v, v.is_bool(), key, "true or false");
       (key == "offline" ? r.offline : key == "inspect" ? r.inspect : r.use_cache) = key == "no_cache" ? !v.get_bool() : v.get_bool();
-    } else if (key == "retries") {
-      r.network.retry.retries = static_cast<int>(number_of(v, key, 0, 20));
-    } else if (key == "timeout") {
-      const auto s = std::chrono::seconds(number_of(v, key, 1, 3600));
-      r.network.connect_timeout = s;
-      r.network.idle_timeout = s;
-    } else if (key == "jobs") {
-      r.network.jobs = static_cast<unsigned>(number_of(v, key, 1, 64));
-      r.network.per_host = r.network.jobs;
+    } else if (network_key(key, v, r.network)) {
     } else {
       throw BadRequest{"request: unknown key '" + key + "' (known: configs, envs, machine, index, backend, policy, offline, "
                        "no_cache, cache_dir, retries, timeout, jobs, user_agent, releases_repo, inspect)"};
@@ -143,13 +160,51 @@ wheelfit::api::ResolveRequest request_of(const json::value& doc) {
   return r;
 }
 
-}  // namespace
+wheelfit::api::ExplainRequest explain_request_of(const json::value& doc) {
+  wheelfit::api::ExplainRequest r;
+  bool wheel = false;
+  for (const auto& kv : object_of(doc)) {
+    const std::string key(kv.key());
+    const json::value& v = kv.value();
+    if (key == "wheel") {
+      r.wheel = string_of(v, key);
+      wheel = true;
+    } else if (key == "machine") {
+      r.machine = machine_of(v, key);
+    } else if (key == "python") {
+      r.python = string_of(v, key);
+    } else if (key == "policy") {
+      r.policy_file = string_of(v, key);
+    } else if (!network_key(key, v, r.network)) {
+      throw BadRequest{"request: unknown key '" + key + "' (known: wheel, machine, python, policy, retries, timeout, user_agent)"};
+    }
+  }
+  if (!wheel) throw BadRequest{"request.wheel: missing (a .whl file, its URL, or a wheel file name)"};
+  return r;
+}
 
-extern "C" {
+wheelfit::api::DetectRequest detect_request_of(const json::value& doc) {
+  wheelfit::api::DetectRequest r;
+  for (const auto& kv : object_of(doc)) {
+    const std::string key(kv.key());
+    if (key == "python") r.python = string_of(kv.value(), key);
+    else if (key == "backend") r.backend = string_of(kv.value(), key);
+    else throw BadRequest{"request: unknown key '" + key + "' (known: python, backend)"};
+  }
+  return r;
+}
 
-const char* wheelfit_version(void) { return WHEELFIT_VERSION; }
+// The plugin folders a C API call loads: WHEELFIT_PLUGIN_PATH's, then the one beside the library.
+wheelfit::registry::PluginLoadReport load_backends(wheelfit::registry::Registry& reg) {
+  const char* env_path = std::getenv("WHEELFIT_PLUGIN_PATH");
+  return wheelfit::registry::load_plugins(
+      reg, wheelfit::registry::plugin_dirs(env_path ? std::optional<std::string_view>(env_path) : std::nullopt,
+                                           plugins_beside_library()));
+}
 
-int wheelfit_resolve_json(const char* request_json, char** result_json) {
+// Runs `call` on the parsed request, turning every failure into the error object.
+template <class Call>
+int guarded(const char* request_json, char** result_json, Call&& call) noexcept {
   if (!result_json) return wheelfit::api::kExitBadInput;
   *result_json = nullptr;
   try {
@@ -157,17 +212,7 @@ int wheelfit_resolve_json(const char* request_json, char** result_json) {
     json::error_code ec;
     const json::value doc = json::parse(request_json, ec);
     if (ec) return error_out(wheelfit::api::kExitBadInput, std::string("request: not JSON: ") + ec.message(), result_json);
-    wheelfit::api::ResolveRequest request = request_of(doc);
-    wheelfit::registry::Registry reg;
-    const char* env_path = std::getenv("WHEELFIT_PLUGIN_PATH");
-    auto report = wheelfit::registry::load_plugins(
-        reg, wheelfit::registry::plugin_dirs(env_path ? std::optional<std::string_view>(env_path) : std::nullopt,
-                                             plugins_beside_library()));
-    if (!report.ok()) return error_out(wheelfit::api::kExitBadInput, "backend plugins: " + report.error->message, result_json);
-    request.backends = &reg;
-    const auto result = wheelfit::api::resolve(request);
-    *result_json = copy_out(result.json());
-    return result.exit_code;
+    return call(doc, result_json);
   } catch (const BadRequest& e) {
     return error_out(wheelfit::api::kExitBadInput, e.message, result_json);
   } catch (const std::exception& e) {
@@ -175,6 +220,50 @@ int wheelfit_resolve_json(const char* request_json, char** result_json) {
   } catch (...) {
     return error_out(wheelfit::api::kExitInternal, "internal error: an exception that is not a std::exception", result_json);
   }
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* wheelfit_version(void) { return WHEELFIT_VERSION; }
+
+int wheelfit_resolve_json(const char* request_json, char** result_json) {
+  return guarded(request_json, result_json, [](const json::value& doc, char** out) {
+    wheelfit::api::ResolveRequest request = request_of(doc);
+    wheelfit::registry::Registry reg;
+    auto report = load_backends(reg);
+    if (!report.ok()) return error_out(wheelfit::api::kExitBadInput, "backend plugins: " + report.error->message, out);
+    request.backends = &reg;
+    const auto result = wheelfit::api::resolve(request);
+    *out = copy_out(result.json());
+    return result.exit_code;
+  });
+}
+
+int wheelfit_explain_json(const char* request_json, char** result_json) {
+  return guarded(request_json, result_json, [](const json::value& doc, char** out) {
+    wheelfit::api::ExplainRequest request = explain_request_of(doc);
+    wheelfit::registry::Registry reg;
+    auto report = load_backends(reg);
+    if (!report.ok()) return error_out(wheelfit::api::kExitBadInput, "backend plugins: " + report.error->message, out);
+    request.backends = &reg;
+    const auto result = wheelfit::api::explain(request);
+    *out = copy_out(result.json());
+    return result.exit_code;
+  });
+}
+
+int wheelfit_detect_json(const char* request_json, char** result_json) {
+  return guarded(request_json, result_json, [](const json::value& doc, char** out) {
+    wheelfit::api::DetectRequest request = detect_request_of(doc);
+    wheelfit::registry::Registry reg;
+    (void)load_backends(reg);  // a folder that cannot be used leaves the backends' facts unknown
+    request.backends = &reg;
+    const auto result = wheelfit::api::detect(request);
+    *out = copy_out(result.json());
+    return result.exit_code;
+  });
 }
 
 void wheelfit_free(char* p) { std::free(p); }

@@ -95,6 +95,26 @@ def main() -> int:
             check(name, code == want_code and want_text in message and obj["error"].get("exit_code") == want_code,
                   f"{code} {message}")
 
+        # explain: a bare wheel name on the H100, as the CLI explains it.
+        name = "flash_attn-2.8.3+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl"
+        code, obj = wf.explain({"wheel": name, "machine": h100})
+        profile = str(source / "examples" / "machines" / "x86_64-h100-cu128.toml")
+        cli = subprocess.run([args.wheelfit, "explain", name, "--machine", profile, "--json"], capture_output=True, text=True)
+        check("explain is the CLI's", code == cli.returncode and obj == json.loads(cli.stdout),
+              f"{code} {json.dumps(obj)[:300]}\n   vs {cli.returncode} {cli.stdout[:300]}")
+        code, obj = wf.explain({"machine": h100})
+        check("explain without a wheel", code == 2 and "request.wheel: missing" in obj["error"]["message"], json.dumps(obj))
+
+        # detect: this machine, a valid profile for the other calls.
+        code, obj = wf.detect({"python": sys.executable})
+        check("detect answers with a profile", code == 0 and "provenance" in obj and "notes" in obj and obj.get("os"),
+              json.dumps(obj)[:300])
+        detected = {k: v for k, v in obj.items() if k not in ("provenance", "notes", "interpreter", "devices")}
+        code, again = wf.resolve({"configs": [str(cfg)], "index": str(farm), "machine": detected, "no_cache": True})
+        check("the detected profile is a valid machine", code in (0, 1) and "error" not in again, json.dumps(again)[:300])
+        code, obj = wf.detect({"backend": "metal"})
+        check("detect with an unknown backend", code == 2 and "unknown backend 'metal'" in obj["error"]["message"], json.dumps(obj))
+
         cli_version = subprocess.run([args.wheelfit, "--version"], capture_output=True, text=True).stdout
         check("wheelfit_version is the CLI's", wf.version() in cli_version, f"{wf.version()!r} vs {cli_version!r}")
 

@@ -34,6 +34,13 @@ extern "C" {
 WHEELFIT_API const char* wheelfit_version(void);
 /* Resolves a request (above). */
 WHEELFIT_API int wheelfit_resolve_json(const char* request_json, char** result_json);
+/* Explains one wheel: {"wheel": ".whl path, URL or file name", "machine": {...}, "python",
+ * "policy", "retries", "timeout", "user_agent"}; the result is what `wheelfit explain --json`
+ * prints (0 it fits, 1 a demand fails). */
+WHEELFIT_API int wheelfit_explain_json(const char* request_json, char** result_json);
+/* Detects this machine: {"python": "path", "backend": "name"} (both optional); the result is what
+ * `wheelfit detect --json` prints, a valid "machine" for the other calls. */
+WHEELFIT_API int wheelfit_detect_json(const char* request_json, char** result_json);
 /* Frees a result. NULL is fine. */
 WHEELFIT_API void wheelfit_free(char* p);
 

@@ -124,6 +124,29 @@ struct ExplainResult {
 /// Judges one wheel on the seven demands from its name and its binaries (inspect/explain.hpp).
 ExplainResult explain(const ExplainRequest& request);
 
+/// What `wheelfit detect` detects: this machine.
+struct DetectRequest {
+  std::optional<std::string> python;   ///< the interpreter (nullopt: python3 on PATH, a note when absent)
+  std::optional<std::string> backend;  ///< --backend: wins over everything (a name no plugin supplies is an error)
+  /// The loaded backends; nullptr: the default plugin folders are loaded while the interpreter
+  /// starts, and a folder that cannot be used is a note, not an error.
+  const registry::Registry* backends = nullptr;
+};
+
+struct DetectResult {
+  int exit_code = kExitBadInput;   ///< 0, or 2 for a bad override, --backend or --python
+  std::optional<Error> error;
+  std::optional<machine::Detection> detection;
+  /// The object `wheelfit detect --json` prints (a valid profile for --machine, plus notes,
+  /// interpreter, devices), or {"error": {"exit_code", "message"}}.
+  [[nodiscard]] std::string json() const;
+  /// The human report; on an error, "wheelfit: <message>\n".
+  [[nodiscard]] std::string report() const;
+};
+
+/// Detects this machine (machine/detect.hpp) with the loaded backends' detection.
+DetectResult detect(const DetectRequest& request);
+
 /// An Explanation as `explain --json` prints it (wheel, fits, binaries_read, demands, files,
 /// warnings, bytes_fetched, wheel_size, downloaded_whole), as JSON text; `doctor` reuses it.
 std::string explanation_json(const inspect::Explanation& e);
