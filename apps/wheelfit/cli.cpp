@@ -55,6 +55,14 @@ int fail(bool json, int code, const std::string& message) {
   return code;
 }
 
+Expected<std::optional<machine::Machine>> machine_profile(const Args& parsed) {
+  const auto file = parsed.value("--machine");
+  if (!file) return std::optional<machine::Machine>{};
+  auto m = machine::load_machine_profile(*file);
+  if (!m) return m.error().with_context("--machine");
+  return std::optional<machine::Machine>{std::move(*m)};
+}
+
 std::optional<std::string> env(const char* name) {
   if (const char* v = std::getenv(name)) return std::string(v);
   return std::nullopt;

@@ -13,6 +13,7 @@
 
 #include "wheelfit/inspect/explain.hpp"
 #include "wheelfit/machine/detect.hpp"
+#include "wheelfit/machine/machine.hpp"
 #include "wheelfit/policies/policy.hpp"
 #include "wheelfit/registry/registry.hpp"
 #include "wheelfit/transports/http_transport.hpp"
@@ -59,6 +60,10 @@ long bounded_number(std::string_view flag, const std::string& value, long lo, lo
 /// WHEELFIT_USER_AGENT. Throws UsageError for a bad value.
 transports::HttpOptions http_options(const Args& parsed);
 
+/// --machine FILE loaded as a machine profile (nullopt without --machine); the error names
+/// --machine and the file.
+Expected<std::optional<machine::Machine>> machine_profile(const Args& parsed);
+
 /// The process environment variable, if set.
 std::optional<std::string> env(const char* name);
 
@@ -86,23 +91,5 @@ int run_plugins(const std::vector<std::string_view>& args);
 int run_detect(const std::vector<std::string_view>& args);
 int run_explain(const std::vector<std::string_view>& args);
 int run_doctor(const std::vector<std::string_view>& args);
-
-/// What `explain` and `doctor` judge against: --machine FILE (plus the env overrides), else this
-/// machine detected (--python names its interpreter; `interpreter` is then its answer); the
-/// policy from --policy / WHEELFIT_POLICY, else the machine's backend's, else the CUDA
-/// backend's, else the built-in copy. Loads the plugins into `registry`. Defined in
-/// cmd_explain.cpp, as are the helpers below.
-struct JudgeTarget {
-  machine::Machine machine;
-  std::optional<machine::InterpreterFacts> interpreter;
-  policies::Policy policy;
-};
-Expected<JudgeTarget> judge_target(const Args& args, registry::Registry& registry);
-/// Detects this machine (machine::detect_machine with `registry`'s detection): what `detect`
-/// prints and what `resolve` uses without --machine. With `load`, the plugins are loaded into
-/// `registry` first, while the interpreter starts, and a plugin folder that cannot be used is a
-/// note. Errors: a bad override, --backend or --python (exit 2).
-Expected<machine::Detection> detect_host(registry::Registry& registry, bool load, const std::optional<std::string>& python,
-                                         const std::optional<std::string>& backend);
 
 }  // namespace wheelfit::cli

@@ -3,7 +3,6 @@
 #include <iostream>
 
 #include "cli.hpp"
-#include "wheelfit/machine/machine.hpp"
 #include "wheelfit/output/report.hpp"
 #include "wheelfit/wheelfit.hpp"
 
@@ -41,11 +40,9 @@ int run_resolve(const std::vector<std::string_view>& argv) {
   if (auto loaded = load_backends(reg); !loaded) return fail(json, kBadInput, loaded.error().message);
   request.backends = &reg;
   // A profile describes another machine as it is; without one, this machine is detected.
-  if (auto file = parsed.value("--machine")) {
-    auto loaded = machine::load_machine_profile(*file);
-    if (!loaded) return fail(json, kBadInput, "--machine: " + loaded.error().message);
-    request.machine = std::move(*loaded);
-  }
+  auto profile = machine_profile(parsed);
+  if (!profile) return fail(json, kBadInput, profile.error().message);
+  request.machine = std::move(*profile);
 
   const ResolveResult result = api::resolve(request);
   if (result.error) return fail(json, result.exit_code, result.error->message);

@@ -1,13 +1,16 @@
 // The façade (wheelfit/wheelfit.hpp): api::resolve with a caller's in-memory Transport, envs given
 // directly and the shipped backends in-process; its exit codes and messages, table-driven.
+// api::doctor over a crafted site folder, judged against two given machines.
 #include <catch2/catch.hpp>
 
 #include <functional>
 #include <map>
 #include <thread>
 
+#include "inspect/binary_writer.hpp"
 #include "support/backend_support.hpp"
 #include "support/resolve_support.hpp"
+#include "support/test_support.hpp"
 #include "wheelfit/wheelfit.hpp"
 
 using namespace wheelfit;
@@ -146,4 +149,85 @@ TEST_CASE("api::resolve may run on several threads at once", "[facade]") {
   }
   for (auto& t : threads) t.join();
   CHECK(codes == std::vector<int>(4, api::kExitResolved));
+}
+
+namespace {
+
+// site-packages/ with one compiled distribution whose kernels are sm_80 SASS only.
+void make_site(const test::TempDir& dir) {
+  namespace bin = wheelfit::test::bin;
+  bin::LibrarySpec spec;
+  spec.needed = {"libc10.so", "libcudart.so.12"};
+  spec.needs = {{"libc.so.6", {"GLIBC_2.17"}}};
+  spec.extra.push_back(bin::Section{".nv_fatbin", 1, bin::fatbin_container({{2, 80}})});
+  const auto site = dir / "site-packages";
+  const std::string info = "kern-1.0+cu128torch2.8.dist-info/";
+  test::write_file(site / (info + "METADATA"), "Metadata-Version: 2.1\nName: kern\nVersion: 1.0+cu128torch2.8\n\n");
+  test::write_file(site / (info + "WHEEL"), "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp312-cp312-linux_x86_64\n");
+  test::write_file(site / (info + "RECORD"), "kern_cuda.cpython-312-x86_64-linux-gnu.so,sha256=x,1\n" + info + "RECORD,,\n");
+  test::write_file(site / "kern_cuda.cpython-312-x86_64-linux-gnu.so", bin::write_library(spec).bytes);
+}
+
+api::DoctorRequest doctor_request(const test::TempDir& dir, const std::string& gpus) {
+  api::DoctorRequest r;
+  r.site = (dir / "site-packages").string();
+  r.machine = test::h100();
+  REQUIRE(machine::set_fact(*r.machine, "gpus", gpus, "test"));
+  r.env_overrides = false;
+  r.backends = &backends();
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("api::doctor: the verdict per distribution, its exit code, report and JSON", "[facade][doctor]") {
+  test::TempDir dir;
+  make_site(dir);
+
+  const auto miss = api::doctor(doctor_request(dir, "9.0"));
+  REQUIRE_FALSE(miss.error);
+  CHECK(miss.exit_code == api::kExitUnresolved);
+  REQUIRE(miss.doctor);
+  REQUIRE(miss.doctor->dists.size() == 1);
+  CHECK_FALSE(miss.doctor->dists[0].fits());
+  CHECK_THAT(miss.report(), Catch::Contains("kern 1.0+cu128torch2.8 (1 compiled file): WILL NOT RUN (gpu_arch)"));
+  CHECK_THAT(miss.report(), Catch::Contains("1 distribution will not run here"));
+  CHECK_THAT(miss.json(), Catch::Contains(R"("ok":false)"));
+  CHECK_THAT(miss.json(), Catch::Contains(R"("failing":["gpu_arch"])"));
+
+  const auto fits = api::doctor(doctor_request(dir, "8.6"));
+  REQUIRE_FALSE(fits.error);
+  CHECK(fits.exit_code == api::kExitResolved);
+  CHECK_THAT(fits.report(), Catch::Contains("everything compiled here fits this machine"));
+  CHECK_THAT(fits.json(), Catch::Contains(R"("ok":true)"));
+}
+
+TEST_CASE("api::doctor: bad input is exit 2 with the message", "[facade][doctor]") {
+  test::TempDir dir;
+  make_site(dir);
+  struct Row {
+    const char* what;
+    std::function<void(api::DoctorRequest&)> change;
+    const char* message;
+  };
+  const std::vector<Row> rows = {
+      {"a policy file that does not exist", [&](api::DoctorRequest& r) { r.policy_file = (dir / "nope.toml").string(); },
+       "nope.toml"},
+      {"no site and an interpreter that is not there", [&](api::DoctorRequest& r) {
+         r.site.reset();
+         r.python = (dir / "no-python").string();
+       },
+       "--python"},
+  };
+  for (const auto& row : rows) {
+    INFO(row.what);
+    auto req = doctor_request(dir, "9.0");
+    row.change(req);
+    const auto r = api::doctor(req);
+    CHECK(r.exit_code == api::kExitBadInput);
+    REQUIRE(r.error);
+    CHECK_THAT(r.error->message, Catch::Contains(row.message));
+    CHECK_THAT(r.report(), Catch::StartsWith("wheelfit: "));
+    CHECK_THAT(r.json(), Catch::StartsWith(R"({"error":{"exit_code":2)"));
+  }
 }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "wheelfit/config/workspace.hpp"
+#include "wheelfit/inspect/doctor.hpp"
 #include "wheelfit/inspect/explain.hpp"
 #include "wheelfit/machine/detect.hpp"
 #include "wheelfit/machine/machine.hpp"
@@ -146,6 +147,29 @@ struct DetectResult {
 
 /// Detects this machine (machine/detect.hpp) with the loaded backends' detection.
 DetectResult detect(const DetectRequest& request);
+
+/// What `wheelfit doctor` walks: the installed distributions of an interpreter's site folders.
+struct DoctorRequest {
+  std::optional<std::string> python;        ///< the interpreter (nullopt: python3 on PATH)
+  std::optional<std::string> site;          ///< one site folder instead of the interpreter's
+  std::optional<machine::Machine> machine;  ///< nullopt: detect this machine
+  bool env_overrides = true;                ///< apply WHEELFIT_OVERRIDE_* / CONDA_OVERRIDE_* to `machine`
+  std::optional<std::string> policy_file;   ///< nullopt: WHEELFIT_POLICY, else the backend's data
+  const registry::Registry* backends = nullptr;  ///< nullptr: load the default plugin folders
+};
+
+struct DoctorResult {
+  int exit_code = kExitBadInput;            ///< 0 everything fits, 1 something will not run, 2 bad input
+  std::optional<Error> error;
+  std::optional<inspect::DoctorReport> doctor;
+  /// The object `wheelfit doctor --json` prints, or {"error": {"exit_code", "message"}}.
+  [[nodiscard]] std::string json() const;
+  /// The human report; on an error, "wheelfit: <message>\n".
+  [[nodiscard]] std::string report() const;
+};
+
+/// Judges every installed distribution with compiled files (inspect/doctor.hpp).
+DoctorResult doctor(const DoctorRequest& request);
 
 /// An Explanation as `explain --json` prints it (wheel, fits, binaries_read, demands, files,
 /// warnings, bytes_fetched, wheel_size, downloaded_whole), as JSON text; `doctor` reuses it.

@@ -1,0 +1,143 @@
+// wheelfit::api::doctor(): the installed distributions judged against a machine, and the texts
+// `wheelfit doctor` prints.
+#include <sstream>
+
+#include <boost/json.hpp>
+
+#include "common.hpp"
+#include "wheelfit/machine/interpreter.hpp"
+#include "wheelfit/util/log.hpp"
+#include "wheelfit/wheelfit.hpp"
+
+namespace wheelfit::api {
+namespace {
+
+namespace json = boost::json;
+
+DoctorResult fail(DoctorResult r, std::string message) {
+  r.exit_code = kExitBadInput;
+  r.error = Error(Errc::invalid_input, std::move(message));
+  return r;
+}
+
+}  // namespace
+
+std::string DoctorResult::json() const {
+  if (error || !doctor) {
+    return json::serialize(json::object{{"error", json::object{{"exit_code", exit_code},
+                                                               {"message", error ? error->message : "no result"}}}}) + "\n";
+  }
+  json::array dists;
+  for (const auto& d : doctor->dists) {
+    json::array failing, modules;
+    for (const auto& r : d.explanation.demands)
+      if (r.verdict == inspect::Verdict::fails) failing.emplace_back(json::string(r.name));
+    for (const auto& m : d.modules) modules.emplace_back(json::string(m));
+    json::object e = json::parse(explanation_json(d.explanation)).as_object();
+    dists.push_back(json::object{{"name", d.name},
+                                 {"version", d.version},
+                                 {"dist_info", d.dist_info},
+                                 {"fits", d.fits()},
+                                 {"failing", failing},
+                                 {"modules", modules},
+                                 {"demands", e["demands"]},
+                                 {"files", e["files"]},
+                                 {"warnings", e["warnings"]}});
+  }
+  json::array site_dirs, notes;
+  for (const auto& s : doctor->site_dirs) site_dirs.emplace_back(json::string(s));
+  for (const auto& n : doctor->notes) notes.emplace_back(json::string(n));
+  return json::serialize(json::object{{"site_dirs", site_dirs},
+                                      {"distributions", doctor->distributions},
+                                      {"ok", doctor->ok()},
+                                      {"dists", dists},
+                                      {"notes", notes}}) + "\n";
+}
+
+std::string DoctorResult::report() const {
+  if (error || !doctor) return "wheelfit: " + (error ? error->message : std::string("no result")) + "\n";
+  std::ostringstream out;
+  out << "site folders:";
+  for (const auto& s : doctor->site_dirs) out << " " << s;
+  out << "\n" << doctor->distributions << " distributions, " << doctor->dists.size() << " with compiled modules\n\n";
+  std::size_t failing = 0;
+  for (const auto& d : doctor->dists) {
+    std::vector<const inspect::DemandReport*> bad;
+    for (const auto& r : d.explanation.demands)
+      if (r.verdict == inspect::Verdict::fails) bad.push_back(&r);
+    out << d.name << " " << d.version << " (" << d.modules.size() << " compiled file" << (d.modules.size() == 1 ? "" : "s") << "): ";
+    if (bad.empty()) {
+      out << "ok\n";
+      continue;
+    }
+    ++failing;
+    std::string names;
+    for (const auto* r : bad) names += (names.empty() ? "" : ", ") + r->name;
+    out << "WILL NOT RUN (" << names << ")\n";
+    for (const auto* r : bad) out << "  " << r->name << ": wheel " << r->wheel << "; machine " << r->machine << "\n    " << r->detail << "\n";
+    for (const auto& w : d.explanation.warnings) out << "  warning: " << w << "\n";
+  }
+  if (!doctor->notes.empty()) {
+    out << "\nnotes:\n";
+    for (const auto& n : doctor->notes) out << "  - " << n << "\n";
+  }
+  out << "\n" << (failing == 0 ? "everything compiled here fits this machine"
+                               : std::to_string(failing) + " distribution" + (failing == 1 ? "" : "s") + " will not run here")
+      << "\n";
+  return out.str();
+}
+
+DoctorResult doctor(const DoctorRequest& req) {
+  DoctorResult r;
+  std::unique_ptr<registry::Registry> owned;
+  auto reg = detail::backends_of(req.backends, owned);
+  if (!reg) return fail(std::move(r), reg.error().message);
+
+  // The machine: the caller's, or detected (which also asks the interpreter for its site folders).
+  machine::Machine m;
+  std::optional<machine::InterpreterFacts> interpreter;
+  if (req.machine) {
+    auto given = detail::machine_of(**reg, req.machine, req.env_overrides, std::nullopt, std::nullopt);
+    if (!given) return fail(std::move(r), given.error().message);
+    m = std::move(*given);
+  } else {
+    machine::DetectOptions options;
+    options.python = req.python;
+    options.label_backend = [&reg](std::string_view label) { return backend_of_torch_label(**reg, label); };
+    auto det = machine::detect_machine(options, [&reg] { return detect_backends(**reg); });
+    if (!det) return fail(std::move(r), det.error().message);
+    for (const auto& note : det->notes) log::debug("detect: " + note);
+    m = std::move(det->machine);
+    interpreter = std::move(det->interpreter);
+  }
+  auto backend = judging_backend(**reg, std::nullopt, m);
+  if (!backend) return fail(std::move(r), backend.error().message);
+  auto policy = judging_policy(**backend, req.policy_file);
+  if (!policy) return fail(std::move(r), policy.error().message);
+  if (auto targets = resolve::device_targets(m, *policy); !targets) return fail(std::move(r), targets.error().message);
+
+  // The site folders: the one given, else the interpreter's (asked by the detection, or now).
+  std::vector<std::string> sites;
+  if (req.site) {
+    sites.push_back(*req.site);
+  } else if (interpreter) {
+    sites = interpreter->info.site_dirs;
+  } else {
+    machine::InterpreterOptions options;
+    options.python = req.python.value_or("python3");
+    options.path_env = detail::env("PATH").value_or("");
+    options.cache_dir = machine::default_cache_dir(machine::process_env());
+    auto facts = machine::inspect_interpreter(options);
+    if (!facts) return fail(std::move(r), "--python: " + facts.error().message);
+    sites = facts->info.site_dirs;
+  }
+  if (sites.empty()) return fail(std::move(r), "no site folder to walk: the interpreter names none (give --site DIR)");
+
+  auto report = inspect::doctor(sites, m, *policy);
+  if (!report) return fail(std::move(r), report.error().message);
+  r.exit_code = report->ok() ? kExitResolved : kExitUnresolved;
+  r.doctor = std::move(*report);
+  return r;
+}
+
+}  // namespace wheelfit::api
