@@ -194,6 +194,20 @@ wheelfit::api::DetectRequest detect_request_of(const json::value& doc) {
   return r;
 }
 
+wheelfit::api::DoctorRequest doctor_request_of(const json::value& doc) {
+  wheelfit::api::DoctorRequest r;
+  for (const auto& kv : object_of(doc)) {
+    const std::string key(kv.key());
+    const json::value& v = kv.value();
+    if (key == "machine") r.machine = machine_of(v, key);
+    else if (key == "python") r.python = string_of(v, key);
+    else if (key == "site") r.site = string_of(v, key);
+    else if (key == "policy") r.policy_file = string_of(v, key);
+    else throw BadRequest{"request: unknown key '" + key + "' (known: python, site, machine, policy)"};
+  }
+  return r;
+}
+
 // The plugin folders a C API call loads: WHEELFIT_PLUGIN_PATH's, then the one beside the library.
 wheelfit::registry::PluginLoadReport load_backends(wheelfit::registry::Registry& reg) {
   const char* env_path = std::getenv("WHEELFIT_PLUGIN_PATH");
@@ -222,6 +236,18 @@ int guarded(const char* request_json, char** result_json, Call&& call) noexcept 
   }
 }
 
+// Loads the plugins into a registry of the call's own, hands it to `request`, runs `call`.
+template <class Request, class Call>
+int with_backends(Request request, Call&& call, char** out) {
+  wheelfit::registry::Registry reg;
+  auto report = load_backends(reg);
+  if (!report.ok()) return error_out(wheelfit::api::kExitBadInput, "backend plugins: " + report.error->message, out);
+  request.backends = &reg;
+  const auto result = call(request);
+  *out = copy_out(result.json());
+  return result.exit_code;
+}
+
 }  // namespace
 
 extern "C" {
@@ -230,27 +256,13 @@ const char* wheelfit_version(void) { return WHEELFIT_VERSION; }
 
 int wheelfit_resolve_json(const char* request_json, char** result_json) {
   return guarded(request_json, result_json, [](const json::value& doc, char** out) {
-    wheelfit::api::ResolveRequest request = request_of(doc);
-    wheelfit::registry::Registry reg;
-    auto report = load_backends(reg);
-    if (!report.ok()) return error_out(wheelfit::api::kExitBadInput, "backend plugins: " + report.error->message, out);
-    request.backends = &reg;
-    const auto result = wheelfit::api::resolve(request);
-    *out = copy_out(result.json());
-    return result.exit_code;
+    return with_backends(request_of(doc), [](const auto& r) { return wheelfit::api::resolve(r); }, out);
   });
 }
 
 int wheelfit_explain_json(const char* request_json, char** result_json) {
   return guarded(request_json, result_json, [](const json::value& doc, char** out) {
-    wheelfit::api::ExplainRequest request = explain_request_of(doc);
-    wheelfit::registry::Registry reg;
-    auto report = load_backends(reg);
-    if (!report.ok()) return error_out(wheelfit::api::kExitBadInput, "backend plugins: " + report.error->message, out);
-    request.backends = &reg;
-    const auto result = wheelfit::api::explain(request);
-    *out = copy_out(result.json());
-    return result.exit_code;
+    return with_backends(explain_request_of(doc), [](const auto& r) { return wheelfit::api::explain(r); }, out);
   });
 }
 
@@ -263,6 +275,12 @@ int wheelfit_detect_json(const char* request_json, char** result_json) {
     const auto result = wheelfit::api::detect(request);
     *out = copy_out(result.json());
     return result.exit_code;
+  });
+}
+
+int wheelfit_doctor_json(const char* request_json, char** result_json) {
+  return guarded(request_json, result_json, [](const json::value& doc, char** out) {
+    return with_backends(doctor_request_of(doc), [](const auto& r) { return wheelfit::api::doctor(r); }, out);
   });
 }
 

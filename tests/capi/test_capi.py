@@ -115,6 +115,15 @@ def main() -> int:
         code, obj = wf.detect({"backend": "metal"})
         check("detect with an unknown backend", code == 2 and "unknown backend 'metal'" in obj["error"]["message"], json.dumps(obj))
 
+        # doctor: this interpreter's site folders judged on the H100, as the CLI judges them.
+        code, obj = wf.doctor({"python": sys.executable, "machine": h100})
+        cli = subprocess.run([args.wheelfit, "doctor", "--python", sys.executable, "--machine", profile, "--json"],
+                             capture_output=True, text=True)
+        check("doctor is the CLI's", code == cli.returncode and code in (0, 1) and obj == json.loads(cli.stdout),
+              f"{code} {json.dumps(obj)[:300]}\n   vs {cli.returncode} {cli.stdout[:300]}")
+        code, obj = wf.doctor({"site": 3})
+        check("doctor with a wrong type names the key", code == 2 and "request.site" in obj["error"]["message"], json.dumps(obj))
+
         cli_version = subprocess.run([args.wheelfit, "--version"], capture_output=True, text=True).stdout
         check("wheelfit_version is the CLI's", wf.version() in cli_version, f"{wf.version()!r} vs {cli_version!r}")
 

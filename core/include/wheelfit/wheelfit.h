@@ -41,6 +41,11 @@ WHEELFIT_API int wheelfit_explain_json(const char* request_json, char** result_j
 /* Detects this machine: {"python": "path", "backend": "name"} (both optional); the result is what
  * `wheelfit detect --json` prints, a valid "machine" for the other calls. */
 WHEELFIT_API int wheelfit_detect_json(const char* request_json, char** result_json);
+/* Judges the installed distributions: {"python": "path", "site": "folder", "machine": {...},
+ * "policy": "file"} (all optional; without "site", the interpreter's site folders; without
+ * "machine", this machine detected); the result is what `wheelfit doctor --json` prints (0 all
+ * fit, 1 something will not run here). */
+WHEELFIT_API int wheelfit_doctor_json(const char* request_json, char** result_json);
 /* Frees a result. NULL is fine. */
 WHEELFIT_API void wheelfit_free(char* p);
 

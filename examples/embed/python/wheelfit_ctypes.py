@@ -3,7 +3,7 @@
 
     python3 wheelfit_ctypes.py --lib /usr/local/lib/libwheelfit.so.0 [--call resolve|explain|detect] request.json
 
-prints the result object (what `wheelfit resolve --json`, `explain --json` or `detect --json`
+prints the result object (what `wheelfit resolve --json`, `explain --json`, `detect --json` or `doctor --json`
 prints) and exits with wheelfit's exit code. A request is one JSON object: {"configs": [...]} or {"envs": [{"name", "python",
 "packages"}]}, plus "machine" (profile keys), "index", "backend", ... (see wheelfit.h).
 """
@@ -23,7 +23,8 @@ class Wheelfit:
         self._lib = ctypes.CDLL(path)
         self._lib.wheelfit_version.restype = ctypes.c_char_p
         self._lib.wheelfit_version.argtypes = []
-        for call in (self._lib.wheelfit_resolve_json, self._lib.wheelfit_explain_json, self._lib.wheelfit_detect_json):
+        for call in (self._lib.wheelfit_resolve_json, self._lib.wheelfit_explain_json, self._lib.wheelfit_detect_json,
+                     self._lib.wheelfit_doctor_json):
             call.restype = ctypes.c_int
             call.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
         self._lib.wheelfit_free.restype = None
@@ -41,6 +42,9 @@ class Wheelfit:
     def detect(self, request: dict | None = None) -> tuple[int, dict]:
         return self._call(self._lib.wheelfit_detect_json, request or {})
 
+    def doctor(self, request: dict | None = None) -> tuple[int, dict]:
+        return self._call(self._lib.wheelfit_doctor_json, request or {})
+
     def _call(self, call, request: dict) -> tuple[int, dict]:
         out = ctypes.c_void_p()
         code = call(json.dumps(request).encode(), ctypes.byref(out))
@@ -56,7 +60,7 @@ class Wheelfit:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lib", required=True, help="path of libwheelfit.so")
-    ap.add_argument("--call", choices=("resolve", "explain", "detect"), default="resolve")
+    ap.add_argument("--call", choices=("resolve", "explain", "detect", "doctor"), default="resolve")
     ap.add_argument("request", help="a JSON request file, or - for standard input")
     args = ap.parse_args()
     text = sys.stdin.read() if args.request == "-" else open(args.request, encoding="utf-8").read()
