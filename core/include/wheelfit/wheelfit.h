@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-/* "0.2.0": the library's version (a static string). */
+/* The library's version, "MAJOR.MINOR.PATCH" (a static string; WHEELFIT_VERSION_STRING of <wheelfit/version.hpp>). */
 WHEELFIT_API const char* wheelfit_version(void);
 /* Resolves a request (above). */
 WHEELFIT_API int wheelfit_resolve_json(const char* request_json, char** result_json);
