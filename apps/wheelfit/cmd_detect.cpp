@@ -11,7 +11,10 @@ int run_detect(const std::vector<std::string_view>& argv) {
   const bool as_json = args.has("--json");
   if (!args.positional.empty()) throw UsageError{"detect: unexpected argument '" + args.positional.front() + "'"};
   // The façade loads the plugins while the interpreter starts; an unusable folder is a note.
-  const auto result = api::detect({args.value("--python"), args.value("--backend"), nullptr});
+  api::DetectRequest request;
+  request.python = args.value("--python");
+  request.backend = args.value("--backend");
+  const auto result = api::detect(request);
   if (result.error) return fail(as_json, result.exit_code, result.error->message);
   std::cout << (as_json ? result.json() : result.report());
   return kOk;

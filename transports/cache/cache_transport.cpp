@@ -340,7 +340,10 @@ template <class A, class B>
 void run_beside(A&& a, B&& b) {
   std::future<void> helper;
   try {
-    helper = std::async(std::launch::async, std::forward<A>(a));
+    helper = std::async(std::launch::async, [&a, sink = log::thread_sink()] {
+      const log::ScopedSink carried(sink);  // the call's log sink, on the helper thread too
+      a();
+    });
   } catch (const std::system_error&) {
     a();
   }
@@ -479,6 +482,7 @@ class Store {
     std::string key;
     Meta meta;
     std::string body;
+    std::shared_ptr<const log::Sink> sink = log::thread_sink();  ///< the enqueuing call's log sink
   };
 
   [[nodiscard]] fs::path entry_path(const std::string& key) const { return dir_ / (key + ".entry"); }
@@ -555,6 +559,7 @@ class Store {
       queue_.pop_front();
       busy_ = true;
       lock.unlock();
+      const log::ScopedSink carried(job.sink);
       try {
         run(job);
       } catch (const std::exception& e) {  // bad_alloc, filesystem_error: the entry is lost, not the run

@@ -30,6 +30,7 @@
 #include "wheelfit/transport/transport.hpp"
 #include "wheelfit/transports/http_transport.hpp"
 #include "wheelfit/util/expected.hpp"
+#include "wheelfit/util/log.hpp"
 
 namespace wheelfit::api {
 
@@ -73,6 +74,9 @@ struct ResolveRequest {
   std::shared_ptr<transport::Transport> transport;
   /// The loaded backends; nullptr: load the default plugin folders (registry::plugin_dirs()).
   const registry::Registry* backends = nullptr;
+  /// This call's messages (warnings, retries, debug), from every thread the call uses; empty:
+  /// the process sink (log::set_sink). Called on the call's threads, one message at a time each.
+  log::Sink log_sink;
 };
 
 /// A resolve's outcome and everything its reports print.
@@ -109,6 +113,9 @@ struct ExplainRequest {
   std::optional<std::string> policy_file;   ///< nullopt: WHEELFIT_POLICY, else the backend's data
   transports::HttpOptions network;
   const registry::Registry* backends = nullptr;  ///< nullptr: load the default plugin folders
+  /// This call's messages (warnings, retries, debug), from every thread the call uses; empty:
+  /// the process sink (log::set_sink). Called on the call's threads, one message at a time each.
+  log::Sink log_sink;
 };
 
 struct ExplainResult {
@@ -132,6 +139,9 @@ struct DetectRequest {
   /// The loaded backends; nullptr: the default plugin folders are loaded while the interpreter
   /// starts, and a folder that cannot be used is a note, not an error.
   const registry::Registry* backends = nullptr;
+  /// This call's messages (warnings, retries, debug), from every thread the call uses; empty:
+  /// the process sink (log::set_sink). Called on the call's threads, one message at a time each.
+  log::Sink log_sink;
 };
 
 struct DetectResult {
@@ -156,6 +166,9 @@ struct DoctorRequest {
   bool env_overrides = true;                ///< apply WHEELFIT_OVERRIDE_* / CONDA_OVERRIDE_* to `machine`
   std::optional<std::string> policy_file;   ///< nullopt: WHEELFIT_POLICY, else the backend's data
   const registry::Registry* backends = nullptr;  ///< nullptr: load the default plugin folders
+  /// This call's messages (warnings, retries, debug), from every thread the call uses; empty:
+  /// the process sink (log::set_sink). Called on the call's threads, one message at a time each.
+  log::Sink log_sink;
 };
 
 struct DoctorResult {

@@ -115,6 +115,7 @@ std::string DetectResult::report() const {
 }
 
 DetectResult detect(const DetectRequest& req) {
+  const log::ScopedSink call_log(req.log_sink);
   DetectResult r;
   registry::Registry owned;
   const registry::Registry* reg = req.backends ? req.backends : &owned;

@@ -88,6 +88,7 @@ std::string DoctorResult::report() const {
 }
 
 DoctorResult doctor(const DoctorRequest& req) {
+  const log::ScopedSink call_log(req.log_sink);
   DoctorResult r;
   std::unique_ptr<registry::Registry> owned;
   auto reg = detail::backends_of(req.backends, owned);

@@ -9,6 +9,7 @@
 #include "common.hpp"
 #include "wheelfit/index/links.hpp"
 #include "wheelfit/model/wheel.hpp"
+#include "wheelfit/util/log.hpp"
 #include "wheelfit/wheelfit.hpp"
 
 namespace wheelfit::api {
@@ -164,6 +165,7 @@ std::string ExplainResult::report() const {
 }
 
 ExplainResult explain(const ExplainRequest& req) {
+  const log::ScopedSink call_log(req.log_sink);
   ExplainResult r;
   const std::string& wheel = req.wheel;
   // What the wheel is: a URL, a file, or (no such file, no '/') a bare wheel file name.

@@ -219,6 +219,7 @@ Expected<std::string> ResolveResult::pixi_manifest() const {
 }
 
 ResolveResult resolve(const ResolveRequest& req) {
+  const log::ScopedSink call_log(req.log_sink);
   ResolveResult r;
 
   // The backends: the caller's, or the default plugin folders.

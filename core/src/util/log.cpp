@@ -1,28 +1,63 @@
 #include "wheelfit/util/log.hpp"
 
 #include <mutex>
+#include <utility>
 
 namespace wheelfit::log {
 namespace {
-std::mutex& sink_mutex() {
+
+std::mutex& process_mutex() {
   static std::mutex m;
   return m;
 }
-Sink& current() {
-  static Sink s;
+std::shared_ptr<const Sink>& process_sink() {
+  static std::shared_ptr<const Sink> s;
   return s;
 }
+thread_local std::shared_ptr<const Sink> t_call_sink;
+thread_local bool t_in_sink = false;
+
 }  // namespace
 
 Sink set_sink(Sink sink) {
-  std::lock_guard lock(sink_mutex());
-  Sink old = std::move(current());
-  current() = std::move(sink);
-  return old;
+  auto next = sink ? std::make_shared<const Sink>(std::move(sink)) : nullptr;
+  std::shared_ptr<const Sink> old;
+  {
+    std::lock_guard lock(process_mutex());
+    old = std::exchange(process_sink(), std::move(next));
+  }
+  return old ? *old : Sink{};
+}
+
+std::shared_ptr<const Sink> thread_sink() { return t_call_sink; }
+
+ScopedSink::ScopedSink(Sink sink) : ScopedSink(sink ? std::make_shared<const Sink>(std::move(sink)) : nullptr) {}
+
+ScopedSink::ScopedSink(std::shared_ptr<const Sink> sink) {
+  if (!sink || !*sink) return;
+  previous_ = std::exchange(t_call_sink, std::move(sink));
+  installed_ = true;
+}
+
+ScopedSink::~ScopedSink() {
+  if (installed_) t_call_sink = std::move(previous_);
 }
 
 void emit(Level level, std::string_view message) {
-  std::lock_guard lock(sink_mutex());
-  if (current()) current()(level, message);
+  if (t_in_sink) return;  // logged by a sink: it would only reach that sink again
+  std::shared_ptr<const Sink> sink = t_call_sink;
+  if (!sink) {
+    std::lock_guard lock(process_mutex());
+    sink = process_sink();
+  }
+  if (!sink || !*sink) return;
+  t_in_sink = true;
+  try {
+    (*sink)(level, message);
+  } catch (...) {
+    // A sink that throws loses its message; the work that logged it goes on.
+  }
+  t_in_sink = false;
 }
+
 }  // namespace wheelfit::log
