@@ -1,22 +1,15 @@
 #pragma once
-// How error messages name the kind of a JSON value ("a string", "an array", ...).
-#include <boost/json/value.hpp>
+// How error messages name the kind of a JSON value ("a string", "an array", ...). Boost.JSON is
+// only declared here, so including this header does not pull Boost into an embedder's build.
 #include <string_view>
+
+namespace boost::json {
+class value;
+}  // namespace boost::json
 
 namespace wheelfit::util {
 
-inline std::string_view json_kind_name(const boost::json::value& v) noexcept {
-  switch (v.kind()) {
-    case boost::json::kind::null: return "null";
-    case boost::json::kind::bool_: return "a boolean";
-    case boost::json::kind::int64:
-    case boost::json::kind::uint64:
-    case boost::json::kind::double_: return "a number";
-    case boost::json::kind::string: return "a string";
-    case boost::json::kind::array: return "an array";
-    case boost::json::kind::object: return "an object";
-  }
-  return "a value";
-}
+/// "null", "a boolean", "a number", "a string", "an array" or "an object".
+std::string_view json_kind_name(const boost::json::value& v) noexcept;
 
 }  // namespace wheelfit::util
