@@ -26,9 +26,7 @@ using wheelfit::test::write_file;
 
 namespace {
 
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using wheelfit::test::contains;
 
 std::vector<std::string> names_of(const wheelfit::config::Env& env) {
   std::vector<std::string> out;

@@ -20,13 +20,8 @@ using wheelfit::test::write_fake_python;
 
 namespace {
 
-bool contains(const std::string& haystack, const std::string& needle) { return haystack.find(needle) != std::string::npos; }
-
-bool any_note(const std::vector<std::string>& notes, const std::string& needle) {
-  for (const auto& n : notes)
-    if (contains(n, needle)) return true;
-  return false;
-}
+using wheelfit::test::contains;
+using wheelfit::test::any_contains;
 
 wheelfit::model::NumericVersion nv(std::string_view t) { return wheelfit::model::NumericVersion::parse(t).value(); }
 
@@ -114,7 +109,7 @@ TEST_CASE("parse_backend_payload reads the plugin ABI's detect JSON", "[machine]
     REQUIRE(r);
     CHECK(r->facts == std::vector<std::pair<std::string, std::string>>{{"gpus", "none"}});
     CHECK(r->notes.size() == 2);
-    CHECK(any_note(r->notes, "fact 'weird'"));
+    CHECK(any_contains(r->notes, "fact 'weird'"));
   }
   SECTION("an error payload is a value") {
     auto r = wm::parse_backend_payload("cuda", R"({"present": false, "error": "NVML crashed"})");
@@ -207,7 +202,7 @@ TEST_CASE("choose_backend: torch's label, else detected hardware, else cpu", "[m
   CHECK(c.backend == row.backend);
   CHECK(contains(c.provenance, row.provenance));
   if (row.note.empty()) CHECK(c.notes.empty());
-  else CHECK(any_note(c.notes, row.note));
+  else CHECK(any_contains(c.notes, row.note));
 }
 
 TEST_CASE("choose_backend asks the label function only for a label that is not cpu", "[machine][detect]") {
@@ -244,7 +239,7 @@ TEST_CASE("detect_machine: a CUDA machine with two GPUs", "[machine][detect]") {
   CHECK(m.gpus == Strings{"9.0", "8.6"});  // every visible GPU
   CHECK(m.provenance.at("gpus") == "cuda: NVML nvmlDeviceGetCudaComputeCapability");
   CHECK(d->devices.size() == 2);
-  CHECK(any_note(d->notes, "rocm: KFD"));
+  CHECK(any_contains(d->notes, "rocm: KFD"));
   REQUIRE(d->interpreter);
   CHECK(w.detector_calls == 1);
 
@@ -286,7 +281,7 @@ TEST_CASE("detect_machine: a ROCm machine", "[machine][detect]") {
   CHECK_FALSE(m.driver_line);
   REQUIRE(d->devices.size() == 1);
   CHECK(d->devices[0].target == "gfx90a");
-  CHECK(any_note(d->notes, "cuda: NVML"));
+  CHECK(any_contains(d->notes, "cuda: NVML"));
 
   SECTION("without torch, the hardware decides") {
     fs::remove_all(w.site / "torch-2.7.1+rocm6.3.dist-info");
@@ -295,7 +290,7 @@ TEST_CASE("detect_machine: a ROCm machine", "[machine][detect]") {
     CHECK(e->machine.backend == "rocm");
     CHECK(e->machine.provenance.at("backend") == "rocm detection found hardware");
     CHECK_FALSE(e->machine.torch);
-    CHECK(any_note(e->notes, "torch is not installed for " + w.python.string()));
+    CHECK(any_contains(e->notes, "torch is not installed for " + w.python.string()));
   }
 }
 
@@ -323,7 +318,7 @@ TEST_CASE("detect_machine: no GPU anywhere", "[machine][detect]") {
     REQUIRE(e);
     CHECK(e->machine.backend == "cpu");
     CHECK_FALSE(e->machine.gpus);
-    CHECK(any_note(e->notes, "cuda: detection failed: NVML probe crashed with signal 11"));
+    CHECK(any_contains(e->notes, "cuda: detection failed: NVML probe crashed with signal 11"));
   }
 }
 
@@ -333,8 +328,8 @@ TEST_CASE("detect_machine: malformed payloads are notes, never failures", "[mach
   auto d = w.detect();
   REQUIRE(d);
   CHECK(d->machine.backend == "rocm");
-  CHECK(any_note(d->notes, "backend cuda: detection payload is not JSON"));
-  CHECK(any_note(d->notes, "backend xpu: detection payload is not a JSON object"));
+  CHECK(any_contains(d->notes, "backend cuda: detection payload is not JSON"));
+  CHECK(any_contains(d->notes, "backend xpu: detection payload is not a JSON object"));
 
   SECTION("bad fact values from a backend are refused with a note") {
     w.payloads = {{"cuda", R"({"present": true, "facts": {"gpus": ["9 0"], "driver_version": "580.65.06", "os": "linux"}})"}};
@@ -343,8 +338,8 @@ TEST_CASE("detect_machine: malformed payloads are notes, never failures", "[mach
     CHECK(e->machine.backend == "cuda");
     CHECK_FALSE(e->machine.gpus);
     CHECK(e->machine.driver_version == nv("580.65.06"));
-    CHECK(any_note(e->notes, "gpus = '9 0'"));
-    CHECK(any_note(e->notes, "cuda: fact 'os' ignored"));
+    CHECK(any_contains(e->notes, "gpus = '9 0'"));
+    CHECK(any_contains(e->notes, "cuda: fact 'os' ignored"));
   }
   SECTION("a target the CUDA grammar would refuse is still a fact here: the backend judges it later") {
     w.payloads = {{"cuda", R"({"present": true, "facts": {"gpus": ["9", "sm_90a"]}})"}};
@@ -359,13 +354,13 @@ TEST_CASE("detect_machine: malformed payloads are notes, never failures", "[mach
     CHECK(e->machine.backend == "cuda");
     CHECK(e->machine.driver_line == nv("12.8"));
     CHECK_FALSE(e->machine.gpus);
-    CHECK(any_note(e->notes, "cuda: fact 'cuda_driver' ignored"));
-    CHECK(any_note(e->notes, "cuda: fact 'gpu_targets' ignored"));
+    CHECK(any_contains(e->notes, "cuda: fact 'cuda_driver' ignored"));
+    CHECK(any_contains(e->notes, "cuda: fact 'gpu_targets' ignored"));
   }
   SECTION("a detector that throws is a note") {
     auto e = wm::detect_machine(w.options(), []() -> wm::BackendPayloads { throw std::runtime_error("registry broke"); });
     REQUIRE(e);
-    CHECK(any_note(e->notes, "backend detection failed: registry broke"));
+    CHECK(any_contains(e->notes, "backend detection failed: registry broke"));
     CHECK(e->machine.backend == "cpu");
   }
   SECTION("any backend name is a backend") {
@@ -383,7 +378,7 @@ TEST_CASE("detect_machine: malformed payloads are notes, never failures", "[mach
     auto e = w.detect();
     REQUIRE(e);
     CHECK_FALSE(e->machine.backend);
-    CHECK(any_note(e->notes, "backend = 'Bad Name'"));
+    CHECK(any_contains(e->notes, "backend = 'Bad Name'"));
   }
 }
 
@@ -488,7 +483,7 @@ TEST_CASE("detect_machine: overrides come first", "[machine][detect]") {
     CHECK(d->machine.provenance.at("backend") == "--backend");
     CHECK_FALSE(d->machine.gpus);
     CHECK_FALSE(d->machine.driver_line);
-    CHECK(any_note(d->notes, "no xpu detection ran"));
+    CHECK(any_contains(d->notes, "no xpu detection ran"));
   }
   SECTION("python and torch overridden: the interpreter is not asked") {
     w.env["WHEELFIT_OVERRIDE_PYTHON"] = "3.11";
@@ -501,7 +496,7 @@ TEST_CASE("detect_machine: overrides come first", "[machine][detect]") {
     CHECK(d->machine.python == nv("3.11"));
     CHECK(d->machine.backend == "rocm");
     CHECK_FALSE(d->interpreter);
-    CHECK(any_note(d->notes, "the interpreter was not asked"));
+    CHECK(any_contains(d->notes, "the interpreter was not asked"));
   }
   SECTION("torch overridden to unknown: the interpreter gives python only") {
     w.env["WHEELFIT_OVERRIDE_TORCH"] = "";
@@ -533,7 +528,7 @@ TEST_CASE("detect_machine: the interpreter's troubles", "[machine][detect]") {
     REQUIRE(d);
     CHECK_FALSE(d->machine.python);
     CHECK_FALSE(d->machine.torch);
-    CHECK(any_note(d->notes, "python3: not found on PATH"));
+    CHECK(any_contains(d->notes, "python3: not found on PATH"));
     CHECK(d->machine.backend == "cpu");
   }
   SECTION("--python that does not exist: an error naming it") {
@@ -569,7 +564,7 @@ TEST_CASE("detect_machine: the interpreter's troubles", "[machine][detect]") {
     REQUIRE(d);
     CHECK(d->machine.python == nv("3.13"));
     CHECK(d->machine.python_free_threaded);
-    CHECK(any_note(d->notes, "is pypy, not CPython"));
+    CHECK(any_contains(d->notes, "is pypy, not CPython"));
     CHECK(d->machine.cpu_arch == "riscv64");
     CHECK(contains(d->machine.provenance.at("cpu_arch"), "os.uname().machine"));
   }
@@ -578,7 +573,7 @@ TEST_CASE("detect_machine: the interpreter's troubles", "[machine][detect]") {
     auto d = w.detect();
     REQUIRE(d);
     CHECK_FALSE(d->machine.torch);
-    CHECK(any_note(d->notes, "torch = 'not.a.version'"));
+    CHECK(any_contains(d->notes, "torch = 'not.a.version'"));
   }
   SECTION("cache_dir empty: no cache") {
     auto o = w.options();
@@ -592,7 +587,7 @@ TEST_CASE("detect_machine: the interpreter's troubles", "[machine][detect]") {
     w.env.erase("XDG_CACHE_HOME");
     auto d = w.detect();
     REQUIRE(d);
-    CHECK(any_note(d->notes, "not cached"));
+    CHECK(any_contains(d->notes, "not cached"));
   }
 }
 

@@ -21,13 +21,8 @@ using wheelfit::test::write_file;
 
 namespace {
 
-bool contains(const std::string& haystack, const std::string& needle) { return haystack.find(needle) != std::string::npos; }
-
-bool any_note(const std::vector<std::string>& notes, const std::string& needle) {
-  for (const auto& n : notes)
-    if (contains(n, needle)) return true;
-  return false;
-}
+using wheelfit::test::contains;
+using wheelfit::test::any_contains;
 
 // A fake interpreter with its own site-packages and cache folder.
 struct World {
@@ -297,8 +292,8 @@ TEST_CASE("find_distributions reads dist-info and egg-info metadata", "[machine]
     auto found = wm::find_distributions({first.string(), second.string()}, {"torch", "torchvision"}, notes);
     CHECK(found.at("torch").version == "2.7.0");
     CHECK(found.at("torchvision").version == "0.23.0+cu128");  // the next folder
-    CHECK(any_note(notes, "2 torch distributions"));
-    CHECK(any_note(notes, "torchvision-0.22.0.dist-info"));
+    CHECK(any_contains(notes, "2 torch distributions"));
+    CHECK(any_contains(notes, "torchvision-0.22.0.dist-info"));
   }
   SECTION("missing folders and absent packages are not errors") {
     auto found = wm::find_distributions({(dir / "nope").string()}, {"torch"}, notes);
@@ -403,7 +398,7 @@ TEST_CASE("inspect_interpreter caches the answer and the distributions", "[machi
       auto again = wm::inspect_interpreter(w.options());
       REQUIRE(again);
       CHECK_FALSE(again->info_cached);
-      CHECK(any_note(again->notes, "discarded"));
+      CHECK(any_contains(again->notes, "discarded"));
       REQUIRE(w.cache_files().size() == 1);
       auto then = wm::inspect_interpreter(w.options());
       CHECK(then->info_cached);
@@ -415,7 +410,7 @@ TEST_CASE("inspect_interpreter caches the answer and the distributions", "[machi
     auto again = wm::inspect_interpreter(w.options());
     REQUIRE(again);
     CHECK_FALSE(again->info_cached);
-    CHECK_FALSE(any_note(again->notes, "discarded"));
+    CHECK_FALSE(any_contains(again->notes, "discarded"));
     CHECK(wm::inspect_interpreter(w.options())->info_cached);
   }
   SECTION("no cache folder: asked every time") {
@@ -431,7 +426,7 @@ TEST_CASE("inspect_interpreter caches the answer and the distributions", "[machi
     opts.cache_dir = w.dir / "file" / "sub";
     auto r = wm::inspect_interpreter(opts);
     REQUIRE(r);
-    CHECK(any_note(r->notes, "not cached"));
+    CHECK(any_contains(r->notes, "not cached"));
   }
 }
 
@@ -443,8 +438,8 @@ TEST_CASE("inspect_interpreter does not cache a wrapper", "[machine][interpreter
   write_fake_python(w.python, wheelfit::test::python_answer(real.string(), {w.site.string()}));
   auto r = wm::inspect_interpreter(w.options());
   REQUIRE(r);
-  CHECK(any_note(r->notes, "a wrapper, such as a pyenv shim"));
-  CHECK(any_note(r->notes, "--python " + real.string()));
+  CHECK(any_contains(r->notes, "a wrapper, such as a pyenv shim"));
+  CHECK(any_contains(r->notes, "--python " + real.string()));
   CHECK(w.cache_files().empty());
   REQUIRE(wm::inspect_interpreter(w.options()));
   CHECK(w.runs() == 2);

@@ -18,9 +18,7 @@ using wheelfit::model::Os;
 
 namespace {
 
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using wheelfit::test::contains;
 
 NumericVersion nv(std::string_view text) { return NumericVersion::parse(text).value(); }
 

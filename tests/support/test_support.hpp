@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace wheelfit::test {
 
@@ -16,6 +17,14 @@ std::filesystem::path farm_index_dir();
 std::filesystem::path source_dir();
 /// The build tree (for tests running built programs).
 std::filesystem::path binary_dir();
+
+/// `needle` occurs in `haystack`; some line of `lines` contains `needle`.
+inline bool contains(std::string_view haystack, std::string_view needle) { return haystack.find(needle) != std::string_view::npos; }
+inline bool any_contains(const std::vector<std::string>& lines, std::string_view needle) {
+  for (const auto& l : lines)
+    if (contains(l, needle)) return true;
+  return false;
+}
 
 std::string read_file(const std::filesystem::path& p);
 void write_file(const std::filesystem::path& p, std::string_view content);

@@ -17,11 +17,6 @@
 
 using namespace wheelfit;
 using namespace wheelfit::test_http;
-using wheelfit::testing::Conn;
-using wheelfit::testing::HttpRequest;
-using wheelfit::testing::http_response;
-using wheelfit::testing::serve;
-using wheelfit::testing::TestServer;
 
 namespace {
 

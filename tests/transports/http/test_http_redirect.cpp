@@ -7,12 +7,6 @@
 
 using namespace wheelfit;
 using namespace wheelfit::test_http;
-using wheelfit::testing::Conn;
-using wheelfit::testing::HttpRequest;
-using wheelfit::testing::http_response;
-using wheelfit::testing::serve;
-using wheelfit::testing::TestCa;
-using wheelfit::testing::TestServer;
 
 namespace {
 std::string redirect_to(int status, const std::string& location) {

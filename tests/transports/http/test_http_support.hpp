@@ -31,6 +31,15 @@ namespace wheelfit::test_http {
 
 using namespace std::chrono_literals;
 using transport::NetErrc;
+// The loopback servers every http test file uses (support/net/test_server.hpp).
+using wheelfit::testing::Conn;
+using wheelfit::testing::http_response;
+using wheelfit::testing::HttpRequest;
+using wheelfit::testing::serve;
+using wheelfit::testing::TestCa;
+using wheelfit::testing::TestProxy;
+using wheelfit::testing::TestServer;
+using wheelfit::testing::TlsFiles;
 
 /// Shrunken times: 1-10 ms backoff, 2 s connect / idle, no proxies or CA files from the
 /// environment (the tests set them explicitly).

@@ -22,11 +22,6 @@
 
 using namespace wheelfit;
 using namespace wheelfit::test_http;
-using wheelfit::testing::Conn;
-using wheelfit::testing::HttpRequest;
-using wheelfit::testing::http_response;
-using wheelfit::testing::serve;
-using wheelfit::testing::TestServer;
 
 TEST_CASE("http: keep-alive reuse, request headers, lower-cased response headers", "[transports][http]") {
   TestServer server(serve([](const HttpRequest& r) {
