@@ -11,13 +11,8 @@
 
 #include <boost/json/object.hpp>
 
-#include "wheelfit/inspect/explain.hpp"
-#include "wheelfit/machine/detect.hpp"
 #include "wheelfit/machine/machine.hpp"
-#include "wheelfit/policies/policy.hpp"
 #include "wheelfit/registry/registry.hpp"
-#include "wheelfit/transports/http_transport.hpp"
-#include "wheelfit/resolve/resolver.hpp"
 #include "wheelfit/transports/http_transport.hpp"
 #include "wheelfit/util/expected.hpp"
 #include "wheelfit/wheelfit.hpp"
@@ -74,16 +69,21 @@ std::optional<std::string> env(const char* name);
 /// and WHEELFIT_PLUGIN_PATH. Defined in cmd_plugins.cpp.
 Expected<registry::PluginLoadReport> load_backends(registry::Registry& registry);
 
-// Decisions the façade owns (wheelfit/wheelfit.hpp), used by every command.
-using wheelfit::api::backend_of_torch_label;
-using wheelfit::api::detect_backends;
-using wheelfit::api::judging_backend;
-using wheelfit::api::judging_policy;
-using wheelfit::api::make_inspect_hook;
+/// What resolve, explain and doctor do first: the plugins loaded into `registry` (once per
+/// command; load_backends) and --machine FILE, when given, loaded as the request's machine (else
+/// the façade detects this one). The error (exit 2) names the input.
+template <class Request>
+Expected<void> prepare_request(const Args& parsed, registry::Registry& registry, Request& request) {
+  if (auto loaded = load_backends(registry); !loaded) return loaded.error();
+  request.backends = &registry;
+  auto profile = machine_profile(parsed);
+  if (!profile) return profile.error();
+  request.machine = std::move(*profile);
+  return {};
+}
+
 using wheelfit::api::ResolveRequest;
 using wheelfit::api::ResolveResult;
-using wheelfit::api::demands_text;
-using wheelfit::api::explanation_json;
 
 // The subcommands.
 int run_resolve(const std::vector<std::string_view>& args);

@@ -20,11 +20,7 @@ int run_explain(const std::vector<std::string_view>& argv) {
   request.policy_file = args.value("--policy");
   request.network = http_options(args);
   registry::Registry reg;
-  if (auto loaded = load_backends(reg); !loaded) return fail(as_json, kBadInput, loaded.error().message);
-  request.backends = &reg;
-  auto profile = machine_profile(args);
-  if (!profile) return fail(as_json, kBadInput, profile.error().message);
-  request.machine = std::move(*profile);
+  if (auto ready = prepare_request(args, reg, request); !ready) return fail(as_json, kBadInput, ready.error().message);
   const auto result = api::explain(request);
   if (result.error) return fail(as_json, result.exit_code, result.error->message);
   std::cout << (as_json ? result.json() : result.report());

@@ -35,14 +35,10 @@ int run_resolve(const std::vector<std::string_view>& argv) {
   request.offline = parsed.has("--offline");
   request.inspect = parsed.has("--inspect");
 
-  // The backends: plugins, loaded once (and their skipped files logged), before anything asks.
+  // The backends (plugins, loaded once, skipped files logged) and a profile, if given: it
+  // describes another machine as it is; without one, this machine is detected.
   registry::Registry reg;
-  if (auto loaded = load_backends(reg); !loaded) return fail(json, kBadInput, loaded.error().message);
-  request.backends = &reg;
-  // A profile describes another machine as it is; without one, this machine is detected.
-  auto profile = machine_profile(parsed);
-  if (!profile) return fail(json, kBadInput, profile.error().message);
-  request.machine = std::move(*profile);
+  if (auto ready = prepare_request(parsed, reg, request); !ready) return fail(json, kBadInput, ready.error().message);
 
   const ResolveResult result = api::resolve(request);
   if (result.error) return fail(json, result.exit_code, result.error->message);
