@@ -21,21 +21,13 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/wheelfit-embed.XXXXXX")"
 if [[ "${KEEP:-0}" == 1 ]]; then echo "embed_example: keeping $work"; else trap 'rm -rf "$work"' EXIT; fi
 prefix="$work/prefix"
 
-echo "-- installing $build into $prefix"
-cmake --install "$build" --prefix "$prefix" >"$work/install.log" || { cat "$work/install.log" >&2; fail "cmake --install $build"; }
-for f in include/wheelfit/wheelfit.hpp include/wheelfit/wheelfit.h include/wheelfit/version.hpp \
-         include/wheelfit/transports/http_transport.hpp include/wheelfit/policies/policy.hpp \
-         lib/cmake/wheelfit/wheelfitTargets.cmake lib/wheelfit/libwheelfit_facade.a lib/libwheelfit.so.0; do
-  [[ -e "$prefix/$f" ]] || fail "cmake --install did not install $f"
-done
-
-echo "-- building examples/embed/cpp against it"
-generator=()
-command -v ninja >/dev/null && generator=(-G Ninja)
+# shellcheck source=scripts/lib/against_install.sh
+source "$root/scripts/lib/against_install.sh"
+install_build include/wheelfit/wheelfit.hpp include/wheelfit/wheelfit.h include/wheelfit/version.hpp \
+              include/wheelfit/transports/http_transport.hpp include/wheelfit/policies/policy.hpp \
+              lib/cmake/wheelfit/wheelfitTargets.cmake lib/wheelfit/libwheelfit_facade.a lib/libwheelfit.so.0
 example="$work/cpp-build"
-cmake -S "$root/examples/embed/cpp" -B "$example" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DCMAKE_PREFIX_PATH="$prefix" >"$work/configure.log" 2>&1 || { cat "$work/configure.log" >&2; fail "configuring the C++ example"; }
-cmake --build "$example" >"$work/build.log" 2>&1 || { cat "$work/build.log" >&2; fail "building the C++ example"; }
+build_example "$root/examples/embed/cpp" "$example"
 echo "-- running it"
 set +e
 "$example/embed_resolve" >"$work/cpp.out" 2>&1

@@ -28,23 +28,15 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/wheelfit-sdk.XXXXXX")"
 if [[ "${KEEP:-0}" == 1 ]]; then echo "sdk_example: keeping $work"; else trap 'rm -rf "$work"' EXIT; fi
 prefix="$work/prefix"
 
-echo "-- installing $build into $prefix"
-cmake --install "$build" --prefix "$prefix" >"$work/install.log" || { cat "$work/install.log" >&2; fail "cmake --install $build"; }
-for f in bin/wheelfit include/wheelfit/registry/plugin_abi.h include/wheelfit/registry/plugin_support.hpp \
-         lib/cmake/wheelfit/wheelfitConfig.cmake lib/cmake/wheelfit/wheelfitConfigVersion.cmake \
-         lib/cmake/wheelfit/wheelfitPluginSdkTargets.cmake lib/cmake/wheelfit/WheelfitBackendPlugin.cmake \
-         lib/cmake/wheelfit/wheelfit_embed_text.cmake lib/cmake/wheelfit/wheelfit_backend_plugin.map \
-         lib/wheelfit/plugins/libwheelfit_backend_cuda.so lib/wheelfit/plugins/libwheelfit_backend_rocm.so; do
-  [[ -e "$prefix/$f" ]] || fail "cmake --install did not install $f"
-done
-
-echo "-- building examples/backend-plugin against it"
-generator=()
-command -v ninja >/dev/null && generator=(-G Ninja)
+# shellcheck source=scripts/lib/against_install.sh
+source "$root/scripts/lib/against_install.sh"
+install_build bin/wheelfit include/wheelfit/registry/plugin_abi.h include/wheelfit/registry/plugin_support.hpp \
+              lib/cmake/wheelfit/wheelfitConfig.cmake lib/cmake/wheelfit/wheelfitConfigVersion.cmake \
+              lib/cmake/wheelfit/wheelfitPluginSdkTargets.cmake lib/cmake/wheelfit/WheelfitBackendPlugin.cmake \
+              lib/cmake/wheelfit/wheelfit_embed_text.cmake lib/cmake/wheelfit/wheelfit_backend_plugin.map \
+              lib/wheelfit/plugins/libwheelfit_backend_cuda.so lib/wheelfit/plugins/libwheelfit_backend_rocm.so
 example="$work/example-build"
-cmake -S "$root/examples/backend-plugin" -B "$example" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DCMAKE_PREFIX_PATH="$prefix" >"$work/configure.log" 2>&1 || { cat "$work/configure.log" >&2; fail "configuring the example"; }
-cmake --build "$example" >"$work/build.log" 2>&1 || { cat "$work/build.log" >&2; fail "building the example"; }
+build_example "$root/examples/backend-plugin" "$example"
 plugins="$example/plugins"
 [[ -f "$plugins/libacme_npu.so" ]] || fail "the example did not produce $plugins/libacme_npu.so"
 if command -v nm >/dev/null; then
