@@ -6,12 +6,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <exception>
 #include <future>
-#include <initializer_list>
 #include <mutex>
 #include <thread>
 #include <boost/json.hpp>
@@ -28,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "wheelfit/util/atomic_file.hpp"
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/util/text.hpp"
 
@@ -68,17 +67,13 @@ std::int64_t now_seconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::string_view trim(std::string_view s) {
+// HTTP's optional whitespace (RFC 9110: space and tab only), not util::trim's ASCII whitespace: a header value
+// such as "max-age=\v60" stays malformed, as it always was.
+std::string_view trim_ows(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
 }
-
-bool starts_with_ci(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && util::ascii_lower(s.substr(0, prefix.size())) == prefix;
-}
-
-bool is_http_url(std::string_view url) { return starts_with_ci(url, "http://") || starts_with_ci(url, "https://"); }
 
 /// A non-negative decimal number, clamped; nullopt when not all digits.
 std::optional<std::int64_t> parse_seconds(std::string_view s) {
@@ -115,11 +110,11 @@ CacheControl parse_cache_control(const Headers& headers) {
         if (rest[end] == '"') quoted = !quoted;
         else if (rest[end] == ',' && !quoted) break;
       }
-      std::string_view item = trim(rest.substr(0, end));
+      std::string_view item = trim_ows(rest.substr(0, end));
       rest = end < rest.size() ? rest.substr(end + 1) : std::string_view{};
       const auto eq = item.find('=');
-      const std::string key = util::ascii_lower(trim(item.substr(0, eq)));
-      const std::string_view arg = eq == std::string_view::npos ? std::string_view{} : trim(item.substr(eq + 1));
+      const std::string key = util::ascii_lower(trim_ows(item.substr(0, eq)));
+      const std::string_view arg = eq == std::string_view::npos ? std::string_view{} : trim_ows(item.substr(eq + 1));
       if (key == "no-store") cc.no_store = true;
       else if (key == "no-cache") cc.no_cache = true;
       else if (key == "max-age" && !seen_max_age) {
@@ -137,44 +132,6 @@ std::string header_or_empty(const Headers& headers, std::string_view name) {
 }
 
 bool has_header(const Headers& headers, std::string_view name) { return transport::find_header(headers, name).has_value(); }
-
-// ---------------------------------------------------------------------------------------------
-// Files
-
-std::atomic<std::uint64_t> g_temp_counter{0};
-
-/// Writes `pieces` one after another to a new temporary file in `dir`; returns its path. No
-/// fsync: a cache entry needs atomicity (readers see the old file or the new one, by rename), not
-/// durability; the sidecar's size and sha256 catch a body torn by a crash, and a torn entry is
-/// refetched. An fsync per page made a cold 45-page read cost several round trips of disk flushes.
-Expected<fs::path> write_temp(const fs::path& dir, std::string_view stem, std::initializer_list<std::string_view> pieces) {
-  const auto n = g_temp_counter.fetch_add(1);
-  const fs::path p = dir / (".tmp-" + std::string(stem) + "-" + std::to_string(::getpid()) + "-" + std::to_string(n));
-  const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return unexpected(Errc::io_error, p.string() + ": cannot create: " + std::strerror(errno));
-  for (std::string_view data : pieces) {
-    const char* cur = data.data();
-    std::size_t left = data.size();
-    while (left > 0) {
-      const auto w = ::write(fd, cur, left);
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        const int err = errno;
-        ::close(fd);
-        ::unlink(p.c_str());
-        return unexpected(Errc::io_error, p.string() + ": write failed: " + std::strerror(err));
-      }
-      cur += w;
-      left -= static_cast<std::size_t>(w);
-    }
-  }
-  if (::close(fd) != 0) {
-    const int err = errno;
-    ::unlink(p.c_str());
-    return unexpected(Errc::io_error, p.string() + ": close failed: " + std::strerror(err));
-  }
-  return p;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Entries
@@ -212,7 +169,7 @@ struct Meta {
     no_cache = cc.no_cache;
     etag = header_or_empty(headers, "etag");
     last_modified = header_or_empty(headers, "last-modified");
-    age = parse_seconds(trim(header_or_empty(headers, "age"))).value_or(0);
+    age = parse_seconds(trim_ows(header_or_empty(headers, "age"))).value_or(0);
     stored_at = now;
   }
 };
@@ -595,18 +552,12 @@ class Store {
   /// Writes the entry to a temporary file, then renames it over the old one: readers see the old
   /// entry or the new one, never a mix; a failed write leaves the old entry whole.
   void write_entry(const std::string& key, const Meta& meta, std::string_view body) const {
-    std::string head = meta_to_json(meta);  // one line, '\n'-terminated
-    auto tmp = write_temp(dir_, key.substr(0, 16), {head, body});
-    if (!tmp) {
-      log::warn("cache: could not store " + meta.url + ": " + tmp.error().message);
-      return;
-    }
-    std::error_code ec;
-    fs::rename(*tmp, entry_path(key), ec);
-    if (ec) {
-      std::error_code ignore;
-      fs::remove(*tmp, ignore);
-      log::warn("cache: could not store " + meta.url + ": " + ec.message());
+    const std::string head = meta_to_json(meta);  // one line, '\n'-terminated
+    // No fsync: a cache entry needs atomicity, not durability; the sidecar's size and sha256 catch a body torn by
+    // a crash, and a torn entry is refetched. An fsync per page made a cold 45-page read cost several round trips
+    // of disk flushes.
+    if (auto w = util::write_file_atomic(entry_path(key), {head, body}, {.durable = false}); !w) {
+      log::warn("cache: could not store " + meta.url + ": " + w.error().message);
     }
   }
 
@@ -675,10 +626,10 @@ class CacheTransport final : public transport::Transport {
     for (std::size_t i = 0; i < requests.size(); ++i) {
       const auto& req = requests[i];
       auto& plan = plans[i];
-      plan.cached = is_http_url(req.url) && !has_header(req.headers, "if-none-match") &&
+      plan.cached = util::is_http_url(req.url) && !has_header(req.headers, "if-none-match") &&
                     !has_header(req.headers, "if-modified-since") && !has_header(req.headers, "range");
       if (!plan.cached) {
-        if (offline_ && is_http_url(req.url)) plan.answer.emplace(offline_miss(req.url));
+        if (offline_ && util::is_http_url(req.url)) plan.answer.emplace(offline_miss(req.url));
         else to_inner.push_back(i);
         continue;
       }
@@ -917,11 +868,12 @@ Expected<std::unique_ptr<transport::Transport>> make_cache_transport(std::unique
     return unexpected(Errc::io_error, "cache directory " + dir.string() + " cannot be created: " +
                                           (ec ? ec.message() : std::string("not a directory")));
   }
-  auto probe = write_temp(dir, "probe", {});
-  if (!probe) {
-    return unexpected(Errc::io_error, "cache directory " + dir.string() + " is not writable: " + probe.error().message);
+  // A ".tmp-" name: never read as an entry, should a crash leave it behind.
+  const fs::path probe = dir / ".tmp-probe";
+  if (auto w = util::write_file_atomic(probe, {}, {.durable = false}); !w) {
+    return unexpected(Errc::io_error, "cache directory " + dir.string() + " is not writable: " + w.error().message);
   }
-  fs::remove(*probe, ec);
+  fs::remove(probe, ec);
   return std::unique_ptr<transport::Transport>(std::make_unique<CacheTransport>(std::move(inner), dir, options.offline));
 }
 

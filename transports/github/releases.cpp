@@ -22,24 +22,12 @@ namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 bool has_control(std::string_view s) {
   for (unsigned char c : s) {
     if (c < 0x20 || c == 0x7f) return true;
   }
   return false;
 }
-
-bool starts_with_ci(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && util::ascii_lower(s.substr(0, prefix.size())) == prefix;
-}
-
-bool is_http_url(std::string_view url) { return starts_with_ci(url, "https://") || starts_with_ci(url, "http://"); }
 
 /// The origin of an http(s) URL: scheme, host (lower-cased, userinfo dropped), port (defaulted).
 struct Origin {
@@ -97,7 +85,7 @@ bool valid_repo(std::string_view repo) {
 std::optional<std::string> env_value(const char* name) {
   const char* v = std::getenv(name);
   if (!v) return std::nullopt;
-  auto t = trim(v);
+  auto t = util::trim(v);
   if (t.empty()) return std::nullopt;
   return std::string(t);
 }
@@ -247,7 +235,7 @@ ReleasesSource ReleasesSource::from_env(std::string repo) {
 
 std::optional<std::string> repo_of_pages_url(std::string_view index_url) {
   constexpr std::string_view scheme = "https://";
-  if (!starts_with_ci(index_url, scheme)) return std::nullopt;
+  if (!util::starts_with_ci(index_url, scheme)) return std::nullopt;
   std::string_view rest = index_url.substr(scheme.size());
   const auto host_end = rest.find_first_of("/?#");
   if (host_end == std::string_view::npos || rest[host_end] != '/') return std::nullopt;
@@ -337,7 +325,7 @@ Expected<void> parse_releases_page(std::string_view body, std::string_view sourc
         skip("the file name holds '/', '\\' or a control character");
         continue;
       }
-      if (!is_http_url(url) || has_control(url) || url.find(' ') != std::string::npos) {
+      if (!util::is_http_url(url) || has_control(url) || url.find(' ') != std::string::npos) {
         skip("browser_download_url '" + url + "' is not an http(s) URL");
         continue;
       }
@@ -421,7 +409,7 @@ Expected<std::map<std::string, index::Page>> list_release_wheels(transport::Tran
     if (!next) return transport::net_error(NetErrc::protocol, url + ": " + next.error().message);
     if (!*next) break;
     std::string resolved = index::resolve_url(url, **next);
-    if (!is_http_url(resolved)) {
+    if (!util::is_http_url(resolved)) {
       return transport::net_error(NetErrc::protocol, url + ": the Link header's next URL '" + resolved +
                                                          "' is not an http(s) URL");
     }

@@ -10,6 +10,7 @@
 
 #include "links_detail.hpp"
 #include "wheelfit/index/links.hpp"
+#include "wheelfit/util/text.hpp"
 
 namespace wheelfit::index {
 namespace detail {
@@ -30,20 +31,14 @@ bool is_sha256_hex(std::string_view s) noexcept {
   return true;
 }
 
-std::string lower_ascii(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = to_lower_ascii(c);
-  return out;
-}
-
 FragmentHash parse_hash_fragment(std::string_view fragment) {
   FragmentHash result;
   const std::size_t eq = fragment.find('=');
   if (eq == std::string_view::npos) return result;
-  if (!iequals(fragment.substr(0, eq), "sha256")) return result;  // md5=, sha1=, ...: no sha256
+  if (!util::iequals(fragment.substr(0, eq), "sha256")) return result;  // md5=, sha1=, ...: no sha256
   const std::string_view value = fragment.substr(eq + 1);
   if (is_sha256_hex(value)) {
-    result.sha256 = lower_ascii(value);
+    result.sha256 = util::ascii_lower(value);
   } else {
     result.bad_sha256 = true;
   }

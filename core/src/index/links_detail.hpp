@@ -20,14 +20,6 @@ constexpr char to_lower_ascii(char c) noexcept {
 constexpr bool is_hex_digit(char c) noexcept {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
-/// ASCII case-insensitive equality.
-constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (to_lower_ascii(a[i]) != to_lower_ascii(b[i])) return false;
-  }
-  return true;
-}
 /// The five components of a URI reference (RFC 3986 section 3), as views into its text.
 struct UriParts {
   std::string_view scheme, authority, path, query, fragment;
@@ -73,7 +65,6 @@ std::string_view trim_ascii(std::string_view s) noexcept;
 
 /// Exactly 64 hex digits (either case)?
 bool is_sha256_hex(std::string_view s) noexcept;
-std::string lower_ascii(std::string_view s);
 
 /// The last path segment of a URL reference: the text after the last '/' of its path (query and
 /// fragment excluded, scheme and authority never counted as a segment). "" for a directory URL.

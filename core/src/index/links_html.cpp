@@ -19,11 +19,12 @@
 
 #include "links_detail.hpp"
 #include "wheelfit/index/links.hpp"
+#include "wheelfit/util/text.hpp"
 
 namespace wheelfit::index {
 namespace {
 
-using detail::iequals;
+using util::iequals;
 using detail::is_ascii_space;
 
 constexpr bool is_alpha(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }

@@ -8,10 +8,12 @@
 
 #include "engine.hpp"
 #include "wheelfit/model/platform.hpp"
+#include "wheelfit/util/text.hpp"
 
 namespace wheelfit::inspect {
 
 using model::NumericVersion;
+using util::join;
 using resolve::Demand;
 
 std::string_view to_string(Verdict v) noexcept {
@@ -29,15 +31,6 @@ bool Explanation::fits() const {
 
 namespace detail {
 namespace {
-
-std::string join(const std::vector<std::string>& parts, std::string_view sep) {
-  std::string out;
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    if (i) out += sep;
-    out += parts[i];
-  }
-  return out;
-}
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 

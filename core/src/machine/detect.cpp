@@ -28,10 +28,12 @@ std::string upper(std::string_view s) {
   return out;
 }
 
-std::string join(const std::vector<std::string>& items, std::string_view sep = ", ") {
+// Unlike util::join, leading "" items vanish (["", "sm_90"] -> "sm_90"): a plugin's payload list and the site
+// folders have always been shown this way, and the fact parser would reject the ", sm_90" util::join makes.
+std::string join_dropping_leading_empty(const std::vector<std::string>& items) {
   std::string out;
   for (const auto& i : items) {
-    if (!out.empty()) out += sep;
+    if (!out.empty()) out += ", ";
     out += i;
   }
   return out;
@@ -56,7 +58,7 @@ std::optional<std::string> fact_text(const json::value& v) {
     items.emplace_back(item.get_string());
   }
   if (items.empty()) return std::string("none");
-  return join(items);
+  return join_dropping_leading_empty(items);
 }
 
 // Step 5: the chosen backend's facts; `notes` gets why a fact was not taken.
@@ -123,7 +125,9 @@ Expected<void> take_interpreter(Detection& det, const DetectOptions& options, Ex
       if (auto r = set_fact(m, "torch", t->second.version, torigin); !r) det.notes.push_back(r.error().message + "; ignored");
     } else {
       det.notes.push_back("torch is not installed for " + facts->path + " (no torch dist-info in " +
-                          (info.site_dirs.empty() ? std::string("any site folder") : join(info.site_dirs)) + ")");
+                          (info.site_dirs.empty() ? std::string("any site folder")
+                                                  : join_dropping_leading_empty(info.site_dirs)) +
+                          ")");
     }
   }
   // An interpreter running under emulation reports its own machine: the wheels are for it.
@@ -217,7 +221,7 @@ BackendChoice choose_backend(const std::optional<model::Version>& torch, const s
       c.provenance = "torch " + torch->str() + " (label +" + torch->local() + ")";
       if (c.backend == "cpu") {
         if (!found.empty()) {
-          c.notes.push_back("torch " + torch->str() + " is a CPU build although " + join(found) +
+          c.notes.push_back("torch " + torch->str() + " is a CPU build although " + util::join(found, ", ") +
                             " detection found hardware; pass --backend " + found.front() + " to resolve for the GPU");
         }
       } else if (std::find(found.begin(), found.end(), c.backend) == found.end()) {
@@ -232,7 +236,7 @@ BackendChoice choose_backend(const std::optional<model::Version>& torch, const s
     c.backend = found.front();
     c.provenance = c.backend + " detection found hardware";
     if (found.size() > 1) {
-      c.notes.push_back("several backends found hardware (" + join(found) + "); chose " + c.backend +
+      c.notes.push_back("several backends found hardware (" + util::join(found, ", ") + "); chose " + c.backend +
                         "; pass --backend NAME to choose another");
     }
     return c;
@@ -240,7 +244,8 @@ BackendChoice choose_backend(const std::optional<model::Version>& torch, const s
   c.backend = "cpu";
   std::vector<std::string> asked;
   for (const auto* r : sorted) asked.push_back(r->backend);
-  c.provenance = asked.empty() ? "no backend detection ran" : "no backend found hardware (" + join(asked) + ")";
+  c.provenance =
+      asked.empty() ? "no backend detection ran" : "no backend found hardware (" + util::join(asked, ", ") + ")";
   return c;
 }
 
@@ -323,7 +328,7 @@ Expected<Detection> detect_machine(const DetectOptions& options, const BackendDe
     if (all_absent && !overridden(getenv, "gpus")) {
       std::vector<std::string> asked;
       for (const auto& r : reports) asked.push_back(r.backend);
-      (void)set_fact(m, "gpus", "none", "no backend found a GPU (" + join(asked) + ")");
+      (void)set_fact(m, "gpus", "none", "no backend found a GPU (" + util::join(asked, ", ") + ")");
     }
   } else if (m.backend) {
     const auto it = std::find_if(reports.begin(), reports.end(), [&](const auto& r) { return r.backend == *m.backend; });

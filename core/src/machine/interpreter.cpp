@@ -1,7 +1,6 @@
 #include "wheelfit/machine/interpreter.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
@@ -14,7 +13,9 @@
 
 #include <boost/json.hpp>
 
+#include "wheelfit/util/atomic_file.hpp"
 #include "wheelfit/util/subprocess.hpp"
+#include "wheelfit/util/text.hpp"
 #include "wheelfit/model/name.hpp"
 #include "wheelfit/model/version.hpp"
 
@@ -23,6 +24,8 @@ using util::ProcessResult;
 using util::RunningProcess;
 using util::run_process;
 using util::start_process;
+using util::iequals;
+using util::trim;
 namespace {
 namespace fs = std::filesystem;
 namespace json = boost::json;
@@ -91,35 +94,12 @@ sys.stdout.write('{"wheelfit_query":1,"executable":%s,"implementation":%s,"versi
     q(os.uname().machine if hasattr(os, 'uname') else ''), q(sys.prefix), q(cfg), ','.join(q(x) for x in seen)))
 )PY";
 
-std::string_view trim(std::string_view s) {
-  constexpr std::string_view ws = " \t\r\n\f\v";
-  const auto b = s.find_first_not_of(ws);
-  if (b == std::string_view::npos) return {};
-  return s.substr(b, s.find_last_not_of(ws) - b + 1);
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           auto lo = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
-           return lo(x) == lo(y);
-         });
-}
-
 std::string last_line(std::string_view text) {
   text = trim(text);
   const auto nl = text.rfind('\n');
   std::string line(nl == std::string_view::npos ? text : text.substr(nl + 1));
   if (line.size() > 300) line = line.substr(0, 300) + "...";
   return line;
-}
-
-std::string join(const std::vector<std::string>& items, std::string_view sep = ", ") {
-  std::string out;
-  for (const auto& i : items) {
-    if (!out.empty()) out += sep;
-    out += i;
-  }
-  return out;
 }
 
 // ---- the answer ----
@@ -363,25 +343,9 @@ void write_cache(const fs::path& dir, const fs::path& file, const std::string& p
     notes.push_back("interpreter cache: cannot create " + dir.string() + ": " + ec.message() + "; not cached");
     return;
   }
-  static std::atomic<unsigned> counter{0};
-  const fs::path tmp = dir / (file.filename().string() + ".tmp." + std::to_string(::getpid()) + "." +
-                              std::to_string(counter.fetch_add(1)));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.close();
-    if (!out) {
-      fs::remove(tmp, ec);
-      notes.push_back("interpreter cache: cannot write " + tmp.string() + "; not cached");
-      return;
-    }
-  }
-  fs::rename(tmp, file, ec);
-  if (ec) {
-    std::error_code rm;
-    fs::remove(tmp, rm);
-    notes.push_back("interpreter cache: cannot rename " + tmp.string() + " to " + file.string() + ": " + ec.message() +
-                    "; not cached");
+  // No fsync: a cache lost in a crash is rebuilt. Mode 0666 (before the umask), as std::ofstream created it.
+  if (auto w = util::write_file_atomic(file, {text}, {.durable = false, .mode = 0666}); !w) {
+    notes.push_back("interpreter cache: " + w.error().message + "; not cached");
   }
 }
 
@@ -554,8 +518,8 @@ std::map<std::string, InstalledDist> find_distributions(const std::vector<std::s
       if (entries.size() > 1) {
         std::vector<std::string> shown;
         for (const auto& e : entries) shown.push_back(e.first);
-        notes.push_back(dir + " holds " + std::to_string(entries.size()) + " " + name + " distributions (" + join(shown) +
-                        "), a broken install; reading the first that has a version");
+        notes.push_back(dir + " holds " + std::to_string(entries.size()) + " " + name + " distributions (" +
+                        util::join(shown, ", ") + "), a broken install; reading the first that has a version");
       }
       for (const auto& [entry, egg] : entries) {
         const fs::path base = fs::path(dir) / entry;

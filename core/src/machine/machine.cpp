@@ -28,22 +28,6 @@ namespace json = boost::json;
 
 constexpr std::uintmax_t kMaxProfileBytes = 1024u * 1024u;
 
-std::string_view trim(std::string_view s) {
-  constexpr std::string_view ws = " \t\r\n\f\v";
-  const auto b = s.find_first_not_of(ws);
-  if (b == std::string_view::npos) return {};
-  const auto e = s.find_last_not_of(ws);
-  return s.substr(b, e - b + 1);
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 std::string upper(std::string_view s) {
   std::string out(s);
   for (char& c : out) {
@@ -95,7 +79,7 @@ using Why = std::string;
 
 // One device target as a profile writes it: lower case, trimmed; the backend judges the rest.
 Expected<std::string> parse_gpu_target(std::string_view item) {
-  const std::string s = lower(trim(item));
+  const std::string s = util::ascii_lower(util::trim(item));
   const bool ok = !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == ':' || c == '+' || c == '-';
   });
@@ -114,7 +98,7 @@ struct ListBuilder {
   [[nodiscard]] static std::string example() { return "[\"<target>\", ...]"; }
   [[nodiscard]] static std::string item_example() { return "\"<target>\""; }
   Expected<void> add(std::string_view item) {
-    if (lower(trim(item)) == "none") {
+    if (util::ascii_lower(util::trim(item)) == "none") {
       return unexpected(Errc::invalid_input, "'none' means no GPU only as the whole value, not as one of the targets");
     }
     auto t = parse_gpu_target(item);
@@ -149,12 +133,12 @@ Expected<void> first_spelling(std::vector<std::string_view>& seen, std::string_v
 
 // The env / text form: comma-separated, spaces allowed; "none" is a known empty list.
 Expected<void> parse_list(ListBuilder& list, std::string_view text) {
-  if (lower(trim(text)) == "none") return {};
+  if (util::ascii_lower(util::trim(text)) == "none") return {};
   std::size_t start = 0;
   while (true) {
     const auto comma = text.find(',', start);
     const std::string_view item = text.substr(start, comma == std::string_view::npos ? text.size() - start : comma - start);
-    if (trim(item).empty()) {
+    if (util::trim(item).empty()) {
       return unexpected(Errc::invalid_input, "an empty entry in the list (write the targets separated by commas)");
     }
     if (auto r = list.add(item); !r) return r;
@@ -198,7 +182,7 @@ std::optional<Why> assign(Machine& m, std::string_view key, std::string_view val
     if (!v) return v.error().message;
     m.torch = *v;
   } else if (key == "backend") {
-    std::string b = lower(value);
+    std::string b = util::ascii_lower(value);
     const bool ok = b.size() <= 64 && std::all_of(b.begin(), b.end(), [](char c) {
       return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
     });
@@ -235,7 +219,7 @@ Expected<void> set_fact_at(Machine& m, std::string_view key, std::string_view ra
   if (!is_known_key(key)) return unknown_key(where, key);
   const std::string given(key);  // errors name the key as the caller wrote it
   key = canonical_key(key);
-  const std::string_view value = trim(raw);
+  const std::string_view value = util::trim(raw);
   if (value.empty()) {
     clear(m, key);
     return {};
@@ -327,7 +311,7 @@ Expected<Machine> parse_toml_profile(std::string_view text, const std::string& s
     }
     const auto* s = node.as_string();
     if (s == nullptr) return unexpected(Errc::invalid_input, where + ": " + std::string(key) + " must be a string");
-    if (trim(s->get()).empty()) {
+    if (util::trim(s->get()).empty()) {
       return unexpected(Errc::invalid_input,
                         where + ": " + std::string(key) + " is empty; leave the key out when the fact is unknown");
     }
@@ -443,7 +427,7 @@ Expected<Machine> parse_json_profile(std::string_view text, const std::string& s
     const json::string* s = v.if_string();
     if (s == nullptr) return unexpected(Errc::invalid_input, where + " must be a string");
     const std::string_view value(s->data(), s->size());
-    if (trim(value).empty()) {
+    if (util::trim(value).empty()) {
       return unexpected(Errc::invalid_input, where + " is empty; leave the key out when the fact is unknown");
     }
     auto r = set_fact_at(m, key, value, source, origin);

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 
+#include "wheelfit/util/text.hpp"
+
 namespace wheelfit::model {
 namespace {
 
@@ -19,9 +21,6 @@ constexpr bool is_alnum(char c) noexcept {
   return is_digit(c) || (l >= 'a' && l <= 'z');
 }
 constexpr bool is_sep(char c) noexcept { return c == '-' || c == '_' || c == '.'; }
-constexpr bool is_space(char c) noexcept {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
 
 class Scanner {
  public:
@@ -73,12 +72,6 @@ class Scanner {
   std::string_view s_;
   std::size_t i_ = 0;
 };
-
-std::string_view trim(std::string_view s) noexcept {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 bool all_digits(std::string_view s) noexcept {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return is_digit(c); });
@@ -143,7 +136,7 @@ Expected<Version> Version::parse(std::string_view text) {
   auto bad = [&](const std::string& why) {
     return unexpected(Errc::invalid_input, "'" + std::string(text) + "' is not a valid PEP 440 version: " + why);
   };
-  const std::string_view s = trim(text);
+  const std::string_view s = util::trim(text);
   if (s.empty()) return bad(text.empty() ? "it is empty" : "it is only whitespace");
 
   Scanner sc(s);

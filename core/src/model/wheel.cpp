@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "wheelfit/model/name.hpp"
+#include "wheelfit/util/text.hpp"
 
 namespace wheelfit::model {
 namespace {
@@ -23,22 +24,8 @@ constexpr bool is_space(char c) noexcept {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = to_lower(c);
-  return out;
-}
-
 bool all_digits(std::string_view s) noexcept {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return is_digit(c); });
-}
-
-bool iequals(std::string_view a, std::string_view b) noexcept {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (to_lower(a[i]) != to_lower(b[i])) return false;
-  }
-  return true;
 }
 
 // Splits on `sep`, keeping empty pieces.
@@ -121,7 +108,7 @@ int floor_rank(const NumericVersion& floor) noexcept {
 PlatformTag parse_platform_tag(std::string_view tag) {
   PlatformTag out;
   out.tag = std::string(tag);
-  const std::string t = lower(tag);
+  const std::string t = util::ascii_lower(tag);
   const std::string_view v(t);
   if (!valid_arch(v)) return out;  // empty, or characters no platform tag has
   if (v == "any") {
@@ -192,7 +179,7 @@ PythonTag parse_python_tag(std::string_view tag) {
   out.tag = std::string(tag);
   std::size_t i = 0;
   while (i < tag.size() && is_alpha(tag[i])) ++i;
-  out.impl = lower(tag.substr(0, i));
+  out.impl = util::ascii_lower(tag.substr(0, i));
   const std::string_view digits = tag.substr(i);
   if (out.impl.empty() || !all_digits(digits)) return out;
   // The first digit is the major: "cp312" -> 3.12, "cp31" -> 3.1, "py3" -> 3.
@@ -305,14 +292,14 @@ std::optional<int> python_rank(const WheelName& wheel, const PythonTarget& targe
       if (pt.impl == "cp") {
         if (parts.size() != 2) continue;  // "cp3" names no interpreter
         if (vy == y) {
-          if (iequals(abi, own_abi)) offer(0);
-          else if (abi3 && iequals(abi, "abi3")) offer(1);
-          else if (iequals(abi, "none")) offer(2);
-        } else if (abi3 && vy < y && vy >= 2 && iequals(abi, "abi3")) {
+          if (util::iequals(abi, own_abi)) offer(0);
+          else if (abi3 && util::iequals(abi, "abi3")) offer(1);
+          else if (util::iequals(abi, "none")) offer(2);
+        } else if (abi3 && vy < y && vy >= 2 && util::iequals(abi, "abi3")) {
           offer(3 + (yy - 1 - static_cast<std::int64_t>(vy)));
         }
       } else if (pt.impl == "py") {
-        if (!iequals(abi, "none")) continue;
+        if (!util::iequals(abi, "none")) continue;
         if (parts.size() == 1) offer(py_base + 1);
         else if (parts.size() == 2 && vy == y) offer(py_base);
         else if (parts.size() == 2 && vy < y) offer(py_base + 2 + (yy - 1 - static_cast<std::int64_t>(vy)));

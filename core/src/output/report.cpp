@@ -1,18 +1,12 @@
 #include "wheelfit/output/report.hpp"
 
+#include "wheelfit/util/atomic_file.hpp"
 #include "wheelfit/util/log.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <boost/json.hpp>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
 #include <fmt/format.h>
 #include <algorithm>
 #include <map>
-#include <random>
 #include <set>
 #include <sstream>
 #include <toml++/toml.h>
@@ -341,42 +335,7 @@ Expected<std::string> pixi_manifest(const resolve::Resolution& r, const ReportCo
 }
 
 Expected<void> write_file_atomically(const std::string& path, const std::string& content) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::random_device rd;
-  const fs::path tmp = dir / ("." + target.filename().string() + ".wheelfit-" + std::to_string(rd()) + ".tmp");
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return unexpected(Errc::io_error, path + ": cannot create a temporary file in " + dir.string() + ": " + std::strerror(errno));
-  auto fail = [&](const std::string& what) {
-    const std::string err = std::strerror(errno);
-    ::close(fd);
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    return unexpected(Errc::io_error, path + ": " + what + ": " + err);
-  };
-  std::size_t done = 0;
-  while (done < content.size()) {
-    const auto n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail("write failed");
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) return fail("fsync failed");
-  if (::close(fd) != 0) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    return unexpected(Errc::io_error, path + ": close failed");
-  }
-  if (::rename(tmp.c_str(), target.c_str()) != 0) {
-    const std::string err = std::strerror(errno);
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    return unexpected(Errc::io_error, path + ": rename failed: " + err);
-  }
-  return {};
+  return util::write_file_atomic(path, {content});
 }
 
 }  // namespace wheelfit::output

@@ -8,11 +8,13 @@
 #include "wheelfit/model/name.hpp"
 #include "wheelfit/model/specifier.hpp"
 #include "wheelfit/model/wheel.hpp"
+#include "wheelfit/util/text.hpp"
 
 namespace wheelfit::resolve {
 
 using model::Combo;
 using model::NumericVersion;
+using util::join;
 
 std::string_view to_string(Demand d) noexcept {
   switch (d) {
@@ -62,15 +64,6 @@ struct Candidate {
   std::optional<model::SpecifierSet> requires_python;  // data-requires-python / requires-python
   std::string note;   // a reason this candidate can never be picked
 };
-
-std::string join(const std::vector<std::string>& parts, std::string_view sep) {
-  std::string out;
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    if (i) out += sep;
-    out += parts[i];
-  }
-  return out;
-}
 
 Candidate make_candidate(const std::string& package, std::string text, std::string url, std::string filename,
                          std::optional<std::string> fragment_sha, const index::IndexSnapshot& snap,

@@ -1,6 +1,11 @@
 #include "wheelfit/util/text.hpp"
 
 namespace wheelfit::util {
+namespace {
+
+constexpr char to_lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+}  // namespace
 
 std::string source_span(std::string_view text, std::size_t begin_line, std::size_t begin_column, std::size_t end_line,
                         std::size_t end_column) {
@@ -26,9 +31,32 @@ std::string source_span(std::string_view text, std::size_t begin_line, std::size
 
 std::string ascii_lower(std::string_view s) {
   std::string out(s);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  for (char& c : out) c = to_lower(c);
   return out;
+}
+
+std::string_view trim(std::string_view s) noexcept {
+  constexpr std::string_view ws = " \t\r\n\f\v";
+  const auto b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos) return {};
+  return s.substr(b, s.find_last_not_of(ws) - b + 1);
+}
+
+bool starts_with_ci(std::string_view s, std::string_view prefix) noexcept {
+  return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
+bool is_http_url(std::string_view url) noexcept {
+  return starts_with_ci(url, "http://") || starts_with_ci(url, "https://");
 }
 
 }  // namespace wheelfit::util

@@ -41,7 +41,7 @@ std::string json_report(const resolve::Resolution& r, const ReportContext& ctx);
 /// env. Errc::invalid_input when a config's pass-through TOML cannot be re-read.
 Expected<std::string> pixi_manifest(const resolve::Resolution& r, const ReportContext& ctx);
 
-/// Writes `content` to `path` atomically: a temp file in the same folder, flushed and fsynced,
+/// Writes `content` to `path` atomically (util::write_file_atomic): a temp file in the same folder, fsynced,
 /// then renamed over `path`. On any failure the temp file is removed and `path` is untouched.
 Expected<void> write_file_atomically(const std::string& path, const std::string& content);
 

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace wheelfit::util {
 
@@ -16,5 +17,27 @@ std::string source_span(std::string_view text, std::size_t begin_line, std::size
 
 /// ASCII lower-casing (locale-independent).
 std::string ascii_lower(std::string_view s);
+
+/// `s` without leading and trailing ASCII whitespace (space, \t, \r, \n, \f, \v).
+std::string_view trim(std::string_view s) noexcept;
+
+/// ASCII case-insensitive equality (locale-independent); inline: the index parsers compare every tag name with it.
+constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
+  const auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (lower(a[i]) != lower(b[i])) return false;
+  }
+  return true;
+}
+
+/// Whether `s` begins with `prefix`, ASCII case-insensitively.
+bool starts_with_ci(std::string_view s, std::string_view prefix) noexcept;
+
+/// `parts` with `sep` between each two (empty parts kept); "" for no parts.
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+
+/// Whether `url` begins with "http://" or "https://" (the scheme case-insensitively).
+bool is_http_url(std::string_view url) noexcept;
 
 }  // namespace wheelfit::util
