@@ -36,10 +36,6 @@ std::string upper(std::string_view s) {
   return out;
 }
 
-bool all_digits(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
 bool is_known_key(std::string_view key) {
   if (key == "cuda_driver" || key == "gpu_targets") return true;  // earlier profiles' names (canonical_key)
   const auto& keys = profile_keys();
