@@ -181,6 +181,420 @@ class Reader {
 
 }  // namespace
 
+// The readers of the sections of the policy JSON, one a section (backend: one a sub-object), each
+// given the section's value by parse_policy_json. A class, so that Policy's one friend declaration
+// opens its private members to all of them.
+class PolicyParser {
+ public:
+  static Expected<void> format(const Reader& rd, const json::value& f, Policy&);
+  static Expected<void> version(const Reader& rd, const json::value& v, Policy& p);
+  static Expected<void> backend(const Reader& rd, const json::value& v, Policy& p);
+  static Expected<void> arch_policy(const Reader& rd, const json::value& v, Policy& p);
+  static Expected<void> arch_exceptions(const Reader& rd, const json::value& v, Policy& p);
+  static Expected<void> packages(const Reader& rd, const json::value& v, Policy& p);
+  static Expected<void> pytorch_matrix(const Reader& rd, const json::value& v, Policy& p);
+  static Expected<void> torch_family(const Reader& rd, const json::value& v, Policy& p);
+  static Expected<void> pypi_line(const Reader& rd, const json::value& v, Policy& p);
+  static Expected<void> fallback(const Reader& rd, const json::value& v, Policy& p);
+
+ private:
+  static Expected<void> backend_errors(const Reader& rd, const json::object& bo, Policy& p);
+  static Expected<void> backend_line(const Reader& rd, const json::object& bo, Policy& p);
+  static Expected<void> backend_labels(const Reader& rd, const json::object& bo, Policy& p);
+  static Expected<void> backend_torch_index(const Reader& rd, const json::object& bo, Policy& p);
+  static Expected<void> backend_device(const Reader& rd, const json::object& bo, Policy& p);
+  static Expected<void> backend_driver(const Reader& rd, const json::object& bo, Policy& p);
+};
+
+// format
+Expected<void> PolicyParser::format(const Reader& rd, const json::value& f, Policy&) {
+  std::int64_t n = 0;
+  if (f.is_int64()) {
+    n = f.get_int64();
+  } else if (f.is_uint64()) {
+    n = kFormat + 1;
+  } else {
+    return rd.error("format", "expected an integer, got " + std::string(json_kind_name(f)));
+  }
+  if (n < 1) return rd.error("format", std::to_string(n) + " is not a format number");
+  if (n != kFormat) {
+    return rd.error("format", "format " + std::to_string(n) + (n > kFormat ? " is newer than" : " is older than") +
+                                  " the format this wheelfit reads (" + std::to_string(kFormat) + "); " +
+                                  (n > kFormat ? "upgrade wheelfit or use an older policy file"
+                                               : "regenerate the file (policies/README.md)"),
+                    Errc::unsupported);
+  }
+  return {};
+}
+
+// version
+Expected<void> PolicyParser::version(const Reader& rd, const json::value& v, Policy& p) {
+  auto s = rd.string(v, "version");
+  if (!s) return s.error();
+  const bool printable = std::all_of(s->begin(), s->end(), [](char c) { return c >= 0x20 && c != 0x7f; });
+  if (s->empty() || s->size() > 100 || !printable) {
+    return rd.error("version", quote(*s) + " is not a version string (1-100 printable characters, e.g. 2026-08-22)");
+  }
+  p.version_ = std::move(*s);
+  return {};
+}
+
+// backend: notation, label grammar, torch index, device, driver
+Expected<void> PolicyParser::backend(const Reader& rd, const json::value& v, Policy& p) {
+  auto bo = rd.object(v, "backend");
+  if (!bo) return bo.error();
+  WF_TRY(rd.only(**bo, {"line", "combo_labels", "torch_labels", "torch_index", "device", "driver", "errors"},
+                 "backend"));
+  WF_TRY(backend_errors(rd, **bo, p));
+  WF_TRY(backend_line(rd, **bo, p));
+  WF_TRY(backend_labels(rd, **bo, p));
+  WF_TRY(backend_torch_index(rd, **bo, p));
+  WF_TRY(backend_device(rd, **bo, p));
+  return backend_driver(rd, **bo, p);
+}
+
+// backend.errors: the run-time errors explain names
+Expected<void> PolicyParser::backend_errors(const Reader& rd, const json::object& bo, Policy& p) {
+  if (const auto* ev = bo.if_contains("errors")) {
+    auto eo = rd.object(*ev, "backend.errors");
+    if (!eo) return eo.error();
+    WF_TRY(rd.only(**eo, {"no_kernel", "no_device", "driver_too_old", "wrong_torch"}, "backend.errors"));
+    for (auto [key, slot] : {std::pair{"no_kernel", &p.errors_.no_kernel}, std::pair{"no_device", &p.errors_.no_device},
+                             std::pair{"driver_too_old", &p.errors_.driver_too_old},
+                             std::pair{"wrong_torch", &p.errors_.wrong_torch}}) {
+      if (const auto* m = (*eo)->if_contains(key)) {
+        auto value = rd.string(*m, std::string("backend.errors.") + key);
+        if (!value) return value.error();
+        *slot = std::move(*value);
+      }
+    }
+  }
+  return {};
+}
+
+// backend.line: the notation
+Expected<void> PolicyParser::backend_line(const Reader& rd, const json::object& bo, Policy& p) {
+  auto lv = rd.member(bo, "line", "backend");
+  if (!lv) return lv.error();
+  auto lo = rd.object(**lv, "backend.line");
+  if (!lo) return lo.error();
+  WF_TRY(rd.only(**lo, {"key", "prefix", "name"}, "backend.line"));
+  for (auto [key, slot] : {std::pair{"key", &p.notation_.key}, std::pair{"prefix", &p.notation_.prefix},
+                           std::pair{"name", &p.notation_.name}}) {
+    auto m = rd.member(**lo, key, "backend.line");
+    if (!m) return m.error();
+    auto name = rd.string(**m, std::string("backend.line.") + key);
+    if (!name) return name.error();
+    // key and prefix are identifiers (JSON keys, combo strings); name is prose ("Acme NPU").
+    const bool prose = std::string_view(key) == "name";
+    const bool ok = !name->empty() && name->size() <= 32 && std::all_of(name->begin(), name->end(), [&](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+             (prose && c == ' ');
+    });
+    if (!ok) {
+      return rd.error(std::string("backend.line.") + key,
+                      quote(*name) + " is not a name (1-32 of [A-Za-z0-9_-]" + (prose ? " and spaces)" : ")"));
+    }
+    *slot = std::move(*name);
+  }
+  return {};
+}
+
+// backend.combo_labels, backend.torch_labels: the label templates
+Expected<void> PolicyParser::backend_labels(const Reader& rd, const json::object& bo, Policy& p) {
+  for (auto [key, slot] : {std::pair{"combo_labels", &p.combo_labels_}, std::pair{"torch_labels", &p.torch_labels_}}) {
+    const std::string path = std::string("backend.") + key;
+    auto m = rd.member(bo, key, "backend");
+    if (!m) return m.error();
+    auto texts = rd.strings(**m, path);
+    if (!texts) return texts.error();
+    for (std::size_t i = 0; i < texts->size(); ++i) {
+      auto t = LabelTemplate::parse((*texts)[i]);
+      if (!t) return rd.error(path + "[" + std::to_string(i) + "]", t.error().message);
+      const bool needs_torch = slot == &p.combo_labels_;
+      if (needs_torch ? !t->has_torch() : !t->has_line()) {
+        return rd.error(path + "[" + std::to_string(i) + "]",
+                        quote((*texts)[i]) + (needs_torch ? " names no {torch}" : " names no {line}"));
+      }
+      slot->push_back(std::move(*t));
+    }
+  }
+  return {};
+}
+
+// backend.torch_index
+Expected<void> PolicyParser::backend_torch_index(const Reader& rd, const json::object& bo, Policy& p) {
+  auto m = rd.member(bo, "torch_index", "backend");
+  if (!m) return m.error();
+  auto s = rd.string(**m, "backend.torch_index");
+  if (!s) return s.error();
+  if (!(s->starts_with("https://") || s->starts_with("http://")) ||
+      (s->find("{line}") == std::string::npos && s->find("{line_nodot}") == std::string::npos)) {
+    return rd.error("backend.torch_index",
+                    quote(*s) + " is not an http(s) URL pattern containing {line} or {line_nodot}");
+  }
+  p.torch_index_pattern_ = std::move(*s);
+  return {};
+}
+
+// backend.device
+Expected<void> PolicyParser::backend_device(const Reader& rd, const json::object& bo, Policy& p) {
+  auto m = rd.member(bo, "device", "backend");
+  if (!m) return m.error();
+  auto dobj = rd.object(**m, "backend.device");
+  if (!dobj) return dobj.error();
+  WF_TRY(rd.only(**dobj, {"name", "prefix", "code_sections", "runtime_libraries"}, "backend.device"));
+  if (const auto* libs = (*dobj)->if_contains("runtime_libraries")) {
+    auto list = rd.strings(*libs, "backend.device.runtime_libraries");
+    if (!list) return list.error();
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      if ((*list)[i].find("{major}") == std::string::npos) {
+        return rd.error("backend.device.runtime_libraries[" + std::to_string(i) + "]",
+                        quote((*list)[i]) + " names no {major}");
+      }
+    }
+    p.runtime_libraries_ = std::move(*list);
+  }
+  if (const auto* prefix = (*dobj)->if_contains("prefix")) {
+    auto ps = rd.string(*prefix, "backend.device.prefix");
+    if (!ps) return ps.error();
+    p.device_prefix_ = std::move(*ps);
+  }
+  auto name = rd.member(**dobj, "name", "backend.device");
+  if (!name) return name.error();
+  auto ns = rd.string(**name, "backend.device.name");
+  if (!ns) return ns.error();
+  p.device_name_ = std::move(*ns);
+  if (const auto* cs = (*dobj)->if_contains("code_sections")) {
+    auto list = rd.strings(*cs, "backend.device.code_sections");
+    if (!list) return list.error();
+    p.code_sections_ = std::move(*list);
+  }
+  return {};
+}
+
+// backend.driver
+Expected<void> PolicyParser::backend_driver(const Reader& rd, const json::object& bo, Policy& p) {
+  auto m = rd.member(bo, "driver", "backend");
+  if (!m) return m.error();
+  auto dobj = rd.object(**m, "backend.driver");
+  if (!dobj) return dobj.error();
+  WF_TRY(rd.only(**dobj, {"rule", "why", "floors"}, "backend.driver"));
+  auto rule = rd.member(**dobj, "rule", "backend.driver");
+  if (!rule) return rule.error();
+  auto rs = rd.string(**rule, "backend.driver.rule");
+  if (!rs) return rs.error();
+  if (*rs == "same_major") p.driver_rule_ = DriverRule::same_major;
+  else if (*rs == "at_least") p.driver_rule_ = DriverRule::at_least;
+  else if (*rs == "unknown") p.driver_rule_ = DriverRule::unknown;
+  else return rd.error("backend.driver.rule", quote(*rs) + " is not a driver rule (same_major, at_least, unknown)");
+  if (const auto* why = (*dobj)->if_contains("why")) {
+    auto ws = rd.string(*why, "backend.driver.why");
+    if (!ws) return ws.error();
+    p.driver_why_ = std::move(*ws);
+  }
+  if (const auto* floors = (*dobj)->if_contains("floors")) {
+    WF_TRY(rd.each(*floors, "backend.driver.floors", [&](const std::string& major, const json::value& entry,
+                                                         const std::string& path) -> Expected<void> {
+      auto mv = rd.dotted(major, path, "a line major", 1);
+      if (!mv) return mv.error();
+      auto eo = rd.object(entry, path);
+      if (!eo) return eo.error();
+      WF_TRY(rd.only(**eo, {"linux", "windows"}, path));
+      MinDriver md;
+      for (auto [name, slot] : {std::pair{"linux", &md.linux_}, std::pair{"windows", &md.windows}}) {
+        auto mm = rd.member(**eo, name, path);
+        if (!mm) return mm.error();
+        auto ver = rd.dotted_value(**mm, path + "." + name, "a driver version", 0);
+        if (!ver) return ver.error();
+        *slot = std::move(*ver);
+      }
+      if (!p.min_driver_.emplace(mv->major(), std::move(md)).second) return rd.error(path, "duplicate line major");
+      return {};
+    }));
+  }
+  return {};
+}
+
+// arch_policy: platform -> line -> list
+Expected<void> PolicyParser::arch_policy(const Reader& rd, const json::value& v, Policy& p) {
+  const DeviceRules* rules = p.rules_.get();
+  return rd.each(v, "arch_policy", [&](const std::string& platform, const json::value& rows,
+                                       const std::string& path) -> Expected<void> {
+    WF_TRY(rd.platform_key(platform, path));
+    auto& table = p.arch_policy_[platform];
+    return rd.each(rows, path, [&](const std::string& line, const json::value& list,
+                                   const std::string& row_path) -> Expected<void> {
+      auto key = rd.line_key(line, row_path);
+      if (!key) return key.error();
+      auto archs = rd.arch_list(list, row_path, rules);
+      if (!archs) return archs.error();
+      if (!table.emplace(*key, std::move(*archs)).second) return rd.error(row_path, "duplicate line " + *key);
+      return {};
+    });
+  });
+}
+
+// arch_exceptions: "line/torch" -> list
+Expected<void> PolicyParser::arch_exceptions(const Reader& rd, const json::value& v, Policy& p) {
+  const DeviceRules* rules = p.rules_.get();
+  return rd.each(v, "arch_exceptions", [&](const std::string& key, const json::value& list,
+                                           const std::string& path) -> Expected<void> {
+    const auto slash = key.find('/');
+    if (slash == std::string::npos) return rd.error(path, quote(key) + " is not <line>/<torch-minor>");
+    auto line = rd.line_key(std::string_view(key).substr(0, slash), path);
+    if (!line) return line.error();
+    auto torch = rd.minor_key(std::string_view(key).substr(slash + 1), path, "a torch major.minor");
+    if (!torch) return torch.error();
+    auto archs = rd.arch_list(list, path, rules);
+    if (!archs) return archs.error();
+    if (!p.arch_exceptions_.emplace(*line + "/" + *torch, std::move(*archs)).second) {
+      return rd.error(path, "duplicate exception " + *line + "/" + *torch);
+    }
+    return {};
+  });
+}
+
+// packages: name -> overrides
+Expected<void> PolicyParser::packages(const Reader& rd, const json::value& v, Policy& p) {
+  const DeviceRules* rules = p.rules_.get();
+  return rd.each(v, "packages", [&](const std::string& name, const json::value& entry,
+                                    const std::string& path) -> Expected<void> {
+    if (!model::is_valid_name(name) || model::normalize_name(name) != name) {
+      return rd.error(path, quote(name) + " is not a PEP 503 normalised name (expected " +
+                                quote(model::normalize_name(name)) + ")");
+    }
+    auto eo = rd.object(entry, path);
+    if (!eo) return eo.error();
+    WF_TRY(rd.only(**eo, {"arch_list", "arch_list_aarch64", "arch_list_by_line", "arch_list_by_line_aarch64"}, path));
+    Policy::PackageOverride po;
+    for (auto [key, slot] : {std::pair{"arch_list", &po.all}, std::pair{"arch_list_aarch64", &po.all_aarch64}}) {
+      if (const auto* lv = (*eo)->if_contains(key)) {
+        auto archs = rd.arch_list(*lv, path + "." + key, rules);
+        if (!archs) return archs.error();
+        *slot = std::move(*archs);
+      }
+    }
+    for (auto [key, slot] : {std::pair{"arch_list_by_line", &po.by_line},
+                             std::pair{"arch_list_by_line_aarch64", &po.by_line_aarch64}}) {
+      if (const auto* lv = (*eo)->if_contains(key)) {
+        auto* table = slot;
+        WF_TRY(rd.each(*lv, path + "." + key, [&](const std::string& line, const json::value& list,
+                                                  const std::string& row_path) -> Expected<void> {
+          auto lk = rd.line_key(line, row_path);
+          if (!lk) return lk.error();
+          auto archs = rd.arch_list(list, row_path, rules);
+          if (!archs) return archs.error();
+          if (!table->emplace(*lk, std::move(*archs)).second) return rd.error(row_path, "duplicate line " + *lk);
+          return {};
+        }));
+      }
+    }
+    p.packages_.emplace(name, std::move(po));
+    return {};
+  });
+}
+
+// pytorch_matrix: platform -> line -> torch -> [python]
+Expected<void> PolicyParser::pytorch_matrix(const Reader& rd, const json::value& v, Policy& p) {
+  std::set<std::tuple<model::NumericVersion, model::NumericVersion, model::NumericVersion, std::string>> seen;
+  WF_TRY(rd.each(v, "pytorch_matrix", [&](const std::string& platform, const json::value& by_line,
+                                          const std::string& ppath) -> Expected<void> {
+    WF_TRY(rd.platform_key(platform, ppath));
+    return rd.each(by_line, ppath, [&](const std::string& line, const json::value& by_torch,
+                                       const std::string& cpath) -> Expected<void> {
+      auto lk = rd.line_key(line, cpath);
+      if (!lk) return lk.error();
+      const auto lv = *model::NumericVersion::parse(*lk);
+      return rd.each(by_torch, cpath, [&](const std::string& torch, const json::value& pythons,
+                                          const std::string& tpath) -> Expected<void> {
+        auto tv = rd.dotted(torch, tpath, "a torch major.minor", 2);
+        if (!tv) return tv.error();
+        if (!pythons.is_array()) return rd.error(tpath, "expected an array of Python versions, got " +
+                                                            std::string(json_kind_name(pythons)));
+        const auto& arr = pythons.get_array();
+        for (std::size_t i = 0; i < arr.size(); ++i) {
+          const std::string ipath = tpath + "[" + std::to_string(i) + "]";
+          auto py = rd.dotted_value(arr[i], ipath, "a Python major.minor", 2);
+          if (!py) return py.error();
+          if (!seen.emplace(lv, *tv, *py, platform).second) return rd.error(ipath, "duplicate Python " + py->str());
+          p.cells_.push_back(Policy::Cell{model::Combo{lv, *tv}, *py, platform});
+        }
+        return {};
+      });
+    });
+  }));
+  std::sort(p.cells_.begin(), p.cells_.end(), [](const Policy::Cell& a, const Policy::Cell& b) {
+    return std::tie(a.combo.line, a.combo.torch, a.python, a.platform) <
+           std::tie(b.combo.line, b.combo.torch, b.python, b.platform);
+  });
+  return {};
+}
+
+// torch_family: torch -> {torchvision, torchaudio}
+Expected<void> PolicyParser::torch_family(const Reader& rd, const json::value& v, Policy& p) {
+  return rd.each(v, "torch_family", [&](const std::string& torch, const json::value& entry,
+                                        const std::string& path) -> Expected<void> {
+    auto key = rd.minor_key(torch, path, "a torch major.minor");
+    if (!key) return key.error();
+    auto eo = rd.object(entry, path);
+    if (!eo) return eo.error();
+    WF_TRY(rd.only(**eo, {"torchvision", "torchaudio"}, path));
+    FamilyPins pins;
+    for (auto [name, slot] : {std::pair{"torchvision", &pins.torchvision}, std::pair{"torchaudio", &pins.torchaudio}}) {
+      auto m = rd.member(**eo, name, path);
+      if (!m) return m.error();
+      auto ver = rd.dotted_value(**m, path + "." + name, "a major.minor version", 2);
+      if (!ver) return ver.error();
+      *slot = std::move(*ver);
+    }
+    if (!p.family_.emplace(*key, std::move(pins)).second) return rd.error(path, "duplicate torch minor " + *key);
+    return {};
+  });
+}
+
+// pypi_line: platform -> torch -> line
+Expected<void> PolicyParser::pypi_line(const Reader& rd, const json::value& v, Policy& p) {
+  return rd.each(v, "pypi_line", [&](const std::string& platform, const json::value& rows,
+                                     const std::string& ppath) -> Expected<void> {
+    WF_TRY(rd.platform_key(platform, ppath));
+    auto& table = p.pypi_line_[platform];
+    return rd.each(rows, ppath, [&](const std::string& torch, const json::value& line,
+                                    const std::string& path) -> Expected<void> {
+      auto key = rd.minor_key(torch, path, "a torch major.minor");
+      if (!key) return key.error();
+      auto lv = rd.line_value(line, path);
+      if (!lv) return lv.error();
+      if (!table.emplace(*key, std::move(*lv)).second) return rd.error(path, "duplicate torch minor " + *key);
+      return {};
+    });
+  });
+}
+
+// fallback: cpu arch -> {line, torch}
+Expected<void> PolicyParser::fallback(const Reader& rd, const json::value& v, Policy& p) {
+  return rd.each(v, "fallback", [&](const std::string& arch, const json::value& entry,
+                                    const std::string& path) -> Expected<void> {
+    WF_TRY(rd.platform_key(arch, path));
+    auto eo = rd.object(entry, path);
+    if (!eo) return eo.error();
+    WF_TRY(rd.only(**eo, {"line", "torch"}, path));
+    auto lm = rd.member(**eo, "line", path);
+    if (!lm) return lm.error();
+    auto line = rd.line_value(**lm, path + ".line");
+    if (!line) return line.error();
+    auto tm = rd.member(**eo, "torch", path);
+    if (!tm) return tm.error();
+    auto torch = rd.dotted_value(**tm, path + ".torch", "a torch major.minor", 2);
+    if (!torch) return torch.error();
+    const std::string norm = model::normalize_cpu_arch(arch);
+    if (!p.fallback_.emplace(norm, model::Combo{*line, *torch}).second) {
+      return rd.error(path, "duplicate CPU arch " + norm);
+    }
+    return {};
+  });
+}
+
 Expected<Policy> parse_policy_json(std::string_view text, std::string_view source,
                                    std::shared_ptr<const DeviceRules> rules_ptr) {
   const Reader rd(source);
@@ -199,387 +613,23 @@ Expected<Policy> parse_policy_json(std::string_view text, std::string_view sourc
   Policy p;
   p.source_ = std::string(source);
   p.rules_ = std::move(rules_ptr);
-  const DeviceRules* rules = p.rules_.get();
 
-  // format
-  {
-    auto v = rd.member(obj, "format", "");
+  // The sections in the README's order: of a file with several errors, the first section's is reported.
+  using Section = Expected<void> (*)(const Reader&, const json::value&, Policy&);
+  for (const auto& [key, read] : {std::pair<const char*, Section>{"format", &PolicyParser::format},
+                                  {"version", &PolicyParser::version},
+                                  {"backend", &PolicyParser::backend},
+                                  {"arch_policy", &PolicyParser::arch_policy},
+                                  {"arch_exceptions", &PolicyParser::arch_exceptions},
+                                  {"packages", &PolicyParser::packages},
+                                  {"pytorch_matrix", &PolicyParser::pytorch_matrix},
+                                  {"torch_family", &PolicyParser::torch_family},
+                                  {"pypi_line", &PolicyParser::pypi_line},
+                                  {"fallback", &PolicyParser::fallback}}) {
+    auto v = rd.member(obj, key, "");
     if (!v) return v.error();
-    const json::value& f = **v;
-    std::int64_t n = 0;
-    if (f.is_int64()) {
-      n = f.get_int64();
-    } else if (f.is_uint64()) {
-      n = kFormat + 1;
-    } else {
-      return rd.error("format", "expected an integer, got " + std::string(json_kind_name(f)));
-    }
-    if (n < 1) return rd.error("format", std::to_string(n) + " is not a format number");
-    if (n != kFormat) {
-      return rd.error("format", "format " + std::to_string(n) + (n > kFormat ? " is newer than" : " is older than") +
-                                    " the format this wheelfit reads (" + std::to_string(kFormat) + "); " +
-                                    (n > kFormat ? "upgrade wheelfit or use an older policy file"
-                                                 : "regenerate the file (policies/README.md)"),
-                      Errc::unsupported);
-    }
+    WF_TRY(read(rd, **v, p));
   }
-
-  // version
-  {
-    auto v = rd.member(obj, "version", "");
-    if (!v) return v.error();
-    auto s = rd.string(**v, "version");
-    if (!s) return s.error();
-    const bool printable = std::all_of(s->begin(), s->end(), [](char c) { return c >= 0x20 && c != 0x7f; });
-    if (s->empty() || s->size() > 100 || !printable) {
-      return rd.error("version", quote(*s) + " is not a version string (1-100 printable characters, e.g. 2026-08-22)");
-    }
-    p.version_ = std::move(*s);
-  }
-
-  // backend: notation, label grammar, torch index, device, driver
-  {
-    auto v = rd.member(obj, "backend", "");
-    if (!v) return v.error();
-    auto bo = rd.object(**v, "backend");
-    if (!bo) return bo.error();
-    WF_TRY(rd.only(**bo, {"line", "combo_labels", "torch_labels", "torch_index", "device", "driver", "errors"}, "backend"));
-    if (const auto* ev = (*bo)->if_contains("errors")) {
-      auto eo = rd.object(*ev, "backend.errors");
-      if (!eo) return eo.error();
-      WF_TRY(rd.only(**eo, {"no_kernel", "no_device", "driver_too_old", "wrong_torch"}, "backend.errors"));
-      for (auto [key, slot] : {std::pair{"no_kernel", &p.errors_.no_kernel}, std::pair{"no_device", &p.errors_.no_device},
-                               std::pair{"driver_too_old", &p.errors_.driver_too_old},
-                               std::pair{"wrong_torch", &p.errors_.wrong_torch}}) {
-        if (const auto* m = (*eo)->if_contains(key)) {
-          auto value = rd.string(*m, std::string("backend.errors.") + key);
-          if (!value) return value.error();
-          *slot = std::move(*value);
-        }
-      }
-    }
-    // line
-    {
-      auto lv = rd.member(**bo, "line", "backend");
-      if (!lv) return lv.error();
-      auto lo = rd.object(**lv, "backend.line");
-      if (!lo) return lo.error();
-      WF_TRY(rd.only(**lo, {"key", "prefix", "name"}, "backend.line"));
-      for (auto [key, slot] : {std::pair{"key", &p.notation_.key}, std::pair{"prefix", &p.notation_.prefix},
-                               std::pair{"name", &p.notation_.name}}) {
-        auto m = rd.member(**lo, key, "backend.line");
-        if (!m) return m.error();
-        auto name = rd.string(**m, std::string("backend.line.") + key);
-        if (!name) return name.error();
-        // key and prefix are identifiers (JSON keys, combo strings); name is prose ("Acme NPU").
-        const bool prose = std::string_view(key) == "name";
-        const bool ok = !name->empty() && name->size() <= 32 && std::all_of(name->begin(), name->end(), [&](char c) {
-          return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-                 (prose && c == ' ');
-        });
-        if (!ok) {
-          return rd.error(std::string("backend.line.") + key,
-                          quote(*name) + " is not a name (1-32 of [A-Za-z0-9_-]" + (prose ? " and spaces)" : ")"));
-        }
-        *slot = std::move(*name);
-      }
-    }
-    // label templates
-    for (auto [key, slot] : {std::pair{"combo_labels", &p.combo_labels_}, std::pair{"torch_labels", &p.torch_labels_}}) {
-      const std::string path = std::string("backend.") + key;
-      auto m = rd.member(**bo, key, "backend");
-      if (!m) return m.error();
-      auto texts = rd.strings(**m, path);
-      if (!texts) return texts.error();
-      for (std::size_t i = 0; i < texts->size(); ++i) {
-        auto t = LabelTemplate::parse((*texts)[i]);
-        if (!t) return rd.error(path + "[" + std::to_string(i) + "]", t.error().message);
-        const bool needs_torch = slot == &p.combo_labels_;
-        if (needs_torch ? !t->has_torch() : !t->has_line()) {
-          return rd.error(path + "[" + std::to_string(i) + "]",
-                          quote((*texts)[i]) + (needs_torch ? " names no {torch}" : " names no {line}"));
-        }
-        slot->push_back(std::move(*t));
-      }
-    }
-    // torch_index
-    {
-      auto m = rd.member(**bo, "torch_index", "backend");
-      if (!m) return m.error();
-      auto s = rd.string(**m, "backend.torch_index");
-      if (!s) return s.error();
-      if (!(s->starts_with("https://") || s->starts_with("http://")) ||
-          (s->find("{line}") == std::string::npos && s->find("{line_nodot}") == std::string::npos)) {
-        return rd.error("backend.torch_index", quote(*s) + " is not an http(s) URL pattern containing {line} or {line_nodot}");
-      }
-      p.torch_index_pattern_ = std::move(*s);
-    }
-    // device
-    {
-      auto m = rd.member(**bo, "device", "backend");
-      if (!m) return m.error();
-      auto dobj = rd.object(**m, "backend.device");
-      if (!dobj) return dobj.error();
-      WF_TRY(rd.only(**dobj, {"name", "prefix", "code_sections", "runtime_libraries"}, "backend.device"));
-      if (const auto* libs = (*dobj)->if_contains("runtime_libraries")) {
-        auto list = rd.strings(*libs, "backend.device.runtime_libraries");
-        if (!list) return list.error();
-        for (std::size_t i = 0; i < list->size(); ++i) {
-          if ((*list)[i].find("{major}") == std::string::npos) {
-            return rd.error("backend.device.runtime_libraries[" + std::to_string(i) + "]",
-                            quote((*list)[i]) + " names no {major}");
-          }
-        }
-        p.runtime_libraries_ = std::move(*list);
-      }
-      if (const auto* prefix = (*dobj)->if_contains("prefix")) {
-        auto ps = rd.string(*prefix, "backend.device.prefix");
-        if (!ps) return ps.error();
-        p.device_prefix_ = std::move(*ps);
-      }
-      auto name = rd.member(**dobj, "name", "backend.device");
-      if (!name) return name.error();
-      auto ns = rd.string(**name, "backend.device.name");
-      if (!ns) return ns.error();
-      p.device_name_ = std::move(*ns);
-      if (const auto* cs = (*dobj)->if_contains("code_sections")) {
-        auto list = rd.strings(*cs, "backend.device.code_sections");
-        if (!list) return list.error();
-        p.code_sections_ = std::move(*list);
-      }
-    }
-    // driver
-    {
-      auto m = rd.member(**bo, "driver", "backend");
-      if (!m) return m.error();
-      auto dobj = rd.object(**m, "backend.driver");
-      if (!dobj) return dobj.error();
-      WF_TRY(rd.only(**dobj, {"rule", "why", "floors"}, "backend.driver"));
-      auto rule = rd.member(**dobj, "rule", "backend.driver");
-      if (!rule) return rule.error();
-      auto rs = rd.string(**rule, "backend.driver.rule");
-      if (!rs) return rs.error();
-      if (*rs == "same_major") p.driver_rule_ = DriverRule::same_major;
-      else if (*rs == "at_least") p.driver_rule_ = DriverRule::at_least;
-      else if (*rs == "unknown") p.driver_rule_ = DriverRule::unknown;
-      else return rd.error("backend.driver.rule", quote(*rs) + " is not a driver rule (same_major, at_least, unknown)");
-      if (const auto* why = (*dobj)->if_contains("why")) {
-        auto ws = rd.string(*why, "backend.driver.why");
-        if (!ws) return ws.error();
-        p.driver_why_ = std::move(*ws);
-      }
-      if (const auto* floors = (*dobj)->if_contains("floors")) {
-        WF_TRY(rd.each(*floors, "backend.driver.floors", [&](const std::string& major, const json::value& entry,
-                                                             const std::string& path) -> Expected<void> {
-          auto mv = rd.dotted(major, path, "a line major", 1);
-          if (!mv) return mv.error();
-          auto eo = rd.object(entry, path);
-          if (!eo) return eo.error();
-          WF_TRY(rd.only(**eo, {"linux", "windows"}, path));
-          MinDriver md;
-          for (auto [name, slot] : {std::pair{"linux", &md.linux_}, std::pair{"windows", &md.windows}}) {
-            auto mm = rd.member(**eo, name, path);
-            if (!mm) return mm.error();
-            auto ver = rd.dotted_value(**mm, path + "." + name, "a driver version", 0);
-            if (!ver) return ver.error();
-            *slot = std::move(*ver);
-          }
-          if (!p.min_driver_.emplace(mv->major(), std::move(md)).second) return rd.error(path, "duplicate line major");
-          return {};
-        }));
-      }
-    }
-  }
-
-  // arch_policy: platform -> line -> list
-  {
-    auto v = rd.member(obj, "arch_policy", "");
-    if (!v) return v.error();
-    WF_TRY(rd.each(**v, "arch_policy", [&](const std::string& platform, const json::value& rows,
-                                           const std::string& path) -> Expected<void> {
-      WF_TRY(rd.platform_key(platform, path));
-      auto& table = p.arch_policy_[platform];
-      return rd.each(rows, path, [&](const std::string& line, const json::value& list,
-                                     const std::string& row_path) -> Expected<void> {
-        auto key = rd.line_key(line, row_path);
-        if (!key) return key.error();
-        auto archs = rd.arch_list(list, row_path, rules);
-        if (!archs) return archs.error();
-        if (!table.emplace(*key, std::move(*archs)).second) return rd.error(row_path, "duplicate line " + *key);
-        return {};
-      });
-    }));
-  }
-
-  // arch_exceptions: "line/torch" -> list
-  {
-    auto v = rd.member(obj, "arch_exceptions", "");
-    if (!v) return v.error();
-    WF_TRY(rd.each(**v, "arch_exceptions", [&](const std::string& key, const json::value& list,
-                                               const std::string& path) -> Expected<void> {
-      const auto slash = key.find('/');
-      if (slash == std::string::npos) return rd.error(path, quote(key) + " is not <line>/<torch-minor>");
-      auto line = rd.line_key(std::string_view(key).substr(0, slash), path);
-      if (!line) return line.error();
-      auto torch = rd.minor_key(std::string_view(key).substr(slash + 1), path, "a torch major.minor");
-      if (!torch) return torch.error();
-      auto archs = rd.arch_list(list, path, rules);
-      if (!archs) return archs.error();
-      if (!p.arch_exceptions_.emplace(*line + "/" + *torch, std::move(*archs)).second) {
-        return rd.error(path, "duplicate exception " + *line + "/" + *torch);
-      }
-      return {};
-    }));
-  }
-
-  // packages: name -> overrides
-  {
-    auto v = rd.member(obj, "packages", "");
-    if (!v) return v.error();
-    WF_TRY(rd.each(**v, "packages", [&](const std::string& name, const json::value& entry,
-                                        const std::string& path) -> Expected<void> {
-      if (!model::is_valid_name(name) || model::normalize_name(name) != name) {
-        return rd.error(path, quote(name) + " is not a PEP 503 normalised name (expected " +
-                                  quote(model::normalize_name(name)) + ")");
-      }
-      auto eo = rd.object(entry, path);
-      if (!eo) return eo.error();
-      WF_TRY(rd.only(**eo, {"arch_list", "arch_list_aarch64", "arch_list_by_line", "arch_list_by_line_aarch64"}, path));
-      Policy::PackageOverride po;
-      for (auto [key, slot] : {std::pair{"arch_list", &po.all}, std::pair{"arch_list_aarch64", &po.all_aarch64}}) {
-        if (const auto* lv = (*eo)->if_contains(key)) {
-          auto archs = rd.arch_list(*lv, path + "." + key, rules);
-          if (!archs) return archs.error();
-          *slot = std::move(*archs);
-        }
-      }
-      for (auto [key, slot] : {std::pair{"arch_list_by_line", &po.by_line},
-                               std::pair{"arch_list_by_line_aarch64", &po.by_line_aarch64}}) {
-        if (const auto* lv = (*eo)->if_contains(key)) {
-          auto* table = slot;
-          WF_TRY(rd.each(*lv, path + "." + key, [&](const std::string& line, const json::value& list,
-                                                    const std::string& row_path) -> Expected<void> {
-            auto lk = rd.line_key(line, row_path);
-            if (!lk) return lk.error();
-            auto archs = rd.arch_list(list, row_path, rules);
-            if (!archs) return archs.error();
-            if (!table->emplace(*lk, std::move(*archs)).second) return rd.error(row_path, "duplicate line " + *lk);
-            return {};
-          }));
-        }
-      }
-      p.packages_.emplace(name, std::move(po));
-      return {};
-    }));
-  }
-
-  // pytorch_matrix: platform -> line -> torch -> [python]
-  {
-    auto v = rd.member(obj, "pytorch_matrix", "");
-    if (!v) return v.error();
-    std::set<std::tuple<model::NumericVersion, model::NumericVersion, model::NumericVersion, std::string>> seen;
-    WF_TRY(rd.each(**v, "pytorch_matrix", [&](const std::string& platform, const json::value& by_line,
-                                              const std::string& ppath) -> Expected<void> {
-      WF_TRY(rd.platform_key(platform, ppath));
-      return rd.each(by_line, ppath, [&](const std::string& line, const json::value& by_torch,
-                                         const std::string& cpath) -> Expected<void> {
-        auto lk = rd.line_key(line, cpath);
-        if (!lk) return lk.error();
-        const auto lv = *model::NumericVersion::parse(*lk);
-        return rd.each(by_torch, cpath, [&](const std::string& torch, const json::value& pythons,
-                                            const std::string& tpath) -> Expected<void> {
-          auto tv = rd.dotted(torch, tpath, "a torch major.minor", 2);
-          if (!tv) return tv.error();
-          if (!pythons.is_array()) return rd.error(tpath, "expected an array of Python versions, got " +
-                                                              std::string(json_kind_name(pythons)));
-          const auto& arr = pythons.get_array();
-          for (std::size_t i = 0; i < arr.size(); ++i) {
-            const std::string ipath = tpath + "[" + std::to_string(i) + "]";
-            auto py = rd.dotted_value(arr[i], ipath, "a Python major.minor", 2);
-            if (!py) return py.error();
-            if (!seen.emplace(lv, *tv, *py, platform).second) return rd.error(ipath, "duplicate Python " + py->str());
-            p.cells_.push_back(Policy::Cell{model::Combo{lv, *tv}, *py, platform});
-          }
-          return {};
-        });
-      });
-    }));
-    std::sort(p.cells_.begin(), p.cells_.end(), [](const Policy::Cell& a, const Policy::Cell& b) {
-      return std::tie(a.combo.line, a.combo.torch, a.python, a.platform) <
-             std::tie(b.combo.line, b.combo.torch, b.python, b.platform);
-    });
-  }
-
-  // torch_family: torch -> {torchvision, torchaudio}
-  {
-    auto v = rd.member(obj, "torch_family", "");
-    if (!v) return v.error();
-    WF_TRY(rd.each(**v, "torch_family", [&](const std::string& torch, const json::value& entry,
-                                            const std::string& path) -> Expected<void> {
-      auto key = rd.minor_key(torch, path, "a torch major.minor");
-      if (!key) return key.error();
-      auto eo = rd.object(entry, path);
-      if (!eo) return eo.error();
-      WF_TRY(rd.only(**eo, {"torchvision", "torchaudio"}, path));
-      FamilyPins pins;
-      for (auto [name, slot] : {std::pair{"torchvision", &pins.torchvision}, std::pair{"torchaudio", &pins.torchaudio}}) {
-        auto m = rd.member(**eo, name, path);
-        if (!m) return m.error();
-        auto ver = rd.dotted_value(**m, path + "." + name, "a major.minor version", 2);
-        if (!ver) return ver.error();
-        *slot = std::move(*ver);
-      }
-      if (!p.family_.emplace(*key, std::move(pins)).second) return rd.error(path, "duplicate torch minor " + *key);
-      return {};
-    }));
-  }
-
-  // pypi_line: platform -> torch -> line
-  {
-    auto v = rd.member(obj, "pypi_line", "");
-    if (!v) return v.error();
-    WF_TRY(rd.each(**v, "pypi_line", [&](const std::string& platform, const json::value& rows,
-                                         const std::string& ppath) -> Expected<void> {
-      WF_TRY(rd.platform_key(platform, ppath));
-      auto& table = p.pypi_line_[platform];
-      return rd.each(rows, ppath, [&](const std::string& torch, const json::value& line,
-                                      const std::string& path) -> Expected<void> {
-        auto key = rd.minor_key(torch, path, "a torch major.minor");
-        if (!key) return key.error();
-        auto lv = rd.line_value(line, path);
-        if (!lv) return lv.error();
-        if (!table.emplace(*key, std::move(*lv)).second) return rd.error(path, "duplicate torch minor " + *key);
-        return {};
-      });
-    }));
-  }
-
-  // fallback: cpu arch -> {line, torch}
-  {
-    auto v = rd.member(obj, "fallback", "");
-    if (!v) return v.error();
-    WF_TRY(rd.each(**v, "fallback", [&](const std::string& arch, const json::value& entry,
-                                        const std::string& path) -> Expected<void> {
-      WF_TRY(rd.platform_key(arch, path));
-      auto eo = rd.object(entry, path);
-      if (!eo) return eo.error();
-      WF_TRY(rd.only(**eo, {"line", "torch"}, path));
-      auto lm = rd.member(**eo, "line", path);
-      if (!lm) return lm.error();
-      auto line = rd.line_value(**lm, path + ".line");
-      if (!line) return line.error();
-      auto tm = rd.member(**eo, "torch", path);
-      if (!tm) return tm.error();
-      auto torch = rd.dotted_value(**tm, path + ".torch", "a torch major.minor", 2);
-      if (!torch) return torch.error();
-      const std::string norm = model::normalize_cpu_arch(arch);
-      if (!p.fallback_.emplace(norm, model::Combo{*line, *torch}).second) {
-        return rd.error(path, "duplicate CPU arch " + norm);
-      }
-      return {};
-    }));
-  }
-
   return p;
 }
 

@@ -222,6 +222,7 @@ class Policy {
  private:
   friend Expected<Policy> parse_policy_json(std::string_view text, std::string_view source,
                                             std::shared_ptr<const DeviceRules> rules);
+  friend class PolicyParser;  ///< parse_policy_json's section readers (parse_policy.cpp)
   struct PackageOverride {
     std::optional<std::string> all;                    ///< arch_list (x86_64 + Windows)
     std::optional<std::string> all_aarch64;            ///< arch_list_aarch64

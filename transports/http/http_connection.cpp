@@ -1,0 +1,245 @@
+// The http transport's connections: per-origin slots, the keep-alive pool, and opening one
+// (resolve, TCP connect, proxy CONNECT tunnel, TLS with peer and host-name verification).
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
+
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+
+#include "http_internal.hpp"
+
+namespace wheelfit::transports::detail {
+
+bool is_closed(const error_code& ec) {
+  return ec == http::error::end_of_stream || ec == net::error::eof || ec == net::error::connection_reset ||
+         ec == net::error::broken_pipe || ec == net::error::connection_aborted || ec == ssl::error::stream_truncated ||
+         ec == net::error::not_connected || ec == net::error::bad_descriptor;
+}
+
+net::awaitable<void> HttpTransport::acquire(const std::string& key) {
+  HostSlot& slot = slots_[key];
+  net::steady_timer wake(ioc_);
+  error_code ec;
+  while (slot.active >= std::max(1u, opts_.per_host)) {
+    wake.expires_at(net::steady_timer::time_point::max());
+    slot.waiters.push_back(&wake);
+    co_await wake.async_wait(tok(ec));
+    // release() popped us (or we were woken for another reason): look again.
+    std::erase(slot.waiters, &wake);
+  }
+  ++slot.active;
+}
+
+void HttpTransport::release(const std::string& key) {
+  HostSlot& slot = slots_[key];
+  if (slot.active > 0) --slot.active;
+  if (!slot.waiters.empty()) {
+    net::steady_timer* t = slot.waiters.front();
+    slot.waiters.pop_front();
+    t->cancel();
+  }
+}
+
+std::unique_ptr<Conn> HttpTransport::take_idle(const std::string& key) {
+  auto it = idle_.find(key);
+  if (it == idle_.end() || it->second.empty()) return nullptr;
+  auto c = std::move(it->second.back());
+  it->second.pop_back();
+  return c;
+}
+
+void HttpTransport::put_idle(const std::string& key, std::unique_ptr<Conn> c) {
+  auto& list = idle_[key];
+  if (list.size() >= std::max(1u, opts_.per_host)) return;  // closes c
+  c->tcp().expires_never();
+  list.push_back(std::move(c));
+}
+
+/// Sets the stream's expiry to the nearer of now + limit and the deadline; true when the
+/// deadline is the nearer one.
+bool HttpTransport::arm(beast::tcp_stream& s, milliseconds limit, Clock::time_point deadline) {
+  const auto until = Clock::now() + limit;
+  const bool by_deadline = deadline <= until;
+  s.expires_at(by_deadline ? deadline : until);
+  return by_deadline;
+}
+
+Error HttpTransport::connect_timeout_error(const Connecting& k, const char* stage) const {
+  if (k.by_deadline) {
+    return net_error(NetErrc::deadline, "the deadline of " + ms_text(opts_.deadline) + " passed while " + stage + " " +
+                                            k.hop_name + " (" + redact(k.route->url.str()) + ")");
+  }
+  return net_error(NetErrc::connect_timeout, std::string(stage) + " " + k.hop_name + " timed out after " +
+                                                 ms_text(opts_.connect_timeout) + " (" + redact(k.route->url.str()) + ")");
+}
+
+Error HttpTransport::tcp_error(const Connecting& k, const error_code& ec) const {
+  if (ec == beast::error::timeout) return connect_timeout_error(k, "connecting to");
+  if (ec == net::error::connection_refused) {
+    return net_error(NetErrc::connect_failed, "connection refused to " + k.hop_name + " (" + redact(k.route->url.str()) + ")");
+  }
+  return net_error(NetErrc::connect_failed, "cannot connect to " + k.hop_name + ": " + ec.message() + " (" +
+                                                redact(k.route->url.str()) + ")");
+}
+
+void HttpTransport::prepare_connect_request(Connecting& k) const {
+  const Route& route = *k.route;
+  auto& rq = k.connect_request;
+  rq.method(http::verb::connect);
+  rq.target(route.url.host_port());
+  rq.version(11);
+  rq.set(http::field::host, route.url.host_port());
+  rq.set(http::field::user_agent, opts_.user_agent);
+  if (!route.proxy->userinfo.empty()) rq.set(http::field::proxy_authorization, basic_auth(route.proxy->userinfo));
+  k.connect_answer.emplace();
+  k.connect_answer->header_limit(static_cast<std::uint32_t>(std::min<std::size_t>(opts_.max_header_bytes, UINT32_MAX)));
+  k.connect_answer->skip(true);
+}
+
+/// After the proxy's answer to CONNECT: true when the tunnel is open.
+bool HttpTransport::tunnel_result(Connecting& k, const error_code& ec) const {
+  const Route& route = *k.route;
+  const Url& proxy = *route.proxy;
+  if (ec) {
+    if (ec == beast::error::timeout) {
+      k.failure = fail(connect_timeout_error(k, "the CONNECT tunnel through"));
+    } else if (is_closed(ec) || ec == http::error::partial_message) {
+      k.failure = fail(net_error(NetErrc::reset, "proxy " + proxy.host_port() + " reset the connection (CONNECT " +
+                                                     route.url.host_port() + " for " + redact(route.url.str()) + ")"));
+      k.failure.proxy_reset = true;
+    } else {
+      k.failure = fail(net_error(NetErrc::proxy, "proxy " + proxy.host_port() + " sent a malformed answer to CONNECT " +
+                                                     route.url.host_port() + ": " + ec.message() + " (" +
+                                                     redact(route.url.str()) + ")"));
+    }
+    return false;
+  }
+  const auto& answer = k.connect_answer->get();
+  const int s = answer.result_int();
+  if (s == 407) {
+    k.failure = fail(proxy_auth_error(proxy, route.url), s);
+    return false;
+  }
+  if (s < 200 || s >= 300) {
+    const std::string msg = "proxy " + proxy.host_port() + " refused the tunnel to " + route.url.host_port() +
+                            ": HTTP " + std::to_string(s) + " " + std::string(answer.reason()) + " (" +
+                            redact(route.url.str()) + ")";
+    const bool transient = s == 502 || s == 503 || s == 504 || s == 408 || s == 429;
+    k.failure = fail(net_error(transient ? NetErrc::http_status : NetErrc::proxy, msg), s);
+    return false;
+  }
+  k.conn->buffer.consume(k.conn->buffer.size());
+  return true;
+}
+
+/// Wraps the TCP stream in TLS: SNI (not for IP literals), peer and host-name verification.
+void HttpTransport::prepare_tls(Connecting& k) {
+  Conn& c = *k.conn;
+  const Url& url = k.route->url;
+  if (system_roots_pending_) {
+    system_roots_pending_ = false;
+    error_code ignored;
+    ssl_.set_default_verify_paths(ignored);  // none: every peer fails verification, as it should
+  }
+  c.tls.emplace(std::move(*c.plain), ssl_);
+  c.plain.reset();
+  if (!url.is_ip_literal()) SSL_set_tlsext_host_name(c.tls->native_handle(), url.host.c_str());
+  c.tls->set_verify_mode(ssl::verify_peer);
+  Conn* raw = &c;
+  c.tls->set_verify_callback([raw, host = url.host, check = ssl::host_name_verification(url.host)](
+                                 bool preverified, ssl::verify_context& vc) {
+    X509_STORE_CTX* x = vc.native_handle();
+    if (!preverified) {
+      if (raw->verify_failure.empty()) raw->verify_failure = X509_verify_cert_error_string(X509_STORE_CTX_get_error(x));
+      return false;
+    }
+    if (X509_STORE_CTX_get_error_depth(x) == 0 && !check(preverified, vc)) {
+      raw->verify_failure = "the certificate does not name host " + host;
+      return false;
+    }
+    return true;
+  });
+  c.tls->next_layer().expires_at(k.until);
+}
+
+Error HttpTransport::tls_error(const Connecting& k, const error_code& ec) const {
+  const Conn& c = *k.conn;
+  const Url& url = k.route->url;
+  const long vr = SSL_get_verify_result(const_cast<Conn&>(c).tls->native_handle());
+  const bool cert = !c.verify_failure.empty() || vr != X509_V_OK ||
+                    (ec.category() == net::error::get_ssl_category() &&
+                     ERR_GET_REASON(static_cast<unsigned long>(ec.value())) == SSL_R_CERTIFICATE_VERIFY_FAILED);
+  if (cert) {
+    std::string why = c.verify_failure;
+    if (why.empty()) why = vr != X509_V_OK ? X509_verify_cert_error_string(vr) : ec.message();
+    return net_error(NetErrc::certificate, "certificate of " + url.host_port() + " rejected: " + why + " (" +
+                                               redact(url.str()) + ")");
+  }
+  if (ec == beast::error::timeout) return connect_timeout_error(k, "the TLS handshake with");
+  const std::string why = is_closed(ec) ? "the connection was closed or reset" : ec.message();
+  return net_error(NetErrc::tls_handshake, "TLS handshake with " + url.host_port() + " failed: " + why + " (" +
+                                               redact(url.str()) + ")");
+}
+
+net::awaitable<void> HttpTransport::connect(Connecting& k) {
+  const Route& route = *k.route;
+  const Url& hop = route.proxy ? *route.proxy : route.url;
+  const auto connect_until = Clock::now() + opts_.connect_timeout;
+  error_code ec;
+  tcp::resolver resolver(ioc_);
+  tcp::resolver::results_type endpoints;
+  k.by_deadline = k.until <= connect_until;
+  if (!k.by_deadline) k.until = connect_until;
+  k.hop_name = (route.proxy ? "proxy " : "") + hop.host_port();
+  k.port_text = std::to_string(hop.port);
+
+  endpoints = co_await resolver.async_resolve(hop.host, k.port_text, tok(ec));
+  if (ec) {
+    k.failure = fail(net_error(NetErrc::connect_failed, "cannot resolve " + k.hop_name + ": " + ec.message() + " (" +
+                                                            redact(route.url.str()) + ")"));
+    co_return;
+  }
+  k.conn = std::make_unique<Conn>(ioc_);
+  k.conn->plain->expires_at(k.until);
+  co_await k.conn->plain->async_connect(endpoints, tok(ec));
+  if (ec) {
+    k.failure = fail(tcp_error(k, ec));
+    k.conn.reset();
+    co_return;
+  }
+  ++stats_.connections;
+  k.conn->plain->socket().set_option(tcp::no_delay(true), ec);
+  ec = {};
+
+  if (route.tunnel()) {
+    prepare_connect_request(k);
+    k.conn->plain->expires_at(k.until);
+    co_await http::async_write(*k.conn->plain, k.connect_request, tok(ec));
+    if (!ec) {
+      k.conn->plain->expires_at(k.until);
+      co_await http::async_read_header(*k.conn->plain, k.conn->buffer, *k.connect_answer, tok(ec));
+    }
+    if (!tunnel_result(k, ec)) {
+      k.conn.reset();
+      co_return;
+    }
+  }
+
+  if (route.url.scheme == "https") {
+    prepare_tls(k);
+    co_await k.conn->tls->async_handshake(ssl::stream_base::client, tok(ec));
+    if (ec) {
+      k.failure = fail(tls_error(k, ec));
+      k.conn.reset();
+      co_return;
+    }
+  }
+  k.conn->tcp().expires_never();
+}
+
+}  // namespace wheelfit::transports::detail

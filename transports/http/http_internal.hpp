@@ -1,0 +1,316 @@
+// Private to the http transport: the declarations its translation units share (the connection,
+// route and outcome types, the gzip decoder, the HttpTransport class). The member functions are
+// defined by area: http_request_loop.cpp, http_connection.cpp, http_exchange.cpp, http_decode.cpp.
+#pragma once
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include "wheelfit/transports/http_transport.hpp"
+#include "wheelfit/util/text.hpp"
+
+namespace wheelfit::transports::detail {
+
+namespace net = boost::asio;
+namespace ssl = boost::asio::ssl;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using boost::system::error_code;
+using tcp = net::ip::tcp;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+using transport::Headers;
+using transport::NetErrc;
+using transport::net_error;
+using transport::Request;
+using transport::Response;
+using transport::Stats;
+using transport::Transport;
+
+inline auto tok(error_code& ec) { return net::redirect_error(net::use_awaitable, ec); }
+
+inline std::string ms_text(milliseconds ms) { return std::to_string(ms.count()) + " ms"; }
+
+inline bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && util::ascii_lower(a) == util::ascii_lower(b);
+}
+
+inline bool has_ctl(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), [](char c) { return c == '\r' || c == '\n' || c == '\0'; });
+}
+
+inline bool is_redirect_status(int s) { return s == 301 || s == 302 || s == 303 || s == 307 || s == 308; }
+
+/// "host:port (url)" for messages, the URL redacted.
+inline std::string where(const Url& u) { return u.host_port() + " (" + redact(u.str()) + ")"; }
+
+inline bool same_origin(const Url& a, const Url& b) {
+  return a.scheme == b.scheme && a.host == b.host && a.port == b.port;
+}
+
+/// The connection closed or reset (no response byte involved). In http_connection.cpp.
+bool is_closed(const error_code& ec);
+
+/// One connection: plain TCP, or TLS over TCP (directly or through a proxy tunnel).
+struct Conn {
+  explicit Conn(net::io_context& ioc) { plain.emplace(ioc); }
+  std::optional<beast::tcp_stream> plain;
+  std::optional<ssl::stream<beast::tcp_stream>> tls;
+  beast::flat_buffer buffer;
+  std::string verify_failure;  ///< set by the verify callback
+
+  beast::tcp_stream& tcp() { return tls ? tls->next_layer() : *plain; }
+  void close() {
+    error_code ec;
+    tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
+    tcp().close();
+  }
+};
+
+/// Where one URL goes: directly, or via a proxy.
+struct Route {
+  Url url;
+  std::optional<Url> proxy;
+  [[nodiscard]] bool tunnel() const { return proxy && url.scheme == "https"; }
+  [[nodiscard]] bool absolute_form() const { return proxy && url.scheme == "http"; }
+  /// The pool key: connections are shared only by requests that could use them.
+  [[nodiscard]] std::string key() const {
+    if (absolute_form()) return "proxy " + proxy->host_port() + " " + proxy->userinfo;
+    std::string k = url.scheme + "://" + url.host_port();
+    if (proxy) k += " via " + proxy->host_port() + " " + proxy->userinfo;
+    return k;
+  }
+};
+
+/// The result of one attempt: a complete response, or an error.
+struct Outcome {
+  bool ok = false;
+  bool stale = false;        ///< a reused connection failed before any response byte
+  bool proxy_reset = false;  ///< the proxy reset / closed the connection during CONNECT
+  bool keep = false;         ///< the connection may serve another request
+  Error error;
+  int status = 0;
+  Headers headers;
+  std::string body;
+  std::string content_type;
+};
+
+inline Outcome fail(Error e, int status = 0) {
+  Outcome o;
+  o.error = std::move(e);
+  o.status = status;
+  return o;
+}
+
+/// Incremental gzip decoding (RFC 1952, concatenated members allowed) into a string of at most
+/// `limit` bytes: the output never grows past the limit, whatever the input expands to.
+class Gunzip {
+ public:
+  enum class Status { ok, too_large, corrupt };
+
+  explicit Gunzip(std::size_t limit) : limit_(limit) {
+    if (inflateInit2(&z_, 16 + MAX_WBITS) == Z_OK) init_ = true;
+  }
+  ~Gunzip() {
+    if (init_) inflateEnd(&z_);
+  }
+  Gunzip(const Gunzip&) = delete;
+  Gunzip& operator=(const Gunzip&) = delete;
+
+  /// Decodes `in` (any amount) and appends to out(); `why` says what went wrong.
+  Status feed(std::string_view in);
+  /// After the last input: corrupt when a member is incomplete (an empty body is an empty body).
+  Status finish();
+  [[nodiscard]] const std::string& why() const { return why_; }
+  std::string& out() { return out_; }
+
+ private:
+  Status corrupt(std::string why) {
+    why_ = std::move(why);
+    return Status::corrupt;
+  }
+
+  z_stream z_{};
+  bool init_ = false;
+  bool ended_ = false;
+  bool fed_ = false;
+  std::size_t limit_;
+  std::string out_;
+  std::string why_;
+  Bytef buf_[16u << 10];
+};
+
+class HttpTransport final : public Transport {
+ public:
+  /// `system_roots`: the machine's default trust store is still to be loaded (no ca_file/ca_dir
+  /// given). Parsing the system bundle costs ~25 ms, so it waits for the first TLS connection: a
+  /// run over file:// or http:// never pays it.
+  HttpTransport(HttpOptions options, ssl::context ctx, bool system_roots)
+      : opts_(std::move(options)), ssl_(std::move(ctx)), system_roots_pending_(system_roots) {
+    std::random_device rd;
+    rng_.seed((static_cast<std::uint64_t>(rd()) << 32) ^ rd());
+  }
+  ~HttpTransport() override { idle_.clear(); }
+
+  [[nodiscard]] Stats stats() const override { return stats_; }
+
+ private:
+  struct HostSlot {
+    unsigned active = 0;
+    std::deque<net::steady_timer*> waiters;
+  };
+  struct SlotGuard {
+    HttpTransport* self;
+    std::string key;
+    SlotGuard(HttpTransport* s, std::string k) : self(s), key(std::move(k)) {}
+    SlotGuard(const SlotGuard&) = delete;
+    SlotGuard& operator=(const SlotGuard&) = delete;
+    ~SlotGuard() { self->release(key); }
+  };
+
+  Expected<Response> get_impl(const Request& request) override {
+    auto out = run_batch(&request, 1);
+    return std::move(out.front());
+  }
+  std::vector<Expected<Response>> get_many_impl(const std::vector<Request>& requests) override {
+    return get_many_hooked_impl(requests, {});
+  }
+  std::vector<Expected<Response>> get_many_hooked_impl(const std::vector<Request>& requests,
+                                                       const AnswerHook& on_answer) override {
+    if (requests.empty()) return {};
+    return run_batch(requests.data(), requests.size(), on_answer ? &on_answer : nullptr);
+  }
+
+  // Coroutine style (g++ 12): every coroutine returns awaitable<void> and writes its result to an
+  // out-parameter; variables that live across a co_await are declared at function scope; no
+  // co_await inside ?: or a function argument, and no temporaries with destructors in a co_await
+  // expression. Decisions are plain member functions, so the coroutines stay small.
+
+  using Slot = std::optional<Expected<Response>>;
+
+  std::vector<Expected<Response>> run_batch(const Request* reqs, std::size_t n,
+                                            const AnswerHook* on_answer = nullptr);
+  net::awaitable<void> worker(const Request* reqs, std::size_t n, std::vector<Slot>& out, std::size_t& next,
+                              const AnswerHook* on_answer);
+
+  // ---- one resource: redirects around retries around attempts (http_request_loop.cpp) ----
+
+  struct Counters {
+    int attempt = 1;
+    int reconnects = 0;
+    int proxy_resets = 0;
+  };
+  enum class Next { done, again, wait };
+
+  static Expected<Url> start(const Request& req, Headers& headers);
+  bool route_for(const Url& url, Route& route, Slot& result) const;
+  bool finish(Outcome& o, const Request& req, Url& url, Headers& headers, int& hops, Slot& result) const;
+  net::awaitable<void> fetch(const Request& req, Slot& result);
+  static void classify_status(Outcome& o, const Route& route);
+  static bool limited403(const Outcome& o);
+  static Error proxy_auth_error(const Url& proxy, const Url& target);
+  Next after_attempt(Outcome& o, const Route& route, Counters& n, Clock::time_point deadline, milliseconds& wait);
+  net::awaitable<void> with_retries(const Route& route, const Request& req, const Headers& headers,
+                                    Clock::time_point deadline, Outcome& o);
+
+  // ---- per-origin slots, the keep-alive pool, connecting: TCP, proxy CONNECT, TLS (http_connection.cpp) ----
+
+  /// The state of one connection attempt (kept in one object the coroutine fills in).
+  struct Connecting {
+    const Route* route = nullptr;
+    Clock::time_point until;
+    bool by_deadline = false;
+    std::string hop_name;
+    std::string port_text;
+    std::unique_ptr<Conn> conn;
+    http::request<http::empty_body> connect_request;
+    std::optional<http::response_parser<http::empty_body>> connect_answer;
+    Outcome failure;
+  };
+
+  net::awaitable<void> acquire(const std::string& key);
+  void release(const std::string& key);
+  std::unique_ptr<Conn> take_idle(const std::string& key);
+  void put_idle(const std::string& key, std::unique_ptr<Conn> c);
+  static bool arm(beast::tcp_stream& s, milliseconds limit, Clock::time_point deadline);
+  Error connect_timeout_error(const Connecting& k, const char* stage) const;
+  Error tcp_error(const Connecting& k, const error_code& ec) const;
+  void prepare_connect_request(Connecting& k) const;
+  bool tunnel_result(Connecting& k, const error_code& ec) const;
+  void prepare_tls(Connecting& k);
+  Error tls_error(const Connecting& k, const error_code& ec) const;
+  net::awaitable<void> connect(Connecting& k);
+
+  // ---- one attempt: the request written, the response read (http_exchange.cpp) ----
+
+  /// The state of one request / response exchange on a connection.
+  struct Exchange {
+    Conn* conn = nullptr;
+    const Request* req = nullptr;
+    const Route* route = nullptr;
+    Clock::time_point deadline;
+    bool reused = false;
+    Outcome* out = nullptr;
+    http::request<http::empty_body> request;
+    std::optional<http::response_parser<http::string_body>> parser;
+    bool by_deadline = false;
+    std::unique_ptr<Gunzip> gunzip;  ///< set when the body is gzip-encoded
+    std::uint64_t wire = 0;          ///< body bytes received and already handed to gunzip
+  };
+
+  void prepare_request(const Route& route, const Request& req, const Headers& headers,
+                       http::request<http::empty_body>& rq) const;
+  net::awaitable<void> attempt_once(const Route& route, const Request& req, const Headers& headers,
+                                    Clock::time_point deadline, Outcome& o);
+  Error timeout_error(const Exchange& x, const char* doing) const;
+  bool written(Exchange& x, const error_code& ec);
+  void start_parser(Exchange& x) const;
+  template <class Stream>
+  net::awaitable<void> exchange(Stream& s, Exchange& x);
+
+  // ---- the response header and body: limits, Content-Encoding, gzip (http_decode.cpp) ----
+
+  bool header_read(Exchange& x, const error_code& ec);
+  bool decoding(Exchange& x);
+  bool decode_some(Exchange& x, bool last);
+  void body_read(Exchange& x, const error_code& ec);
+
+  HttpOptions opts_;
+  net::io_context ioc_{1};
+  ssl::context ssl_;
+  bool system_roots_pending_;  ///< set_default_verify_paths before the first TLS stream (one io thread)
+  std::map<std::string, std::vector<std::unique_ptr<Conn>>> idle_;
+  std::map<std::string, HostSlot> slots_;
+  Stats stats_;
+  std::mt19937_64 rng_;
+};
+
+}  // namespace wheelfit::transports::detail
+

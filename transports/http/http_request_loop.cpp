@@ -1,0 +1,207 @@
+// The http transport's request loop for one resource: the redirects (Location, hop limit, no
+// https -> http, credentials dropped across origins) around the retries (decide_retry, RetryPolicy).
+#include <random>
+
+#include "http_internal.hpp"
+#include "wheelfit/util/log.hpp"
+
+namespace wheelfit::transports::detail {
+
+/// Checks the request; the first URL, or the error.
+Expected<Url> HttpTransport::start(const Request& req, Headers& headers) {
+  auto parsed = parse_url(req.url);
+  if (!parsed) return parsed.error();
+  for (const auto& [k, v] : req.headers) {
+    if (k.empty() || has_ctl(k) || has_ctl(v) || k.find(':') != std::string::npos) {
+      return Error(Errc::invalid_input, "request header '" + redact(k) + "' for " + redact(parsed->str()) +
+                                            " has a control character or a colon in its name");
+    }
+    headers.emplace_back(k, v);
+  }
+  return parsed;
+}
+
+/// The route to `url`, or an error in `result`.
+bool HttpTransport::route_for(const Url& url, Route& route, Slot& result) const {
+  auto proxy = proxy_for(opts_.proxy, url);
+  if (!proxy) {
+    result.emplace(proxy.error());
+    return false;
+  }
+  if (*proxy && (*proxy)->scheme != "http") {
+    result.emplace(Error(Errc::unsupported, "proxy " + redact((*proxy)->str()) + " for " + redact(url.str()) +
+                                                ": only http:// proxies are supported"));
+    return false;
+  }
+  route.url = url;
+  route.proxy = std::move(*proxy);
+  return true;
+}
+
+/// After the retries: the answer in `result`, or the next URL of a redirect in `url` (true).
+bool HttpTransport::finish(Outcome& o, const Request& req, Url& url, Headers& headers, int& hops, Slot& result) const {
+  if (!o.ok) {
+    result.emplace(std::move(o.error));
+    return false;
+  }
+  if (!is_redirect_status(o.status)) {
+    Response r;
+    r.url = url.str();
+    r.status = o.status;
+    r.headers = std::move(o.headers);
+    r.content_type = std::move(o.content_type);
+    if (o.status != 304) r.body = std::move(o.body);
+    result.emplace(std::move(r));
+    return false;
+  }
+  const auto location = transport::find_header(o.headers, "location");
+  if (!location) {
+    result.emplace(net_error(NetErrc::redirect, "HTTP " + std::to_string(o.status) + " without a Location from " + where(url)));
+    return false;
+  }
+  if (++hops > opts_.max_redirects) {
+    result.emplace(net_error(NetErrc::redirect, "too many redirects (more than " + std::to_string(opts_.max_redirects) +
+                                                    ") starting at " + redact(req.url) + "; the last went to " +
+                                                    redact(std::string(*location))));
+    return false;
+  }
+  auto target = resolve_location(url, *location);
+  if (!target) {
+    result.emplace(net_error(NetErrc::redirect, "bad redirect Location '" + redact(std::string(*location)) + "' from " +
+                                                    where(url) + ": " + target.error().message));
+    return false;
+  }
+  if (url.scheme == "https" && target->scheme == "http") {
+    result.emplace(net_error(NetErrc::redirect, "refusing the redirect from https to http: " + redact(url.str()) +
+                                                    " -> " + redact(target->str())));
+    return false;
+  }
+  if (!same_origin(url, *target)) {
+    // Credentials belong to the origin they were given for.
+    std::erase_if(headers, [](const auto& h) {
+      return iequals(h.first, "authorization") || iequals(h.first, "proxy-authorization") || iequals(h.first, "cookie");
+    });
+  }
+  log::debug("redirect " + std::to_string(o.status) + ": " + redact(url.str()) + " -> " + redact(target->str()));
+  url = std::move(*target);
+  return true;
+}
+
+net::awaitable<void> HttpTransport::fetch(const Request& req, Slot& result) {
+  const auto deadline = Clock::now() + opts_.deadline;
+  Headers headers;
+  Url url;
+  Route route;
+  Outcome o;
+  int hops = 0;
+  {
+    auto first = start(req, headers);
+    if (!first) {
+      result.emplace(first.error());
+      co_return;
+    }
+    url = std::move(*first);
+  }
+  for (;;) {
+    if (!route_for(url, route, result)) co_return;
+    o = Outcome{};
+    co_await with_retries(route, req, headers, deadline, o);
+    if (!finish(o, req, url, headers, hops, result)) co_return;
+  }
+}
+
+/// Classifies a complete response: what the caller gets or what a retry decision sees.
+void HttpTransport::classify_status(Outcome& o, const Route& route) {
+  const int s = o.status;
+  if ((s >= 200 && s < 300) || s == 304 || is_redirect_status(s)) return;
+  o.ok = false;
+  if (s == 404 || s == 410) {
+    o.error = Error(Errc::not_found, "not found: HTTP " + std::to_string(s) + " from " + where(route.url));
+  } else if (s == 407 && route.absolute_form()) {
+    o.error = proxy_auth_error(*route.proxy, route.url);
+  } else {
+    o.error = net_error(NetErrc::http_status, "HTTP " + std::to_string(s) + " from " + where(route.url));
+  }
+}
+
+/// A 403 that says the rate limit is exhausted (GitHub): retried at the reset time.
+bool HttpTransport::limited403(const Outcome& o) {
+  if (o.status != 403) return false;
+  const auto left = transport::find_header(o.headers, "x-ratelimit-remaining");
+  return left && *left == "0";
+}
+
+Error HttpTransport::proxy_auth_error(const Url& proxy, const Url& target) {
+  const std::string what = proxy.userinfo.empty()
+                               ? "requires proxy authentication (HTTP 407); put user:password in the proxy URL"
+                               : "rejected the proxy authentication credentials (HTTP 407)";
+  return net_error(NetErrc::proxy, "proxy " + proxy.host_port() + " " + what + " (" + redact(target.str()) + ")");
+}
+
+/// After one attempt: done (o holds the answer or the final error), again (a stale keep-alive
+/// connection: reconnect at once, uncharged) or wait `wait` and retry.
+HttpTransport::Next HttpTransport::after_attempt(Outcome& o, const Route& route, Counters& n, Clock::time_point deadline,
+                                                 milliseconds& wait) {
+  if (o.stale && n.reconnects < opts_.retry.max_reconnects) {
+    ++n.reconnects;
+    ++stats_.reconnects;
+    log::debug("stale keep-alive connection to " + route.url.host_port() + ": reconnecting (" + o.error.message + ")");
+    return Next::again;
+  }
+  if (o.ok) {
+    classify_status(o, route);
+    if (o.ok) return Next::done;
+  }
+  if (o.proxy_reset) ++n.proxy_resets;
+  std::uniform_real_distribution<double> uni(0.0, 1.0);
+  const RetryDecision d = decide_retry(opts_.retry, n.attempt, o.error, o.status, o.headers,
+                                       std::chrono::system_clock::now(), uni(rng_));
+  const bool transient = transport::is_transient(o.error, o.status);
+  if (!d.retry || n.attempt > opts_.retry.retries) {
+    if (o.proxy_reset && route.proxy) {
+      o.error = net_error(NetErrc::proxy, "proxy " + route.proxy->host_port() + " reset the connection " +
+                                              std::to_string(n.proxy_resets) + (n.proxy_resets == 1 ? " time" : " times") +
+                                              " (CONNECT " + route.url.host_port() + " for " + redact(route.url.str()) + ")");
+    } else if ((transient || limited403(o)) && n.attempt <= opts_.retry.retries) {
+      // Retryable, budget left, and still no retry: the wait the server asked for is too long.
+      const bool limited = transport::is(o.error, NetErrc::http_status) && (o.status == 429 || o.status == 403);
+      o.error = Error(limited ? make_error_code(NetErrc::rate_limited) : o.error.code,
+                      o.error.message + "; giving up: " + d.reason);
+    } else if (n.attempt > 1 && transient) {
+      o.error.message += " (after " + std::to_string(n.attempt) + " attempts)";
+    }
+    return Next::done;
+  }
+  if (Clock::now() + d.wait >= deadline) {
+    o.error = net_error(NetErrc::deadline, "the deadline of " + ms_text(opts_.deadline) + " for " +
+                                               redact(route.url.str()) + " would pass before retry " +
+                                               std::to_string(n.attempt) + " (" + o.error.message + ")");
+    return Next::done;
+  }
+  log::info("retry " + std::to_string(n.attempt) + " of " + std::to_string(opts_.retry.retries) + " for " +
+            redact(route.url.str()) + " in " + ms_text(d.wait) + ": " + (d.reason.empty() ? o.error.message : d.reason));
+  ++stats_.retries;
+  ++n.attempt;
+  wait = d.wait;
+  return Next::wait;
+}
+
+net::awaitable<void> HttpTransport::with_retries(const Route& route, const Request& req, const Headers& headers,
+                                                 Clock::time_point deadline, Outcome& o) {
+  Counters n;
+  milliseconds wait{0};
+  net::steady_timer timer(ioc_);
+  error_code ec;
+  for (;;) {
+    o = Outcome{};
+    co_await attempt_once(route, req, headers, deadline, o);
+    const Next next = after_attempt(o, route, n, deadline, wait);
+    if (next == Next::done) co_return;
+    if (next == Next::wait && wait.count() > 0) {
+      timer.expires_after(wait);
+      co_await timer.async_wait(tok(ec));
+    }
+  }
+}
+
+}  // namespace wheelfit::transports::detail
