@@ -13,14 +13,12 @@
 #include "wheelfit/backends/cuda_rules.hpp"
 
 using wheelfit::Errc;
-using wheelfit::model::Combo;
 using wheelfit::model::NumericVersion;
 namespace pol = wheelfit::backends::cuda;
 
 namespace {
 
 NumericVersion nv(std::string_view s) { return NumericVersion::parse(s).value(); }
-Combo combo(std::string_view cuda, std::string_view torch) { return Combo{nv(cuda), nv(torch)}; }
 pol::ArchList archs(std::string_view s) { return pol::ArchList::parse(s).value(); }
 
 }  // namespace
