@@ -58,9 +58,7 @@ inline auto tok(error_code& ec) { return net::redirect_error(net::use_awaitable,
 
 inline std::string ms_text(milliseconds ms) { return std::to_string(ms.count()) + " ms"; }
 
-inline bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && util::ascii_lower(a) == util::ascii_lower(b);
-}
+using util::iequals;
 
 inline bool has_ctl(std::string_view s) {
   return std::any_of(s.begin(), s.end(), [](char c) { return c == '\r' || c == '\n' || c == '\0'; });

@@ -28,17 +28,15 @@ constexpr bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
 constexpr bool is_alpha(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 constexpr bool is_hex(char c) noexcept { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 constexpr bool is_blank(char c) noexcept { return c == ' ' || c == '\t'; }
-constexpr char lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
-bool iequals(std::string_view a, std::string_view b) noexcept {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return lower(x) == lower(y); });
-}
+using util::iequals;
 
 bool iends_with(std::string_view s, std::string_view suffix) noexcept {
   return s.size() >= suffix.size() && iequals(s.substr(s.size() - suffix.size()), suffix);
 }
 
-std::string_view trim(std::string_view s) noexcept {
+// HTTP's optional white space (RFC 9110 5.6.3): space and tab only, unlike util::trim.
+std::string_view trim_ows(std::string_view s) noexcept {
   while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
   while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
   return s;
@@ -253,7 +251,7 @@ Expected<Url> parse_url(std::string_view url) {
 }
 
 Expected<Url> resolve_location(const Url& base, std::string_view location) {
-  location = trim(location);
+  location = trim_ows(location);
   if (location.empty()) return unexpected(Errc::invalid_input, "redirect from " + shown_url(base.str()) + ": empty Location");
   if (auto problem = forbidden_byte(location)) {
     return unexpected(Errc::invalid_input, "redirect from " + shown_url(base.str()) + ": Location " +
@@ -294,8 +292,8 @@ Expected<std::optional<Url>> proxy_for(const ProxyConfig& config, const Url& tar
   if (no_proxy_matches(config.no_proxy, target.ipv6 ? "[" + target.host + "]" : target.host)) {
     return std::optional<Url>();
   }
-  std::string_view spec = trim(target.scheme == "https" ? config.https_proxy : config.http_proxy);
-  if (spec.empty()) spec = trim(config.all_proxy);
+  std::string_view spec = trim_ows(target.scheme == "https" ? config.https_proxy : config.http_proxy);
+  if (spec.empty()) spec = trim_ows(config.all_proxy);
   if (spec.empty()) return std::optional<Url>();
   const std::string scheme = spec.find("://") == std::string_view::npos ? std::string() : scheme_of(spec);
   if (scheme.rfind("socks", 0) == 0 || scheme == "https") {
@@ -371,7 +369,7 @@ bool no_proxy_matches(std::string_view no_proxy, std::string_view host) {
   const auto host_ip = ip_bytes(host);
   while (!no_proxy.empty()) {
     const std::size_t comma = std::min(no_proxy.find(','), no_proxy.size());
-    const std::string_view entry = trim(no_proxy.substr(0, comma));
+    const std::string_view entry = trim_ows(no_proxy.substr(0, comma));
     no_proxy.remove_prefix(std::min(comma + 1, no_proxy.size()));
     if (entry == "*") return true;
     if (entry.empty()) continue;
@@ -435,7 +433,7 @@ std::optional<std::chrono::sys_seconds> make_time(int year, unsigned month, int 
 
 std::vector<std::string_view> words(std::string_view s) {
   std::vector<std::string_view> out;
-  while (!(s = trim(s)).empty()) {
+  while (!(s = trim_ows(s)).empty()) {
     const std::size_t end = std::min(s.find(' '), s.size());
     out.push_back(s.substr(0, end));
     s.remove_prefix(end);
@@ -506,7 +504,7 @@ std::string what_failed(const Error& error, int status) {
 // A GitHub-style exhausted rate limit: 403 or 429 with x-ratelimit-remaining: 0.
 bool rate_limit_exhausted(int status, const transport::Headers& headers) {
   const auto remaining = transport::find_header(headers, "x-ratelimit-remaining");
-  return (status == 403 || status == 429) && remaining && trim(*remaining) == "0";
+  return (status == 403 || status == 429) && remaining && trim_ows(*remaining) == "0";
 }
 
 struct ServerWait {
@@ -523,7 +521,7 @@ std::optional<ServerWait> server_wait(int status, const transport::Headers& head
   }
   if (rate_limit_exhausted(status, headers)) {
     const auto reset = transport::find_header(headers, "x-ratelimit-reset");
-    const std::string_view text = reset ? trim(*reset) : std::string_view();
+    const std::string_view text = reset ? trim_ows(*reset) : std::string_view();
     std::int64_t epoch = 0;
     if (all_digits(text) && text.size() <= 12) {
       std::from_chars(text.data(), text.data() + text.size(), epoch);
@@ -573,7 +571,7 @@ RetryDecision decide_retry(const RetryPolicy& policy, int attempt, const Error& 
 }
 
 std::optional<std::chrono::seconds> parse_retry_after(std::string_view value, std::chrono::system_clock::time_point now) {
-  value = trim(value);
+  value = trim_ows(value);
   if (all_digits(value)) {
     // A huge delta saturates rather than overflows: it is past any cap either way.
     constexpr std::int64_t kMax = std::numeric_limits<std::int32_t>::max();
