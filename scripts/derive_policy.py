@@ -41,7 +41,7 @@ PLATFORMS = {"linux_x86_64": "linux", "linux_aarch64": "linux_aarch64", "windows
 
 # Facts wheelfit owns (not in the farm data). Keep in step with policies/README.md.
 OWNED = {
-    # BRIEF section 3; 2.12 -> torchaudio 2.11 is what the predecessor's table says.
+    # The torch family table (policies/README.md); 2.12 -> torchaudio 2.11 is what the predecessor's table says.
     "torch_family": {
         "2.4": ["0.19", "2.4"], "2.5": ["0.20", "2.5"], "2.6": ["0.21", "2.6"],
         "2.7": ["0.22", "2.7"], "2.8": ["0.23", "2.8"], "2.9": ["0.24", "2.9"],

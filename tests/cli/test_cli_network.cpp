@@ -1,5 +1,5 @@
 // `wheelfit resolve` over the network, end to end: the real farm snapshot served on loopback
-// with faults gives the same answer as the clean file:// run (FAULTS.md N01, N11; BRIEF 4.4-4.8).
+// with faults gives the same answer as the clean file:// run (docs/network-faults.md N01, N11).
 #include <catch2/catch.hpp>
 
 #include <atomic>

@@ -1,5 +1,5 @@
 // index::read_index over an in-memory transport: one batch, each page once, statuses kept
-// apart, and pages that are not index pages (FAULTS.md H02).
+// apart, and pages that are not index pages (docs/network-faults.md H02).
 #include <catch2/catch.hpp>
 
 #include <map>

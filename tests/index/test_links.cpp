@@ -1,5 +1,5 @@
 // Tests of wheelfit::index page parsing: PEP 503 HTML, PEP 691 JSON, packages.json, and the URL
-// helpers. FAULTS.md H01 (index corpus) and H03 (escaping) live here; the [fixtures] cases read
+// helpers. docs/network-faults.md H01 (index corpus) and H03 (escaping) live here; the [fixtures] cases read
 // the real cuda-wheels snapshot and derive every expectation from its files independently.
 
 #include <catch2/catch.hpp>
@@ -847,7 +847,7 @@ TEST_CASE("parse_packages_json rejects other schemas and wrong shapes, naming th
 }
 
 // =============================================================================================
-// The real cuda-wheels snapshot (FAULTS.md H01). Expectations come from the files themselves.
+// The real cuda-wheels snapshot (docs/network-faults.md H01). Expectations come from the files themselves.
 
 namespace {
 namespace fs = std::filesystem;

@@ -113,7 +113,7 @@ TEST_CASE("explain: a fitting wheel: all seven demands ok, from the name and the
   CHECK(e.bytes_fetched > 0);
 }
 
-TEST_CASE("explain: gpu_arch per BRIEF section 2: SASS within a major, PTX forward", "[inspect][explain]") {
+TEST_CASE("explain: gpu_arch per the CUDA coverage rule: SASS within a major, PTX forward", "[inspect][explain]") {
   struct Row {
     std::vector<bin::FatEntry> kernels;
     std::string gpus;

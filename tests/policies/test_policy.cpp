@@ -186,7 +186,7 @@ TEST_CASE("Policy::pytorch_shipped answers from the PyTorch matrix", "[policies]
   CHECK(platforms == std::set<std::string>{"linux", "linux_aarch64", "windows"});
 }
 
-TEST_CASE("Policy::torch_family is the BRIEF section 3 table", "[policies]") {
+TEST_CASE("Policy::torch_family is the torch family table of policies/README.md", "[policies]") {
   const auto& p = wheelfit::test::cuda_policy();
   struct Row {
     const char* torch;
@@ -197,7 +197,7 @@ TEST_CASE("Policy::torch_family is the BRIEF section 3 table", "[policies]") {
       {"2.4", "0.19", "2.4"},   {"2.5", "0.20", "2.5"},   {"2.6", "0.21", "2.6"},
       {"2.7", "0.22", "2.7"},   {"2.8", "0.23", "2.8"},   {"2.9", "0.24", "2.9"},
       {"2.10", "0.25", "2.10"}, {"2.11", "0.26", "2.11"},
-      {"2.12", "0.27", "2.11"},  // as BRIEF states it (see policies/README.md)
+      {"2.12", "0.27", "2.11"},  // as the predecessor writes it (see policies/README.md)
       {"2.8.1", "0.23", "2.8"},
   };
   for (const auto& r : rows) {

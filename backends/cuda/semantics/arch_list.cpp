@@ -1,4 +1,4 @@
-// ArchList: TORCH_CUDA_ARCH_LIST syntax and the coverage rule of BRIEF section 2; compute
+// ArchList: TORCH_CUDA_ARCH_LIST syntax and the CUDA coverage rule (policies/README.md); compute
 // capabilities as device targets.
 
 #include <algorithm>

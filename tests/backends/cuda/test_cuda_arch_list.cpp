@@ -98,7 +98,7 @@ TEST_CASE("ArchList::parse rejects what is not an arch list, quoting it", "[back
   }
 }
 
-TEST_CASE("ArchList::covers follows the SASS/PTX rule of BRIEF section 2", "[backends][cuda][arch]") {
+TEST_CASE("ArchList::covers follows the SASS/PTX coverage rule (policies/README.md)", "[backends][cuda][arch]") {
   struct Row {
     const char* list;
     const char* gpu;

@@ -1,4 +1,4 @@
-// The Releases API through the on-disk cache (FAULTS.md G01, last part): a second run sends
+// The Releases API through the on-disk cache (docs/network-faults.md G01, last part): a second run sends
 // If-None-Match for every page and serves the 304s from the cache, Link headers included.
 #include <catch2/catch.hpp>
 

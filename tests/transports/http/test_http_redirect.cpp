@@ -1,4 +1,4 @@
-// Redirects: FAULTS.md rows R01 (https -> http refused, a loop stops at the limit, relative
+// Redirects: docs/network-faults.md rows R01 (https -> http refused, a loop stops at the limit, relative
 // Location resolved) and R02 (Authorization dropped when the host changes).
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// The http transport over TLS and through CONNECT / forwarding proxies: FAULTS.md rows T01, T02,
+// The http transport over TLS and through CONNECT / forwarding proxies: docs/network-faults.md rows T01, T02,
 // T03, T05 and P01-P04.
 #include <catch2/catch.hpp>
 

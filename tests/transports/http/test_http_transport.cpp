@@ -1,5 +1,5 @@
 // The http transport over plain http on loopback: keep-alive, request and response headers,
-// concurrency limits, retries and the FAULTS.md rows N01, N03, N06-N12, H02 and H04 as they
+// concurrency limits, retries and the docs/network-faults.md rows N01, N03, N06-N12, H02 and H04 as they
 // apply to pages and JSON. (N02, N04 and N05 are about wheel downloads to disk: out of scope.)
 #include <catch2/catch.hpp>
 

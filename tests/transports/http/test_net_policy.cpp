@@ -1,5 +1,5 @@
 // Tests of the network policy (net_policy.hpp) as tables: URL parsing and Location resolution,
-// curl's proxy variables and NO_PROXY rules (FAULTS.md P05), retry decisions and waits (N11,
+// curl's proxy variables and NO_PROXY rules (docs/network-faults.md P05), retry decisions and waits (N11,
 // G02), and redaction of credentials.
 
 #include <catch2/catch.hpp>
@@ -215,7 +215,7 @@ TEST_CASE("resolve_location rejects bad Location headers", "[transports][net_pol
 }
 
 // =============================================================================================
-// Proxies (FAULTS.md P05)
+// Proxies (docs/network-faults.md P05)
 
 TEST_CASE("ProxyConfig::from_env follows curl's variable names", "[transports][net_policy][P05]") {
   struct Row {
@@ -405,7 +405,7 @@ TEST_CASE("proxy_for falls back to ALL_PROXY and reports bad proxy URLs", "[tran
 }
 
 // =============================================================================================
-// Retries (FAULTS.md N11, G02)
+// Retries (docs/network-faults.md N11, G02)
 
 TEST_CASE("RetryPolicy::backoff is jittered exponential with a cap", "[transports][net_policy][N11]") {
   const RetryPolicy policy;  // 1 s base, 30 s cap

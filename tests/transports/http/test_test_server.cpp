@@ -380,7 +380,7 @@ TEST_CASE("serve_directory serves files with ETag, 304, 404 and keep-alive", "[t
   }
 }
 
-TEST_CASE("serve_directory refuses paths that escape the root (FAULTS.md M01)", "[transports][test_server]") {
+TEST_CASE("serve_directory refuses paths that escape the root (docs/network-faults.md M01)", "[transports][test_server]") {
   TempDir tmp;
   const fs::path root = tmp.path() / "root";
   write_file(root / "ok.txt", "ok");
@@ -633,7 +633,7 @@ TEST_CASE("TestProxy's gate answers 407 / 403 or resets before any tunnel", "[tr
   const std::string authority = "127.0.0.1:" + std::to_string(origin.port());
   const std::string connect = "CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\n";
 
-  SECTION("407 unless Proxy-Authorization is right (FAULTS.md P02)") {
+  SECTION("407 unless Proxy-Authorization is right (docs/network-faults.md P02)") {
     TestProxy proxy([](Conn& c, const HttpRequest& r) {
       if (r.header("Proxy-Authorization") == "Basic dTpw") return true;
       c.write(http_response(407, "", {{"Proxy-Authenticate", "Basic realm=\"test\""}}, false));
@@ -657,7 +657,7 @@ TEST_CASE("TestProxy's gate answers 407 / 403 or resets before any tunnel", "[tr
     CHECK(origin.connections() == 1);
     CHECK(proxy.requests().size() == 2);
   }
-  SECTION("403 with an HTML page (FAULTS.md P03)") {
+  SECTION("403 with an HTML page (docs/network-faults.md P03)") {
     TestProxy proxy([](Conn& c, const HttpRequest&) {
       c.write(http_response(403, "<html>blocked</html>", {{"Content-Type", "text/html"}}, false));
       return false;
@@ -667,7 +667,7 @@ TEST_CASE("TestProxy's gate answers 407 / 403 or resets before any tunnel", "[tr
     CHECK_THAT(c.read_response(), StartsWith("HTTP/1.1 403 Forbidden") && Contains("blocked"));
     CHECK(origin.connections() == 0);
   }
-  SECTION("reset of the first CONNECTs (FAULTS.md P01)") {
+  SECTION("reset of the first CONNECTs (docs/network-faults.md P01)") {
     std::atomic<int> seen{0};
     TestProxy proxy([&seen](Conn& c, const HttpRequest&) {
       if (seen++ >= 2) return true;

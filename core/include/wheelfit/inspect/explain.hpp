@@ -1,7 +1,7 @@
 #pragma once
 // `wheelfit explain` and `wheelfit doctor`: the seven demands judged from a wheel's name AND its
 // binaries (zip -> extension modules -> ELF/PE -> fatbinaries), against one machine. Coverage of
-// GPU archs follows BRIEF section 2 (SASS sm_XY runs on sm_XZ, Z >= Y, same major; PTX
+// GPU archs follows the backend's coverage rule (CUDA's: SASS sm_XY runs on sm_XZ, Z >= Y, same major; PTX
 // compute_XY JIT-compiles for any later arch; arch-specific a/f variants never move forward).
 // Each failed demand carries the error the user would otherwise meet at run time.
 

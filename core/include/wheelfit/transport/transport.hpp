@@ -45,7 +45,7 @@ enum class NetErrc {
 const std::error_category& net_category() noexcept;
 inline std::error_code make_error_code(NetErrc e) noexcept { return {static_cast<int>(e), net_category()}; }
 
-/// True for the failures FAULTS.md retries: connect errors and timeouts, resets, truncation,
+/// True for the failures docs/network-faults.md retries: connect errors and timeouts, resets, truncation,
 /// idle timeouts, non-certificate TLS failures, and http_status errors whose `status` is 408,
 /// 429, 500, 502, 503, 504 or 520-527. Never for certificate, redirect, proxy auth, not_found,
 /// too_large or invalid_input.

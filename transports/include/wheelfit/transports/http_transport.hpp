@@ -4,7 +4,7 @@
 // concurrently, at most `jobs` requests at once and `per_host` connections per origin, with
 // keep-alive reuse; answers come back in request order.
 //
-// Behaviour (FAULTS.md): retries per RetryPolicy with every retry logged (log::info: the URL
+// Behaviour (docs/network-faults.md): retries per RetryPolicy with every retry logged (log::info: the URL
 // redacted, the reason, the wait); a stale keep-alive connection (reset / EOF before any response
 // byte on a reused connection) is reconnected at once and not charged; connect / idle / overall
 // timeouts; header and body limits (Content-Length above Request::max_body refused before the

@@ -63,7 +63,7 @@ Expected<std::optional<Url>> proxy_for(const ProxyConfig& config, const Url& tar
 /// as curl does (the port is not compared).
 bool no_proxy_matches(std::string_view no_proxy, std::string_view host);
 
-/// Retry timing (FAULTS.md defaults; tests shrink them).
+/// Retry timing (docs/network-faults.md defaults; tests shrink them).
 struct RetryPolicy {
   int retries = 3;                                 ///< attempts after the first
   std::chrono::milliseconds base{1000};            ///< first backoff

@@ -1,7 +1,7 @@
 #pragma once
 // The CUDA backend's device rules (what the plugin's target functions answer, plugin_abi.h):
 // compute capabilities as device targets, TORCH_CUDA_ARCH_LIST syntax as target lists, and the
-// coverage rule of SASS and PTX (BRIEF section 2). Also the backend's descriptor, for the plugin
+// coverage rule of SASS and PTX (policies/README.md). Also the backend's descriptor, for the plugin
 // entry and for tests that want the CUDA backend in-process.
 
 #include <optional>
@@ -42,7 +42,7 @@ class ArchList {
   /// "X.Yptx" (PTX only). Empty lists and bad entries are Errc::invalid_input quoting the text.
   static Expected<ArchList> parse(std::string_view text);
 
-  /// The BRIEF section 2 rule: SASS for X.Y runs on X.Z with Z >= Y (same major only); PTX for
+  /// The CUDA coverage rule: SASS for X.Y runs on X.Z with Z >= Y (same major only); PTX for
   /// X.Y is JIT-compiled for any later arch (any cc >= X.Y). Arch-specific targets ("9.0a") run
   /// on exactly X.Y, family-specific ones ("10.0f") on X.Z with Z >= Y, PTX included (no JIT
   /// forward). Only the GPU's major.minor is looked at ("8.6.1" is 8.6).
