@@ -81,19 +81,19 @@ Expected<model::NumericVersion> parse_compute_capability(std::string_view item) 
 
 const wheelfit_backend_v2* descriptor() {
   static const wheelfit_backend_v2 d = [] {
-    auto d = plugin::descriptor_v2("cuda");
-    d.description = "NVIDIA CUDA: wheels from the cuda-wheels farm; detection via NVML, libcuda, nvidia-smi, "
+    auto b = plugin::descriptor_v2("cuda");
+    b.description = "NVIDIA CUDA: wheels from the cuda-wheels farm; detection via NVML, libcuda, nvidia-smi, "
                     "/proc, /sys, WSL, PCI";
-    d.index_url = "https://comfy-forge.github.io/cuda-wheels/";
-    d.index_env = "COMFY_ENV_CUDA_WHEELS_INDEX";
-    d.releases_repo = "Comfy-Forge/cuda-wheels";
-    d.policy_json = detail::policy_json().data();  // a NUL-terminated static array
-    d.detect = &plugin::detect_entry<&detect_json>;  // never throws; wrapped anyway
-    d.parse_target = &plugin::parse_entry<&target>;
-    d.parse_target_list = &plugin::parse_entry<&target_list>;
-    d.match_targets = &plugin::match_entry<&coverage>;
-    d.read_device_code = &plugin::device_code_entry<&device_code>;
-    return d;
+    b.index_url = "https://comfy-forge.github.io/cuda-wheels/";
+    b.index_env = "COMFY_ENV_CUDA_WHEELS_INDEX";
+    b.releases_repo = "Comfy-Forge/cuda-wheels";
+    b.policy_json = detail::policy_json().data();  // a NUL-terminated static array
+    b.detect = &plugin::detect_entry<&detect_json>;  // never throws; wrapped anyway
+    b.parse_target = &plugin::parse_entry<&target>;
+    b.parse_target_list = &plugin::parse_entry<&target_list>;
+    b.match_targets = &plugin::match_entry<&coverage>;
+    b.read_device_code = &plugin::device_code_entry<&device_code>;
+    return b;
   }();
   return &d;
 }

@@ -45,17 +45,17 @@ std::string device_code(std::string_view, const unsigned char* bytes, std::size_
 
 const wheelfit_backend_v2* descriptor() {
   static const wheelfit_backend_v2 d = [] {
-    auto d = plugin::descriptor_v2("rocm");
-    d.description = "AMD ROCm: gfx targets from the KFD topology; no wheel index is published yet (give one with "
+    auto b = plugin::descriptor_v2("rocm");
+    b.description = "AMD ROCm: gfx targets from the KFD topology; no wheel index is published yet (give one with "
                     "--index or WHEELFIT_ROCM_WHEELS_INDEX)";
-    d.index_env = "WHEELFIT_ROCM_WHEELS_INDEX";
-    d.policy_json = detail::policy_json().data();  // a NUL-terminated static array
-    d.detect = &plugin::detect_entry<&detect_json>;
-    d.parse_target = &plugin::parse_entry<&target>;
-    d.parse_target_list = &plugin::parse_entry<&target_list>;
-    d.match_targets = &plugin::match_entry<&coverage>;
-    d.read_device_code = &plugin::device_code_entry<&device_code>;
-    return d;
+    b.index_env = "WHEELFIT_ROCM_WHEELS_INDEX";
+    b.policy_json = detail::policy_json().data();  // a NUL-terminated static array
+    b.detect = &plugin::detect_entry<&detect_json>;
+    b.parse_target = &plugin::parse_entry<&target>;
+    b.parse_target_list = &plugin::parse_entry<&target_list>;
+    b.match_targets = &plugin::match_entry<&coverage>;
+    b.read_device_code = &plugin::device_code_entry<&device_code>;
+    return b;
   }();
   return &d;
 }
