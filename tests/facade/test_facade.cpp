@@ -139,16 +139,21 @@ TEST_CASE("api::resolve: exit codes and messages", "[facade]") {
 TEST_CASE("api::resolve: a request's log sink takes that call's messages, on every thread at once", "[facade][log]") {
   std::vector<std::string> process;
   log::Sink previous = log::set_sink([&process](log::Level, std::string_view m) { process.emplace_back(m); });
+  // Assertions stay on this thread (Catch2's are not thread-safe): the machine and the backends
+  // are made here, the threads only resolve.
+  machine::Machine cpu_build = test::h100();
+  REQUIRE(machine::set_fact(cpu_build, "torch", "2.8.0+cpu", "test"));  // a CPU build: warned
+  REQUIRE(machine::set_fact(cpu_build, "backend", "cpu", "test"));
+  (void)backends();
   std::vector<std::vector<std::string>> seen(3);
   std::vector<std::thread> threads;
   for (std::size_t i = 0; i < seen.size(); ++i) {
-    threads.emplace_back([&seen, i] {
+    threads.emplace_back([&seen, &cpu_build, i] {
       auto memory = std::make_shared<MemoryTransport>();
       memory->pages["https://mirror.test/simple/pkg-a/"] =
           page({"pkg_a-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl"});
       auto req = request_for(memory);
-      REQUIRE(machine::set_fact(*req.machine, "torch", "2.8.0+cpu", "test"));  // a CPU build: warned
-      REQUIRE(machine::set_fact(*req.machine, "backend", "cpu", "test"));
+      req.machine = cpu_build;
       req.log_sink = [&seen, i](log::Level level, std::string_view m) {
         if (level == log::Level::warn) seen[i].emplace_back(m);
       };
@@ -165,6 +170,7 @@ TEST_CASE("api::resolve: a request's log sink takes that call's messages, on eve
 }
 
 TEST_CASE("api::resolve may run on several threads at once", "[facade]") {
+  (void)backends();  // registered (and asserted) on this thread
   std::vector<std::thread> threads;
   std::vector<int> codes(4, -1);
   for (std::size_t i = 0; i < codes.size(); ++i) {

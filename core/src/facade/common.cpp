@@ -22,6 +22,16 @@ Expected<std::unique_ptr<inspect::ByteSource>> open_wheel(const std::string& whe
   return inspect::open_file_source(*path);
 }
 
+Expected<policies::Policy> judging_policy_for(const registry::Registry& reg, const machine::Machine& m,
+                                              const std::optional<std::string>& policy_file) {
+  auto backend = judging_backend(reg, std::nullopt, m);
+  if (!backend) return backend.error();
+  auto policy = judging_policy(**backend, policy_file);
+  if (!policy) return policy.error();
+  if (auto targets = resolve::device_targets(m, *policy); !targets) return targets.error();
+  return policy;
+}
+
 Expected<const registry::Registry*> backends_of(const registry::Registry* given, std::unique_ptr<registry::Registry>& owned) {
   if (given) return given;
   owned = std::make_unique<registry::Registry>();

@@ -10,6 +10,20 @@
 
 namespace wheelfit::api::detail {
 
+/// `r` as a failed call: the exit code and an Error (Errc::unsupported for "no index", else
+/// invalid_input) with `message`.
+template <class Result>
+Result failed(Result r, int code, std::string message) {
+  r.exit_code = code;
+  r.error = Error(code == kExitNoIndex ? Errc::unsupported : Errc::invalid_input, std::move(message));
+  return r;
+}
+
+/// The policy `explain` and `doctor` judge `m` by: the judging backend's (or `policy_file`),
+/// checked to read the machine's device targets.
+Expected<policies::Policy> judging_policy_for(const registry::Registry& reg, const machine::Machine& m,
+                                              const std::optional<std::string>& policy_file);
+
 /// The process environment variable, if set.
 std::optional<std::string> env(const char* name);
 /// http:// or https://.

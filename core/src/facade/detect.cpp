@@ -48,12 +48,6 @@ json::object interpreter_json(const machine::InterpreterFacts& f) {
                       {"cached", f.info_cached}};
 }
 
-DetectResult fail(DetectResult r, std::string message) {
-  r.exit_code = kExitBadInput;
-  r.error = Error(Errc::invalid_input, std::move(message));
-  return r;
-}
-
 }  // namespace
 
 std::string DetectResult::json() const {
@@ -136,12 +130,12 @@ DetectResult detect(const DetectRequest& req) {
     }
     return detect_backends(*reg);
   });
-  if (!det) return fail(std::move(r), det.error().message);
+  if (!det) return detail::failed(std::move(r), kExitBadInput, det.error().message);
   if (load_note) det->notes.insert(det->notes.begin(), *load_note);
   if (req.backend && *req.backend != "cpu" && !reg->find(*req.backend)) {
     std::string known = "cpu";
     for (const auto& name : reg->names()) known += ", " + name;
-    return fail(std::move(r), "--backend: unknown backend '" + *req.backend + "' (known: " + known + ")");
+    return detail::failed(std::move(r), kExitBadInput, "--backend: unknown backend '" + *req.backend + "' (known: " + known + ")");
   }
   r.exit_code = kExitResolved;
   r.detection = std::move(*det);

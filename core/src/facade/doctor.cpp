@@ -10,17 +10,7 @@
 #include "wheelfit/wheelfit.hpp"
 
 namespace wheelfit::api {
-namespace {
-
 namespace json = boost::json;
-
-DoctorResult fail(DoctorResult r, std::string message) {
-  r.exit_code = kExitBadInput;
-  r.error = Error(Errc::invalid_input, std::move(message));
-  return r;
-}
-
-}  // namespace
 
 std::string DoctorResult::json() const {
   if (error || !doctor) {
@@ -92,30 +82,27 @@ DoctorResult doctor(const DoctorRequest& req) {
   DoctorResult r;
   std::unique_ptr<registry::Registry> owned;
   auto reg = detail::backends_of(req.backends, owned);
-  if (!reg) return fail(std::move(r), reg.error().message);
+  if (!reg) return detail::failed(std::move(r), kExitBadInput, reg.error().message);
 
   // The machine: the caller's, or detected (which also asks the interpreter for its site folders).
   machine::Machine m;
   std::optional<machine::InterpreterFacts> interpreter;
   if (req.machine) {
     auto given = detail::machine_of(**reg, req.machine, req.env_overrides, std::nullopt, std::nullopt);
-    if (!given) return fail(std::move(r), given.error().message);
+    if (!given) return detail::failed(std::move(r), kExitBadInput, given.error().message);
     m = std::move(*given);
   } else {
     machine::DetectOptions options;
     options.python = req.python;
     options.label_backend = [&reg](std::string_view label) { return backend_of_torch_label(**reg, label); };
     auto det = machine::detect_machine(options, [&reg] { return detect_backends(**reg); });
-    if (!det) return fail(std::move(r), det.error().message);
+    if (!det) return detail::failed(std::move(r), kExitBadInput, det.error().message);
     for (const auto& note : det->notes) log::debug("detect: " + note);
     m = std::move(det->machine);
     interpreter = std::move(det->interpreter);
   }
-  auto backend = judging_backend(**reg, std::nullopt, m);
-  if (!backend) return fail(std::move(r), backend.error().message);
-  auto policy = judging_policy(**backend, req.policy_file);
-  if (!policy) return fail(std::move(r), policy.error().message);
-  if (auto targets = resolve::device_targets(m, *policy); !targets) return fail(std::move(r), targets.error().message);
+  auto policy = detail::judging_policy_for(**reg, m, req.policy_file);
+  if (!policy) return detail::failed(std::move(r), kExitBadInput, policy.error().message);
 
   // The site folders: the one given, else the interpreter's (asked by the detection, or now).
   std::vector<std::string> sites;
@@ -129,13 +116,13 @@ DoctorResult doctor(const DoctorRequest& req) {
     options.path_env = detail::env("PATH").value_or("");
     options.cache_dir = machine::default_cache_dir(machine::process_env());
     auto facts = machine::inspect_interpreter(options);
-    if (!facts) return fail(std::move(r), "--python: " + facts.error().message);
+    if (!facts) return detail::failed(std::move(r), kExitBadInput, "--python: " + facts.error().message);
     sites = facts->info.site_dirs;
   }
-  if (sites.empty()) return fail(std::move(r), "no site folder to walk: the interpreter names none (give --site DIR)");
+  if (sites.empty()) return detail::failed(std::move(r), kExitBadInput, "no site folder to walk: the interpreter names none (give --site DIR)");
 
   auto report = inspect::doctor(sites, m, *policy);
-  if (!report) return fail(std::move(r), report.error().message);
+  if (!report) return detail::failed(std::move(r), kExitBadInput, report.error().message);
   r.exit_code = report->ok() ? kExitResolved : kExitUnresolved;
   r.doctor = std::move(*report);
   return r;

@@ -78,12 +78,6 @@ json::object explanation_object(const inspect::Explanation& e) {
                       {"downloaded_whole", e.downloaded_whole}};
 }
 
-ExplainResult fail(ExplainResult r, int code, std::string message) {
-  r.exit_code = code;
-  r.error = Error(Errc::invalid_input, std::move(message));
-  return r;
-}
-
 }  // namespace
 
 std::string explanation_json(const inspect::Explanation& e) { return json::serialize(explanation_object(e)); }
@@ -178,51 +172,46 @@ ExplainResult explain(const ExplainRequest& req) {
     r.origin = "file";
     filename = url_filename(wheel);
   } else if (std::filesystem::exists(wheel, ec)) {
-    if (!std::filesystem::is_regular_file(wheel, ec)) return fail(std::move(r), kExitBadInput, wheel + ": not a file");
+    if (!std::filesystem::is_regular_file(wheel, ec)) return detail::failed(std::move(r), kExitBadInput, wheel + ": not a file");
     r.origin = "file";
     filename = std::filesystem::path(wheel).filename().string();
   } else if (wheel.find('/') == std::string::npos && wheel.find('\\') == std::string::npos) {
     r.origin = "name";
     filename = wheel;
   } else {
-    return fail(std::move(r), kExitBadInput, wheel + ": no such file");
+    return detail::failed(std::move(r), kExitBadInput, wheel + ": no such file");
   }
-  if (auto name = model::WheelName::parse(filename); !name) return fail(std::move(r), kExitBadInput, wheel + ": " + name.error().message);
+  if (auto name = model::WheelName::parse(filename); !name) return detail::failed(std::move(r), kExitBadInput, wheel + ": " + name.error().message);
 
   // The machine and the policy it is judged by: the judging backend's, unless a file is named.
   std::unique_ptr<registry::Registry> owned;
   auto reg = detail::backends_of(req.backends, owned);
-  if (!reg) return fail(std::move(r), kExitBadInput, reg.error().message);
+  if (!reg) return detail::failed(std::move(r), kExitBadInput, reg.error().message);
   auto machine = detail::machine_of(**reg, req.machine, req.env_overrides, req.python, std::nullopt);
-  if (!machine) {
-    return fail(std::move(r), kExitBadInput, req.machine ? machine.error().message : machine.error().message);
-  }
-  auto backend = judging_backend(**reg, std::nullopt, *machine);
-  if (!backend) return fail(std::move(r), kExitBadInput, backend.error().message);
-  auto policy = judging_policy(**backend, req.policy_file);
-  if (!policy) return fail(std::move(r), kExitBadInput, policy.error().message);
-  if (auto targets = resolve::device_targets(*machine, *policy); !targets) return fail(std::move(r), kExitBadInput, targets.error().message);
+  if (!machine) return detail::failed(std::move(r), kExitBadInput, machine.error().message);
+  auto policy = detail::judging_policy_for(**reg, *machine, req.policy_file);
+  if (!policy) return detail::failed(std::move(r), kExitBadInput, policy.error().message);
 
   if (r.origin == "name") {
     auto explained = inspect::explain_name(filename, *machine, *policy);
-    if (!explained) return fail(std::move(r), kExitBadInput, wheel + ": " + explained.error().message);
+    if (!explained) return detail::failed(std::move(r), kExitBadInput, wheel + ": " + explained.error().message);
     r.explanation = std::move(*explained);
   } else {
     std::unique_ptr<transport::Transport> transport;
     if (r.origin == "url") {
       auto made = transports::make_transport(req.network);
-      if (!made) return fail(std::move(r), kExitBadInput, made.error().message);
+      if (!made) return detail::failed(std::move(r), kExitBadInput, made.error().message);
       transport = std::move(*made);
     }
     auto source = detail::open_wheel(wheel, transport.get());
     if (!source) {
       const bool network = source.error().code.category() != core_category();
-      return fail(std::move(r), network ? kExitUnreadable : kExitBadInput, wheel + ": " + source.error().message);
+      return detail::failed(std::move(r), network ? kExitUnreadable : kExitBadInput, wheel + ": " + source.error().message);
     }
     auto explained = inspect::explain_wheel(**source, filename, *machine, *policy);
     if (!explained) {
       const bool network = explained.error().code.category() != core_category();
-      return fail(std::move(r), network ? kExitUnreadable : kExitBadInput, wheel + ": " + explained.error().message);
+      return detail::failed(std::move(r), network ? kExitUnreadable : kExitBadInput, wheel + ": " + explained.error().message);
     }
     r.explanation = std::move(*explained);
   }

@@ -70,12 +70,6 @@ Expected<config::Env> env_of(const EnvRequest& r) {
   return e;
 }
 
-ResolveResult fail(ResolveResult r, int code, std::string message) {
-  r.exit_code = code;
-  r.error = Error(code == kExitNoIndex ? Errc::unsupported : Errc::invalid_input, std::move(message));
-  return r;
-}
-
 }  // namespace
 
 std::optional<std::string> backend_of_torch_label(const registry::Registry& registry, std::string_view local_label) {
@@ -225,37 +219,37 @@ ResolveResult resolve(const ResolveRequest& req) {
   // The backends: the caller's, or the default plugin folders.
   std::unique_ptr<registry::Registry> owned;
   auto loaded = detail::backends_of(req.backends, owned);
-  if (!loaded) return fail(std::move(r), kExitBadInput, loaded.error().message);
+  if (!loaded) return detail::failed(std::move(r), kExitBadInput, loaded.error().message);
   const registry::Registry* reg = *loaded;
 
   // The environments.
   if (!req.configs.empty()) {
     auto ws = config::load_workspace(req.configs);
-    if (!ws) return fail(std::move(r), kExitBadInput, ws.error().message);
+    if (!ws) return detail::failed(std::move(r), kExitBadInput, ws.error().message);
     r.workspace = std::move(*ws);
     for (const auto& e : r.workspace.envs)
       for (const auto& w : e.warnings) log::warn(w);
   }
   for (const auto& e : req.envs) {
     auto env_ = env_of(e);
-    if (!env_) return fail(std::move(r), kExitBadInput, env_.error().message);
+    if (!env_) return detail::failed(std::move(r), kExitBadInput, env_.error().message);
     r.workspace.envs.push_back(std::move(*env_));
   }
-  if (r.workspace.envs.empty()) return fail(std::move(r), kExitBadInput, "resolve: no environments (give configs or envs)");
+  if (r.workspace.envs.empty()) return detail::failed(std::move(r), kExitBadInput, "resolve: no environments (give configs or envs)");
 
   // The machine: the caller's profile as it is (plus the env overrides), or this one detected.
   auto found = detail::machine_of(*reg, req.machine, req.env_overrides, req.python, req.backend);
-  if (!found) return fail(std::move(r), kExitBadInput, found.error().message);
+  if (!found) return detail::failed(std::move(r), kExitBadInput, found.error().message);
   r.machine = std::move(*found);
   const machine::Machine& m = r.machine;
 
   // Backend and its index.
   auto judged = judging_backend(*reg, req.backend, m);
-  if (!judged) return fail(std::move(r), kExitBadInput, judged.error().message);
+  if (!judged) return detail::failed(std::move(r), kExitBadInput, judged.error().message);
   const registry::BackendInfo* info = *judged;
   auto choice = registry::choose_index(*info, req.index, env(info->index_env.c_str()));
   if (!choice) {
-    if (!choice.error().is(Errc::unsupported)) return fail(std::move(r), kExitBadInput, choice.error().message);
+    if (!choice.error().is(Errc::unsupported)) return detail::failed(std::move(r), kExitBadInput, choice.error().message);
     // "ROCm backend detected gfx90a with torch 2.7.1+rocm6.3; no ROCm wheel index is published yet; ..."
     auto own = registry::make_policy(*info, std::nullopt);
     const std::string shown = own ? own->notation().name : info->name;
@@ -267,14 +261,14 @@ ResolveResult resolve(const ResolveRequest& req) {
     std::string what = shown + " backend";
     for (std::size_t i = 0; i < targets.size(); ++i) what += (i == 0 ? " detected " : ", ") + targets[i];
     if (m.torch) what += " with torch " + m.torch->str();
-    return fail(std::move(r), kExitNoIndex, what + "; no " + shown + " wheel index is published yet; set one with --index URL" +
+    return detail::failed(std::move(r), kExitNoIndex, what + "; no " + shown + " wheel index is published yet; set one with --index URL" +
                                                 (info->index_env.empty() ? "" : " or " + info->index_env));
   }
   r.index_origin = choice->origin;
 
   // Policy: the file named, else WHEELFIT_POLICY, else the backend's own data.
   auto policy = judging_policy(*info, req.policy_file);
-  if (!policy) return fail(std::move(r), kExitBadInput, policy.error().message);
+  if (!policy) return detail::failed(std::move(r), kExitBadInput, policy.error().message);
   r.policy_source = policy->source();
 
   // The index: a local mirror read as it is, or http(s) through the cache with the Releases API
@@ -284,25 +278,25 @@ ResolveResult resolve(const ResolveRequest& req) {
   r.index_url = local ? transports::to_url(choice->url, true) : index::normalize_base(choice->url);
   if (local && !req.transport) {
     if (auto root = transports::to_path(r.index_url); !root || !std::filesystem::is_directory(*root)) {
-      return fail(std::move(r), kExitBadInput, where + choice->url + ": no such directory");
+      return detail::failed(std::move(r), kExitBadInput, where + choice->url + ": no such directory");
     }
   } else if (!local) {
-    if (auto url = transports::parse_url(r.index_url); !url) return fail(std::move(r), kExitBadInput, where + url.error().message);
+    if (auto url = transports::parse_url(r.index_url); !url) return detail::failed(std::move(r), kExitBadInput, where + url.error().message);
   }
   std::shared_ptr<transport::Transport> transport = req.transport;
   if (!transport) {
     auto made = transports::make_transport(req.network);
-    if (!made) return fail(std::move(r), kExitBadInput, made.error().message);
+    if (!made) return detail::failed(std::move(r), kExitBadInput, made.error().message);
     std::unique_ptr<transport::Transport> stack = std::move(*made);
     if (!local && req.use_cache) {
       transports::CacheOptions cache{req.cache_dir.value_or(""), req.offline};
       if (cache.dir.empty()) {
         auto dir = transports::default_cache_dir();
-        if (!dir) return fail(std::move(r), kExitBadInput, dir.error().message + " (or give --cache-dir DIR, or --no-cache)");
+        if (!dir) return detail::failed(std::move(r), kExitBadInput, dir.error().message + " (or give --cache-dir DIR, or --no-cache)");
         cache.dir = *dir / "http";  // beside interpreters/, the detection cache
       }
       auto cached = transports::make_cache_transport(std::move(stack), cache);
-      if (!cached) return fail(std::move(r), kExitBadInput, "--cache-dir: " + cached.error().message);
+      if (!cached) return detail::failed(std::move(r), kExitBadInput, "--cache-dir: " + cached.error().message);
       stack = std::move(*cached);
     }
     transport = std::move(stack);
@@ -318,7 +312,7 @@ ResolveResult resolve(const ResolveRequest& req) {
     if (!repo) repo = transports::repo_of_pages_url(r.index_url);
     if (repo) {
       if (std::count(repo->begin(), repo->end(), '/') != 1 || repo->front() == '/' || repo->back() == '/') {
-        return fail(std::move(r), kExitBadInput, "--releases-repo / WHEELFIT_RELEASES_REPO: '" + *repo + "' is not OWNER/NAME");
+        return detail::failed(std::move(r), kExitBadInput, "--releases-repo / WHEELFIT_RELEASES_REPO: '" + *repo + "' is not OWNER/NAME");
       }
       releases = transports::ReleasesSource::from_env(*repo);
     }
@@ -337,12 +331,12 @@ ResolveResult resolve(const ResolveRequest& req) {
     std::string why = "the index " + r.index_url + " (" + choice->origin + ") could not be read: " + first.error;
     if (snapshot.projects.size() > 1) why += " (and " + std::to_string(snapshot.projects.size() - 1) + " more pages)";
     if (!snapshot.failover_note.empty()) why += "; " + snapshot.failover_note;
-    return fail(std::move(r), kExitUnreadable, why);
+    return detail::failed(std::move(r), kExitUnreadable, why);
   }
   resolve::Inputs inputs{r.workspace, m, *policy, snapshot, info->name};
   if (req.inspect) inputs.inspect = make_inspect_hook(m, *policy, req.network);  // read the picks' binaries
   auto resolution = resolve::resolve(inputs);
-  if (!resolution) return fail(std::move(r), kExitBadInput, resolution.error().message);
+  if (!resolution) return detail::failed(std::move(r), kExitBadInput, resolution.error().message);
   resolution->warnings.insert(resolution->warnings.begin(), snapshot.warnings.begin(), snapshot.warnings.end());
 
   r.packages_json_note = snapshot.packages_json_note;
