@@ -133,6 +133,8 @@ TEST_CASE("human_report opens a failure with the predecessor's summary", "[outpu
   CHECK_THAT(text, Catch::Contains("python versions: cp312"));
   CHECK_THAT(text, Catch::Contains("gpu_arch: wheel"));
   CHECK_THAT(text, Catch::Contains("machine sm 6.1"));
+  // The machine line writes the GPUs as the verdicts do: canonical, with the backend's prefix.
+  CHECK_THAT(text, Catch::Contains("GPUs sm 6.1\n"));
 }
 
 TEST_CASE("write_file_atomically replaces the file whole or not at all", "[output][atomic]") {

@@ -55,17 +55,6 @@ std::string module_name(std::string_view path) {
   return out;
 }
 
-// "sm 9.0, 8.6" / "gfx90a": the machine's targets as the backend writes them in verdicts.
-std::string targets_text(const policies::Policy& policy, const std::vector<std::string>& targets) {
-  return policy.device_prefix() + join(targets, ", ");
-}
-
-std::string gpus_text(const policies::Policy& policy, const std::optional<std::vector<std::string>>& gpus) {
-  if (!gpus) return "unknown";
-  if (gpus->empty()) return "no GPU";
-  return targets_text(policy, *gpus);
-}
-
 // "sm_80, sm_90 (sass), compute_90 (ptx)": each kind's entries, in the backend's words.
 std::string entries_text(const policies::DeviceRules::DeviceCode& code) {
   std::vector<std::string> parts;
@@ -73,20 +62,6 @@ std::string entries_text(const policies::DeviceRules::DeviceCode& code) {
     if (!items.empty()) parts.push_back(join(items, ", ") + " (" + kind + ")");
   }
   return parts.empty() ? code.list : join(parts, ", ");
-}
-
-// How `list` serves `target` by the backend's rule; nullopt when it does not (or cannot say).
-std::optional<policies::DeviceRules::Match> match_target(const policies::Policy& policy, const std::string& list,
-                                                         const std::string& target) {
-  if (list.empty() || !policy.rules()) return std::nullopt;
-  auto m = policy.rules()->match(list, target);
-  if (!m || !m->covers()) return std::nullopt;
-  return *m;
-}
-
-std::string runs_text(const policies::Policy& policy, const std::string& target, const policies::DeviceRules::Match& m) {
-  return policy.device_prefix() + target + " runs " + m.via +
-         (m.kind == policies::DeviceRules::Match::Kind::jit ? ", JIT-compiled by the driver (slow first launch)" : "");
 }
 
 // ": <the error>" when the backend names one.
@@ -148,27 +123,18 @@ struct Ctx {
   std::string pip_refuses() const {
     return "pip: ERROR: " + s.display + " is not a supported wheel on this platform.";
   }
+  // The platform fit of the name's tags; nullopt without a name or when the machine's OS or CPU
+  // arch is unknown.
+  std::optional<model::PlatformFit> fit() const { return s.wheel ? resolve::platform_fit(*s.wheel, m) : std::nullopt; }
   // The file named in loader errors: the first parsed binary, else a placeholder.
   std::string first_module() const { return parsed.empty() ? std::string("<module>") : parsed.front()->path; }
 };
-
-// The platform fit of the name's tags; nullopt when the machine's OS or CPU arch is unknown.
-std::optional<model::PlatformFit> name_fit(const Ctx& c) {
-  if (!c.s.wheel || !c.m.os || !c.m.cpu_arch) return std::nullopt;
-  return model::best_platform_fit(*c.s.wheel, model::PlatformTarget{*c.m.os, *c.m.cpu_arch, c.m.glibc});
-}
-
-std::string platform_tags(const model::WheelName& w) {
-  std::vector<std::string> out;
-  for (const auto& p : w.platforms) out.push_back(p.tag);
-  return join(out, ".");
-}
 
 // ----------------------------------------------------------------------------------------------
 
 DemandReport judge_gpu(Ctx& c) {
   Judgement j(Demand::gpu_arch);
-  j.machine(gpus_text(c.policy, c.gpus));
+  j.machine(resolve::gpus_text(c.policy.device_prefix(), c.gpus));
   const std::string& no_kernel = c.policy.errors().no_kernel;
   std::vector<const FileReport*> kernels;
   for (const auto* f : c.parsed)
@@ -218,14 +184,11 @@ DemandReport judge_gpu(Ctx& c) {
       return j.done();
     }
     for (const auto* f : kernels) {
-      std::vector<std::string> uncovered;
-      for (const auto& g : *c.gpus) {
-        if (auto hit = match_target(c.policy, f->device.list, g)) j.ok(runs_text(c.policy, g, *hit));
-        else uncovered.push_back(g);
-      }
-      if (!uncovered.empty()) {
+      const auto coverage = resolve::cover(c.policy, f->device.list, *c.gpus);
+      for (const auto& [g, hit] : coverage.served) j.ok(resolve::runs_text(c.policy, g, hit));
+      if (!coverage.uncovered.empty()) {
         j.fail(f->path + " carries " + entries_text(f->device) + ", nothing that runs on " +
-               targets_text(c.policy, uncovered) + error_suffix(no_kernel));
+               resolve::targets_text(c.policy.device_prefix(), coverage.uncovered) + error_suffix(no_kernel));
       }
     }
     return j.done();
@@ -248,13 +211,11 @@ DemandReport judge_gpu(Ctx& c) {
   } else if (c.gpus->empty()) {
     j.fail("the machine has no GPU" + error_suffix(c.policy.errors().no_device));
   } else {
-    std::vector<std::string> uncovered;
-    for (const auto& g : *c.gpus) {
-      if (auto hit = match_target(c.policy, policy_list->list, g)) j.ok(runs_text(c.policy, g, *hit) + " (per the policy)");
-      else uncovered.push_back(g);
-    }
-    if (!uncovered.empty()) {
-      j.fail("the arch list covers nothing that runs on " + targets_text(c.policy, uncovered) + error_suffix(no_kernel));
+    const auto coverage = resolve::cover(c.policy, policy_list->list, *c.gpus);
+    for (const auto& [g, hit] : coverage.served) j.ok(resolve::runs_text(c.policy, g, hit) + " (per the policy)");
+    if (!coverage.uncovered.empty()) {
+      j.fail("the arch list covers nothing that runs on " + resolve::targets_text(c.policy.device_prefix(), coverage.uncovered) +
+             error_suffix(no_kernel));
     }
   }
   return j.done();
@@ -435,10 +396,7 @@ DemandReport judge_python(Ctx& c) {
   if (c.m.python) target = model::PythonTarget{c.m.python->truncated(2), c.m.python_free_threaded};
   const bool claims_abi3 = c.s.wheel && std::find(c.s.wheel->abi_tags.begin(), c.s.wheel->abi_tags.end(), "abi3") != c.s.wheel->abi_tags.end();
   if (c.s.wheel) {
-    std::vector<std::string> tags;
-    for (const auto& py : c.s.wheel->python_tags)
-      for (const auto& abi : c.s.wheel->abi_tags) tags.push_back(py + "-" + abi);
-    j.wheel(join(tags, ", ") + " (tag)");
+    j.wheel(resolve::python_tags_text(*c.s.wheel) + " (tag)");
     if (!target) j.unknown("the machine's Python is unknown (set python in the machine profile)");
     else if (!model::python_rank(*c.s.wheel, *target)) j.fail("no tag for " + target->tag() + ": " + c.pip_refuses());
     else j.ok(target->tag() + " is among its tags");
@@ -492,12 +450,10 @@ DemandReport judge_cpu(Ctx& c) {
   Judgement j(Demand::cpu_arch);
   j.machine(c.m.cpu_arch ? *c.m.cpu_arch : "unknown");
   if (c.s.wheel) {
-    std::set<std::string> archs;
-    for (const auto& p : c.s.wheel->platforms) archs.insert(p.cpu_arch.empty() ? "any" : p.cpu_arch);
-    j.wheel(join({archs.begin(), archs.end()}, ", ") + " (" + platform_tags(*c.s.wheel) + ")");
+    j.wheel(resolve::cpu_archs_text(*c.s.wheel) + " (" + resolve::platform_tags_text(*c.s.wheel) + ")");
     if (!c.m.cpu_arch) {
       j.unknown("the machine's CPU arch is unknown");
-    } else if (auto fit = name_fit(c)) {
+    } else if (auto fit = c.fit()) {
       if (fit->cpu_ok) j.ok("the tag is for " + *c.m.cpu_arch);
       else j.fail("no tag for " + *c.m.cpu_arch + ": " + c.pip_refuses());
     } else {
@@ -527,12 +483,10 @@ DemandReport judge_os(Ctx& c) {
   Judgement j(Demand::os);
   j.machine(c.m.os ? std::string(model::to_string(*c.m.os)) : "unknown");
   if (c.s.wheel) {
-    std::set<std::string> oses;
-    for (const auto& p : c.s.wheel->platforms) oses.insert(p.os ? std::string(model::to_string(*p.os)) : p.kind == model::PlatformTag::Kind::any ? "any" : p.tag);
-    j.wheel(join({oses.begin(), oses.end()}, ", ") + " (" + platform_tags(*c.s.wheel) + ")");
+    j.wheel(resolve::oses_text(*c.s.wheel) + " (" + resolve::platform_tags_text(*c.s.wheel) + ")");
     if (!c.m.os) {
       j.unknown("the machine's OS is unknown");
-    } else if (auto fit = name_fit(c)) {
+    } else if (auto fit = c.fit()) {
       if (fit->os_ok) j.ok("the tag is for " + std::string(model::to_string(*c.m.os)));
       else j.fail("no tag for " + std::string(model::to_string(*c.m.os)) + ": " + c.pip_refuses());
     } else {
@@ -570,17 +524,13 @@ DemandReport judge_glibc(Ctx& c) {
   if (c.s.wheel) {
     std::vector<std::string> floors;
     for (const auto& p : c.s.wheel->platforms) {
-      if (p.kind == model::PlatformTag::Kind::manylinux && p.libc) {
-        floors.push_back(">= " + p.libc->str() + " (" + p.tag + ")");
-        if (!claimed || *p.libc < *claimed) {
-          claimed = p.libc;
-          claimed_tag = &p;
-        }
-      } else if (p.kind == model::PlatformTag::Kind::musllinux && p.libc) {
-        floors.push_back("musl " + p.libc->str() + " (" + p.tag + ")");
+      if (auto floor = resolve::libc_floor_text(p)) floors.push_back(*floor + " (" + p.tag + ")");
+      if (p.kind == model::PlatformTag::Kind::manylinux && p.libc && (!claimed || *p.libc < *claimed)) {
+        claimed = p.libc;
+        claimed_tag = &p;
       }
     }
-    if (!floors.empty()) j.wheel("glibc " + join(floors, ", "));
+    if (!floors.empty()) j.wheel(join(floors, ", "));
   }
   // What the binaries really require.
   std::optional<NumericVersion> need;
@@ -609,11 +559,11 @@ DemandReport judge_glibc(Ctx& c) {
     else j.ok("no glibc demand");
     return j.done();
   }
-  if (auto fit = name_fit(c); fit && fit->tag && fit->tag->libc && fit->tag->os && *fit->tag->os == model::Os::linux_) {
+  if (auto fit = c.fit(); fit && fit->tag && fit->tag->libc && fit->tag->os && *fit->tag->os == model::Os::linux_) {
     if (fit->glibc_ok) j.ok("the tag's floor " + fit->tag->libc->str() + " <= glibc " + c.m.glibc->str());
     else if (fit->tag->kind == model::PlatformTag::Kind::musllinux) j.fail("a musl build on a glibc machine: " + c.pip_refuses());
     else j.fail("the tag's floor is glibc " + fit->tag->libc->str() + ", the machine has " + c.m.glibc->str() + ": " + c.pip_refuses());
-  } else if (claimed && !name_fit(c)) {
+  } else if (claimed && !c.fit()) {
     if (*c.m.glibc < *claimed) j.fail("the tag's floor is glibc " + claimed->str() + ", the machine has " + c.m.glibc->str() + ": " + c.pip_refuses());
     else j.ok("the tag's floor " + claimed->str() + " <= glibc " + c.m.glibc->str());
   }

@@ -16,30 +16,6 @@ using model::Combo;
 using model::NumericVersion;
 using util::join;
 
-std::string_view to_string(Demand d) noexcept {
-  switch (d) {
-    case Demand::gpu_arch: return "gpu_arch";
-    case Demand::torch: return "torch";
-    case Demand::line: return "line";
-    case Demand::python: return "python";
-    case Demand::cpu_arch: return "cpu_arch";
-    case Demand::os: return "os";
-    case Demand::glibc: return "glibc";
-  }
-  return "unknown";
-}
-
-const std::vector<Demand>& all_demands() {
-  static const std::vector<Demand> all{Demand::gpu_arch, Demand::torch,    Demand::line, Demand::python,
-                                       Demand::cpu_arch, Demand::os, Demand::glibc};
-  return all;
-}
-
-std::string demand_name(Demand d, const policies::LineNotation& notation) {
-  if (d == Demand::line && !notation.key.empty()) return notation.key;
-  return std::string(to_string(d));
-}
-
 const std::vector<PackageOutcome>* Resolution::unresolved_tier() const {
   if (ok()) return nullptr;
   for (auto it = tiers.rbegin(); it != tiers.rend(); ++it) {
@@ -155,18 +131,6 @@ std::vector<Candidate> candidates_for(const std::string& package, const index::I
 // ---------------------------------------------------------------------------------------------
 // Judging one candidate against one combo and one Python.
 
-// The machine's targets the list's code does not run on, by the backend's rule (a list the rule
-// cannot read runs nowhere; the policy's lists were checked when it was loaded).
-std::vector<std::string> uncovered_targets(const policies::Policy& policy, const std::string& list,
-                                           const std::vector<std::string>& targets) {
-  std::vector<std::string> out;
-  for (const auto& t : targets) {
-    auto m = policy.rules()->match(list, t);
-    if (!m || !m->covers()) out.push_back(t);
-  }
-  return out;
-}
-
 // The arch lists a package's candidates are judged against, looked up once per (combo,
 // platform), each with the machine's targets it does not cover (the backend's rule, asked once).
 struct JudgedList {
@@ -183,7 +147,7 @@ class ArchCache {
     if (it == cache_.end()) {
       std::optional<JudgedList> judged;
       if (auto list = policy.arch_list(package, combo, platform)) {
-        auto uncovered = uncovered_targets(policy, list->list, targets);
+        auto uncovered = cover(policy, list->list, targets).uncovered;
         judged = JudgedList{std::move(*list), std::move(uncovered)};
       }
       it = cache_.emplace(std::move(key), std::move(judged)).first;
@@ -209,19 +173,6 @@ struct Context {
   bool detailed = false;
   const InspectHook* inspect = nullptr;  ///< resolve --inspect: may reject a would-be pick
 };
-
-std::string python_tags(const model::WheelName& w) {
-  std::vector<std::string> out;
-  for (const auto& py : w.python_tags)
-    for (const auto& abi : w.abi_tags) out.push_back(py + "-" + abi);
-  return join(out, ", ");
-}
-
-std::string platform_tags(const model::WheelName& w) {
-  std::vector<std::string> out;
-  for (const auto& p : w.platforms) out.push_back(p.tag);
-  return join(out, ".");
-}
 
 std::string arch_text(const policies::ArchSource& a) { return a.list + " (" + a.provenance + ")"; }
 
@@ -251,7 +202,7 @@ Judged judge(const Candidate& c, const Context& ctx) {
 
   // python
   if (auto rank = model::python_rank(w, ctx.python)) j.python_rank = *rank;
-  else fail(Demand::python, [&] { return python_tags(w); }, [&] { return ctx.python.tag(); });
+  else fail(Demand::python, [&] { return python_tags_text(w); }, [&] { return ctx.python.tag(); });
   // requires-python is judged against X.Y.0: the env names its Python line, not a patch release.
   if (c.requires_python && !c.requires_python->contains(*model::Version::parse(ctx.python.version.str()))) {
     fail(Demand::python, [&] { return "requires-python " + c.requires_python->str(); },
@@ -262,25 +213,14 @@ Judged judge(const Candidate& c, const Context& ctx) {
   const auto fit = model::best_platform_fit(w, ctx.platform);
   j.platform_rank = fit.rank;
   const model::PlatformTag* tag = fit.tag;
-  if (!fit.os_ok) fail(Demand::os, [&] { return platform_tags(w); }, [&] { return std::string(model::to_string(ctx.platform.os)); });
-  if (!fit.cpu_ok) {
-    fail(
-        Demand::cpu_arch,
-        [&] {
-          std::set<std::string> archs;
-          for (const auto& p : w.platforms) archs.insert(p.cpu_arch.empty() ? p.tag : p.cpu_arch);
-          return join({archs.begin(), archs.end()}, ", ");
-        },
-        [&] { return ctx.platform.cpu_arch; });
-  }
+  if (!fit.os_ok) fail(Demand::os, [&] { return platform_tags_text(w); }, [&] { return std::string(model::to_string(ctx.platform.os)); });
+  if (!fit.cpu_ok) fail(Demand::cpu_arch, [&] { return cpu_archs_text(w); }, [&] { return ctx.platform.cpu_arch; });
   if (!fit.glibc_ok) {
     fail(
         Demand::glibc,
         [&] {
-          std::string need = tag && tag->libc
-                                 ? (tag->kind == model::PlatformTag::Kind::musllinux ? "musl " : "glibc >= ") + tag->libc->str()
-                                 : platform_tags(w);
-          return need + " (" + platform_tags(w) + ")";
+          auto floor = tag ? libc_floor_text(*tag) : std::nullopt;
+          return floor.value_or(platform_tags_text(w)) + " (" + platform_tags_text(w) + ")";
         },
         [&] { return ctx.platform.glibc ? "glibc " + ctx.platform.glibc->str() : std::string("glibc unknown"); });
   } else if (!fit.glibc_checked && tag && tag->libc && fit.os_ok && ctx.platform.os == model::Os::linux_) {
@@ -315,10 +255,10 @@ Judged judge(const Candidate& c, const Context& ctx) {
       const JudgedList& judged = **archs;
       j.archs = &judged.source;
       if (ctx.targets->empty()) {
-        fail(Demand::gpu_arch, [&] { return arch_text(judged.source); }, [] { return std::string("no GPU"); });
+        fail(Demand::gpu_arch, [&] { return arch_text(judged.source); }, [&] { return gpus_text(ctx.policy.device_prefix(), *ctx.targets); });
       } else if (!judged.uncovered.empty()) {
         fail(Demand::gpu_arch, [&] { return arch_text(judged.source); },
-             [&] { return ctx.policy.device_prefix() + join(judged.uncovered, ", "); });
+             [&] { return targets_text(ctx.policy.device_prefix(), judged.uncovered); });
       }
     }
   }
@@ -445,10 +385,9 @@ std::string fallback_skip_reason(const Combo& combo, const std::vector<EnvTarget
   if (targets) {
     if (targets->empty()) return "the machine has no GPU";
     if (auto archs = policy.platform_arch_list(combo, *platform)) {
-      const auto uncovered = uncovered_targets(policy, archs->list, *targets);
+      const auto uncovered = cover(policy, archs->list, *targets).uncovered;
       if (!uncovered.empty()) {
-        return "the farm's arch list for it (" + archs->list + ") does not cover " + policy.device_prefix() +
-               join(uncovered, ", ");
+        return "the farm's arch list for it (" + archs->list + ") does not cover " + targets_text(policy.device_prefix(), uncovered);
       }
     }
   }
@@ -456,44 +395,6 @@ std::string fallback_skip_reason(const Combo& combo, const std::vector<EnvTarget
 }
 
 }  // namespace
-
-DriverVerdict judge_driver(const NumericVersion& line, const machine::Machine& m, const policies::Policy& policy) {
-  DriverVerdict out;
-  const std::string& name = policy.notation().name;
-  if (policy.driver_rule() == policies::DriverRule::unknown) return out;
-  if (m.driver_line) {
-    out.checked = true;
-    const bool runs = policy.driver_rule() == policies::DriverRule::same_major ? m.driver_line->major() >= line.major()
-                                                                             : *m.driver_line >= line;
-    if (!runs) {
-      out.failure = Failure{Demand::line, name + " " + line.str() + " runtime", "driver supports " + name + " " + m.driver_line->str()};
-    }
-  } else if (m.driver_version && m.os) {
-    if (auto min = policy.min_driver(line.major())) {
-      out.checked = true;
-      const auto& need = *m.os == model::Os::windows ? min->windows : min->linux_;
-      if (*m.driver_version < need) {
-        out.failure = Failure{Demand::line, name + " " + line.str() + " needs driver >= " + need.str(), "driver " + m.driver_version->str()};
-      }
-    }
-  }
-  return out;
-}
-
-Expected<std::optional<std::vector<std::string>>> device_targets(const machine::Machine& m, const policies::Policy& policy) {
-  if (!m.gpus || !policy.rules()) return std::optional<std::vector<std::string>>{};
-  std::vector<std::string> out;
-  for (const auto& g : *m.gpus) {
-    auto t = policy.rules()->parse_target(g);
-    if (!t) {
-      const auto from = m.provenance.find("gpus");
-      return unexpected(Errc::invalid_input, (from != m.provenance.end() ? from->second + ": " : std::string()) + "gpus: '" +
-                                                 g + "' " + t.error().message);
-    }
-    out.push_back(std::move(*t));
-  }
-  return std::optional<std::vector<std::string>>(std::move(out));
-}
 
 ComboOrReason machine_combo(const machine::Machine& m, const policies::Policy& policy) {
   if (!m.torch) return {std::nullopt, "no torch installed (the machine has no torch)"};
@@ -548,6 +449,7 @@ Expected<Resolution> resolve(const Inputs& in) {
   Resolution res;
   res.notation = in.policy.notation();
   res.device_prefix = in.policy.device_prefix();
+  res.targets = *targets;
   const model::PlatformTarget platform_target{*m.os, *m.cpu_arch, m.glibc};
   const auto platform = model::farm_platform(*m.os, *m.cpu_arch);
 

@@ -32,22 +32,9 @@
 #include "wheelfit/machine/machine.hpp"
 #include "wheelfit/model/combo.hpp"
 #include "wheelfit/policies/policy.hpp"
+#include "wheelfit/resolve/demands.hpp"
 
 namespace wheelfit::resolve {
-
-enum class Demand { gpu_arch, torch, line, python, cpu_arch, os, glibc };
-/// The demand's name; Demand::line is named by the backend ("cuda"), "line" without a notation.
-std::string_view to_string(Demand d) noexcept;
-std::string demand_name(Demand d, const policies::LineNotation& notation);
-/// All seven, in report order.
-const std::vector<Demand>& all_demands();
-
-/// One failed demand: what the wheel asks, what the machine has.
-struct Failure {
-  Demand demand;
-  std::string wheel;
-  std::string machine;
-};
 
 struct CandidateVerdict {
   std::string filename;               ///< the anchor text (what was matched)
@@ -100,6 +87,8 @@ struct Pin {
 struct Resolution {
   policies::LineNotation notation;     ///< the backend's: names the line demand and combo strings
   std::string device_prefix;           ///< the backend's, before device targets in verdicts ("sm ")
+  /// The machine's GPUs as canonical device targets (nullopt: unknown), as they were judged.
+  std::optional<std::vector<std::string>> targets;
   std::optional<model::Combo> combo;
   std::optional<std::string> tier;
   std::vector<Pick> picks;             ///< in env order, then package order
@@ -138,28 +127,11 @@ struct Inputs {
 /// a device target the backend's grammar refuses (Errc::invalid_input naming it and its source).
 Expected<Resolution> resolve(const Inputs& in);
 
-/// The machine's GPUs as canonical device targets of the policy's backend; nullopt when the GPUs
-/// are unknown. Errc::invalid_input naming the target and where it came from when the backend's
-/// grammar refuses one.
-Expected<std::optional<std::vector<std::string>>> device_targets(const machine::Machine& m, const policies::Policy& policy);
-
 /// Tier 1's combo for a machine, or the reason there is none.
 struct ComboOrReason {
   std::optional<model::Combo> combo;
   std::string reason;
 };
 ComboOrReason machine_combo(const machine::Machine& m, const policies::Policy& policy);
-
-/// The driver half of the line demand (shared with `wheelfit explain`): can this machine's
-/// driver run `line`? By the policy's driver rule: with driver_line known, same_major (its major
-/// must reach the line's: minor-version compatibility within a major) or at_least; else by
-/// driver_version against the policy's floor for the line's major on the machine's OS.
-/// `checked` is false when neither fact (or no floor) is known, or the rule is unknown;
-/// `failure` (demand line, what the wheel asks, what the machine has) when it cannot.
-struct DriverVerdict {
-  bool checked = false;
-  std::optional<Failure> failure;
-};
-DriverVerdict judge_driver(const model::NumericVersion& line, const machine::Machine& m, const policies::Policy& policy);
 
 }  // namespace wheelfit::resolve
