@@ -36,39 +36,13 @@ std::string upper(std::string_view s) {
   return out;
 }
 
-bool is_known_key(std::string_view key) {
-  if (key == "cuda_driver" || key == "gpu_targets") return true;  // earlier profiles' names (canonical_key)
-  const auto& keys = profile_keys();
-  return std::find(keys.begin(), keys.end(), key) != keys.end();
-}
-
 bool is_informational_key(std::string_view key) {
   const auto& keys = informational_keys();
   return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
-std::string informational_keys_list() {
-  std::string out;
-  for (auto k : informational_keys()) {
-    if (!out.empty()) out += ", ";
-    out += k;
-  }
-  return out;
-}
-
-std::string known_keys_list() {
-  std::string out;
-  for (auto k : profile_keys()) {
-    if (!out.empty()) out += ", ";
-    out += k;
-  }
-  return out;
-}
-
-Unexpected unknown_key(const std::string& where, std::string_view key) {
-  return unexpected(Errc::invalid_input, where + ": unknown key '" + std::string(key) + "' (known keys: " +
-                                             known_keys_list() + "; ignored: " + informational_keys_list() + ")");
-}
+// "a, b, c": a key list for messages.
+std::string keys_text(const std::vector<std::string_view>& keys) { return util::join({keys.begin(), keys.end()}, ", "); }
 
 // A why-message for a value that failed; the caller prefixes "<where>: <key> = '<value>': ".
 using Why = std::string;
@@ -105,28 +79,6 @@ struct ListBuilder {
   void store(Machine& m) { m.gpus = std::move(targets); }
 };
 
-// Keys of earlier profiles, read as the fact they name now.
-std::string_view canonical_key(std::string_view key) {
-  if (key == "cuda_driver") return "driver_line";
-  if (key == "gpu_targets") return "gpus";
-  return key;
-}
-
-bool is_list_key(std::string_view key) { return canonical_key(key) == "gpus"; }
-
-// A profile naming one fact under both its names (gpus and gpu_targets) is refused, whichever
-// comes first (toml++ walks keys in name order).
-Expected<void> first_spelling(std::vector<std::string_view>& seen, std::string_view key, const std::string& where) {
-  const std::string_view fact = canonical_key(key);
-  if (std::find(seen.begin(), seen.end(), fact) != seen.end()) {
-    const std::string old = fact == "gpus" ? "gpu_targets" : "cuda_driver";
-    return unexpected(Errc::invalid_input, where + ": the profile gives both " + std::string(fact) + " and " + old +
-                                               " (its old name) for one fact: keep " + std::string(fact));
-  }
-  seen.push_back(fact);
-  return {};
-}
-
 // The env / text form: comma-separated, spaces allowed; "none" is a known empty list.
 Expected<void> parse_list(ListBuilder& list, std::string_view text) {
   if (util::ascii_lower(util::trim(text)) == "none") return {};
@@ -144,84 +96,193 @@ Expected<void> parse_list(ListBuilder& list, std::string_view text) {
   return {};
 }
 
-// Parses `value` (non-empty, trimmed) for `key` into `m`. Returns a why-message on failure.
-std::optional<Why> assign(Machine& m, std::string_view key, std::string_view value) {
-  if (key == "os") {
-    auto os = model::parse_os(value);
-    if (!os) return Why("must be linux, windows or macos");
-    m.os = *os;
-  } else if (key == "cpu_arch") {
-    std::string arch = model::normalize_cpu_arch(value);
-    const bool ok = !arch.empty() && std::all_of(arch.begin(), arch.end(), [](char c) {
-      return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-    });
-    if (!ok) return Why("must be a machine name such as x86_64, amd64, aarch64 or arm64");
-    m.cpu_arch = std::move(arch);
-  } else if (key == "glibc" || key == "driver_version" || key == "driver_line") {
-    auto v = model::NumericVersion::parse(value);
-    if (!v) return v.error().message;
-    if (key == "glibc") m.glibc = *v;
-    else if (key == "driver_version") m.driver_version = *v;
-    else m.driver_line = *v;
-  } else if (key == "python") {
-    std::string_view digits = value;
-    const bool ft = digits.ends_with('t');
-    if (ft) digits.remove_suffix(1);
-    auto v = model::NumericVersion::parse(digits);
-    if (!v || v->parts().size() != 2) {
-      return Why("must be major.minor such as \"3.12\" (or \"3.13t\" for free-threaded)");
-    }
-    m.python = *v;
-    m.python_free_threaded = ft;
-  } else if (key == "torch") {
-    auto v = model::Version::parse(value);
-    if (!v) return v.error().message;
-    m.torch = *v;
-  } else if (key == "backend") {
-    std::string b = util::ascii_lower(value);
-    const bool ok = b.size() <= 64 && std::all_of(b.begin(), b.end(), [](char c) {
-      return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    });
-    if (!ok) return Why("must be a backend name as `wheelfit plugins` lists them, or cpu (1-64 of [a-z0-9_-])");
-    m.backend = std::move(b);
-  } else if (is_list_key(key)) {
-    ListBuilder list;
-    if (auto r = parse_list(list, value); !r) return r.error().message;
-    list.store(m);
-  } else {
-    return Why("unknown key");
-  }
+// ---- the facts, as one table
+
+std::string python_text(const Machine& m) {
+  return m.python->str() + (m.python_free_threaded ? "t" : "");
+}
+
+
+// Parses `value` (non-empty, trimmed) into its fact of `m`; a why-message on failure.
+using Assign = std::optional<Why> (*)(Machine& m, std::string_view value);
+
+// One fact of a profile: its key, the name earlier profiles gave it (read as this fact), the
+// variables besides WHEELFIT_OVERRIDE_<KEY> that set it (consulted in order), whether it is a
+// list, and how it is read, cleared and written out (nullopt: unknown).
+struct Fact {
+  std::string_view key;
+  std::string_view old_key;
+  std::vector<std::string> env_aliases;
+  bool list = false;
+  Assign assign;
+  void (*clear)(Machine& m);
+  std::optional<json::value> (*show)(const Machine& m);
+};
+
+template <auto Member>
+void reset(Machine& m) {
+  (m.*Member).reset();
+}
+
+// A fact written as its str() (versions), or as itself (strings).
+template <auto Member>
+std::optional<json::value> show_text(const Machine& m) {
+  const auto& v = m.*Member;
+  if (!v) return std::nullopt;
+  if constexpr (std::is_same_v<std::decay_t<decltype(*v)>, std::string>) return json::value(json::string(*v));
+  else return json::value(json::string(v->str()));
+}
+
+template <auto Member>
+std::optional<Why> assign_numeric(Machine& m, std::string_view value) {
+  auto v = model::NumericVersion::parse(value);
+  if (!v) return v.error().message;
+  m.*Member = *v;
   return std::nullopt;
 }
 
-void clear(Machine& m, std::string_view key) {
-  if (key == "os") m.os.reset();
-  else if (key == "cpu_arch") m.cpu_arch.reset();
-  else if (key == "glibc") m.glibc.reset();
-  else if (key == "python") {
-    m.python.reset();
-    m.python_free_threaded = false;
-  } else if (key == "torch") m.torch.reset();
-  else if (key == "backend") m.backend.reset();
-  else if (key == "driver_version") m.driver_version.reset();
-  else if (key == "driver_line") m.driver_line.reset();
-  else if (key == "gpus") m.gpus.reset();
-  m.provenance.erase(std::string(key));
+// [a-z0-9] and the given punctuation, 1-64 characters.
+bool is_name(std::string_view s, std::string_view punctuation) {
+  return !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [&](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || punctuation.find(c) != std::string_view::npos;
+  });
+}
+
+std::optional<Why> assign_os(Machine& m, std::string_view value) {
+  auto os = model::parse_os(value);
+  if (!os) return Why("must be linux, windows or macos");
+  m.os = *os;
+  return std::nullopt;
+}
+
+std::optional<Why> assign_cpu_arch(Machine& m, std::string_view value) {
+  std::string arch = model::normalize_cpu_arch(value);
+  if (!is_name(arch, "_")) return Why("must be a machine name such as x86_64, amd64, aarch64 or arm64");
+  m.cpu_arch = std::move(arch);
+  return std::nullopt;
+}
+
+std::optional<Why> assign_python(Machine& m, std::string_view value) {
+  std::string_view digits = value;
+  const bool ft = digits.ends_with('t');
+  if (ft) digits.remove_suffix(1);
+  auto v = model::NumericVersion::parse(digits);
+  if (!v || v->parts().size() != 2) return Why("must be major.minor such as \"3.12\" (or \"3.13t\" for free-threaded)");
+  m.python = *v;
+  m.python_free_threaded = ft;
+  return std::nullopt;
+}
+
+void clear_python(Machine& m) {
+  m.python.reset();
+  m.python_free_threaded = false;
+}
+
+std::optional<json::value> show_python(const Machine& m) {
+  if (!m.python) return std::nullopt;
+  return json::value(json::string(python_text(m)));
+}
+
+std::optional<Why> assign_torch(Machine& m, std::string_view value) {
+  auto v = model::Version::parse(value);
+  if (!v) return v.error().message;
+  m.torch = *v;
+  return std::nullopt;
+}
+
+std::optional<Why> assign_backend(Machine& m, std::string_view value) {
+  std::string b = util::ascii_lower(value);
+  if (!is_name(b, "_-")) return Why("must be a backend name as `wheelfit plugins` lists them, or cpu (1-64 of [a-z0-9_-])");
+  m.backend = std::move(b);
+  return std::nullopt;
+}
+
+std::optional<Why> assign_gpus(Machine& m, std::string_view value) {
+  ListBuilder list;
+  if (auto r = parse_list(list, value); !r) return r.error().message;
+  list.store(m);
+  return std::nullopt;
+}
+
+std::optional<json::value> show_gpus(const Machine& m) {
+  if (!m.gpus) return std::nullopt;
+  json::array arr;
+  for (const auto& g : *m.gpus) arr.emplace_back(json::string(g));
+  return json::value(std::move(arr));
+}
+
+const std::vector<Fact>& facts() {
+  static const std::vector<Fact> table{
+      {"os", "", {}, false, assign_os, reset<&Machine::os>, [](const Machine& m) -> std::optional<json::value> {
+         if (!m.os) return std::nullopt;
+         return json::value(json::string(model::to_string(*m.os)));
+       }},
+      {"cpu_arch", "", {}, false, assign_cpu_arch, reset<&Machine::cpu_arch>, show_text<&Machine::cpu_arch>},
+      {"glibc", "", {"CONDA_OVERRIDE_GLIBC"}, false, assign_numeric<&Machine::glibc>, reset<&Machine::glibc>,
+       show_text<&Machine::glibc>},
+      {"python", "", {}, false, assign_python, clear_python, show_python},
+      {"torch", "", {}, false, assign_torch, reset<&Machine::torch>, show_text<&Machine::torch>},
+      {"backend", "", {}, false, assign_backend, reset<&Machine::backend>, show_text<&Machine::backend>},
+      {"driver_version", "", {}, false, assign_numeric<&Machine::driver_version>, reset<&Machine::driver_version>,
+       show_text<&Machine::driver_version>},
+      {"driver_line", "cuda_driver", {"WHEELFIT_OVERRIDE_CUDA_DRIVER", "CONDA_OVERRIDE_CUDA"}, false,
+       assign_numeric<&Machine::driver_line>, reset<&Machine::driver_line>, show_text<&Machine::driver_line>},
+      {"gpus", "gpu_targets", {"WHEELFIT_OVERRIDE_GPU_TARGETS"}, true, assign_gpus, reset<&Machine::gpus>, show_gpus},
+  };
+  return table;
+}
+
+// The fact a key names, under its name or its old one; nullptr for an unknown key.
+const Fact* fact_of(std::string_view key) {
+  for (const auto& f : facts())
+    if (f.key == key || (!f.old_key.empty() && f.old_key == key)) return &f;
+  return nullptr;
+}
+
+// Keys of earlier profiles, read as the fact they name now.
+std::string_view canonical_key(std::string_view key) {
+  const Fact* f = fact_of(key);
+  return f ? f->key : key;
+}
+
+bool is_list_key(std::string_view key) {
+  const Fact* f = fact_of(key);
+  return f && f->list;
+}
+
+Unexpected unknown_key(const std::string& where, std::string_view key) {
+  return unexpected(Errc::invalid_input, where + ": unknown key '" + std::string(key) + "' (known keys: " +
+                                             keys_text(profile_keys()) + "; ignored: " + keys_text(informational_keys()) + ")");
+}
+
+// A profile naming one fact under both its names (gpus and gpu_targets) is refused, whichever
+// comes first (toml++ walks keys in name order).
+Expected<void> first_spelling(std::vector<std::string_view>& seen, std::string_view key, const std::string& where) {
+  const std::string_view fact = canonical_key(key);
+  if (std::find(seen.begin(), seen.end(), fact) != seen.end()) {
+    return unexpected(Errc::invalid_input, where + ": the profile gives both " + std::string(fact) + " and " +
+                                               std::string(fact_of(fact)->old_key) + " (its old name) for one fact: keep " +
+                                               std::string(fact));
+  }
+  seen.push_back(fact);
+  return {};
 }
 
 // Sets one fact; `where` prefixes error messages, `origin` is the provenance.
 Expected<void> set_fact_at(Machine& m, std::string_view key, std::string_view raw, const std::string& where,
                            const std::string& origin) {
-  if (!is_known_key(key)) return unknown_key(where, key);
+  const Fact* fact = fact_of(key);
+  if (!fact) return unknown_key(where, key);
   const std::string given(key);  // errors name the key as the caller wrote it
-  key = canonical_key(key);
+  key = fact->key;
   const std::string_view value = util::trim(raw);
   if (value.empty()) {
-    clear(m, key);
+    fact->clear(m);
+    m.provenance.erase(std::string(key));
     return {};
   }
   Machine next = m;
-  if (auto why = assign(next, key, value)) {
+  if (auto why = fact->assign(next, value)) {
     return unexpected(Errc::invalid_input, where + ": " + given + " = '" + std::string(raw) + "': " + *why);
   }
   next.provenance[std::string(key)] = origin;
@@ -278,7 +339,7 @@ Expected<Machine> parse_toml_profile(std::string_view text, const std::string& s
     const std::string_view key = k.str();
     const std::string where = toml_where(source, node);
     if (is_informational_key(key)) continue;
-    if (!is_known_key(key)) return unknown_key(where, key);
+    if (!fact_of(key)) return unknown_key(where, key);
     if (auto r = first_spelling(seen, key, where); !r) return r.error();
     if (is_list_key(key)) {
       ListBuilder list;
@@ -387,7 +448,7 @@ Expected<Machine> parse_json_profile(std::string_view text, const std::string& s
     const std::string_view key(entry.key().data(), entry.key().size());
     const json::value& v = entry.value();
     if (is_informational_key(key)) continue;
-    if (!is_known_key(key)) return unknown_key(source, key);
+    if (!fact_of(key)) return unknown_key(source, key);
     if (auto r = first_spelling(seen, key, source); !r) return r.error();
     const std::string where = source + ": \"" + std::string(key) + "\"";
     if (is_list_key(key)) {
@@ -432,15 +493,15 @@ Expected<Machine> parse_json_profile(std::string_view text, const std::string& s
   return m;
 }
 
-std::string python_text(const Machine& m) {
-  return m.python->str() + (m.python_free_threaded ? "t" : "");
-}
 
 }  // namespace
 
 const std::vector<std::string_view>& profile_keys() {
-  static const std::vector<std::string_view> keys = {"os",      "cpu_arch",       "glibc",       "python", "torch",
-                                                     "backend", "driver_version", "driver_line", "gpus"};
+  static const std::vector<std::string_view> keys = [] {
+    std::vector<std::string_view> out;
+    for (const auto& f : facts()) out.push_back(f.key);
+    return out;
+  }();
   return keys;
 }
 
@@ -511,10 +572,8 @@ Expected<void> apply_env_overrides(Machine& m, const Getenv& getenv) {
 }
 
 std::vector<std::string> override_aliases(std::string_view key) {
-  if (key == "driver_line") return {"WHEELFIT_OVERRIDE_CUDA_DRIVER", "CONDA_OVERRIDE_CUDA"};
-  if (key == "gpus") return {"WHEELFIT_OVERRIDE_GPU_TARGETS"};
-  if (key == "glibc") return {"CONDA_OVERRIDE_GLIBC"};
-  return {};
+  const Fact* f = fact_of(key);
+  return f && f->key == key ? f->env_aliases : std::vector<std::string>{};
 }
 
 Getenv process_env() {
@@ -562,20 +621,8 @@ std::string to_json(const Machine& m) {
     out.emplace(key, std::move(v));
     if (auto it = m.provenance.find(std::string(key)); it != m.provenance.end()) prov.emplace(key, it->second);
   };
-  for (const auto key : profile_keys()) {
-    if (key == "os" && m.os) put(key, json::string(model::to_string(*m.os)));
-    else if (key == "cpu_arch" && m.cpu_arch) put(key, json::string(*m.cpu_arch));
-    else if (key == "glibc" && m.glibc) put(key, json::string(m.glibc->str()));
-    else if (key == "python" && m.python) put(key, json::string(python_text(m)));
-    else if (key == "torch" && m.torch) put(key, json::string(m.torch->str()));
-    else if (key == "backend" && m.backend) put(key, json::string(*m.backend));
-    else if (key == "driver_version" && m.driver_version) put(key, json::string(m.driver_version->str()));
-    else if (key == "driver_line" && m.driver_line) put(key, json::string(m.driver_line->str()));
-    else if (key == "gpus" && m.gpus) {
-      json::array arr;
-      for (const auto& g : *m.gpus) arr.emplace_back(json::string(g));
-      put(key, std::move(arr));
-    }
+  for (const auto& f : facts()) {
+    if (auto v = f.show(m)) put(f.key, std::move(*v));
   }
   out.emplace("provenance", std::move(prov));
   return json::serialize(out);
