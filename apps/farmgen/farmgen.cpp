@@ -52,32 +52,8 @@ std::string html_escape(std::string_view s) {
   return out;
 }
 
-// JSON string literal, escaped the way Python's json.dumps (ensure_ascii) does for ASCII input.
-void json_string(std::string& out, std::string_view s) {
-  static constexpr char hex[] = "0123456789abcdef";
-  out += '"';
-  for (char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default:
-        if (c < 0x20) {
-          out += "\\u00";
-          out += hex[c >> 4];
-          out += hex[c & 15];
-        } else {
-          out += ch;
-        }
-    }
-  }
-  out += '"';
-}
+// JSON string literal; for ASCII input the same text as Python's json.dumps (ensure_ascii).
+void json_string(std::string& out, std::string_view s) { out += json::serialize(json::string(s)); }
 
 std::string percent_plus(std::string_view filename) {
   std::string out;

@@ -3,6 +3,7 @@
 
 #include <iosfwd>
 #include <map>
+#include <iostream>
 #include <optional>
 #include <set>
 #include <string>
@@ -80,6 +81,18 @@ Expected<void> prepare_request(const Args& parsed, registry::Registry& registry,
   if (!profile) return profile.error();
   request.machine = std::move(*profile);
   return {};
+}
+
+/// explain and doctor: the request prepared (prepare_request), the façade's `call` made, and its
+/// report (or JSON) printed; the exit code is the result's.
+template <class Request, class Call>
+int run_and_print(const Args& parsed, Request& request, bool as_json, Call call) {
+  registry::Registry registry;
+  if (auto ready = prepare_request(parsed, registry, request); !ready) return fail(as_json, kBadInput, ready.error().message);
+  const auto result = call(request);
+  if (result.error) return fail(as_json, result.exit_code, result.error->message);
+  std::cout << (as_json ? result.json() : result.report());
+  return result.exit_code;
 }
 
 using wheelfit::api::ResolveRequest;

@@ -15,12 +15,7 @@ int run_doctor(const std::vector<std::string_view>& argv) {
   request.python = args.value("--python");
   request.site = args.value("--site");
   request.policy_file = args.value("--policy");
-  registry::Registry reg;
-  if (auto ready = prepare_request(args, reg, request); !ready) return fail(as_json, kBadInput, ready.error().message);
-  const auto result = api::doctor(request);
-  if (result.error) return fail(as_json, result.exit_code, result.error->message);
-  std::cout << (as_json ? result.json() : result.report());
-  return result.exit_code;
+  return run_and_print(args, request, as_json, [](const auto& r) { return api::doctor(r); });
 }
 
 }  // namespace wheelfit::cli

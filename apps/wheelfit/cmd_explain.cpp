@@ -19,12 +19,7 @@ int run_explain(const std::vector<std::string_view>& argv) {
   request.python = args.value("--python");
   request.policy_file = args.value("--policy");
   request.network = http_options(args);
-  registry::Registry reg;
-  if (auto ready = prepare_request(args, reg, request); !ready) return fail(as_json, kBadInput, ready.error().message);
-  const auto result = api::explain(request);
-  if (result.error) return fail(as_json, result.exit_code, result.error->message);
-  std::cout << (as_json ? result.json() : result.report());
-  return result.exit_code;
+  return run_and_print(args, request, as_json, [](const auto& r) { return api::explain(r); });
 }
 
 }  // namespace wheelfit::cli

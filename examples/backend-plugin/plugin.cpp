@@ -113,9 +113,7 @@ WHEELFIT_BACKEND_PLUGIN_ENTRY {
     d.index_env = "ACME_NPU_WHEELS_INDEX";
     d.policy_json = acme_npu_policy_json().data();  // a NUL-terminated static array
     d.detect = &plugin::detect_entry<&detect>;
-    d.parse_target = &plugin::parse_entry<&target>;
-    d.parse_target_list = &plugin::parse_entry<&target_list>;
-    d.match_targets = &plugin::match_entry<&coverage>;
+    plugin::set_target_functions<&target, &target_list, &coverage>(d);
     // read_device_code stays NULL: no device-code reader, so `explain` reports that demand as not checked.
     return d;
   }();

@@ -89,9 +89,7 @@ const wheelfit_backend_v2* descriptor() {
     b.releases_repo = "Comfy-Forge/cuda-wheels";
     b.policy_json = detail::policy_json().data();  // a NUL-terminated static array
     b.detect = &plugin::detect_entry<&detect_json>;  // never throws; wrapped anyway
-    b.parse_target = &plugin::parse_entry<&target>;
-    b.parse_target_list = &plugin::parse_entry<&target_list>;
-    b.match_targets = &plugin::match_entry<&coverage>;
+    plugin::set_target_functions<&target, &target_list, &coverage>(b);
     b.read_device_code = &plugin::device_code_entry<&device_code>;
     return b;
   }();

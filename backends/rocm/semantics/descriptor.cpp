@@ -51,9 +51,7 @@ const wheelfit_backend_v2* descriptor() {
     b.index_env = "WHEELFIT_ROCM_WHEELS_INDEX";
     b.policy_json = detail::policy_json().data();  // a NUL-terminated static array
     b.detect = &plugin::detect_entry<&detect_json>;
-    b.parse_target = &plugin::parse_entry<&target>;
-    b.parse_target_list = &plugin::parse_entry<&target_list>;
-    b.match_targets = &plugin::match_entry<&coverage>;
+    plugin::set_target_functions<&target, &target_list, &coverage>(b);
     b.read_device_code = &plugin::device_code_entry<&device_code>;
     return b;
   }();

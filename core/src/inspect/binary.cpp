@@ -49,6 +49,12 @@ struct Shdr {
   std::uint64_t name = 0, type = 0, flags = 0, addr = 0, offset = 0, size = 0, link = 0, info = 0, entsize = 0;
   std::string label;  // "section 5 '.dynsym'" for messages
 };
+// Where a section header's fields sit (bytes from its start), in ELF64 and ELF32.
+struct ShdrLayout {
+  std::uint64_t flags, addr, offset, size, link, info, entsize;
+};
+constexpr ShdrLayout kShdr64{8, 16, 24, 32, 40, 44, 56};
+constexpr ShdrLayout kShdr32{8, 12, 16, 20, 24, 28, 36};
 struct Phdr {
   std::uint64_t type = 0, offset = 0, vaddr = 0, filesz = 0;
 };
@@ -171,23 +177,16 @@ class ElfParser {
       Shdr s;
       s.name = b_.u32(o);
       s.type = b_.u32(o + 4);
-      if (is64_) {
-        s.flags = b_.u64(o + 8);
-        s.addr = b_.u64(o + 16);
-        s.offset = b_.u64(o + 24);
-        s.size = b_.u64(o + 32);
-        s.link = b_.u32(o + 40);
-        s.info = b_.u32(o + 44);
-        s.entsize = b_.u64(o + 56);
-      } else {
-        s.flags = b_.u32(o + 8);
-        s.addr = b_.u32(o + 12);
-        s.offset = b_.u32(o + 16);
-        s.size = b_.u32(o + 20);
-        s.link = b_.u32(o + 24);
-        s.info = b_.u32(o + 28);
-        s.entsize = b_.u32(o + 36);
-      }
+      // Elf64_Shdr / Elf32_Shdr: the same fields, address-sized ones 8 or 4 bytes wide.
+      const auto& at = is64_ ? kShdr64 : kShdr32;
+      auto word = [&](std::uint64_t off) { return is64_ ? b_.u64(o + off) : std::uint64_t{b_.u32(o + off)}; };
+      s.flags = word(at.flags);
+      s.addr = word(at.addr);
+      s.offset = word(at.offset);
+      s.size = word(at.size);
+      s.link = b_.u32(o + at.link);
+      s.info = b_.u32(o + at.info);
+      s.entsize = word(at.entsize);
       s.label = "section " + std::to_string(i);
       shdrs_.push_back(std::move(s));
     }

@@ -313,8 +313,9 @@ std::optional<int> python_rank(const WheelName& wheel, const PythonTarget& targe
 PlatformFit platform_fit(const PlatformTag& tag, const PlatformTarget& target) {
   PlatformFit fit;
   const std::string cpu = normalize_cpu_arch(target.cpu_arch);
+  const NumericVersion floor = tag.libc ? *tag.libc : NumericVersion();
   // The glibc floor of a manylinux tag: unknown on the machine means not checked, not failed.
-  auto judge_glibc = [&](const NumericVersion& floor) {
+  auto judge_glibc = [&] {
     if (!target.glibc) {
       fit.glibc_ok = true;
       fit.glibc_checked = false;
@@ -322,6 +323,13 @@ PlatformFit platform_fit(const PlatformTag& tag, const PlatformTarget& target) {
       fit.glibc_ok = *target.glibc >= floor;
       fit.glibc_checked = true;
     }
+  };
+
+  // A tag that names an OS and a CPU arch: both judged, no libc floor unless the kind has one.
+  auto names = [&](Os os) {
+    fit.os_ok = target.os == os;
+    fit.cpu_ok = tag.cpu_arch == cpu;
+    fit.glibc_ok = true;
   };
 
   switch (tag.kind) {
@@ -334,37 +342,30 @@ PlatformFit platform_fit(const PlatformTag& tag, const PlatformTarget& target) {
       fit.rank = kUnknownRank;
       return fit;
     case PlatformTag::Kind::manylinux:
-      fit.os_ok = target.os == Os::linux_;
-      fit.cpu_ok = tag.cpu_arch == cpu;
-      judge_glibc(tag.libc ? *tag.libc : NumericVersion());
-      fit.rank = floor_rank(tag.libc ? *tag.libc : NumericVersion());
+      names(Os::linux_);
+      judge_glibc();
+      fit.rank = floor_rank(floor);
       return fit;
     case PlatformTag::Kind::musllinux:
       // Needs musl; wheelfit's targets are glibc machines, so this demand always fails.
-      fit.os_ok = target.os == Os::linux_;
-      fit.cpu_ok = tag.cpu_arch == cpu;
+      names(Os::linux_);
       fit.glibc_ok = false;
       fit.glibc_checked = true;
-      fit.rank = floor_rank(tag.libc ? *tag.libc : NumericVersion());
+      fit.rank = floor_rank(floor);
       return fit;
     case PlatformTag::Kind::linux_plain:
-      fit.os_ok = target.os == Os::linux_;
-      fit.cpu_ok = tag.cpu_arch == cpu;
-      fit.glibc_ok = true;
+      names(Os::linux_);
       fit.rank = kLinuxPlainRank;
       return fit;
     case PlatformTag::Kind::windows:
-      fit.os_ok = target.os == Os::windows;
-      fit.cpu_ok = tag.cpu_arch == cpu;
-      fit.glibc_ok = true;
+      names(Os::windows);
       fit.rank = kWindowsRank;
       return fit;
     case PlatformTag::Kind::macos: {
-      fit.os_ok = target.os == Os::macos;
+      names(Os::macos);  // the machine's macOS version is not a fact we hold: no floor judged
       fit.cpu_ok = mac_arch_runs_on(tag.cpu_arch, cpu);
-      fit.glibc_ok = true;  // the machine's macOS version is not a fact we hold
       const bool exact = tag.cpu_arch == cpu;
-      fit.rank = kMacRankBase + 2 * floor_rank(tag.libc ? *tag.libc : NumericVersion()) + (exact ? 0 : 1);
+      fit.rank = kMacRankBase + 2 * floor_rank(floor) + (exact ? 0 : 1);
       return fit;
     }
   }

@@ -10,7 +10,9 @@
 //     static const wheelfit_backend_v2 descriptor = [] {
 //       auto d = wheelfit::plugin::descriptor_v2("fake");
 //       d.index_url = "https://example.test/wheels/";
+//       d.policy_json = my_policy_json;  // the backend's semantics as data (policies/README.md)
 //       d.detect = &wheelfit::plugin::detect_entry<&detect>;
+//       wheelfit::plugin::set_target_functions<&target, &target_list, &coverage>(d);
 //       return d;
 //     }();
 //     return &descriptor;
@@ -145,6 +147,16 @@ int match_entry(const char* list, const char* target, const char** via) noexcept
     *via = "the backend failed to judge coverage (an exception)";
     return -1;
   }
+}
+
+/// Sets the three required target functions from their C++ forms: parse_target (`Target`),
+/// parse_target_list (`List`) and match_targets (`Match`).
+template <Parsed (*Target)(std::string_view), Parsed (*List)(std::string_view),
+          Coverage (*Match)(std::string_view, std::string_view)>
+constexpr void set_target_functions(wheelfit_backend_v2& d) noexcept {
+  d.parse_target = &parse_entry<Target>;
+  d.parse_target_list = &parse_entry<List>;
+  d.match_targets = &match_entry<Match>;
 }
 
 /// The C shape of read_device_code for `Fn` (returning the JSON object of plugin_abi.h). Never
