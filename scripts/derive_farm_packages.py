@@ -29,6 +29,9 @@ import re
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
+from derived_file import write_or_check  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_SUMMARY = REPO.parent / "shared" / "fixtures" / "cuda-wheels" / "derived" / "package_configs_summary.json"
 DEFAULT_OUT = REPO / "apps" / "farmgen" / "data" / "farm_packages.json"
@@ -119,16 +122,9 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 when --out differs from what would be written")
     args = ap.parse_args()
     text = derive(args.summary)
-    if args.check:
-        current = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
-        if current != text:
-            print(f"{args.out} is stale: run scripts/derive_farm_packages.py", file=sys.stderr)
-            return 1
-        return 0
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_suffix(args.out.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(args.out)
+    rc = write_or_check(args.out, text, args.check, "scripts/derive_farm_packages.py")
+    if rc or args.check:
+        return rc
     print(f"wrote {args.out} ({len(json.loads(text)['packages'])} packages)")
     return 0
 

@@ -25,6 +25,9 @@ import re
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
+from derived_file import write_or_check  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_FIXTURES = REPO.parent / "shared" / "fixtures" / "cuda-wheels"
 DEFAULT_OUT = REPO / "backends" / "cuda" / "data" / "policy.json"
@@ -269,13 +272,9 @@ def main() -> int:
         print(f"derive_policy: {e}", file=sys.stderr)
         return 2
     json.loads(text)  # the renderer must emit valid JSON
-    if args.check:
-        current = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
-        if current != text:
-            print(f"derive_policy: {args.out} is out of date; run scripts/derive_policy.py", file=sys.stderr)
-            return 1
-        return 0
-    args.out.write_text(text, encoding="utf-8")
+    rc = write_or_check(args.out, text, args.check, "scripts/derive_policy.py")
+    if rc or args.check:
+        return rc
     print(f"derive_policy: wrote {args.out} ({len(text)} bytes)")
     return 0
 
