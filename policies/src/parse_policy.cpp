@@ -11,6 +11,7 @@
 #include <boost/json.hpp>
 
 #include "wheelfit/model/name.hpp"
+#include "wheelfit/util/read_file.hpp"
 #include "wheelfit/util/json_kind.hpp"
 #include "wheelfit/policies/policy.hpp"
 
@@ -634,23 +635,7 @@ Expected<Policy> parse_policy_json(std::string_view text, std::string_view sourc
 }
 
 Expected<std::string> read_policy_file(const std::string& path) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (!std::filesystem::exists(status)) return unexpected(Errc::not_found, path + ": no such policy file");
-  if (std::filesystem::is_directory(status)) return unexpected(Errc::io_error, path + ": is a directory, not a policy file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return unexpected(Errc::io_error, path + ": cannot open the policy file");
-  std::string text;
-  char buf[65536];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    text.append(buf, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxFileBytes) {
-      return unexpected(Errc::too_large, path + ": the policy file is larger than " +
-                                             std::to_string(kMaxFileBytes >> 20) + " MiB");
-    }
-  }
-  if (in.bad()) return unexpected(Errc::io_error, path + ": reading the policy file failed");
-  return text;
+  return util::read_file(path, kMaxFileBytes, "a policy file");
 }
 
 Expected<Policy> load_policy_file(const std::string& path, std::shared_ptr<const DeviceRules> rules) {

@@ -1,4 +1,5 @@
 #include "wheelfit/config/workspace.hpp"
+#include "wheelfit/util/read_file.hpp"
 #include "wheelfit/util/text.hpp"
 
 #include <algorithm>
@@ -254,30 +255,9 @@ Expected<Env> parse_env_config(std::string_view text, const std::string& file) {
 }
 
 Expected<Env> load_env_config(const std::string& file) {
-  std::error_code ec;
-  const auto status = fs::status(file, ec);
-  if (ec || !fs::exists(status)) {
-    if (ec && ec != std::errc::no_such_file_or_directory) {
-      return unexpected(Errc::io_error, file + ": cannot read: " + ec.message());
-    }
-    return unexpected(Errc::not_found, file + ": no such file");
-  }
-  if (fs::is_directory(status)) return unexpected(Errc::io_error, file + ": is a directory, not a comfy-env.toml");
-
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return unexpected(Errc::io_error, file + ": cannot open for reading");
-  // Read at most one byte past the limit, so a file that grows or lies about its size is caught too.
-  std::string text;
-  char buf[64 * 1024];
-  while (in) {
-    in.read(buf, sizeof buf);
-    text.append(buf, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxConfigBytes) {
-      return unexpected(Errc::too_large, file + ": over the 4 MiB limit for a comfy-env.toml");
-    }
-  }
-  if (in.bad()) return unexpected(Errc::io_error, file + ": read failed");
-  return parse_env_config(text, file);
+  auto text = util::read_file(file, kMaxConfigBytes, "a comfy-env.toml");
+  if (!text) return text.error();
+  return parse_env_config(*text, file);
 }
 
 Expected<Workspace> load_workspace(const std::vector<std::string>& files) {

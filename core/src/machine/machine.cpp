@@ -1,4 +1,5 @@
 #include "wheelfit/machine/machine.hpp"
+#include "wheelfit/util/read_file.hpp"
 #include "wheelfit/util/text.hpp"
 
 #include <algorithm>
@@ -528,26 +529,9 @@ Expected<Machine> parse_machine_profile(std::string_view text, const std::string
 }
 
 Expected<Machine> load_machine_profile(const std::string& path) {
-  std::error_code ec;
-  const auto status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) {
-    if (ec && ec != std::errc::no_such_file_or_directory) {
-      return unexpected(Errc::io_error, path + ": cannot read: " + ec.message());
-    }
-    return unexpected(Errc::not_found, path + ": no such file");
-  }
-  if (fs::is_directory(status)) return unexpected(Errc::io_error, path + ": is a directory, not a machine profile");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return unexpected(Errc::io_error, path + ": cannot open for reading");
-  std::string text;
-  char buf[64 * 1024];
-  while (in) {
-    in.read(buf, sizeof buf);
-    text.append(buf, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxProfileBytes) return too_large(path, text.size());
-  }
-  if (in.bad()) return unexpected(Errc::io_error, path + ": read failed");
-  return parse_machine_profile(text, path);
+  auto text = util::read_file(path, kMaxProfileBytes, "a machine profile");
+  if (!text) return text.error();
+  return parse_machine_profile(*text, path);
 }
 
 Expected<void> apply_env_overrides(Machine& m, const Getenv& getenv) {
