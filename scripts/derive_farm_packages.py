@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
-from derived_file import write_or_check  # noqa: E402
+from derived_file import add_output_args, write_or_check  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_SUMMARY = REPO.parent / "shared" / "fixtures" / "cuda-wheels" / "derived" / "package_configs_summary.json"
@@ -118,15 +118,11 @@ def derive(summary_path: Path) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--summary", type=Path, default=DEFAULT_SUMMARY)
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    ap.add_argument("--check", action="store_true", help="exit 1 when --out differs from what would be written")
+    add_output_args(ap, DEFAULT_OUT)
     args = ap.parse_args()
     text = derive(args.summary)
-    rc = write_or_check(args.out, text, args.check, "scripts/derive_farm_packages.py")
-    if rc or args.check:
-        return rc
-    print(f"wrote {args.out} ({len(json.loads(text)['packages'])} packages)")
-    return 0
+    return write_or_check(args.out, text, args.check, "scripts/derive_farm_packages.py",
+                          f"wrote {args.out} ({len(json.loads(text)['packages'])} packages)")
 
 
 if __name__ == "__main__":

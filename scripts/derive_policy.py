@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
-from derived_file import write_or_check  # noqa: E402
+from derived_file import add_output_args, write_or_check  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_FIXTURES = REPO.parent / "shared" / "fixtures" / "cuda-wheels"
@@ -262,9 +262,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--fixtures", type=Path, default=DEFAULT_FIXTURES,
                     help="the cuda-wheels fixture folder (default: %(default)s)")
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where to write (default: %(default)s)")
+    add_output_args(ap, DEFAULT_OUT)
     ap.add_argument("--version", default=DEFAULT_VERSION, help="the policy's version string (default: %(default)s)")
-    ap.add_argument("--check", action="store_true", help="compare with --out instead of writing; exit 1 if it differs")
     args = ap.parse_args()
     try:
         text = render(derive(args.fixtures, args.version))
@@ -272,11 +271,8 @@ def main() -> int:
         print(f"derive_policy: {e}", file=sys.stderr)
         return 2
     json.loads(text)  # the renderer must emit valid JSON
-    rc = write_or_check(args.out, text, args.check, "scripts/derive_policy.py")
-    if rc or args.check:
-        return rc
-    print(f"derive_policy: wrote {args.out} ({len(text)} bytes)")
-    return 0
+    return write_or_check(args.out, text, args.check, "scripts/derive_policy.py",
+                          f"derive_policy: wrote {args.out} ({len(text)} bytes)")
 
 
 if __name__ == "__main__":
