@@ -5,7 +5,9 @@
 #      it: a resolve through the example's in-memory Transport must pick the cu128/torch2.8 wheel;
 #   2. writes a tiny local PEP 503 index and resolves it for examples/machines/x86_64-h100-cu128.toml
 #      twice: with the installed `wheelfit resolve --json` and with examples/embed/python (ctypes
-#      over the installed libwheelfit.so.0, no build step); the two objects must be equal.
+#      over the installed libwheelfit.so.0, no build step); the two objects must be equal;
+#   3. builds examples/embed/cpp again with wheelfit as a subproject (add_subdirectory of this
+#      checkout, -DWHEELFIT_SOURCE_DIR) and runs it: the same resolve.
 # Exit 1 naming the first mismatch.
 #
 #   scripts/embed_example.sh [BUILD_DIR]     (default: build/, as scripts/build.sh makes it)
@@ -28,18 +30,23 @@ install_build include/wheelfit/wheelfit.hpp include/wheelfit/wheelfit.h include/
               lib/cmake/wheelfit/wheelfitTargets.cmake lib/wheelfit/libwheelfit_facade.a lib/libwheelfit.so.0
 example="$work/cpp-build"
 build_example "$root/examples/embed/cpp" "$example"
-echo "-- running it"
-set +e
-"$example/embed_resolve" >"$work/cpp.out" 2>&1
-rc=$?
-set -e
-[[ $rc == 0 ]] || { cat "$work/cpp.out" >&2; fail "embed_resolve exited $rc, expected 0"; }
-for text in "resolved: cu12.8/torch2.8 via tier 1 (bootstrap)" \
-            "flash_attn-2.8.3+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl#sha256=" \
-            'torch = { index = "https://download.pytorch.org/whl/cu128", version = "==2.8.*" }'; do
-  grep -qF -- "$text" "$work/cpp.out" || { cat "$work/cpp.out" >&2; fail "embed_resolve's output lacks: $text"; }
-done
-sed -n '/^resolved:/p;/^  flash-attn/p' "$work/cpp.out"
+# run_example DIR: runs DIR/embed_resolve; it must pick the cu128/torch2.8 wheel.
+run_example() {
+  echo "-- running it"
+  set +e
+  "$1/embed_resolve" >"$work/cpp.out" 2>&1
+  local rc=$?
+  set -e
+  [[ $rc == 0 ]] || { cat "$work/cpp.out" >&2; fail "embed_resolve exited $rc, expected 0"; }
+  local text
+  for text in "resolved: cu12.8/torch2.8 via tier 1 (bootstrap)" \
+              "flash_attn-2.8.3+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl#sha256=" \
+              'torch = { index = "https://download.pytorch.org/whl/cu128", version = "==2.8.*" }'; do
+    grep -qF -- "$text" "$work/cpp.out" || { cat "$work/cpp.out" >&2; fail "embed_resolve's output lacks: $text"; }
+  done
+  sed -n '/^resolved:/p;/^  flash-attn/p' "$work/cpp.out"
+}
+run_example "$example"
 
 echo "-- a local index; the installed CLI and the ctypes binding resolve it"
 index="$work/index"
@@ -86,4 +93,8 @@ if code != 0 or obj != cli:
     sys.exit(1)
 print(f"  exit 0 from both; combo {obj['combo']}, picks: " + ", ".join(p["filename"] for p in obj["packages"]))
 PY
-echo "embed_example: OK (the installed C++ package and the installed C API resolve as the CLI does)"
+echo "-- the same example with wheelfit as a subproject (add_subdirectory $root)"
+subproject="$work/cpp-subproject"
+build_example "$root/examples/embed/cpp" "$subproject" -DWHEELFIT_SOURCE_DIR="$root"
+run_example "$subproject"
+echo "embed_example: OK (the installed C++ package, the installed C API and the subproject build resolve as the CLI does)"

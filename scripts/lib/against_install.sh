@@ -13,13 +13,15 @@ install_build() {
   done
 }
 
-# build_example SOURCE_DIR BUILD_DIR: configures (Ninja when there is one) and builds the project
-# at SOURCE_DIR with CMAKE_PREFIX_PATH=$prefix.
+# build_example SOURCE_DIR BUILD_DIR [CMAKE_ARG...]: configures (Ninja when there is one) and
+# builds the project at SOURCE_DIR with CMAKE_PREFIX_PATH=$prefix and the extra arguments.
 build_example() {
-  echo "-- building ${1#"$root/"} against it"
+  local src="$1" dir="$2"
+  shift 2
+  echo "-- building ${src#"$root/"}${*:+ ($*)}"
   local generator=()
   command -v ninja >/dev/null && generator=(-G Ninja)
-  cmake -S "$1" -B "$2" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$prefix" \
-        >"$work/configure.log" 2>&1 || { cat "$work/configure.log" >&2; fail "configuring $1"; }
-  cmake --build "$2" >"$work/build.log" 2>&1 || { cat "$work/build.log" >&2; fail "building $1"; }
+  cmake -S "$src" -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$prefix" "$@" \
+        >"$work/configure.log" 2>&1 || { cat "$work/configure.log" >&2; fail "configuring $src"; }
+  cmake --build "$dir" --parallel "$(nproc)" >"$work/build.log" 2>&1 || { cat "$work/build.log" >&2; fail "building $src"; }
 }
