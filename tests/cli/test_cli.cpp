@@ -11,14 +11,11 @@
 #include "support/test_support.hpp"
 
 namespace fs = std::filesystem;
-using wheelfit::test::read_file;
-using wheelfit::test::TempDir;
-using wheelfit::test::write_file;
+using namespace wheelfit::test;
 
 namespace {
 
-using Run = wheelfit::test::CliRun;
-using wheelfit::test::shell_quote;
+using Run = CliRun;
 
 // Runs the built wheelfit with `args` and a clean override environment.
 Run run_wheelfit(const std::vector<std::string>& args, const std::string& env = "") {

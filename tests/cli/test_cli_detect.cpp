@@ -14,15 +14,11 @@
 #include "support/test_support.hpp"
 
 namespace fs = std::filesystem;
-using wheelfit::test::read_file;
-using wheelfit::test::TempDir;
-using wheelfit::test::write_fake_python;
-using wheelfit::test::write_file;
+using namespace wheelfit::test;
 
 namespace {
 
-using Run = wheelfit::test::CliRun;
-using wheelfit::test::shell_quote;
+using Run = CliRun;
 
 const std::string x86 = "cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
 

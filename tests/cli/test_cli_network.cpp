@@ -14,13 +14,8 @@
 
 namespace fs = std::filesystem;
 namespace json = boost::json;
-using wheelfit::test::read_file;
-using wheelfit::test::shell_quote;
-using wheelfit::test::TempDir;
-using wheelfit::test::write_file;
-using wheelfit::testing::HttpRequest;
-using wheelfit::testing::http_response;
-using wheelfit::testing::TestServer;
+using namespace wheelfit::test;
+using namespace wheelfit::testing;
 
 namespace {
 

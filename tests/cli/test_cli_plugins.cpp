@@ -14,15 +14,11 @@
 #include "support/test_support.hpp"
 
 namespace fs = std::filesystem;
-using wheelfit::test::read_file;
-using wheelfit::test::TempDir;
-using wheelfit::test::write_file;
+using namespace wheelfit::test;
 
 namespace {
 
-using Run = wheelfit::test::CliRun;
-using wheelfit::test::built_wheelfit;
-using wheelfit::test::shell_quote;
+using Run = CliRun;
 
 // Runs the built wheelfit (or `exe`); `plugin_path` (WHEELFIT_PLUGIN_PATH, a folder or a
 // ':'-separated list) empty = unset.

@@ -14,19 +14,20 @@
 #endif
 #include <toml++/toml.h>
 
+#include "support/checks.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/config/workspace.hpp"
 
+using namespace wheelfit::config;
+using namespace wheelfit::test;
 using wheelfit::Errc;
-using wheelfit::config::load_env_config;
-using wheelfit::config::load_workspace;
-using wheelfit::config::parse_env_config;
-using wheelfit::test::TempDir;
-using wheelfit::test::write_file;
 
 namespace {
 
-using wheelfit::test::contains;
+/// parse_env_config(text, file) for check_refusals.
+auto parsing_as(std::string file) {
+  return [file = std::move(file)](const std::string& text) { return parse_env_config(text, file); };
+}
 
 std::vector<std::string> names_of(const wheelfit::config::Env& env) {
   std::vector<std::string> out;
@@ -93,32 +94,18 @@ TEST_CASE("parse_env_config: TOML syntax errors name the file, line and column",
 }
 
 TEST_CASE("parse_env_config refuses a bad python", "[config]") {
-  struct Case {
-    std::string text;
-    std::string expect;  // a fragment of the message
-  };
-  const std::vector<Case> cases = {
-      {"python = 3.12\n", "3.10 would read as 3.1"},
-      {"python = 3.10\n", "python = 3.10 is a TOML float"},
-      {"python = 3\n", "must be a string"},
-      {"python = true\n", "must be a string"},
-      {"python = \"3\"\n", "X.Y"},
-      {"python = \"3.12.1\"\n", "X.Y"},
-      {"python = \"\"\n", "X.Y"},
-      {"python = \"three\"\n", "X.Y"},
-      {"python = \" 3.12\"\n", "X.Y"},
-      {"python = \"3.13t\"\n", "free-threaded"},
-  };
-  for (const auto& c : cases) {
-    CAPTURE(c.text);
-    const auto env = parse_env_config(c.text, "py.toml");
-    REQUIRE_FALSE(env);
-    CAPTURE(env.error().message);
-    CHECK(env.error().is(Errc::invalid_input));
-    CHECK(contains(env.error().message, "py.toml:1:"));
-    CHECK(contains(env.error().message, "python"));
-    CHECK(contains(env.error().message, c.expect));
-  }
+  check_refusals(parsing_as("py.toml"), {"py.toml:1:", "python"}, {
+      {"python = 3.12\n", {"3.10 would read as 3.1"}},
+      {"python = 3.10\n", {"python = 3.10 is a TOML float"}},
+      {"python = 3\n", {"must be a string"}},
+      {"python = true\n", {"must be a string"}},
+      {"python = \"3\"\n", {"X.Y"}},
+      {"python = \"3.12.1\"\n", {"X.Y"}},
+      {"python = \"\"\n", {"X.Y"}},
+      {"python = \"three\"\n", {"X.Y"}},
+      {"python = \" 3.12\"\n", {"X.Y"}},
+      {"python = \"3.13t\"\n", {"free-threaded"}},
+  });
 }
 
 TEST_CASE("parse_env_config accepts python \"X.Y\"", "[config]") {
@@ -132,11 +119,7 @@ TEST_CASE("parse_env_config accepts python \"X.Y\"", "[config]") {
 }
 
 TEST_CASE("parse_env_config refuses bad [cuda] sections", "[config]") {
-  struct Case {
-    std::string text;
-    std::vector<std::string> expect;  // fragments of the message
-  };
-  const std::vector<Case> cases = {
+  check_refusals(parsing_as("cuda.toml"), {"cuda.toml:"}, {
       {"cuda = 5\n", {"[cuda] must be a table"}},
       {"cuda = [\"flash-attn\"]\n", {"[cuda] must be a table"}},
       {"[cuda]\npackages = \"x\"\n", {"[cuda] packages must be an array"}},
@@ -155,19 +138,7 @@ TEST_CASE("parse_env_config refuses bad [cuda] sections", "[config]") {
       {"[cuda]\npackages = [\"flash_attn\", \"flash-attn\"]\n",
        {"[cuda] packages[1]", "'flash-attn' duplicates 'flash_attn'", "flash-attn"}},
       {"[cuda]\npackages = [\"Flash.Attn\", \"cumesh\", \"flash__attn\"]\n", {"packages[2]", "duplicates"}},
-  };
-  for (const auto& c : cases) {
-    CAPTURE(c.text);
-    const auto env = parse_env_config(c.text, "cuda.toml");
-    REQUIRE_FALSE(env);
-    CAPTURE(env.error().message);
-    CHECK(env.error().is(Errc::invalid_input));
-    CHECK(contains(env.error().message, "cuda.toml:"));
-    for (const auto& e : c.expect) {
-      CAPTURE(e);
-      CHECK(contains(env.error().message, e));
-    }
-  }
+  });
 }
 
 TEST_CASE("parse_env_config: names close to the torch family are fine", "[config]") {
@@ -192,24 +163,12 @@ TEST_CASE("parse_env_config warns about unknown [cuda] keys", "[config]") {
 }
 
 TEST_CASE("parse_env_config checks [workspace]", "[config]") {
-  struct Case {
-    std::string text;
-    std::string expect;
-  };
-  const std::vector<Case> cases = {
-      {"workspace = 1\n", "[workspace] must be a table"},
-      {"[workspace]\nchannels = \"conda-forge\"\n", "[workspace] channels must be an array"},
-      {"[workspace]\nchannels = [\"conda-forge\", 2]\n", "[workspace] channels[1] must be a string"},
-      {"[workspace]\nchannels = [\"\"]\n", "[workspace] channels[0] is an empty string"},
-  };
-  for (const auto& c : cases) {
-    CAPTURE(c.text);
-    const auto env = parse_env_config(c.text, "ws.toml");
-    REQUIRE_FALSE(env);
-    CAPTURE(env.error().message);
-    CHECK(contains(env.error().message, "ws.toml:"));
-    CHECK(contains(env.error().message, c.expect));
-  }
+  check_refusals(parsing_as("ws.toml"), {"ws.toml:"}, {
+      {"workspace = 1\n", {"[workspace] must be a table"}},
+      {"[workspace]\nchannels = \"conda-forge\"\n", {"[workspace] channels must be an array"}},
+      {"[workspace]\nchannels = [\"conda-forge\", 2]\n", {"[workspace] channels[1] must be a string"}},
+      {"[workspace]\nchannels = [\"\"]\n", {"[workspace] channels[0] is an empty string"}},
+  });
   SECTION("other [workspace] keys warn and are dropped") {
     const auto env = parse_env_config("[workspace]\nchannels = [\"a\"]\nplatforms = [\"linux-64\"]\n", "ws.toml");
     REQUIRE(env);

@@ -168,64 +168,36 @@ TEST_CASE("a truncated g++ shared object is invalid input at every length", "[in
 TEST_CASE("ELF header fields that lie", "[inspect][elf]") {
   const bin::LibrarySpec spec;
   const auto good = bin::write_library(spec);
+  const std::uint64_t size = good.bytes.size();
+  // `good` with the `width` bytes at `offset` set to `value` is invalid input naming `field`.
+  const auto lying = [&](std::uint64_t offset, unsigned width, std::uint64_t value, const std::string& field) {
+    CAPTURE(offset, width, value);
+    auto img = good;
+    img.set(offset, width, value);
+    require_invalid(parse_binary(img.bytes, "x.so"), field);
+  };
 
   SECTION("EI_CLASS and EI_DATA") {
-    auto img = good;
-    img.bytes[4] = 3;
-    require_invalid(parse_binary(img.bytes, "x.so"), "EI_CLASS");
-    img = good;
-    img.bytes[5] = 0;
-    require_invalid(parse_binary(img.bytes, "x.so"), "EI_DATA");
+    lying(4, 1, 3, "EI_CLASS");
+    lying(5, 1, 0, "EI_DATA");
   }
   SECTION("e_shoff past the end") {
-    auto img = good;
-    img.set(img.e_shoff(), 8, img.bytes.size() + 100);
-    require_invalid(parse_binary(img.bytes, "x.so"), "e_shoff");
-    img.set(img.e_shoff(), 8, ~std::uint64_t{0} - 10);  // offset + size would overflow
-    require_invalid(parse_binary(img.bytes, "x.so"), "e_shoff");
+    lying(good.e_shoff(), 8, size + 100, "e_shoff");
+    lying(good.e_shoff(), 8, ~std::uint64_t{0} - 10, "e_shoff");  // offset + size would overflow
   }
-  SECTION("e_shnum larger than the file") {
-    auto img = good;
-    img.set(img.e_shnum(), 2, 1000);
-    require_invalid(parse_binary(img.bytes, "x.so"), "e_shnum 1000");
-  }
-  SECTION("e_shentsize below a section header") {
-    auto img = good;
-    img.set(img.e_shentsize(), 2, 12);
-    require_invalid(parse_binary(img.bytes, "x.so"), "e_shentsize 12");
-  }
-  SECTION("e_shstrndx out of range") {
-    auto img = good;
-    img.set(img.e_shstrndx(), 2, 77);
-    require_invalid(parse_binary(img.bytes, "x.so"), "e_shstrndx 77");
-  }
+  SECTION("e_shnum larger than the file") { lying(good.e_shnum(), 2, 1000, "e_shnum 1000"); }
+  SECTION("e_shentsize below a section header") { lying(good.e_shentsize(), 2, 12, "e_shentsize 12"); }
+  SECTION("e_shstrndx out of range") { lying(good.e_shstrndx(), 2, 77, "e_shstrndx 77"); }
   SECTION("a section past the end") {
-    auto img = good;
-    img.set(img.sh_offset(".dynamic"), 8, img.bytes.size() - 8);
-    require_invalid(parse_binary(img.bytes, "x.so"), "section 3 '.dynamic' (sh_offset, sh_size)");
-    img = good;
-    img.set(img.sh_size(".dynsym"), 8, ~std::uint64_t{0});
-    require_invalid(parse_binary(img.bytes, "x.so"), "'.dynsym'");
-    img = good;
-    img.set(img.sh_size(".shstrtab"), 8, img.bytes.size());
-    require_invalid(parse_binary(img.bytes, "x.so"), "section name string table");
+    lying(good.sh_offset(".dynamic"), 8, size - 8, "section 3 '.dynamic' (sh_offset, sh_size)");
+    lying(good.sh_size(".dynsym"), 8, ~std::uint64_t{0}, "'.dynsym'");
+    lying(good.sh_size(".shstrtab"), 8, size, "section name string table");
   }
-  SECTION("sh_link to no section") {
-    auto img = good;
-    img.set(img.sh_link(".dynamic"), 4, 999);
-    require_invalid(parse_binary(img.bytes, "x.so"), "sh_link 999");
-  }
-  SECTION("sh_name past the section name table") {
-    auto img = good;
-    img.set(img.sh_name(".dynsym"), 4, 5000);
-    require_invalid(parse_binary(img.bytes, "x.so"), "sh_name of section 2");
-  }
+  SECTION("sh_link to no section") { lying(good.sh_link(".dynamic"), 4, 999, "sh_link 999"); }
+  SECTION("sh_name past the section name table") { lying(good.sh_name(".dynsym"), 4, 5000, "sh_name of section 2"); }
   SECTION("a string table cut short") {
-    auto img = good;
-    img.set(img.sh_size(".dynstr"), 8, 0);
-    require_invalid(parse_binary(img.bytes, "x.so"), "string offset");
+    lying(good.sh_size(".dynstr"), 8, 0, "string offset");
     // One byte short: the last string (a vna_name) loses its NUL.
-    img = good;
     bin::LibrarySpec probe;
     bin::StrTab t;  // rebuild .dynstr's size the way write_library does
     for (const auto& n : probe.needed) t.add(n);
@@ -235,19 +207,12 @@ TEST_CASE("ELF header fields that lie", "[inspect][elf]") {
       t.add(n.file);
       for (const auto& v : n.versions) t.add(v);
     }
-    img.set(img.sh_size(".dynstr"), 8, t.data.size() - 1);
-    require_invalid(parse_binary(img.bytes, "x.so"), "is not NUL-terminated");
+    lying(good.sh_size(".dynstr"), 8, t.data.size() - 1, "is not NUL-terminated");
   }
   SECTION("DT_NEEDED names past .dynstr") {
-    auto img = good;
-    img.set(img.data_offset.at(".dynamic") + 8, 8, 0x7fffffff);
-    require_invalid(parse_binary(img.bytes, "x.so"), "DT_NEEDED 0: string offset 2147483647");
+    lying(good.data_offset.at(".dynamic") + 8, 8, 0x7fffffff, "DT_NEEDED 0: string offset 2147483647");
   }
-  SECTION("st_name past .dynstr") {
-    auto img = good;
-    img.set(img.data_offset.at(".dynsym") + 24, 4, 0xfffffff0u);
-    require_invalid(parse_binary(img.bytes, "x.so"), "symbol 1 st_name");
-  }
+  SECTION("st_name past .dynstr") { lying(good.data_offset.at(".dynsym") + 24, 4, 0xfffffff0u, "symbol 1 st_name"); }
 }
 
 TEST_CASE("version-need chains that lie or would loop terminate as errors", "[inspect][elf]") {
@@ -400,33 +365,20 @@ TEST_CASE("PE: truncated or lying headers", "[inspect][pe]") {
 
 TEST_CASE("extension module suffixes", "[inspect]") {
   const auto s = [](std::string_view name) { return extension_suffix(name); };
-  auto r = s("torch/_C.cpython-312-x86_64-linux-gnu.so");
-  REQUIRE(r);
-  CHECK(r->abi == "cpython-312");
-  CHECK(r->platform == "x86_64-linux-gnu");
-  r = s("x.cpython-313t-aarch64-linux-gnu.so");
-  REQUIRE(r);
-  CHECK(r->abi == "cpython-313t");
-  CHECK(r->platform == "aarch64-linux-gnu");
-  r = s("pkg/x.abi3.so");
-  REQUIRE(r);
-  CHECK(r->abi == "abi3");
-  CHECK(r->platform.empty());
-  r = s("pkg\\x.cp312-win_amd64.pyd");
-  REQUIRE(r);
-  CHECK(r->abi == "cp312");
-  CHECK(r->platform == "win_amd64");
-  r = s("x.PYD");
-  REQUIRE(r);
-  CHECK(r->abi.empty());
-  r = s("x.so");
-  REQUIRE(r);
-  CHECK(r->abi.empty());
-  CHECK(r->platform.empty());
-  r = s("x.pypy310-pp73-x86_64-linux-gnu.so");
-  REQUIRE(r);
-  CHECK(r->abi == "pypy310-pp73");
-  CHECK(r->platform == "x86_64-linux-gnu");
+  struct Row {
+    std::string_view name, abi, platform;
+  };
+  for (const Row& row : {Row{"torch/_C.cpython-312-x86_64-linux-gnu.so", "cpython-312", "x86_64-linux-gnu"},
+                         Row{"x.cpython-313t-aarch64-linux-gnu.so", "cpython-313t", "aarch64-linux-gnu"},
+                         Row{"pkg/x.abi3.so", "abi3", ""}, Row{"pkg\\x.cp312-win_amd64.pyd", "cp312", "win_amd64"},
+                         Row{"x.PYD", "", ""}, Row{"x.so", "", ""},
+                         Row{"x.pypy310-pp73-x86_64-linux-gnu.so", "pypy310-pp73", "x86_64-linux-gnu"}}) {
+    CAPTURE(row.name);
+    const auto r = s(row.name);
+    REQUIRE(r);
+    CHECK(r->abi == row.abi);
+    CHECK(r->platform == row.platform);
+  }
   CHECK_FALSE(s("libcudart.so.12"));
   CHECK_FALSE(s("x.py"));
   CHECK_FALSE(s(".so"));

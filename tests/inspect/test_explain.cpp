@@ -5,8 +5,9 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "support/backend_support.hpp"
 #include "inspect/binary_writer.hpp"
+#include "support/backend_support.hpp"
+#include "support/resolve_support.hpp"
 #include "support/test_support.hpp"
 #include "support/wheel_builder.hpp"
 #include "wheelfit/inspect/explain.hpp"
@@ -14,18 +15,10 @@
 using namespace wheelfit;
 using inspect::Verdict;
 using resolve::Demand;
+using test::make_machine;
 namespace bin = wheelfit::test::bin;
 
 namespace {
-
-machine::Machine make_machine(const std::vector<std::pair<std::string, std::string>>& facts) {
-  machine::Machine m;
-  for (const auto& [k, v] : facts) {
-    auto r = machine::set_fact(m, k, v, "test");
-    if (!r) throw std::runtime_error(r.error().message);
-  }
-  return m;
-}
 
 // Linux x86_64, glibc 2.35, Python 3.12, torch 2.8.0+cu128, driver CUDA 13.0, one sm_90 GPU.
 machine::Machine h100(std::vector<std::pair<std::string, std::string>> changes = {}) {
@@ -55,6 +48,20 @@ std::string library(const Lib& l) {
   if (!l.kernels.empty()) spec.extra.push_back(bin::Section{".nv_fatbin", 1, bin::fatbin_container(l.kernels)});
   return bin::write_library(spec).bytes;
 }
+
+/// CHECKs a demand's verdict and that its detail says `says` (the detail shown with a failure).
+void check_verdict(const inspect::DemandReport& r, Verdict verdict, const std::string& says) {
+  INFO(r.detail);
+  CHECK(r.verdict == verdict);
+  CHECK(r.detail.find(says) != std::string::npos);
+}
+
+/// A machine's GPUs, and the gpu_arch verdict and detail a module gets on them.
+struct GpuCase {
+  std::string gpus;
+  Verdict verdict;
+  std::string detail;
+};
 
 const std::string kTags = "cp312-cp312-manylinux_2_28_x86_64.whl";
 const std::string kName = "pkg-1.0+cu128torch2.8-" + kTags;
@@ -135,8 +142,7 @@ TEST_CASE("explain: gpu_arch per the CUDA coverage rule: SASS within a major, PT
   const auto e = explain(wheel_of(library(l)), kName, h100({{"gpus", row.gpus}}));
   const auto& g = demand(e, Demand::gpu_arch);
   INFO(g.detail);
-  CHECK(g.verdict == row.verdict);
-  CHECK(g.detail.find(row.detail) != std::string::npos);
+  check_verdict(g, row.verdict, row.detail);
   if (row.verdict == Verdict::fails) {
     CHECK_FALSE(e.fits());
     if (row.gpus != "none") CHECK(g.detail.find(kModule) != std::string::npos);
@@ -158,8 +164,7 @@ TEST_CASE("explain: glibc: the binaries' GLIBC_2.34 on a glibc 2.31 machine, and
   l.glibc = {"GLIBC_2.2.5", "GLIBC_2.34", "GLIBC_2.17"};
   const auto e = explain(wheel_of(library(l)), kName, h100({{"glibc", "2.31"}}));
   const auto& g = demand(e, Demand::glibc);
-  CHECK(g.verdict == Verdict::fails);
-  CHECK(g.detail.find("version 'GLIBC_2.34' not found") != std::string::npos);
+  check_verdict(g, Verdict::fails, "version 'GLIBC_2.34' not found");
   CHECK(g.detail.find("required by " + kModule) != std::string::npos);
   CHECK(g.wheel.find("GLIBC_2.34") != std::string::npos);
   // The tag said 2.28: pip installs it on 2.31, where it fails.
@@ -179,8 +184,7 @@ TEST_CASE("explain: the g++ fixture (pthread_create: GLIBC_2.34) on glibc 2.31",
   const auto e = explain(wheel_of(so), kName, h100({{"glibc", "2.31"}}));
   const auto& g = demand(e, Demand::glibc);
   INFO(g.detail);
-  CHECK(g.verdict == Verdict::fails);
-  CHECK(g.detail.find("version 'GLIBC_2.34' not found") != std::string::npos);
+  check_verdict(g, Verdict::fails, "version 'GLIBC_2.34' not found");
   CHECK(demand(e, Demand::torch).wheel.find("libc10.so") != std::string::npos);
   CHECK(demand(e, Demand::gpu_arch).verdict == Verdict::ok);  // no kernels in it
   CHECK(demand(e, Demand::python).verdict == Verdict::ok);
@@ -191,16 +195,11 @@ TEST_CASE("explain: a clang-built HIP module's gfx targets against ROCm machines
 #ifdef WHEELFIT_FIXTURE_HIP
   const auto so = test::read_file(std::filesystem::path(WHEELFIT_INSPECT_FIXTURES) / "hip_kernels.so");
   const std::string name = "pkg-1.0+rocm6.3torch2.7-" + kTags;
-  struct Row {
-    std::string gpus;
-    Verdict verdict;
-    std::string detail;
-  };
-  for (const Row& row : {Row{"gfx90a", Verdict::ok, "gfx90a runs gfx90a"}, Row{"gfx1030", Verdict::ok, "gfx1030 runs gfx1030"},
-                         Row{"gfx90a, gfx1030", Verdict::ok, "gfx1030 runs gfx1030"},
-                         Row{"gfx90a:xnack-", Verdict::ok, "gfx90a:xnack- runs gfx90a"},  // no feature: any setting
-                         Row{"gfx803", Verdict::fails, "nothing that runs on gfx803: hipErrorNoBinaryForGpu"},
-                         Row{"gfx942", Verdict::fails, "nothing that runs on gfx942"}}) {
+  for (const GpuCase& row : {GpuCase{"gfx90a", Verdict::ok, "gfx90a runs gfx90a"}, GpuCase{"gfx1030", Verdict::ok, "gfx1030 runs gfx1030"},
+                             GpuCase{"gfx90a, gfx1030", Verdict::ok, "gfx1030 runs gfx1030"},
+                             GpuCase{"gfx90a:xnack-", Verdict::ok, "gfx90a:xnack- runs gfx90a"},  // no feature: any setting
+                             GpuCase{"gfx803", Verdict::fails, "nothing that runs on gfx803: hipErrorNoBinaryForGpu"},
+                             GpuCase{"gfx942", Verdict::fails, "nothing that runs on gfx942"}}) {
     const auto m = make_machine({{"os", "linux"}, {"cpu_arch", "x86_64"}, {"glibc", "2.35"}, {"python", "3.12"},
                                  {"torch", "2.7.1+rocm6.3"}, {"backend", "rocm"}, {"gpus", row.gpus}});
     auto src = inspect::memory_source(wheel_of(so), name);
@@ -208,16 +207,14 @@ TEST_CASE("explain: a clang-built HIP module's gfx targets against ROCm machines
     REQUIRE(e);
     const auto& g = demand(*e, Demand::gpu_arch);
     INFO(row.gpus << ": " << g.wheel << " / " << g.detail);
-    CHECK(g.verdict == row.verdict);
-    CHECK(g.detail.find(row.detail) != std::string::npos);
+    check_verdict(g, row.verdict, row.detail);
     CHECK(g.wheel == "gfx1030, gfx90a (code_objects)");  // in the bundle's order
     REQUIRE(e->files.size() == 1);
     CHECK(e->files[0].device.list == "gfx1030;gfx90a");
     // The line demand is named by the backend, and its driver is not checked (no ROCm driver rule).
     const auto& line = demand(*e, Demand::line);
     CHECK(line.name == "rocm");
-    CHECK(line.verdict == Verdict::unknown);
-    CHECK(line.detail.find("driver's ROCm support is not checked") != std::string::npos);
+    check_verdict(line, Verdict::unknown, "driver's ROCm support is not checked");
   }
 #else
   WARN("SKIPPED: clang was not found at configure time; the .hip_fatbin is covered by hand-written bundles only");
@@ -244,19 +241,13 @@ TEST_CASE("explain: a fatbin read by the wrong backend is a warning, not a crash
 #ifdef WHEELFIT_FIXTURE_NVCC
 TEST_CASE("explain: nvcc's fatbinary (sm_80, sm_90, sm_90a SASS + compute_90 PTX) against GPUs", "[inspect][explain]") {
   const auto so = test::read_file(std::filesystem::path(WHEELFIT_INSPECT_FIXTURES) / "cuda_kernels.so");
-  struct Row {
-    std::string gpus;
-    Verdict verdict;
-    std::string detail;
-  };
-  for (const Row& row : {Row{"9.0", Verdict::ok, "sm 9.0 runs sm_90 SASS"}, Row{"8.6", Verdict::ok, "sm 8.6 runs sm_80 SASS"},
-                         Row{"12.0", Verdict::ok, "sm 12.0 runs compute_90 PTX"},
-                         Row{"7.5", Verdict::fails, "no kernel image is available for execution on the device"}}) {
+  for (const GpuCase& row : {GpuCase{"9.0", Verdict::ok, "sm 9.0 runs sm_90 SASS"}, GpuCase{"8.6", Verdict::ok, "sm 8.6 runs sm_80 SASS"},
+                             GpuCase{"12.0", Verdict::ok, "sm 12.0 runs compute_90 PTX"},
+                             GpuCase{"7.5", Verdict::fails, "no kernel image is available for execution on the device"}}) {
     const auto e = explain(wheel_of(so), kName, h100({{"gpus", row.gpus}}));
     const auto& g = demand(e, Demand::gpu_arch);
     INFO(row.gpus << ": " << g.wheel << " / " << g.detail);
-    CHECK(g.verdict == row.verdict);
-    CHECK(g.detail.find(row.detail) != std::string::npos);
+    check_verdict(g, row.verdict, row.detail);
     CHECK(g.wheel.find("sm_90a") != std::string::npos);
     CHECK(g.wheel.find("compute_90 (ptx)") != std::string::npos);
   }
@@ -282,8 +273,7 @@ TEST_CASE("explain: torch, cuda and python from the label, the linked libraries 
   SECTION("another torch minor: undefined symbol") {
     const auto e = explain(wheel_of(library({})), kName, h100({{"torch", "2.9.0+cu128"}}));
     const auto& t = demand(e, Demand::torch);
-    CHECK(t.verdict == Verdict::fails);
-    CHECK(t.detail.find("undefined symbol: _ZN3c10") != std::string::npos);
+    check_verdict(t, Verdict::fails, "undefined symbol: _ZN3c10");
   }
   SECTION("links libtorch, but the label names no torch: unknown, and warned") {
     const auto e = explain(wheel_of(library({})), "pkg-1.0-" + kTags, h100());
@@ -293,8 +283,7 @@ TEST_CASE("explain: torch, cuda and python from the label, the linked libraries 
   SECTION("a driver too old for the CUDA runtime") {
     const auto e = explain(wheel_of(library({})), kName, h100({{"driver_line", "11.8"}}));
     const auto& c = demand(e, Demand::line);
-    CHECK(c.verdict == Verdict::fails);
-    CHECK(c.detail.find("CUDA driver version is insufficient for CUDA runtime version") != std::string::npos);
+    check_verdict(c, Verdict::fails, "CUDA driver version is insufficient for CUDA runtime version");
   }
   SECTION("a CPU build of torch") {
     const auto e = explain(wheel_of(library({})), kName, h100({{"torch", "2.8.0+cpu"}}));
@@ -303,8 +292,7 @@ TEST_CASE("explain: torch, cuda and python from the label, the linked libraries 
   SECTION("a module built for another CPython") {
     const auto e = explain(wheel_of(library({}), "pkg/_C.cpython-311-x86_64-linux-gnu.so"), kName, h100());
     const auto& p = demand(e, Demand::python);
-    CHECK(p.verdict == Verdict::fails);
-    CHECK(p.detail.find("No module named 'pkg._C'") != std::string::npos);
+    check_verdict(p, Verdict::fails, "No module named 'pkg._C'");
   }
   SECTION("abi3 claimed, cpython-312 built: warned") {
     const auto e = explain(wheel_of(library({})), "pkg-1.0+cu128torch2.8-cp39-abi3-manylinux_2_28_x86_64.whl", h100());

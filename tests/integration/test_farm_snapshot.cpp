@@ -128,9 +128,7 @@ TEST_CASE("farm snapshot: sageattn3 (10.0;12.0+PTX) fails sm_90 and fits sm_100"
     if (c.filename.find("torch2.8-cp312-cp312-manylinux") != std::string::npos)
       gpu_failed = c.failed.size() == 1 && c.failed[0].demand == resolve::Demand::gpu_arch;
   CHECK(gpu_failed);
-  auto m = test::h100();
-  REQUIRE(machine::set_fact(m, "gpus", "10.0", "test"));
-  CHECK(resolve_on_fixture({"sageattn3"}, m).ok());
+  CHECK(resolve_on_fixture({"sageattn3"}, test::h100_with({{"gpus", "10.0"}})).ok());
 }
 
 TEST_CASE("farm snapshot: anchor text != href for torch-free cumm", "[integration][fixtures]") {
@@ -141,9 +139,7 @@ TEST_CASE("farm snapshot: anchor text != href for torch-free cumm", "[integratio
 }
 
 TEST_CASE("farm snapshot: py3.13 is unresolved, every candidate failing python", "[integration][fixtures]") {
-  auto m = test::h100();
-  REQUIRE(machine::set_fact(m, "python", "3.13", "test"));
-  auto r = resolve_on_fixture({"cumesh", "nvdiffrast"}, m);
+  auto r = resolve_on_fixture({"cumesh", "nvdiffrast"}, test::h100_with({{"python", "3.13"}}));
   REQUIRE_FALSE(r.ok());
   CHECK(r.tiers[1].reason == "same combo as tier 1");
   const auto* pkgs = r.unresolved_tier();
@@ -161,10 +157,7 @@ TEST_CASE("farm snapshot: py3.13 is unresolved, every candidate failing python",
 }
 
 TEST_CASE("farm snapshot: aarch64 without torch tries the fallback, which is not published", "[integration][fixtures]") {
-  auto m = test::h100();
-  REQUIRE(machine::set_fact(m, "cpu_arch", "aarch64", "test"));
-  REQUIRE(machine::set_fact(m, "torch", "", "test"));
-  auto r = resolve_on_fixture({"cumesh"}, m);
+  auto r = resolve_on_fixture({"cumesh"}, test::h100_with({{"cpu_arch", "aarch64"}, {"torch", ""}}));
   REQUIRE_FALSE(r.ok());
   CHECK(r.tiers[0].status == resolve::TierOutcome::Status::skipped);
   CHECK_THAT(r.tiers[0].reason, Catch::Contains("no torch"));
@@ -182,19 +175,14 @@ TEST_CASE("farm snapshot: aarch64 without torch tries the fallback, which is not
 }
 
 TEST_CASE("farm snapshot: aarch64 with torch 2.11+cu128 resolves its own combo", "[integration][fixtures]") {
-  auto m = test::h100();
-  REQUIRE(machine::set_fact(m, "cpu_arch", "aarch64", "test"));
-  REQUIRE(machine::set_fact(m, "torch", "2.11.0+cu128", "test"));
-  auto r = resolve_on_fixture({"cumesh"}, m);
+  auto r = resolve_on_fixture({"cumesh"}, test::h100_with({{"cpu_arch", "aarch64"}, {"torch", "2.11.0+cu128"}}));
   REQUIRE(r.ok());
   CHECK(*r.tier == "bootstrap");
   CHECK_THAT(r.picks[0].filename, Catch::Contains("aarch64"));
 }
 
 TEST_CASE("farm snapshot: a GTX 1080 (6.1) on cu128 fails gpu_arch", "[integration][fixtures]") {
-  auto m = test::h100();
-  REQUIRE(machine::set_fact(m, "gpus", "6.1", "test"));
-  auto r = resolve_on_fixture({"cumesh"}, m);
+  auto r = resolve_on_fixture({"cumesh"}, test::h100_with({{"gpus", "6.1"}}));
   REQUIRE_FALSE(r.ok());
   const auto* pkgs = r.unresolved_tier();
   REQUIRE(pkgs);

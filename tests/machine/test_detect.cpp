@@ -9,19 +9,16 @@
 #include <vector>
 
 #include "fake_python.hpp"
+#include "support/checks.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/machine/detect.hpp"
 
 namespace fs = std::filesystem;
 namespace wm = wheelfit::machine;
+using namespace wheelfit::test;
 using wheelfit::Errc;
-using wheelfit::test::TempDir;
-using wheelfit::test::write_fake_python;
 
 namespace {
-
-using wheelfit::test::contains;
-using wheelfit::test::any_contains;
 
 wheelfit::model::NumericVersion nv(std::string_view t) { return wheelfit::model::NumericVersion::parse(t).value(); }
 
@@ -66,6 +63,11 @@ struct World {
     env["PATH"] = bin.string();
     env["XDG_CACHE_HOME"] = (dir / "cache").string();
   }
+  /// A machine with torch `version` installed, whose backends' detection answers `answers`.
+  World(const std::string& version, wm::BackendPayloads answers) : World() {
+    torch(version);
+    payloads = std::move(answers);
+  }
   void torch(const std::string& version) {
     wheelfit::test::write_dist_info(site, "torch-" + version + ".dist-info", "torch", version);
   }
@@ -87,6 +89,12 @@ struct World {
     });
   }
   wheelfit::Expected<wm::Detection> detect() { return detect(options()); }
+  /// detect() as with --backend `name`.
+  wheelfit::Expected<wm::Detection> detect_backend(const std::string& name) {
+    auto o = options();
+    o.backend = name;
+    return detect(o);
+  }
 };
 
 }  // namespace
@@ -117,28 +125,21 @@ TEST_CASE("parse_backend_payload reads the plugin ABI's detect JSON", "[machine]
     CHECK(r->error == "NVML crashed");
   }
   SECTION("malformed payloads are errors naming the backend") {
-    struct Row {
-      std::string text, message;
-    };
-    auto row = GENERATE(values<Row>({
-        {"", "is not JSON"},
-        {"{\"present\": true", "is not JSON"},
-        {"[]", "is not a JSON object"},
-        {"\"yes\"", "is not a JSON object"},
-        {R"({"present": "yes"})", "\"present\" is not true or false"},
-        {R"({"facts": []})", "\"facts\" is not an object"},
-        {R"({"devices": {}})", "\"devices\" is not a list"},
-        {R"({"devices": [1]})", "\"devices\" is not a list of objects"},
-        {R"({"notes": "x"})", "\"notes\" is not a list"},
-        {R"({"error": 5})", "\"error\" is not a string"},
-        {R"({"provenance": 1})", "\"provenance\" is not an object"},
-    }));
-    CAPTURE(row.text);
-    auto r = wm::parse_backend_payload("rocm", row.text);
-    REQUIRE_FALSE(r);
-    CHECK(r.error().is(Errc::invalid_input));
-    CHECK(contains(r.error().message, "backend rocm: detection payload"));
-    CHECK(contains(r.error().message, row.message));
+    check_refusals([](const std::string& text) { return wm::parse_backend_payload("rocm", text); },
+                   {"backend rocm: detection payload"},
+                   {
+                       {"", {"is not JSON"}},
+                       {"{\"present\": true", {"is not JSON"}},
+                       {"[]", {"is not a JSON object"}},
+                       {"\"yes\"", {"is not a JSON object"}},
+                       {R"({"present": "yes"})", {"\"present\" is not true or false"}},
+                       {R"({"facts": []})", {"\"facts\" is not an object"}},
+                       {R"({"devices": {}})", {"\"devices\" is not a list"}},
+                       {R"({"devices": [1]})", {"\"devices\" is not a list of objects"}},
+                       {R"({"notes": "x"})", {"\"notes\" is not a list"}},
+                       {R"({"error": 5})", {"\"error\" is not a string"}},
+                       {R"({"provenance": 1})", {"\"provenance\" is not an object"}},
+                   });
   }
 }
 
@@ -219,9 +220,7 @@ TEST_CASE("choose_backend asks the label function only for a label that is not c
 }
 
 TEST_CASE("detect_machine: a CUDA machine with two GPUs", "[machine][detect]") {
-  World w;
-  w.torch("2.8.0+cu128");
-  w.payloads = {{"cuda", kTwoCudaGpus}, {"rocm", kNoRocm}};
+  World w("2.8.0+cu128", {{"cuda", kTwoCudaGpus}, {"rocm", kNoRocm}});
   auto d = w.detect();
   REQUIRE(d);
   const auto& m = d->machine;
@@ -267,9 +266,7 @@ TEST_CASE("detect_machine: a CUDA machine with two GPUs", "[machine][detect]") {
 }
 
 TEST_CASE("detect_machine: a ROCm machine", "[machine][detect]") {
-  World w;
-  w.torch("2.7.1+rocm6.3");
-  w.payloads = {{"cuda", kNoCuda}, {"rocm", kMi210}};
+  World w("2.7.1+rocm6.3", {{"cuda", kNoCuda}, {"rocm", kMi210}});
   auto d = w.detect();
   REQUIRE(d);
   const auto& m = d->machine;
@@ -383,9 +380,7 @@ TEST_CASE("detect_machine: malformed payloads are notes, never failures", "[mach
 }
 
 TEST_CASE("detect_machine: overrides come first", "[machine][detect]") {
-  World w;
-  w.torch("2.8.0+cu128");
-  w.payloads = {{"cuda", kTwoCudaGpus}, {"rocm", kMi210}};
+  World w("2.8.0+cu128", {{"cuda", kTwoCudaGpus}, {"rocm", kMi210}});
 
   SECTION("WHEELFIT_OVERRIDE_* and CONDA_OVERRIDE_CUDA win over the backend's facts") {
     w.env["WHEELFIT_OVERRIDE_GPUS"] = "8.0";
@@ -446,9 +441,7 @@ TEST_CASE("detect_machine: overrides come first", "[machine][detect]") {
     CHECK(d->machine.provenance.at("backend") == "env WHEELFIT_OVERRIDE_BACKEND");
     CHECK(d->machine.gpus == Strings{"gfx90a:xnack-"});
     CHECK_FALSE(d->machine.driver_line);
-    auto o = w.options();
-    o.backend = "cpu";
-    auto e = w.detect(o);
+    auto e = w.detect_backend("cpu");
     REQUIRE(e);
     CHECK(e->machine.backend == "cpu");
     CHECK(e->machine.provenance.at("backend") == "--backend");
@@ -460,24 +453,15 @@ TEST_CASE("detect_machine: overrides come first", "[machine][detect]") {
     REQUIRE_FALSE(d);
     CHECK(contains(d.error().message, "WHEELFIT_OVERRIDE_GLIBC"));
     w.env.erase("WHEELFIT_OVERRIDE_GLIBC");
-    auto o = w.options();
-    o.backend = "Bad Name";
-    auto e = w.detect(o);
-    REQUIRE_FALSE(e);
-    CHECK(e.error().is(Errc::invalid_input));
-    CHECK(contains(e.error().message, "--backend"));
-    CHECK(contains(e.error().message, "Bad Name"));
-    o.backend = " ";
-    CHECK_FALSE(w.detect(o));
+    check_error(w.detect_backend("Bad Name"), Errc::invalid_input, {"--backend", "Bad Name"});
+    CHECK_FALSE(w.detect_backend(" "));
     w.env["WHEELFIT_OVERRIDE_BACKEND"] = "Bad Name";
     auto f = w.detect();
     REQUIRE_FALSE(f);
     CHECK(contains(f.error().message, "WHEELFIT_OVERRIDE_BACKEND"));
   }
   SECTION("--backend names any backend; one without detection leaves its facts unknown") {
-    auto o = w.options();
-    o.backend = "XPU";
-    auto d = w.detect(o);
+    auto d = w.detect_backend("XPU");
     REQUIRE(d);
     CHECK(d->machine.backend == "xpu");
     CHECK(d->machine.provenance.at("backend") == "--backend");

@@ -4,21 +4,17 @@
 #include <string>
 #include <vector>
 
+#include "support/checks.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/machine/machine.hpp"
 
+using namespace wheelfit::machine;
+using namespace wheelfit::test;
 using wheelfit::Errc;
-using wheelfit::machine::apply_env_overrides;
-using wheelfit::machine::Getenv;
-using wheelfit::machine::Machine;
-using wheelfit::machine::parse_machine_profile;
-using wheelfit::machine::set_fact;
 using wheelfit::model::NumericVersion;
 using wheelfit::model::Os;
 
 namespace {
-
-using wheelfit::test::contains;
 
 NumericVersion nv(std::string_view text) { return NumericVersion::parse(text).value(); }
 
@@ -167,11 +163,7 @@ TEST_CASE("parse_machine_profile: an empty profile knows nothing", "[machine]") 
 }
 
 TEST_CASE("parse_machine_profile refuses bad profiles", "[machine]") {
-  struct Case {
-    std::string text;
-    std::vector<std::string> expect;  // fragments of the message
-  };
-  const std::vector<Case> cases = {
+  check_refusals([](const std::string& text) { return parse_machine_profile(text, "prof.x"); }, {"prof.x"}, {
       // syntax
       {"os = \"linux\n", {"prof.x:1:", "TOML syntax error"}},
       {"{\"os\": \"linux\"} trailing", {"prof.x:1:", "JSON syntax error"}},
@@ -244,19 +236,7 @@ TEST_CASE("parse_machine_profile refuses bad profiles", "[machine]") {
       {"glibc = \"2.x\"\n", {"glibc = '2.x'"}},
       {"driver_version = \"580.65.\"\n", {"driver_version"}},
       {"torch = \"two\"\n", {"torch = 'two'"}},
-  };
-  for (const auto& c : cases) {
-    CAPTURE(c.text);
-    const auto m = parse_machine_profile(c.text, "prof.x");
-    REQUIRE_FALSE(m);
-    CAPTURE(m.error().message);
-    CHECK(m.error().is(Errc::invalid_input));
-    CHECK(contains(m.error().message, "prof.x"));
-    for (const auto& e : c.expect) {
-      CAPTURE(e);
-      CHECK(contains(m.error().message, e));
-    }
-  }
+  });
 }
 
 TEST_CASE("parse_machine_profile refuses text over 1 MiB", "[machine]") {
@@ -307,15 +287,15 @@ TEST_CASE("set_fact parses each key's text form", "[machine]") {
         {"gpu_targets", "-gfx90a", "\"gpus\":[\"-gfx90a\"]"},
         {"gpu_targets", "none", "\"gpus\":[]"},
     };
-    for (const auto& c : cases) {
-      CAPTURE(c.key, c.value);
+    for (const auto& [key, value, shown] : cases) {
+      CAPTURE(key, value);
       Machine m;
-      REQUIRE(set_fact(m, c.key, c.value, "test"));
-      CHECK(m.provenance.at(fact_of(c.key)) == "test");
+      REQUIRE(set_fact(m, key, value, "test"));
+      CHECK(m.provenance.at(fact_of(key)) == "test");
       CHECK(m.provenance.size() == 1);
       const std::string json = wheelfit::machine::to_json(m);
       CAPTURE(json);
-      CHECK(contains(json, c.shown));
+      CHECK(contains(json, shown));
     }
   }
   SECTION("refused values name the origin, the key and the value, and change nothing") {
@@ -332,18 +312,14 @@ TEST_CASE("set_fact parses each key's text form", "[machine]") {
         {"gpus", ",9.0"},     {"gpus", "sm/90"},       {"gpus", "gfx90a*"},  {"gpus", std::string(65, '9')},
         {"gpu_targets", "gfx 90a"}, {"gpu_targets", "gfx90a,,gfx942"}, {"gpu_targets", "gfx90a;gfx942"},
     };
-    for (const auto& c : cases) {
-      CAPTURE(c.key, c.value);
+    for (const auto& [key, value] : cases) {
+      CAPTURE(key, value);
       Machine m;
       REQUIRE(set_fact(m, "os", "linux", "before"));
       const Machine before = m;
-      const auto r = set_fact(m, c.key, c.value, "env WHEELFIT_OVERRIDE_X");
-      REQUIRE_FALSE(r);
-      CAPTURE(r.error().message);
-      CHECK(r.error().is(Errc::invalid_input));
-      CHECK(contains(r.error().message, "env WHEELFIT_OVERRIDE_X"));
-      CHECK(contains(r.error().message, c.key));  // named as the caller wrote it
-      CHECK(contains(r.error().message, c.value));
+      const auto r = set_fact(m, key, value, "env WHEELFIT_OVERRIDE_X");
+      // the key named as the caller wrote it
+      check_error(r, Errc::invalid_input, {"env WHEELFIT_OVERRIDE_X", key, value});
       CHECK(m == before);
     }
   }
@@ -354,23 +330,24 @@ TEST_CASE("set_fact parses each key's text form", "[machine]") {
     CHECK(contains(r.error().message, "unknown key 'gpu'"));
     CHECK(m == Machine{});
   }
-  SECTION("an empty value clears the fact and its provenance") {
+  // Each of `facts` set from "a", then each of `clearing` from "b".
+  using Facts = std::vector<std::pair<std::string, std::string>>;
+  const auto set_then_clear = [](const Facts& facts, const Facts& clearing) {
     Machine m;
-    REQUIRE(set_fact(m, "python", "3.13t", "a"));
-    REQUIRE(set_fact(m, "gpus", "8.6", "a"));
-    REQUIRE(set_fact(m, "python", "", "b"));
-    REQUIRE(set_fact(m, "gpus", "  ", "b"));
+    for (const auto& [key, value] : facts) REQUIRE(set_fact(m, key, value, "a"));
+    for (const auto& [key, value] : clearing) REQUIRE(set_fact(m, key, value, "b"));
+    return m;
+  };
+  SECTION("an empty value clears the fact and its provenance") {
+    const Machine m = set_then_clear({{"python", "3.13t"}, {"gpus", "8.6"}}, {{"python", ""}, {"gpus", "  "}});
     CHECK_FALSE(m.python);
     CHECK_FALSE(m.python_free_threaded);
     CHECK_FALSE(m.gpus);
     CHECK(m.provenance.empty());
   }
   SECTION("an old name clears the fact it names") {
-    Machine m;
-    REQUIRE(set_fact(m, "gpus", "gfx90a", "a"));
-    REQUIRE(set_fact(m, "driver_line", "13.0", "a"));
-    REQUIRE(set_fact(m, "gpu_targets", "", "b"));
-    REQUIRE(set_fact(m, "cuda_driver", " ", "b"));
+    const Machine m =
+        set_then_clear({{"gpus", "gfx90a"}, {"driver_line", "13.0"}}, {{"gpu_targets", ""}, {"cuda_driver", " "}});
     CHECK_FALSE(m.gpus);
     CHECK_FALSE(m.driver_line);
     CHECK(m.provenance.empty());
@@ -408,25 +385,25 @@ TEST_CASE("apply_env_overrides: each WHEELFIT_OVERRIDE_<KEY>", "[machine]") {
       {"WHEELFIT_OVERRIDE_GPU_TARGETS", "gfx90a, gfx942", "gpus"},
       {"CONDA_OVERRIDE_GLIBC", "2.17", "glibc"},
   };
-  for (const auto& c : cases) {
-    CAPTURE(c.var, c.value);
+  for (const auto& [var, value, key] : cases) {
+    CAPTURE(var, value);
     auto m = parse_machine_profile(kFullToml, "fleet.toml");
     REQUIRE(m);
     const Machine before = *m;
-    REQUIRE(apply_env_overrides(*m, env_of({{c.var, c.value}})));
-    CHECK(m->provenance.at(c.key) == "env " + c.var);
+    REQUIRE(apply_env_overrides(*m, env_of({{var, value}})));
+    CHECK(m->provenance.at(key) == "env " + var);
 
     Machine expected = before;
-    REQUIRE(set_fact(expected, c.key, c.value, "env " + c.var));
+    REQUIRE(set_fact(expected, key, value, "env " + var));
     CHECK(*m == expected);
     CHECK(*m != before);
 
     // An empty value makes the fact absent.
     auto cleared = before;
-    REQUIRE(apply_env_overrides(cleared, env_of({{c.var, ""}})));
-    CHECK(cleared.provenance.count(c.key) == 0);
-    CHECK(wheelfit::machine::to_json(cleared).find("\"" + c.key + "\":") == std::string::npos);
-    CHECK(cleared.provenance.size() == before.provenance.size() - before.provenance.count(c.key));
+    REQUIRE(apply_env_overrides(cleared, env_of({{var, ""}})));
+    CHECK(cleared.provenance.count(key) == 0);
+    CHECK(wheelfit::machine::to_json(cleared).find("\"" + key + "\":") == std::string::npos);
+    CHECK(cleared.provenance.size() == before.provenance.size() - before.provenance.count(key));
   }
 }
 
@@ -709,25 +686,15 @@ TEST_CASE("load_machine_profile reads files", "[machine]") {
 }
 
 TEST_CASE("parse_machine_profile quotes numbers as written", "[machine]") {
-  struct Case {
-    std::string text, expect;
-  };
-  const std::vector<Case> cases = {
-      {"python = 3.10\n", "quote it: python = \"3.10\""},
-      {"python   =   3.10   # comment\n", "quote it: python = \"3.10\""},
-      {"# é\nglibc = 2.30\n", "quote it: glibc = \"2.30\""},
-      {"{\"python\": 3.10}", "quote it: \"python\": \"3.10\""},
-      {"{\"provenance\": {\"python\": \"x\"},\n \"python\" :\n 3.10}", "quote it: \"python\": \"3.10\""},
-      {"gpus = [\"8.6\", 9.0]\n", "gpus[1] = 9.0 is a number; quote it: \"9.0\""},
-      {"{\"gpus\": [9.0]}", "gpus[0] = 9.0 is a number; quote it: \"9.0\""},
-  };
-  for (const auto& c : cases) {
-    CAPTURE(c.text);
-    const auto m = parse_machine_profile(c.text, "n");
-    REQUIRE_FALSE(m);
-    CAPTURE(m.error().message);
-    CHECK(contains(m.error().message, c.expect));
-  }
+  check_refusals([](const std::string& text) { return parse_machine_profile(text, "n"); }, {}, {
+      {"python = 3.10\n", {"quote it: python = \"3.10\""}},
+      {"python   =   3.10   # comment\n", {"quote it: python = \"3.10\""}},
+      {"# é\nglibc = 2.30\n", {"quote it: glibc = \"2.30\""}},
+      {"{\"python\": 3.10}", {"quote it: \"python\": \"3.10\""}},
+      {"{\"provenance\": {\"python\": \"x\"},\n \"python\" :\n 3.10}", {"quote it: \"python\": \"3.10\""}},
+      {"gpus = [\"8.6\", 9.0]\n", {"gpus[1] = 9.0 is a number; quote it: \"9.0\""}},
+      {"{\"gpus\": [9.0]}", {"gpus[0] = 9.0 is a number; quote it: \"9.0\""}},
+  });
 }
 
 TEST_CASE("parse_machine_profile ignores the informational keys detect --json writes", "[machine]") {

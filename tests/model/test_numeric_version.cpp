@@ -5,18 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "support/checks.hpp"
 #include "wheelfit/model/numeric_version.hpp"
 
 using wheelfit::Errc;
 using wheelfit::model::NumericVersion;
 
 namespace {
-NumericVersion nv(std::string_view text) {
-  auto parsed = NumericVersion::parse(text);
-  INFO("parsing '" << std::string(text) << "'");
-  REQUIRE(parsed.has_value());
-  return *parsed;
-}
+constexpr auto nv = &wheelfit::test::parse_ok<NumericVersion>;
 }  // namespace
 
 TEST_CASE("NumericVersion::parse reads dotted numbers", "[model][numeric_version]") {
@@ -40,11 +36,7 @@ TEST_CASE("NumericVersion::parse reads dotted numbers", "[model][numeric_version
 }
 
 TEST_CASE("NumericVersion::parse rejects everything else", "[model][numeric_version]") {
-  struct Row {
-    std::string input;
-    std::string says;
-  };
-  const std::vector<Row> rows{
+  wheelfit::test::check_rejects_quoting([](std::string_view text) { return NumericVersion::parse(text); }, {
       {"", "empty"},
       {"1..2", "expected a digit"},
       {"1.", "ends with a dot"},
@@ -59,16 +51,7 @@ TEST_CASE("NumericVersion::parse rejects everything else", "[model][numeric_vers
       {"3.12t", "unexpected character 't'"},
       {"1234567890", "more than 9 digits"},
       {"1.2.3.4.5.6.7.8.9", "more than 8 components"},
-  };
-  for (const auto& row : rows) {
-    CAPTURE(row.input);
-    auto parsed = NumericVersion::parse(row.input);
-    REQUIRE_FALSE(parsed.has_value());
-    CHECK(parsed.error().is(Errc::invalid_input));
-    CAPTURE(parsed.error().message);
-    CHECK(parsed.error().message.find("'" + row.input + "'") != std::string::npos);
-    CHECK(parsed.error().message.find(row.says) != std::string::npos);
-  }
+  });
 }
 
 TEST_CASE("NumericVersion compares numerically, trailing zeros ignored", "[model][numeric_version]") {

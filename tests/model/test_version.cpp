@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "support/checks.hpp"
 #include "wheelfit/model/version.hpp"
 
 using wheelfit::Errc;
@@ -15,11 +16,14 @@ using wheelfit::model::Version;
 
 namespace {
 
-Version v(std::string_view text) {
-  auto parsed = Version::parse(text);
-  INFO("parsing '" << std::string(text) << "'");
-  REQUIRE(parsed.has_value());
-  return *parsed;
+constexpr auto v = &wheelfit::test::parse_ok<Version>;
+
+/// Each version sorts strictly before the next.
+void check_chain(std::initializer_list<std::string_view> chain) {
+  for (auto it = chain.begin(); it + 1 != chain.end(); ++it) {
+    CAPTURE(*it, *(it + 1));
+    CHECK(v(*it) < v(*(it + 1)));
+  }
 }
 
 }  // namespace
@@ -97,15 +101,15 @@ TEST_CASE("Version::parse normalises PEP 440 spellings", "[model][version]") {
       {"0.2+CU128Torch2.10", "0.2+cu128torch2.10"},
       {"1.0+123456789012345678901234567890", "1.0+123456789012345678901234567890"},
   };
-  for (const auto& row : rows) {
-    CAPTURE(row.input);
-    auto parsed = Version::parse(row.input);
+  for (const auto& [input, normalised] : rows) {
+    CAPTURE(input);
+    auto parsed = Version::parse(input);
     REQUIRE(parsed.has_value());
-    CHECK(parsed->str() == row.normalised);
+    CHECK(parsed->str() == normalised);
     // The normal form parses back to itself.
     auto again = Version::parse(parsed->str());
     REQUIRE(again.has_value());
-    CHECK(again->str() == row.normalised);
+    CHECK(again->str() == normalised);
     CHECK(*again == *parsed);
   }
 }
@@ -154,11 +158,8 @@ TEST_CASE("Version::parse fills every component", "[model][version]") {
 }
 
 TEST_CASE("Version::parse rejects malformed versions", "[model][version]") {
-  struct Row {
-    std::string input;
-    std::string says;  // a fragment the message must contain
-  };
-  const std::vector<Row> rows{
+  // Each message quotes the input and says what was wrong.
+  wheelfit::test::check_rejects_quoting([](std::string_view text) { return Version::parse(text); }, {
       {"", "empty"},
       {"   ", "whitespace"},
       {"abc", "release number"},
@@ -201,17 +202,7 @@ TEST_CASE("Version::parse rejects malformed versions", "[model][version]") {
       {"1.0-1234567890123456789", "more than 18 digits"},
       {"1.0.dev1234567890123456789", "more than 18 digits"},
       {"18446744073709551616", "more than 18 digits"},  // 2^64: would wrap to 0
-  };
-  for (const auto& row : rows) {
-    CAPTURE(row.input);
-    auto parsed = Version::parse(row.input);
-    REQUIRE_FALSE(parsed.has_value());
-    CHECK(parsed.error().is(Errc::invalid_input));
-    const std::string& msg = parsed.error().message;
-    CAPTURE(msg);
-    CHECK(msg.find("'" + row.input + "'") != std::string::npos);  // quotes the input
-    CHECK(msg.find(row.says) != std::string::npos);              // and says what was wrong
-  }
+  });
 }
 
 TEST_CASE("Version ordering follows PEP 440", "[model][version]") {
@@ -281,11 +272,7 @@ TEST_CASE("Version ordering follows PEP 440", "[model][version]") {
   }
 
   SECTION("the header's chain: dev < pre-dev < pre < final < final+local < post") {
-    CHECK(v("1.0.dev0") < v("1.0a1.dev0"));
-    CHECK(v("1.0a1.dev0") < v("1.0a1"));
-    CHECK(v("1.0a1") < v("1.0"));
-    CHECK(v("1.0") < v("1.0+local"));
-    CHECK(v("1.0+local") < v("1.0.post1"));
+    check_chain({"1.0.dev0", "1.0a1.dev0", "1.0a1", "1.0", "1.0+local", "1.0.post1"});
   }
 
   SECTION("a dev-only release sorts before every pre-release of the same release") {
@@ -295,11 +282,8 @@ TEST_CASE("Version ordering follows PEP 440", "[model][version]") {
   }
 
   SECTION("post-releases: post-dev sits between the final release and the post-release") {
-    CHECK(v("1.0") < v("1.0.post0.dev0"));
-    CHECK(v("1.0.post0.dev0") < v("1.0.post0"));
-    CHECK(v("1.0.post1") < v("1.0.post2"));
-    CHECK(v("1.0.post2") < v("1.0.1"));
-    CHECK(v("1.0rc1.post1") < v("1.0"));
+    check_chain({"1.0rc1.post1", "1.0", "1.0.post0.dev0", "1.0.post0"});
+    check_chain({"1.0.post1", "1.0.post2", "1.0.1"});
   }
 
   SECTION("pre-release kinds order a < b < rc, whatever the spelling") {

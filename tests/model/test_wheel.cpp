@@ -6,33 +6,18 @@
 #include <string>
 #include <vector>
 
+#include "support/checks.hpp"
 #include "wheelfit/model/wheel.hpp"
 
+using namespace wheelfit::model;
 using wheelfit::Errc;
-using wheelfit::model::best_platform_fit;
-using wheelfit::model::NumericVersion;
-using wheelfit::model::Os;
-using wheelfit::model::parse_platform_tag;
-using wheelfit::model::parse_python_tag;
-using wheelfit::model::platform_fit;
-using wheelfit::model::PlatformFit;
-using wheelfit::model::PlatformTag;
-using wheelfit::model::PlatformTarget;
-using wheelfit::model::python_rank;
-using wheelfit::model::PythonTarget;
-using wheelfit::model::WheelName;
-using Kind = wheelfit::model::PlatformTag::Kind;
+using Kind = PlatformTag::Kind;
 
 namespace {
 
 NumericVersion nv(std::string_view text) { return NumericVersion::parse(text).value(); }
 
-WheelName wheel(std::string_view filename) {
-  auto parsed = WheelName::parse(filename);
-  INFO("parsing '" << std::string(filename) << "': " << (parsed ? std::string("ok") : parsed.error().message));
-  REQUIRE(parsed.has_value());
-  return *parsed;
-}
+constexpr auto wheel = &wheelfit::test::parse_ok<WheelName>;
 
 // A wheel with the given python-abi-platform tag triple.
 WheelName tagged(const std::string& tags) { return wheel("pkg-1.0-" + tags + ".whl"); }
@@ -44,6 +29,13 @@ PlatformTarget linux_x86(std::optional<std::string> glibc = "2.35") {
 }
 PlatformTarget linux_arm(std::string_view glibc = "2.39") { return PlatformTarget{Os::linux_, "aarch64", nv(glibc)}; }
 PlatformTarget windows_x86() { return PlatformTarget{Os::windows, "x86_64", std::nullopt}; }
+
+/// CHECKs which of the fit's demands pass: the OS, the CPU, the glibc floor.
+void check_demands(const PlatformFit& f, bool os, bool cpu, bool glibc) {
+  CHECK(f.os_ok == os);
+  CHECK(f.cpu_ok == cpu);
+  CHECK(f.glibc_ok == glibc);
+}
 
 }  // namespace
 
@@ -121,11 +113,7 @@ TEST_CASE("WheelName::parse splits PEP 427 names", "[model][wheel]") {
 }
 
 TEST_CASE("WheelName::parse rejects malformed names", "[model][wheel]") {
-  struct Row {
-    std::string input;
-    std::string says;
-  };
-  const std::vector<Row> rows{
+  wheelfit::test::check_rejects_quoting([](std::string_view name) { return WheelName::parse(name); }, {
       {"", "does not end in \".whl\""},
       {"foo-1.0-py3-none-any", "does not end in \".whl\""},
       {"foo-1.0-py3-none-any.zip", "does not end in \".whl\""},
@@ -159,73 +147,52 @@ TEST_CASE("WheelName::parse rejects malformed names", "[model][wheel]") {
       {"foo-1.0-py3.-none-any.whl", "empty tag"},
       {"foo-1.0-py3-none-any .whl", "platform tag 'any '"},
       {"foo-1.0-py3-no+ne-any.whl", "abi tag 'no+ne'"},
-  };
-  for (const auto& row : rows) {
-    CAPTURE(row.input);
-    auto parsed = WheelName::parse(row.input);
-    REQUIRE_FALSE(parsed.has_value());
-    CHECK(parsed.error().is(Errc::invalid_input));
-    const std::string& msg = parsed.error().message;
-    CAPTURE(msg);
-    CHECK(msg.find("'" + row.input + "'") != std::string::npos);
-    CHECK(msg.find(row.says) != std::string::npos);
-  }
+  });
 }
 
 TEST_CASE("parse_platform_tag understands PEP 600/656, Windows and macOS tags", "[model][wheel]") {
   struct Row {
-    std::string tag;
-    Kind kind;
-    std::optional<Os> os;
-    std::string cpu;
-    std::optional<std::string> libc;
+    std::string tag, cpu;
+    std::optional<std::string> libc;  ///< glibc, musl or macOS version
   };
-  const std::vector<Row> rows{
-      {"any", Kind::any, std::nullopt, "", std::nullopt},
-      {"manylinux_2_28_x86_64", Kind::manylinux, Os::linux_, "x86_64", "2.28"},
-      {"manylinux_2_17_aarch64", Kind::manylinux, Os::linux_, "aarch64", "2.17"},
-      {"manylinux_2_31_armv7l", Kind::manylinux, Os::linux_, "armv7l", "2.31"},
-      {"manylinux1_x86_64", Kind::manylinux, Os::linux_, "x86_64", "2.5"},
-      {"manylinux1_i686", Kind::manylinux, Os::linux_, "i686", "2.5"},
-      {"manylinux2010_x86_64", Kind::manylinux, Os::linux_, "x86_64", "2.12"},
-      {"manylinux2010_i686", Kind::manylinux, Os::linux_, "i686", "2.12"},
-      {"manylinux2014_x86_64", Kind::manylinux, Os::linux_, "x86_64", "2.17"},
-      {"manylinux2014_aarch64", Kind::manylinux, Os::linux_, "aarch64", "2.17"},
-      {"MANYLINUX_2_28_X86_64", Kind::manylinux, Os::linux_, "x86_64", "2.28"},
-      {"musllinux_1_2_x86_64", Kind::musllinux, Os::linux_, "x86_64", "1.2"},
-      {"musllinux_1_1_aarch64", Kind::musllinux, Os::linux_, "aarch64", "1.1"},
-      {"linux_x86_64", Kind::linux_plain, Os::linux_, "x86_64", std::nullopt},
-      {"linux_aarch64", Kind::linux_plain, Os::linux_, "aarch64", std::nullopt},
-      {"win_amd64", Kind::windows, Os::windows, "x86_64", std::nullopt},
-      {"win_arm64", Kind::windows, Os::windows, "aarch64", std::nullopt},
-      {"win32", Kind::windows, Os::windows, "i686", std::nullopt},
-      {"macosx_11_0_arm64", Kind::macos, Os::macos, "aarch64", "11.0"},
-      {"macosx_10_9_x86_64", Kind::macos, Os::macos, "x86_64", "10.9"},
-      {"macosx_10_9_universal2", Kind::macos, Os::macos, "universal2", "10.9"},
-      // unknown shapes: kept, never compatible
-      {"", Kind::unknown, std::nullopt, "", std::nullopt},
-      {"manylinux_2_x86_64", Kind::unknown, std::nullopt, "", std::nullopt},
-      {"manylinux_x_28_x86_64", Kind::unknown, std::nullopt, "", std::nullopt},
-      {"manylinux_2_28_", Kind::unknown, std::nullopt, "", std::nullopt},
-      {"manylinux_2_1234567890_x86_64", Kind::unknown, std::nullopt, "", std::nullopt},
-      {"manylinux1_", Kind::unknown, std::nullopt, "", std::nullopt},
-      {"linux_", Kind::unknown, std::nullopt, "", std::nullopt},
-      {"win_", Kind::unknown, std::nullopt, "", std::nullopt},
-      {"macosx_11_arm64", Kind::unknown, std::nullopt, "", std::nullopt},
-      {"freebsd_13_x86_64", Kind::unknown, std::nullopt, "", std::nullopt},
-      {"android_21_arm64_v8a", Kind::unknown, std::nullopt, "", std::nullopt},
-      {"anyx", Kind::unknown, std::nullopt, "", std::nullopt},
-      {"linux x86_64", Kind::unknown, std::nullopt, "", std::nullopt},
+  // Each tag parses to `kind` on `os`, with the row's CPU and libc.
+  const auto check = [](Kind kind, std::optional<Os> os, std::initializer_list<Row> rows) {
+    for (const Row& row : rows) {
+      CAPTURE(row.tag);
+      const PlatformTag t = parse_platform_tag(row.tag);
+      CHECK(t.tag == row.tag);
+      CHECK(t.kind == kind);
+      CHECK(t.os == os);
+      CHECK(t.cpu_arch == row.cpu);
+      CHECK(t.libc.has_value() == row.libc.has_value());
+      if (t.libc && row.libc) CHECK(t.libc->str() == *row.libc);
+    }
   };
-  for (const auto& row : rows) {
-    CAPTURE(row.tag);
-    const PlatformTag t = parse_platform_tag(row.tag);
-    CHECK(t.tag == row.tag);
-    CHECK(t.kind == row.kind);
-    CHECK(t.os == row.os);
-    CHECK(t.cpu_arch == row.cpu);
-    CHECK(t.libc.has_value() == row.libc.has_value());
-    if (t.libc && row.libc) CHECK(t.libc->str() == *row.libc);
+  check(Kind::any, std::nullopt, {{"any", "", std::nullopt}});
+  check(Kind::manylinux, Os::linux_,
+        {{"manylinux_2_28_x86_64", "x86_64", "2.28"},
+         {"manylinux_2_17_aarch64", "aarch64", "2.17"},
+         {"manylinux_2_31_armv7l", "armv7l", "2.31"},
+         {"manylinux1_x86_64", "x86_64", "2.5"},
+         {"manylinux1_i686", "i686", "2.5"},
+         {"manylinux2010_x86_64", "x86_64", "2.12"},
+         {"manylinux2010_i686", "i686", "2.12"},
+         {"manylinux2014_x86_64", "x86_64", "2.17"},
+         {"manylinux2014_aarch64", "aarch64", "2.17"},
+         {"MANYLINUX_2_28_X86_64", "x86_64", "2.28"}});
+  check(Kind::musllinux, Os::linux_, {{"musllinux_1_2_x86_64", "x86_64", "1.2"}, {"musllinux_1_1_aarch64", "aarch64", "1.1"}});
+  check(Kind::linux_plain, Os::linux_, {{"linux_x86_64", "x86_64", std::nullopt}, {"linux_aarch64", "aarch64", std::nullopt}});
+  check(Kind::windows, Os::windows,
+        {{"win_amd64", "x86_64", std::nullopt}, {"win_arm64", "aarch64", std::nullopt}, {"win32", "i686", std::nullopt}});
+  check(Kind::macos, Os::macos,
+        {{"macosx_11_0_arm64", "aarch64", "11.0"},
+         {"macosx_10_9_x86_64", "x86_64", "10.9"},
+         {"macosx_10_9_universal2", "universal2", "10.9"}});
+  // unknown shapes: kept, never compatible
+  for (const char* tag : {"", "manylinux_2_x86_64", "manylinux_x_28_x86_64", "manylinux_2_28_", "manylinux_2_1234567890_x86_64",
+                          "manylinux1_", "linux_", "win_", "macosx_11_arm64", "freebsd_13_x86_64", "android_21_arm64_v8a",
+                          "anyx", "linux x86_64"}) {
+    check(Kind::unknown, std::nullopt, {{tag, "", std::nullopt}});
   }
 }
 
@@ -414,14 +381,9 @@ TEST_CASE("platform_fit says which platform demand fails", "[model][wheel]") {
   }
   SECTION("a Windows wheel on Linux fails os, and cpu when it differs") {
     const PlatformFit same_cpu = platform_fit(parse_platform_tag("win_amd64"), linux_x86());
-    CHECK_FALSE(same_cpu.os_ok);
-    CHECK(same_cpu.cpu_ok);
-    CHECK(same_cpu.glibc_ok);
+    check_demands(same_cpu, false, true, true);
     CHECK_FALSE(same_cpu.glibc_checked);
-    const PlatformFit other_cpu = platform_fit(parse_platform_tag("win_amd64"), linux_arm());
-    CHECK_FALSE(other_cpu.os_ok);
-    CHECK_FALSE(other_cpu.cpu_ok);
-    CHECK(other_cpu.glibc_ok);
+    check_demands(platform_fit(parse_platform_tag("win_amd64"), linux_arm()), false, false, true);
   }
   SECTION("Windows tags on Windows") {
     CHECK(platform_fit(parse_platform_tag("win_amd64"), windows_x86()).ok());
@@ -463,9 +425,7 @@ TEST_CASE("platform_fit says which platform demand fails", "[model][wheel]") {
   }
   SECTION("musllinux never fits a glibc machine: the glibc demand fails") {
     const PlatformFit f = platform_fit(parse_platform_tag("musllinux_1_2_x86_64"), linux_x86("2.39"));
-    CHECK(f.os_ok);
-    CHECK(f.cpu_ok);
-    CHECK_FALSE(f.glibc_ok);
+    check_demands(f, true, true, false);
     CHECK(f.glibc_checked);
     CHECK_FALSE(platform_fit(parse_platform_tag("musllinux_1_2_x86_64"), linux_x86(std::nullopt)).ok());
   }
@@ -516,9 +476,7 @@ TEST_CASE("best_platform_fit picks the best tag, or the least-failing one", "[mo
     // glibc 2.17: neither; the report says glibc.
     const PlatformFit on_217 = best_platform_fit(w, linux_x86("2.17"));
     CHECK_FALSE(on_217.ok());
-    CHECK(on_217.os_ok);
-    CHECK(on_217.cpu_ok);
-    CHECK_FALSE(on_217.glibc_ok);
+    check_demands(on_217, true, true, false);
   }
   SECTION("a fitting tag wins over a better-ranked failing one") {
     const WheelName w = wheel("x-1.0-cp312-cp312-manylinux_2_39_x86_64.linux_x86_64.whl");
@@ -533,9 +491,7 @@ TEST_CASE("best_platform_fit picks the best tag, or the least-failing one", "[mo
         wheel("x-1.0-cp312-cp312-win_amd64.manylinux_2_28_x86_64.manylinux_2_28_aarch64.whl");
     const PlatformFit f = best_platform_fit(w, linux_arm("2.17"));
     CHECK_FALSE(f.ok());
-    CHECK(f.os_ok);
-    CHECK(f.cpu_ok);
-    CHECK_FALSE(f.glibc_ok);
+    check_demands(f, true, true, false);
   }
   SECTION("a Windows wheel on Linux") {
     const PlatformFit f = best_platform_fit(wheel("cubvh-0.1.2+cu128torch2.8-cp312-cp312-win_amd64.whl"), linux_x86());

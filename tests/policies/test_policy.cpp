@@ -49,10 +49,7 @@ TEST_CASE("the CUDA backend's policy parses and names itself", "[policies]") {
 TEST_CASE("Policy::arch_list: package override, then exception, then the platform row", "[policies]") {
   const auto& p = wheelfit::test::cuda_policy();
   struct Row {
-    const char* package;
-    const char* cuda;
-    const char* torch;
-    const char* platform;
+    std::string_view package, cuda, torch, platform;
     const char* archs;       // nullptr: nullopt
     const char* provenance;  // a substring
   };
@@ -136,10 +133,7 @@ TEST_CASE("Policy::platform_arch_list ignores package overrides", "[policies]") 
 TEST_CASE("Policy::pytorch_shipped answers from the PyTorch matrix", "[policies]") {
   const auto& p = wheelfit::test::cuda_policy();
   struct Row {
-    const char* cuda;
-    const char* torch;
-    const char* python;
-    const char* platform;
+    std::string_view cuda, torch, python, platform;
     bool shipped;
   };
   const Row rows[] = {
@@ -189,9 +183,7 @@ TEST_CASE("Policy::pytorch_shipped answers from the PyTorch matrix", "[policies]
 TEST_CASE("Policy::torch_family is the torch family table of policies/README.md", "[policies]") {
   const auto& p = wheelfit::test::cuda_policy();
   struct Row {
-    const char* torch;
-    const char* vision;
-    const char* audio;
+    std::string_view torch, vision, audio;
   };
   const Row rows[] = {
       {"2.4", "0.19", "2.4"},   {"2.5", "0.20", "2.5"},   {"2.6", "0.21", "2.6"},

@@ -86,17 +86,22 @@ std::map<std::string, std::map<std::string, std::string>> read_arch_policy_yml()
 
 using CellKey = std::tuple<std::string, std::string, std::string, std::string>;  // platform, cuda, torch, python
 
+// The cells of scraped_torch_matrix.json's "combos", by torch minor, in the policy's spellings.
+std::set<CellKey> scraped_cells(const boost::json::value& scraped) {
+  std::set<CellKey> out;
+  for (const auto& row : scraped.at("combos").as_array()) {
+    const auto& o = row.as_object();
+    out.emplace(farm_platform(std::string(o.at("platform").as_string())), cuda_from_tag(std::string(o.at("cuda").as_string())),
+                minor_of(std::string(o.at("torch").as_string())), std::string(o.at("python").as_string()));
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("the built-in matrix is exactly the scraped PyTorch matrix, by torch minor", "[policies][fixtures]") {
   const auto data = read_json(defaults_dir() / "scraped_torch_matrix.json");
-  std::set<CellKey> expected;
-  for (const auto& row : data.at("combos").as_array()) {
-    const auto& o = row.as_object();
-    expected.emplace(farm_platform(std::string(o.at("platform").as_string())),
-                     cuda_from_tag(std::string(o.at("cuda").as_string())),
-                     minor_of(std::string(o.at("torch").as_string())), std::string(o.at("python").as_string()));
-  }
+  const std::set<CellKey> expected = scraped_cells(data);
   REQUIRE(data.at("combos").as_array().size() == 514);
 
   std::set<CellKey> actual;
@@ -124,14 +129,7 @@ TEST_CASE("the grid's phantom cells are not shipped per the policy", "[policies]
   // as shipped when any patch shipped), so a phantom is shipped per the policy exactly when the
   // scraped matrix has another patch of the same minor there. In this data that is the five
   // cu129 / torch 2.9 / windows cells (grid pins 2.9.1, PyTorch shipped only 2.9.0 there).
-  const auto scraped = read_json(defaults_dir() / "scraped_torch_matrix.json");
-  std::set<CellKey> minors;
-  for (const auto& row : scraped.at("combos").as_array()) {
-    const auto& o = row.as_object();
-    minors.emplace(farm_platform(std::string(o.at("platform").as_string())),
-                   cuda_from_tag(std::string(o.at("cuda").as_string())),
-                   minor_of(std::string(o.at("torch").as_string())), std::string(o.at("python").as_string()));
-  }
+  const std::set<CellKey> minors = scraped_cells(read_json(defaults_dir() / "scraped_torch_matrix.json"));
   const auto data = read_json(defaults_dir() / "phantom_combos.json");
   const auto& combos = data.at("combos").as_array();
   REQUIRE(combos.size() == 47);

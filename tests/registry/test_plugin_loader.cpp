@@ -8,6 +8,7 @@
 
 #include <boost/json.hpp>
 #include <filesystem>
+#include <functional>
 
 #include "support/test_support.hpp"
 #include "wheelfit/model/numeric_version.hpp"
@@ -47,6 +48,11 @@ struct PluginFolder {
 };
 
 void chmod_add(const fs::path& p, fs::perms perms) { fs::permissions(p, perms, fs::perm_options::add); }
+
+/// A setup copying the test plugin `kase` into a PluginFolder.
+std::function<void(PluginFolder&)> adding(std::string kase) {
+  return [kase](PluginFolder& f) { f.add(kase); };
+}
 
 }  // namespace
 
@@ -143,7 +149,7 @@ TEST_CASE("load_plugins: a whole backend from one plugin folder, no core change"
 TEST_CASE("load_plugins skips a bad file with its reason and loads nothing from it", "[registry][plugins]") {
   struct Row {
     const char* what;
-    void (*setup)(PluginFolder&);
+    std::function<void(PluginFolder&)> setup;
     SkipReason kind;
     std::vector<std::string> says;
   };
@@ -164,19 +170,17 @@ TEST_CASE("load_plugins skips a bad file with its reason and loads nothing from 
       {"a truncated ELF file",
        [](PluginFolder& f) { test::write_file(f.dir / "trunc.so", std::string("\x7f" "ELF\x02\x01\x01", 7) + std::string(9, '\0')); },
        SkipReason::load_failed, {"failed to load: ", "trunc.so"}},
-      {"a library without the entry", [](PluginFolder& f) { f.add("no_entry"); }, SkipReason::no_entry,
+      {"a library without the entry", adding("no_entry"), SkipReason::no_entry,
        {"no wheelfit_backend_entry entry point"}},
-      {"an entry returning NULL", [](PluginFolder& f) { f.add("null_entry"); }, SkipReason::entry_failed,
-       {"returned NULL"}},
-      {"a plugin built for ABI 1", [](PluginFolder& f) { f.add("wrong_abi"); }, SkipReason::abi_mismatch,
+      {"an entry returning NULL", adding("null_entry"), SkipReason::entry_failed, {"returned NULL"}},
+      {"a plugin built for ABI 1", adding("wrong_abi"), SkipReason::abi_mismatch,
        {"built for wheelfit backend ABI 1; this wheelfit reads ABI 2"}},
-      {"a descriptor smaller than v2", [](PluginFolder& f) { f.add("small"); }, SkipReason::bad_descriptor,
+      {"a descriptor smaller than v2", adding("small"), SkipReason::bad_descriptor,
        {"descriptor size 8 is smaller than wheelfit_backend_v2"}},
-      {"an invalid backend name", [](PluginFolder& f) { f.add("bad_name"); }, SkipReason::bad_descriptor,
-       {"backend name 'Not A Name'"}},
-      {"an empty policy_json", [](PluginFolder& f) { f.add("no_policy"); }, SkipReason::bad_descriptor,
+      {"an invalid backend name", adding("bad_name"), SkipReason::bad_descriptor, {"backend name 'Not A Name'"}},
+      {"an empty policy_json", adding("no_policy"), SkipReason::bad_descriptor,
        {"descriptor field 'policy_json' is empty"}},
-      {"a NULL match_targets", [](PluginFolder& f) { f.add("no_rules"); }, SkipReason::bad_descriptor,
+      {"a NULL match_targets", adding("no_rules"), SkipReason::bad_descriptor,
        {"descriptor function 'match_targets' is NULL (required)"}},
   }));
   CAPTURE(row.what);
@@ -378,14 +382,24 @@ TEST_CASE("load_plugins over a list of folders: the first to supply a backend wi
       fs::copy_file(test_plugin(kase), to);
       return to;
     }
+    /// Copies the test plugin `kase` into folder "ww" and makes the folder world-writable.
+    void add_world_writable(const std::string& kase) {
+      add("ww", kase);
+      chmod_add(at("ww"), fs::perms::others_write);
+    }
+    /// A setup copying the test plugin `kase` into `folder`.
+    static std::function<void(Folders&)> adding(std::string folder, std::string kase) {
+      return [folder, kase](Folders& f) { f.add(folder, kase); };
+    }
   };
   struct Loaded {
     const char* backend;
     const char* folder;
   };
+
   struct Row {
     const char* what;
-    void (*setup)(Folders&);
+    std::function<void(Folders&)> setup;
     std::string env;  // WHEELFIT_PLUGIN_PATH, with {T} standing for the temporary folder
     const char* builtin;
     std::vector<Loaded> loaded;
@@ -415,31 +429,23 @@ TEST_CASE("load_plugins over a list of folders: the first to supply a backend wi
        },
        "{T}/a", "b", {{"fake", "a"}}, {SkipReason::duplicate_name}, {std::nullopt, std::nullopt}, std::nullopt,
        {"/a/libwheelfit_test_plugin_fake_again.so (loaded)"}},
-      {"empty entries are ignored",
-       [](Folders& f) { f.add("a", "fake"); },
+      {"empty entries are ignored", Folders::adding("a", "fake"),
        ":{T}/a::", "b", {{"fake", "a"}}, {}, {std::nullopt, Errc::not_found}, std::nullopt, {}},
-      {"a missing folder in the list is reported, the others still load",
-       [](Folders& f) { f.add("b", "fake"); },
+      {"a missing folder in the list is reported, the others still load", Folders::adding("b", "fake"),
        "{T}/missing", "b", {{"fake", "b"}}, {}, {Errc::not_found, std::nullopt}, std::nullopt, {}},
       {"a world-writable folder in the list is refused, nothing loads from it",
        [](Folders& f) {
-         f.add("ww", "throwing");
-         chmod_add(f.at("ww"), fs::perms::others_write);
+         f.add_world_writable("throwing");
          f.add("b", "fake");
        },
        "{T}/ww", "b", {{"fake", "b"}}, {}, {Errc::invalid_input, std::nullopt}, std::nullopt, {}},
-      {"a missing built-in folder is fine when the list supplies plugins",
-       [](Folders& f) { f.add("a", "fake"); },
+      {"a missing built-in folder is fine when the list supplies plugins", Folders::adding("a", "fake"),
        "{T}/a", "missing", {{"fake", "a"}}, {}, {std::nullopt, Errc::not_found}, std::nullopt, {}},
       {"no folder can be used: an error naming each",
-       [](Folders& f) {
-         f.add("ww", "fake");
-         chmod_add(f.at("ww"), fs::perms::others_write);
-       },
+       [](Folders& f) { f.add_world_writable("fake"); },
        "{T}/ww", "missing", {}, {}, {Errc::invalid_input, Errc::not_found}, Errc::invalid_input,
        {"no plugin folder could be used: ", "/ww: the plugin folder is world-writable", "/missing: no such plugin folder"}},
-      {"a folder listed twice is searched once: no duplicate of itself",
-       [](Folders& f) { f.add("a", "fake"); },
+      {"a folder listed twice is searched once: no duplicate of itself", Folders::adding("a", "fake"),
        "{T}/a:{T}/a/", "a", {{"fake", "a"}}, {}, {std::nullopt}, std::nullopt, {}},
       {"an empty folder is used, and loads nothing",
        [](Folders& f) {

@@ -88,7 +88,7 @@ TEST_CASE("resolve ranks manylinux above an unrepaired linux_x86_64 wheel of the
 TEST_CASE("resolve judges every candidate on the seven demands", "[resolve][demands]") {
   struct Row {
     std::string what;
-    std::vector<std::pair<std::string, std::string>> machine_changes;
+    test::Facts machine_changes;
     std::string filename;
     std::vector<Demand> failed;
   };
@@ -110,9 +110,7 @@ TEST_CASE("resolve judges every candidate on the seven demands", "[resolve][dema
        {Demand::torch, Demand::line, Demand::python, Demand::cpu_arch, Demand::os}},
   }));
   CAPTURE(row.what);
-  auto m = test::h100();
-  for (const auto& [k, v] : row.machine_changes) REQUIRE(machine::set_fact(m, k, v, "test"));
-  auto r = run(test::workspace({"pkg"}), m, test::snapshot({{"pkg", {{row.filename}}}}));
+  auto r = run(test::workspace({"pkg"}), test::h100_with(row.machine_changes), test::snapshot({{"pkg", {{row.filename}}}}));
   REQUIRE_FALSE(r.ok());
   auto got = demands_of(verdict(r, row.filename));
   std::sort(got.begin(), got.end());
@@ -122,8 +120,7 @@ TEST_CASE("resolve judges every candidate on the seven demands", "[resolve][dema
 }
 
 TEST_CASE("resolve names what the wheel asks and what the machine has", "[resolve][demands]") {
-  auto m = test::h100();
-  REQUIRE(machine::set_fact(m, "gpus", "6.1", "test"));
+  const auto m = test::h100_with({{"gpus", "6.1"}});
   const std::string f = "pkg-1.0+cu128torch2.8-" + x86;
   auto r = run(test::workspace({"pkg"}), m, test::snapshot({{"pkg", {{f}}}}));
   const auto& v = verdict(r, f);
@@ -142,9 +139,7 @@ TEST_CASE("resolve matches the anchor text and installs the href", "[resolve][se
 }
 
 TEST_CASE("resolve reads legacy dot-less combo labels", "[resolve][combo]") {
-  auto m = test::h100();
-  REQUIRE(machine::set_fact(m, "torch", "2.4.1+cu124", "test"));
-  REQUIRE(machine::set_fact(m, "gpus", "8.6", "test"));
+  const auto m = test::h100_with({{"torch", "2.4.1+cu124"}, {"gpus", "8.6"}});
   auto snap = test::snapshot({{"pkg", {{"pkg-1.0+cu124torch24-" + x86}, {"pkg-1.0+cu124torch210-" + x86}}}});
   auto r = run(test::workspace({"pkg"}), m, snap);
   REQUIRE(r.ok());
@@ -152,8 +147,7 @@ TEST_CASE("resolve reads legacy dot-less combo labels", "[resolve][combo]") {
 }
 
 TEST_CASE("resolve falls back to tier 2 and pins the torch family for it", "[resolve][tiers]") {
-  auto m = test::h100();
-  REQUIRE(machine::set_fact(m, "torch", "2.9.1+cu130", "test"));
+  const auto m = test::h100_with({{"torch", "2.9.1+cu130"}});
   auto r = run(test::workspace({"pkg"}), m, test::snapshot({{"pkg", {{"pkg-1.0+cu128torch2.8-" + x86}}}}));
   REQUIRE(r.ok());
   CHECK(*r.tier == "fallback");
@@ -173,7 +167,7 @@ TEST_CASE("resolve falls back to tier 2 and pins the torch family for it", "[res
 TEST_CASE("resolve skips tier 2 with the reason", "[resolve][tiers]") {
   struct Row {
     std::string what;
-    std::vector<std::pair<std::string, std::string>> changes;
+    test::Facts changes;
     std::string reason_part;
   };
   auto row = GENERATE(values<Row>({
@@ -183,9 +177,8 @@ TEST_CASE("resolve skips tier 2 with the reason", "[resolve][tiers]") {
       {"same combo as tier 1", {}, "same combo as tier 1"},
   }));
   CAPTURE(row.what);
-  auto m = test::h100();
-  for (const auto& [k, v] : row.changes) REQUIRE(machine::set_fact(m, k, v, "test"));
-  auto r = run(test::workspace({"pkg"}), m, test::snapshot({{"pkg", {{"pkg-1.0+cu126torch2.6-" + x86}}}}));
+  auto r = run(test::workspace({"pkg"}), test::h100_with(row.changes),
+               test::snapshot({{"pkg", {{"pkg-1.0+cu126torch2.6-" + x86}}}}));
   REQUIRE_FALSE(r.ok());
   REQUIRE(r.tiers.size() == 2);
   CHECK(r.tiers[1].status == resolve::TierOutcome::Status::skipped);
@@ -208,8 +201,7 @@ TEST_CASE("tier 1 comes from torch's label, or PyPI's line from the policy, neve
       {"", "no torch installed"},
   }));
   CAPTURE(row.torch);
-  auto m = test::h100();
-  REQUIRE(machine::set_fact(m, "torch", row.torch, "test"));
+  const auto m = test::h100_with({{"torch", row.torch}});
   auto c = resolve::machine_combo(m, policy());
   if (c.combo) CHECK(wheelfit::test::cuda_policy().combo_str(*c.combo) == row.expected);
   else CHECK_THAT(c.reason, Catch::Contains(row.expected));
@@ -289,8 +281,7 @@ TEST_CASE("resolve says what it could not check", "[resolve][honesty]") {
 TEST_CASE("resolve refuses inputs that make it meaningless", "[resolve][errors]") {
   auto snap = test::snapshot({{"pkg", {}}});
   SECTION("no Python anywhere") {
-    auto m = test::h100();
-    REQUIRE(machine::set_fact(m, "python", "", "test"));
+    const auto m = test::h100_with({{"python", ""}});
     auto r = resolve::resolve({test::workspace({"pkg"}), m, policy(), snap, "cuda"});
     REQUIRE_FALSE(r);
     CHECK(r.error().is(Errc::usage));
@@ -369,8 +360,7 @@ TEST_CASE("resolve without the backend's device rules says gpu_arch was not chec
   auto plain = policies::parse_policy_json(text, "plain.json", nullptr);
   REQUIRE(plain);
   auto snap = test::snapshot({{"pkg", {{"pkg-1.0+cu128torch2.8-" + x86}}}});
-  auto m = test::h100();
-  REQUIRE(machine::set_fact(m, "gpus", "6.1", "test"));  // not covered, were it judged
+  const auto m = test::h100_with({{"gpus", "6.1"}});  // not covered, were it judged
   auto r = resolve::resolve({test::workspace({"pkg"}), m, *plain, snap, "cuda"});
   REQUIRE(r);
   REQUIRE(r->ok());

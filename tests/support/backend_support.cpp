@@ -20,26 +20,29 @@ policies::Policy policy_of(const registry::BackendInfo& info) {
   return std::move(*p);
 }
 
+/// A shipped backend read once: its descriptor as the registry reads a plugin's, then its policy.
+struct InProcess {
+  registry::BackendInfo info;
+  policies::Policy policy;
+  InProcess(const wheelfit_backend_v2* descriptor, const char* origin)
+      : info(read(descriptor, origin)), policy(policy_of(info)) {}
+};
+
+const InProcess& cuda() {
+  static const InProcess backend(backends::cuda::descriptor(), "cuda backend (in-process)");
+  return backend;
+}
+
+const InProcess& rocm() {
+  static const InProcess backend(backends::rocm::descriptor(), "rocm backend (in-process)");
+  return backend;
+}
+
 }  // namespace
 
-const registry::BackendInfo& cuda_backend() {
-  static const auto info = read(backends::cuda::descriptor(), "cuda backend (in-process)");
-  return info;
-}
-
-const policies::Policy& cuda_policy() {
-  static const auto policy = policy_of(cuda_backend());
-  return policy;
-}
-
-const registry::BackendInfo& rocm_backend() {
-  static const auto info = read(backends::rocm::descriptor(), "rocm backend (in-process)");
-  return info;
-}
-
-const policies::Policy& rocm_policy() {
-  static const auto policy = policy_of(rocm_backend());
-  return policy;
-}
+const registry::BackendInfo& cuda_backend() { return cuda().info; }
+const policies::Policy& cuda_policy() { return cuda().policy; }
+const registry::BackendInfo& rocm_backend() { return rocm().info; }
+const policies::Policy& rocm_policy() { return rocm().policy; }
 
 }  // namespace wheelfit::test

@@ -1,12 +1,14 @@
 #include "support/resolve_support.hpp"
 
+#include <catch2/catch.hpp>
+
 #include <stdexcept>
 
 #include "support/test_support.hpp"
 
 namespace wheelfit::test {
 
-machine::Machine make_machine(const std::vector<std::pair<std::string, std::string>>& facts) {
+machine::Machine make_machine(const Facts& facts) {
   machine::Machine m;
   for (const auto& [k, v] : facts) {
     auto r = machine::set_fact(m, k, v, "test");
@@ -19,6 +21,12 @@ machine::Machine h100() {
   auto m = machine::load_machine_profile((source_dir() / "examples" / "machines" / "x86_64-h100-cu128.toml").string());
   if (!m) throw std::runtime_error(m.error().message);
   return std::move(*m);
+}
+
+machine::Machine h100_with(const Facts& changes) {
+  auto m = h100();
+  for (const auto& [key, value] : changes) REQUIRE(machine::set_fact(m, key, value, "test"));
+  return m;
 }
 
 config::Workspace workspace(const std::vector<std::string>& packages, const std::string& python) {

@@ -9,12 +9,17 @@
 
 namespace wheelfit::test {
 
-/// A machine from "key=value" facts (set_fact's text forms); throws on a bad fact.
-machine::Machine make_machine(const std::vector<std::pair<std::string, std::string>>& facts);
+/// Machine facts as set_fact's text forms: (key, value) pairs.
+using Facts = std::vector<std::pair<std::string, std::string>>;
+
+/// A machine from `facts`; throws on a bad fact.
+machine::Machine make_machine(const Facts& facts);
 
 /// The reference machine, examples/machines/x86_64-h100-cu128.toml: linux x86_64 glibc 2.35,
 /// python 3.12, torch 2.8.0+cu128, driver 580.65.06 (CUDA 13.0), one sm_90 GPU.
 machine::Machine h100();
+/// The reference machine with `changes` set on it (each REQUIREd to be accepted).
+machine::Machine h100_with(const Facts& changes);
 
 /// A workspace of one env named "env" with these packages and (optionally) its own python.
 config::Workspace workspace(const std::vector<std::string>& packages, const std::string& python = "");

@@ -96,6 +96,18 @@ std::uint16_t get_le16(std::string_view bytes, std::uint64_t offset) {
   return static_cast<std::uint16_t>(static_cast<unsigned char>(bytes.at(offset)) |
                                     static_cast<unsigned char>(bytes.at(offset + 1)) << 8);
 }
+std::string random_bytes(std::size_t size, std::uint64_t seed) {
+  std::string out(size, '\0');
+  std::uint64_t x = seed;
+  for (auto& c : out) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    c = static_cast<char>(x);
+  }
+  return out;
+}
+
 std::uint32_t get_le32(std::string_view bytes, std::uint64_t offset) {
   return static_cast<std::uint32_t>(get_le16(bytes, offset)) | static_cast<std::uint32_t>(get_le16(bytes, offset + 2)) << 16;
 }
@@ -116,27 +128,35 @@ void ZipWriter::write(std::string_view bytes) {
 
 std::uint64_t ZipWriter::here() const { return pos_; }
 
+void ZipWriter::append_entry_fields(std::string& out, const Pending& p, std::uint16_t extra_len) const {
+  const bool z = options_.zip64;
+  append16(out, p.method);
+  append16(out, kDosTime);
+  append16(out, kDosDate);
+  append32(out, p.crc);
+  append32(out, to32(p.csize, z));
+  append32(out, to32(p.usize, z));
+  append16(out, len16(p.name.size()));
+  append16(out, extra_len);
+}
+
+void ZipWriter::append_zip64_extra(std::string& out, const Pending& p, bool with_offset) {
+  append16(out, 0x0001);
+  append16(out, with_offset ? 24 : 16);
+  append64(out, p.usize);
+  append64(out, p.csize);
+  if (with_offset) append64(out, p.offset);
+}
+
 std::string ZipWriter::local_header(const Pending& p) const {
   const bool z = options_.zip64;
   std::string h;
   append32(h, 0x04034b50);
   append16(h, kVersion);
   append16(h, 0);  // flags
-  append16(h, p.method);
-  append16(h, kDosTime);
-  append16(h, kDosDate);
-  append32(h, p.crc);
-  append32(h, to32(p.csize, z));
-  append32(h, to32(p.usize, z));
-  append16(h, len16(p.name.size()));
-  append16(h, z ? 20 : 0);
+  append_entry_fields(h, p, z ? 20 : 0);
   h += p.name;
-  if (z) {
-    append16(h, 0x0001);
-    append16(h, 16);
-    append64(h, p.usize);
-    append64(h, p.csize);
-  }
+  if (z) append_zip64_extra(h, p, false);
   return h;
 }
 
@@ -197,28 +217,15 @@ ZipLayout ZipWriter::finish() {
     append32(c, 0x02014b50);
     append16(c, kVersion);  // made by
     append16(c, kVersion);  // needed
-    append16(c, 0);
-    append16(c, p.method);
-    append16(c, kDosTime);
-    append16(c, kDosDate);
-    append32(c, p.crc);
-    append32(c, to32(p.csize, z));
-    append32(c, to32(p.usize, z));
-    append16(c, len16(p.name.size()));
-    append16(c, z ? 28 : 0);
+    append16(c, 0);  // flags
+    append_entry_fields(c, p, z ? 28 : 0);
     append16(c, 0);  // comment
     append16(c, 0);  // disk
     append16(c, 0);  // internal attributes
     append32(c, 0644u << 16);
     append32(c, to32(p.offset, z));
     c += p.name;
-    if (z) {
-      append16(c, 0x0001);
-      append16(c, 24);
-      append64(c, p.usize);
-      append64(c, p.csize);
-      append64(c, p.offset);
-    }
+    if (z) append_zip64_extra(c, p, true);
     layout_.central_offsets.push_back(here());
     write(c);
   }

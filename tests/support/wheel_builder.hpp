@@ -56,6 +56,9 @@ std::string build_zip(const std::vector<ZipMember>& members);
 /// The same, with options and the layout.
 ZipLayout build_zip_layout(const std::vector<ZipMember>& members, const ZipBuildOptions& options = {});
 
+/// `size` pseudo-random bytes (xorshift64 from `seed`): a member deflate cannot shrink.
+std::string random_bytes(std::size_t size, std::uint64_t seed);
+
 /// Raw deflate (no zlib header), as zip stores it.
 std::string deflate_raw(std::string_view data, int level = 6);
 /// A gzip member (RFC 1952), as an HTTP server sends `Content-Encoding: gzip`.
@@ -93,6 +96,11 @@ class ZipWriter {
   void write(std::string_view bytes);
   std::uint64_t here() const;
   std::string local_header(const Pending& p) const;
+  /// The fields a local and a central header share: method, time, date, CRC-32, sizes, name and
+  /// extra lengths.
+  void append_entry_fields(std::string& out, const Pending& p, std::uint16_t extra_len) const;
+  /// The Zip64 extended information: the sizes, and in the central header the local offset.
+  static void append_zip64_extra(std::string& out, const Pending& p, bool with_offset);
 
   std::ostream& out_;
   ZipBuildOptions options_;

@@ -51,6 +51,38 @@ fs::path fake_smi(const TempDir& dir, const std::string& csv, int status = 0) {
                           csv + "EOF\nexit " + std::to_string(status) + "\n");
 }
 
+/// The fake NVML, or the fake libcuda, probed in a child process with its mode variable set to `mode`.
+cuda::ProbeResult nvml_in(const std::string& mode, std::chrono::milliseconds timeout = kTimeout) {
+  ScopedEnv env("WHEELFIT_FAKE_NVML_MODE", mode);
+  return cuda::probe_nvml(kFakeNvml, timeout);
+}
+cuda::ProbeResult libcuda_in(const std::string& mode, std::chrono::milliseconds timeout = kTimeout) {
+  ScopedEnv env("WHEELFIT_FAKE_CUDA_MODE", mode);
+  return cuda::probe_libcuda(kFakeCuda, timeout);
+}
+
+/// The probe failed, saying exactly `message`.
+void check_failed(const cuda::ProbeResult& r, const std::string& message) {
+  REQUIRE_FALSE(r);
+  CHECK(r.error().message == message);
+}
+
+/// detect's driver version and CUDA version, each with where it came from (the CUDA one by prefix).
+void check_driver(const cuda::Detection& d, const std::string& version, const std::string& version_from,
+                  const std::string& line, const std::string& line_from) {
+  CHECK(d.driver_version == version);
+  CHECK(d.provenance.at("driver_version") == version_from);
+  CHECK(d.cuda_driver == line);
+  CHECK_THAT(d.provenance.at("cuda_driver"), Catch::StartsWith(line_from));
+}
+
+/// detect found no driver version, no CUDA version and no device list.
+void check_no_facts(const cuda::Detection& d) {
+  CHECK_FALSE(d.driver_version);
+  CHECK_FALSE(d.cuda_driver);
+  CHECK_FALSE(d.devices);
+}
+
 void fake_pci(const TempDir& root, const std::string& address, const std::string& vendor, const std::string& cls,
               const std::string& device) {
   auto dir = root / ("sys/bus/pci/devices/" + address);
@@ -76,8 +108,7 @@ std::vector<std::string> ccs(const std::vector<cuda::Device>& devices) {
 
 TEST_CASE("probe_nvml answers from the fake NVML in a child process", "[backends][cuda]") {
   SECTION("one GPU") {
-    ScopedEnv mode("WHEELFIT_FAKE_NVML_MODE", "one");
-    auto r = cuda::probe_nvml(kFakeNvml, kTimeout);
+    auto r = nvml_in("one");
     REQUIRE(r.has_value());
     CHECK(r->driver_version == "580.65.06");
     CHECK(r->cuda_driver == "13.0");
@@ -92,8 +123,7 @@ TEST_CASE("probe_nvml answers from the fake NVML in a child process", "[backends
     CHECK(r->notes.empty());
   }
   SECTION("several GPUs") {
-    ScopedEnv mode("WHEELFIT_FAKE_NVML_MODE", "several");
-    auto r = cuda::probe_nvml(kFakeNvml, kTimeout);
+    auto r = nvml_in("several");
     REQUIRE(r);
     CHECK(ccs(*r->devices) == std::vector<std::string>{"9.0", "8.6"});
     CHECK((*r->devices)[1].index == 1);
@@ -108,16 +138,14 @@ TEST_CASE("probe_nvml answers from the fake NVML in a child process", "[backends
     CHECK(ccs(*r->devices) == std::vector<std::string>{"7.0"});
   }
   SECTION("MIG instances are listed with their GPU") {
-    ScopedEnv mode("WHEELFIT_FAKE_NVML_MODE", "mig");
-    auto r = cuda::probe_nvml(kFakeNvml, kTimeout);
+    auto r = nvml_in("mig");
     REQUIRE(r);
     REQUIRE(r->devices->size() == 1);
     CHECK(r->devices->front().mig_uuids ==
           std::vector<std::string>{"MIG-aaaa1111-2222-3333-4444-555555555555", "MIG-bbbb1111-2222-3333-4444-555555555555"});
   }
   SECTION("an unreadable compute capability is a note, the GPU stays listed") {
-    ScopedEnv mode("WHEELFIT_FAKE_NVML_MODE", "nocc");
-    auto r = cuda::probe_nvml(kFakeNvml, kTimeout);
+    auto r = nvml_in("nocc");
     REQUIRE(r);
     REQUIRE(r->devices->size() == 1);
     CHECK_FALSE(r->devices->front().compute_capability);
@@ -125,32 +153,24 @@ TEST_CASE("probe_nvml answers from the fake NVML in a child process", "[backends
     CHECK(r->notes[0] == "NVML: GPU 0: nvmlDeviceGetCudaComputeCapability failed: Not Supported (3)");
   }
   SECTION("no GPU is a known empty list") {
-    ScopedEnv mode("WHEELFIT_FAKE_NVML_MODE", "no_gpu");
-    auto r = cuda::probe_nvml(kFakeNvml, kTimeout);
+    auto r = nvml_in("no_gpu");
     REQUIRE(r);
     REQUIRE(r->devices.has_value());
     CHECK(r->devices->empty());
   }
   SECTION("an init error") {
-    ScopedEnv mode("WHEELFIT_FAKE_NVML_MODE", "error");
-    auto r = cuda::probe_nvml(kFakeNvml, kTimeout);
-    REQUIRE_FALSE(r);
-    CHECK(r.error().message == "NVML: nvmlInit_v2 failed: Driver Not Loaded (9)");
+    check_failed(nvml_in("error"), "NVML: nvmlInit_v2 failed: Driver Not Loaded (9)");
   }
   SECTION("a hang: the timeout fires and the child is killed") {
     ScopedEnv mode("WHEELFIT_FAKE_NVML_MODE", "hang");
     auto start = std::chrono::steady_clock::now();
     auto r = cuda::probe_nvml(kFakeNvml, kShort);
     auto took = std::chrono::steady_clock::now() - start;
-    REQUIRE_FALSE(r);
-    CHECK(r.error().message == "NVML probe timed out after 300 ms");
+    check_failed(r, "NVML probe timed out after 300 ms");
     CHECK(took < 5s);
   }
   SECTION("a crash: the child dies, the caller reports it") {
-    ScopedEnv mode("WHEELFIT_FAKE_NVML_MODE", "crash");
-    auto r = cuda::probe_nvml(kFakeNvml, kTimeout);
-    REQUIRE_FALSE(r);
-    CHECK(r.error().message == "NVML probe crashed with signal 11 (SIGSEGV)");
+    check_failed(nvml_in("crash"), "NVML probe crashed with signal 11 (SIGSEGV)");
   }
   SECTION("a missing library") {
     auto r = cuda::probe_nvml("/nonexistent/libnvidia-ml.so.1", kTimeout);
@@ -159,8 +179,7 @@ TEST_CASE("probe_nvml answers from the fake NVML in a child process", "[backends
   }
   SECTION("a library without the NVML entry points") {
     auto r = cuda::probe_nvml(kFakeCuda, kTimeout);
-    REQUIRE_FALSE(r);
-    CHECK(r.error().message == "NVML: " + kFakeCuda + " has no nvmlInit_v2");
+    check_failed(r, "NVML: " + kFakeCuda + " has no nvmlInit_v2");
   }
   SECTION("the calling process never loads the vendor library") {
     ScopedEnv mode("WHEELFIT_FAKE_NVML_MODE", "one");
@@ -171,8 +190,7 @@ TEST_CASE("probe_nvml answers from the fake NVML in a child process", "[backends
 
 TEST_CASE("probe_libcuda answers from the fake libcuda in a child process", "[backends][cuda]") {
   SECTION("one GPU, with its UUID") {
-    ScopedEnv mode("WHEELFIT_FAKE_CUDA_MODE", "one");
-    auto r = cuda::probe_libcuda(kFakeCuda, kTimeout);
+    auto r = libcuda_in("one");
     REQUIRE(r);
     CHECK_FALSE(r->driver_version);
     CHECK(r->cuda_driver == "13.0");
@@ -191,15 +209,13 @@ TEST_CASE("probe_libcuda answers from the fake libcuda in a child process", "[ba
     CHECK((*r->devices)[1].uuid == "GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee");
   }
   SECTION("an old driver") {
-    ScopedEnv mode("WHEELFIT_FAKE_CUDA_MODE", "old_driver");
-    auto r = cuda::probe_libcuda(kFakeCuda, kTimeout);
+    auto r = libcuda_in("old_driver");
     REQUIRE(r);
     CHECK(r->cuda_driver == "11.4");
     CHECK(ccs(*r->devices) == std::vector<std::string>{"7.0"});
   }
   SECTION("no device: the CUDA version with an empty list") {
-    ScopedEnv mode("WHEELFIT_FAKE_CUDA_MODE", "no_gpu");
-    auto r = cuda::probe_libcuda(kFakeCuda, kTimeout);
+    auto r = libcuda_in("no_gpu");
     REQUIRE(r);
     CHECK(r->cuda_driver == "13.0");
     REQUIRE(r->devices.has_value());
@@ -207,27 +223,15 @@ TEST_CASE("probe_libcuda answers from the fake libcuda in a child process", "[ba
     CHECK(r->notes == std::vector<std::string>{"libcuda: cuInit failed: no CUDA-capable device is detected (100)"});
   }
   SECTION("an init error: nothing from this library is trusted") {
-    ScopedEnv mode("WHEELFIT_FAKE_CUDA_MODE", "error");
-    auto r = cuda::probe_libcuda(kFakeCuda, kTimeout);
-    REQUIRE_FALSE(r);
-    CHECK(r.error().message == "libcuda: cuInit failed: unknown error (999)");
+    check_failed(libcuda_in("error"), "libcuda: cuInit failed: unknown error (999)");
   }
   SECTION("a hang and a crash") {
-    {
-      ScopedEnv mode("WHEELFIT_FAKE_CUDA_MODE", "hang");
-      auto r = cuda::probe_libcuda(kFakeCuda, kShort);
-      REQUIRE_FALSE(r);
-      CHECK(r.error().message == "libcuda probe timed out after 300 ms");
-    }
-    ScopedEnv mode("WHEELFIT_FAKE_CUDA_MODE", "crash");
-    auto r = cuda::probe_libcuda(kFakeCuda, kTimeout);
-    REQUIRE_FALSE(r);
-    CHECK(r.error().message == "libcuda probe crashed with signal 11 (SIGSEGV)");
+    check_failed(libcuda_in("hang", kShort), "libcuda probe timed out after 300 ms");
+    check_failed(libcuda_in("crash"), "libcuda probe crashed with signal 11 (SIGSEGV)");
   }
   SECTION("a library without the CUDA entry points") {
     auto r = cuda::probe_libcuda(kFakeNvml, kTimeout);
-    REQUIRE_FALSE(r);
-    CHECK(r.error().message == "libcuda: " + kFakeNvml + " has no cuInit");
+    check_failed(r, "libcuda: " + kFakeNvml + " has no cuInit");
   }
 }
 
@@ -271,16 +275,13 @@ TEST_CASE("probe_nvidia_smi runs the query, never the banner", "[backends][cuda]
     auto start = std::chrono::steady_clock::now();
     auto r = cuda::probe_nvidia_smi(smi.string(), kShort);
     CHECK(std::chrono::steady_clock::now() - start < 5s);
-    REQUIRE_FALSE(r);
-    CHECK(r.error().message == "nvidia-smi probe timed out after 300 ms");
+    check_failed(r, "nvidia-smi probe timed out after 300 ms");
   }
   SECTION("missing") {
     auto r = cuda::probe_nvidia_smi((dir / "nope").string(), kTimeout);
-    REQUIRE_FALSE(r);
-    CHECK(r.error().message == "nvidia-smi: " + (dir / "nope").string() + " not found");
+    check_failed(r, "nvidia-smi: " + (dir / "nope").string() + " not found");
     auto none = cuda::probe_nvidia_smi("", kTimeout);
-    REQUIRE_FALSE(none);
-    CHECK(none.error().message == "nvidia-smi: not found on PATH");
+    check_failed(none, "nvidia-smi: not found on PATH");
   }
 }
 
@@ -367,10 +368,7 @@ TEST_CASE("detect runs the probes in order and records who answered", "[backends
                "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 07:09:43 UTC 2025\n");
     auto d = cuda::detect(env);
     CHECK(d.present);
-    CHECK(d.driver_version == "580.65.06");
-    CHECK(d.provenance.at("driver_version") == "/proc/driver/nvidia/version");
-    CHECK(d.cuda_driver == "13.0");
-    CHECK_THAT(d.provenance.at("cuda_driver"), Catch::StartsWith("libcuda cuDriverGetVersion"));
+    check_driver(d, "580.65.06", "/proc/driver/nvidia/version", "13.0", "libcuda cuDriverGetVersion");
     CHECK(d.gpus() == std::vector<std::string>{"9.0", "8.6"});
     CHECK_THAT(d.provenance.at("gpus"), Catch::StartsWith("libcuda cuDeviceGetAttribute 75/76"));
     REQUIRE(d.notes.size() == 2);
@@ -447,10 +445,7 @@ TEST_CASE("detect runs the probes in order and records who answered", "[backends
     write_file(root / "sys/module/nvidia/version", "470.256.02\n");
     auto d = cuda::detect(env);
     CHECK(d.present);
-    CHECK(d.driver_version == "470.256.02");
-    CHECK(d.provenance.at("driver_version") == "/sys/module/nvidia/version");
-    CHECK(d.cuda_driver == "11.4");
-    CHECK_THAT(d.provenance.at("cuda_driver"), Catch::StartsWith("driver table"));
+    check_driver(d, "470.256.02", "/sys/module/nvidia/version", "11.4", "driver table");
     CHECK_FALSE(d.devices);
     CHECK_FALSE(d.gpus());
     CHECK(d.no_usable_driver.empty());
@@ -474,9 +469,7 @@ TEST_CASE("detect runs the probes in order and records who answered", "[backends
     fake_pci(root, "0000:01:00.0", "0x10de", "0x030200", "0x2330");
     auto d = cuda::detect(env);
     CHECK(d.present);
-    CHECK_FALSE(d.driver_version);
-    CHECK_FALSE(d.cuda_driver);
-    CHECK_FALSE(d.devices);
+    check_no_facts(d);
     CHECK(d.provenance.empty());
     CHECK_THAT(d.no_usable_driver,
                Catch::StartsWith("an NVIDIA GPU is present (PCI 0000:01:00.0, device 0x2330) but no usable driver "
@@ -492,9 +485,7 @@ TEST_CASE("detect runs the probes in order and records who answered", "[backends
   SECTION("nothing at all: not present, a note per probe, no facts") {
     auto d = cuda::detect(env);
     CHECK_FALSE(d.present);
-    CHECK_FALSE(d.driver_version);
-    CHECK_FALSE(d.cuda_driver);
-    CHECK_FALSE(d.devices);
+    check_no_facts(d);
     CHECK(d.no_usable_driver.empty());
     CHECK(d.notes.size() == 7);  // NVML, libcuda, nvidia-smi, /proc, /sys, WSL, PCI
     CHECK(any_note(d, "PCI: "));

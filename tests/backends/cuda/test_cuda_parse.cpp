@@ -2,6 +2,7 @@
 // the driver -> CUDA table.
 #include <catch2/catch.hpp>
 
+#include "support/checks.hpp"
 #include "wheelfit/backends/cuda_detect.hpp"
 #include "wheelfit/model/numeric_version.hpp"
 
@@ -91,35 +92,32 @@ TEST_CASE("parse_nvidia_smi_csv reads the query's CSV variants", "[backends][cud
 }
 
 TEST_CASE("parse_proc_driver_version reads both kernel module banners", "[backends][cuda]") {
-  struct Row {
-    const char* text;
-    std::optional<std::string> version;
-  };
-  const std::vector<Row> rows = {
-      {"NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 07:09:43 UTC 2025\n"
-       "GCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n",
-       "580.65.06"},
-      {"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.65.06  Release Build  "
-       "(dvs-builder@U16-I3-B03-4-3)  Thu Jul 24 00:00:00 UTC 2025\nGCC version:  gcc version 13.3.0\n",
-       "580.65.06"},
-      {"NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  570.124.06  Release Build  (dvs-builder@x)  Wed "
-       "Feb 26 2025\n",
-       "570.124.06"},
-      {"NVRM version: NVIDIA UNIX aarch64 Kernel Module  535.104.05  Sat Aug 19 01:13:15 UTC 2023\n", "535.104.05"},
-      {"NVRM version: NVIDIA UNIX x86_64 Kernel Module  470.256.02  Thu May  2 14:37:44 UTC 2024\n", "470.256.02"},
-      {"NVRM version: NVIDIA UNIX x86_64 Kernel Module  455.23  Fri Sep 18 19:18:23 UTC 2020", "455.23"},
-      {"", std::nullopt},
-      {"garbage\n", std::nullopt},
-      {"NVRM version: NVIDIA UNIX x86_64 Kernel Module  Sun Jul 27 07:09:43 UTC 2025\n", std::nullopt},
-      {"GCC version:  gcc version 12.2.0\n", std::nullopt},
-  };
-  for (const auto& row : rows) {
-    CAPTURE(row.text);
-    auto r = cuda::parse_proc_driver_version(row.text);
-    if (row.version) {
+  SECTION("the version of either banner") {
+    const wheelfit::test::TextCase rows[] = {
+        {"NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 07:09:43 UTC 2025\n"
+         "GCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n",
+         "580.65.06"},
+        {"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.65.06  Release Build  "
+         "(dvs-builder@U16-I3-B03-4-3)  Thu Jul 24 00:00:00 UTC 2025\nGCC version:  gcc version 13.3.0\n",
+         "580.65.06"},
+        {"NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  570.124.06  Release Build  (dvs-builder@x)  Wed "
+         "Feb 26 2025\n",
+         "570.124.06"},
+        {"NVRM version: NVIDIA UNIX aarch64 Kernel Module  535.104.05  Sat Aug 19 01:13:15 UTC 2023\n", "535.104.05"},
+        {"NVRM version: NVIDIA UNIX x86_64 Kernel Module  470.256.02  Thu May  2 14:37:44 UTC 2024\n", "470.256.02"},
+        {"NVRM version: NVIDIA UNIX x86_64 Kernel Module  455.23  Fri Sep 18 19:18:23 UTC 2020", "455.23"},
+    };
+    wheelfit::test::check_each(rows, [](std::string_view text) {
+      auto r = cuda::parse_proc_driver_version(text);
       REQUIRE(r.has_value());
-      CHECK(*r == *row.version);
-    } else {
+      return *r;
+    });
+  }
+  SECTION("no version: invalid_input") {
+    for (const char* text : {"", "garbage\n", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  Sun Jul 27 07:09:43 UTC 2025\n",
+                             "GCC version:  gcc version 12.2.0\n"}) {
+      CAPTURE(text);
+      auto r = cuda::parse_proc_driver_version(text);
       REQUIRE_FALSE(r.has_value());
       CHECK(r.error().is(wheelfit::Errc::invalid_input));
     }

@@ -19,6 +19,34 @@ struct Bad {
   const char* says;  // a part of the error
 };
 
+const auto parse_target = [](const char* text) { return rocm::parse_target(text); };
+const auto parse_target_list = [](const char* text) { return rocm::parse_target_list(text); };
+
+/// `parse` accepts each row's text, writing it in the row's canonical form.
+template <class Parse, std::size_t N>
+void check_accepts(const Parse& parse, const Good (&table)[N]) {
+  for (const auto& row : table) {
+    CAPTURE(row.text);
+    const auto r = parse(row.text);
+    CHECK(r.ok);
+    CHECK(r.canonical == row.canonical);
+    CHECK(r.error.empty());
+  }
+}
+
+/// `parse` refuses each row's text, saying why (and `hint`, when given, in every error).
+template <class Parse, std::size_t N>
+void check_refuses(const Parse& parse, const Bad (&table)[N], const char* hint = nullptr) {
+  for (const auto& row : table) {
+    CAPTURE(row.text);
+    const auto r = parse(row.text);
+    CHECK_FALSE(r.ok);
+    CHECK(r.canonical.empty());
+    CHECK_THAT(r.error, Catch::Contains(row.says));
+    if (hint) CHECK_THAT(r.error, Catch::Contains(hint));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("parse_target accepts gfx targets and canonicalises them", "[rocm][targets]") {
@@ -47,13 +75,7 @@ TEST_CASE("parse_target accepts gfx targets and canonicalises them", "[rocm][tar
       {"gfx9-generic:xnack-", "gfx9-generic:xnack-"},
       {"gfx13-generic", "gfx13-generic"},  // the shape of a generic processor, not yet in the table
   };
-  for (const auto& row : table) {
-    CAPTURE(row.text);
-    const auto r = rocm::parse_target(row.text);
-    CHECK(r.ok);
-    CHECK(r.canonical == row.canonical);
-    CHECK(r.error.empty());
-  }
+  check_accepts(parse_target, table);
 }
 
 TEST_CASE("parse_target rejects what is not a gfx target, saying why", "[rocm][targets]") {
@@ -87,14 +109,7 @@ TEST_CASE("parse_target rejects what is not a gfx target, saying why", "[rocm][t
       {"gfx90a:+", "unknown target feature \"\""},
       {"gfx90a;gfx1030", "is not a gfx processor"},
   };
-  for (const auto& row : table) {
-    CAPTURE(row.text);
-    const auto r = rocm::parse_target(row.text);
-    CHECK_FALSE(r.ok);
-    CHECK(r.canonical.empty());
-    CHECK_THAT(r.error, Catch::Contains(row.says));
-    CHECK_THAT(r.error, Catch::Contains("write a gfx target such as gfx90a or gfx90a:xnack-"));
-  }
+  check_refuses(parse_target, table, "write a gfx target such as gfx90a or gfx90a:xnack-");
 }
 
 TEST_CASE("parse_target_list splits on ';' and whitespace, keeps order, drops duplicates", "[rocm][targets]") {
@@ -109,13 +124,7 @@ TEST_CASE("parse_target_list splits on ';' and whitespace, keeps order, drops du
       {"gfx90a:xnack-:sramecc+;gfx90a:sramecc+:xnack-;gfx90a", "gfx90a:sramecc+:xnack-;gfx90a"},
       {"gfx9-4-generic;gfx942:xnack+", "gfx9-4-generic;gfx942:xnack+"},
   };
-  for (const auto& row : table) {
-    CAPTURE(row.text);
-    const auto r = rocm::parse_target_list(row.text);
-    CHECK(r.ok);
-    CHECK(r.canonical == row.canonical);
-    CHECK(r.error.empty());
-  }
+  check_accepts(parse_target_list, table);
 }
 
 TEST_CASE("parse_target_list rejects an empty list and names a bad entry", "[rocm][targets]") {
@@ -127,13 +136,7 @@ TEST_CASE("parse_target_list rejects an empty list and names a bad entry", "[roc
       {";gfx90a;;gfx90a:xnack", "entry 2 of the target list: \"gfx90a:xnack\""},
       {"gfx90a,gfx1030", "entry 1 of the target list: \"gfx90a,gfx1030\""},
   };
-  for (const auto& row : table) {
-    CAPTURE(row.text);
-    const auto r = rocm::parse_target_list(row.text);
-    CHECK_FALSE(r.ok);
-    CHECK(r.canonical.empty());
-    CHECK_THAT(r.error, Catch::Contains(row.says));
-  }
+  check_refuses(parse_target_list, table);
 }
 
 TEST_CASE("match applies the processor and feature rules of AMDGPUUsage", "[rocm][targets]") {

@@ -10,6 +10,7 @@
 
 #include "support/net/test_server.hpp"
 #include "support/wheel_builder.hpp"
+#include "transports/http/test_http_support.hpp"
 #include "wheelfit/inspect/source.hpp"
 #include "wheelfit/inspect/zip.hpp"
 #include "wheelfit/transports/http_transport.hpp"
@@ -23,32 +24,15 @@ namespace tr = wheelfit::transport;
 namespace {
 
 std::unique_ptr<tr::Transport> http() {
-  transports::HttpOptions o;
-  o.proxy_from_env = false;
-  o.proxy = {};
-  o.ca_from_env = false;
-  o.retry.retries = 1;
-  o.retry.base = 1ms;
+  auto o = test_http::fast_options(1);
   o.retry.cap = 5ms;
-  o.connect_timeout = 2s;
   o.idle_timeout = 5s;
-  o.deadline = 20s;
-  auto t = transports::make_http_transport(std::move(o));
-  REQUIRE(t);
-  return std::move(*t);
+  return test_http::make(std::move(o));
 }
 
 std::string wheel_bytes() {
-  std::string filler(400000, '\0');
-  std::uint64_t x = 0x9E3779B97F4A7C15ull;
-  for (auto& c : filler) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    c = static_cast<char>(x);
-  }
   return test::build_zip({{"pkg/_ext.cpython-312-x86_64-linux-gnu.so", std::string("\x7f" "ELF", 4) + std::string(3000, 'e'), true},
-                          {"pkg/big.dat", filler, false},
+                          {"pkg/big.dat", test::random_bytes(400000, 0x9E3779B97F4A7C15ull), false},
                           {"pkg/__init__.py", "", false},
                           {"pkg-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\n", true}});
 }

@@ -530,11 +530,12 @@ TEST_CASE("cache: file:// and other schemes pass through uncached", "[transports
 
 TEST_CASE("cache: get_many batches misses and revalidations into one inner call", "[transports][cache]") {
   Fixture f;
-  const std::string fresh_url = "https://idx.example/fresh/";
-  const std::string stale_url = "https://idx.example/stale/";
-  const std::string miss1 = "https://idx.example/miss1/";
-  const std::string miss2 = "https://idx.example/miss2/";
-  const std::string gone = "https://idx.example/gone/";
+  const auto page = [](const std::string& name) { return "https://idx.example/" + name + "/"; };
+  const std::string fresh_url = page("fresh");
+  const std::string stale_url = page("stale");
+  const std::string miss1 = page("miss1");
+  const std::string miss2 = page("miss2");
+  const std::string gone = page("gone");
   const std::string local = "file:///srv/local/";
   f.state->handler = [&](const Request& r) -> Expected<Response> {
     if (r.url == fresh_url) return ok("fresh", {{"cache-control", "max-age=3600"}});

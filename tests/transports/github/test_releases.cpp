@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "support/checks.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/transports/releases.hpp"
 
@@ -346,90 +347,110 @@ TEST_CASE("releases: from_env", "[transports][github]") {
 }
 
 TEST_CASE("releases: repo_of_pages_url", "[transports][github]") {
-  struct Row {
-    std::string url;
-    std::optional<std::string> repo;
-  };
-  auto row = GENERATE(values<Row>({
-      {"https://comfy-forge.github.io/cuda-wheels/", "comfy-forge/cuda-wheels"},
-      {"https://comfy-forge.github.io/cuda-wheels", "comfy-forge/cuda-wheels"},
-      {"https://Comfy-Forge.GitHub.IO/cuda-wheels/", "comfy-forge/cuda-wheels"},
-      {"HTTPS://comfy-forge.github.io/cuda-wheels/cu128/torch2.8/", "comfy-forge/cuda-wheels"},
-      {"https://comfy-forge.github.io/cuda-wheels?x=1", "comfy-forge/cuda-wheels"},
-      {"https://comfy-forge.github.io/cuda-wheels#frag", "comfy-forge/cuda-wheels"},
-      {"https://o.github.io/repo.name_x-1/", "o/repo.name_x-1"},
-      {"http://comfy-forge.github.io/cuda-wheels/", std::nullopt},
-      {"https://comfy-forge.github.io/", std::nullopt},
-      {"https://comfy-forge.github.io", std::nullopt},
-      {"https://github.io/cuda-wheels/", std::nullopt},
-      {"https://.github.io/cuda-wheels/", std::nullopt},
-      {"https://a.b.github.io/cuda-wheels/", std::nullopt},
-      {"https://comfy-forge.github.io.evil.example/cuda-wheels/", std::nullopt},
-      {"https://evil.example/comfy-forge.github.io/cuda-wheels/", std::nullopt},
-      {"https://user@comfy-forge.github.io/cuda-wheels/", std::nullopt},
-      {"https://comfy-forge.github.io:8443/cuda-wheels/", std::nullopt},
-      {"https://comfy-forge.github.io/../x/", std::nullopt},
-      {"https://comfy-forge.github.io/%2e%2e/x/", std::nullopt},
-      {"https://comfy-forge.github.io//x/", std::nullopt},
-      {"https://comfy-forge.github.com/cuda-wheels/", std::nullopt},
-      {"file:///srv/cuda-wheels/", std::nullopt},
-      {"", std::nullopt},
-  }));
-  CAPTURE(row.url);
-  CHECK(transports::repo_of_pages_url(row.url) == row.repo);
+  SECTION("a project page URL of <owner>.github.io names <owner>/<repo>") {
+    const test::TextCase rows[] = {
+        {"https://comfy-forge.github.io/cuda-wheels/", "comfy-forge/cuda-wheels"},
+        {"https://comfy-forge.github.io/cuda-wheels", "comfy-forge/cuda-wheels"},
+        {"https://Comfy-Forge.GitHub.IO/cuda-wheels/", "comfy-forge/cuda-wheels"},
+        {"HTTPS://comfy-forge.github.io/cuda-wheels/cu128/torch2.8/", "comfy-forge/cuda-wheels"},
+        {"https://comfy-forge.github.io/cuda-wheels?x=1", "comfy-forge/cuda-wheels"},
+        {"https://comfy-forge.github.io/cuda-wheels#frag", "comfy-forge/cuda-wheels"},
+        {"https://o.github.io/repo.name_x-1/", "o/repo.name_x-1"},
+    };
+    test::check_each(rows, [](std::string_view url) { return transports::repo_of_pages_url(url); });
+  }
+  SECTION("anything else names no repo") {
+    for (const std::string url : {
+             "http://comfy-forge.github.io/cuda-wheels/",
+             "https://comfy-forge.github.io/",
+             "https://comfy-forge.github.io",
+             "https://github.io/cuda-wheels/",
+             "https://.github.io/cuda-wheels/",
+             "https://a.b.github.io/cuda-wheels/",
+             "https://comfy-forge.github.io.evil.example/cuda-wheels/",
+             "https://evil.example/comfy-forge.github.io/cuda-wheels/",
+             "https://user@comfy-forge.github.io/cuda-wheels/",
+             "https://comfy-forge.github.io:8443/cuda-wheels/",
+             "https://comfy-forge.github.io/../x/",
+             "https://comfy-forge.github.io/%2e%2e/x/",
+             "https://comfy-forge.github.io//x/",
+             "https://comfy-forge.github.com/cuda-wheels/",
+             "file:///srv/cuda-wheels/",
+             "",
+         }) {
+      CAPTURE(url);
+      CHECK(transports::repo_of_pages_url(url) == std::nullopt);
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
 // RFC 8288
 
 TEST_CASE("releases: link_next", "[transports][github]") {
-  struct Row {
-    std::string header;
-    std::optional<std::string> next;
+  SECTION("the first rel=next link") {
+    struct Row {
+      std::string header, next;
+    };
+    const Row rows[] = {
+        // GitHub's own shape
+        {"<https://api.github.com/repositories/1/releases?page=2>; rel=\"next\", "
+         "<https://api.github.com/repositories/1/releases?page=3>; rel=\"last\"",
+         "https://api.github.com/repositories/1/releases?page=2"},
+        {"<a>; rel=\"last\", <b>; rel=\"next\"", "b"},
+        {"<a>; rel=next", "a"},
+        {"<a>;rel=next", "a"},
+        {"  <a>  ;  rel = \"next\"  ,  ", "a"},
+        {"<a>; REL=\"NEXT\"", "a"},
+        {"<a>; rel=\"prev next\"", "a"},
+        {"<a>; rel=\"next\tlast\"", "a"},
+        {"<a>; title=\"x, rel=next\"; rel=\"prev\", <b>; rel=next", "b"},  // a comma inside quotes
+        {"<a>; title=\"say \\\"hi\\\"\"; rel=next", "a"},                // escapes in quoted strings
+        {"<a,b;c>; rel=next", "a,b;c"},                                  // ',' and ';' inside <>
+        {"<a>; anchor=\"#x\"; rel=next; type=\"text/html\"", "a"},
+        {"<a>; hreflang; rel=next", "a"},                                // a parameter without value
+        {",,<a>; rel=next", "a"},
+        {"<>; rel=next", ""},
+        {"<a>; rel=\"next\", <b>; rel=\"next\"", "a"},  // the first wins
+    };
+    for (const Row& row : rows) {
+      CAPTURE(row.header);
+      CHECK(transports::link_next(row.header) == row.next);
+    }
+  }
+  // Each header of `headers` has no next link.
+  const auto check_none = [](std::initializer_list<std::string> headers) {
+    for (const std::string& header : headers) {
+      CAPTURE(header);
+      CHECK(transports::link_next(header) == std::nullopt);
+    }
   };
-  auto row = GENERATE(values<Row>({
-      // GitHub's own shape
-      {"<https://api.github.com/repositories/1/releases?page=2>; rel=\"next\", "
-       "<https://api.github.com/repositories/1/releases?page=3>; rel=\"last\"",
-       "https://api.github.com/repositories/1/releases?page=2"},
-      {"<a>; rel=\"last\", <b>; rel=\"next\"", "b"},
-      {"<a>; rel=next", "a"},
-      {"<a>;rel=next", "a"},
-      {"  <a>  ;  rel = \"next\"  ,  ", "a"},
-      {"<a>; REL=\"NEXT\"", "a"},
-      {"<a>; rel=\"prev next\"", "a"},
-      {"<a>; rel=\"next\tlast\"", "a"},
-      {"<a>; title=\"x, rel=next\"; rel=\"prev\", <b>; rel=next", "b"},  // a comma inside quotes
-      {"<a>; title=\"say \\\"hi\\\"\"; rel=next", "a"},                // escapes in quoted strings
-      {"<a,b;c>; rel=next", "a,b;c"},                                  // ',' and ';' inside <>
-      {"<a>; anchor=\"#x\"; rel=next; type=\"text/html\"", "a"},
-      {"<a>; hreflang; rel=next", "a"},                                // a parameter without value
-      {",,<a>; rel=next", "a"},
-      {"<>; rel=next", ""},
-      {"<a>; rel=\"next\", <b>; rel=\"next\"", "a"},  // the first wins
-      // no next
-      {"", std::nullopt},
-      {"<a>; rel=\"last\"", std::nullopt},
-      {"<a>; rel=\"nextpage\"", std::nullopt},
-      {"<a>; rel=\"prev\"; rel=\"next\"", std::nullopt},  // only the first rel counts (RFC 8288 3.3)
-      {"<a>; title=\"rel=next\"", std::nullopt},
-      {"<a>", std::nullopt},
-      // hostile or malformed
-      {"rel=next", std::nullopt},
-      {"https://x; rel=next", std::nullopt},
-      {"<a; rel=next", std::nullopt},
-      {"<a>; rel=\"next", std::nullopt},
-      {"<a>; rel=\"next\\", std::nullopt},
-      {"<a b>; rel=next", std::nullopt},
-      {"<a>; rel=next junk", std::nullopt},
-      {"<a>; rel=next\r\nX-Injected: 1", std::nullopt},
-      {"<a>;; rel=next", std::nullopt},
-      {"<a>; =next", std::nullopt},
-      {"<a\x01>; rel=next", std::nullopt},
-      {std::string("<a>; rel=next\0", 14), std::nullopt},
-  }));
-  CAPTURE(row.header);
-  CHECK(transports::link_next(row.header) == row.next);
+  SECTION("no next link") {
+    check_none({
+        "",
+        "<a>; rel=\"last\"",
+        "<a>; rel=\"nextpage\"",
+        "<a>; rel=\"prev\"; rel=\"next\"",  // only the first rel counts (RFC 8288 3.3)
+        "<a>; title=\"rel=next\"",
+        "<a>",
+    });
+  }
+  SECTION("a hostile or malformed header has no next link") {
+    check_none({
+        "rel=next",
+        "https://x; rel=next",
+        "<a; rel=next",
+        "<a>; rel=\"next",
+        "<a>; rel=\"next\\",
+        "<a b>; rel=next",
+        "<a>; rel=next junk",
+        "<a>; rel=next\r\nX-Injected: 1",
+        "<a>;; rel=next",
+        "<a>; =next",
+        "<a\x01>; rel=next",
+        std::string("<a>; rel=next\0", 14),
+    });
+  }
 }
 
 TEST_CASE("releases: link_next on huge headers stays linear", "[transports][github]") {

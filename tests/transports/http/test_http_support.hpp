@@ -1,6 +1,6 @@
 #pragma once
 // Shared helpers of the http transport tests (test_http_*.cpp): fast options, a log capture,
-// a free loopback port, a stopwatch.
+// a free loopback port, a stopwatch, checks of an answer and of a failure.
 
 #include <catch2/catch.hpp>
 
@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -33,6 +34,7 @@ using namespace std::chrono_literals;
 using transport::NetErrc;
 // The loopback servers every http test file uses (support/net/test_server.hpp).
 using wheelfit::testing::Conn;
+using wheelfit::testing::ConnScript;
 using wheelfit::testing::http_response;
 using wheelfit::testing::HttpRequest;
 using wheelfit::testing::serve;
@@ -42,13 +44,13 @@ using wheelfit::testing::TestServer;
 using wheelfit::testing::TlsFiles;
 
 /// Shrunken times: 1-10 ms backoff, 2 s connect / idle, no proxies or CA files from the
-/// environment (the tests set them explicitly).
-inline transports::HttpOptions fast_options() {
+/// environment (the tests set them explicitly); `retries` attempts after the first.
+inline transports::HttpOptions fast_options(int retries = 3) {
   transports::HttpOptions o;
   o.proxy_from_env = false;
   o.proxy = {};
   o.ca_from_env = false;
-  o.retry.retries = 3;
+  o.retry.retries = retries;
   o.retry.base = 1ms;
   o.retry.cap = 10ms;
   o.retry.max_wait = 5s;
@@ -132,5 +134,23 @@ inline bool contains(std::string_view hay, std::string_view needle) { return hay
 
 /// "127.0.0.1:<port>"
 inline std::string loopback(std::uint16_t port) { return "127.0.0.1:" + std::to_string(port); }
+
+/// REQUIREs an answer, then CHECKs its body and the retries `t` has taken so far.
+inline void check_answer(const Expected<transport::Response>& r, const transport::Transport& t, std::string_view body,
+                         std::uint64_t retries) {
+  WHEELFIT_REQUIRE_OK(r);
+  CHECK(r->body == body);
+  CHECK(t.stats().retries == retries);
+}
+
+/// REQUIREs a failure, then CHECKs its kind and that its message holds each of `parts` (the
+/// message is shown with any failed check).
+inline void check_failure(const Expected<transport::Response>& r, NetErrc kind,
+                          std::initializer_list<std::string_view> parts = {}) {
+  REQUIRE_FALSE(r);
+  INFO(r.error().message);
+  CHECK(transport::is(r.error(), kind));
+  for (std::string_view part : parts) CHECK(contains(r.error().message, part));
+}
 
 }  // namespace wheelfit::test_http

@@ -31,6 +31,30 @@ transports::HttpOptions trusting(const TestCa& ca) {
   return o;
 }
 
+/// A test CA in a temporary folder.
+struct Pki {
+  wheelfit::test::TempDir dir;
+  TestCa ca{dir.path()};
+
+  /// An https server whose leaf (localhost, 127.0.0.1) this CA issued.
+  TestServer server(ConnScript script) { return TestServer(std::move(script), tls_options(ca.issue("leaf"))); }
+  /// An https origin answering every request with 200 and `body`.
+  TestServer origin(std::string body) {
+    return server(serve([body](const HttpRequest&) { return http_response(200, body); }));
+  }
+  /// A transport trusting this CA that reaches https origins through `proxy`.
+  std::unique_ptr<transport::Transport> via(const TestProxy& proxy) const {
+    auto o = trusting(ca);
+    o.proxy.https_proxy = proxy.url();
+    return make(o);
+  }
+};
+
+/// Answers every request with 200 and "<prefix><target>".
+ConnScript echo_target(std::string prefix) {
+  return serve([prefix](const HttpRequest& r) { return http_response(200, prefix + r.target); });
+}
+
 /// The CONNECT target's port ("127.0.0.1:443" -> 443).
 std::uint16_t connect_port(const HttpRequest& r) {
   const auto colon = r.target.rfind(':');
@@ -83,12 +107,10 @@ void splice_tunnel(Conn& c, const HttpRequest& r, std::string_view answer) {
 
 TEST_CASE("https: T02 SSL_CERT_FILE names the trusted roots; a missing file is a clear error",
           "[transports][http][tls]") {
-  wheelfit::test::TempDir dir;
-  TestCa ca(dir.path());
-  TestServer server(serve([](const HttpRequest& r) { return http_response(200, "secure " + r.target); }),
-                    tls_options(ca.issue("leaf")));
+  Pki pki;
+  TestServer server = pki.server(echo_target("secure "));
   SECTION("the test CA through SSL_CERT_FILE: success, by name and by IP literal, one connection") {
-    wheelfit::test::ScopedEnv env("SSL_CERT_FILE", ca.cert().string());
+    wheelfit::test::ScopedEnv env("SSL_CERT_FILE", pki.ca.cert().string());
     wheelfit::test::ScopedEnv env_dir("SSL_CERT_DIR", std::nullopt);
     auto o = fast_options();
     o.ca_from_env = true;
@@ -109,7 +131,7 @@ TEST_CASE("https: T02 SSL_CERT_FILE names the trusted roots; a missing file is a
     CHECK(reqs[0].header("host") == "localhost:" + std::to_string(server.port()));
   }
   SECTION("a missing SSL_CERT_FILE fails to make the transport, naming the file and the variable") {
-    const auto missing = (dir / "no-such-ca.pem").string();
+    const auto missing = (pki.dir / "no-such-ca.pem").string();
     wheelfit::test::ScopedEnv env("SSL_CERT_FILE", missing);
     auto o = fast_options();
     o.ca_from_env = true;
@@ -163,47 +185,33 @@ TEST_CASE("https: T01/T03 certificate failures are reported at once and never re
 
 TEST_CASE("https: T05 close without close_notify after a complete response is fine; mid-body it is truncation",
           "[transports][http][tls]") {
-  wheelfit::test::TempDir dir;
-  TestCa ca(dir.path());
+  Pki pki;
+  auto t = make(trusting(pki.ca));
   SECTION("complete response, then close without close_notify") {
-    TestServer server(
-        [](Conn& c) {
-          if (c.read_request()) c.write(http_response(200, "complete", {}, false));
-          c.close(false);
-        },
-        tls_options(ca.issue("leaf")));
-    auto t = make(trusting(ca));
-    auto r = t->get(req(server.url("/p/", "localhost")));
-    WHEELFIT_REQUIRE_OK(r);
-    CHECK(r->body == "complete");
-    CHECK(t->stats().retries == 0);
+    TestServer server = pki.server([](Conn& c) {
+      if (c.read_request()) c.write(http_response(200, "complete", {}, false));
+      c.close(false);
+    });
+    check_answer(t->get(req(server.url("/p/", "localhost"))), *t, "complete", 0);
   }
   SECTION("cut mid-body: partial, retried on a new connection") {
     auto good = serve([](const HttpRequest&) { return http_response(200, "whole"); });
-    TestServer server(
-        [good](Conn& c) {
-          if (c.index() == 0) {
-            if (c.read_request()) c.write("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + std::string(500, 'x'));
-            c.close(false);
-            return;
-          }
-          good(c);
-        },
-        tls_options(ca.issue("leaf")));
-    auto t = make(trusting(ca));
-    auto r = t->get(req(server.url("/p/", "localhost")));
-    WHEELFIT_REQUIRE_OK(r);
-    CHECK(r->body == "whole");
-    CHECK(t->stats().retries == 1);
+    TestServer server = pki.server([good](Conn& c) {
+      if (c.index() == 0) {
+        if (c.read_request()) c.write("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + std::string(500, 'x'));
+        c.close(false);
+        return;
+      }
+      good(c);
+    });
+    check_answer(t->get(req(server.url("/p/", "localhost"))), *t, "whole", 1);
     CHECK(server.connections() == 2);
   }
 }
 
 TEST_CASE("proxy: P01 CONNECT resets are retried within the budget, then named", "[transports][http][proxy]") {
-  wheelfit::test::TempDir dir;
-  TestCa ca(dir.path());
-  TestServer origin(serve([](const HttpRequest&) { return http_response(200, "through"); }),
-                    tls_options(ca.issue("leaf")));
+  Pki pki;
+  TestServer origin = pki.origin("through");
   const int resets = GENERATE(3, 1000);
   std::atomic<int> n{0};
   TestProxy proxy([&](Conn& c, const HttpRequest&) {
@@ -213,29 +221,20 @@ TEST_CASE("proxy: P01 CONNECT resets are retried within the budget, then named",
     }
     return true;
   });
-  auto o = trusting(ca);
-  o.proxy.https_proxy = proxy.url();
-  auto t = make(o);
+  auto t = pki.via(proxy);
   auto r = t->get(req(origin.url("/p/")));
   if (resets == 3) {
-    WHEELFIT_REQUIRE_OK(r);
-    CHECK(r->body == "through");
-    CHECK(t->stats().retries == 3);
+    check_answer(r, *t, "through", 3);
     CHECK(origin.connections() == 1);
   } else {
-    REQUIRE_FALSE(r);
-    INFO(r.error().message);
-    CHECK(transport::is(r.error(), NetErrc::proxy));
-    CHECK(contains(r.error().message, "proxy " + loopback(proxy.port()) + " reset the connection 4 times"));
+    check_failure(r, NetErrc::proxy, {"proxy " + loopback(proxy.port()) + " reset the connection 4 times"});
     CHECK(origin.connections() == 0);
   }
 }
 
 TEST_CASE("proxy: P02 407 fails fast; credentials go to the proxy only", "[transports][http][proxy]") {
-  wheelfit::test::TempDir dir;
-  TestCa ca(dir.path());
-  TestServer origin(serve([](const HttpRequest&) { return http_response(200, "authorised"); }),
-                    tls_options(ca.issue("leaf")));
+  Pki pki;
+  TestServer origin = pki.origin("authorised");
   TestServer plain_origin(serve([](const HttpRequest&) { return http_response(200, "plain authorised"); }));
   TestProxy proxy([](Conn& c, const HttpRequest& r) {
     if (r.header("proxy-authorization") != "Basic dXNlcjpwYXNz") {  // user:pass
@@ -246,22 +245,17 @@ TEST_CASE("proxy: P02 407 fails fast; credentials go to the proxy only", "[trans
   });
   SECTION("without credentials: fails fast naming proxy authentication") {
     const bool https = GENERATE(true, false);
-    auto o = trusting(ca);
+    auto o = trusting(pki.ca);
     o.proxy.https_proxy = proxy.url();
     o.proxy.http_proxy = proxy.url();
     auto t = make(o);
     auto r = t->get(req(https ? origin.url("/p/") : plain_origin.url("/p/")));
-    REQUIRE_FALSE(r);
-    INFO(r.error().message);
-    CHECK(transport::is(r.error(), NetErrc::proxy));
-    CHECK(contains(r.error().message, "proxy authentication"));
-    CHECK(contains(r.error().message, "407"));
-    CHECK(contains(r.error().message, loopback(proxy.port())));
+    check_failure(r, NetErrc::proxy, {"proxy authentication", "407", loopback(proxy.port())});
     CHECK(proxy.connections() == 1);
     CHECK(t->stats().retries == 0);
   }
   SECTION("with user:pass in the proxy URL: https through a CONNECT tunnel") {
-    auto o = trusting(ca);
+    auto o = trusting(pki.ca);
     o.proxy.https_proxy = proxy.url("user:pass");
     auto t = make(o);
     auto r = t->get(req(origin.url("/p/"), 1000, {{"Authorization", "Bearer origin-token"}}));
@@ -295,18 +289,14 @@ TEST_CASE("proxy: P02 407 fails fast; credentials go to the proxy only", "[trans
 
 TEST_CASE("proxy: P03 a 200 with extra headers works; a 403 page is the proxy's status, not TLS",
           "[transports][http][proxy]") {
-  wheelfit::test::TempDir dir;
-  TestCa ca(dir.path());
-  TestServer origin(serve([](const HttpRequest&) { return http_response(200, "tunnelled"); }),
-                    tls_options(ca.issue("leaf")));
+  Pki pki;
+  TestServer origin = pki.origin("tunnelled");
   SECTION("200 Connection established with extra headers") {
     TestProxy proxy([](Conn& c, const HttpRequest& r) {
       splice_tunnel(c, r, "HTTP/1.1 200 Connection established\r\nProxy-Agent: test/1.0\r\nX-Extra: yes\r\n\r\n");
       return false;
     });
-    auto o = trusting(ca);
-    o.proxy.https_proxy = proxy.url();
-    auto t = make(o);
+    auto t = pki.via(proxy);
     auto r = t->get(req(origin.url("/p/")));
     WHEELFIT_REQUIRE_OK(r);
     CHECK(r->body == "tunnelled");
@@ -316,25 +306,16 @@ TEST_CASE("proxy: P03 a 200 with extra headers works; a 403 page is the proxy's 
       c.write(http_response(403, "<html><body>Blocked by corporate policy</body></html>", {{"Content-Type", "text/html"}}, false));
       return false;
     });
-    auto o = trusting(ca);
-    o.proxy.https_proxy = proxy.url();
-    auto t = make(o);
-    auto r = t->get(req(origin.url("/p/")));
-    REQUIRE_FALSE(r);
-    INFO(r.error().message);
-    CHECK(transport::is(r.error(), NetErrc::proxy));
-    CHECK(contains(r.error().message, "HTTP 403"));
-    CHECK(contains(r.error().message, loopback(proxy.port())));
+    auto t = pki.via(proxy);
+    check_failure(t->get(req(origin.url("/p/"))), NetErrc::proxy, {"HTTP 403", loopback(proxy.port())});
     CHECK(proxy.connections() == 1);
     CHECK(origin.connections() == 0);
   }
 }
 
 TEST_CASE("proxy: P04 a reset during the TLS handshake through the tunnel is retried", "[transports][http][proxy]") {
-  wheelfit::test::TempDir dir;
-  TestCa ca(dir.path());
-  TestServer origin(serve([](const HttpRequest&) { return http_response(200, "second time lucky"); }),
-                    tls_options(ca.issue("leaf")));
+  Pki pki;
+  TestServer origin = pki.origin("second time lucky");
   std::atomic<int> n{0};
   TestProxy proxy([&](Conn& c, const HttpRequest&) {
     if (n++ == 0) {
@@ -345,23 +326,16 @@ TEST_CASE("proxy: P04 a reset during the TLS handshake through the tunnel is ret
     }
     return true;
   });
-  auto o = trusting(ca);
-  o.proxy.https_proxy = proxy.url();
-  auto t = make(o);
-  auto r = t->get(req(origin.url("/p/")));
-  WHEELFIT_REQUIRE_OK(r);
-  CHECK(r->body == "second time lucky");
-  CHECK(t->stats().retries == 1);
+  auto t = pki.via(proxy);
+  check_answer(t->get(req(origin.url("/p/"))), *t, "second time lucky", 1);
   CHECK(proxy.connections() == 2);
 }
 
 TEST_CASE("https: T01 with the system trust store (loaded at the first TLS connection) a test CA is not trusted",
           "[transports][http][tls]") {
-  wheelfit::test::TempDir dir;
-  TestCa ca(dir.path());
-  TestServer server(serve([](const HttpRequest& r) { return http_response(200, "secure " + r.target); }),
-                    tls_options(ca.issue("leaf")));
-  TestServer plain(serve([](const HttpRequest& r) { return http_response(200, "plain " + r.target); }));
+  Pki pki;
+  TestServer server = pki.server(echo_target("secure "));
+  TestServer plain(echo_target("plain "));
   auto o = fast_options();
   o.ca_from_env = false;  // no ca_file / ca_dir: the machine's roots, loaded lazily
   auto t = make(o);

@@ -158,10 +158,7 @@ TEST_CASE("http: N01 resets before any byte are retried and logged", "[transport
   }));
   LogCapture logs;
   auto t = make();
-  auto r = t->get(req(server.url("/cumm/")));
-  WHEELFIT_REQUIRE_OK(r);
-  CHECK(r->body == "ok");
-  CHECK(t->stats().retries == 2);
+  check_answer(t->get(req(server.url("/cumm/"))), *t, "ok", 2);
   CHECK(t->stats().reconnects == 0);
   CHECK(server.connections() == 3);
   const auto lines = logs.find(log::Level::info, server.url("/cumm/"));
@@ -189,20 +186,13 @@ TEST_CASE("http: N03 a truncated body is retried on a new connection", "[transpo
     }
     good(c);
   });
-  auto o = fast_options();
-  o.retry.retries = 2;
-  auto t = make(o);
+  auto t = make(fast_options(2));
   auto r = t->get(req(server.url("/p/")));
   if (bad_connections == 1) {
-    WHEELFIT_REQUIRE_OK(r);
-    CHECK(r->body == "whole");
-    CHECK(t->stats().retries == 1);
+    check_answer(r, *t, "whole", 1);
     CHECK(server.connections() == 2);  // the cut connection was not reused
   } else {
-    REQUIRE_FALSE(r);
-    INFO(r.error().message);
-    CHECK(transport::is(r.error(), NetErrc::truncated));
-    CHECK(contains(r.error().message, loopback(server.port())));
+    check_failure(r, NetErrc::truncated, {loopback(server.port())});
     CHECK(server.connections() == 3);
     CHECK(t->stats().retries == 2);
   }
@@ -216,16 +206,11 @@ TEST_CASE("http: N06 a server that stops answering hits the idle timeout per att
     if (mid_body) c.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789");
     (void)c.read_some(10s);  // until the client gives up and closes
   });
-  auto o = fast_options();
+  auto o = fast_options(2);
   o.idle_timeout = 200ms;
-  o.retry.retries = 2;
   auto t = make(o);
   Stopwatch sw;
-  auto r = t->get(req(server.url("/slow/")));
-  REQUIRE_FALSE(r);
-  INFO(r.error().message);
-  CHECK(transport::is(r.error(), NetErrc::idle_timeout));
-  CHECK(contains(r.error().message, loopback(server.port())));
+  check_failure(t->get(req(server.url("/slow/"))), NetErrc::idle_timeout, {loopback(server.port())});
   CHECK(server.requests().size() == 3);
   CHECK(sw.elapsed() < 5s);  // 3 x 200 ms, generous margin
 }
@@ -247,11 +232,7 @@ TEST_CASE("http: N07 a trickling body is stopped by the overall deadline", "[tra
   Stopwatch sw;
   auto r = t->get(req(server.url("/trickle/")));
   stop = true;
-  REQUIRE_FALSE(r);
-  INFO(r.error().message);
-  CHECK(transport::is(r.error(), NetErrc::deadline));
-  CHECK(contains(r.error().message, "deadline"));
-  CHECK(contains(r.error().message, loopback(server.port())));
+  check_failure(r, NetErrc::deadline, {"deadline", loopback(server.port())});
   CHECK(t->stats().retries == 0);
   CHECK(sw.elapsed() < 5s);
 }
@@ -288,33 +269,23 @@ TEST_CASE("http: N08 a listener that never accepts hits the connect timeout", "[
     WARN("SKIPPED: the kernel kept completing connections to a full accept queue, so no connect timeout can be provoked");
     return;
   }
-  auto o = fast_options();
+  auto o = fast_options(1);
   o.connect_timeout = 300ms;
-  o.retry.retries = 1;
   auto t = make(o);
   Stopwatch sw;
   auto r = t->get(req(server.url("/x/")));
   for (int fd : fds) ::close(fd);
-  REQUIRE_FALSE(r);
-  INFO(r.error().message);
-  CHECK(transport::is(r.error(), NetErrc::connect_timeout));
-  CHECK(contains(r.error().message, loopback(server.port())));
+  check_failure(r, NetErrc::connect_timeout, {loopback(server.port())});
   CHECK(t->stats().retries == 1);
   CHECK(sw.elapsed() < 5s);
 }
 
 TEST_CASE("http: N09 nothing listening fails with 'connection refused to host:port'", "[transports][http]") {
   const auto port = unused_port();
-  auto o = fast_options();
-  o.retry.retries = 2;
-  auto t = make(o);
+  auto t = make(fast_options(2));
   const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/cumm/";
   Stopwatch sw;
-  auto r = t->get(req(url));
-  REQUIRE_FALSE(r);
-  INFO(r.error().message);
-  CHECK(transport::is(r.error(), NetErrc::connect_failed));
-  CHECK(contains(r.error().message, "connection refused to " + loopback(port) + " (" + url + ")"));
+  check_failure(t->get(req(url)), NetErrc::connect_failed, {"connection refused to " + loopback(port) + " (" + url + ")"});
   CHECK(t->stats().connections == 0);
   CHECK(sw.elapsed() < 3s);
 }
@@ -360,10 +331,7 @@ TEST_CASE("http: N11 5xx are retried; Retry-After is obeyed, or refused past the
     }));
     LogCapture logs;
     auto t = make();
-    auto r = t->get(req(server.url("/p/")));
-    WHEELFIT_REQUIRE_OK(r);
-    CHECK(r->body == "finally");
-    CHECK(t->stats().retries == 3);
+    check_answer(t->get(req(server.url("/p/"))), *t, "finally", 3);
     CHECK(server.requests().size() == 4);
     CHECK(server.connections() == 1);  // the error answers kept the connection
     CHECK(logs.find(log::Level::info, "HTTP 503").size() == 1);

@@ -13,12 +13,17 @@
 #include <string_view>
 #include <vector>
 
+#include "support/checks.hpp"
 #include "wheelfit/transports/net_policy.hpp"
 
 using namespace wheelfit;
 using namespace wheelfit::transports;
 using namespace std::chrono_literals;
 using Catch::Matchers::Contains;
+using test::check_each;
+using test::check_error;
+using test::ErrorCase;
+using test::TextCase;
 using transport::NetErrc;
 
 namespace {
@@ -93,57 +98,50 @@ TEST_CASE("parse_url splits http and https URLs", "[transports][net_policy]") {
 }
 
 TEST_CASE("parse_url rejects hostile and malformed URLs, naming the URL and the problem", "[transports][net_policy]") {
-  struct Row {
-    std::string text;
-    Errc code;
-    std::string_view problem;
+  const std::vector<ErrorCase> rows = {
+      {"https://h.test/a\nb", "control character 0x0a at offset 16"},
+      {"https://h.test/a\rHost: evil", "control character 0x0d"},
+      {std::string("https://h.test/a\0b", 18), "NUL byte at offset 16"},
+      {"https://h.test/a\x7f", "control character 0x7f"},
+      {"https://h.test/a b", "space at offset 16"},
+      {" https://h.test/", "space at offset 0"},
+      {"https://h.test\\@evil.test/", "backslash"},
+      {"https://h.test/..\\..\\x", "backslash"},
+      {"https:///path", "no host"},
+      {"https://", "no host"},
+      {"https://user:pw@/x", "no host"},
+      {"https://:443/", "no host"},
+      {"https:h.test/x", "no host"},
+      {"h.test/x", "no scheme"},
+      {"/simple/", "no scheme"},
+      {"", "no scheme"},
+      {"https://h.test:0/", "out of range"},
+      {"https://h.test:65536/", "out of range"},
+      {"https://h.test:99999/", "out of range"},
+      {"https://h.test:123456/", "bad port '123456'"},
+      {"https://h.test:8o/", "bad port '8o'"},
+      {"https://h.test:-1/", "bad port"},
+      {"https://h.test:80:81/", "bad port"},
+      {"https://[::1/", "unbalanced '['"},
+      {"https://::1]/", "unbalanced ']'"},
+      {"https://[::1]]/", "after ']'"},
+      {"https://[not-v6]/", "not an IPv6 address"},
+      {"https://[1:2:3:4:5:6:7:8:9]/", "not an IPv6 address"},
+      {"https://[1::2::3]/", "not an IPv6 address"},
+      {"https://h<x>.test/", "invalid character in the host"},
+      {"https://h%2etest/", "invalid character in the host"},
+      {"https://h.test/" + std::string(9000, 'a'), "longer than 8192 bytes (9015)"},
+      {"ftp://h.test/x", "scheme 'ftp' is not supported", Errc::unsupported},
+      {"file:///etc/passwd", "scheme 'file'", Errc::unsupported},
+      {"javascript:alert(1)", "scheme 'javascript'", Errc::unsupported},
   };
-  const std::vector<Row> rows = {
-      {"https://h.test/a\nb", Errc::invalid_input, "control character 0x0a at offset 16"},
-      {"https://h.test/a\rHost: evil", Errc::invalid_input, "control character 0x0d"},
-      {std::string("https://h.test/a\0b", 18), Errc::invalid_input, "NUL byte at offset 16"},
-      {"https://h.test/a\x7f", Errc::invalid_input, "control character 0x7f"},
-      {"https://h.test/a b", Errc::invalid_input, "space at offset 16"},
-      {" https://h.test/", Errc::invalid_input, "space at offset 0"},
-      {"https://h.test\\@evil.test/", Errc::invalid_input, "backslash"},
-      {"https://h.test/..\\..\\x", Errc::invalid_input, "backslash"},
-      {"https:///path", Errc::invalid_input, "no host"},
-      {"https://", Errc::invalid_input, "no host"},
-      {"https://user:pw@/x", Errc::invalid_input, "no host"},
-      {"https://:443/", Errc::invalid_input, "no host"},
-      {"https:h.test/x", Errc::invalid_input, "no host"},
-      {"h.test/x", Errc::invalid_input, "no scheme"},
-      {"/simple/", Errc::invalid_input, "no scheme"},
-      {"", Errc::invalid_input, "no scheme"},
-      {"https://h.test:0/", Errc::invalid_input, "out of range"},
-      {"https://h.test:65536/", Errc::invalid_input, "out of range"},
-      {"https://h.test:99999/", Errc::invalid_input, "out of range"},
-      {"https://h.test:123456/", Errc::invalid_input, "bad port '123456'"},
-      {"https://h.test:8o/", Errc::invalid_input, "bad port '8o'"},
-      {"https://h.test:-1/", Errc::invalid_input, "bad port"},
-      {"https://h.test:80:81/", Errc::invalid_input, "bad port"},
-      {"https://[::1/", Errc::invalid_input, "unbalanced '['"},
-      {"https://::1]/", Errc::invalid_input, "unbalanced ']'"},
-      {"https://[::1]]/", Errc::invalid_input, "after ']'"},
-      {"https://[not-v6]/", Errc::invalid_input, "not an IPv6 address"},
-      {"https://[1:2:3:4:5:6:7:8:9]/", Errc::invalid_input, "not an IPv6 address"},
-      {"https://[1::2::3]/", Errc::invalid_input, "not an IPv6 address"},
-      {"https://h<x>.test/", Errc::invalid_input, "invalid character in the host"},
-      {"https://h%2etest/", Errc::invalid_input, "invalid character in the host"},
-      {"https://h.test/" + std::string(9000, 'a'), Errc::invalid_input, "longer than 8192 bytes (9015)"},
-      {"ftp://h.test/x", Errc::unsupported, "scheme 'ftp' is not supported"},
-      {"file:///etc/passwd", Errc::unsupported, "scheme 'file'"},
-      {"javascript:alert(1)", Errc::unsupported, "scheme 'javascript'"},
-  };
-  for (const Row& r : rows) {
-    CAPTURE(r.text);
-    const auto url = parse_url(r.text);
-    REQUIRE_FALSE(url);
-    CHECK(url.error().is(r.code));
-    CHECK_THAT(url.error().message, Contains(std::string(r.problem)));
-    CHECK_THAT(url.error().message, Contains("URL '"));
-    CHECK(url.error().message.size() < 400);  // an 8 KiB URL does not make an 8 KiB message
-    for (char c : url.error().message) CHECK(static_cast<unsigned char>(c) >= 0x20);
+  for (const ErrorCase& r : rows) {
+    CAPTURE(r.input);
+    const auto url = parse_url(r.input);
+    const std::string& message = check_error(url, r);
+    CHECK_THAT(message, Contains("URL '"));
+    CHECK(message.size() < 400);  // an 8 KiB URL does not make an 8 KiB message
+    for (char c : message) CHECK(static_cast<unsigned char>(c) >= 0x20);
   }
 }
 
@@ -156,61 +154,66 @@ TEST_CASE("parse_url error messages never show a password", "[transports][net_po
 
 TEST_CASE("resolve_location handles every reference form", "[transports][net_policy]") {
   const Url base = parse_ok("https://u:p@a.test/b/c/d;p?q");
-  struct Row {
-    std::string_view location, expected, userinfo;
-  };
-  const Row rows[] = {
-      {"g", "https://a.test/b/c/g", "u:p"},
-      {"./g", "https://a.test/b/c/g", "u:p"},
-      {"g/", "https://a.test/b/c/g/", "u:p"},
-      {"../g", "https://a.test/b/g", "u:p"},
-      {"../../../../g", "https://a.test/g", "u:p"},
-      {"./../g/./h/../i", "https://a.test/b/g/i", "u:p"},
-      {"?y", "https://a.test/b/c/d;p?y", "u:p"},
-      {"g?y#s", "https://a.test/b/c/g?y", "u:p"},
-      {"#s", "https://a.test/b/c/d;p?q", "u:p"},
-      {"/g", "https://a.test/g", "u:p"},
-      {"/a/./b/../c", "https://a.test/a/c", "u:p"},
-      {"//other.test/x", "https://other.test/x", ""},
-      {"//v:w@other.test:8443/x", "https://other.test:8443/x", "v:w"},
-      {"http://other.test/y", "http://other.test/y", ""},
-      {"HTTPS://A.TEST/z", "https://a.test/z", ""},
-      {"  /padded  ", "https://a.test/padded", "u:p"},
-      {"g%2Bh", "https://a.test/b/c/g%2Bh", "u:p"},
-  };
-  for (const Row& r : rows) {
-    CAPTURE(r.location);
-    const auto u = resolve_location(base, r.location);
+  // The URL a Location resolves to, and its userinfo.
+  const auto resolved = [&](std::string_view location) {
+    CAPTURE(location);
+    const auto u = resolve_location(base, location);
     REQUIRE(u);
-    CHECK(u->str() == r.expected);
-    CHECK(u->userinfo == r.userinfo);
+    return std::pair{u->str(), u->userinfo};
+  };
+  SECTION("a relative reference keeps the base's authority, userinfo included") {
+    const TextCase rows[] = {
+        {"g", "https://a.test/b/c/g"},
+        {"./g", "https://a.test/b/c/g"},
+        {"g/", "https://a.test/b/c/g/"},
+        {"../g", "https://a.test/b/g"},
+        {"../../../../g", "https://a.test/g"},
+        {"./../g/./h/../i", "https://a.test/b/g/i"},
+        {"?y", "https://a.test/b/c/d;p?y"},
+        {"g?y#s", "https://a.test/b/c/g?y"},
+        {"#s", "https://a.test/b/c/d;p?q"},
+        {"/g", "https://a.test/g"},
+        {"/a/./b/../c", "https://a.test/a/c"},
+        {"  /padded  ", "https://a.test/padded"},
+        {"g%2Bh", "https://a.test/b/c/g%2Bh"},
+    };
+    check_each(rows, [&](std::string_view location) {
+      const auto [url, userinfo] = resolved(location);
+      CHECK(userinfo == "u:p");
+      return url;
+    });
+  }
+  SECTION("a reference with its own authority brings its own userinfo, or none, even to the same host") {
+    struct Row {
+      std::string_view location, url, userinfo;
+    };
+    for (const Row& row : {Row{"//other.test/x", "https://other.test/x", ""},
+                           Row{"//v:w@other.test:8443/x", "https://other.test:8443/x", "v:w"},
+                           Row{"http://other.test/y", "http://other.test/y", ""}, Row{"HTTPS://A.TEST/z", "https://a.test/z", ""}}) {
+      CAPTURE(row.location);
+      const auto [url, userinfo] = resolved(row.location);
+      CHECK(url == row.url);
+      CHECK(userinfo == row.userinfo);
+    }
   }
 }
 
 TEST_CASE("resolve_location rejects bad Location headers", "[transports][net_policy]") {
   const Url base = parse_ok("https://a.test/b/");
-  struct Row {
-    std::string_view location;
-    Errc code;
-    std::string_view problem;
+  const ErrorCase rows[] = {
+      {"", "empty Location"},
+      {"   ", "empty Location"},
+      {"/x\r\nSet-Cookie: a=b", "control character 0x0d"},
+      {"/a b", "space"},
+      {"/..\\x", "backslash"},
+      {"https://[::1/x", "unbalanced"},
+      {"https://a.test:0/", "out of range"},
+      {"ftp://a.test/x", "ftp", Errc::unsupported},
+      {"file:///etc/passwd", "file", Errc::unsupported},
   };
-  const Row rows[] = {
-      {"", Errc::invalid_input, "empty Location"},
-      {"   ", Errc::invalid_input, "empty Location"},
-      {"/x\r\nSet-Cookie: a=b", Errc::invalid_input, "control character 0x0d"},
-      {"/a b", Errc::invalid_input, "space"},
-      {"/..\\x", Errc::invalid_input, "backslash"},
-      {"https://[::1/x", Errc::invalid_input, "unbalanced"},
-      {"https://a.test:0/", Errc::invalid_input, "out of range"},
-      {"ftp://a.test/x", Errc::unsupported, "ftp"},
-      {"file:///etc/passwd", Errc::unsupported, "file"},
-  };
-  for (const Row& r : rows) {
-    CAPTURE(r.location);
-    const auto u = resolve_location(base, r.location);
-    REQUIRE_FALSE(u);
-    CHECK(u.error().is(r.code));
-    CHECK_THAT(u.error().message, Contains(std::string(r.problem)));
+  for (const ErrorCase& r : rows) {
+    CAPTURE(r.input);
+    check_error(resolve_location(base, r.input), r);
   }
 }
 
@@ -260,65 +263,53 @@ TEST_CASE("ProxyConfig::from_env reads the process environment by default", "[tr
 }
 
 TEST_CASE("no_proxy_matches follows curl's rules", "[transports][net_policy][P05]") {
-  struct Row {
-    std::string_view no_proxy, host;
-    bool match;
+  struct Rule {
+    std::string_view no_proxy;
+    std::vector<std::string_view> matches, misses;  ///< hosts it matches, hosts it does not
   };
-  const Row rows[] = {
-      {"", "example.test", false},
-      {"*", "example.test", true},
-      {"*", "127.0.0.1", true},
-      {" * ", "anything", true},
-      {"other.test, *", "example.test", true},
-      {"localhost", "localhost", true},
-      {"localhost", "LOCALHOST", true},
-      {"localhost", "127.0.0.1", false},  // no name resolution: curl compares what was written
-      {"localhost", "notlocalhost", false},
-      {"localhost", "localhost.example.test", false},
-      {"example.test", "example.test", true},
-      {"example.test", "pkg.example.test", true},
-      {"example.test", "a.b.example.test", true},
-      {"example.test", "badexample.test", false},
-      {"example.test", "example.test.evil", false},
-      {".example.test", "example.test", true},
-      {".example.test", "pkg.example.test", true},
-      {".example.test", "badexample.test", false},
-      {"EXAMPLE.Test", "pkg.example.TEST", true},
-      {"example.test.", "pkg.example.test", true},
-      {"example.test", "pkg.example.test.", true},
-      {"  a.test ,  example.test  ", "pkg.example.test", true},
-      {"a.test,,b.test", "b.test", true},
-      {"a.test,,b.test", "c.test", false},
-      {"example.test:8080", "example.test", true},  // the port is not compared
-      {"test", "example.test", true},                // a bare label matches on a label boundary
-      {"10.0.0.0/8", "10.1.2.3", true},
-      {"10.0.0.0/8", "11.1.2.3", false},
-      {"192.168.1.0/24", "192.168.1.77", true},
-      {"192.168.1.0/24", "192.168.2.1", false},
-      {"192.168.1.128/25", "192.168.1.127", false},
-      {"192.168.1.128/25", "192.168.1.200", true},
-      {"0.0.0.0/0", "8.8.8.8", true},
-      {"127.0.0.1", "127.0.0.1", true},
-      {"127.0.0.1", "127.0.0.2", false},
-      {"127.0.0.1:3128", "127.0.0.1", true},
-      {"10.0.0.0/33", "10.0.0.1", false},  // a bad width matches nothing
-      {"10.0.0.0/x", "10.0.0.1", false},
-      {"10.0.0.0/8", "10.example.test", false},
-      {"::1", "::1", true},
-      {"::1", "[::1]", true},
-      {"[::1]", "::1", true},
-      {"[::1]:8080", "::1", true},
-      {"0:0:0:0:0:0:0:1", "::1", true},
-      {"::1/128", "::1", true},
-      {"::1/128", "::2", false},
-      {"fd00::/8", "FD12:3456::1", true},
-      {"fd00::/8", "fe80::1", false},
-      {"10.0.0.0/8", "::1", false},
-      {"::/0", "10.0.0.1", false},  // IPv6 blocks do not match IPv4 hosts
+  const Rule rules[] = {
+      {"", {}, {"example.test"}},
+      {"*", {"example.test", "127.0.0.1"}, {}},
+      {" * ", {"anything"}, {}},
+      {"other.test, *", {"example.test"}, {}},
+      // 127.0.0.1: no name resolution, curl compares what was written
+      {"localhost", {"localhost", "LOCALHOST"}, {"127.0.0.1", "notlocalhost", "localhost.example.test"}},
+      {"example.test",
+       {"example.test", "pkg.example.test", "a.b.example.test", "pkg.example.test."},
+       {"badexample.test", "example.test.evil"}},
+      {".example.test", {"example.test", "pkg.example.test"}, {"badexample.test"}},
+      {"EXAMPLE.Test", {"pkg.example.TEST"}, {}},
+      {"example.test.", {"pkg.example.test"}, {}},
+      {"  a.test ,  example.test  ", {"pkg.example.test"}, {}},
+      {"a.test,,b.test", {"b.test"}, {"c.test"}},
+      {"example.test:8080", {"example.test"}, {}},  // the port is not compared
+      {"test", {"example.test"}, {}},  // a bare label matches on a label boundary
+      {"10.0.0.0/8", {"10.1.2.3"}, {"11.1.2.3", "10.example.test", "::1"}},
+      {"192.168.1.0/24", {"192.168.1.77"}, {"192.168.2.1"}},
+      {"192.168.1.128/25", {"192.168.1.200"}, {"192.168.1.127"}},
+      {"0.0.0.0/0", {"8.8.8.8"}, {}},
+      {"127.0.0.1", {"127.0.0.1"}, {"127.0.0.2"}},
+      {"127.0.0.1:3128", {"127.0.0.1"}, {}},
+      {"10.0.0.0/33", {}, {"10.0.0.1"}},  // a bad width matches nothing
+      {"10.0.0.0/x", {}, {"10.0.0.1"}},
+      {"::1", {"::1", "[::1]"}, {}},
+      {"[::1]", {"::1"}, {}},
+      {"[::1]:8080", {"::1"}, {}},
+      {"0:0:0:0:0:0:0:1", {"::1"}, {}},
+      {"::1/128", {"::1"}, {"::2"}},
+      {"fd00::/8", {"FD12:3456::1"}, {"fe80::1"}},
+      {"::/0", {}, {"10.0.0.1"}},  // IPv6 blocks do not match IPv4 hosts
   };
-  for (const Row& r : rows) {
-    CAPTURE(r.no_proxy, r.host);
-    CHECK(no_proxy_matches(r.no_proxy, r.host) == r.match);
+  for (const Rule& r : rules) {
+    CAPTURE(r.no_proxy);
+    for (std::string_view host : r.matches) {
+      CAPTURE(host);
+      CHECK(no_proxy_matches(r.no_proxy, host));
+    }
+    for (std::string_view host : r.misses) {
+      CAPTURE(host);
+      CHECK_FALSE(no_proxy_matches(r.no_proxy, host));
+    }
   }
 }
 
@@ -327,32 +318,28 @@ TEST_CASE("proxy_for picks the variable by scheme and honours NO_PROXY", "[trans
                                                   {"HTTPS_PROXY", "alice:s3cret@sp.test:8080"},
                                                   {"no_proxy", "localhost, .internal.test,10.0.0.0/8 ,::1"}};
   const ProxyConfig config = ProxyConfig::from_env(env_of(env));
-  struct Row {
-    std::string_view target;
-    std::string_view proxy;  ///< host_port, or "" for direct
-    std::string_view userinfo;
-  };
-  const Row rows[] = {
-      {"http://pkg.test/", "hp.test:3128", ""},
-      {"https://pkg.test/", "sp.test:8080", "alice:s3cret"},
-      {"https://localhost:8443/", "", ""},
-      {"https://a.internal.test/", "", ""},
-      {"https://internal.test/", "", ""},
-      {"https://10.9.8.7/", "", ""},
-      {"https://[::1]:8443/", "", ""},
-      {"https://[::2]/", "sp.test:8080", "alice:s3cret"},
-  };
-  for (const Row& r : rows) {
-    CAPTURE(r.target);
-    const auto p = proxy_for(config, parse_ok(r.target));
-    REQUIRE(p);
-    if (r.proxy.empty()) {
-      CHECK_FALSE(p->has_value());
-    } else {
+  SECTION("through the scheme's proxy, with its userinfo") {
+    struct Row {
+      std::string_view target, proxy, userinfo;
+    };
+    for (const Row& r : {Row{"http://pkg.test/", "hp.test:3128", ""}, Row{"https://pkg.test/", "sp.test:8080", "alice:s3cret"},
+                         Row{"https://[::2]/", "sp.test:8080", "alice:s3cret"}}) {
+      CAPTURE(r.target);
+      const auto p = proxy_for(config, parse_ok(r.target));
+      REQUIRE(p);
       REQUIRE(p->has_value());
       CHECK((*p)->host_port() == r.proxy);
       CHECK((*p)->userinfo == r.userinfo);
       CHECK((*p)->scheme == "http");
+    }
+  }
+  SECTION("direct where no_proxy names the host, its domain, its block or its address") {
+    for (std::string_view target : {"https://localhost:8443/", "https://a.internal.test/", "https://internal.test/",
+                                    "https://10.9.8.7/", "https://[::1]:8443/"}) {
+      CAPTURE(target);
+      const auto p = proxy_for(config, parse_ok(target));
+      REQUIRE(p);
+      CHECK_FALSE(p->has_value());
     }
   }
 }
@@ -379,27 +366,19 @@ TEST_CASE("proxy_for falls back to ALL_PROXY and reports bad proxy URLs", "[tran
     CHECK_FALSE(p->has_value());
   }
   SECTION("errors") {
-    struct Row {
-      std::string_view proxy;
-      Errc code;
-      std::string_view problem;
+    const ErrorCase rows[] = {
+        {"socks5://s.test:1080", "'socks5://' proxies are not supported", Errc::unsupported},
+        {"socks5h://s.test:1080", "socks5h", Errc::unsupported},
+        {"SOCKS4://s.test:1080", "socks4", Errc::unsupported},
+        {"https://s.test:443", "'https://' proxies", Errc::unsupported},
+        {"proxy.test:99999", "out of range"},
+        {"http://u:pw@[::1:3128", "unbalanced"},
+        {"ftp://proxy.test", "ftp", Errc::unsupported},
     };
-    const Row rows[] = {
-        {"socks5://s.test:1080", Errc::unsupported, "'socks5://' proxies are not supported"},
-        {"socks5h://s.test:1080", Errc::unsupported, "socks5h"},
-        {"SOCKS4://s.test:1080", Errc::unsupported, "socks4"},
-        {"https://s.test:443", Errc::unsupported, "'https://' proxies"},
-        {"proxy.test:99999", Errc::invalid_input, "out of range"},
-        {"http://u:pw@[::1:3128", Errc::invalid_input, "unbalanced"},
-        {"ftp://proxy.test", Errc::unsupported, "ftp"},
-    };
-    for (const Row& r : rows) {
-      CAPTURE(r.proxy);
-      const auto p = proxy_for(ProxyConfig{"", std::string(r.proxy), "", ""}, parse_ok("https://x.test/"));
-      REQUIRE_FALSE(p);
-      CHECK(p.error().is(r.code));
-      CHECK_THAT(p.error().message, Contains(std::string(r.problem)));
-      CHECK_THAT(p.error().message, !Contains(":pw@"));
+    for (const ErrorCase& r : rows) {
+      CAPTURE(r.input);
+      const auto p = proxy_for(ProxyConfig{"", r.input, "", ""}, parse_ok("https://x.test/"));
+      CHECK_THAT(check_error(p, r), !Contains(":pw@"));
     }
   }
 }
@@ -436,41 +415,50 @@ TEST_CASE("RetryPolicy::backoff is jittered exponential with a cap", "[transport
 }
 
 TEST_CASE("parse_retry_after reads seconds and all three HTTP date forms", "[transports][net_policy][N11]") {
-  struct Row {
-    std::string_view value;
-    std::optional<std::chrono::seconds> expected;
-  };
-  const Row rows[] = {
-      {"0", 0s},
-      {"5", 5s},
-      {" 120 ", 120s},
-      {"3600", 3600s},
-      {"99999999999999999999", std::chrono::seconds(2147483647)},
-      {"Wed, 06 Nov 2024 08:49:47 GMT", 10s},          // IMF-fixdate
-      {"Wednesday, 06-Nov-24 08:50:37 GMT", 60s},      // RFC 850
-      {"Wed Nov  6 09:49:37 2024", 3600s},             // asctime
-      {"Wed Nov 06 08:49:38 2024", 1s},
-      {"Wed, 06 Nov 2024 08:49:36 GMT", 0s},           // in the past: no wait
-      {"Sun, 06 Nov 1994 08:49:37 GMT", 0s},
-      {"Thu, 07 Nov 2024 08:49:37 GMT", 86400s},
-      {"", std::nullopt},
-      {"-5", std::nullopt},
-      {"5.5", std::nullopt},
-      {"5s", std::nullopt},
-      {"soon", std::nullopt},
-      {"Wed, 06 Nov 2024 08:49:47 UTC", std::nullopt},
-      {"Wed, 6 Nov 2024 08:49:47 GMT", std::nullopt},
-      {"Wed, 06 Foo 2024 08:49:47 GMT", std::nullopt},
-      {"Wed, 31 Feb 2024 08:49:47 GMT", std::nullopt},
-      {"Wed, 06 Nov 2024 24:00:00 GMT", std::nullopt},
-      {"Wed, 06 Nov 2024 08:49 GMT", std::nullopt},
-      {"Xyz, 06 Nov 2024 08:49:47 GMT", std::nullopt},
-      {"Wednesday, 06-Nov-2024 08:49:47 GMT", std::nullopt},
-      {"Wed Nov  6 08:49:37", std::nullopt},
-  };
-  for (const Row& r : rows) {
-    CAPTURE(r.value);
-    CHECK(parse_retry_after(r.value, kNow) == r.expected);
+  SECTION("seconds, or a date: the wait until then (none for the past)") {
+    struct Row {
+      std::string_view value;
+      std::chrono::seconds expected;
+    };
+    const Row rows[] = {
+        {"0", 0s},
+        {"5", 5s},
+        {" 120 ", 120s},
+        {"3600", 3600s},
+        {"99999999999999999999", std::chrono::seconds(2147483647)},
+        {"Wed, 06 Nov 2024 08:49:47 GMT", 10s},          // IMF-fixdate
+        {"Wednesday, 06-Nov-24 08:50:37 GMT", 60s},      // RFC 850
+        {"Wed Nov  6 09:49:37 2024", 3600s},             // asctime
+        {"Wed Nov 06 08:49:38 2024", 1s},
+        {"Wed, 06 Nov 2024 08:49:36 GMT", 0s},           // in the past: no wait
+        {"Sun, 06 Nov 1994 08:49:37 GMT", 0s},
+        {"Thu, 07 Nov 2024 08:49:37 GMT", 86400s},
+    };
+    for (const Row& r : rows) {
+      CAPTURE(r.value);
+      CHECK(parse_retry_after(r.value, kNow) == r.expected);
+    }
+  }
+  SECTION("anything else is no wait at all") {
+    for (std::string_view value : {
+             "",
+             "-5",
+             "5.5",
+             "5s",
+             "soon",
+             "Wed, 06 Nov 2024 08:49:47 UTC",
+             "Wed, 6 Nov 2024 08:49:47 GMT",
+             "Wed, 06 Foo 2024 08:49:47 GMT",
+             "Wed, 31 Feb 2024 08:49:47 GMT",
+             "Wed, 06 Nov 2024 24:00:00 GMT",
+             "Wed, 06 Nov 2024 08:49 GMT",
+             "Xyz, 06 Nov 2024 08:49:47 GMT",
+             "Wednesday, 06-Nov-2024 08:49:47 GMT",
+             "Wed Nov  6 08:49:37",
+         }) {
+      CAPTURE(value);
+      CHECK(parse_retry_after(value, kNow) == std::nullopt);
+    }
   }
 }
 
@@ -583,10 +571,7 @@ TEST_CASE("decide_retry: GitHub rate limits wait for the reset or give up naming
 // Secrets
 
 TEST_CASE("redact hides passwords, Authorization values and token query values", "[transports][net_policy]") {
-  struct Row {
-    std::string_view text, expected;
-  };
-  const Row rows[] = {
+  const TextCase rows[] = {
       {"https://u:secret@h.test/x", "https://u:***@h.test/x"},
       {"fetching https://u:secret@h.test:8443?a=1 failed", "fetching https://u:***@h.test:8443?a=1 failed"},
       {"proxy http://alice:p%40ss@proxy.test:3128", "proxy http://alice:***@proxy.test:3128"},
@@ -608,17 +593,11 @@ TEST_CASE("redact hides passwords, Authorization values and token query values",
       {"nothing secret here", "nothing secret here"},
       {"", ""},
   };
-  for (const Row& r : rows) {
-    CAPTURE(r.text);
-    CHECK(redact(r.text) == r.expected);
-  }
+  check_each(rows, [](std::string_view text) { return redact(text); });
 }
 
 TEST_CASE("basic_auth encodes userinfo as base64", "[transports][net_policy]") {
-  struct Row {
-    std::string_view userinfo, expected;
-  };
-  const Row rows[] = {
+  const TextCase rows[] = {
       {"", "Basic "},
       {"a", "Basic YQ=="},
       {"ab", "Basic YWI="},
@@ -627,8 +606,5 @@ TEST_CASE("basic_auth encodes userinfo as base64", "[transports][net_policy]") {
       {"Aladdin:open sesame", "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ=="},
       {"\xff\xfe\xfd", "Basic //79"},
   };
-  for (const Row& r : rows) {
-    CAPTURE(r.userinfo);
-    CHECK(basic_auth(r.userinfo) == r.expected);
-  }
+  check_each(rows, [](std::string_view userinfo) { return basic_auth(userinfo); });
 }

@@ -1,0 +1,104 @@
+#pragma once
+// Assertions shared by the table-driven tests: rows of "this text in, that text out", and a
+// failed Expected checked for its code and the parts of its message. Each helper captures what
+// a failure needs to name its row (the input, the message).
+
+#include <catch2/catch.hpp>
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support/test_support.hpp"
+#include "wheelfit/util/expected.hpp"
+
+namespace wheelfit::test {
+
+/// One row of a table of text in, text out (a parser, a decoder, a formatter).
+struct TextCase {
+  std::string_view input, expected;
+};
+
+/// CHECKs `f(row.input) == row.expected` for every row, the input captured.
+template <class Rows, class F>
+void check_each(const Rows& rows, F&& f) {
+  for (const TextCase& row : rows) {
+    CAPTURE(row.input);
+    CHECK(f(row.input) == row.expected);
+  }
+}
+
+/// One row of a table of inputs a parser rejects: a part of the error's message, and its code
+/// (invalid_input unless the row names another).
+struct ErrorCase {
+  std::string input;
+  std::string part;
+  Errc code = Errc::invalid_input;
+};
+
+/// One row of a table of inputs a parser refuses, with the parts its error message must hold.
+struct Refusal {
+  std::string input;
+  std::vector<std::string> parts;
+};
+
+/// REQUIREs that `result` failed, then CHECKs its code and that its message holds each of
+/// `parts`, the message captured. Returns the message for checks of its own.
+template <class T, class Parts>
+const std::string& check_error_parts(const Expected<T>& result, Errc code, const Parts& parts) {
+  REQUIRE_FALSE(result.has_value());
+  const std::string& message = result.error().message;
+  CAPTURE(message);
+  CHECK(result.error().is(code));
+  for (const auto& part : parts) {
+    CAPTURE(part);
+    CHECK(contains(message, part));
+  }
+  return message;
+}
+
+template <class T>
+const std::string& check_error(const Expected<T>& result, Errc code, std::initializer_list<std::string_view> parts = {}) {
+  return check_error_parts(result, code, parts);
+}
+
+/// `parse` refuses each row's input: an error of `code` whose message holds every part of
+/// `common` and of the row, the input captured.
+template <class Parse>
+void check_refusals(Parse&& parse, const std::vector<std::string>& common, const std::vector<Refusal>& rows,
+                    Errc code = Errc::invalid_input) {
+  for (const Refusal& row : rows) {
+    CAPTURE(row.input);
+    std::vector<std::string> parts = common;
+    parts.insert(parts.end(), row.parts.begin(), row.parts.end());
+    check_error_parts(parse(row.input), code, parts);
+  }
+}
+
+/// `parse` rejects each row's input: an error of the row's code whose message holds the row's
+/// part and, in single quotes, the input itself; the input captured.
+template <class Parse>
+void check_rejects_quoting(Parse&& parse, const std::vector<ErrorCase>& rows) {
+  for (const ErrorCase& row : rows) {
+    CAPTURE(row.input);
+    check_error(parse(row.input), row.code, {"'" + row.input + "'", row.part});
+  }
+}
+
+/// T::parse(text), REQUIREd to succeed (the text and the error shown when it does not).
+template <class T>
+T parse_ok(std::string_view text) {
+  auto parsed = T::parse(text);
+  INFO("parsing '" << std::string(text) << "'" << (parsed ? "" : ": " + parsed.error().message));
+  REQUIRE(parsed.has_value());
+  return std::move(parsed).value();
+}
+
+/// `check_error` for a row of an ErrorCase table (the caller captures the row's input).
+template <class T>
+const std::string& check_error(const Expected<T>& result, const ErrorCase& row) {
+  return check_error(result, row.code, {row.part});
+}
+
+}  // namespace wheelfit::test
