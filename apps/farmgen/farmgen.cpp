@@ -1,4 +1,5 @@
 #include "farmgen.hpp"
+#include "wheel_files.hpp"
 
 #include <openssl/evp.h>
 #include <unistd.h>
@@ -297,6 +298,9 @@ struct Anchor {
 
 struct RealFile {
   std::string filename, url, sha256, line, torch, python, platform;
+  std::string bytes;  ///< the wheel itself (--with-files), else empty
+  /// What the pages link: the URL, with the true digest as its #sha256= fragment for a real file.
+  [[nodiscard]] std::string href() const { return bytes.empty() ? url : url + "#sha256=" + sha256; }
 };
 
 struct PackageOut {
@@ -319,7 +323,7 @@ std::string label_of(const policies::Policy& policy, const model::Combo& c) {
 }
 
 PackageOut build_package(const FarmPackage& p, const std::vector<GridCell>& grid, const std::string& base,
-                         const policies::Policy& policy) {
+                         const policies::Policy& policy, bool with_files) {
   PackageOut out;
   out.pkg = &p;
   const auto cells = package_cells(p, grid);
@@ -327,7 +331,13 @@ PackageOut build_package(const FarmPackage& p, const std::vector<GridCell>& grid
     RealFile f;
     f.filename = wheel_filename(p, label_of(policy, combo), py, platform);
     f.url = release_url(base, p, f.filename);
-    f.sha256 = sha256_hex(f.filename);
+    if (with_files) {
+      f.bytes = wheel_bytes({p.index_name, p.name, p.version + "+" + label_of(policy, combo), "cp" + nodot2(py),
+                             std::string(platform_tags(platform))});
+      f.sha256 = sha256_hex(f.bytes);
+    } else {
+      f.sha256 = sha256_hex(f.filename);
+    }
     f.line = combo.line.str();
     f.torch = minor_str(combo.torch);
     f.python = nodot2(py);
@@ -338,7 +348,7 @@ PackageOut build_package(const FarmPackage& p, const std::vector<GridCell>& grid
   if (p.links_torch) {
     for (const auto& c : cells) {
       const RealFile f = add_file(c.combo, c.python, c.platform);
-      out.anchors.push_back(Anchor{f.filename, f.url, channel_of(policy, c.combo)});
+      out.anchors.push_back(Anchor{f.filename, f.href(), channel_of(policy, c.combo)});
     }
   } else {
     // One real file per (CUDA line, Python, platform), built against the newest torch minor of
@@ -354,7 +364,7 @@ PackageOut build_package(const FarmPackage& p, const std::vector<GridCell>& grid
       real.emplace(key, add_file(model::Combo{std::get<0>(key), torch}, std::get<1>(key), std::get<2>(key)));
     for (const auto& c : cells) {
       const RealFile& f = real.at(Key{c.combo.line, c.python, c.platform});
-      out.anchors.push_back(Anchor{wheel_filename(p, label_of(policy, c.combo), c.python, c.platform), f.url,
+      out.anchors.push_back(Anchor{wheel_filename(p, label_of(policy, c.combo), c.python, c.platform), f.href(),
                                    channel_of(policy, c.combo)});
     }
   }
@@ -502,6 +512,13 @@ Expected<FarmStats> write_tree(const fs::path& dir, const std::vector<PackageOut
     ++stats.pages;
   }
   if (auto r = write_one(dir / "packages.json", packages_json(repo, pkgs, policy.notation().key), stats); !r) return r.error();
+  for (const auto& p : pkgs) {
+    for (const auto& f : p.files) {
+      if (f.bytes.empty()) continue;
+      const fs::path at = dir / "releases" / "download" / (p.pkg->name + "-latest") / f.filename;
+      if (auto r = write_one(at, f.bytes, stats); !r) return r.error();
+    }
+  }
   return stats;
 }
 
@@ -543,7 +560,7 @@ Expected<FarmStats> generate_farm(const FarmOptions& options, const policies::Po
   const auto grid = farm_grid(policy);
   std::vector<PackageOut> outs;
   outs.reserve(packages.size());
-  for (const auto& p : packages) outs.push_back(build_package(p, grid, base, policy));
+  for (const auto& p : packages) outs.push_back(build_package(p, grid, base, policy, options.with_files));
 
   // Write to a sibling temp dir, then swap it into place.
   const std::string tag = "." + out.filename().string() + ".farmgen-";

@@ -21,7 +21,9 @@
 // package (links_torch false) has one real file per (CUDA line, Python, platform), built against
 // the newest torch minor of its cells there, listed under every torch minor of that line with an
 // anchor text naming that minor (anchor text != href basename, like the farm's cumm page).
-// packages.json lists real files only; sha256 is the SHA-256 of the file name (deterministic).
+// packages.json lists real files only; sha256 is the SHA-256 of the file name (deterministic),
+// or with --with-files the SHA-256 of the wheel written (wheel_files.hpp), and every anchor
+// carries it as its #sha256= fragment.
 //
 // Output is deterministic (same inputs, byte-identical files) and written to a sibling temp
 // directory renamed into place at the end: a failure never leaves a half-written index.
@@ -99,6 +101,11 @@ struct FarmOptions {
   std::string base_url{kDefaultBaseUrl};   ///< release download base (no trailing '/')
   /// The package list; nullopt = builtin_packages().
   std::optional<std::vector<FarmPackage>> package_list;
+  /// Also write every real file (wheel_files.hpp: a valid, installable wheel) under
+  /// out/releases/download/{name}-latest/{file name}, with its true sha256 in the pages'
+  /// #sha256= fragments and packages.json (instead of the file name's digest). Serve `out` and
+  /// give its URL as base_url, or keep the default a caller sets: file://{out}.
+  bool with_files = false;
 };
 
 struct FarmStats {

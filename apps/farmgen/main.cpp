@@ -1,11 +1,12 @@
 // wheelfit-farmgen: writes a full-grid synthetic wheel index laid out like the cuda-wheels farm.
 //
-//   wheelfit-farmgen --out DIR [--backend NAME] [--packages N] [--policy FILE] [--base-url URL]
+//   wheelfit-farmgen --out DIR [--backend NAME] [--packages N] [--policy FILE] [--base-url URL] [--with-files]
 //
 // Prints one summary line on success (exit 0). Bad arguments, an unreadable policy or an
 // unwritable output exit 2 with a message naming the flag or path.
 
 #include <charconv>
+#include <filesystem>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -19,7 +20,7 @@
 namespace {
 
 constexpr std::string_view kUsage =
-    "usage: wheelfit-farmgen --out DIR [--backend NAME] [--packages N] [--policy FILE] [--base-url URL]\n"
+    "usage: wheelfit-farmgen --out DIR [--backend NAME] [--packages N] [--policy FILE] [--base-url URL] [--with-files]\n"
     "  --out DIR        the index directory to write (created; an earlier farm there is replaced)\n"
     "  --packages N     how many packages (default: the built-in list of the farm's packages;\n"
     "                   more adds synthetic-pkg-K packages, fewer takes the first N)\n"
@@ -27,7 +28,11 @@ constexpr std::string_view kUsage =
     "  --policy FILE    policy data replacing the backend's (the grid comes from its matrix)\n"
     "  --base-url URL   release download base (default: the backend's Releases repository on GitHub,\n"
     "                   https://github.com/Comfy-Forge/cuda-wheels for cuda; https://example.invalid/NAME-wheels\n"
-    "                   for a backend without one: a synthetic farm names no real host)\n";
+    "                   for a backend without one: a synthetic farm names no real host; with --with-files,\n"
+    "                   file://DIR, where the files are)\n"
+    "  --with-files     also write every wheel (a real, installable wheel: zip, METADATA, WHEEL, RECORD, a small\n"
+    "                   native module) under DIR/releases/download/, with its true sha256 in the pages and\n"
+    "                   packages.json; serve DIR and pass its URL as --base-url to download over http\n";
 
 int usage_error(const std::string& message) {
   std::cerr << "wheelfit-farmgen: " << message << "\n" << kUsage;
@@ -47,6 +52,10 @@ int main(int argc, char** argv) {
     if (arg == "-h" || arg == "--help") {
       std::cout << kUsage;
       return 0;
+    }
+    if (arg == "--with-files") {
+      options.with_files = true;
+      continue;
     }
     std::string_view flag = arg, value;
     bool inline_value = false;
@@ -96,7 +105,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   const policies::Policy& policy = *loaded;
-  if (!have_base) {
+  if (!have_base && options.with_files) {
+    // The files are beside the pages: link them where they are until a server's URL is given.
+    std::error_code ec;
+    options.base_url = "file://" + std::filesystem::absolute(options.out, ec).lexically_normal().generic_string();
+    while (options.base_url.size() > 7 && options.base_url.back() == '/') options.base_url.pop_back();
+  } else if (!have_base) {
     options.base_url = backend->releases_repo.empty() ? "https://example.invalid/" + backend->name + "-wheels"
                                                       : "https://github.com/" + backend->releases_repo;
   }

@@ -1,4 +1,4 @@
-#include "support/wheel_builder.hpp"
+#include "zip_writer.hpp"
 
 #include <zlib.h>
 
@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
-namespace wheelfit::test {
+namespace wheelfit::farmgen {
 namespace {
 
 void append16(std::string& s, std::uint16_t v) {
@@ -282,4 +282,4 @@ ZipLayout build_zip_layout(const std::vector<ZipMember>& members, const ZipBuild
 
 std::string build_zip(const std::vector<ZipMember>& members) { return build_zip_layout(members).bytes; }
 
-}  // namespace wheelfit::test
+}  // namespace wheelfit::farmgen
