@@ -1,0 +1,290 @@
+// The candidates of one package and the judging of one candidate (candidates.hpp).
+#include "candidates.hpp"
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+#include "wheelfit/model/name.hpp"
+#include "wheelfit/util/text.hpp"
+
+namespace wheelfit::resolve::detail {
+
+using model::NumericVersion;
+using util::join;
+
+// ---------------------------------------------------------------------------------------------
+// Candidates: what an index offers for one package, parsed once, judged per combo and Python.
+
+namespace {
+
+Candidate make_candidate(const std::string& package, std::string text, std::string url, std::string filename,
+                         std::optional<std::string> fragment_sha, const index::IndexSnapshot& snap,
+                         const policies::Policy& policy, std::vector<std::string>& warnings) {
+  Candidate c;
+  c.text = std::move(text);
+  c.url = std::move(url);
+  auto parsed = model::WheelName::parse(c.text);
+  if (!parsed && !filename.empty() && filename != c.text) parsed = model::WheelName::parse(filename);
+  if (!parsed) {
+    c.note = "not a valid wheel name: " + parsed.error().message;
+    return c;
+  }
+  if (parsed->name != package) {
+    c.note = "the wheel belongs to '" + parsed->name + "', not '" + package + "'";
+    return c;
+  }
+  c.combo = policy.parse_combo_label(parsed->version.local());
+  c.wheel = std::move(*parsed);
+
+  std::optional<std::string> listed;
+  if (snap.packages_json) listed = snap.packages_json->sha256_for(c.url, filename);
+  if (fragment_sha && listed && *fragment_sha != *listed) {
+    c.note = "hash conflict: the href says sha256 " + *fragment_sha + ", packages.json says " + *listed;
+    warnings.push_back(package + ": " + c.text + ": " + c.note + "; not picked");
+    return c;
+  }
+  if (fragment_sha) {
+    c.sha256 = fragment_sha;
+    c.sha256_source = "#sha256= fragment";
+  } else if (listed) {
+    c.sha256 = listed;
+    c.sha256_source = "packages.json";
+  }
+  return c;
+}
+
+bool is_wheel_name(std::string_view s) { return s.size() > 4 && s.substr(s.size() - 4) == ".whl"; }
+
+}  // namespace
+
+std::vector<Candidate> candidates_for(const std::string& package, const index::IndexSnapshot& snap,
+                                      const policies::Policy& policy, PackageOutcome::Status& status,
+                                      std::string& reason, std::vector<std::string>& warnings) {
+  std::vector<Candidate> out;
+  const index::PackagesJsonEntry* listed = nullptr;
+  if (snap.packages_json) {
+    auto it = snap.packages_json->packages.find(package);
+    if (it != snap.packages_json->packages.end()) listed = &it->second;
+  }
+  auto page_it = snap.projects.find(package);
+  const index::ProjectPage* page = page_it == snap.projects.end() ? nullptr : &page_it->second;
+
+  if (page && page->status == index::ProjectPage::Status::ok) {
+    for (const auto& link : page->page.links) {
+      if (!is_wheel_name(link.text) && !is_wheel_name(link.filename)) continue;  // sdists and other files
+      auto c = make_candidate(package, link.text, link.url, link.filename, link.sha256, snap, policy, warnings);
+      c.yanked = link.yanked;
+      if (link.requires_python) {
+        auto spec = model::SpecifierSet::parse(*link.requires_python);
+        if (spec) c.requires_python = std::move(*spec);
+        else warnings.push_back(package + ": " + link.text + ": requires-python ignored: " + spec.error().message);
+      }
+      if (link.yanked) c.note = "yanked" + (link.yank_reason.empty() ? std::string() : ": " + link.yank_reason);
+      out.push_back(std::move(c));
+    }
+    status = PackageOutcome::Status::unresolved;
+    return out;
+  }
+  if (listed) {
+    // The page is missing or unreadable but packages.json lists the package: use its entries.
+    if (page && page->status == index::ProjectPage::Status::failed) {
+      warnings.push_back(package + ": the page could not be read (" + page->error + "); used packages.json instead");
+    }
+    for (const auto& w : listed->wheels) {
+      out.push_back(make_candidate(package, w.filename, w.url, w.filename, std::nullopt, snap, policy, warnings));
+    }
+    status = PackageOutcome::Status::unresolved;
+    return out;
+  }
+  if (page && page->status == index::ProjectPage::Status::failed) {
+    status = PackageOutcome::Status::read_failed;
+    reason = "the index page could not be read: " + page->error;
+  } else {
+    status = PackageOutcome::Status::not_published;
+    reason = "not published on this index (" + (page ? page->url : snap.base_url + package + "/") + " does not exist)";
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Judging one candidate against one combo and one Python.
+
+std::string arch_text(const policies::ArchSource& a) { return a.list + " (" + a.provenance + ")"; }
+
+Judged judge(const Candidate& c, const Context& ctx) {
+  Judged j;
+  if (ctx.detailed) {
+    j.verdict.filename = c.text;
+    j.verdict.url = c.url;
+    j.verdict.note = c.note;
+  } else if (!c.note.empty()) {
+    j.verdict.note = c.note;
+  }
+  if (!c.wheel) return j;
+  const auto& w = *c.wheel;
+  // The texts are built only in detailed mode.
+  auto fail = [&](Demand d, auto wheel, auto machine) {
+    if (ctx.detailed) j.verdict.failed.push_back({d, wheel(), machine()});
+    else j.verdict.failed.push_back({d, {}, {}});
+  };
+
+  // python
+  if (auto rank = model::python_rank(w, ctx.python)) j.python_rank = *rank;
+  else fail(Demand::python, [&] { return python_tags_text(w); }, [&] { return ctx.python.tag(); });
+  // requires-python is judged against X.Y.0: the env names its Python line, not a patch release.
+  if (c.requires_python && !c.requires_python->contains(*model::Version::parse(ctx.python.version.str()))) {
+    fail(Demand::python, [&] { return "requires-python " + c.requires_python->str(); },
+         [&] { return "python " + ctx.python.version.str(); });
+  }
+
+  // os, cpu_arch, glibc: judged on the best-fitting platform tag
+  const auto fit = model::best_platform_fit(w, ctx.platform);
+  j.platform_rank = fit.rank;
+  const model::PlatformTag* tag = fit.tag;
+  if (!fit.os_ok) fail(Demand::os, [&] { return platform_tags_text(w); }, [&] { return std::string(model::to_string(ctx.platform.os)); });
+  if (!fit.cpu_ok) fail(Demand::cpu_arch, [&] { return cpu_archs_text(w); }, [&] { return ctx.platform.cpu_arch; });
+  if (!fit.glibc_ok) {
+    fail(
+        Demand::glibc,
+        [&] {
+          auto floor = tag ? libc_floor_text(*tag) : std::nullopt;
+          return floor.value_or(platform_tags_text(w)) + " (" + platform_tags_text(w) + ")";
+        },
+        [&] { return ctx.platform.glibc ? "glibc " + ctx.platform.glibc->str() : std::string("glibc unknown"); });
+  } else if (!fit.glibc_checked && tag && tag->libc && fit.os_ok && ctx.platform.os == model::Os::linux_) {
+    j.verdict.unchecked.push_back(Demand::glibc);
+  }
+
+  // torch and line: the combo in the local label (a wheel without one is bound to neither)
+  if (c.combo) {
+    const Combo& wc = *c.combo;
+    if (!(wc.torch == ctx.combo.torch)) {
+      fail(Demand::torch, [&] { return "torch " + wc.torch.str(); }, [&] { return "combo torch " + ctx.combo.torch.str(); });
+    }
+    const auto& prefix = ctx.policy.notation().prefix;
+    if (!(wc.line == ctx.combo.line)) {
+      fail(Demand::line, [&] { return prefix + wc.line.str(); }, [&] { return "combo " + prefix + ctx.combo.line.str(); });
+    } else if (auto driver = judge_driver(wc.line, ctx.machine, ctx.policy); !driver.checked) {
+      j.verdict.unchecked.push_back(Demand::line);
+    } else if (driver.failure) {
+      fail(Demand::line, [&] { return driver.failure->wheel; }, [&] { return driver.failure->machine; });
+    }
+  }
+
+  // gpu_arch: every visible GPU must be covered by the arch list the wheel was built with
+  if (c.combo) {
+    std::optional<std::string> platform;
+    if (tag && tag->os) platform = model::farm_platform(*tag->os, tag->cpu_arch);
+    const std::optional<JudgedList>* archs = nullptr;
+    if (platform && ctx.targets) archs = &ctx.archs.get(ctx.policy, ctx.package, *c.combo, *platform, *ctx.targets);
+    if (!ctx.targets || !archs || !*archs) {
+      j.verdict.unchecked.push_back(Demand::gpu_arch);
+    } else {
+      const JudgedList& judged = **archs;
+      j.archs = &judged.source;
+      if (ctx.targets->empty()) {
+        fail(Demand::gpu_arch, [&] { return arch_text(judged.source); }, [&] { return gpus_text(ctx.policy.device_prefix(), *ctx.targets); });
+      } else if (!judged.uncovered.empty()) {
+        fail(Demand::gpu_arch, [&] { return arch_text(judged.source); },
+             [&] { return targets_text(ctx.policy.device_prefix(), judged.uncovered); });
+      }
+    }
+  }
+  return j;
+}
+
+// pip's preference: final releases first, then the highest version, then the best tags.
+bool better(const Candidate& a, const Judged& ja, const Candidate& b, const Judged& jb) {
+  const bool a_pre = a.wheel->version.is_prerelease(), b_pre = b.wheel->version.is_prerelease();
+  if (a_pre != b_pre) return !a_pre;
+  if (auto c = a.wheel->version <=> b.wheel->version; c != 0) return c > 0;
+  if (ja.python_rank != jb.python_rank) return ja.python_rank < jb.python_rank;
+  if (ja.platform_rank != jb.platform_rank) return ja.platform_rank < jb.platform_rank;
+  return std::tie(a.text, a.url) < std::tie(b.text, b.url);
+}
+
+PackageOutcome resolve_package(const std::string& env, const config::Package& pkg, const std::vector<Candidate>& cands,
+                               PackageOutcome::Status listing_status, const std::string& listing_reason,
+                               const Context& ctx) {
+  PackageOutcome out;
+  out.env = env;
+  out.name = pkg.name;
+  out.requested = pkg.requested;
+  out.python = ctx.python.tag();
+  if (listing_status != PackageOutcome::Status::unresolved) {
+    out.status = listing_status;
+    out.reason = listing_reason;
+    return out;
+  }
+  // Phase 1: which candidates fit (no report texts built).
+  std::vector<Judged> judged;
+  judged.reserve(cands.size());
+  std::optional<std::size_t> best;
+  const bool inspecting = ctx.inspect && *ctx.inspect;
+  // With an inspect hook: every candidate worth reading, best first: those that fit, and those
+  // whose only failure is gpu_arch by the policy's arch list (their binaries may say otherwise:
+  // the real archs replace the policy's guess).
+  std::vector<std::size_t> fitting;
+  std::vector<bool> policy_gpu_only(cands.size(), false);
+  for (std::size_t i = 0; i < cands.size(); ++i) {
+    judged.push_back(judge(cands[i], ctx));
+    const auto& failed = judged[i].verdict.failed;
+    if (!judged[i].verdict.fits()) {
+      const bool gpu_only = !failed.empty() && std::all_of(failed.begin(), failed.end(), [](const Failure& f) {
+        return f.demand == Demand::gpu_arch;
+      });
+      if (inspecting && cands[i].wheel && judged[i].verdict.note.empty() && gpu_only) {
+        policy_gpu_only[i] = true;
+        fitting.push_back(i);
+      }
+      continue;
+    }
+    fitting.push_back(i);
+    if (!best || better(cands[i], judged[i], cands[*best], judged[*best])) best = i;
+  }
+  auto pick_of = [&](std::size_t i) {
+    const Candidate& c = cands[i];
+    return Pick{env, pkg.name, pkg.requested, ctx.python.tag(), c.text, c.url, c.wheel->version.str(), c.sha256,
+                c.sha256_source, judged[i].archs ? arch_text(*judged[i].archs) : std::string(), judged[i].verdict.unchecked};
+  };
+  std::map<std::size_t, Failure> rejected;  // by the inspect hook
+  if (inspecting && !fitting.empty()) {
+    std::sort(fitting.begin(), fitting.end(),
+              [&](std::size_t a, std::size_t b) { return better(cands[a], judged[a], cands[b], judged[b]); });
+    best.reset();
+    for (std::size_t i : fitting) {
+      Pick pick = pick_of(i);
+      Inspection seen = (*ctx.inspect)(pick);
+      if (seen.reject) {
+        rejected.emplace(i, std::move(*seen.reject));
+        continue;
+      }
+      // The policy said gpu_arch fails: only the binaries' own arch list can overrule it.
+      if (policy_gpu_only[i] && seen.arch_source.empty()) continue;
+      if (!seen.arch_source.empty()) pick.arch_source = std::move(seen.arch_source);
+      out.status = PackageOutcome::Status::resolved;
+      out.pick = std::move(pick);
+      return out;
+    }
+  }
+  if (!best) {
+    // Phase 2, only for a package that ends unresolved: every verdict with its texts.
+    Context detailed = ctx;
+    detailed.detailed = true;
+    out.status = PackageOutcome::Status::unresolved;
+    out.reason = cands.empty() ? "the index lists no wheels for it"
+                 : rejected.empty() ? "no candidate fits"
+                                    : "no candidate fits (" + std::to_string(rejected.size()) + " rejected by inspecting their binaries)";
+    for (std::size_t i = 0; i < cands.size(); ++i) {
+      out.candidates.push_back(judge(cands[i], detailed).verdict);
+      if (auto r = rejected.find(i); r != rejected.end()) out.candidates.back().failed.push_back(r->second);
+    }
+    return out;
+  }
+  out.status = PackageOutcome::Status::resolved;
+  out.pick = pick_of(*best);
+  return out;
+}
+
+}  // namespace wheelfit::resolve::detail

@@ -1,0 +1,102 @@
+#pragma once
+// The resolver's inner parts, shared by the tiers (resolver.cpp) and the advice search
+// (advice.cpp): the candidates an index offers for one package, parsed once, and the judging of
+// one candidate against one combo and one Python (through the evaluators of demands.hpp).
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wheelfit/model/specifier.hpp"
+#include "wheelfit/model/wheel.hpp"
+#include "wheelfit/resolve/resolver.hpp"
+
+namespace wheelfit::resolve::detail {
+
+using model::Combo;
+
+// One wheel an index lists for a package.
+struct Candidate {
+  std::string text;   // anchor text: matched
+  std::string url;    // href: installed
+  std::optional<model::WheelName> wheel;
+  std::optional<Combo> combo;  // from the local label; nullopt = not bound to a combo
+  std::optional<std::string> sha256;
+  std::string sha256_source;
+  bool yanked = false;
+  std::optional<model::SpecifierSet> requires_python;  // data-requires-python / requires-python
+  std::string note;   // a reason this candidate can never be picked
+};
+
+// The arch lists a package's candidates are judged against, looked up once per (combo,
+// platform), each with the machine's targets it does not cover (the backend's rule, asked once).
+struct JudgedList {
+  policies::ArchSource source;
+  std::vector<std::string> uncovered;
+};
+
+class ArchCache {
+ public:
+  const std::optional<JudgedList>& get(const policies::Policy& policy, const std::string& package, const Combo& combo,
+                                       const std::string& platform, const std::vector<std::string>& targets) {
+    std::string key = combo.line.str() + "/" + combo.torch.str() + "|" + platform;
+    auto it = cache_.find(key);
+    if (it == cache_.end()) {
+      std::optional<JudgedList> judged;
+      if (auto list = policy.arch_list(package, combo, platform)) {
+        auto uncovered = cover(policy, list->list, targets).uncovered;
+        judged = JudgedList{std::move(*list), std::move(uncovered)};
+      }
+      it = cache_.emplace(std::move(key), std::move(judged)).first;
+    }
+    return it->second;
+  }
+
+ private:
+  std::map<std::string, std::optional<JudgedList>> cache_;
+};
+
+struct Context {
+  const machine::Machine& machine;
+  const std::optional<std::vector<std::string>>& targets;  ///< canonical device targets
+  const policies::Policy& policy;
+  const Combo& combo;
+  const model::PythonTarget& python;
+  const model::PlatformTarget& platform;
+  const std::string& package;
+  ArchCache& archs;
+  /// False: only which demands fail (fast, for finding the pick). True: also what the wheel
+  /// asks and what the machine has, as text (for the report of an unresolved package).
+  bool detailed = false;
+  const InspectHook* inspect = nullptr;  ///< resolve --inspect: may reject a would-be pick
+};
+
+struct Judged {
+  CandidateVerdict verdict;
+  int python_rank = 0;
+  int platform_rank = 0;
+  const policies::ArchSource* archs = nullptr;  // the list gpu_arch was judged on (cached)
+};
+
+/// "<list> (<provenance>)": an arch list as the verdicts write it.
+std::string arch_text(const policies::ArchSource& a);
+
+/// Every candidate the index offers for `package` (its page, else its packages.json entry);
+/// `status` and `reason` say why there are none (not published, the page could not be read).
+std::vector<Candidate> candidates_for(const std::string& package, const index::IndexSnapshot& snap,
+                                      const policies::Policy& policy, PackageOutcome::Status& status,
+                                      std::string& reason, std::vector<std::string>& warnings);
+
+/// One candidate judged on the seven demands against ctx's combo, Python and machine.
+Judged judge(const Candidate& c, const Context& ctx);
+
+/// pip's preference between two fitting candidates: final releases first, then the highest
+/// version, then the best tags, then the text and URL (deterministic).
+bool better(const Candidate& a, const Judged& ja, const Candidate& b, const Judged& jb);
+
+/// The pick for one package under ctx (the inspect hook consulted), or every candidate's verdict.
+PackageOutcome resolve_package(const std::string& env, const config::Package& pkg, const std::vector<Candidate>& cands,
+                               PackageOutcome::Status listing_status, const std::string& listing_reason,
+                               const Context& ctx);
+
+}  // namespace wheelfit::resolve::detail
