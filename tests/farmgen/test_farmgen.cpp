@@ -488,22 +488,26 @@ TEST_CASE("farmgen: an H100 x86_64 py3.12 torch 2.8.0+cu128 machine resolves in 
   }
 }
 
-TEST_CASE("farmgen: an aarch64 py3.12 machine without torch resolves in tier 2 to cu13.0/torch2.10", "[farmgen]") {
+TEST_CASE("farmgen: an aarch64 py3.12 machine without torch resolves in tier 1 to the newest combo covering all",
+          "[farmgen]") {
   const auto& f = farm();
-  const model::Combo combo{nv("13.0"), nv("2.10")};
-  const auto names = eligible(combo, "3.12", "linux_aarch64", nv("9.0"));
+  const model::Combo fallback{nv("13.0"), nv("2.10")};
+  const auto names = eligible(fallback, "3.12", "linux_aarch64", nv("9.0"));
   REQUIRE(names.size() >= 38);
   const auto r = resolve_on(f.dir, names, gh200_no_torch());
   REQUIRE(r.tiers.size() == 2);
-  CHECK(r.tiers[0].status == resolve::TierOutcome::Status::skipped);
-  INFO(r.tiers[1].reason);
+  INFO(r.tiers[0].reason);
   REQUIRE(r.ok());
-  CHECK(*r.tier == "fallback");
-  CHECK(*r.combo == combo);
+  // Not the fallback: the newest torch the farm and PyTorch's matrix offer for cp312 on aarch64
+  // that covers every package, on the line closest to the driver's (CUDA 13.0).
+  CHECK(*r.tier == "bootstrap");
+  CHECK_THAT(r.tiers[0].chosen, Catch::Contains("no torch installed"));
+  CHECK(fallback.torch < r.combo->torch);
+  CHECK(r.combo->line == nv("13.0"));
+  const std::string label = "+cu130torch" + r.combo->torch.str() + "-cp312-cp312-manylinux_2_26_aarch64.manylinux_2_28_aarch64.whl";
   REQUIRE(r.picks.size() == names.size());
-  for (const auto& pick : r.picks)
-    CHECK(pick.filename.find("+cu130torch2.10-cp312-cp312-manylinux_2_26_aarch64.manylinux_2_28_aarch64.whl") !=
-          std::string::npos);
+  for (const auto& pick : r.picks) CHECK(pick.filename.find(label) != std::string::npos);
+  CHECK(r.tiers[1].reason == "not needed: tier 1 covered every package");
 }
 
 // --- a ROCm farm: the same generator with the ROCm backend's policy and label grammar ----------
@@ -610,15 +614,18 @@ TEST_CASE("farmgen --backend rocm: a gfx803 machine fails gpu_arch for every can
   CHECK(judged > 10);
 }
 
-TEST_CASE("farmgen --backend rocm: without torch, tier 2 is the ROCm fallback", "[farmgen][rocm]") {
+TEST_CASE("farmgen --backend rocm: without torch, tier 1 is the newest ROCm combo covering all", "[farmgen][rocm]") {
   const auto r = resolve_rocm(rocm_names(), rocm_machine("gfx942", std::nullopt));
-  CHECK(r.tiers[0].status == resolve::TierOutcome::Status::skipped);
   REQUIRE(r.ok());
-  CHECK(*r.tier == "fallback");
+  CHECK(*r.tier == "bootstrap");
+  CHECK_THAT(r.tiers[0].chosen, Catch::Contains("no torch installed"));
+  // The ROCm fallback (rocm7.1/torch2.10) is the newest torch the ROCm grid has, so the two agree.
   CHECK(r.combo_str(*r.combo) == "rocm7.1/torch2.10");
-  // A torch of another backend names no ROCm line: tier 1 says so.
+  // A torch of another backend names no ROCm line: tier 1 says so, and the fallback serves.
   const auto cuda_torch = resolve_rocm(rocm_names(), rocm_machine("gfx942", "2.8.0+cu128"));
   CHECK_THAT(cuda_torch.tiers[0].reason, Catch::Contains("names no ROCm line"));
+  REQUIRE(cuda_torch.ok());
+  CHECK(*cuda_torch.tier == "fallback");
 }
 
 TEST_CASE("farmgen: output is deterministic", "[farmgen]") {

@@ -39,10 +39,13 @@ std::map<std::string, std::vector<FixtureWheel>> fixture_wheels() {
   return out;
 }
 
-resolve::Resolution resolve_on_fixture(const std::vector<std::string>& packages, const machine::Machine& m) {
+resolve::Resolution resolve_on_fixture(const std::vector<std::string>& packages, const machine::Machine& m,
+                                       std::optional<model::Combo> combo = std::nullopt) {
   auto transport = transports::make_file_transport();
   const auto snap = index::read_index(*transport, transports::to_url(test::farm_index_dir().string(), true), packages);
-  auto r = resolve::resolve({test::workspace(packages), m, test::cuda_policy(), snap, "cuda"});
+  resolve::Inputs in{test::workspace(packages), m, test::cuda_policy(), snap, "cuda"};
+  in.combo = std::move(combo);
+  auto r = resolve::resolve(in);
   REQUIRE(r.has_value());
   return std::move(*r);
 }
@@ -156,22 +159,37 @@ TEST_CASE("farm snapshot: py3.13 is unresolved, every candidate failing python",
   }
 }
 
-TEST_CASE("farm snapshot: aarch64 without torch tries the fallback, which is not published", "[integration][fixtures]") {
+TEST_CASE("farm snapshot: aarch64 without torch: tier 1 is the newest combo that covers it, not the fallback",
+          "[integration][fixtures]") {
   auto r = resolve_on_fixture({"cumesh"}, test::h100_with({{"cpu_arch", "aarch64"}, {"torch", ""}}));
+  // The fallback for aarch64 is cu13.0/torch2.10, which the snapshot does not publish; the
+  // newest combo it publishes for cp312 on aarch64 that this machine runs is cu12.8/torch2.11.
+  REQUIRE(r.ok());
+  CHECK(*r.tier == "bootstrap");
+  CHECK(wheelfit::test::cuda_policy().combo_str(*r.combo) == "cu12.8/torch2.11");
+  CHECK_THAT(r.tiers[0].chosen, Catch::Contains("no torch installed"));
+  CHECK(r.tiers[1].reason == "not needed: tier 1 covered every package");
+  CHECK_THAT(r.picks.at(0).filename, Catch::Contains("+cu128torch2.11-cp312-cp312-manylinux_2_26_aarch64"));
+}
+
+TEST_CASE("farm snapshot: aarch64 with --combo of the fallback fails, every candidate on the cuda demand",
+          "[integration][fixtures]") {
+  auto m = test::h100_with({{"cpu_arch", "aarch64"}, {"torch", ""}});
+  auto r = resolve_on_fixture({"cumesh"}, m, model::Combo{*model::NumericVersion::parse("13.0"), *model::NumericVersion::parse("2.10")});
   REQUIRE_FALSE(r.ok());
-  CHECK(r.tiers[0].status == resolve::TierOutcome::Status::skipped);
-  CHECK_THAT(r.tiers[0].reason, Catch::Contains("no torch"));
-  // The fallback for aarch64 is cu13.0/torch2.10; PyTorch ships it for cp312 on aarch64 (per the
-  // matrix), so it is tried, and the snapshot has no cu13.0 wheel at all.
-  REQUIRE(r.tiers[1].combo);
-  CHECK(wheelfit::test::cuda_policy().combo_str(*r.tiers[1].combo) == "cu13.0/torch2.10");
-  REQUIRE(r.tiers[1].status == resolve::TierOutcome::Status::failed);
-  for (const auto& c : r.tiers[1].packages.at(0).candidates) {
+  REQUIRE(r.tiers.size() == 1);
+  CHECK(r.tiers[0].tier == "requested");
+  REQUIRE(r.tiers[0].status == resolve::TierOutcome::Status::failed);
+  for (const auto& c : r.tiers[0].packages.at(0).candidates) {
     CAPTURE(c.filename);
     bool cuda_failed = false;
     for (const auto& f : c.failed) cuda_failed = cuda_failed || f.demand == resolve::Demand::line;
     CHECK(cuda_failed);
   }
+  // The advice names the combos that do cover it.
+  REQUIRE(r.advice);
+  REQUIRE_FALSE(r.advice->suggestions.empty());
+  CHECK(wheelfit::test::cuda_policy().combo_str(r.advice->suggestions[0].combo) == "cu12.8/torch2.11");
 }
 
 TEST_CASE("farm snapshot: aarch64 with torch 2.11+cu128 resolves its own combo", "[integration][fixtures]") {

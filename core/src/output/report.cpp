@@ -1,5 +1,7 @@
 #include "wheelfit/output/report.hpp"
 
+#include "advice_text.hpp"
+
 #include "wheelfit/util/atomic_file.hpp"
 #include "wheelfit/util/log.hpp"
 
@@ -45,6 +47,7 @@ std::string combo_str(const resolve::Resolution& r, const std::optional<model::C
 }
 
 std::string tier_label(const TierOutcome& t) {
+  if (t.tier == "requested") return "the requested combo (--combo)";
   return fmt::format("tier {} ({})", t.tier == "bootstrap" ? 1 : 2, t.tier);
 }
 
@@ -88,8 +91,12 @@ std::string human_report(const resolve::Resolution& r, const ReportContext& ctx)
   if (!ctx.fetch_note.empty()) os << "         " << ctx.fetch_note << "\n";
   if (r.ok()) {
     const auto& tier = *r.tier;
-    os << "resolved: " << r.combo_str(*r.combo) << " via " << (tier == "bootstrap" ? "tier 1 (bootstrap)" : "tier 2 (fallback)") << "\n";
-    for (const auto& t : r.tiers) os << "  " << tier_label(t) << ": " << status_line(r, t) << "\n";
+    const auto chosen = std::find_if(r.tiers.begin(), r.tiers.end(), [&](const TierOutcome& t) { return t.tier == tier; });
+    os << "resolved: " << r.combo_str(*r.combo) << " via " << tier_label(*chosen) << "\n";
+    for (const auto& t : r.tiers) {
+      os << "  " << tier_label(t) << ": " << status_line(r, t) << "\n";
+      if (!t.chosen.empty()) os << "    chosen: " << t.chosen << "\n";
+    }
     os << "packages:\n";
     for (const auto& p : r.picks) {
       os << "  " << p.name << " " << p.version << " (" << p.python << (ctx.workspace.envs.size() > 1 ? ", env " + p.env : "") << ")\n";
@@ -121,6 +128,7 @@ std::string human_report(const resolve::Resolution& r, const ReportContext& ctx)
       for (const auto& p : t.packages)
         if (p.status != PackageOutcome::Status::resolved) describe_package(os, r, p);
     }
+    detail::write_advice(os, r);
   }
   for (const auto& w : r.warnings) os << "warning: " << w << "\n";
   return os.str();
@@ -198,9 +206,12 @@ std::string json_report(const resolve::Resolution& r, const ReportContext& ctx) 
   for (const auto& t : r.tiers) {
     const char* st = t.status == TierOutcome::Status::resolved ? "resolved" : t.status == TierOutcome::Status::failed ? "failed" : "skipped";
     tiers.push_back(json::object{{"tier", t.tier}, {"combo", combo_json(r, t.combo)}, {"status", st}, {"reason", t.reason},
-                                 {"unresolved", unresolved_json(r, t.packages)}});
+                                 {"chosen", t.chosen}, {"unresolved", unresolved_json(r, t.packages)}});
   }
   o["tiers"] = std::move(tiers);
+  if (r.advice) {
+    for (auto& [key, value] : detail::advice_json(r)) o[key] = std::move(value);
+  }
   json::array warnings;
   for (const auto& w : r.warnings) warnings.push_back(json::string(w));
   o["warnings"] = std::move(warnings);

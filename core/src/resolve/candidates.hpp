@@ -78,6 +78,38 @@ struct Judged {
   const policies::ArchSource* archs = nullptr;  // the list gpu_arch was judged on (cached)
 };
 
+/// What the index offers for one package: its candidates, or why there are none.
+struct Listing {
+  std::vector<Candidate> candidates;
+  PackageOutcome::Status status = PackageOutcome::Status::unresolved;
+  std::string reason;
+};
+
+/// One env as the resolver judges it: its packages and its Python.
+struct EnvTarget {
+  const config::Env* env;
+  model::PythonTarget python;
+};
+
+/// The torch family pins of a combo and their index (a warning when the family table lacks it).
+std::vector<Pin> pins_for(const policies::Policy& policy, const Combo& combo, std::vector<std::string>& warnings);
+
+/// What advice() needs: the resolve's inputs and what resolve() already read.
+struct AdviceInputs {
+  const Inputs& in;
+  const std::vector<EnvTarget>& envs;
+  const std::map<std::string, Listing>& listing;
+  const std::optional<std::vector<std::string>>& targets;
+  std::optional<model::NumericVersion> reference_line;  ///< the machine's line: its torch's, else its driver's
+};
+
+/// The advice search (resolver.hpp, Advice).
+Advice advise(const AdviceInputs& a);
+
+/// A ranking of suggestions: the newest torch, then the line closest to `reference`, then the
+/// fewest pre-releases (then the higher line, for a total order).
+bool better_suggestion(const Suggestion& a, const Suggestion& b, const std::optional<model::NumericVersion>& reference);
+
 /// "<list> (<provenance>)": an arch list as the verdicts write it.
 std::string arch_text(const policies::ArchSource& a);
 

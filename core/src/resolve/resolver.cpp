@@ -1,5 +1,6 @@
 #include "wheelfit/resolve/resolver.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "candidates.hpp"
@@ -22,11 +23,6 @@ const std::vector<PackageOutcome>* Resolution::unresolved_tier() const {
 namespace {
 
 using namespace detail;
-
-struct EnvTarget {
-  const config::Env* env;
-  model::PythonTarget python;
-};
 
 // Why a fallback combo cannot serve this machine, or "" when it may be tried.
 std::string fallback_skip_reason(const Combo& combo, const std::vector<EnvTarget>& envs, const machine::Machine& m,
@@ -117,14 +113,13 @@ Expected<Resolution> resolve(const Inputs& in) {
   const auto platform = model::farm_platform(*m.os, *m.cpu_arch);
 
   // Candidates, once per package.
-  std::map<std::string, std::tuple<std::vector<Candidate>, PackageOutcome::Status, std::string>> listing;
+  std::map<std::string, Listing> listing;
   for (const auto& e : envs) {
     for (const auto& pkg : e.env->packages) {
       if (listing.count(pkg.name)) continue;
-      PackageOutcome::Status status{};
-      std::string reason;
-      auto cands = candidates_for(pkg.name, in.index, in.policy, status, reason, res.warnings);
-      listing.emplace(pkg.name, std::make_tuple(std::move(cands), status, std::move(reason)));
+      Listing l;
+      l.candidates = candidates_for(pkg.name, in.index, in.policy, l.status, l.reason, res.warnings);
+      listing.emplace(pkg.name, std::move(l));
     }
   }
 
@@ -133,10 +128,10 @@ Expected<Resolution> resolve(const Inputs& in) {
     bool all = true;
     for (const auto& e : envs) {
       for (const auto& pkg : e.env->packages) {
-        const auto& [cands, status, reason] = listing.at(pkg.name);
+        const Listing& l = listing.at(pkg.name);
         ArchCache& archs = arch_caches[pkg.name];
         Context ctx{m, *targets, in.policy, *tier.combo, e.python, platform_target, pkg.name, archs, false, &in.inspect};
-        auto outcome = resolve_package(e.env->name, pkg, cands, status, reason, ctx);
+        auto outcome = resolve_package(e.env->name, pkg, l.candidates, l.status, l.reason, ctx);
         all = all && outcome.status == PackageOutcome::Status::resolved;
         tier.packages.push_back(std::move(outcome));
       }
@@ -148,33 +143,64 @@ Expected<Resolution> resolve(const Inputs& in) {
     if (!all) tier.reason = "not covered: " + join(missing, ", ");
   };
 
-  // Tier 1: the machine's own combo.
-  TierOutcome t1{"bootstrap", std::nullopt, TierOutcome::Status::skipped, "", {}};
   auto mc = machine_combo(m, in.policy);
-  if (mc.combo) {
-    t1.combo = mc.combo;
-    run_tier(t1);
-  } else {
-    t1.reason = mc.reason;
-  }
-  const bool t1_ok = t1.status == TierOutcome::Status::resolved;
-  res.tiers.push_back(std::move(t1));
+  std::optional<NumericVersion> reference = mc.combo ? std::optional<NumericVersion>(mc.combo->line) : m.driver_line;
+  const AdviceInputs advice_inputs{in, envs, listing, *targets, reference};
+  const std::string combo_name = in.policy.notation().name;
 
-  // Tier 2: the backend's fallback combo for this CPU arch.
-  TierOutcome t2{"fallback", in.policy.fallback_combo(*m.cpu_arch), TierOutcome::Status::skipped, "", {}};
-  if (!t2.combo) {
-    t2.reason = "the " + (in.backend.empty() ? in.policy.notation().name : in.backend) + " backend has no fallback combo for " +
-                *m.cpu_arch;
-  } else if (t1_ok) {
-    t2.reason = "not needed: tier 1 covered every package";
-  } else if (res.tiers[0].combo && *res.tiers[0].combo == *t2.combo) {
-    t2.reason = "same combo as tier 1";
-  } else if (auto why = fallback_skip_reason(*t2.combo, envs, m, *targets, in.policy, platform); !why.empty()) {
-    t2.reason = why;
+  if (in.combo) {
+    // --combo: exactly that combo, the only tier, judged like any other.
+    TierOutcome t{"requested", in.combo, TierOutcome::Status::skipped, "", {}};
+    t.chosen = "--combo " + res.combo_str(*in.combo);
+    run_tier(t);
+    if (auto driver = judge_driver(in.combo->line, m, in.policy); driver.failure && t.status != TierOutcome::Status::resolved) {
+      t.reason = "the " + driver.failure->machine + "; " + res.combo_str(*in.combo) + " needs " + driver.failure->wheel;
+    }
+    res.tiers.push_back(std::move(t));
   } else {
-    run_tier(t2);
+    // Tier 1: the machine's own combo; in a fresh environment (no torch), the newest combo the
+    // index and PyTorch's matrix offer that this machine runs and that covers every package.
+    TierOutcome t1{"bootstrap", std::nullopt, TierOutcome::Status::skipped, "", {}};
+    if (mc.combo) {
+      t1.combo = mc.combo;
+      run_tier(t1);
+    } else if (!m.torch) {
+      res.advice = advise(advice_inputs);
+      const auto& all = res.advice->suggestions;
+      auto first = std::find_if(all.begin(), all.end(), [](const Suggestion& s) {
+        return s.kind == Suggestion::Kind::combo && !s.driver_upgrade;
+      });
+      if (first != all.end()) {
+        t1.combo = first->combo;
+        t1.chosen = "no torch installed: the newest combo the index and PyTorch's matrix offer that this machine runs "
+                    "and that covers every package (of " + std::to_string(res.advice->combos_searched) + " searched)";
+        run_tier(t1);
+      } else {
+        t1.reason = mc.reason + "; no combo the index publishes covers every package on this machine";
+      }
+    } else {
+      t1.reason = mc.reason;
+    }
+    const bool t1_ok = t1.status == TierOutcome::Status::resolved;
+    res.tiers.push_back(std::move(t1));
+
+    // Tier 2: the backend's fallback combo for this CPU arch.
+    TierOutcome t2{"fallback", in.policy.fallback_combo(*m.cpu_arch), TierOutcome::Status::skipped, "", {}};
+    if (!t2.combo) {
+      t2.reason = "the " + (in.backend.empty() ? combo_name : in.backend) + " backend has no fallback combo for " + *m.cpu_arch;
+    } else if (t1_ok) {
+      t2.reason = "not needed: tier 1 covered every package";
+    } else if (!in.fallback) {
+      t2.reason = "--no-fallback";
+    } else if (res.tiers[0].combo && *res.tiers[0].combo == *t2.combo) {
+      t2.reason = "same combo as tier 1";
+    } else if (auto why = fallback_skip_reason(*t2.combo, envs, m, *targets, in.policy, platform); !why.empty()) {
+      t2.reason = why;
+    } else {
+      run_tier(t2);
+    }
+    res.tiers.push_back(std::move(t2));
   }
-  res.tiers.push_back(std::move(t2));
 
   for (const auto& t : res.tiers) {
     if (t.status != TierOutcome::Status::resolved) continue;
@@ -184,18 +210,10 @@ Expected<Resolution> resolve(const Inputs& in) {
     break;
   }
 
-  // Torch family pins for the chosen combo.
-  if (res.combo) {
-    const auto index = in.policy.torch_index_url(res.combo->line);
-    const auto& t = res.combo->torch;
-    res.pins.push_back({"torch", "==" + t.str() + ".*", index});
-    if (auto fam = in.policy.torch_family(t)) {
-      res.pins.push_back({"torchvision", "==" + fam->torchvision.str() + ".*", index});
-      res.pins.push_back({"torchaudio", "==" + fam->torchaudio.str() + ".*", index});
-    } else {
-      res.warnings.push_back("torch " + t.str() + " is not in the torch family table: torchvision and torchaudio are not pinned");
-    }
-  }
+  // Torch family pins for the chosen combo; without one, the combos that would cover everything.
+  if (res.combo) res.pins = pins_for(in.policy, *res.combo, res.warnings);
+  if (!res.combo && in.advise && !res.advice) res.advice = advise(advice_inputs);
+  if (res.combo) res.advice.reset();  // advice is for an unresolved workspace only
 
   // Say what could not be checked.
   const std::string& name = in.policy.notation().name;

@@ -71,17 +71,48 @@ struct PackageOutcome {
 };
 
 struct TierOutcome {
-  std::string tier;                    ///< "bootstrap" or "fallback"
+  std::string tier;                    ///< "bootstrap", "fallback" or "requested" (--combo)
   std::optional<model::Combo> combo;
   enum class Status { resolved, failed, skipped } status = Status::skipped;
   std::string reason;                  ///< why skipped or failed
   std::vector<PackageOutcome> packages;
+  /// How the combo was chosen, when not simply by its tier's rule: "--combo cu12.8/torch2.8", or
+  /// "no torch installed: the newest combo ..." (a fresh environment's tier 1).
+  std::string chosen = {};
 };
 
 struct Pin {
   std::string name;     ///< torch, torchvision, torchaudio
   std::string version;  ///< "==2.8.*"
   std::string index;    ///< "https://download.pytorch.org/whl/cu128"
+};
+
+/// A way out when no tier covers every package: a combo (and, for Kind::python, another env
+/// Python) under which every package has a fitting wheel on this machine.
+struct Suggestion {
+  enum class Kind { combo, python } kind = Kind::combo;
+  model::Combo combo;
+  std::optional<model::NumericVersion> python;  ///< Kind::python: the Python every env would use
+  std::vector<std::string> covers;              ///< "flash-attn (cp312)", one per env package
+  std::vector<Pin> pins;                        ///< what to install for it: the torch family, its index
+  /// Set when the machine's driver cannot run the combo's line: what it needs and what it has.
+  std::optional<Failure> driver_upgrade;
+  std::size_t prereleases = 0;                  ///< picks that are pre-releases
+};
+
+/// A combo that covers all but some packages, and what rules each of those out.
+struct NearMiss {
+  model::Combo combo;
+  std::vector<std::string> missing;  ///< "sageattention (cp312): no wheel for cu12.8/torch2.9"
+};
+
+/// The advice search (resolve::Inputs::advise): every combo the index publishes for the
+/// requested packages, judged on this machine's fixed facts (device targets, CPU, OS, glibc,
+/// each env's Python; the driver is reported, not required), PyTorch's matrix permitting.
+struct Advice {
+  std::vector<Suggestion> suggestions;  ///< best first: combos keeping the Python, then other Pythons
+  std::vector<NearMiss> near_misses;    ///< when no combo covers everything: the closest ones
+  std::size_t combos_searched = 0;
 };
 
 struct Resolution {
@@ -95,6 +126,8 @@ struct Resolution {
   std::vector<Pin> pins;
   std::vector<TierOutcome> tiers;      ///< every tier, tried or skipped, with its reason
   std::vector<std::string> warnings;
+  /// When no tier covered every package and Inputs::advise: which combos would.
+  std::optional<Advice> advice;
   /// The packages left unresolved by the last tier evaluated (empty when resolved).
   [[nodiscard]] const std::vector<PackageOutcome>* unresolved_tier() const;
   [[nodiscard]] bool ok() const noexcept { return combo.has_value(); }
@@ -120,6 +153,10 @@ struct Inputs {
   const index::IndexSnapshot& index;
   std::string backend;       ///< the backend's name, for messages
   InspectHook inspect = {};  ///< empty: picks are judged on their names and the policy alone
+  /// --combo: exactly this combo is the only tier ("requested"), judged like any other.
+  std::optional<model::Combo> combo = {};
+  bool fallback = true;      ///< false (--no-fallback): tier 2 is skipped
+  bool advise = true;        ///< search for the combos that would cover everything when no tier does
 };
 
 /// Errors only for inputs that make a resolve meaningless (Errc::usage): no OS or CPU arch
