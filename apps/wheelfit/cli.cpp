@@ -100,6 +100,11 @@ transports::HttpOptions http_options(const Args& parsed) {
   if (auto e = env("WHEELFIT_RETRY_BACKOFF_MS"); e && !e->empty()) {
     o.retry.base = std::chrono::milliseconds(bounded_number("WHEELFIT_RETRY_BACKOFF_MS", *e, 1, 60000));
   }
+  if (auto v = parsed.value("--allow-insecure-host")) {
+    auto hosts = transports::parse_host_list(*v, "--allow-insecure-host");
+    if (!hosts) throw UsageError{hosts.error().message};
+    o.credentials.insecure_hosts = std::move(*hosts);
+  }
   if (auto v = parsed.value("--user-agent")) o.user_agent = *v;
   else if (auto e = env("WHEELFIT_USER_AGENT"); e && !e->empty()) o.user_agent = *e;
   if (o.user_agent.empty() || o.user_agent.find_first_of("\r\n") != std::string::npos) {

@@ -26,6 +26,13 @@ Expected<policies::Policy> judging_policy_for(const registry::Registry& reg, con
 
 /// The process environment variable, if set.
 std::optional<std::string> env(const char* name);
+/// The http(s) URL `url` without its userinfo, which goes to `net.credentials` for the URL's
+/// origin (source `what`), as does `token` (a bearer token, WHEELFIT_INDEX_TOKEN) when given and
+/// not blank. Reads the environment's credentials into `net` first (netrc, hosts allowed
+/// insecure) when `net.credentials_from_env`. Errc::invalid_input when such a credential would go
+/// over plain http to a host not allowed insecure, or the token holds a control character.
+Expected<std::string> take_credentials(const std::string& url, const std::string& what,
+                                       const std::optional<std::string>& token, transports::HttpOptions& net);
 /// http:// or https://.
 bool is_remote(std::string_view s);
 /// A wheel's bytes: a URL (Range requests through `remote`), a file:// URL or a path.

@@ -41,13 +41,14 @@ using wheelfit::testing::TestProxy;
 using wheelfit::testing::TestServer;
 using wheelfit::testing::TlsFiles;
 
-/// Shrunken times: 1-10 ms backoff, 2 s connect / idle, no proxies or CA files from the
-/// environment (the tests set them explicitly).
+/// Shrunken times: 1-10 ms backoff, 2 s connect / idle, no proxies, CA files or credentials
+/// (netrc) from the environment (the tests set them explicitly).
 inline transports::HttpOptions fast_options() {
   transports::HttpOptions o;
   o.proxy_from_env = false;
   o.proxy = {};
   o.ca_from_env = false;
+  o.credentials_from_env = false;
   o.retry.retries = 3;
   o.retry.base = 1ms;
   o.retry.cap = 10ms;
