@@ -1,5 +1,6 @@
 #include "cli.hpp"
 #include "wheelfit/util/log.hpp"
+#include "wheelfit/util/secrets.hpp"
 
 #include <boost/json.hpp>
 #include <chrono>
@@ -46,7 +47,8 @@ Args parse_args(const std::vector<std::string_view>& args, const std::set<std::s
   return out;
 }
 
-int fail(bool json, int code, const std::string& message) {
+int fail(bool json, int code, const std::string& raw) {
+  const std::string message = util::redact(raw);  // a mistyped flag may quote a URL with its password
   std::cerr << "wheelfit: " << message << "\n";
   if (json) {
     boost::json::object o{{"error", boost::json::object{{"exit_code", code}, {"message", message}}}};

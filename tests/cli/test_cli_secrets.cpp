@@ -203,6 +203,12 @@ TEST_CASE("resolve: credentials for a plain-http index need the host allowed", "
     World::check_clean(r.err);
     for (const auto& q : w.index.requests()) CHECK_FALSE(q.header("authorization"));
   }
+  SECTION("a mistyped flag quoting the URL does not print its password") {
+    auto r = w.run({"--idnex=" + w.index_url("alice:" + kUrlPassword)}, "");
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains("unknown option --idnex="));
+    World::check_clean(r.err);
+  }
   SECTION("a bad --allow-insecure-host is a usage error") {
     auto r = w.run({"--index", w.index_url(), "--allow-insecure-host", "http://127.0.0.1/"}, "");
     CHECK(r.code == 2);

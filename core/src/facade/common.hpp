@@ -6,16 +6,17 @@
 #include <string_view>
 
 #include "wheelfit/inspect/source.hpp"
+#include "wheelfit/util/secrets.hpp"
 #include "wheelfit/wheelfit.hpp"
 
 namespace wheelfit::api::detail {
 
 /// `r` as a failed call: the exit code and an Error (Errc::unsupported for "no index", else
-/// invalid_input) with `message`.
+/// invalid_input) with `message`, redacted (util::redact: whatever it quotes, no secret).
 template <class Result>
-Result failed(Result r, int code, std::string message) {
+Result failed(Result r, int code, const std::string& message) {
   r.exit_code = code;
-  r.error = Error(code == kExitNoIndex ? Errc::unsupported : Errc::invalid_input, std::move(message));
+  r.error = Error(code == kExitNoIndex ? Errc::unsupported : Errc::invalid_input, util::redact(message));
   return r;
 }
 
