@@ -1,5 +1,6 @@
 #include "cli.hpp"
 #include "wheelfit/util/log.hpp"
+#include "wheelfit/util/secrets.hpp"
 
 #include <boost/json.hpp>
 #include <chrono>
@@ -46,7 +47,8 @@ Args parse_args(const std::vector<std::string_view>& args, const std::set<std::s
   return out;
 }
 
-int fail(bool json, int code, const std::string& message) {
+int fail(bool json, int code, const std::string& raw) {
+  const std::string message = util::redact(raw);  // a mistyped flag may quote a URL with its password
   std::cerr << "wheelfit: " << message << "\n";
   if (json) {
     boost::json::object o{{"error", boost::json::object{{"exit_code", code}, {"message", message}}}};
@@ -99,6 +101,11 @@ transports::HttpOptions http_options(const Args& parsed) {
   }
   if (auto e = env("WHEELFIT_RETRY_BACKOFF_MS"); e && !e->empty()) {
     o.retry.base = std::chrono::milliseconds(bounded_number("WHEELFIT_RETRY_BACKOFF_MS", *e, 1, 60000));
+  }
+  if (auto v = parsed.value("--allow-insecure-host")) {
+    auto hosts = transports::parse_host_list(*v, "--allow-insecure-host");
+    if (!hosts) throw UsageError{hosts.error().message};
+    o.credentials.insecure_hosts = std::move(*hosts);
   }
   if (auto v = parsed.value("--user-agent")) o.user_agent = *v;
   else if (auto e = env("WHEELFIT_USER_AGENT"); e && !e->empty()) o.user_agent = *e;

@@ -42,6 +42,10 @@ network options (http(s) indexes; README "Network"):
   --retries N           retries of transient failures (default 3; WHEELFIT_RETRY_BACKOFF_MS)
   --timeout S           connect and read timeout in seconds (default 10 / 30)
   --user-agent UA       default wheelfit/<version> (also WHEELFIT_USER_AGENT)
+  --allow-insecure-host HOST[:PORT][,...]   send credentials (URL user:password, WHEELFIT_INDEX_TOKEN,
+                        netrc) over plain http to these hosts too (also WHEELFIT_ALLOW_INSECURE_HOST)
+  credentials: user:password in the URL, WHEELFIT_INDEX_TOKEN (bearer, the index only), NETRC or
+                        ~/.netrc; never written to the report, the JSON or pixi.toml
   --cache-dir DIR       the HTTP cache (default $XDG_CACHE_HOME/wheelfit/http)
   --no-cache            no cache at all
   --offline             answer only from the cache
@@ -60,7 +64,8 @@ explain options:
   --policy FILE         policy data (arch lists) replacing the backend's own
   --json                one object: demands [{demand, wheel, machine, verdict, detail}], files
                         [{path, sass, ptx, glibc, needed}], warnings, bytes_fetched, wheel_size
-  --timeout S, --retries N, --user-agent UA   for a URL (read with HTTP Range requests)
+  --timeout S, --retries N, --user-agent UA, --allow-insecure-host HOST   for a URL (read with
+                        HTTP Range requests)
   exit: 0 everything fits, 1 a demand fails, 2 bad input, 4 the URL could not be read
 
 doctor options:

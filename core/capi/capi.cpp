@@ -91,6 +91,10 @@ bool network_key(const std::string& key, const json::value& v, wheelfit::transpo
     const auto s = std::chrono::seconds(number_of(v, key, 1, 3600));
     net.connect_timeout = s;
     net.idle_timeout = s;
+  } else if (key == "allow_insecure_host") {
+    auto hosts = wheelfit::transports::parse_host_list(string_of(v, key), "request.allow_insecure_host");
+    if (!hosts) throw BadRequest{hosts.error().message};
+    net.credentials.insecure_hosts = std::move(*hosts);
   } else if (key == "jobs") {
     net.jobs = static_cast<unsigned>(number_of(v, key, 1, 64));
     net.per_host = net.jobs;
@@ -152,7 +156,8 @@ wheelfit::api::ResolveRequest request_of(const json::value& doc) {
     } else if (network_key(key, v, r.network)) {
     } else {
       throw BadRequest{"request: unknown key '" + key + "' (known: configs, envs, machine, index, backend, policy, offline, "
-                       "no_cache, cache_dir, retries, timeout, jobs, user_agent, releases_repo, inspect)"};
+                       "no_cache, cache_dir, retries, timeout, jobs, user_agent, allow_insecure_host, releases_repo, "
+                       "inspect)"};
     }
   }
   if (r.offline && !r.use_cache) throw BadRequest{"request: offline reads only the cache; it does not go with no_cache"};
@@ -176,7 +181,8 @@ wheelfit::api::ExplainRequest explain_request_of(const json::value& doc) {
     } else if (key == "policy") {
       r.policy_file = string_of(v, key);
     } else if (!network_key(key, v, r.network)) {
-      throw BadRequest{"request: unknown key '" + key + "' (known: wheel, machine, python, policy, retries, timeout, user_agent)"};
+      throw BadRequest{"request: unknown key '" + key + "' (known: wheel, machine, python, policy, retries, timeout, user_agent, "
+                       "allow_insecure_host)"};
     }
   }
   if (!wheel) throw BadRequest{"request.wheel: missing (a .whl file, its URL, or a wheel file name)"};

@@ -1,5 +1,7 @@
 #include "support/test_support.hpp"
 
+#include <sys/stat.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -27,6 +29,12 @@ void write_file(const fs::path& p, std::string_view content) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
   if (!out) throw std::runtime_error("test: cannot write " + p.string());
   out.write(content.data(), static_cast<std::streamsize>(content.size()));
+}
+
+unsigned file_mode(const fs::path& p) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0) throw std::runtime_error("test: cannot stat " + p.string());
+  return st.st_mode & 07777;
 }
 
 TempDir::TempDir() {

@@ -28,6 +28,8 @@ inline bool any_contains(const std::vector<std::string>& lines, std::string_view
 
 std::string read_file(const std::filesystem::path& p);
 void write_file(const std::filesystem::path& p, std::string_view content);
+/// The permission bits of `p` (0600, 0755, ...); throws when it cannot be read.
+unsigned file_mode(const std::filesystem::path& p);
 
 /// A fresh directory under the system temp dir, removed with everything in it on destruction.
 class TempDir {

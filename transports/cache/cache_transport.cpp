@@ -28,6 +28,7 @@
 
 #include "wheelfit/util/atomic_file.hpp"
 #include "wheelfit/util/log.hpp"
+#include "wheelfit/util/secrets.hpp"
 #include "wheelfit/util/text.hpp"
 
 namespace wheelfit::transports {
@@ -164,6 +165,7 @@ struct Meta {
   /// Validators and freshness from `hdrs` (a 200's headers, or the merged headers after a 304).
   void take_headers(Headers hdrs, std::int64_t now) {
     headers = std::move(hdrs);
+    std::erase_if(headers, [](const auto& h) { return util::is_credential_header(h.first); });  // Set-Cookie: not kept
     const auto cc = parse_cache_control(headers);
     max_age = cc.max_age;
     no_cache = cc.no_cache;
@@ -545,7 +547,7 @@ class Store {
   }
 
   void discard(const std::string& key, const std::string& url, const std::string& why) const {
-    log::warn("cache: discarded the corrupt entry for " + url + " (" + why + ") in " + dir_.string());
+    log::warn("cache: discarded the corrupt entry for " + util::redact(url) + " (" + util::redact(why) + ") in " + dir_.string());
     remove(key);
   }
 
@@ -556,7 +558,7 @@ class Store {
     // No fsync: a cache entry needs atomicity, not durability; the sidecar's size and sha256 catch a body torn by
     // a crash, and a torn entry is refetched. An fsync per page made a cold 45-page read cost several round trips
     // of disk flushes.
-    if (auto w = util::write_file_atomic(entry_path(key), {head, body}, {.durable = false}); !w) {
+    if (auto w = util::write_file_atomic(entry_path(key), {head, body}, {.durable = false, .mode = 0600}); !w) {
       log::warn("cache: could not store " + meta.url + ": " + w.error().message);
     }
   }
@@ -634,10 +636,12 @@ class CacheTransport final : public transport::Transport {
         continue;
       }
       plan.accept = header_or_empty(req.headers, "accept");
-      plan.key = sha256_hex(req.url + "\n" + plan.accept);
-      plan.meta = store_.load_meta(plan.key, req.url, plan.accept);
+      // Keyed and stored without credentials: no secret in a file name or an entry.
+      const std::string url = util::strip_credentials(req.url);
+      plan.key = sha256_hex(url + "\n" + plan.accept);
+      plan.meta = store_.load_meta(plan.key, url, plan.accept);
       if (plan.meta && plan.meta->size > req.max_body) {
-        plan.answer.emplace(unexpected(Errc::too_large, req.url + ": " + std::to_string(plan.meta->size) +
+        plan.answer.emplace(unexpected(Errc::too_large, url + ": " + std::to_string(plan.meta->size) +
                                                             " bytes (cached) exceeds the limit of " +
                                                             std::to_string(req.max_body) + " bytes"));
         continue;
@@ -774,9 +778,9 @@ class CacheTransport final : public transport::Transport {
   /// The sidecar of a new entry for `r`, the 200 answering `req` (its sha256 and size: the writer's).
   static Meta new_meta(const Request& req, const Plan& plan, const Response& r) {
     Meta m;
-    m.url = req.url;
+    m.url = util::strip_credentials(req.url);
     m.accept = plan.accept;
-    m.final_url = r.url.empty() ? req.url : r.url;
+    m.final_url = util::strip_credentials(r.url.empty() ? req.url : r.url);
     m.content_type = r.content_type;
     m.take_headers(r.headers, now_seconds());
     return m;
@@ -814,7 +818,7 @@ class CacheTransport final : public transport::Transport {
   }
 
   static Error offline_miss(const std::string& url) {
-    return transport::net_error(transport::NetErrc::offline, url + ": not in the cache (offline mode)");
+    return transport::net_error(transport::NetErrc::offline, util::strip_credentials(url) + ": not in the cache (offline mode)");
   }
 
   static Response from_entry(const Meta& meta, std::string body) {
@@ -862,12 +866,11 @@ Expected<std::unique_ptr<transport::Transport>> make_cache_transport(std::unique
     root = std::move(*d);
   }
   const fs::path dir = root / "v2";  // format 2; a v1/ beside it (two files an entry) is not read
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir, ec)) {
-    return unexpected(Errc::io_error, "cache directory " + dir.string() + " cannot be created: " +
-                                          (ec ? ec.message() : std::string("not a directory")));
+  // Private: entries may name internal hosts (folders 0700, files 0600).
+  if (auto made = util::create_private_directories(dir); !made) {
+    return unexpected(Errc::io_error, "cache directory " + dir.string() + ": " + made.error().message);
   }
+  std::error_code ec;
   // A ".tmp-" name: never read as an entry, should a crash leave it behind.
   const fs::path probe = dir / ".tmp-probe";
   if (auto w = util::write_file_atomic(probe, {}, {.durable = false}); !w) {

@@ -12,6 +12,7 @@
 #include "wheelfit/model/wheel.hpp"
 #include "wheelfit/util/json_kind.hpp"
 #include "wheelfit/util/log.hpp"
+#include "wheelfit/util/secrets.hpp"
 #include "wheelfit/util/text.hpp"
 
 namespace wheelfit::transports {
@@ -370,6 +371,12 @@ Expected<std::map<std::string, index::Page>> list_release_wheels(transport::Tran
   const auto api_origin = origin_of(base);
   if (!api_origin) return unexpected(Errc::invalid_input, "GitHub API base '" + base + "' is not an http(s) URL");
 
+  // A token over plain http is readable by everyone on the path: only when the user allowed the host.
+  const bool secure = api_origin->scheme == "https" || source.token_over_http;
+  if (source.token && !secure) {
+    log::warn("GITHUB_TOKEN is not sent to " + util::redact(base) + ": a token goes over https only (allow the host with "
+              "--allow-insecure-host to send it anyway)");
+  }
   const std::string first = base + "/repos/" + source.repo + "/releases?per_page=100";
   std::string url = first;
   std::set<std::string> visited;
@@ -390,7 +397,7 @@ Expected<std::map<std::string, index::Page>> list_release_wheels(transport::Tran
     req.url = url;
     req.headers.emplace_back("Accept", "application/vnd.github+json");
     req.headers.emplace_back("X-GitHub-Api-Version", "2022-11-28");
-    if (source.token && origin_of(url) == api_origin) req.headers.emplace_back("Authorization", "Bearer " + *source.token);
+    if (source.token && secure && origin_of(url) == api_origin) req.headers.emplace_back("Authorization", "Bearer " + *source.token);
 
     auto r = transport.get(req);
     if (!r) {

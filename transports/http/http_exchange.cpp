@@ -39,7 +39,7 @@ void HttpTransport::prepare_request(const Route& route, const Request& req, cons
       rq.insert(k, v);
     }
   }
-  if (!has_auth && !route.url.userinfo.empty()) rq.set(http::field::authorization, basic_auth(route.url.userinfo));
+  if (!has_auth && !route.authorization.empty()) rq.set(http::field::authorization, route.authorization);
   if (route.absolute_form() && !route.proxy->userinfo.empty()) {
     rq.set(http::field::proxy_authorization, basic_auth(route.proxy->userinfo));
   }

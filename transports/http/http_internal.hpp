@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -96,6 +97,7 @@ struct Conn {
 struct Route {
   Url url;
   std::optional<Url> proxy;
+  std::string authorization;  ///< the Authorization the transport adds for `url` (credentials.hpp), or ""
   [[nodiscard]] bool tunnel() const { return proxy && url.scheme == "https"; }
   [[nodiscard]] bool absolute_form() const { return proxy && url.scheme == "http"; }
   /// The pool key: connections are shared only by requests that could use them.
@@ -228,7 +230,7 @@ class HttpTransport final : public Transport {
   enum class Next { done, again, wait };
 
   static Expected<Url> start(const Request& req, Headers& headers);
-  bool route_for(const Url& url, Route& route, Slot& result) const;
+  bool route_for(const Url& url, Route& route, Slot& result);
   bool finish(Outcome& o, const Request& req, Url& url, Headers& headers, int& hops, Slot& result) const;
   net::awaitable<void> fetch(const Request& req, Slot& result);
   static void classify_status(Outcome& o, const Route& route);
@@ -306,6 +308,7 @@ class HttpTransport final : public Transport {
   bool system_roots_pending_;  ///< set_default_verify_paths before the first TLS stream (one io thread)
   std::map<std::string, std::vector<std::unique_ptr<Conn>>> idle_;
   std::map<std::string, HostSlot> slots_;
+  std::set<std::string> refused_origins_;  ///< origins already warned about a credential not sent over http
   Stats stats_;
   std::mt19937_64 rng_;
 };

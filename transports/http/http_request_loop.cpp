@@ -22,7 +22,7 @@ Expected<Url> HttpTransport::start(const Request& req, Headers& headers) {
 }
 
 /// The route to `url`, or an error in `result`.
-bool HttpTransport::route_for(const Url& url, Route& route, Slot& result) const {
+bool HttpTransport::route_for(const Url& url, Route& route, Slot& result) {
   auto proxy = proxy_for(opts_.proxy, url);
   if (!proxy) {
     result.emplace(proxy.error());
@@ -33,8 +33,16 @@ bool HttpTransport::route_for(const Url& url, Route& route, Slot& result) const 
                                                 ": only http:// proxies are supported"));
     return false;
   }
+  // Credentials: only to their own origin, only over https unless the host is allowed insecure.
+  const AuthChoice auth = choose_authorization(opts_.credentials, url);
+  if (auth.refused && auth.from_url) {
+    result.emplace(Error(Errc::invalid_input, refusal_message(auth, url)));
+    return false;
+  }
+  if (auth.refused && refused_origins_.insert(url.origin()).second) log::warn(refusal_message(auth, url));
   route.url = url;
   route.proxy = std::move(*proxy);
+  route.authorization = auth.header;
   return true;
 }
 
@@ -77,10 +85,11 @@ bool HttpTransport::finish(Outcome& o, const Request& req, Url& url, Headers& he
     return false;
   }
   if (!same_origin(url, *target)) {
-    // Credentials belong to the origin they were given for.
-    std::erase_if(headers, [](const auto& h) {
-      return iequals(h.first, "authorization") || iequals(h.first, "proxy-authorization") || iequals(h.first, "cookie");
-    });
+    // Credentials belong to the origin they were given for: only headers known to carry none
+    // follow (Authorization, Cookie and any custom token header stay behind).
+    std::erase_if(headers, [](const auto& h) { return !survives_cross_origin_redirect(h.first); });
+  } else if (target->userinfo.empty()) {
+    target->userinfo = url.userinfo;  // "Location: https://same-host/x" keeps the URL's own credentials
   }
   log::debug("redirect " + std::to_string(o.status) + ": " + redact(url.str()) + " -> " + redact(target->str()));
   url = std::move(*target);

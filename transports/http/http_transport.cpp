@@ -163,6 +163,7 @@ Expected<std::unique_ptr<transport::Transport>> make_http_transport(HttpOptions 
   options.jobs = std::max(1u, options.jobs);
   options.per_host = std::max(1u, options.per_host);
   if (options.proxy_from_env) options.proxy = ProxyConfig::from_env();
+  if (options.credentials_from_env) add_credentials_from_env(options.credentials);
   std::string file_source = "the ca_file option", dir_source = "the ca_dir option";
   if (options.ca_from_env) {
     if (const char* f = std::getenv("SSL_CERT_FILE"); f && *f) {

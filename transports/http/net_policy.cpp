@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "wheelfit/index/links.hpp"
+#include "wheelfit/util/secrets.hpp"
 #include "wheelfit/util/text.hpp"
 
 namespace wheelfit::transports {
@@ -44,15 +45,17 @@ std::string_view trim_ows(std::string_view s) noexcept {
 
 bool all_digits(std::string_view s) noexcept { return !s.empty() && std::all_of(s.begin(), s.end(), is_digit); }
 
-// The URL as an error message may show it: secrets redacted, control bytes made visible, long
-// URLs cut (the message of an 8 MiB URL must not be 8 MiB).
+// The URL as an error message may show it: secrets redacted first (a secret cut in half would no
+// longer be recognised), control bytes made visible, long URLs cut (the message of an 8 MiB URL
+// must not be 8 MiB).
 std::string shown_url(std::string_view url) {
-  std::string out = "'" + redact(url.substr(0, kShownUrl));
+  const std::string safe = util::redact(url);
+  std::string out = "'" + safe.substr(0, kShownUrl);
   for (std::size_t i = 1; i < out.size(); ++i) {
     const auto u = static_cast<unsigned char>(out[i]);
     if (u < 0x20 || u == 0x7f) out[i] = '?';
   }
-  out += url.size() > kShownUrl ? "...'" : "'";
+  out += safe.size() > kShownUrl ? "...'" : "'";
   return out;
 }
 
@@ -586,71 +589,7 @@ std::optional<std::chrono::seconds> parse_retry_after(std::string_view value, st
 // ---------------------------------------------------------------------------------------------
 // Secrets
 
-namespace {
-
-constexpr std::string_view kHidden = "***";
-
-bool ends_url_text(char c) noexcept {
-  return c == '/' || c == '?' || c == '#' || c == '"' || c == '\'' || c == '<' || c == '>' || c == '`' ||
-         static_cast<unsigned char>(c) <= 0x20;
-}
-
-// "scheme://user:password@host" -> "scheme://user:***@host"; a bare "token@host" (how GitHub
-// tokens are often written) -> "***@host".
-void redact_userinfo(std::string& s) {
-  for (std::size_t p = s.find("://"); p != std::string::npos; p = s.find("://", p + 3)) {
-    const std::size_t start = p + 3;
-    std::size_t end = start;
-    while (end < s.size() && !ends_url_text(s[end])) ++end;
-    const std::size_t at = std::string_view(s).substr(start, end - start).rfind('@');
-    if (at == std::string_view::npos || at == 0) continue;
-    const std::size_t colon = std::string_view(s).substr(start, at).find(':');
-    const std::size_t from = colon == std::string_view::npos ? start : start + colon + 1;
-    s.replace(from, start + at - from, kHidden);
-  }
-}
-
-// Header values: "Authorization: Bearer abc" -> "Authorization: Bearer ***" (the scheme word
-// stays: it tells a reader which credential was sent, not what it was).
-void redact_auth_headers(std::string& s) {
-  constexpr std::string_view kName = "authorization:";
-  for (std::size_t p = 0; p + kName.size() <= s.size(); ++p) {
-    if (!iequals(std::string_view(s).substr(p, kName.size()), kName)) continue;
-    std::size_t v = p + kName.size();
-    while (v < s.size() && is_blank(s[v])) ++v;
-    std::size_t end = v;
-    while (end < s.size() && s[end] != '\r' && s[end] != '\n') ++end;
-    const std::size_t space = std::string_view(s).substr(v, end - v).find(' ');
-    if (space != std::string_view::npos) v += space + 1;
-    if (end > v) s.replace(v, end - v, kHidden);
-    p = v;
-  }
-}
-
-// Query values that are credentials: "?token=abc&x=1" -> "?token=***&x=1".
-void redact_query_secrets(std::string& s) {
-  constexpr std::array<std::string_view, 6> kSecret = {"token", "access_token", "private_token",
-                                                       "sig", "signature", "x-amz-signature"};
-  for (std::size_t p = s.find_first_of("?&;"); p != std::string::npos; p = s.find_first_of("?&;", p + 1)) {
-    const std::size_t eq = s.find('=', p + 1);
-    if (eq == std::string::npos) break;
-    const std::string_view name = std::string_view(s).substr(p + 1, eq - p - 1);
-    if (std::none_of(kSecret.begin(), kSecret.end(), [&](std::string_view k) { return iequals(k, name); })) continue;
-    std::size_t end = eq + 1;
-    while (end < s.size() && s[end] != '&' && s[end] != ';' && s[end] != '#' && !ends_url_text(s[end])) ++end;
-    if (end > eq + 1) s.replace(eq + 1, end - eq - 1, kHidden);
-  }
-}
-
-}  // namespace
-
-std::string redact(std::string_view text) {
-  std::string out(text);
-  redact_userinfo(out);
-  redact_auth_headers(out);
-  redact_query_secrets(out);
-  return out;
-}
+std::string redact(std::string_view text) { return util::redact(text); }
 
 std::string basic_auth(std::string_view userinfo) {
   constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -7,8 +7,10 @@
 //
 // Exit codes (ExitCode) are the CLI's: a call's result carries the one the CLI would exit with.
 // Environment variables are read as the CLI reads them (the backend's index variable,
-// WHEELFIT_POLICY, WHEELFIT_RELEASES_REPO, WHEELFIT_OVERRIDE_* on a given machine, proxies and
-// trust stores in the transports).
+// WHEELFIT_POLICY, WHEELFIT_RELEASES_REPO, WHEELFIT_INDEX_TOKEN, WHEELFIT_OVERRIDE_* on a given
+// machine, proxies, trust stores, NETRC and WHEELFIT_ALLOW_INSECURE_HOST in the transports). The
+// userinfo of an index or wheel URL leaves the URL at the start of a call and goes to the
+// transport as that origin's credential (transports/credentials.hpp): no result carries it.
 //
 // Thread safety: calls may run concurrently, each with its own request; a caller-supplied
 // Registry is only read. Log lines go to the process-wide sink of util/log.hpp.

@@ -1,16 +1,42 @@
 // What the façade's calls share (common.hpp).
 #include "common.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "wheelfit/transports/file_transport.hpp"
 #include "wheelfit/util/log.hpp"
+#include "wheelfit/util/secrets.hpp"
+#include "wheelfit/util/text.hpp"
 
 namespace wheelfit::api::detail {
 
 std::optional<std::string> env(const char* name) {
   if (const char* v = std::getenv(name)) return std::string(v);
   return std::nullopt;
+}
+
+Expected<std::string> take_credentials(const std::string& url, const std::string& what,
+                                       const std::optional<std::string>& token, transports::HttpOptions& net) {
+  if (net.credentials_from_env) {
+    transports::add_credentials_from_env(net.credentials);
+    net.credentials_from_env = false;
+  }
+  auto parsed = transports::parse_url(url);
+  if (!parsed) return parsed.error();
+  const std::string bearer(token ? util::trim(*token) : std::string_view());
+  if (parsed->userinfo.empty() && bearer.empty()) return url;
+  if (std::any_of(bearer.begin(), bearer.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+    return unexpected(Errc::invalid_input, "WHEELFIT_INDEX_TOKEN holds a control character");
+  }
+  const std::string source = parsed->userinfo.empty() ? "WHEELFIT_INDEX_TOKEN" : what;
+  if (!transports::may_send_credentials(net.credentials, *parsed)) {
+    transports::AuthChoice refused;
+    refused.source = source;
+    return unexpected(Errc::invalid_input, transports::refusal_message(refused, *parsed));
+  }
+  net.credentials.origins.push_back({parsed->origin(), parsed->userinfo, bearer, source});
+  return util::without_userinfo(url);
 }
 
 bool is_remote(std::string_view s) { return s.starts_with("http://") || s.starts_with("https://"); }

@@ -6,16 +6,17 @@
 #include <string_view>
 
 #include "wheelfit/inspect/source.hpp"
+#include "wheelfit/util/secrets.hpp"
 #include "wheelfit/wheelfit.hpp"
 
 namespace wheelfit::api::detail {
 
 /// `r` as a failed call: the exit code and an Error (Errc::unsupported for "no index", else
-/// invalid_input) with `message`.
+/// invalid_input) with `message`, redacted (util::redact: whatever it quotes, no secret).
 template <class Result>
-Result failed(Result r, int code, std::string message) {
+Result failed(Result r, int code, const std::string& message) {
   r.exit_code = code;
-  r.error = Error(code == kExitNoIndex ? Errc::unsupported : Errc::invalid_input, std::move(message));
+  r.error = Error(code == kExitNoIndex ? Errc::unsupported : Errc::invalid_input, util::redact(message));
   return r;
 }
 
@@ -26,6 +27,13 @@ Expected<policies::Policy> judging_policy_for(const registry::Registry& reg, con
 
 /// The process environment variable, if set.
 std::optional<std::string> env(const char* name);
+/// The http(s) URL `url` without its userinfo, which goes to `net.credentials` for the URL's
+/// origin (source `what`), as does `token` (a bearer token, WHEELFIT_INDEX_TOKEN) when given and
+/// not blank. Reads the environment's credentials into `net` first (netrc, hosts allowed
+/// insecure) when `net.credentials_from_env`. Errc::invalid_input when such a credential would go
+/// over plain http to a host not allowed insecure, or the token holds a control character.
+Expected<std::string> take_credentials(const std::string& url, const std::string& what,
+                                       const std::optional<std::string>& token, transports::HttpOptions& net);
 /// http:// or https://.
 bool is_remote(std::string_view s);
 /// A wheel's bytes: a URL (Range requests through `remote`), a file:// URL or a path.

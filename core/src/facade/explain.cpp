@@ -10,6 +10,7 @@
 #include "wheelfit/index/links.hpp"
 #include "wheelfit/model/wheel.hpp"
 #include "wheelfit/util/log.hpp"
+#include "wheelfit/util/secrets.hpp"
 #include "wheelfit/wheelfit.hpp"
 
 namespace wheelfit::api {
@@ -161,7 +162,14 @@ std::string ExplainResult::report() const {
 ExplainResult explain(const ExplainRequest& req) {
   const log::ScopedSink call_log(req.log_sink);
   ExplainResult r;
-  const std::string& wheel = req.wheel;
+  // A URL's userinfo goes to the transport's credentials: no message of this call shows it.
+  transports::HttpOptions net = req.network;
+  std::string wheel = req.wheel;
+  if (detail::is_remote(wheel)) {
+    auto clean = detail::take_credentials(wheel, "the wheel URL", std::nullopt, net);
+    if (!clean) return detail::failed(std::move(r), kExitBadInput, util::redact(wheel) + ": " + clean.error().message);
+    wheel = std::move(*clean);
+  }
   // What the wheel is: a URL, a file, or (no such file, no '/') a bare wheel file name.
   std::string filename;
   std::error_code ec;
@@ -181,7 +189,9 @@ ExplainResult explain(const ExplainRequest& req) {
   } else {
     return detail::failed(std::move(r), kExitBadInput, wheel + ": no such file");
   }
-  if (auto name = model::WheelName::parse(filename); !name) return detail::failed(std::move(r), kExitBadInput, wheel + ": " + name.error().message);
+  if (auto name = model::WheelName::parse(filename); !name) {
+    return detail::failed(std::move(r), kExitBadInput, util::redact(wheel) + ": " + name.error().message);
+  }
 
   // The machine and the policy it is judged by: the judging backend's, unless a file is named.
   std::unique_ptr<registry::Registry> owned;
@@ -199,19 +209,19 @@ ExplainResult explain(const ExplainRequest& req) {
   } else {
     std::unique_ptr<transport::Transport> transport;
     if (r.origin == "url") {
-      auto made = transports::make_transport(req.network);
+      auto made = transports::make_transport(net);
       if (!made) return detail::failed(std::move(r), kExitBadInput, made.error().message);
       transport = std::move(*made);
     }
     auto source = detail::open_wheel(wheel, transport.get());
     if (!source) {
       const bool network = source.error().code.category() != core_category();
-      return detail::failed(std::move(r), network ? kExitUnreadable : kExitBadInput, wheel + ": " + source.error().message);
+      return detail::failed(std::move(r), network ? kExitUnreadable : kExitBadInput, util::redact(wheel) + ": " + source.error().message);
     }
     auto explained = inspect::explain_wheel(**source, filename, *machine, *policy);
     if (!explained) {
       const bool network = explained.error().code.category() != core_category();
-      return detail::failed(std::move(r), network ? kExitUnreadable : kExitBadInput, wheel + ": " + explained.error().message);
+      return detail::failed(std::move(r), network ? kExitUnreadable : kExitBadInput, util::redact(wheel) + ": " + explained.error().message);
     }
     r.explanation = std::move(*explained);
   }

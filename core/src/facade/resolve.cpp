@@ -280,12 +280,19 @@ ResolveResult resolve(const ResolveRequest& req) {
     if (auto root = transports::to_path(r.index_url); !root || !std::filesystem::is_directory(*root)) {
       return detail::failed(std::move(r), kExitBadInput, where + choice->url + ": no such directory");
     }
-  } else if (!local) {
+  }
+  // Credentials in the index URL (and WHEELFIT_INDEX_TOKEN) leave the URL for the transport's
+  // per-origin credentials: from here on no URL of this resolve carries a password.
+  transports::HttpOptions net = req.network;
+  if (!local) {
     if (auto url = transports::parse_url(r.index_url); !url) return detail::failed(std::move(r), kExitBadInput, where + url.error().message);
+    auto clean = detail::take_credentials(r.index_url, choice->origin, env("WHEELFIT_INDEX_TOKEN"), net);
+    if (!clean) return detail::failed(std::move(r), kExitBadInput, where + clean.error().message);
+    r.index_url = std::move(*clean);
   }
   std::shared_ptr<transport::Transport> transport = req.transport;
   if (!transport) {
-    auto made = transports::make_transport(req.network);
+    auto made = transports::make_transport(net);
     if (!made) return detail::failed(std::move(r), kExitBadInput, made.error().message);
     std::unique_ptr<transport::Transport> stack = std::move(*made);
     if (!local && req.use_cache) {
@@ -315,6 +322,9 @@ ResolveResult resolve(const ResolveRequest& req) {
         return detail::failed(std::move(r), kExitBadInput, "--releases-repo / WHEELFIT_RELEASES_REPO: '" + *repo + "' is not OWNER/NAME");
       }
       releases = transports::ReleasesSource::from_env(*repo);
+      if (auto api = transports::parse_url(releases->api_base)) {
+        releases->token_over_http = transports::insecure_host_allowed(net.credentials.insecure_hosts, *api);
+      }
     }
   }
 
@@ -334,7 +344,7 @@ ResolveResult resolve(const ResolveRequest& req) {
     return detail::failed(std::move(r), kExitUnreadable, why);
   }
   resolve::Inputs inputs{r.workspace, m, *policy, snapshot, info->name};
-  if (req.inspect) inputs.inspect = make_inspect_hook(m, *policy, req.network);  // read the picks' binaries
+  if (req.inspect) inputs.inspect = make_inspect_hook(m, *policy, net);  // read the picks' binaries
   auto resolution = resolve::resolve(inputs);
   if (!resolution) return detail::failed(std::move(r), kExitBadInput, resolution.error().message);
   resolution->warnings.insert(resolution->warnings.begin(), snapshot.warnings.begin(), snapshot.warnings.end());

@@ -10,6 +10,7 @@
 
 #include "links_detail.hpp"
 #include "wheelfit/index/links.hpp"
+#include "wheelfit/util/secrets.hpp"
 #include "wheelfit/util/text.hpp"
 
 namespace wheelfit::index {
@@ -45,8 +46,11 @@ FragmentHash parse_hash_fragment(std::string_view fragment) {
   return result;
 }
 
-void append_quoted(std::string& out, std::string_view s) {
+void append_quoted(std::string& out, std::string_view text) {
   constexpr std::size_t kMax = 160;
+  // Redacted before the cut: a password cut in half would no longer be recognised as one.
+  const std::string safe = util::redact(text);
+  const std::string_view s = safe;
   const std::string_view shown = s.substr(0, kMax);
   out.reserve(out.size() + shown.size() + 5);
   out += '\'';

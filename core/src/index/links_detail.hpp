@@ -82,7 +82,7 @@ struct FragmentHash {
 FragmentHash parse_hash_fragment(std::string_view fragment);
 
 /// Shortens text quoted in a message (hrefs, anchor text) so that one bad anchor cannot make a
-/// message arbitrarily long.
+/// message arbitrarily long; secrets redacted first (util::redact).
 std::string quote_for_message(std::string_view s);
 void append_quoted(std::string& out, std::string_view s);
 

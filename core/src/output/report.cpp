@@ -4,6 +4,7 @@
 
 #include "wheelfit/util/atomic_file.hpp"
 #include "wheelfit/util/log.hpp"
+#include "wheelfit/util/secrets.hpp"
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -19,6 +20,17 @@ using resolve::PackageOutcome;
 using resolve::TierOutcome;
 
 namespace {
+
+// Every string in `v`, redacted (util::redact) in place.
+void redact_strings(json::value& v) {
+  if (auto* s = v.if_string()) {
+    *s = util::redact(*s);
+  } else if (auto* a = v.if_array()) {
+    for (auto& e : *a) redact_strings(e);
+  } else if (auto* o = v.if_object()) {
+    for (auto& kv : *o) redact_strings(kv.value());
+  }
+}
 
 std::string machine_summary(const machine::Machine& m, const resolve::Resolution& r) {
   const std::string& line_name = r.notation.name;
@@ -85,7 +97,7 @@ void describe_package(std::ostringstream& os, const resolve::Resolution& r, cons
 std::string human_report(const resolve::Resolution& r, const ReportContext& ctx) {
   std::ostringstream os;
   os << "machine: " << machine_summary(ctx.machine, r) << "\n";
-  os << "index:   " << ctx.index_url << " (" << ctx.index_origin << ")\n";
+  os << "index:   " << util::strip_credentials(ctx.index_url) << " (" << ctx.index_origin << ")\n";
   if (!ctx.packages_json_note.empty()) os << "         " << ctx.packages_json_note << "\n";
   if (!ctx.failover_note.empty()) os << "         " << ctx.failover_note << "\n";
   if (!ctx.fetch_note.empty()) os << "         " << ctx.fetch_note << "\n";
@@ -100,12 +112,12 @@ std::string human_report(const resolve::Resolution& r, const ReportContext& ctx)
     os << "packages:\n";
     for (const auto& p : r.picks) {
       os << "  " << p.name << " " << p.version << " (" << p.python << (ctx.workspace.envs.size() > 1 ? ", env " + p.env : "") << ")\n";
-      os << "    " << p.url << "\n";
+      os << "    " << util::strip_credentials(p.url) << "\n";
       os << "    sha256: " << (p.sha256 ? *p.sha256 + " (" + p.sha256_source + ")" : std::string("unknown (no hash on the index)")) << "\n";
       if (!p.arch_source.empty()) os << "    archs:  " << p.arch_source << "\n";
     }
     os << "pins:\n";
-    for (const auto& pin : r.pins) os << "  " << pin.name << " " << pin.version << " from " << pin.index << "\n";
+    for (const auto& pin : r.pins) os << "  " << pin.name << " " << pin.version << " from " << util::strip_credentials(pin.index) << "\n";
   } else {
     os << "No " << r.notation.name << " combo covers all required packages.\n";
     std::set<std::string> names, pythons;
@@ -131,7 +143,7 @@ std::string human_report(const resolve::Resolution& r, const ReportContext& ctx)
     detail::write_advice(os, r);
   }
   for (const auto& w : r.warnings) os << "warning: " << w << "\n";
-  return os.str();
+  return util::redact(os.str());  // notes and warnings may quote a URL or a header
 }
 
 namespace {
@@ -151,7 +163,7 @@ json::array unresolved_json(const resolve::Resolution& r, const std::vector<Pack
       for (const auto& f : c.failed) {
         failed.push_back(json::object{{"demand", std::string(resolve::demand_name(f.demand, r.notation))}, {"wheel", f.wheel}, {"machine", f.machine}});
       }
-      json::object cand{{"filename", c.filename}, {"url", c.url}, {"failed", std::move(failed)}};
+      json::object cand{{"filename", c.filename}, {"url", util::strip_credentials(c.url)}, {"failed", std::move(failed)}};
       if (!c.note.empty()) cand["note"] = c.note;
       cands.push_back(std::move(cand));
     }
@@ -178,7 +190,7 @@ std::string json_report(const resolve::Resolution& r, const ReportContext& ctx) 
                                     {"env", p.env},
                                     {"python", p.python},
                                     {"filename", p.filename},
-                                    {"url", p.url},
+                                    {"url", util::strip_credentials(p.url)},
                                     {"version", p.version},
                                     {"sha256", p.sha256 ? json::value(*p.sha256) : json::value(nullptr)},
                                     {"archs", p.arch_source},
@@ -186,7 +198,9 @@ std::string json_report(const resolve::Resolution& r, const ReportContext& ctx) 
   }
   o["packages"] = std::move(packages);
   json::array pins;
-  for (const auto& pin : r.pins) pins.push_back(json::object{{"name", pin.name}, {"version", pin.version}, {"index", pin.index}});
+  for (const auto& pin : r.pins) {
+    pins.push_back(json::object{{"name", pin.name}, {"version", pin.version}, {"index", util::strip_credentials(pin.index)}});
+  }
   o["pins"] = std::move(pins);
   const auto* unresolved = r.unresolved_tier();
   if (unresolved) {
@@ -215,12 +229,14 @@ std::string json_report(const resolve::Resolution& r, const ReportContext& ctx) 
   json::array warnings;
   for (const auto& w : r.warnings) warnings.push_back(json::string(w));
   o["warnings"] = std::move(warnings);
-  o["index"] = json::object{{"url", ctx.index_url},           {"origin", ctx.index_origin},
+  o["index"] = json::object{{"url", util::strip_credentials(ctx.index_url)},           {"origin", ctx.index_origin},
                             {"packages_json", ctx.packages_json_note}, {"source", ctx.source},
                             {"failover", ctx.failover_note}, {"fetch", ctx.fetch_note}};
   o["machine"] = json::parse(machine::to_json(ctx.machine));
   o["policy"] = ctx.policy_source;
-  return json::serialize(o) + "\n";
+  json::value out = std::move(o);
+  redact_strings(out);  // warnings, reasons and notes may quote a URL or a header
+  return json::serialize(out) + "\n";
 }
 
 namespace {
@@ -308,7 +324,7 @@ Expected<std::string> pixi_manifest(const resolve::Resolution& r, const ReportCo
     for (const auto& pin : r.pins) {
       toml::table spec;
       spec.insert("version", pin.version);
-      spec.insert("index", pin.index);
+      spec.insert("index", util::strip_credentials(pin.index));
       spec.is_inline(true);
       if (pypi.contains(pin.name)) {
         log::warn(env.file + ": [pypi-dependencies] " + pin.name + " replaced by the torch family pin " + pin.version);
@@ -318,7 +334,8 @@ Expected<std::string> pixi_manifest(const resolve::Resolution& r, const ReportCo
     for (const auto& pick : r.picks) {
       if (pick.env != env.name) continue;
       toml::table spec;
-      spec.insert("url", pick.url + (pick.sha256 ? "#sha256=" + *pick.sha256 : std::string()));
+      // Credential-free: the installer authenticates from its own store (netrc, keyring; README).
+      spec.insert("url", util::strip_credentials(pick.url) + (pick.sha256 ? "#sha256=" + *pick.sha256 : std::string()));
       spec.is_inline(true);
       if (pypi.contains(pick.name)) {
         log::warn(env.file + ": [pypi-dependencies] " + pick.name + " replaced by the resolved wheel " + pick.filename);
@@ -333,7 +350,7 @@ Expected<std::string> pixi_manifest(const resolve::Resolution& r, const ReportCo
   std::ostringstream os;
   os << "# Generated by wheelfit: combo " << r.combo_str(*r.combo) << " (" << *r.tier << ") for "
      << machine_summary(ctx.machine, r)
-     << ".\n# Index: " << ctx.index_url << "\n# Regenerate rather than edit: `wheelfit resolve ... -o pixi.toml`.\n\n";
+     << ".\n# Index: " << util::strip_credentials(ctx.index_url) << "\n# Regenerate rather than edit: `wheelfit resolve ... -o pixi.toml`.\n\n";
   // Three documents so the sections read in pixi's order (toml++ sorts keys within a table).
   const auto flags = toml::toml_formatter::default_flags & ~toml::format_flags::allow_literal_strings;
   os << toml::toml_formatter(toml::table{{"workspace", std::move(ws)}}, flags) << "\n\n";

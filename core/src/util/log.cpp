@@ -1,5 +1,7 @@
 #include "wheelfit/util/log.hpp"
 
+#include "wheelfit/util/secrets.hpp"
+
 #include <mutex>
 #include <utility>
 
@@ -53,7 +55,8 @@ void emit(Level level, std::string_view message) {
   if (!sink || !*sink) return;
   t_in_sink = true;
   try {
-    (*sink)(level, message);
+    // The last line of defence: whatever a caller forgot to redact does not reach a sink.
+    (*sink)(level, util::redact(message));
   } catch (...) {
     // A sink that throws loses its message; the work that logged it goes on.
   }

@@ -287,11 +287,12 @@ TEST_CASE("releases: the walk's failures", "[transports][github]") {
 // ---------------------------------------------------------------------------------------------
 // The token goes to the API host only
 
-TEST_CASE("releases: Authorization only to the API host", "[transports][github]") {
+TEST_CASE("releases: Authorization only to the API host, over https unless allowed", "[transports][github]") {
   struct Row {
     std::string api_base;
     std::string next;
     bool token_on_next;
+    bool http_allowed = true;  ///< token_over_http: the API host named with --allow-insecure-host
   };
   auto row = GENERATE(values<Row>({
       {"https://api.github.com", "https://api.github.com/repositories/1/releases?page=2", true},
@@ -304,12 +305,14 @@ TEST_CASE("releases: Authorization only to the API host", "[transports][github]"
       {"https://api.github.com", "https://api.github.com:8443/repositories/1/releases?page=2", false},
       {"http://127.0.0.1:8080/api", "http://127.0.0.1:8080/api/repositories/1/releases?page=2", true},
       {"http://127.0.0.1:8080/api", "http://127.0.0.1:9090/api/repositories/1/releases?page=2", false},
+      {"http://127.0.0.1:8080/api", "http://127.0.0.1:8080/api/repositories/1/releases?page=2", false, false},
       {"https://ghe.corp.example/api/v3", "https://ghe.corp.example/api/v3/x?page=2", true},
   }));
   CAPTURE(row.api_base, row.next);
   FakeTransport t;
   ReleasesSource s = source("ghp_secret123");
   s.api_base = row.api_base;
+  s.token_over_http = row.http_allowed;
   std::string base = row.api_base;
   if (base.back() == '/') base.pop_back();
   const std::string first = base + "/repos/" + kRepo + "/releases?per_page=100";
@@ -318,7 +321,8 @@ TEST_CASE("releases: Authorization only to the API host", "[transports][github]"
   auto r = transports::list_release_wheels(t, s);
   REQUIRE(r);
   REQUIRE(t.requests.size() == 2);
-  CHECK(header(t.requests[0], "Authorization") == "Bearer ghp_secret123");
+  const bool first_gets_it = row.api_base.starts_with("https://") || row.http_allowed;
+  CHECK(header(t.requests[0], "Authorization") == (first_gets_it ? "Bearer ghp_secret123" : "<absent>"));
   CHECK(header(t.requests[1], "Authorization") == (row.token_on_next ? "Bearer ghp_secret123" : "<absent>"));
   CHECK(header(t.requests[1], "Accept") == "application/vnd.github+json");
 }

@@ -43,13 +43,14 @@ using wheelfit::testing::TestProxy;
 using wheelfit::testing::TestServer;
 using wheelfit::testing::TlsFiles;
 
-/// Shrunken times: 1-10 ms backoff, 2 s connect / idle, no proxies or CA files from the
-/// environment (the tests set them explicitly); `retries` attempts after the first.
+/// Shrunken times: 1-10 ms backoff, 2 s connect / idle, no proxies, CA files or credentials
+/// (netrc) from the environment (the tests set them explicitly); `retries` attempts after the first.
 inline transports::HttpOptions fast_options(int retries = 3) {
   transports::HttpOptions o;
   o.proxy_from_env = false;
   o.proxy = {};
   o.ca_from_env = false;
+  o.credentials_from_env = false;
   o.retry.retries = retries;
   o.retry.base = 1ms;
   o.retry.cap = 10ms;

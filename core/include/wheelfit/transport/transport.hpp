@@ -69,8 +69,9 @@ struct Request {
   std::string url;
   std::size_t max_body = 64u << 20;  ///< bodies above this are Errc::too_large
   /// Extra request headers ("Accept", "If-None-Match", "Authorization", ...). The transport adds
-  /// Host, User-Agent, Accept-Encoding (gzip when `compressed`, else identity). Authorization is
-  /// dropped on a cross-host redirect.
+  /// Host, User-Agent, Accept-Encoding (gzip when `compressed`, else identity), and the
+  /// Authorization of its credentials when none is given here. A redirect to another origin keeps
+  /// only the headers that carry no credential (the http transport's credentials.hpp).
   Headers headers{};
   bool compressed = false;  ///< may arrive gzip-compressed (index pages); the transport decodes it, never for files
 };

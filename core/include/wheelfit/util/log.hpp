@@ -8,6 +8,9 @@
 // (a sink already running finishes with the old one). A sink runs outside every lock: a sink
 // that itself logs does not deadlock; what it logs is dropped (it would only reach itself). An
 // exception thrown by a sink is swallowed: logging never fails a resolve.
+//
+// Every message reaches its sink redacted (util::redact: URL passwords, credential headers and
+// query values, token shapes), whatever the caller passed.
 
 #include <functional>
 #include <memory>

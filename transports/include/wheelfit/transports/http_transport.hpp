@@ -8,8 +8,9 @@
 // redacted, the reason, the wait); a stale keep-alive connection (reset / EOF before any response
 // byte on a reused connection) is reconnected at once and not charged; connect / idle / overall
 // timeouts; header and body limits (Content-Length above Request::max_body refused before the
-// body is read); redirects (at most 10, never https -> http, Authorization stripped when the host
-// changes); TLS 1.2+, peer and host-name verification, SNI except for IP literals, system roots
+// body is read); redirects (at most 10, never https -> http; across origins only the headers
+// credentials.hpp names as safe follow); credentials (credentials.hpp: URL userinfo, per-origin
+// credentials, netrc; https only unless the host is allowed insecure); TLS 1.2+, peer and host-name verification, SNI except for IP literals, system roots
 // or SSL_CERT_FILE / SSL_CERT_DIR instead; proxies from ProxyConfig (CONNECT tunnels for https,
 // TLS verified against the origin; absolute-form requests for http; Basic auth to the proxy
 // only). 404 / 410 -> Errc::not_found; other non-2xx -> NetErrc::http_status (after retries for
@@ -24,6 +25,7 @@
 #include <string>
 
 #include "wheelfit/transport/transport.hpp"
+#include "wheelfit/transports/credentials.hpp"
 #include "wheelfit/transports/net_policy.hpp"
 
 namespace wheelfit::transports {
@@ -47,6 +49,8 @@ struct HttpOptions {
   bool proxy_from_env = true;  ///< false: use `proxy` as given
   std::optional<std::string> ca_file, ca_dir;  ///< replace the system roots; default SSL_CERT_FILE / SSL_CERT_DIR
   bool ca_from_env = true;  ///< false: use ca_file / ca_dir as given
+  Credentials credentials;  ///< per-origin credentials, netrc, hosts allowed insecure (credentials.hpp)
+  bool credentials_from_env = true;  ///< add NETRC / ~/.netrc and WHEELFIT_ALLOW_INSECURE_HOST to `credentials`
 };
 
 /// Errc::invalid_input when the options are unusable (a CA file that cannot be read names the

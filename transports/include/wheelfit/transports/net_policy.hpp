@@ -96,8 +96,9 @@ RetryDecision decide_retry(const RetryPolicy& policy, int attempt, const Error& 
 /// from `now` (never negative). nullopt when malformed.
 std::optional<std::chrono::seconds> parse_retry_after(std::string_view value, std::chrono::system_clock::time_point now);
 
-/// Replaces secrets with "***": userinfo passwords in URLs ("https://u:***@h/"), the values of
-/// Authorization / Proxy-Authorization headers, token=... / access_token=... query values.
+/// util::redact (wheelfit/util/secrets.hpp): secrets replaced with "***": userinfo passwords in
+/// URLs ("https://u:***@h/"), credential header values ("Authorization: Bearer ***"), credential
+/// query values ("token=***"), GitHub / GitLab token shapes.
 std::string redact(std::string_view text);
 
 /// "Basic <base64(userinfo)>" for Proxy-Authorization.

@@ -4,7 +4,9 @@
 // maps each release asset that is a wheel onto index::Link (text = file name, url =
 // browser_download_url, sha256 from the asset's "digest": "sha256:<hex>", unknown when null).
 // Sends `Accept: application/vnd.github+json`, `X-GitHub-Api-Version: 2022-11-28`, and
-// `Authorization: Bearer <token>` only to the API host. Rate limits are the HTTP transport's
+// `Authorization: Bearer <token>` only to the API host (scheme, host and port), and only over
+// https unless `token_over_http` (the API host named with --allow-insecure-host): an http:// API
+// gets no token, with a warning. Rate limits are the HTTP transport's
 // (Retry-After, x-ratelimit-*); conditional requests are the cache's.
 
 #include <map>
@@ -22,6 +24,7 @@ struct ReleasesSource {
   std::string api_base = "https://api.github.com";  ///< WHEELFIT_GITHUB_API overrides (no trailing '/')
   std::string repo;                                 ///< "owner/name"
   std::optional<std::string> token;                 ///< GITHUB_TOKEN
+  bool token_over_http = false;                     ///< send the token to an http:// API base too
   unsigned max_pages = 100;                         ///< 10,000 releases: more is refused, not looped
 
   /// api_base from WHEELFIT_GITHUB_API, token from GITHUB_TOKEN (blank = unset), repo as given.
