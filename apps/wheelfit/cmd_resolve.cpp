@@ -12,8 +12,8 @@ int run_resolve(const std::vector<std::string_view>& argv) {
   const Args parsed = parse_args(argv,
                                  {"--index", "--machine", "--policy", "--backend", "--output", "--python", "--retries",
                                   "--timeout", "--jobs", "--user-agent", "--cache-dir", "--releases-repo",
-                                  "--allow-insecure-host"},
-                                 {"--json", "--no-cache", "--offline", "--inspect"}, {{"-o", "--output"}});
+                                  "--allow-insecure-host", "--combo"},
+                                 {"--json", "--no-cache", "--offline", "--inspect", "--no-fallback"}, {{"-o", "--output"}});
   const bool json = parsed.has("--json");
   const std::optional<std::string> output = parsed.value("--output");
   if (parsed.positional.empty()) throw UsageError{"resolve: give at least one comfy-env.toml"};
@@ -35,6 +35,8 @@ int run_resolve(const std::vector<std::string_view>& argv) {
   request.cache_dir = parsed.value("--cache-dir");
   request.offline = parsed.has("--offline");
   request.inspect = parsed.has("--inspect");
+  request.combo = parsed.value("--combo");
+  request.fallback = !parsed.has("--no-fallback");
 
   // The backends (plugins, loaded once, skipped files logged) and a profile, if given: it
   // describes another machine as it is; without one, this machine is detected.

@@ -76,6 +76,12 @@ doctor options:
 resolve --inspect       read each chosen wheel's binaries (HTTP Range requests) and reject a wheel
                         whose real GPU archs (or glibc, CPU arch, ...) do not fit; the next
                         candidate is tried
+resolve --combo C       resolve with exactly this combo as the only tier, in the backend's notation
+                        (cu12.8/torch2.8, rocm6.3/torch2.7); judged like any other tier
+resolve --no-fallback   do not try tier 2 (the backend's fallback combo)
+When no tier covers every package, resolve prints advice: the combos the index publishes that
+would (newest torch first), what to install for each, and with another Python; --json carries
+all of them under "suggestions" (or "near_misses": the package that rules each combo out).
 
 exit codes: 0 resolved, 1 no combo covers every package, 2 bad input or usage,
             3 the backend publishes no wheel index, 4 the index could not be read,

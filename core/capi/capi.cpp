@@ -150,14 +150,20 @@ wheelfit::api::ResolveRequest request_of(const json::value& doc) {
       r.cache_dir = string_of(v, key);
     } else if (key == "releases_repo") {
       r.releases_repo = string_of(v, key);
-    } else if (key == "offline" || key == "no_cache" || key == "inspect") {
+    } else if (key == "combo") {
+      r.combo = string_of(v, key);
+    } else if (key == "offline" || key == "no_cache" || key == "inspect" || key == "no_fallback") {
       require(v, v.is_bool(), key, "true or false");
-      (key == "offline" ? r.offline : key == "inspect" ? r.inspect : r.use_cache) = key == "no_cache" ? !v.get_bool() : v.get_bool();
+      const bool on = v.get_bool();
+      if (key == "offline") r.offline = on;
+      else if (key == "inspect") r.inspect = on;
+      else if (key == "no_cache") r.use_cache = !on;
+      else r.fallback = !on;
     } else if (network_key(key, v, r.network)) {
     } else {
       throw BadRequest{"request: unknown key '" + key + "' (known: configs, envs, machine, index, backend, policy, offline, "
                        "no_cache, cache_dir, retries, timeout, jobs, user_agent, allow_insecure_host, releases_repo, "
-                       "inspect)"};
+                       "inspect, combo, no_fallback)"};
     }
   }
   if (r.offline && !r.use_cache) throw BadRequest{"request: offline reads only the cache; it does not go with no_cache"};

@@ -2,6 +2,7 @@
 // device rules are the backend's (registry::make_policy).
 
 #include "wheelfit/policies/policy.hpp"
+#include "wheelfit/util/text.hpp"
 
 #include <algorithm>
 #include <tuple>
@@ -41,6 +42,29 @@ std::string combo_str(const LineNotation& notation, const model::Combo& combo) {
   const std::string torch = "torch" + combo.torch.str();
   if (combo.line.empty()) return torch;
   return notation.prefix + combo.line.str() + "/" + torch;
+}
+
+Expected<model::Combo> parse_combo_str(const LineNotation& notation, std::string_view text) {
+  const std::string example = notation.prefix + "12.8/torch2.8";
+  auto bad = [&](const std::string& why) {
+    return unexpected(Errc::invalid_input, "'" + std::string(text) + "' " + why + ": write the combo as " +
+                                               (notation.prefix.empty() ? "LINE/torchX.Y" : notation.prefix + "LINE/torchX.Y") +
+                                               " (" + notation.name + "), e.g. " + example);
+  };
+  const auto slash = text.find('/');
+  if (slash == std::string_view::npos) return bad("has no '/'");
+  std::string_view line = text.substr(0, slash), torch = text.substr(slash + 1);
+  if (line.size() < notation.prefix.size() || !util::iequals(line.substr(0, notation.prefix.size()), notation.prefix)) {
+    return bad("does not start with '" + notation.prefix + "'");
+  }
+  line.remove_prefix(notation.prefix.size());
+  if (torch.size() < 5 || !util::iequals(torch.substr(0, 5), "torch")) return bad("has no 'torch' after the '/'");
+  torch.remove_prefix(5);
+  auto l = model::NumericVersion::parse(line);
+  if (!l) return bad("names no line ('" + std::string(line) + "')");
+  auto t = model::NumericVersion::parse(torch);
+  if (!t || t->parts().size() != 2) return bad("names no torch major.minor ('" + std::string(torch) + "')");
+  return model::Combo{*l, *t};
 }
 
 std::optional<model::Combo> Policy::parse_combo_label(std::string_view local_label) const {

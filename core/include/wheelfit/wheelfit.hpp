@@ -71,6 +71,9 @@ struct ResolveRequest {
   std::optional<std::string> cache_dir;     ///< nullopt: $XDG_CACHE_HOME/wheelfit/http
   bool offline = false;                     ///< answer only from the cache
   bool inspect = false;                     ///< read the would-be picks' binaries
+  /// --combo: exactly this combo ("cu12.8/torch2.8", the backend's notation) as the only tier.
+  std::optional<std::string> combo;
+  bool fallback = true;                     ///< false (--no-fallback): tier 2 is not tried
   /// A transport of the caller's (an in-memory index, a company proxy): replaces the network
   /// options and the cache; the Releases failover is not used with it.
   std::shared_ptr<transport::Transport> transport;

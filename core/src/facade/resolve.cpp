@@ -270,6 +270,12 @@ ResolveResult resolve(const ResolveRequest& req) {
   auto policy = judging_policy(*info, req.policy_file);
   if (!policy) return detail::failed(std::move(r), kExitBadInput, policy.error().message);
   r.policy_source = policy->source();
+  std::optional<model::Combo> combo;  // --combo, in the backend's notation
+  if (req.combo) {
+    auto parsed = policies::parse_combo_str(policy->notation(), *req.combo);
+    if (!parsed) return detail::failed(std::move(r), kExitBadInput, "--combo: " + parsed.error().message);
+    combo = *parsed;
+  }
 
   // The index: a local mirror read as it is, or http(s) through the cache with the Releases API
   // as the failover when the pages cannot be read; or the caller's own transport.
@@ -345,6 +351,8 @@ ResolveResult resolve(const ResolveRequest& req) {
   }
   resolve::Inputs inputs{r.workspace, m, *policy, snapshot, info->name};
   if (req.inspect) inputs.inspect = make_inspect_hook(m, *policy, net);  // read the picks' binaries
+  inputs.combo = combo;
+  inputs.fallback = req.fallback;
   auto resolution = resolve::resolve(inputs);
   if (!resolution) return detail::failed(std::move(r), kExitBadInput, resolution.error().message);
   resolution->warnings.insert(resolution->warnings.begin(), snapshot.warnings.begin(), snapshot.warnings.end());

@@ -105,7 +105,7 @@ class Search {
         const auto& free = unlabeled_[pkg.name];
         group.insert(group.end(), free.begin(), free.end());
         if (group.empty()) {
-          v.missing.push_back(who + ": no " + combo_text + " wheel for " + where());
+          v.missing.push_back(who + ": no " + combo_text + " wheel for " + py.tag() + " on " + where());
           continue;
         }
         Context ctx{fixed_, a_.targets, policy_, combo, py, platform_target_, pkg.name, archs_[pkg.name], false, nullptr};

@@ -82,6 +82,9 @@ struct LineNotation {
 
 /// "cu12.8/torch2.8": the prefix, the line, "/torch", the torch minor; "torch2.8" without a line.
 std::string combo_str(const LineNotation& notation, const model::Combo& combo);
+/// The inverse of combo_str ("cu12.8/torch2.8", the prefix in any case; the torch as major.minor).
+/// Errc::invalid_input naming the text and the form expected.
+Expected<model::Combo> parse_combo_str(const LineNotation& notation, std::string_view text);
 
 /// One local-label template: literal text (matched case-insensitively) with the placeholders
 /// {line} ("6.3", dotted), {line:nodot} ("128" -> 12.8: the last digit is the minor), {torch}
