@@ -11,7 +11,8 @@ namespace wheelfit::cli {
 int run_resolve(const std::vector<std::string_view>& argv) {
   const Args parsed = parse_args(argv,
                                  {"--index", "--machine", "--policy", "--backend", "--output", "--python", "--retries",
-                                  "--timeout", "--jobs", "--user-agent", "--cache-dir", "--releases-repo"},
+                                  "--timeout", "--jobs", "--user-agent", "--cache-dir", "--releases-repo", "--cert",
+                                  "--client-cert"},
                                  {"--json", "--no-cache", "--offline", "--inspect"}, {{"-o", "--output"}});
   const bool json = parsed.has("--json");
   const std::optional<std::string> output = parsed.value("--output");

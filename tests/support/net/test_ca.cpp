@@ -9,6 +9,7 @@
 #include <openssl/x509v3.h>
 
 #include <array>
+#include <cstdio>
 #include <memory>
 #include <stdexcept>
 
@@ -122,7 +123,7 @@ TlsFiles TestCa::issue(const std::string& stem, const Leaf& leaf) {
                 leaf.not_before, leaf.not_after,
                 {{NID_basic_constraints, "critical,CA:FALSE"},
                  {NID_key_usage, "critical,digitalSignature"},
-                 {NID_ext_key_usage, "serverAuth"},
+                 {NID_ext_key_usage, "serverAuth,clientAuth"},  // a server's, or a client's for mutual TLS
                  {NID_subject_key_identifier, "hash"},
                  {NID_authority_key_identifier, "keyid"}}};
   if (!san.empty()) spec.extensions.emplace_back(NID_subject_alt_name, san);
@@ -136,5 +137,14 @@ TlsFiles TestCa::issue(const std::string& stem, const Leaf& leaf) {
 }
 
 TlsFiles TestCa::issue(const std::string& stem) { return issue(stem, Leaf{}); }
+
+std::filesystem::path TestCa::write_hashed(const std::filesystem::path& dir) const {
+  std::filesystem::create_directories(dir);
+  std::array<char, 16> name{};
+  std::snprintf(name.data(), name.size(), "%08lx.0", X509_subject_name_hash(impl_->cert.get()));
+  const auto path = dir / name.data();
+  write_cert(path, impl_->cert.get());
+  return path;
+}
 
 }  // namespace wheelfit::testing

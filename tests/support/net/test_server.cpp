@@ -346,7 +346,7 @@ int listen_loopback(bool ipv6, int backlog, std::uint16_t& port) {
   return guard.release();
 }
 
-SSL_CTX* server_context(const TlsFiles& files) {
+SSL_CTX* server_context(const TlsFiles& files, const std::optional<std::filesystem::path>& client_ca) {
   SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
   if (ctx == nullptr) fail_ssl("TestServer: SSL_CTX_new");
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
@@ -354,6 +354,13 @@ SSL_CTX* server_context(const TlsFiles& files) {
       SSL_CTX_use_PrivateKey_file(ctx, files.key.c_str(), SSL_FILETYPE_PEM) != 1 || SSL_CTX_check_private_key(ctx) != 1) {
     SSL_CTX_free(ctx);
     fail_ssl("TestServer: loading " + files.cert_chain.string() + " / " + files.key.string());
+  }
+  if (client_ca) {
+    if (SSL_CTX_load_verify_locations(ctx, client_ca->c_str(), nullptr) != 1) {
+      SSL_CTX_free(ctx);
+      fail_ssl("TestServer: loading the client CA " + client_ca->string());
+    }
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
   }
   return ctx;
 }
@@ -415,7 +422,7 @@ struct TestServer::Impl {
 
   Impl(ConnScript s, Options o) : script(std::move(s)), options(std::move(o)) {
     ignore_sigpipe();
-    if (options.tls) ctx = server_context(*options.tls);
+    if (options.tls) ctx = server_context(*options.tls, options.client_ca);
     try {
       listen_fd = listen_loopback(options.ipv6, options.backlog, port);
     } catch (...) {
