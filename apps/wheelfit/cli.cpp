@@ -86,7 +86,8 @@ long bounded_number(std::string_view flag, const std::string& value, long lo, lo
   return n;
 }
 
-// The network knobs (README "Network"): flags first, then WHEELFIT_USER_AGENT.
+// The network knobs (README "Network"): flags first, then WHEELFIT_USER_AGENT; --cert and
+// --client-cert before the variables the transport reads.
 transports::HttpOptions http_options(const Args& parsed) {
   transports::HttpOptions o;
   if (auto v = parsed.value("--retries")) o.retry.retries = static_cast<int>(bounded_number("--retries", *v, 0, 20));
@@ -106,6 +107,16 @@ transports::HttpOptions http_options(const Args& parsed) {
     auto hosts = transports::parse_host_list(*v, "--allow-insecure-host");
     if (!hosts) throw UsageError{hosts.error().message};
     o.credentials.insecure_hosts = std::move(*hosts);
+  }
+  if (auto v = parsed.value("--cert")) {  // the trust store (trust_store.hpp has the order)
+    if (v->empty()) throw UsageError{"--cert: give a CA bundle (PEM) or a folder of hashed certificates"};
+    o.ca_file = *v;
+    o.ca_source = "--cert";
+  }
+  if (auto v = parsed.value("--client-cert")) {
+    if (v->empty()) throw UsageError{"--client-cert: give a PEM file with the certificate and its key"};
+    o.client_cert = *v;
+    o.client_cert_source = "--client-cert";
   }
   if (auto v = parsed.value("--user-agent")) o.user_agent = *v;
   else if (auto e = env("WHEELFIT_USER_AGENT"); e && !e->empty()) o.user_agent = *e;

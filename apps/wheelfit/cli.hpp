@@ -52,8 +52,8 @@ int fail(bool json, int code, const std::string& message);
 long bounded_number(std::string_view flag, const std::string& value, long lo, long hi);
 
 /// The network knobs of a command (README "Network"): --retries, --timeout, --jobs,
-/// --user-agent, --allow-insecure-host when the command takes them, then WHEELFIT_RETRY_BACKOFF_MS and
-/// WHEELFIT_USER_AGENT. Throws UsageError for a bad value.
+/// --user-agent, --allow-insecure-host, --cert, --client-cert when the command takes them, then
+/// WHEELFIT_RETRY_BACKOFF_MS and WHEELFIT_USER_AGENT. Throws UsageError for a bad value.
 transports::HttpOptions http_options(const Args& parsed);
 
 /// --machine FILE loaded as a machine profile (nullopt without --machine); the error names

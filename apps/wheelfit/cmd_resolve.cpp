@@ -12,7 +12,7 @@ int run_resolve(const std::vector<std::string_view>& argv) {
   const Args parsed = parse_args(argv,
                                  {"--index", "--machine", "--policy", "--backend", "--output", "--python", "--retries",
                                   "--timeout", "--jobs", "--user-agent", "--cache-dir", "--releases-repo",
-                                  "--allow-insecure-host", "--combo"},
+                                  "--allow-insecure-host", "--combo", "--cert", "--client-cert"},
                                  {"--json", "--no-cache", "--offline", "--inspect", "--no-fallback"}, {{"-o", "--output"}});
   const bool json = parsed.has("--json");
   const std::optional<std::string> output = parsed.value("--output");

@@ -46,6 +46,9 @@ network options (http(s) indexes; README "Network"):
                         netrc) over plain http to these hosts too (also WHEELFIT_ALLOW_INSECURE_HOST)
   credentials: user:password in the URL, WHEELFIT_INDEX_TOKEN (bearer, the index only), NETRC or
                         ~/.netrc; never written to the report, the JSON or pixi.toml
+  --cert FILE           CA bundle (PEM) or hashed folder replacing the system's roots; else
+                        PIP_CERT, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, SSL_CERT_FILE / SSL_CERT_DIR
+  --client-cert FILE    mutual TLS: a PEM file with the certificate and its key (SSL_CLIENT_CERT)
   --cache-dir DIR       the HTTP cache (default $XDG_CACHE_HOME/wheelfit/http)
   --no-cache            no cache at all
   --offline             answer only from the cache
@@ -64,8 +67,8 @@ explain options:
   --policy FILE         policy data (arch lists) replacing the backend's own
   --json                one object: demands [{demand, wheel, machine, verdict, detail}], files
                         [{path, sass, ptx, glibc, needed}], warnings, bytes_fetched, wheel_size
-  --timeout S, --retries N, --user-agent UA, --allow-insecure-host HOST   for a URL (read with
-                        HTTP Range requests)
+  --timeout S, --retries N, --user-agent UA, --allow-insecure-host HOST, --cert FILE,
+  --client-cert FILE    for a URL (read with HTTP Range requests)
   exit: 0 everything fits, 1 a demand fails, 2 bad input, 4 the URL could not be read
 
 doctor options:

@@ -78,9 +78,15 @@ fs::path plugins_beside_library() {
   return dir.parent_path() / "plugins";
 }
 
-// retries / timeout / jobs / user_agent into `net`; false when `key` is none of them.
+// retries / timeout / jobs / user_agent / cert / client_cert into `net`; false when `key` is none
+// of them.
 bool network_key(const std::string& key, const json::value& v, wheelfit::transports::HttpOptions& net) {
-  if (key == "user_agent") {
+  if (key == "cert" || key == "client_cert") {
+    std::string path = string_of(v, key);
+    if (path.empty()) throw BadRequest{"request." + key + ": give a file"};
+    (key == "cert" ? net.ca_file : net.client_cert) = std::move(path);
+    (key == "cert" ? net.ca_source : net.client_cert_source) = "request." + key;
+  } else if (key == "user_agent") {
     net.user_agent = string_of(v, key);
     if (net.user_agent.empty() || net.user_agent.find_first_of("\r\n") != std::string::npos) {
       throw BadRequest{"request.user_agent: must be one non-empty line"};
@@ -162,8 +168,8 @@ wheelfit::api::ResolveRequest request_of(const json::value& doc) {
     } else if (network_key(key, v, r.network)) {
     } else {
       throw BadRequest{"request: unknown key '" + key + "' (known: configs, envs, machine, index, backend, policy, offline, "
-                       "no_cache, cache_dir, retries, timeout, jobs, user_agent, allow_insecure_host, releases_repo, "
-                       "inspect, combo, no_fallback)"};
+                       "no_cache, cache_dir, retries, timeout, jobs, user_agent, allow_insecure_host, cert, client_cert, "
+                       "releases_repo, inspect, combo, no_fallback)"};
     }
   }
   if (r.offline && !r.use_cache) throw BadRequest{"request: offline reads only the cache; it does not go with no_cache"};
@@ -188,7 +194,7 @@ wheelfit::api::ExplainRequest explain_request_of(const json::value& doc) {
       r.policy_file = string_of(v, key);
     } else if (!network_key(key, v, r.network)) {
       throw BadRequest{"request: unknown key '" + key + "' (known: wheel, machine, python, policy, retries, timeout, user_agent, "
-                       "allow_insecure_host)"};
+                       "allow_insecure_host, cert, client_cert)"};
     }
   }
   if (!wheel) throw BadRequest{"request.wheel: missing (a .whl file, its URL, or a wheel file name)"};

@@ -20,12 +20,8 @@ using namespace wheelfit::testing;
 namespace {
 
 wheelfit::test::CliRun run_wheelfit(const std::vector<std::string>& args, const std::string& env = "") {
-  // Quick retries; no proxy, token or index from the caller's environment.
-  return wheelfit::test::run_program(
-      "env -u COMFY_ENV_CUDA_WHEELS_INDEX -u WHEELFIT_POLICY -u CONDA_OVERRIDE_CUDA -u CONDA_OVERRIDE_GLIBC "
-      "-u WHEELFIT_PLUGIN_PATH -u http_proxy -u HTTPS_PROXY -u https_proxy -u ALL_PROXY -u all_proxy -u GITHUB_TOKEN "
-      "-u WHEELFIT_GITHUB_API -u WHEELFIT_RELEASES_REPO WHEELFIT_RETRY_BACKOFF_MS=5 " + env,
-      wheelfit::test::built_wheelfit(), args);
+  // Quick retries; no proxy, token, index or trust store from the caller's environment.
+  return wheelfit::test::run_program(wheelfit::test::clean_network_env() + " " + env, wheelfit::test::built_wheelfit(), args);
 }
 
 const char* const kMachine =

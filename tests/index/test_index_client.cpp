@@ -108,3 +108,62 @@ TEST_CASE("read_index keeps a read failure apart from 'not published'", "[index]
   CHECK(snap.projects.at("b").status == index::ProjectPage::Status::not_published);
   CHECK_THAT(snap.packages_json_note, Catch::Contains("could not be read") && Catch::Contains("503"));
 }
+
+TEST_CASE("contain_links: what a page may link, by where it answered from (H05)", "[index][read_index]") {
+  struct Row {
+    const char* page;
+    const char* link;
+    const char* refused;  // nullptr: kept
+  };
+  const std::vector<Row> rows{
+      {"https://i.test/p/", "https://cdn.test/a.whl", nullptr},
+      {"https://i.test/p/", "HTTPS://cdn.test/a.whl", nullptr},
+      {"https://i.test/p/", "http://cdn.test/a.whl", "a downgrade"},
+      {"https://i.test/p/", "file:///etc/a.whl", "local file link on a remote page"},
+      {"https://i.test/p/", "/etc/a.whl", "local file link on a remote page"},
+      {"https://i.test/p/", "ftp://cdn.test/a.whl", "scheme 'ftp'"},
+      {"https://i.test/p/", "javascript:alert(1)", "scheme 'javascript'"},
+      {"http://i.test/p/", "http://cdn.test/a.whl", nullptr},
+      {"http://i.test/p/", "https://cdn.test/a.whl", nullptr},
+      {"http://i.test/p/", "FILE:///etc/a.whl", "local file link on a remote page"},
+      {"file:///srv/farm/p/", "file:///srv/farm/p/a.whl", nullptr},
+      {"file:///srv/farm/p/", "https://cdn.test/a.whl", nullptr},
+      {"file:///srv/farm/p/", "http://cdn.test/a.whl", nullptr},
+      {"/srv/farm/p/", "/srv/farm/p/a.whl", nullptr},
+      {"/srv/farm/p/", "data:text/plain,x", "scheme 'data'"},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.page, row.link);
+    index::Page page;
+    index::Link link;
+    link.url = row.link;
+    link.filename = "a.whl";
+    page.links.push_back(link);
+    const std::size_t moved = index::contain_links(page, row.page);
+    if (!row.refused) {
+      CHECK(moved == 0);
+      CHECK(page.links.size() == 1);
+      CHECK(page.skipped.empty());
+      continue;
+    }
+    CHECK(moved == 1);
+    CHECK(page.links.empty());
+    REQUIRE(page.skipped.size() == 1);
+    CHECK_THAT(page.skipped[0], Catch::Contains(row.link) && Catch::Contains(row.refused));
+  }
+}
+
+TEST_CASE("read_index resolves a redirected page's hrefs against the URL that answered (R03)", "[index][read_index]") {
+  TableTransport t;
+  auto moved = page("<a href='pkg-1.0-py3-none-any.whl'>x</a><a href='file:///x/pkg-2.0-py3-none-any.whl'>y</a>", "text/html");
+  moved.url = "https://mirror.test/v2/pkg/";
+  t.answers.emplace("http://i.test/pkg/", moved);
+  auto snap = index::read_index(t, "http://i.test", {"pkg"});
+  const auto& p = snap.projects.at("pkg");
+  REQUIRE(p.status == index::ProjectPage::Status::ok);
+  CHECK(p.final_url == "https://mirror.test/v2/pkg/");
+  REQUIRE(p.page.links.size() == 1);
+  CHECK(p.page.links[0].url == "https://mirror.test/v2/pkg/pkg-1.0-py3-none-any.whl");
+  REQUIRE(snap.warnings.size() == 1);
+  CHECK_THAT(snap.warnings[0], Catch::Contains("http://i.test/pkg/ (answered by https://mirror.test/v2/pkg/): 1 link skipped"));
+}

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -327,4 +328,37 @@ TEST_CASE("source: remote source passes the transport's errors through", "[inspe
   REQUIRE_FALSE(src);
   CHECK(src.error().is(Errc::not_found));
   CHECK_THAT(src.error().message, Catch::Contains("missing.whl"));
+}
+
+TEST_CASE("source: remote source pins later reads with If-Range: a strong ETag, else Last-Modified (N13)",
+          "[inspect][source]") {
+  const std::string wheel = big_wheel();
+  struct Row {
+    const char* what;
+    tr::Headers validators;
+    std::optional<std::string> if_range;
+  };
+  const std::vector<Row> rows{
+      {"a strong ETag", {{"etag", "\"abc\""}, {"last-modified", "Mon, 01 Jan 2024 00:00:00 GMT"}}, "\"abc\""},
+      {"a weak ETag cannot pin: Last-Modified does", {{"etag", "W/\"abc\""}, {"last-modified", "Mon, 01 Jan 2024 00:00:00 GMT"}},
+       "Mon, 01 Jan 2024 00:00:00 GMT"},
+      {"a weak ETag alone: no If-Range", {{"etag", "W/\"abc\""}}, std::nullopt},
+      {"no validator: no If-Range", {}, std::nullopt},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.what);
+    FakeTransport t(wheel, [&](const std::string& file, const tr::Request& rq) -> Expected<tr::Response> {
+      auto r = honour(file, rq);
+      for (const auto& h : row.validators) r->headers.push_back(h);
+      return r;
+    });
+    auto src = open_remote_source(t, "https://h/w.whl");
+    REQUIRE(src);
+    REQUIRE((*src)->read(0, 10));
+    REQUIRE(t.seen.size() == 2);
+    const auto sent = tr::find_header(t.seen[1].headers, "If-Range");
+    CHECK(sent.has_value() == row.if_range.has_value());
+    if (row.if_range && sent) CHECK(*sent == *row.if_range);
+    CHECK((*src)->generation() == 0);
+  }
 }

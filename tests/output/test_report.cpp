@@ -155,3 +155,47 @@ TEST_CASE("write_file_atomically replaces the file whole or not at all", "[outpu
     CHECK(test::read_file(target) == "old");
   }
 }
+
+TEST_CASE("the index line and index.tls name the trust store and the client certificate", "[output][json][report]") {
+  namespace json = boost::json;
+  using Loc = output::TlsNote::Location;
+  struct Row {
+    const char* what;
+    std::optional<output::TlsNote> tls;
+    std::string line;  // in the human report's index line ("" when none)
+  };
+  const std::vector<Row> rows{
+      {"a local index: no TLS", std::nullopt, ""},
+      {"the system store", output::TlsNote{}, "(--index; trust: the system store)"},
+      {"a bundle and a client certificate",
+       output::TlsNote{"REQUESTS_CA_BUNDLE", {Loc{"/corp/ca.pem", "REQUESTS_CA_BUNDLE"}}, Loc{"/me.pem", "--client-cert"}},
+       "(--index; trust: /corp/ca.pem (REQUESTS_CA_BUNDLE), client certificate /me.pem (--client-cert))"},
+      {"SSL_CERT_FILE and SSL_CERT_DIR",
+       output::TlsNote{"SSL_CERT_FILE + SSL_CERT_DIR", {Loc{"/a.pem", "SSL_CERT_FILE"}, Loc{"/certs", "SSL_CERT_DIR"}}, {}},
+       "(--index; trust: /a.pem (SSL_CERT_FILE), /certs (SSL_CERT_DIR))"},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.what);
+    Fixture f;
+    f.ctx.tls = row.tls;
+    const auto human = output::human_report(f.r, f.ctx);
+    if (row.line.empty()) {
+      CHECK_THAT(human, !Catch::Contains("trust:"));
+    } else {
+      CHECK_THAT(human, Catch::Contains(row.line));
+    }
+    const auto index = json::parse(output::json_report(f.r, f.ctx)).at("index").as_object();
+    if (!row.tls) {
+      CHECK(index.at("tls").is_null());
+      continue;
+    }
+    const auto& tls = index.at("tls").as_object();
+    CHECK(std::string(tls.at("trust_from").as_string()) == row.tls->trust_from);
+    REQUIRE(tls.at("trust").as_array().size() == row.tls->trust.size());
+    for (std::size_t i = 0; i < row.tls->trust.size(); ++i) {
+      CHECK(std::string(tls.at("trust").at(i).at("path").as_string()) == row.tls->trust[i].path);
+      CHECK(std::string(tls.at("trust").at(i).at("from").as_string()) == row.tls->trust[i].from);
+    }
+    CHECK(tls.at("client_cert").is_null() == !row.tls->client_cert);
+  }
+}

@@ -33,7 +33,7 @@ struct Run {
   index::IndexSnapshot snap;
   config::Workspace ws;
   machine::Machine m;
-  std::optional<model::Combo> requested;
+  std::optional<model::Combo> requested = {};
   bool fallback = true;
 
   resolve::Resolution go() const {

@@ -16,6 +16,13 @@ std::string shell_quote(const std::string& text) {
 
 std::filesystem::path built_wheelfit() { return binary_dir() / "apps" / "wheelfit" / "wheelfit"; }
 
+std::string clean_network_env() {
+  return "env -u COMFY_ENV_CUDA_WHEELS_INDEX -u WHEELFIT_POLICY -u CONDA_OVERRIDE_CUDA -u CONDA_OVERRIDE_GLIBC "
+         "-u WHEELFIT_PLUGIN_PATH -u http_proxy -u HTTPS_PROXY -u https_proxy -u ALL_PROXY -u all_proxy -u GITHUB_TOKEN "
+         "-u WHEELFIT_GITHUB_API -u WHEELFIT_RELEASES_REPO -u PIP_CERT -u REQUESTS_CA_BUNDLE -u CURL_CA_BUNDLE "
+         "-u SSL_CERT_FILE -u SSL_CERT_DIR -u SSL_CLIENT_CERT WHEELFIT_RETRY_BACKOFF_MS=5";
+}
+
 CliRun run_program(const std::string& env_prefix, const std::filesystem::path& exe, const std::vector<std::string>& args) {
   TempDir io;
   std::string cmd = env_prefix + " " + shell_quote(exe.string());

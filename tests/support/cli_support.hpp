@@ -19,6 +19,11 @@ std::string shell_quote(const std::string& text);
 /// The wheelfit executable of this build tree.
 std::filesystem::path built_wheelfit();
 
+/// The shell prefix of a network test's run: `env` without the caller's index, policy, plugin
+/// path, proxies, GitHub token and Releases repository, trust store or client certificate
+/// variables, with quick retries (WHEELFIT_RETRY_BACKOFF_MS=5).
+std::string clean_network_env();
+
 /// Runs `env_prefix exe args...` through the shell (`env_prefix` is shell text such as
 /// "env -u X Y=1"; may be empty) and captures its output.
 CliRun run_program(const std::string& env_prefix, const std::filesystem::path& exe, const std::vector<std::string>& args);

@@ -137,15 +137,25 @@ bool HttpTransport::tunnel_result(Connecting& k, const error_code& ec) const {
   return true;
 }
 
+/// Before the first https connection: the system store, when no other was chosen (loaded now, not
+/// at start-up: a run over file:// or http:// never pays for it). False (and the failure set)
+/// when it cannot be used: the request fails naming it, before any connection.
+bool HttpTransport::trust_ready(Connecting& k) {
+  if (system_roots_pending_) {
+    system_roots_pending_ = false;
+    system_roots_error_ = load_system_roots(ssl_);
+  }
+  if (!system_roots_error_) return true;
+  const Url& url = k.route->url;
+  k.failure = fail(net_error(NetErrc::certificate, "cannot verify " + url.host_port() + ": " +
+                                                       system_roots_error_->message + " (" + redact(url.str()) + ")"));
+  return false;
+}
+
 /// Wraps the TCP stream in TLS: SNI (not for IP literals), peer and host-name verification.
 void HttpTransport::prepare_tls(Connecting& k) {
   Conn& c = *k.conn;
   const Url& url = k.route->url;
-  if (system_roots_pending_) {
-    system_roots_pending_ = false;
-    error_code ignored;
-    ssl_.set_default_verify_paths(ignored);  // none: every peer fails verification, as it should
-  }
   c.tls.emplace(std::move(*c.plain), ssl_);
   c.plain.reset();
   if (!url.is_ip_literal()) SSL_set_tlsext_host_name(c.tls->native_handle(), url.host.c_str());
@@ -174,6 +184,7 @@ Error HttpTransport::tls_error(const Connecting& k, const error_code& ec) const 
   const bool cert = !c.verify_failure.empty() || vr != X509_V_OK ||
                     (ec.category() == net::error::get_ssl_category() &&
                      ERR_GET_REASON(static_cast<unsigned long>(ec.value())) == SSL_R_CERTIFICATE_VERIFY_FAILED);
+  if (auto refused_cert = refused(ec, url)) return *refused_cert;
   if (cert) {
     std::string why = c.verify_failure;
     if (why.empty()) why = vr != X509_V_OK ? X509_verify_cert_error_string(vr) : ec.message();
@@ -197,6 +208,7 @@ net::awaitable<void> HttpTransport::connect(Connecting& k) {
   if (!k.by_deadline) k.until = connect_until;
   k.hop_name = (route.proxy ? "proxy " : "") + hop.host_port();
   k.port_text = std::to_string(hop.port);
+  if (route.url.scheme == "https" && !trust_ready(k)) co_return;
 
   endpoints = co_await resolver.async_resolve(hop.host, k.port_text, tok(ec));
   if (ec) {

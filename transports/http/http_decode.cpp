@@ -117,7 +117,9 @@ bool HttpTransport::header_read(Exchange& x, const error_code& ec) {
       o = fail(Error(Errc::too_large, "the Content-Length of the response from " + where(url) +
                                           " exceeds the limit of " + std::to_string(x.req->max_body) + " bytes"));
     };
-    if (ec == beast::error::timeout) {
+    if (auto r = refused(ec, url)) {
+      o = fail(std::move(*r));  // TLS 1.3: the server judges the client certificate after the handshake
+    } else if (ec == beast::error::timeout) {
       o = fail(timeout_error(x, "waiting for the response from"));
     } else if (ec == http::error::header_limit) {
       o = fail(Error(Errc::too_large, "the response header from " + where(url) + " exceeds " +

@@ -106,7 +106,9 @@ Error HttpTransport::timeout_error(const Exchange& x, const char* doing) const {
 bool HttpTransport::written(Exchange& x, const error_code& ec) {
   ++stats_.requests;
   if (!ec) return true;
-  if (ec == beast::error::timeout) {
+  if (auto r = refused(ec, x.route->url)) {
+    *x.out = fail(std::move(*r));
+  } else if (ec == beast::error::timeout) {
     *x.out = fail(timeout_error(x, "sending the request to"));
   } else {
     *x.out = fail(net_error(NetErrc::reset, "connection to " + where(x.route->url) +

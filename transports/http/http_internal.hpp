@@ -3,6 +3,7 @@
 // defined by area: http_request_loop.cpp, http_connection.cpp, http_exchange.cpp, http_decode.cpp.
 #pragma once
 
+#include <openssl/ssl.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -35,6 +36,7 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include "wheelfit/transports/http_transport.hpp"
+#include "wheelfit/transports/trust_store.hpp"
 #include "wheelfit/util/text.hpp"
 
 namespace wheelfit::transports::detail {
@@ -76,6 +78,17 @@ inline bool same_origin(const Url& a, const Url& b) {
 
 /// The connection closed or reset (no response byte involved). In http_connection.cpp.
 bool is_closed(const error_code& ec);
+
+// The trust store and the client certificate (trust_store.cpp).
+/// Loads the chosen trust locations and client certificate into `ctx`; the error names the file
+/// and the flag or variable it came from.
+Expected<void> load_trust(ssl::context& ctx, const TrustChoice& choice);
+/// Loads OpenSSL's default store into `ctx`: an error (NetErrc::certificate) naming it when it
+/// could not be loaded or holds no certificate.
+std::optional<Error> load_system_roots(ssl::context& ctx);
+/// The error for a TLS alert by which the server refused the client certificate, or asked for
+/// one that was not `presented`; nullopt for any other error.
+std::optional<Error> client_cert_refused(const error_code& ec, const Url& url, bool presented);
 
 /// One connection: plain TCP, or TLS over TCP (directly or through a proxy tunnel).
 struct Conn {
@@ -169,11 +182,14 @@ class Gunzip {
 
 class HttpTransport final : public Transport {
  public:
-  /// `system_roots`: the machine's default trust store is still to be loaded (no ca_file/ca_dir
-  /// given). Parsing the system bundle costs ~25 ms, so it waits for the first TLS connection: a
+  /// `system_roots`: the machine's default trust store is still to be loaded (no other was
+  /// chosen). Parsing the system bundle costs ~25 ms, so it waits for the first TLS connection: a
   /// run over file:// or http:// never pays it.
   HttpTransport(HttpOptions options, ssl::context ctx, bool system_roots)
-      : opts_(std::move(options)), ssl_(std::move(ctx)), system_roots_pending_(system_roots) {
+      : opts_(std::move(options)),
+        client_cert_(SSL_CTX_get0_certificate(ctx.native_handle()) != nullptr),
+        ssl_(std::move(ctx)),
+        system_roots_pending_(system_roots) {
     std::random_device rd;
     rng_.seed((static_cast<std::uint64_t>(rd()) << 32) ^ rd());
   }
@@ -182,6 +198,11 @@ class HttpTransport final : public Transport {
   [[nodiscard]] Stats stats() const override { return stats_; }
 
  private:
+  /// The client_cert_refused error for `ec`.
+  [[nodiscard]] std::optional<Error> refused(const error_code& ec, const Url& url) const {
+    return client_cert_refused(ec, url, client_cert_);
+  }
+
   struct HostSlot {
     unsigned active = 0;
     std::deque<net::steady_timer*> waiters;
@@ -264,6 +285,7 @@ class HttpTransport final : public Transport {
   Error tcp_error(const Connecting& k, const error_code& ec) const;
   void prepare_connect_request(Connecting& k) const;
   bool tunnel_result(Connecting& k, const error_code& ec) const;
+  bool trust_ready(Connecting& k);
   void prepare_tls(Connecting& k);
   Error tls_error(const Connecting& k, const error_code& ec) const;
   net::awaitable<void> connect(Connecting& k);
@@ -303,9 +325,11 @@ class HttpTransport final : public Transport {
   void body_read(Exchange& x, const error_code& ec);
 
   HttpOptions opts_;
+  bool client_cert_;  ///< the context presents a client certificate to a server that asks
   net::io_context ioc_{1};
   ssl::context ssl_;
   bool system_roots_pending_;  ///< set_default_verify_paths before the first TLS stream (one io thread)
+  std::optional<Error> system_roots_error_;  ///< the system store could not be used: every https request fails so
   std::map<std::string, std::vector<std::unique_ptr<Conn>>> idle_;
   std::map<std::string, HostSlot> slots_;
   std::set<std::string> refused_origins_;  ///< origins already warned about a credential not sent over http

@@ -23,14 +23,13 @@
 
 #include <openssl/ssl.h>
 
-#include <cstdlib>
 #include <exception>
-#include <filesystem>
 
 #include <boost/asio/co_spawn.hpp>
 
 #include "http_internal.hpp"
 #include "wheelfit/transports/file_transport.hpp"
+#include "wheelfit/transports/trust_store.hpp"
 
 #ifndef WHEELFIT_VERSION
 #define WHEELFIT_VERSION "0"
@@ -157,58 +156,20 @@ class SchemeTransport final : public Transport {
 }  // namespace detail
 
 namespace ssl = detail::ssl;
-using detail::error_code;
 
 Expected<std::unique_ptr<transport::Transport>> make_http_transport(HttpOptions options) {
   options.jobs = std::max(1u, options.jobs);
   options.per_host = std::max(1u, options.per_host);
   if (options.proxy_from_env) options.proxy = ProxyConfig::from_env();
   if (options.credentials_from_env) add_credentials_from_env(options.credentials);
-  std::string file_source = "the ca_file option", dir_source = "the ca_dir option";
-  if (options.ca_from_env) {
-    if (const char* f = std::getenv("SSL_CERT_FILE"); f && *f) {
-      options.ca_file = f;
-      file_source = "SSL_CERT_FILE";
-    }
-    if (const char* d = std::getenv("SSL_CERT_DIR"); d && *d) {
-      options.ca_dir = d;
-      dir_source = "SSL_CERT_DIR";
-    }
-  }
+  const TrustChoice trust = choose_trust(options);
   try {
     ssl::context ctx(ssl::context::tls_client);
     SSL_CTX_set_min_proto_version(ctx.native_handle(), TLS1_2_VERSION);
     ctx.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
                     ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 | ssl::context::no_compression);
-    error_code ec;
-    namespace fs = std::filesystem;
-    if (options.ca_file || options.ca_dir) {
-      if (options.ca_file) {
-        std::error_code fec;
-        if (!fs::is_regular_file(*options.ca_file, fec)) {
-          return unexpected(Errc::invalid_input, "the CA file " + *options.ca_file + " (from " + file_source +
-                                                     ") does not exist or is not a file");
-        }
-        ctx.load_verify_file(*options.ca_file, ec);
-        if (ec) {
-          return unexpected(Errc::invalid_input, "cannot read the CA file " + *options.ca_file + " (from " +
-                                                     file_source + "): " + ec.message());
-        }
-      }
-      if (options.ca_dir) {
-        std::error_code fec;
-        if (!fs::is_directory(*options.ca_dir, fec)) {
-          return unexpected(Errc::invalid_input, "the CA directory " + *options.ca_dir + " (from " + dir_source +
-                                                     ") does not exist or is not a directory");
-        }
-        ctx.add_verify_path(*options.ca_dir, ec);
-        if (ec) {
-          return unexpected(Errc::invalid_input, "cannot use the CA directory " + *options.ca_dir + " (from " +
-                                                     dir_source + "): " + ec.message());
-        }
-      }
-    }
-    const bool system_roots = !options.ca_file && !options.ca_dir;  // loaded at the first TLS connection
+    if (auto loaded = detail::load_trust(ctx, trust); !loaded) return loaded.error();
+    const bool system_roots = trust.locations.empty();  // loaded at the first TLS connection
     return std::unique_ptr<transport::Transport>(
         std::make_unique<detail::HttpTransport>(std::move(options), std::move(ctx), system_roots));
   } catch (const std::exception& e) {

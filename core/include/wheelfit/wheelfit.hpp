@@ -31,6 +31,7 @@
 #include "wheelfit/resolve/resolver.hpp"
 #include "wheelfit/transport/transport.hpp"
 #include "wheelfit/transports/http_transport.hpp"
+#include "wheelfit/transports/trust_store.hpp"
 #include "wheelfit/util/expected.hpp"
 #include "wheelfit/util/log.hpp"
 
@@ -94,6 +95,9 @@ struct ResolveResult {
   std::string index_url, index_origin, policy_source, packages_json_note;
   std::string source = "index";                   ///< "index", "releases-api", "index+releases-api"
   std::string fetch_note, failover_note;
+  /// The TLS trust store and client certificate of a remote index read with wheelfit's own
+  /// transport (request.network; README "TLS"); nullopt for a local index or a caller's transport.
+  std::optional<transports::TrustChoice> trust;
 
   /// The object `wheelfit resolve --json` prints, or {"error": {"exit_code", "message"}}.
   [[nodiscard]] std::string json() const;

@@ -187,29 +187,42 @@ resolve::InspectHook make_inspect_hook(const machine::Machine& m, const policies
   };
 }
 
+namespace {
+
+// What the reports print of a trust choice.
+std::optional<output::TlsNote> tls_note(const std::optional<transports::TrustChoice>& trust) {
+  if (!trust) return std::nullopt;
+  output::TlsNote note;
+  note.trust_from = trust->source();
+  for (const auto& l : trust->locations) note.trust.push_back({l.path, l.source});
+  if (trust->client_cert) note.client_cert = output::TlsNote::Location{trust->client_cert->path, trust->client_cert->source};
+  return note;
+}
+
+output::ReportContext context_of(const ResolveResult& r) {
+  return output::ReportContext{r.machine,  r.workspace,  r.index_url,     r.index_origin,  r.policy_source,
+                               r.packages_json_note, r.source, r.fetch_note, r.failover_note, tls_note(r.trust)};
+}
+
+}  // namespace
+
 std::string ResolveResult::json() const {
   if (error || !resolution) {
     const std::string message = error ? error->message : "no result";
     return boost::json::serialize(boost::json::object{
                {"error", boost::json::object{{"exit_code", exit_code}, {"message", message}}}}) + "\n";
   }
-  output::ReportContext ctx{machine,      workspace, index_url,   index_origin, policy_source, packages_json_note,
-                            source,       fetch_note, failover_note};
-  return output::json_report(*resolution, ctx);
+  return output::json_report(*resolution, context_of(*this));
 }
 
 std::string ResolveResult::report() const {
   if (error || !resolution) return "wheelfit: " + (error ? error->message : std::string("no result")) + "\n";
-  output::ReportContext ctx{machine,      workspace, index_url,   index_origin, policy_source, packages_json_note,
-                            source,       fetch_note, failover_note};
-  return output::human_report(*resolution, ctx);
+  return output::human_report(*resolution, context_of(*this));
 }
 
 Expected<std::string> ResolveResult::pixi_manifest() const {
   if (!resolution || !resolution->ok()) return unexpected(Errc::invalid_input, "nothing resolved: no manifest to write");
-  output::ReportContext ctx{machine,      workspace, index_url,   index_origin, policy_source, packages_json_note,
-                            source,       fetch_note, failover_note};
-  return output::pixi_manifest(*resolution, ctx);
+  return output::pixi_manifest(*resolution, context_of(*this));
 }
 
 ResolveResult resolve(const ResolveRequest& req) {
@@ -313,6 +326,7 @@ ResolveResult resolve(const ResolveRequest& req) {
       stack = std::move(*cached);
     }
     transport = std::move(stack);
+    if (!local) r.trust = transports::choose_trust(req.network);  // what make_transport loaded
   }
   // The Releases repository: the request's, else WHEELFIT_RELEASES_REPO, else the backend's own
   // when its default index is used, else the one a github.io index URL names.

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <set>
 
+#include "links_detail.hpp"
+#include "wheelfit/util/text.hpp"
+
 namespace wheelfit::index {
 
 std::string normalize_base(std::string base) {
@@ -31,7 +34,42 @@ bool looks_like_json(const transport::Response& r) {
   auto first = r.body.find_first_not_of(" \t\r\n");
   return first != std::string::npos && r.body[first] == '{';
 }
+
+enum class Where { https, http, local, other };
+
+Where where_of(std::string_view url) {
+  if (util::starts_with_ci(url, "https://")) return Where::https;
+  if (util::starts_with_ci(url, "http://")) return Where::http;
+  if (util::starts_with_ci(url, "file:") || !detail::split_uri(url).has_scheme) return Where::local;
+  return Where::other;
+}
+
+/// Why a page at `page` may not link `link_url` (of kind `link`); "" when it may.
+std::string refusal(Where page, Where link, std::string_view link_url) {
+  if (link == Where::other) return "scheme '" + std::string(link_url.substr(0, std::min<std::size_t>(link_url.find(':'), 20))) + "' is not followed";
+  if (link == Where::local && page != Where::local) return "a local file link on a remote page";
+  if (link == Where::http && page == Where::https) return "an http:// link on an https page (a downgrade)";
+  if (page == Where::other) return "the page's own URL is neither http(s) nor local";
+  return "";
+}
+
+/// "URL" or "URL (answered by FINAL)" when a redirect moved it.
+std::string page_name(const ProjectPage& page) {
+  return page.final_url.empty() || page.final_url == page.url ? page.url : page.url + " (answered by " + page.final_url + ")";
+}
 }  // namespace
+
+std::size_t contain_links(Page& page, std::string_view page_url) {
+  const Where here = where_of(page_url);
+  const std::size_t before = page.links.size();
+  std::erase_if(page.links, [&](const Link& link) {
+    const std::string why = refusal(here, where_of(link.url), link.url);
+    if (why.empty()) return false;
+    page.skipped.push_back("href " + detail::quote_for_message(link.url) + ": " + why);
+    return true;
+  });
+  return before - page.links.size();
+}
 
 IndexSnapshot read_index(transport::Transport& transport, const std::string& base, const std::vector<std::string>& names) {
   IndexSnapshot snap;
@@ -69,10 +107,18 @@ IndexSnapshot read_index(transport::Transport& transport, const std::string& bas
       page.status = ProjectPage::Status::failed;
       page.error = page.url + ": not an index page (Content-Type " + type + ")";
     } else {
-      auto parsed = looks_like_json(*r) ? parse_simple_json(r->body, page.url) : parse_simple_html(r->body, page.url);
+      // A remote page may have been redirected; a local one is read where it was asked for.
+      page.final_url = util::is_http_url(page.url) && !r->url.empty() ? r->url : page.url;
+      auto parsed = looks_like_json(*r) ? parse_simple_json(r->body, page.final_url) : parse_simple_html(r->body, page.final_url);
       if (parsed) {
         page.status = ProjectPage::Status::ok;
         page.page = std::move(*parsed);
+        const std::size_t first_skip = page.page.skipped.size();
+        if (const std::size_t moved = contain_links(page.page, page.final_url)) {
+          snap.warnings.push_back(page_name(page) + ": " + std::to_string(moved) + " link" + (moved == 1 ? "" : "s") +
+                                  " skipped: " + page.page.skipped[first_skip] +
+                                  (moved > 1 ? " (and " + std::to_string(moved - 1) + " more)" : ""));
+        }
         if (page.page.links.empty() && page.page.skipped.empty() && !looks_like_json(*r)) {
           snap.warnings.push_back(page.url + ": the page has no links at all; if the index should list " + n +
                                   ", something else (a proxy's block page?) answered in its place");

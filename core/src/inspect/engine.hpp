@@ -37,4 +37,7 @@ Subject subject_from_name(model::WheelName wheel, const policies::Policy& policy
 /// True for a member or file judged as a binary: "*.so", "*.so.N..." and "*.pyd".
 bool is_binary_member(std::string_view path);
 
+/// The last component of a member path ("pkg/_C.so" -> "_C.so"; '/' or '\\').
+std::string basename(std::string_view path);
+
 }  // namespace wheelfit::inspect::detail

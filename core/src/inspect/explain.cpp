@@ -30,14 +30,15 @@ bool Explanation::fits() const {
 }
 
 namespace detail {
-namespace {
-
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 std::string basename(std::string_view path) {
   auto slash = path.find_last_of("/\\");
   return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
 }
+
+namespace {
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 // "pkg/_C.cpython-312-x86_64-linux-gnu.so" -> "pkg._C" (what `import` names).
 std::string module_name(std::string_view path) {
@@ -582,20 +583,6 @@ DemandReport judge_glibc(Ctx& c) {
 
 }  // namespace
 
-bool is_binary_member(std::string_view path) {
-  if (path.empty() || path.back() == '/') return false;
-  // Data installed outside the package tree (headers, scripts, data files) is not loaded.
-  for (std::string_view skip : {".data/data/", ".data/headers/", ".data/scripts/"})
-    if (path.find(skip) != std::string_view::npos) return false;
-  const std::string base = basename(path);
-  auto ends = [&](std::string_view s) { return base.size() > s.size() && base.compare(base.size() - s.size(), s.size(), s) == 0; };
-  if (ends(".so") || ends(".pyd")) return true;
-  // libfoo.so.1, libfoo.so.1.2 (vendored libraries)
-  auto so = base.find(".so.");
-  if (so == std::string::npos || so == 0) return false;
-  return std::all_of(base.begin() + static_cast<std::ptrdiff_t>(so + 4), base.end(), [](char ch) { return (ch >= '0' && ch <= '9') || ch == '.'; });
-}
-
 Explanation judge(Subject subject, const machine::Machine& machine, const policies::Policy& policy) {
   Explanation out;
   out.wheel = subject.display;
@@ -646,52 +633,6 @@ void read_device_code(std::vector<FileReport>& files, const policies::Policy& po
   }
 }
 
-Subject subject_from_name(model::WheelName w, const policies::Policy& policy) {
-  Subject s;
-  s.display = w.filename;
-  s.package = w.name;
-  s.combo = policy.parse_combo_label(w.version.local());
-  if (!s.combo && !w.version.local().empty()) s.label_line = policy.parse_torch_label(w.version.local());
-  s.wheel = std::move(w);
-  return s;
-}
-
 }  // namespace detail
-
-Expected<Explanation> explain_name(std::string_view filename, const machine::Machine& machine, const policies::Policy& policy) {
-  auto w = model::WheelName::parse(filename);
-  if (!w) return w.error();
-  return detail::judge(detail::subject_from_name(std::move(*w), policy), machine, policy);
-}
-
-Expected<Explanation> explain_wheel(ByteSource& source, std::string_view filename, const machine::Machine& machine,
-                                    const policies::Policy& policy, const ZipLimits& limits) {
-  auto w = model::WheelName::parse(filename);
-  if (!w) return w.error();
-  auto dir = read_zip_directory(source, limits);
-  if (!dir) return dir.error();
-  detail::Subject s = detail::subject_from_name(std::move(*w), policy);
-  s.binaries_read = true;
-  for (const auto& entry : dir->entries) {
-    if (!detail::is_binary_member(entry.name)) continue;
-    FileReport f;
-    f.path = entry.name;
-    f.suffix = extension_suffix(detail::basename(entry.name));
-    auto bytes = read_zip_member(source, entry, limits);
-    if (!bytes) {
-      f.error = bytes.error().message;
-    } else if (auto info = parse_binary(*bytes, source.name() + "!" + entry.name, policy.code_sections())) {
-      f.info = std::move(*info);
-    } else {
-      f.error = info.error().message;
-    }
-    s.files.push_back(std::move(f));
-  }
-  auto out = detail::judge(std::move(s), machine, policy);
-  out.bytes_fetched = source.bytes_fetched();
-  out.wheel_size = source.size();
-  out.downloaded_whole = source.downloaded_whole();
-  return out;
-}
 
 }  // namespace wheelfit::inspect

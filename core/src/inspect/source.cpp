@@ -1,6 +1,6 @@
 // Byte sources: a local file (pread), an in-memory buffer, and a remote file read with HTTP Range
 // requests (tail first, cached; Content-Range checked; a 200 answer means "Range ignored": the
-// whole body is kept and served from memory).
+// whole body is kept and served from memory; later reads pinned to the first version by If-Range).
 #include "wheelfit/inspect/source.hpp"
 
 #include <fcntl.h>
@@ -131,12 +131,33 @@ std::size_t clamp_size(std::uint64_t v) {
   return static_cast<std::size_t>(std::min<std::uint64_t>(v, std::numeric_limits<std::size_t>::max()));
 }
 
+/// What pins a remote file between reads: RFC 9110 13.1.5, If-Range takes a strong ETag or a
+/// Last-Modified date (a weak ETag cannot be used).
+struct Pin {
+  std::string etag, last_modified;
+
+  static Pin of(const transport::Headers& headers) {
+    Pin p;
+    if (auto e = transport::find_header(headers, "etag"); e && !e->starts_with("W/")) p.etag = *e;
+    if (auto m = transport::find_header(headers, "last-modified")) p.last_modified = *m;
+    return p;
+  }
+  /// The If-Range value, "" when the file cannot be pinned.
+  [[nodiscard]] std::string if_range() const { return etag.empty() ? last_modified : etag; }
+  /// True when `answer` names another version of the file (by the validator If-Range sends).
+  [[nodiscard]] bool changed(const Pin& answer) const {
+    if (!etag.empty()) return !answer.etag.empty() && answer.etag != etag;
+    return !last_modified.empty() && !answer.last_modified.empty() && answer.last_modified != last_modified;
+  }
+};
+
 class RemoteSource final : public ByteSource {
  public:
   RemoteSource(transport::Transport& t, std::string url) : transport_(t), url_(std::move(url)) {}
 
   /// The first request: the tail (or the whole body when the server ignores Range).
   Expected<void> open(std::uint64_t max_download) {
+    max_download_ = max_download;
     transport::Request rq;
     rq.url = url_;
     // A 206 carries at most kTail bytes; a 200 (Range ignored) carries the whole wheel.
@@ -192,12 +213,14 @@ class RemoteSource final : public ByteSource {
     size_ = cr->total;
     tail_offset_ = cr->first;
     tail_ = std::move(r->body);
+    pin_ = Pin::of(r->headers);
     return {};
   }
 
   [[nodiscard]] std::string name() const override { return url_; }
   [[nodiscard]] std::uint64_t bytes_fetched() const override { return fetched_; }
   [[nodiscard]] bool downloaded_whole() const override { return whole_; }
+  [[nodiscard]] std::uint64_t generation() const override { return generation_; }
 
  private:
   std::uint64_t size_impl() const override { return size_; }
@@ -223,21 +246,25 @@ class RemoteSource final : public ByteSource {
     rq.url = url_;
     rq.max_body = clamp_size(length);
     rq.headers.emplace_back("Range", "bytes=" + n(offset) + "-" + n(last));
+    const std::string if_range = pin_.if_range();
+    if (!if_range.empty()) {
+      rq.headers.emplace_back("If-Range", if_range);
+      rq.max_body = clamp_size(std::max(length, max_download_));  // a changed file comes back whole
+    }
     auto r = transport_.get(rq);
     if (!r) return r.error();
     fetched_ += r->body.size();
     const std::string what = url_ + ": asked for bytes " + n(offset) + "-" + n(last);
     if (r->status == 200) {
-      // The server stopped honouring Range: only a whole body of the known size is usable.
-      if (r->body.size() != size_) {
+      // With If-Range: the file changed since it was pinned (or Range is no longer honoured).
+      // Without: only a whole body of the known size is usable.
+      if (if_range.empty() && r->body.size() != size_) {
         return transport::net_error(NetErrc::protocol, what + ", the server answered 200 with " +
                                                            n(r->body.size()) + " bytes (the file has " + n(size_) + ")");
       }
-      whole_ = true;
-      tail_offset_ = 0;
-      tail_ = std::move(r->body);
-      return tail_.substr(static_cast<std::size_t>(offset), static_cast<std::size_t>(length));
+      return replaced(std::move(*r), offset, length, false);
     }
+    if (r->status == 206 && pin_.changed(Pin::of(r->headers))) return read_whole_again(offset, length);
     if (r->status != 206) {
       return transport::net_error(NetErrc::protocol, what + ", the server answered HTTP " + std::to_string(r->status));
     }
@@ -254,6 +281,37 @@ class RemoteSource final : public ByteSource {
     return std::move(r->body);
   }
 
+  /// The server ignored If-Range and answered a 206 of another version: the new file, whole.
+  Expected<std::string> read_whole_again(std::uint64_t offset, std::uint64_t length) {
+    transport::Request rq;
+    rq.url = url_;
+    rq.max_body = clamp_size(max_download_);
+    auto r = transport_.get(rq);
+    if (!r) return r.error();
+    fetched_ += r->body.size();
+    if (r->status != 200) {
+      return transport::net_error(NetErrc::protocol, url_ + ": the file changed on the server; reading it again whole, "
+                                                            "the server answered HTTP " + std::to_string(r->status));
+    }
+    return replaced(std::move(*r), offset, length, true);
+  }
+
+  /// From now on the source serves `whole` (a whole body) from memory. Unless it is the pinned
+  /// file again (same size and validator), the bytes read so far may belong to another file: the
+  /// generation moves on and readers start again.
+  Expected<std::string> replaced(transport::Response whole, std::uint64_t offset, std::uint64_t length, bool changed) {
+    const Pin now = Pin::of(whole.headers);
+    const bool same = !changed && whole.body.size() == size_ && !pin_.if_range().empty() && now.if_range() == pin_.if_range();
+    if (!same) ++generation_;
+    pin_ = now;
+    whole_ = true;
+    size_ = whole.body.size();
+    tail_offset_ = 0;
+    tail_ = std::move(whole.body);
+    if (auto e = check_range(url_, size_, offset, length)) return *e;
+    return tail_.substr(static_cast<std::size_t>(offset), static_cast<std::size_t>(length));
+  }
+
   transport::Transport& transport_;
   std::string url_;
   std::uint64_t size_ = 0;
@@ -261,6 +319,9 @@ class RemoteSource final : public ByteSource {
   std::string tail_;
   std::uint64_t fetched_ = 0;
   bool whole_ = false;
+  std::uint64_t max_download_ = 0;
+  Pin pin_;                      ///< the version the first answer named
+  std::uint64_t generation_ = 0;  ///< bumped when the bytes were replaced
 };
 
 }  // namespace

@@ -92,12 +92,33 @@ void describe_package(std::ostringstream& os, const resolve::Resolution& r, cons
   }
 }
 
+// "; trust: /ca.pem (--cert), client certificate /me.pem (SSL_CLIENT_CERT)" for the index line.
+std::string tls_text(const std::optional<TlsNote>& tls) {
+  if (!tls) return "";
+  std::string out = "; trust: ";
+  if (tls->trust.empty()) out += "the system store";
+  for (std::size_t i = 0; i < tls->trust.size(); ++i) {
+    out += (i ? ", " : "") + tls->trust[i].path + " (" + tls->trust[i].from + ")";
+  }
+  if (tls->client_cert) out += ", client certificate " + tls->client_cert->path + " (" + tls->client_cert->from + ")";
+  return out;
+}
+
+json::value tls_json(const std::optional<TlsNote>& tls) {
+  if (!tls) return nullptr;
+  json::array trust;
+  for (const auto& l : tls->trust) trust.push_back(json::object{{"path", l.path}, {"from", l.from}});
+  json::value client = nullptr;
+  if (tls->client_cert) client = json::object{{"path", tls->client_cert->path}, {"from", tls->client_cert->from}};
+  return json::object{{"trust_from", tls->trust_from}, {"trust", std::move(trust)}, {"client_cert", std::move(client)}};
+}
+
 }  // namespace
 
 std::string human_report(const resolve::Resolution& r, const ReportContext& ctx) {
   std::ostringstream os;
   os << "machine: " << machine_summary(ctx.machine, r) << "\n";
-  os << "index:   " << util::strip_credentials(ctx.index_url) << " (" << ctx.index_origin << ")\n";
+  os << "index:   " << util::strip_credentials(ctx.index_url) << " (" << ctx.index_origin << tls_text(ctx.tls) << ")\n";
   if (!ctx.packages_json_note.empty()) os << "         " << ctx.packages_json_note << "\n";
   if (!ctx.failover_note.empty()) os << "         " << ctx.failover_note << "\n";
   if (!ctx.fetch_note.empty()) os << "         " << ctx.fetch_note << "\n";
@@ -231,7 +252,8 @@ std::string json_report(const resolve::Resolution& r, const ReportContext& ctx) 
   o["warnings"] = std::move(warnings);
   o["index"] = json::object{{"url", util::strip_credentials(ctx.index_url)},           {"origin", ctx.index_origin},
                             {"packages_json", ctx.packages_json_note}, {"source", ctx.source},
-                            {"failover", ctx.failover_note}, {"fetch", ctx.fetch_note}};
+                            {"failover", ctx.failover_note}, {"fetch", ctx.fetch_note},
+                            {"tls", tls_json(ctx.tls)}};
   o["machine"] = json::parse(machine::to_json(ctx.machine));
   o["policy"] = ctx.policy_source;
   json::value out = std::move(o);

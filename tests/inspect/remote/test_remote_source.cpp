@@ -1,16 +1,21 @@
 // open_remote_source over the real http transport against loopback servers: Range honoured
 // (206 + Content-Range), ignored (200, the whole body), answered at the wrong offset (FAULTS N05:
-// a protocol error, never misplaced bytes), and a 404.
+// a protocol error, never misplaced bytes), a 404, and a wheel replaced on the server while it is
+// read (docs/network-faults.md N13: pinned with If-Range, read again whole, never mixed).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "support/backend_support.hpp"
 #include "support/net/test_server.hpp"
 #include "support/wheel_builder.hpp"
 #include "transports/http/test_http_support.hpp"
+#include "wheelfit/inspect/explain.hpp"
 #include "wheelfit/inspect/source.hpp"
 #include "wheelfit/inspect/zip.hpp"
 #include "wheelfit/transports/http_transport.hpp"
@@ -30,9 +35,10 @@ std::unique_ptr<tr::Transport> http() {
   return test_http::make(std::move(o));
 }
 
-std::string wheel_bytes() {
-  return test::build_zip({{"pkg/_ext.cpython-312-x86_64-linux-gnu.so", std::string("\x7f" "ELF", 4) + std::string(3000, 'e'), true},
-                          {"pkg/big.dat", test::random_bytes(400000, 0x9E3779B97F4A7C15ull), false},
+std::string wheel_bytes(const std::string& module = "pkg/_ext.cpython-312-x86_64-linux-gnu.so",
+                        std::uint64_t seed = 0x9E3779B97F4A7C15ull) {
+  return test::build_zip({{module, std::string("\x7f" "ELF", 4) + std::string(3000, 'e'), true},
+                          {"pkg/big.dat", test::random_bytes(400000, seed), false},
                           {"pkg/__init__.py", "", false},
                           {"pkg-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\n", true}});
 }
@@ -159,4 +165,98 @@ TEST_CASE("remote source: a 404 is not_found", "[inspect][source][remote]") {
   REQUIRE_FALSE(src);
   CHECK(src.error().is(Errc::not_found));
   CHECK_THAT(src.error().message, Catch::Contains("gone.whl"));
+}
+
+namespace {
+
+/// How a server that replaces the wheel after the first (tail) request treats If-Range.
+enum class Replace {
+  none,             ///< the file stays: 206 answers, validators match
+  honour_etag,      ///< ETag pin; If-Range with an old ETag -> 200 with the new file
+  honour_modified,  ///< Last-Modified pin (no ETag); an old date -> 200 with the new file
+  ignore_if_range,  ///< answers 206 of the new file whatever If-Range says (a new ETag)
+};
+
+/// Serves `v1` until the tail has been read, then `v2` (each with its own validators), honouring
+/// Range; records every request's If-Range.
+ConnScript replacing_server(std::string v1, std::string v2, Replace mode, std::shared_ptr<std::atomic<int>> version) {
+  return serve([v1 = std::move(v1), v2 = std::move(v2), mode, version](const HttpRequest& rq) -> std::string {
+    const bool second = mode != Replace::none && version->load() > 0;
+    const std::string& wheel = second ? v2 : v1;
+    TestHeaders validators;
+    if (mode != Replace::honour_modified) validators.emplace_back("ETag", second ? "\"v2\"" : "\"v1\"");
+    validators.emplace_back("Last-Modified", second ? "Tue, 02 Jan 2024 00:00:00 GMT" : "Mon, 01 Jan 2024 00:00:00 GMT");
+    const auto range = rq.header("Range");
+    const auto if_range = rq.header("If-Range");
+    const bool stale = if_range && *if_range != validators[0].second && mode != Replace::ignore_if_range;
+    version->store(1);  // the first answer (the tail) is of v1; every later one of v2
+    if (!range || stale) return http_response(200, wheel, validators);
+    std::uint64_t first = 0, last = 0;
+    if (!parse_range(*range, wheel.size(), first, last)) return http_response(416, "");
+    TestHeaders headers = validators;
+    headers.emplace_back("Content-Range", "bytes " + std::to_string(first) + "-" + std::to_string(last) + "/" +
+                                              std::to_string(wheel.size()));
+    return http_response(206, wheel.substr(first, last - first + 1), headers);
+  });
+}
+
+machine::Machine linux_machine() {
+  machine::Machine m;
+  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{{"os", "linux"}, {"cpu_arch", "x86_64"},
+                                                                             {"python", "3.12"}}) {
+    REQUIRE(machine::set_fact(m, k, v, "test"));
+  }
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("remote source: N13 a wheel replaced while it is read is read again whole, never mixed",
+          "[inspect][source][remote]") {
+  const std::string v1 = wheel_bytes("pkg/_old.cpython-312-x86_64-linux-gnu.so", 1);
+  const std::string v2 = wheel_bytes("pkg/_new.cpython-312-x86_64-linux-gnu.so", 2);
+  struct Row {
+    const char* what;
+    Replace mode;
+    const char* if_range;  // what the reads after the tail carry
+    std::size_t requests;  // the tail, then the reads
+  };
+  const std::vector<Row> rows{
+      {"unchanged: the reads are pinned and served as 206", Replace::none, "\"v1\"", 2},
+      {"ETag: If-Range answers 200 with the new wheel", Replace::honour_etag, "\"v1\"", 2},
+      {"Last-Modified: If-Range answers 200 with the new wheel", Replace::honour_modified,
+       "Mon, 01 Jan 2024 00:00:00 GMT", 2},
+      {"If-Range ignored: a 206 of another ETag, then the whole new wheel", Replace::ignore_if_range, "\"v1\"", 3},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.what);
+    auto version = std::make_shared<std::atomic<int>>(0);
+    TestServer server(replacing_server(v1, v2, row.mode, version));
+    auto t = http();
+    auto src = open_remote_source(*t, server.url("/pkg-1.0-cp312-cp312-linux_x86_64.whl"));
+    REQUIRE(src);
+    CHECK((*src)->size() == v1.size());
+    auto explained = explain_wheel(**src, "pkg-1.0-cp312-cp312-linux_x86_64.whl", linux_machine(), test::cuda_policy());
+    INFO((explained ? std::string() : explained.error().message));
+    REQUIRE(explained);
+    const auto requests = server.requests();
+    REQUIRE(requests.size() == row.requests);
+    CHECK_FALSE(requests[0].header("If-Range"));
+    CHECK(requests[1].header("If-Range") == row.if_range);
+    REQUIRE(explained->files.size() == 1);
+    if (row.mode == Replace::none) {
+      CHECK(explained->files[0].path == "pkg/_old.cpython-312-x86_64-linux-gnu.so");
+      CHECK((*src)->generation() == 0);
+      CHECK(explained->wheel_size == v1.size());
+      continue;
+    }
+    // Only the new wheel's members, its size, and a warning saying why it was read twice.
+    CHECK(explained->files[0].path == "pkg/_new.cpython-312-x86_64-linux-gnu.so");
+    CHECK(explained->wheel_size == v2.size());
+    CHECK((*src)->generation() == 1);
+    CHECK((*src)->downloaded_whole());
+    CHECK(std::any_of(explained->warnings.begin(), explained->warnings.end(),
+                      [](const std::string& w) { return w.find("changed while it was read") != std::string::npos; }));
+    if (row.mode == Replace::ignore_if_range) CHECK_FALSE(requests[2].header("Range"));
+  }
 }

@@ -70,6 +70,9 @@ class TestServer {
   struct Options {
     bool ipv6 = false;                 ///< listen on [::1] instead of 127.0.0.1
     std::optional<TlsFiles> tls;       ///< serve TLS with this certificate
+    /// Mutual TLS: require a client certificate issued by the CA in this PEM file (a client
+    /// without one, or with another, fails the handshake and no script runs).
+    std::optional<std::filesystem::path> client_ca;
     int backlog = 64;
     bool accept = true;                ///< false: listen but never accept (connect-timeout tests fill the backlog)
   };
@@ -138,9 +141,13 @@ class TestCa {
     std::chrono::seconds not_before{-3600};  ///< relative to now
     std::chrono::seconds not_after{86400};
   };
-  /// Issues a leaf certificate signed by this CA; files named <stem>.crt / <stem>.key in dir.
+  /// Issues a leaf certificate signed by this CA, for a server or (mutual TLS) a client; files
+  /// named <stem>.crt / <stem>.key in dir.
   [[nodiscard]] TlsFiles issue(const std::string& stem, const Leaf& leaf);
   [[nodiscard]] TlsFiles issue(const std::string& stem);
+  /// Writes the CA certificate into `dir` under its subject-hash name (<hash>.0), as `openssl
+  /// rehash` names it: `dir` is then a CA folder for SSL_CERT_DIR. Returns the file.
+  std::filesystem::path write_hashed(const std::filesystem::path& dir) const;
 
  private:
   struct Impl;

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <initializer_list>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -18,7 +19,9 @@
 #include <vector>
 
 #include "support/net/test_server.hpp"
+#include "support/test_support.hpp"
 #include "wheelfit/transports/http_transport.hpp"
+#include "wheelfit/transports/trust_store.hpp"
 #include "wheelfit/util/log.hpp"
 
 /// REQUIRE(x) for an Expected, showing the error message when it fails.
@@ -107,6 +110,19 @@ class LogCapture {
   mutable std::mutex mutex_;
   std::vector<Line> lines_;
   log::Sink previous_;
+};
+
+/// Unsets every variable the trust store and the client certificate read (trust_store.hpp), for
+/// its lifetime: tests that read the environment see only what they set.
+class CleanTrustEnv {
+ public:
+  CleanTrustEnv() {
+    for (const auto& name : transports::trust_variables()) saved_.emplace_back(name, std::nullopt);
+    saved_.emplace_back("SSL_CLIENT_CERT", std::nullopt);
+  }
+
+ private:
+  std::list<wheelfit::test::ScopedEnv> saved_;
 };
 
 /// A loopback port nothing listens on (bound, read, closed).

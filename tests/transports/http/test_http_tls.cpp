@@ -107,10 +107,13 @@ void splice_tunnel(Conn& c, const HttpRequest& r, std::string_view answer) {
 
 TEST_CASE("https: T02 SSL_CERT_FILE names the trusted roots; a missing file is a clear error",
           "[transports][http][tls]") {
-  Pki pki;
-  TestServer server = pki.server(echo_target("secure "));
+  wheelfit::test::TempDir dir;
+  TestCa ca(dir.path());
+  TestServer server(serve([](const HttpRequest& r) { return http_response(200, "secure " + r.target); }),
+                    tls_options(ca.issue("leaf")));
+  const CleanTrustEnv clean;  // PIP_CERT, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE would come first
   SECTION("the test CA through SSL_CERT_FILE: success, by name and by IP literal, one connection") {
-    wheelfit::test::ScopedEnv env("SSL_CERT_FILE", pki.ca.cert().string());
+    wheelfit::test::ScopedEnv env("SSL_CERT_FILE", ca.cert().string());
     wheelfit::test::ScopedEnv env_dir("SSL_CERT_DIR", std::nullopt);
     auto o = fast_options();
     o.ca_from_env = true;
@@ -131,7 +134,7 @@ TEST_CASE("https: T02 SSL_CERT_FILE names the trusted roots; a missing file is a
     CHECK(reqs[0].header("host") == "localhost:" + std::to_string(server.port()));
   }
   SECTION("a missing SSL_CERT_FILE fails to make the transport, naming the file and the variable") {
-    const auto missing = (pki.dir / "no-such-ca.pem").string();
+    const auto missing = (dir / "no-such-ca.pem").string();
     wheelfit::test::ScopedEnv env("SSL_CERT_FILE", missing);
     auto o = fast_options();
     o.ca_from_env = true;
@@ -143,7 +146,7 @@ TEST_CASE("https: T02 SSL_CERT_FILE names the trusted roots; a missing file is a
   }
 }
 
-TEST_CASE("https: T01/T03 certificate failures are reported at once and never retried",
+TEST_CASE("https: T01/T03 certificate failures are reported at once and never retried, directly or through a proxy",
           "[transports][http][tls]") {
   wheelfit::test::TempDir dir;
   TestCa ca(dir / "ca", "wheelfit trusted CA");
@@ -154,7 +157,8 @@ TEST_CASE("https: T01/T03 certificate failures are reported at once and never re
   };
   const Row row = GENERATE(Row{"T01 a leaf from an untrusted CA", 0}, Row{"T03 a wrong SAN", 1},
                            Row{"T03 an expired leaf", 2});
-  INFO(row.name);
+  const bool proxied = GENERATE(false, true);  // T03 through a CONNECT tunnel too
+  INFO(row.name << (proxied ? ", through a CONNECT proxy" : ""));
   TlsFiles files;
   if (row.which == 0) {
     files = other.issue("untrusted");
@@ -171,7 +175,10 @@ TEST_CASE("https: T01/T03 certificate failures are reported at once and never re
   }
   TestServer server(serve([](const HttpRequest&) { return http_response(200, "should not be read"); }),
                     tls_options(files));
-  auto t = make(trusting(ca));
+  TestProxy proxy;
+  auto o = trusting(ca);
+  if (proxied) o.proxy.https_proxy = proxy.url();
+  auto t = make(o);
   auto r = t->get(req(server.url("/p/", "localhost")));
   REQUIRE_FALSE(r);
   INFO(r.error().message);
@@ -181,31 +188,61 @@ TEST_CASE("https: T01/T03 certificate failures are reported at once and never re
   CHECK(server.connections() == 1);
   CHECK(server.requests().empty());
   CHECK(t->stats().retries == 0);
+  CHECK(proxy.connections() == (proxied ? 1 : 0));
+  if (proxied) {
+    const auto connects = proxy.requests();
+    REQUIRE(connects.size() == 1);
+    CHECK(connects[0].method == "CONNECT");
+    CHECK(connects[0].target == "localhost:" + std::to_string(server.port()));
+  }
 }
 
-TEST_CASE("https: T05 close without close_notify after a complete response is fine; mid-body it is truncation",
+TEST_CASE("https: T05 close without close_notify: after a complete body fine; mid-body, or ending a body delimited "
+          "by the close, truncation (retried)",
           "[transports][http][tls]") {
-  Pki pki;
-  auto t = make(trusting(pki.ca));
-  SECTION("complete response, then close without close_notify") {
-    TestServer server = pki.server([](Conn& c) {
-      if (c.read_request()) c.write(http_response(200, "complete", {}, false));
-      c.close(false);
-    });
-    check_answer(t->get(req(server.url("/p/", "localhost"))), *t, "complete", 0);
-  }
-  SECTION("cut mid-body: partial, retried on a new connection") {
-    auto good = serve([](const HttpRequest&) { return http_response(200, "whole"); });
-    TestServer server = pki.server([good](Conn& c) {
-      if (c.index() == 0) {
-        if (c.read_request()) c.write("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + std::string(500, 'x'));
-        c.close(false);
-        return;
-      }
-      good(c);
-    });
-    check_answer(t->get(req(server.url("/p/", "localhost"))), *t, "whole", 1);
-    CHECK(server.connections() == 2);
+  wheelfit::test::TempDir dir;
+  TestCa ca(dir.path());
+  const std::string to_close = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n\r\n";
+  struct Row {
+    const char* what;
+    std::string first;     // the first connection's answer
+    bool first_notify;     // ... then close_notify before the close?
+    std::string later;     // every later connection's, closed with close_notify ("": as the first)
+    const char* body;      // nullptr: the request fails as truncated
+    std::uint64_t retries;
+  };
+  const std::vector<Row> rows{
+      {"Content-Length complete, no close_notify", http_response(200, "complete", {}, false), false, "", "complete", 0},
+      {"Content-Length 1000, 500 sent, no close_notify", "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + std::string(500, 'x'),
+       false, http_response(200, "whole"), "whole", 1},
+      {"delimited by the close, with close_notify", to_close + "every byte", true, "", "every byte", 0},
+      {"delimited by the close, no close_notify", to_close + "the first half", false, to_close + "the whole body",
+       "the whole body", 1},
+      {"delimited by the close, never a close_notify", to_close + "a half", false, "", nullptr, 1},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.what);
+    TestServer server(
+        [&row](Conn& c) {
+          if (!c.read_request()) return;
+          const bool first = c.index() == 0 || row.later.empty();
+          c.write(first ? row.first : row.later);
+          c.close(first ? row.first_notify : true);
+        },
+        tls_options(ca.issue("leaf")));
+    auto o = trusting(ca);
+    o.retry.retries = 1;
+    auto t = make(o);
+    auto r = t->get(req(server.url("/p/", "localhost")));
+    CHECK(t->stats().retries == row.retries);
+    if (!row.body) {
+      REQUIRE_FALSE(r);
+      INFO(r.error().message);
+      CHECK(transport::is(r.error(), NetErrc::truncated));
+      continue;
+    }
+    WHEELFIT_REQUIRE_OK(r);
+    CHECK(r->body == row.body);
   }
 }
 

@@ -25,6 +25,7 @@ struct ProjectPage {
   Page page;             ///< when ok
   std::string error;     ///< when not ok: why
   std::string source = "index";  ///< who answered: "index" (the page / packages.json) or "releases-api"
+  std::string final_url = {};///< the URL that answered (after redirects; http(s) pages): relative hrefs resolve against it
 };
 
 struct IndexSnapshot {
@@ -41,9 +42,17 @@ struct IndexSnapshot {
 /// Ensures a trailing '/' (a blank base is an error for the caller to report).
 std::string normalize_base(std::string base);
 
+/// Keeps only the links a page that answered from `page_url` may hand out (docs/network-faults.md
+/// H05): an https page links https only; an http page http or https; a local page (file:// or a
+/// path) those, file:// and paths. Every other link (file:// from a remote page, http from an
+/// https page, another scheme) moves to page.skipped with the reason. Returns how many moved.
+std::size_t contain_links(Page& page, std::string_view page_url);
+
 /// Reads packages.json and the page of each name (PEP 503 normalised, deduplicated) from `base`.
 /// A page whose Content-Type is neither HTML nor JSON (nor absent, nor text/plain: file mirrors)
-/// is not parsed: it fails with "not an index page (Content-Type ...)".
+/// is not parsed: it fails with "not an index page (Content-Type ...)". A page's relative hrefs
+/// resolve against the URL that answered it (an http(s) page's Response::url: after redirects), and its links are
+/// contained (contain_links; a warning in `warnings` names the page and what was skipped).
 /// Never fails as a whole: each page carries its own status. Thread safety: none needed
 /// (one call, one transport).
 IndexSnapshot read_index(transport::Transport& transport, const std::string& base,

@@ -31,6 +31,10 @@ class ByteSource {
   [[nodiscard]] virtual std::uint64_t bytes_fetched() const = 0;
   /// True once the source fell back to a full download (the server ignored Range).
   [[nodiscard]] virtual bool downloaded_whole() const { return false; }
+  /// Counts the times the bytes behind the source were replaced: a remote file that changed on
+  /// the server while it was read (the source then holds the new file whole, and its size may
+  /// differ). A reader that saw another generation must start again from the start.
+  [[nodiscard]] virtual std::uint64_t generation() const { return 0; }
 
  protected:
   ByteSource() = default;
@@ -49,6 +53,10 @@ Expected<std::unique_ptr<ByteSource>> open_file_source(const std::string& path);
 /// instead of 206 means the server ignores Range: the whole body (at most `max_download` bytes,
 /// else Errc::too_large) is kept and served from memory. A 206 whose Content-Range does not
 /// match the request is NetErrc::protocol (never misplaced bytes; FAULTS N05).
+/// The file is pinned by the first answer's validator (a strong ETag, else Last-Modified): every
+/// later Range request carries it as If-Range, so a file replaced on the server comes back whole
+/// (a 200), as does a 206 whose validator differs (then fetched again whole, without Range); the
+/// source then holds the new file and its generation() moves on (docs/network-faults.md N13).
 Expected<std::unique_ptr<ByteSource>> open_remote_source(transport::Transport& transport, const std::string& url,
                                                          std::uint64_t max_download = 2ull << 30);
 

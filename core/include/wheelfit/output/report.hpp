@@ -2,6 +2,7 @@
 // What a resolve says: the human report, the one JSON object of `--json`, and the pixi.toml.
 // All three read the same Resolution; none re-derives a decision.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,18 @@
 #include "wheelfit/util/expected.hpp"
 
 namespace wheelfit::output {
+
+/// What https was trusted with for a remote index (README "TLS"): each location of the trust
+/// store with the flag or variable it came from (none: the system store), and the client
+/// certificate, if any.
+struct TlsNote {
+  struct Location {
+    std::string path, from;
+  };
+  std::string trust_from = "system";  ///< "--cert", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE + SSL_CERT_DIR", ...
+  std::vector<Location> trust;        ///< empty: the system store
+  std::optional<Location> client_cert;
+};
 
 struct ReportContext {
   const machine::Machine& machine;
@@ -24,6 +37,7 @@ struct ReportContext {
   std::string source = "index";
   std::string fetch_note{};
   std::string failover_note{};
+  std::optional<TlsNote> tls{};  ///< a remote index read with wheelfit's own transport; nullopt otherwise
 };
 
 /// The human report (several lines, ends with '\n'). On failure it opens with the

@@ -10,8 +10,9 @@
 // timeouts; header and body limits (Content-Length above Request::max_body refused before the
 // body is read); redirects (at most 10, never https -> http; across origins only the headers
 // credentials.hpp names as safe follow); credentials (credentials.hpp: URL userinfo, per-origin
-// credentials, netrc; https only unless the host is allowed insecure); TLS 1.2+, peer and host-name verification, SNI except for IP literals, system roots
-// or SSL_CERT_FILE / SSL_CERT_DIR instead; proxies from ProxyConfig (CONNECT tunnels for https,
+// credentials, netrc; https only unless the host is allowed insecure); TLS 1.2+, peer and
+// host-name verification, SNI except for IP literals, the trust store of trust_store.hpp (a
+// client certificate when one is given); proxies from ProxyConfig (CONNECT tunnels for https,
 // TLS verified against the origin; absolute-form requests for http; Basic auth to the proxy
 // only). 404 / 410 -> Errc::not_found; other non-2xx -> NetErrc::http_status (after retries for
 // the transient ones), the status in the message ("HTTP 403 from host:port for URL").
@@ -47,14 +48,26 @@ struct HttpOptions {
   std::size_t max_header_bytes = 64u << 10;  ///< the whole response header
   ProxyConfig proxy;        ///< ProxyConfig::from_env() by default (set in make_http_transport)
   bool proxy_from_env = true;  ///< false: use `proxy` as given
-  std::optional<std::string> ca_file, ca_dir;  ///< replace the system roots; default SSL_CERT_FILE / SSL_CERT_DIR
-  bool ca_from_env = true;  ///< false: use ca_file / ca_dir as given
+  /// TLS trust (trust_store.hpp has the order): ca_file (a PEM bundle; a folder is taken as
+  /// ca_dir) and / or ca_dir (a folder of hashed certificates) replace the system roots;
+  /// `ca_source` names them in errors and reports ("--cert"). Without them: PIP_CERT,
+  /// REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, SSL_CERT_FILE / SSL_CERT_DIR, else the system store.
+  std::optional<std::string> ca_file, ca_dir;
+  std::string ca_source = "the ca_file / ca_dir option";
+  /// Mutual TLS: one PEM file with the client certificate (and its chain) and its unencrypted
+  /// private key, presented to a server that asks; default SSL_CLIENT_CERT.
+  std::optional<std::string> client_cert;
+  std::string client_cert_source = "the client_cert option";
+  bool ca_from_env = true;  ///< false: read no variable (trust store or SSL_CLIENT_CERT); use the fields as given
   Credentials credentials;  ///< per-origin credentials, netrc, hosts allowed insecure (credentials.hpp)
   bool credentials_from_env = true;  ///< add NETRC / ~/.netrc and WHEELFIT_ALLOW_INSECURE_HOST to `credentials`
 };
 
-/// Errc::invalid_input when the options are unusable (a CA file that cannot be read names the
-/// file and the variable it came from).
+/// Errc::invalid_input when the options are unusable: a trust store or client certificate that
+/// cannot be loaded (missing, unreadable, no certificate in it, a folder without hashed
+/// certificates, a key that is missing, encrypted or not the certificate's) names the file and the
+/// flag or variable it came from. The system store is loaded at the first https connection;
+/// when it holds no certificate, each https request fails with NetErrc::certificate naming it.
 Expected<std::unique_ptr<transport::Transport>> make_http_transport(HttpOptions options = {});
 
 /// One transport for every scheme: file:// URLs and plain paths to the file transport, http(s)
