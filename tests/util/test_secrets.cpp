@@ -28,6 +28,8 @@ TEST_CASE("redact hides userinfo, credential headers, credential query values an
       {"https://u:secret@h.test/x", "https://u:***@h.test/x"},
       {"https://ghp_abc@github.test/x", "https://***@github.test/x"},
       {"https://u:p@ss@h.test/", "https://u:***@h.test/"},  // '@' inside the password
+      {"https://u:pa`s's@h.test/x", "https://u:***@h.test/x"},  // a backtick or quote inside it (found by fuzz_url)
+      {"see `https://h.test/x` and mail bob@example.test", "see `https://h.test/x` and mail bob@example.test"},
       {"https://h.test/path@v1", "https://h.test/path@v1"},
       {"mail bob@example.test", "mail bob@example.test"},
       {"Authorization: Bearer abc.def", "Authorization: Bearer ***"},

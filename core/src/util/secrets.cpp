@@ -62,12 +62,18 @@ const HeaderRule* header_rule(std::string_view name) noexcept {
   return nullptr;
 }
 
+// Where the authority of a URL written in prose ends. Unlike ends_url_text, a quote or backtick
+// does not end it: a URL parser takes them in the userinfo, so a password may hold one.
+constexpr bool ends_authority_text(char c) noexcept {
+  return c == '/' || c == '?' || c == '#' || c == '"' || c == '<' || c == '>' || static_cast<unsigned char>(c) <= 0x20;
+}
+
 // "scheme://user:password@host" -> "scheme://user:***@host"; "scheme://token@host" -> "***@host".
 void redact_userinfo(std::string& s) {
   for (std::size_t p = s.find("://"); p != std::string::npos; p = s.find("://", p + 3)) {
     const std::size_t start = p + 3;
     std::size_t end = start;
-    while (end < s.size() && !ends_url_text(s[end])) ++end;
+    while (end < s.size() && !ends_authority_text(s[end])) ++end;
     const std::size_t at = std::string_view(s).substr(start, end - start).rfind('@');
     if (at == std::string_view::npos || at == 0) continue;
     const std::size_t colon = std::string_view(s).substr(start, at).find(':');
