@@ -255,6 +255,40 @@ void bench_resolve(const fs::path& farm_dir, const std::string& base, const poli
   }
 }
 
+// Issue 14's goal: advice for a machine where both tiers fail costs at most 2x the failing
+// resolve without it. A GTX 1080 (sm 6.1) with torch 2.8.0+cu128: tier 1 and the fallback fail.
+void bench_advice(const std::string& base, const policies::Policy& policy, int reps) {
+  machine::Machine machine = h100();
+  if (auto r = machine::set_fact(machine, "gpus", "6.1", "bench"); !r) throw std::runtime_error(r.error().message);
+  std::vector<std::string> names;
+  for (const auto& p : farmgen::select_packages(farmgen::builtin_packages(), 44)) names.push_back(p.index_name);
+  const auto ws = workspace(names);
+  auto transport = transports::make_file_transport();
+  const auto snap = index::read_index(*transport, base, names);
+  std::vector<double> without, with;
+  std::size_t searched = 0, suggestions = 0, misses = 0;
+  for (int r = 0; r < reps; ++r) {
+    for (const bool advise : {false, true}) {
+      resolve::Inputs in{ws, machine, policy, snap, "cuda"};
+      in.advise = advise;
+      const auto t0 = Clock::now();
+      auto res = resolve::resolve(in);
+      (advise ? with : without).push_back(seconds_since(t0));
+      if (!res || res->ok()) throw std::runtime_error("bench_advice: expected both tiers to fail");
+      if (advise && res->advice) {
+        searched = res->advice->combos_searched;
+        suggestions = res->advice->suggestions.size();
+        misses = res->advice->near_misses.size();
+      }
+    }
+  }
+  const double a = median(without) * 1e3, b = median(with) * 1e3;
+  std::printf("\n3. advice: 44 packages, GTX 1080 (sm 6.1) torch 2.8.0+cu128, both tiers fail; median of %d reps\n"
+              "   resolve without advice %.2f ms, with advice %.2f ms: %.2fx (%zu combos searched, %zu suggestions, "
+              "%zu near misses)\n   goal: advice at most 2x the failing resolve: %s\n",
+              reps, a, b, b / a, searched, suggestions, misses, b <= 2 * a ? "met" : "NOT met");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -307,6 +341,7 @@ int main(int argc, char** argv) {
   const std::string base = transports::to_url(farm_dir.string(), true);
   if (only != "resolve") bench_parse(farm_dir, base, only.empty() ? 9 : 60, /*with_regex=*/only.empty());
   if (only != "parse") bench_resolve(farm_dir, base, policy, reps);
+  if (only != "parse") bench_advice(base, policy, reps);
 
   if (!tmp_root.empty()) {
     std::error_code ec;

@@ -226,3 +226,37 @@ TEST_CASE("farm snapshot: a package the farm does not publish is 'not published'
   CHECK(pkgs->at(0).status == resolve::PackageOutcome::Status::not_published);
   CHECK(pkgs->at(0).name == "flash-attn");
 }
+
+TEST_CASE("farm snapshot: advice for a GTX 1080 names the packages that rule every combo out", "[integration][fixtures][advice]") {
+  auto r = resolve_on_fixture({"cumesh", "nvdiffrast"}, test::h100_with({{"gpus", "6.1"}}));
+  REQUIRE_FALSE(r.ok());
+  REQUIRE(r.advice);
+  CHECK(r.advice->suggestions.empty());
+  REQUIRE_FALSE(r.advice->near_misses.empty());
+  const auto& miss = r.advice->near_misses[0];
+  CHECK(wheelfit::test::cuda_policy().combo_str(miss.combo) == "cu12.8/torch2.8");
+  CHECK(miss.missing == std::vector<std::string>{"cumesh (cp312): its cu12.8/torch2.8 wheels fail gpu_arch",
+                                                 "nvdiffrast (cp312): its cu12.8/torch2.8 wheels fail gpu_arch"});
+}
+
+TEST_CASE("farm snapshot: when only a newer torch covers everything, advice names it", "[integration][fixtures][advice]") {
+  // torch 2.7.0+cu126: the snapshot has no cu12.6/torch2.7 wheel; with the fallback off, advice
+  // finds cu12.8/torch2.8 and what to install for it.
+  const auto snap_packages = std::vector<std::string>{"cumesh", "nvdiffrast"};
+  auto transport = transports::make_file_transport();
+  const auto snap = index::read_index(*transport, transports::to_url(test::farm_index_dir().string(), true), snap_packages);
+  const auto m = test::h100_with({{"torch", "2.7.0+cu126"}});
+  resolve::Inputs in{test::workspace(snap_packages), m, test::cuda_policy(), snap, "cuda"};
+  in.fallback = false;
+  auto r = resolve::resolve(in);
+  REQUIRE(r);
+  REQUIRE_FALSE(r->ok());
+  REQUIRE(r->advice);
+  REQUIRE_FALSE(r->advice->suggestions.empty());
+  const auto& s = r->advice->suggestions[0];
+  CHECK(wheelfit::test::cuda_policy().combo_str(s.combo) == "cu12.8/torch2.8");
+  CHECK(s.covers == std::vector<std::string>{"cumesh (cp312)", "nvdiffrast (cp312)"});
+  REQUIRE_FALSE(s.pins.empty());
+  CHECK(s.pins[0].version == "==2.8.*");
+  CHECK(s.pins[0].index == "https://download.pytorch.org/whl/cu128");
+}
