@@ -199,3 +199,35 @@ TEST_CASE("the index line and index.tls name the trust store and the client cert
     CHECK(tls.at("client_cert").is_null() == !row.tls->client_cert);
   }
 }
+
+TEST_CASE("pixi_manifest declares the driver's CUDA and the GPUs' lowest compute capability, leaving out the unknown",
+          "[output][pixi]") {
+  struct Row {
+    std::string name;
+    std::vector<std::pair<std::string, std::string>> facts;
+    std::optional<std::string> driver, arch;  // nullopt: absent
+  };
+  const std::vector<Row> rows{
+      {"an H100 with a CUDA 13.0 driver", {}, "13.0", "9.0"},
+      {"several GPUs: the lowest capability", {{"gpus", "9.0,sm_86,12.0"}}, "13.0", "8.6"},
+      {"the driver's line unknown", {{"driver_line", ""}}, std::nullopt, "9.0"},
+      {"the GPUs unknown", {{"gpus", ""}}, "13.0", std::nullopt},
+      {"neither", {{"gpus", ""}, {"driver_line", ""}}, std::nullopt, std::nullopt},
+  };
+  for (const auto& row : rows) {
+    INFO(row.name);
+    Fixture f;
+    for (const auto& [k, v] : row.facts) REQUIRE(machine::set_fact(f.m, k, v, "test"));
+    f.r = f.resolve_now();
+    REQUIRE(f.r.ok());
+    auto text = output::pixi_manifest(f.r, f.ctx);
+    REQUIRE(text);
+    toml::table doc = toml::parse(*text);
+    auto platform = doc["workspace"]["platforms"][0];
+    CHECK(*platform["platform"].value<std::string>() == "linux-64");
+    auto cuda = platform["cuda"];
+    CHECK(cuda["driver"].value<std::string>() == row.driver);
+    CHECK(cuda["arch"].value<std::string>() == row.arch);
+    if (!row.driver && !row.arch) CHECK_FALSE(cuda);
+  }
+}

@@ -274,6 +274,29 @@ std::optional<std::string> pixi_platform(const machine::Machine& m) {
   return std::nullopt;
 }
 
+// The accelerator facts of pixi's rich platform entry, for a backend whose line pixi models as
+// virtual packages: today only CUDA (`cuda = { driver = "13.0", arch = "9.0" }` -> __cuda and
+// __cuda_arch). `driver` is the highest line the driver runs; `arch` the lowest compute
+// capability of the GPUs (as conda and pixi define __cuda_arch for several devices). Each is
+// left out when unknown; nullopt when both are, or for another backend.
+std::optional<toml::table> pixi_accelerator(const resolve::Resolution& r, const machine::Machine& m) {
+  static constexpr std::string_view kPixiModels[] = {"cuda"};
+  if (std::find(std::begin(kPixiModels), std::end(kPixiModels), r.notation.key) == std::end(kPixiModels)) return std::nullopt;
+  toml::table t;
+  if (m.driver_line) t.insert("driver", m.driver_line->truncated(2).str());
+  std::optional<model::NumericVersion> lowest;
+  if (r.targets) {
+    for (const auto& target : *r.targets) {
+      auto v = model::NumericVersion::parse(target);
+      if (v && (!lowest || *v < *lowest)) lowest = *v;
+    }
+  }
+  if (lowest) t.insert("arch", lowest->str());
+  if (t.empty()) return std::nullopt;
+  t.is_inline(true);
+  return t;
+}
+
 toml::table& subtable(toml::table& parent, std::string_view key) {
   if (auto* t = parent[key].as_table()) return *t;
   parent.insert_or_assign(key, toml::table{});
@@ -310,6 +333,7 @@ Expected<std::string> pixi_manifest(const resolve::Resolution& r, const ReportCo
     toml::table entry;
     entry.insert("platform", *p);
     if (ctx.machine.glibc && *ctx.machine.os == model::Os::linux_) entry.insert("glibc", ctx.machine.glibc->truncated(2).str());
+    if (auto accel = pixi_accelerator(r, ctx.machine)) entry.insert(r.notation.key, std::move(*accel));
     entry.is_inline(true);
     platforms.push_back(std::move(entry));
   }
