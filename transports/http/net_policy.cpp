@@ -244,7 +244,15 @@ Expected<Url> parse_url(std::string_view url) {
   std::string_view authority = rest.substr(0, authority_end);
   rest.remove_prefix(authority_end);
   if (const std::size_t at = authority.rfind('@'); at != std::string_view::npos) {
-    out.userinfo = index::percent_decode(authority.substr(0, at));
+    // RFC 3986 userinfo: unreserved, %HH, sub-delims and ':'; anything else is refused (not
+    // quoted: it is part of a secret), so what redaction finds is what a request would send.
+    const std::string_view raw = authority.substr(0, at);
+    const bool clean = std::all_of(raw.begin(), raw.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+             std::string_view("-._~%!$&'()*+,;=:").find(c) != std::string_view::npos;
+    });
+    if (!clean) return bad_url(url, "the userinfo holds a character that must be percent-encoded");
+    out.userinfo = index::percent_decode(raw);
     authority.remove_prefix(at + 1);
   }
   if (auto ok = parse_host_port(url, authority, out); !ok) return ok.error();

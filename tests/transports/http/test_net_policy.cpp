@@ -110,6 +110,9 @@ TEST_CASE("parse_url rejects hostile and malformed URLs, naming the URL and the 
       {"https:///path", "no host"},
       {"https://", "no host"},
       {"https://user:pw@/x", "no host"},
+      {"https://user:pa>ss@h.test/", "the userinfo holds a character that must be percent-encoded"},  // fuzz_url
+      {"https://user:pa\xcc\xccss@h.test/", "the userinfo holds a character that must be percent-encoded"},
+      {"https://us\"er@h.test/", "the userinfo holds a character that must be percent-encoded"},
       {"https://:443/", "no host"},
       {"https:h.test/x", "no host"},
       {"h.test/x", "no scheme"},
