@@ -17,12 +17,9 @@ using util::join;
 using resolve::Demand;
 
 std::string_view to_string(Verdict v) noexcept {
-  switch (v) {
-    case Verdict::ok: return "ok";
-    case Verdict::fails: return "fails";
-    case Verdict::unknown: return "unknown";
-  }
-  return "unknown";
+  static constexpr std::pair<Verdict, std::string_view> kNames[] = {
+      {Verdict::ok, "ok"}, {Verdict::fails, "fails"}, {Verdict::unknown, "unknown"}};
+  return util::name_of(kNames, v);
 }
 
 bool Explanation::fits() const {

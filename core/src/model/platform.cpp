@@ -11,12 +11,9 @@ using util::ascii_lower;
 }  // namespace
 
 std::string_view to_string(Os os) noexcept {
-  switch (os) {
-    case Os::linux_: return "linux";
-    case Os::windows: return "windows";
-    case Os::macos: return "macos";
-  }
-  return "unknown";
+  static constexpr std::pair<Os, std::string_view> kNames[] = {
+      {Os::linux_, "linux"}, {Os::windows, "windows"}, {Os::macos, "macos"}};
+  return util::name_of(kNames, os);
 }
 
 std::optional<Os> parse_os(std::string_view text) noexcept {

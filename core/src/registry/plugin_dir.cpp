@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "wheelfit/registry/registry.hpp"
+#include "wheelfit/util/text.hpp"
 
 #ifndef WHEELFIT_PLUGIN_INSTALL_DIR
 #define WHEELFIT_PLUGIN_INSTALL_DIR "lib/wheelfit/plugins"
@@ -14,12 +15,9 @@ namespace wheelfit::registry {
 namespace fs = std::filesystem;
 
 std::string_view to_string(DirSource source) noexcept {
-  switch (source) {
-    case DirSource::env: return "WHEELFIT_PLUGIN_PATH";
-    case DirSource::builtin: return "built-in";
-    case DirSource::given: return "given";
-  }
-  return "unknown";
+  static constexpr std::pair<DirSource, std::string_view> kNames[] = {
+      {DirSource::env, "WHEELFIT_PLUGIN_PATH"}, {DirSource::builtin, "built-in"}, {DirSource::given, "given"}};
+  return util::name_of(kNames, source);
 }
 
 fs::path builtin_plugin_dir() {

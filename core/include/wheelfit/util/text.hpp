@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace wheelfit::util {
@@ -39,5 +40,15 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep);
 
 /// Whether `url` begins with "http://" or "https://" (the scheme case-insensitively).
 bool is_http_url(std::string_view url) noexcept;
+
+/// An enum's name from its table of (value, name) pairs; "unknown" for a value not listed.
+///   constexpr std::pair<Os, std::string_view> kOsNames[] = {{Os::linux_, "linux"}, ...};
+///   return util::name_of(kOsNames, os);
+template <class Enum, std::size_t N>
+constexpr std::string_view name_of(const std::pair<Enum, std::string_view> (&names)[N], Enum value) noexcept {
+  for (const auto& [v, name] : names)
+    if (v == value) return name;
+  return "unknown";
+}
 
 }  // namespace wheelfit::util
