@@ -197,14 +197,23 @@ void Store::run(Job& job) {
       job.meta.sha256 = sha256_hex(job.body);
       job.meta.size = job.body.size();
       write_entry(job.key, job.meta, job.body);
+      changed_ = true;
       return;
     case Job::erase: remove(job.key); return;
+    case Job::touch: mark_used(job.key); return;
   }
 }
 
 void Store::remove(const std::string& key) const {
   std::error_code ec;
   fs::remove(entry_path(key), ec);
+}
+
+void Store::mark_used(const std::string& key) const {
+  // The access time is the entry's "last used" for the size cap's least-recently-used order
+  // (cache_housekeeping.cpp): set explicitly, since relatime and noatime mounts do not keep it.
+  const struct timespec times[2] = {{0, UTIME_NOW}, {0, UTIME_OMIT}};
+  ::utimensat(AT_FDCWD, entry_path(key).c_str(), times, 0);
 }
 
 void Store::discard(const std::string& key, const std::string& url, const std::string& why) const {
@@ -220,6 +229,11 @@ void Store::write_entry(const std::string& key, const Meta& meta, std::string_vi
   if (auto w = util::write_file_atomic(entry_path(key), {head, body}, {.durable = false, .mode = 0600}); !w) {
     log::warn("cache: could not store " + meta.url + ": " + w.error().message);
   }
+}
+
+bool Store::take_changes() {
+  drain();
+  return changed_.exchange(false);
 }
 
 }  // namespace wheelfit::transports::cache_detail

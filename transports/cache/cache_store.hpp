@@ -3,10 +3,11 @@
 // `<key>.entry`: the sidecar (one line of JSON), '\n', then the body. One file means one inode to
 // allocate per new entry (file creation, not the bytes, dominates a cold write: decision 0009)
 // and no pair that can be half replaced. Reads happen on the caller's threads; every change (a
-// new or rewritten entry, a removal) is queued, in order, to one writer thread, so the
+// new or rewritten entry, a removal, a use) is queued, in order, to one writer thread, so the
 // caller has its answers while the bytes go to disk. drain() waits for the queue; the cache
 // drains it before each batch reads, so a batch always sees what the batches before it stored.
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
@@ -44,13 +45,19 @@ class Store {
   void put(std::string key, Meta meta, std::string body) { enqueue({Job::put, std::move(key), std::move(meta), std::move(body)}); }
   /// Queues the removal of an entry.
   void erase(std::string key) { enqueue({Job::erase, std::move(key), {}, {}}); }
+  /// Queues marking an entry used now (served from the cache), for the size cap's LRU order.
+  void touch(std::string key) { enqueue({Job::touch, std::move(key), {}, {}}); }
 
   /// Returns when every queued change is on disk (or failed with a warning).
   void drain();
+  /// drain(), then whether an entry was written since the last call.
+  bool take_changes();
+  /// The entry folder (<root>/v2).
+  [[nodiscard]] const std::filesystem::path& dir() const noexcept { return dir_; }
 
  private:
   struct Job {
-    enum Kind { put, erase } kind;
+    enum Kind { put, erase, touch } kind;
     std::string key;
     Meta meta;
     std::string body;
@@ -66,6 +73,7 @@ class Store {
   void work();
   void run(Job& job);
   void remove(const std::string& key) const;
+  void mark_used(const std::string& key) const;
   void discard(const std::string& key, const std::string& url, const std::string& why) const;
   /// Writes the entry to a temporary file, then renames it over the old one: readers see the old
   /// entry or the new one, never a mix; a failed write leaves the old entry whole.
@@ -78,6 +86,7 @@ class Store {
   bool busy_ = false;
   bool stopping_ = false;
   bool inline_ = false;
+  std::atomic<bool> changed_{false};
   std::thread thread_;
 };
 

@@ -1,5 +1,6 @@
 // The cache decorator (cache_transport.hpp): what a batch asks, reads and settles. Entries and
-// their sidecars: cache_entry.cpp; the store and its writer thread: cache_store.cpp.
+// their sidecars: cache_entry.cpp; the store and its writer thread: cache_store.cpp; the size
+// cap and leftover temporary files: cache_housekeeping.cpp.
 #include "wheelfit/transports/cache_transport.hpp"
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 
 #include "cache_entry.hpp"
 #include "cache_store.hpp"
+#include "wheelfit/transports/cache_housekeeping.hpp"
 #include "wheelfit/util/atomic_file.hpp"
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/util/secrets.hpp"
@@ -57,8 +59,11 @@ void run_beside(A&& a, B&& b) {
 
 class CacheTransport final : public transport::Transport {
  public:
-  CacheTransport(std::unique_ptr<transport::Transport> inner, fs::path dir, bool offline)
-      : inner_(std::move(inner)), store_(std::move(dir)), offline_(offline) {}
+  CacheTransport(std::unique_ptr<transport::Transport> inner, fs::path root, bool offline, std::uint64_t max_size)
+      : inner_(std::move(inner)), store_(root / "v2"), root_(std::move(root)), offline_(offline), max_size_(max_size) {}
+  CacheTransport(const CacheTransport&) = delete;
+  CacheTransport& operator=(const CacheTransport&) = delete;
+  ~CacheTransport() override { housekeep(); }
 
   [[nodiscard]] transport::Stats stats() const override {
     auto s = inner_->stats();
@@ -68,7 +73,7 @@ class CacheTransport final : public transport::Transport {
   }
 
   void flush() override {
-    store_.drain();
+    housekeep();
     inner_->flush();
   }
 
@@ -175,6 +180,7 @@ class CacheTransport final : public transport::Transport {
       if (!plan.serve) continue;
       if (plan.body) {
         ++fresh_;
+        store_.touch(plan.key);
         plan.answer.emplace(from_entry(*plan.meta, std::move(*plan.body)));
       } else if (offline_) {
         plan.answer.emplace(offline_miss(requests[i].url));
@@ -218,6 +224,26 @@ class CacheTransport final : public transport::Transport {
     out.reserve(plans.size());
     for (auto& plan : plans) out.push_back(std::move(*plan.answer));
     return out;
+  }
+
+  /// Once the writes are on disk: the size cap when something was written, else only the
+  /// temporary files a killed run left behind. Never throws.
+  void housekeep() noexcept {
+    try {
+      if (!store_.take_changes()) {
+        util::remove_stale_temp_files(store_.dir(), std::nullopt, kStaleTempAge);
+        return;
+      }
+      auto pruned = prune_cache(root_, max_size_);
+      if (!pruned) {
+        log::warn("cache: " + pruned.error().message);
+      } else if (pruned->removed_entries > 0) {
+        log::info("cache: removed the " + std::to_string(pruned->removed_entries) + " least recently used entries (" +
+                  std::to_string(pruned->removed_bytes) + " bytes) to stay within " + std::to_string(max_size_) + " bytes");
+      }
+    } catch (const std::exception& e) {  // bad_alloc: the cap waits for the next run
+      log::debug(std::string("cache: housekeeping skipped: ") + e.what());
+    }
   }
 
   static Request with_validators(const Request& req, const Plan& plan) {
@@ -277,6 +303,7 @@ class CacheTransport final : public transport::Transport {
       updated.take_headers(merge_headers(plan.meta->headers, r.headers), now);
       if (parse_cache_control(updated.headers).no_store) store_.erase(plan.key);
       else if (worth_storing(*plan.meta, updated, now)) store_.put(plan.key, updated, *plan.body);  // a copy
+      else store_.touch(plan.key);
       ++revalidated_;
       return from_entry(updated, std::move(*plan.body));
     }
@@ -306,7 +333,9 @@ class CacheTransport final : public transport::Transport {
 
   std::unique_ptr<transport::Transport> inner_;
   Store store_;  ///< <root>/v2; destroyed (its writes finished) before inner_
+  fs::path root_;
   bool offline_;
+  std::uint64_t max_size_;
   std::uint64_t fresh_ = 0;
   std::uint64_t revalidated_ = 0;
 };
@@ -349,7 +378,8 @@ Expected<std::unique_ptr<transport::Transport>> make_cache_transport(std::unique
     return unexpected(Errc::io_error, "cache directory " + dir.string() + " is not writable: " + w.error().message);
   }
   fs::remove(probe, ec);
-  return std::unique_ptr<transport::Transport>(std::make_unique<CacheTransport>(std::move(inner), dir, options.offline));
+  return std::unique_ptr<transport::Transport>(
+      std::make_unique<CacheTransport>(std::move(inner), std::move(root), options.offline, options.max_size));
 }
 
 }  // namespace wheelfit::transports

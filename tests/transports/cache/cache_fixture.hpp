@@ -113,9 +113,10 @@ struct Fixture {
   Fixture(const Fixture&) = delete;
   Fixture& operator=(const Fixture&) = delete;
 
-  void reopen(bool offline) {
-    cache.reset();  // the old one's writes finish first
-    auto c = transports::make_cache_transport(std::make_unique<FakeTransport>(state), {dir.path() / "cache", offline});
+  void reopen(bool offline, std::uint64_t max_size = transports::kDefaultCacheMaxSize) {
+    cache.reset();  // the old one's writes and housekeeping finish first
+    auto c = transports::make_cache_transport(std::make_unique<FakeTransport>(state),
+                                              {dir.path() / "cache", offline, max_size});
     REQUIRE(c);
     cache = std::move(*c);
   }
