@@ -1,6 +1,7 @@
 #include "cli.hpp"
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/util/secrets.hpp"
+#include "wheelfit/util/text.hpp"
 
 #include <boost/json.hpp>
 #include <chrono>
@@ -63,6 +64,14 @@ Expected<std::optional<machine::Machine>> machine_profile(const Args& parsed) {
   auto m = machine::load_machine_profile(*file);
   if (!m) return m.error().with_context("--machine");
   return std::optional<machine::Machine>{std::move(*m)};
+}
+
+std::optional<std::uint64_t> cache_max_size(const Args& parsed) {
+  const auto value = parsed.value("--cache-max-size");
+  if (!value) return std::nullopt;
+  auto size = util::parse_size(*value);
+  if (!size) throw UsageError{"--cache-max-size: " + size.error().message};
+  return *size;
 }
 
 std::optional<std::string> env(const char* name) {

@@ -1,6 +1,7 @@
 #pragma once
 // Shared by the wheelfit subcommands: exit codes, argument parsing, error output.
 
+#include <cstdint>
 #include <iosfwd>
 #include <map>
 #include <iostream>
@@ -56,6 +57,10 @@ long bounded_number(std::string_view flag, const std::string& value, long lo, lo
 /// WHEELFIT_RETRY_BACKOFF_MS and WHEELFIT_USER_AGENT. Throws UsageError for a bad value.
 transports::HttpOptions http_options(const Args& parsed);
 
+/// --cache-max-size SIZE (util::parse_size: 500M, 1GiB), or nullopt when not given; a UsageError
+/// naming the flag for a bad size.
+std::optional<std::uint64_t> cache_max_size(const Args& parsed);
+
 /// --machine FILE loaded as a machine profile (nullopt without --machine); the error names
 /// --machine and the file.
 Expected<std::optional<machine::Machine>> machine_profile(const Args& parsed);
@@ -104,5 +109,6 @@ int run_plugins(const std::vector<std::string_view>& args);
 int run_detect(const std::vector<std::string_view>& args);
 int run_explain(const std::vector<std::string_view>& args);
 int run_doctor(const std::vector<std::string_view>& args);
+int run_cache(const std::vector<std::string_view>& args);
 
 }  // namespace wheelfit::cli

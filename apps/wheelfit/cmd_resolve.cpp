@@ -11,7 +11,7 @@ namespace wheelfit::cli {
 int run_resolve(const std::vector<std::string_view>& argv) {
   const Args parsed = parse_args(argv,
                                  {"--index", "--machine", "--policy", "--backend", "--output", "--python", "--retries",
-                                  "--timeout", "--jobs", "--user-agent", "--cache-dir", "--releases-repo",
+                                  "--timeout", "--jobs", "--user-agent", "--cache-dir", "--cache-max-size", "--releases-repo",
                                   "--allow-insecure-host", "--combo", "--cert", "--client-cert"},
                                  {"--json", "--no-cache", "--offline", "--inspect", "--no-fallback"}, {{"-o", "--output"}});
   const bool json = parsed.has("--json");
@@ -19,6 +19,7 @@ int run_resolve(const std::vector<std::string_view>& argv) {
   if (parsed.positional.empty()) throw UsageError{"resolve: give at least one comfy-env.toml"};
   if (parsed.has("--offline") && parsed.has("--no-cache")) throw UsageError{"--offline reads only the cache; it does not go with --no-cache"};
   if (parsed.value("--cache-dir") && parsed.has("--no-cache")) throw UsageError{"--cache-dir does not go with --no-cache"};
+  if (parsed.value("--cache-max-size") && parsed.has("--no-cache")) throw UsageError{"--cache-max-size does not go with --no-cache"};
   if (parsed.value("--machine") && parsed.value("--python")) {
     throw UsageError{"--python names this machine's interpreter; it does not go with --machine"};
   }
@@ -33,6 +34,7 @@ int run_resolve(const std::vector<std::string_view>& argv) {
   request.network = http_options(parsed);
   request.use_cache = !parsed.has("--no-cache");
   request.cache_dir = parsed.value("--cache-dir");
+  request.cache_max_size = cache_max_size(parsed);
   request.offline = parsed.has("--offline");
   request.inspect = parsed.has("--inspect");
   request.combo = parsed.value("--combo");

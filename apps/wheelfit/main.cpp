@@ -7,6 +7,7 @@
 
 #include "cli.hpp"
 #include "wheelfit/util/allocator.hpp"
+#include "wheelfit/util/atomic_file.hpp"
 #include "wheelfit/util/log.hpp"
 
 #ifndef WHEELFIT_VERSION
@@ -24,6 +25,8 @@ commands:
   explain WHEEL         the seven demands of one wheel (a .whl file, its URL, or a bare wheel file
                         name) from its name and its binaries, against this machine
   doctor                every installed distribution with compiled modules: what will not run here
+  cache info|prune|clean  the HTTP cache: what it holds; trim it to its size cap (least recently
+                        used first); empty it
   version               print the version
 
 resolve options:
@@ -35,7 +38,8 @@ resolve options:
   --python PATH         this machine's interpreter (default: python3 on PATH); not with --machine
   --policy FILE         policy data replacing the backend's own (also WHEELFIT_POLICY)
   --backend NAME        cuda or rocm (default: from torch's label, else cuda)
-  -o, --output FILE     write the pixi.toml (atomically; only when everything resolved)
+  -o, --output FILE     write the pixi.toml (atomically; only when everything resolved; an
+                        existing file keeps its mode, a symlink is written through)
   --json                print one JSON object instead of the report
 network options (http(s) indexes; README "Network"):
   --jobs N              requests in flight (default 50)
@@ -51,6 +55,8 @@ network options (http(s) indexes; README "Network"):
   --client-cert FILE    mutual TLS: a PEM file with the certificate and its key (SSL_CLIENT_CERT)
   --cache-dir DIR       the HTTP cache (default $XDG_CACHE_HOME/wheelfit/http)
   --no-cache            no cache at all
+  --cache-max-size SIZE the cache's cap, kept after each resolve (500M, 1GiB; default 1GiB;
+                        also WHEELFIT_CACHE_MAX_SIZE)
   --offline             answer only from the cache
   --releases-repo O/N   the GitHub Releases failover's repository (also WHEELFIT_RELEASES_REPO;
                         API base WHEELFIT_GITHUB_API, token GITHUB_TOKEN)
@@ -76,6 +82,12 @@ doctor options:
   --site DIR            walk this site folder instead of the interpreter's
   --machine FILE, --policy FILE, --json   as for explain; exit 0 all fit, 1 one fails, 2 bad input
 
+cache options:
+  --cache-dir DIR       the HTTP cache (default $XDG_CACHE_HOME/wheelfit/http)
+  --cache-max-size SIZE prune's cap (default 1GiB, or WHEELFIT_CACHE_MAX_SIZE)
+  --json                one object: action, dir, max_size, entries, bytes, temp_files,
+                        other_bytes, removed {entries, bytes, temp_files}
+
 resolve --inspect       read each chosen wheel's binaries (HTTP Range requests) and reject a wheel
                         whose real GPU archs (or glibc, CPU arch, ...) do not fit; the next
                         candidate is tried
@@ -96,6 +108,7 @@ exit codes: 0 resolved, 1 no combo covers every package, 2 bad input or usage,
 int main(int argc, char** argv) {
   using namespace wheelfit;
   util::keep_freed_memory();  // a short-lived process moving tens of MB: reuse, do not re-fault
+  util::remove_temp_files_on_signal();  // Ctrl-C or a kill mid-write leaves no temporary file
   log::set_sink([](log::Level level, std::string_view message) {
     if (level == log::Level::debug && !std::getenv("WHEELFIT_DEBUG")) return;
     std::cerr << (level == log::Level::warn ? "warning: " : "") << message << "\n";
@@ -119,6 +132,7 @@ int main(int argc, char** argv) {
     if (command == "detect") return cli::run_detect(args);
     if (command == "explain") return cli::run_explain(args);
     if (command == "doctor") return cli::run_doctor(args);
+    if (command == "cache") return cli::run_cache(args);
     return cli::fail(json, cli::kBadInput, "unknown command '" + std::string(command) + "' (try wheelfit --help)");
   } catch (const cli::UsageError& e) {
     return cli::fail(json, cli::kBadInput, e.message);

@@ -13,6 +13,7 @@
 
 #include "wheelfit/machine/machine.hpp"
 #include "wheelfit/registry/registry.hpp"
+#include "wheelfit/util/text.hpp"
 #include "wheelfit/wheelfit.hpp"
 
 #ifndef WHEELFIT_VERSION
@@ -154,6 +155,10 @@ wheelfit::api::ResolveRequest request_of(const json::value& doc) {
       r.policy_file = string_of(v, key);
     } else if (key == "cache_dir") {
       r.cache_dir = string_of(v, key);
+    } else if (key == "cache_max_size") {
+      auto size = wheelfit::util::parse_size(string_of(v, key));
+      if (!size) throw BadRequest{"request.cache_max_size: " + size.error().message};
+      r.cache_max_size = *size;
     } else if (key == "releases_repo") {
       r.releases_repo = string_of(v, key);
     } else if (key == "combo") {
@@ -168,8 +173,8 @@ wheelfit::api::ResolveRequest request_of(const json::value& doc) {
     } else if (network_key(key, v, r.network)) {
     } else {
       throw BadRequest{"request: unknown key '" + key + "' (known: configs, envs, machine, index, backend, policy, offline, "
-                       "no_cache, cache_dir, retries, timeout, jobs, user_agent, allow_insecure_host, cert, client_cert, "
-                       "releases_repo, inspect, combo, no_fallback)"};
+                       "no_cache, cache_dir, cache_max_size, retries, timeout, jobs, user_agent, allow_insecure_host, "
+                       "cert, client_cert, releases_repo, inspect, combo, no_fallback)"};
     }
   }
   if (r.offline && !r.use_cache) throw BadRequest{"request: offline reads only the cache; it does not go with no_cache"};

@@ -1,10 +1,13 @@
 // The façade (wheelfit/wheelfit.hpp): api::resolve with a caller's in-memory Transport, envs given
 // directly and the shipped backends in-process; its exit codes and messages, table-driven.
-// api::doctor over a crafted site folder, judged against two given machines.
+// api::doctor over a crafted site folder, judged against two given machines. api::cache over a
+// temporary cache folder.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "inspect/binary_writer.hpp"
@@ -264,4 +267,47 @@ TEST_CASE("api::doctor: bad input is exit 2 with the message", "[facade][doctor]
     CHECK_THAT(r.report(), Catch::StartsWith("wheelfit: "));
     CHECK_THAT(r.json(), Catch::StartsWith(R"({"error":{"exit_code":2)"));
   }
+}
+
+TEST_CASE("api::cache: info, prune to the cap, clean; the cap from the request, the variable or the default",
+          "[facade][cache]") {
+  test::TempDir dir;
+  const auto root = dir / "http";
+  std::filesystem::create_directories(root / "v2");
+  for (const char* name : {"a", "b", "c"}) test::write_file(root / "v2" / (std::string(name) + ".entry"), std::string(100, 'x'));
+  test::ScopedEnv unset("WHEELFIT_CACHE_MAX_SIZE", std::nullopt);
+  struct Row {
+    const char* what;
+    api::CacheAction action;
+    std::optional<std::uint64_t> max_size;
+    std::optional<std::string> env;
+    int exit_code;
+    std::uint64_t entries_after, max_size_used;
+  };
+  auto row = GENERATE(values<Row>({
+      {"info: the default cap", api::CacheAction::info, std::nullopt, std::nullopt, 0, 3, transports::kDefaultCacheMaxSize},
+      {"prune: the request's cap", api::CacheAction::prune, 250, "1G", 0, 2, 250},
+      {"prune: the variable's cap", api::CacheAction::prune, std::nullopt, "150B", 0, 1, 150},
+      {"prune: a bad variable is exit 2", api::CacheAction::prune, std::nullopt, "lots", 2, 3, 0},
+      {"clean: everything", api::CacheAction::clean, std::nullopt, std::nullopt, 0, 0, transports::kDefaultCacheMaxSize},
+  }));
+  CAPTURE(row.what);
+  test::ScopedEnv env("WHEELFIT_CACHE_MAX_SIZE", row.env);
+  api::CacheRequest req;
+  req.action = row.action;
+  req.cache_dir = root.string();
+  req.max_size = row.max_size;
+  const auto r = api::cache(req);
+  CHECK(r.exit_code == row.exit_code);
+  if (row.exit_code != 0) {
+    REQUIRE(r.error);
+    CHECK_THAT(r.error->message, Catch::StartsWith("WHEELFIT_CACHE_MAX_SIZE: 'lots' is not a size"));
+    CHECK_THAT(r.json(), Catch::Contains("\"exit_code\":2"));
+    return;
+  }
+  REQUIRE(r.outcome);
+  CHECK(r.outcome->after.entries == row.entries_after);
+  CHECK(r.max_size == row.max_size_used);
+  CHECK_THAT(r.report(), Catch::StartsWith("cache: " + root.string() + "\n"));
+  CHECK_THAT(r.json(), Catch::Contains("\"entries\":" + std::to_string(row.entries_after)));
 }

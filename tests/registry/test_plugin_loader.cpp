@@ -500,3 +500,146 @@ TEST_CASE("load_plugins: an empty list of folders is an error", "[registry][plug
   CHECK(report.error->is(Errc::not_found));
   CHECK(report.dirs.empty());
 }
+
+TEST_CASE("untrusted_because: root's or ours, writable by nobody else; a root-owned sticky folder on the way",
+          "[registry][plugins][trust]") {
+  constexpr unsigned me = 1000, other = 1001;
+  struct Row {
+    const char* what;
+    unsigned uid, mode;
+    bool parent;
+    std::optional<std::string> why;
+  };
+  auto row = GENERATE(values<Row>({
+      {"our folder 0755", me, S_IFDIR | 0755, false, std::nullopt},
+      {"root's folder 0755", 0, S_IFDIR | 0755, false, std::nullopt},
+      {"our file 0644", me, S_IFREG | 0644, false, std::nullopt},
+      {"our file 0600", me, S_IFREG | 0600, false, std::nullopt},
+      {"another user's file", other, S_IFREG | 0644, false, "owned by uid 1001 (neither root nor you)"},
+      {"another user's folder on the way", other, S_IFDIR | 0755, true, "owned by uid 1001 (neither root nor you)"},
+      {"a group-writable file", me, S_IFREG | 0664, false, "group-writable"},
+      {"a group-writable folder on the way", me, S_IFDIR | 0775, true, "group-writable"},
+      {"a world-writable file", me, S_IFREG | 0646, false, "world-writable"},
+      {"world- and group-writable says world", me, S_IFREG | 0666, false, "world-writable"},
+      {"/tmp on the way: root-owned, sticky", 0, S_IFDIR | 01777, true, std::nullopt},
+      {"/tmp as the plugin folder itself", 0, S_IFDIR | 01777, false, "world-writable"},
+      {"a sticky folder of ours on the way", me, S_IFDIR | 01777, true, "world-writable"},
+      {"a root-owned world-writable folder without the sticky bit", 0, S_IFDIR | 0777, true, "world-writable"},
+      {"a root-owned sticky group-writable folder on the way", 0, S_IFDIR | 01775, true, std::nullopt},
+      {"a sticky file is not a sticky folder", 0, S_IFREG | 01666, true, "world-writable"},
+  }));
+  CAPTURE(row.what);
+  CHECK(registry::untrusted_because(row.uid, row.mode, row.parent, me) == row.why);
+  SECTION("for root, only root's objects are trusted") {
+    CHECK(registry::untrusted_because(me, S_IFREG | 0644, false, 0) == std::optional<std::string>("owned by uid 1000 (neither root nor you)"));
+  }
+}
+
+TEST_CASE("check_trusted_path walks from / and follows links; load_plugins refuses what it refuses",
+          "[registry][plugins][trust]") {
+  PluginFolder folder;  // <tmp>/plugins, 0755, under the system's temporary folder
+  const fs::path plugin = folder.add("fake");
+  Registry reg;
+  const fs::path tmp = folder.tmp.path();
+  auto refused = [&](const fs::path& dir, std::initializer_list<std::string> says) {
+    Registry r;
+    const auto report = registry::load_plugins(r, dir);
+    REQUIRE_FALSE(report.ok());
+    CHECK(report.error->is(Errc::invalid_input));
+    for (const auto& s : says) CHECK_THAT(report.error->message, Catch::Contains(s));
+    CHECK(report.loaded.empty());
+  };
+
+  SECTION("a trusted folder: the walk arrives at it") {
+    auto at = registry::check_trusted_path(folder.dir);
+    REQUIRE(at);
+    CHECK(*at == fs::canonical(folder.dir));
+  }
+  SECTION("a relative folder is refused, never searched from the current folder") {
+    refused(fs::path("plugins"), {"plugins: not an absolute path"});
+    refused(fs::path(""), {"not an absolute path"});
+  }
+  SECTION("a group-writable plugin folder") {
+    chmod_add(folder.dir, fs::perms::group_write);
+    refused(folder.dir, {folder.dir.string() + ": the plugin folder is group-writable", "refusing to load from it"});
+  }
+  SECTION("a folder above it that others can write (not root-owned and sticky)") {
+    chmod_add(tmp, fs::perms::others_write);
+    refused(folder.dir, {folder.dir.string() + ": the folder " + tmp.string() + " on the way to it is world-writable"});
+  }
+  SECTION("a folder above it that its group can write") {
+    chmod_add(tmp, fs::perms::group_write);
+    refused(folder.dir, {"the folder " + tmp.string() + " on the way to it is group-writable"});
+  }
+  SECTION("a link to the plugin folder is judged where it leads, and where it lies") {
+    const fs::path open = tmp / "open";
+    fs::create_directory(open);
+    fs::permissions(open, fs::perms::all);  // 0777, no sticky bit
+    fs::create_directory_symlink(folder.dir, open / "link");
+    refused(open / "link", {"the folder " + open.string() + " on the way to it is world-writable"});
+    // A link in a trusted folder leading into the open one is refused for the same reason.
+    fs::create_directory(open / "inner");
+    fs::permissions(open / "inner", fs::perms::owner_all);
+    fs::create_directory_symlink(open / "inner", tmp / "via");
+    refused(tmp / "via", {"the folder " + open.string() + " on the way to it is world-writable"});
+    // A trusted link to the trusted folder is fine, and loads.
+    fs::create_directory_symlink(folder.dir, tmp / "good");
+    const auto report = registry::load_plugins(reg, tmp / "good");
+    CHECK(report.ok());
+    CHECK(report.loaded.size() == 1);
+  }
+  SECTION("the system's temporary folder on the way is fine when root-owned and sticky, as for ssh and sudo") {
+    struct stat st {};
+    REQUIRE(::stat(tmp.parent_path().c_str(), &st) == 0);
+    if (st.st_uid == 0 && (st.st_mode & S_ISVTX) && (st.st_mode & S_IWOTH)) {
+      CHECK(registry::check_trusted_path(folder.dir));
+      CHECK(registry::load_plugins(reg, folder.dir).loaded.size() == 1);
+    } else {
+      WARN("the temporary folder " << tmp.parent_path() << " is not a root-owned sticky folder");
+    }
+  }
+  SECTION("a group-writable plugin file is skipped as untrusted") {
+    chmod_add(plugin, fs::perms::group_write);
+    const auto report = registry::load_plugins(reg, folder.dir);
+    REQUIRE(report.ok());
+    REQUIRE(report.skipped.size() == 1);
+    CHECK(report.skipped[0].kind == SkipReason::untrusted);
+    CHECK(report.skipped[0].reason == "the file is group-writable, so someone else could have put code there; not loaded");
+    CHECK(registry::to_string(SkipReason::untrusted) == "untrusted");
+  }
+  SECTION("a plugin file linked from a folder others can write is skipped") {
+    const fs::path open = tmp / "open";
+    fs::create_directory(open);
+    fs::permissions(open, fs::perms::all);
+    fs::rename(plugin, open / "real.so");
+    fs::create_symlink(open / "real.so", plugin);
+    const auto report = registry::load_plugins(reg, folder.dir);
+    REQUIRE(report.skipped.size() == 1);
+    CHECK(report.skipped[0].kind == SkipReason::untrusted);
+    CHECK_THAT(report.skipped[0].reason, Catch::Contains("the folder " + open.string() + " on the way to it is world-writable"));
+  }
+  SECTION("a file owned by another user is skipped (needs root to make one)") {
+    if (::geteuid() != 0) {
+      WARN("not root: cannot give a file to another user; the rule itself is checked by untrusted_because's table");
+      return;
+    }
+    REQUIRE(::chown(plugin.c_str(), 65534, 65534) == 0);
+    const auto report = registry::load_plugins(reg, folder.dir);
+    REQUIRE(report.skipped.size() == 1);
+    CHECK(report.skipped[0].kind == SkipReason::untrusted);
+    CHECK_THAT(report.skipped[0].reason, Catch::Contains("owned by uid 65534 (neither root nor you)"));
+    REQUIRE(::chown(folder.dir.c_str(), 65534, 65534) == 0);
+    refused(folder.dir, {"the plugin folder is owned by uid 65534"});
+  }
+}
+
+TEST_CASE("builtin_plugin_dir: without the executable's location, the install prefix's folder, never a relative one",
+          "[registry][plugins][trust]") {
+  for (const fs::path& exe : {fs::path(), fs::path("wheelfit"), fs::path("bin/wheelfit")}) {
+    CAPTURE(exe.string());
+    const fs::path dir = registry::builtin_plugin_dir(exe);
+    CHECK(dir.is_absolute());
+    CHECK(dir.string().ends_with("lib/wheelfit/plugins"));
+  }
+  CHECK(registry::builtin_plugin_dir("/opt/x/bin/wheelfit").is_absolute());
+}

@@ -99,3 +99,71 @@ TEST_CASE("is_http_url accepts http and https in any case, nothing else", "[util
     CHECK(util::is_http_url(r.url) == r.http);
   }
 }
+
+TEST_CASE("parse_size reads sizes as people write them", "[util][text]") {
+  struct Row {
+    std::string text;
+    std::uint64_t bytes;
+  };
+  const std::vector<Row> rows = {
+      {"0", 0},
+      {"1024", 1024},
+      {"12B", 12},
+      {"500M", 500'000'000},
+      {"500MB", 500'000'000},
+      {"500m", 500'000'000},
+      {"1GiB", 1073741824},
+      {"1gib", 1073741824},
+      {"1Gi", 1073741824},
+      {"2G", 2'000'000'000},
+      {"1.5G", 1'500'000'000},
+      {"1.5KiB", 1536},
+      {"0.5K", 500},
+      {"1.3GiB", 1395864371},  // rounded down
+      {"3TiB", std::uint64_t{3} << 40},
+      {"  64K\t", 64'000},
+      {"16777215TiB", std::uint64_t{16777215} << 40},
+      {"18446744073709551615", 18446744073709551615ull},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.text);
+    const auto got = util::parse_size(r.text);
+    REQUIRE(got);
+    CHECK(*got == r.bytes);
+  }
+}
+
+TEST_CASE("parse_size refuses what is not a size, naming it", "[util][text]") {
+  struct Row {
+    std::string text;
+    std::string why;
+  };
+  const std::vector<Row> rows = {
+      {"", "no number"},
+      {"   ", "no number"},
+      {"G", "no number"},
+      {"-1G", "no number"},
+      {"+1G", "no number"},
+      {".5G", "no number"},
+      {"1.G", "no digits after the point"},
+      {"1X", "unknown unit 'X'"},
+      {"1 G", "unknown unit ' G'"},
+      {"1GiBB", "unknown unit 'GiBB'"},
+      {"1BB", "unknown unit 'BB'"},
+      {"1iB", "unknown unit 'iB'"},
+      {"1e9", "unknown unit 'e9'"},
+      {"0x10", "unknown unit 'x10'"},
+      {"1.5", "a fraction of a byte"},
+      {"1.5B", "a fraction of a byte"},
+      {"18446744073709551616", "too large"},
+      {"16777216TiB", "too large"},
+      {"99999999999999999999999G", "too large"},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.text);
+    const auto got = util::parse_size(r.text);
+    REQUIRE_FALSE(got);
+    CHECK(got.error().is(Errc::invalid_input));
+    CHECK_THAT(got.error().message, Catch::StartsWith("'" + r.text + "' is not a size (" + r.why));
+  }
+}

@@ -55,7 +55,7 @@ ProbeResult probe_nvidia_smi(const std::string& program, std::chrono::millisecon
                               ask_cc ? "--query-gpu=index,name,uuid,compute_cap,driver_version"
                                      : "--query-gpu=index,name,uuid,driver_version",
                               "--format=csv,noheader"},
-                             timeout, 64 * 1024);
+                             timeout, 64 * 1024, util::probe_environment());
   };
   bool with_cc = true;
   auto started = run(true);

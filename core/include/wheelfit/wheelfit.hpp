@@ -15,6 +15,7 @@
 // Thread safety: calls may run concurrently, each with its own request; a caller-supplied
 // Registry is only read. Log lines go to the process-wide sink of util/log.hpp.
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,7 @@
 #include "wheelfit/registry/registry.hpp"
 #include "wheelfit/resolve/resolver.hpp"
 #include "wheelfit/transport/transport.hpp"
+#include "wheelfit/transports/cache_housekeeping.hpp"
 #include "wheelfit/transports/http_transport.hpp"
 #include "wheelfit/transports/trust_store.hpp"
 #include "wheelfit/util/expected.hpp"
@@ -70,6 +72,9 @@ struct ResolveRequest {
   transports::HttpOptions network;
   bool use_cache = true;                    ///< the on-disk HTTP cache (http(s) indexes)
   std::optional<std::string> cache_dir;     ///< nullopt: $XDG_CACHE_HOME/wheelfit/http
+  /// The cache's size cap, applied once the resolve's writes are done (least recently used
+  /// entries first); nullopt: WHEELFIT_CACHE_MAX_SIZE, else transports::kDefaultCacheMaxSize.
+  std::optional<std::uint64_t> cache_max_size;
   bool offline = false;                     ///< answer only from the cache
   bool inspect = false;                     ///< read the would-be picks' binaries
   /// --combo: exactly this combo ("cu12.8/torch2.8", the backend's notation) as the only tier.
@@ -192,6 +197,37 @@ struct DoctorResult {
 
 /// Judges every installed distribution with compiled files (inspect/doctor.hpp).
 DoctorResult doctor(const DoctorRequest& request);
+
+/// What `wheelfit cache` does to the on-disk HTTP cache.
+enum class CacheAction {
+  info,   ///< what it holds: folder, entries, bytes, temporary files
+  prune,  ///< the least recently used entries beyond the size cap, and stale temporary files, removed
+  clean,  ///< everything removed
+};
+
+struct CacheRequest {
+  CacheAction action = CacheAction::info;
+  std::optional<std::string> cache_dir;    ///< nullopt: $XDG_CACHE_HOME/wheelfit/http, as resolve uses
+  std::optional<std::uint64_t> max_size;   ///< nullopt: WHEELFIT_CACHE_MAX_SIZE, else transports::kDefaultCacheMaxSize
+  /// This call's messages; empty: the process sink (log::set_sink).
+  log::Sink log_sink;
+};
+
+struct CacheResult {
+  int exit_code = kExitBadInput;  ///< 0, or 2 (no cache folder can be named, a bad WHEELFIT_CACHE_MAX_SIZE, an I/O error)
+  std::optional<Error> error;
+  CacheAction action = CacheAction::info;
+  std::uint64_t max_size = 0;                        ///< the size cap in force
+  std::optional<transports::CacheCleanup> outcome;   ///< before and after (info: the same)
+  /// {"action", "dir", "max_size", "entries", "bytes", "temp_files", "other_bytes", "removed":
+  /// {"entries", "bytes", "temp_files"}} (the counts after the action), or {"error": {...}}.
+  [[nodiscard]] std::string json() const;
+  /// The human report; on an error, "wheelfit: <message>\n".
+  [[nodiscard]] std::string report() const;
+};
+
+/// Looks after the on-disk HTTP cache (transports/cache_housekeeping.hpp).
+CacheResult cache(const CacheRequest& request);
 
 /// An Explanation as `explain --json` prints it (wheel, fits, binaries_read, demands, files,
 /// warnings, bytes_fetched, wheel_size, downloaded_whole), as JSON text; `doctor` reuses it.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "wheelfit/transports/cache_transport.hpp"
 #include "wheelfit/transports/file_transport.hpp"
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/util/secrets.hpp"
@@ -37,6 +38,22 @@ Expected<std::string> take_credentials(const std::string& url, const std::string
   }
   net.credentials.origins.push_back({parsed->origin(), parsed->userinfo, bearer, source});
   return util::without_userinfo(url);
+}
+
+Expected<std::filesystem::path> http_cache_root(const std::optional<std::string>& dir) {
+  if (dir && !dir->empty()) return std::filesystem::path(*dir);
+  auto root = transports::default_cache_dir();
+  if (!root) return Error(root.error().code, root.error().message + " (or give --cache-dir DIR, or --no-cache)");
+  return *root / "http";
+}
+
+Expected<std::uint64_t> cache_max_size(const std::optional<std::uint64_t>& given) {
+  if (given) return *given;
+  const auto value = env("WHEELFIT_CACHE_MAX_SIZE");
+  if (!value || util::trim(*value).empty()) return transports::kDefaultCacheMaxSize;
+  auto size = util::parse_size(*value);
+  if (!size) return size.error().with_context("WHEELFIT_CACHE_MAX_SIZE");
+  return size;
 }
 
 bool is_remote(std::string_view s) { return s.starts_with("http://") || s.starts_with("https://"); }

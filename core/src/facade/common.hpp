@@ -1,5 +1,7 @@
 #pragma once
 // Private to the façade (core/src/facade): what its calls share.
+#include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,6 +26,13 @@ Result failed(Result r, int code, const std::string& message) {
 /// checked to read the machine's device targets.
 Expected<policies::Policy> judging_policy_for(const registry::Registry& reg, const machine::Machine& m,
                                               const std::optional<std::string>& policy_file);
+
+/// The HTTP cache's root: `dir` when given, else default_cache_dir()/http (beside interpreters/,
+/// the detection cache). The error says how to name one.
+Expected<std::filesystem::path> http_cache_root(const std::optional<std::string>& dir);
+/// The cache's size cap: `given`, else WHEELFIT_CACHE_MAX_SIZE (util::parse_size; an error naming
+/// the variable), else transports::kDefaultCacheMaxSize.
+Expected<std::uint64_t> cache_max_size(const std::optional<std::uint64_t>& given);
 
 /// The process environment variable, if set.
 std::optional<std::string> env(const char* name);

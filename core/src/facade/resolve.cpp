@@ -315,12 +315,11 @@ ResolveResult resolve(const ResolveRequest& req) {
     if (!made) return detail::failed(std::move(r), kExitBadInput, made.error().message);
     std::unique_ptr<transport::Transport> stack = std::move(*made);
     if (!local && req.use_cache) {
-      transports::CacheOptions cache{req.cache_dir.value_or(""), req.offline};
-      if (cache.dir.empty()) {
-        auto dir = transports::default_cache_dir();
-        if (!dir) return detail::failed(std::move(r), kExitBadInput, dir.error().message + " (or give --cache-dir DIR, or --no-cache)");
-        cache.dir = *dir / "http";  // beside interpreters/, the detection cache
-      }
+      auto root = detail::http_cache_root(req.cache_dir);
+      if (!root) return detail::failed(std::move(r), kExitBadInput, root.error().message);
+      auto cap = detail::cache_max_size(req.cache_max_size);
+      if (!cap) return detail::failed(std::move(r), kExitBadInput, cap.error().message);
+      transports::CacheOptions cache{*root, req.offline, *cap};
       auto cached = transports::make_cache_transport(std::move(stack), cache);
       if (!cached) return detail::failed(std::move(r), kExitBadInput, "--cache-dir: " + cached.error().message);
       stack = std::move(*cached);

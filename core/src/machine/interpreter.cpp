@@ -448,7 +448,10 @@ Expected<InterpreterInfo> parse_interpreter_answer(std::string_view text, const 
 namespace {
 
 Expected<RunningProcess> start_query(const std::string& path, std::chrono::milliseconds timeout) {
-  return start_process({path, "-I", "-S", "-c", std::string(kScript)}, timeout, kMaxAnswerBytes);
+  // The probe environment: the interpreter needs PATH, HOME (the user site) and pyenv's
+  // variables, never a token (docs/detection.md).
+  return start_process({path, "-I", "-S", "-c", std::string(kScript)}, timeout, kMaxAnswerBytes,
+                       util::probe_environment());
 }
 
 Expected<InterpreterInfo> finish_query(RunningProcess& process, const std::string& path, std::chrono::milliseconds timeout) {

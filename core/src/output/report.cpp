@@ -406,7 +406,15 @@ Expected<std::string> pixi_manifest(const resolve::Resolution& r, const ReportCo
 }
 
 Expected<void> write_file_atomically(const std::string& path, const std::string& content) {
-  return util::write_file_atomic(path, {content});
+  const util::AtomicWriteOptions options{.durable = true, .keep_mode = true, .through_symlinks = true};
+  auto file = util::AtomicFile::create(path, options);
+  if (!file) return file.error();
+  // What a run killed mid-write (SIGKILL) left beside the target: its writer is gone.
+  const auto& target = file->target();
+  util::remove_stale_temp_files(target.has_parent_path() ? target.parent_path() : std::filesystem::path("."),
+                                target.filename().string());
+  if (auto w = file->write(content); !w) return w;
+  return file->commit();
 }
 
 }  // namespace wheelfit::output

@@ -9,6 +9,9 @@
 #ifndef WHEELFIT_PLUGIN_INSTALL_DIR
 #define WHEELFIT_PLUGIN_INSTALL_DIR "lib/wheelfit/plugins"
 #endif
+#ifndef WHEELFIT_INSTALL_PREFIX
+#define WHEELFIT_INSTALL_PREFIX "/usr/local"
+#endif
 
 namespace wheelfit::registry {
 
@@ -23,7 +26,17 @@ std::string_view to_string(DirSource source) noexcept {
 fs::path builtin_plugin_dir() {
   boost::dll::fs::error_code ec;
   const fs::path exe = boost::dll::program_location(ec);
-  if (ec || exe.empty()) return fs::path(WHEELFIT_PLUGIN_INSTALL_DIR);  // relative: names what was expected
+  return builtin_plugin_dir(ec ? fs::path() : exe);
+}
+
+fs::path builtin_plugin_dir(const fs::path& exe) {
+  if (exe.empty() || !exe.is_absolute()) {
+    // Where the executable is cannot be told (no /proc): the configured install prefix's folder,
+    // never one relative to the current folder, whose contents anyone in it could choose.
+    const fs::path prefix = fs::path(WHEELFIT_INSTALL_PREFIX).is_absolute() ? fs::path(WHEELFIT_INSTALL_PREFIX)
+                                                                             : fs::path("/usr/local");
+    return prefix / WHEELFIT_PLUGIN_INSTALL_DIR;
+  }
   const fs::path exe_dir = exe.parent_path();
 
   // Installed: <prefix>/bin/wheelfit next to <prefix>/lib/wheelfit/plugins.

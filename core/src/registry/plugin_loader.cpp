@@ -16,10 +16,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool world_writable(const fs::file_status& st) {
-  return (st.permissions() & fs::perms::others_write) != fs::perms::none;
-}
-
 enum class Elf { yes, no, unreadable };
 
 Elf has_elf_header(const fs::path& file) {
@@ -44,6 +40,12 @@ PluginLoadReport load_plugins(Registry& registry, const std::vector<PluginDir>& 
   // One folder: its refusal is recorded in `searched`, and its files in the report.
   auto load_folder = [&registry, &report](const fs::path& dir, SearchedDir& searched) {
     try {
+      // Absolute, and nobody but root and us can change it or any folder above it (a missing
+      // one is named below).
+      if (auto trusted = check_trusted_path(dir, "the plugin folder"); !trusted && !trusted.error().is(Errc::not_found)) {
+        searched.error = Error(trusted.error().code, trusted.error().message + "; refusing to load from it");
+        return;
+      }
       std::error_code ec;
       const auto st = fs::status(dir, ec);
       if (!fs::exists(st)) {
@@ -52,12 +54,6 @@ PluginLoadReport load_plugins(Registry& registry, const std::vector<PluginDir>& 
       }
       if (!fs::is_directory(st)) {
         searched.error = Error(Errc::io_error, dir.string() + ": not a folder (expected the plugin folder)");
-        return;
-      }
-      if (world_writable(st)) {
-        searched.error = Error(Errc::invalid_input, dir.string() +
-                                                      ": the plugin folder is world-writable, so anyone could plant a "
-                                                      "plugin there; refusing to load from it (chmod o-w)");
         return;
       }
 
@@ -87,8 +83,11 @@ PluginLoadReport load_plugins(Registry& registry, const std::vector<PluginDir>& 
           skip(SkipReason::not_regular_file, "not a regular file");
           continue;
         }
-        if (world_writable(fst)) {
-          skip(SkipReason::world_writable, "world-writable, so anyone could have replaced it; not loaded (chmod o-w)");
+        if (auto trusted = check_trusted_path(file, "the file"); !trusted) {
+          const bool world = (fst.permissions() & fs::perms::others_write) != fs::perms::none;
+          std::string why = trusted.error().message;
+          if (why.starts_with(file.string() + ": ")) why.erase(0, file.string().size() + 2);
+          skip(world ? SkipReason::world_writable : SkipReason::untrusted, why + "; not loaded");
           continue;
         }
         switch (has_elf_header(file)) {

@@ -157,6 +157,7 @@ std::string_view to_string(SkipReason reason) noexcept {
     case SkipReason::not_plugin_name: return "not_plugin_name";
     case SkipReason::not_regular_file: return "not_regular_file";
     case SkipReason::world_writable: return "world_writable";
+    case SkipReason::untrusted: return "untrusted";
     case SkipReason::not_shared_library: return "not_shared_library";
     case SkipReason::load_failed: return "load_failed";
     case SkipReason::no_entry: return "no_entry";

@@ -1,49 +1,264 @@
 #include "wheelfit/util/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
-#include <cstdint>
 #include <cerrno>
+#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 
 namespace wheelfit::util {
 namespace fs = std::filesystem;
 
+namespace {
+
+// ---- the temporary files in flight, for the signal handler ----
+// A fixed table the handler can read without locks or allocation: a slot is free (0), being
+// filled (1) or holds the path of a temporary file that may exist (2). A write finding no free
+// slot is not registered: a signal then leaves its file for remove_stale_temp_files().
+constexpr int kSlots = 64;
+struct Slot {
+  std::atomic<int> state{0};
+  std::array<char, PATH_MAX> path{};
+};
+std::array<Slot, kSlots> g_slots;
+
+int register_temp(const fs::path& p) noexcept {
+  const auto& text = p.native();
+  if (text.size() >= PATH_MAX) return -1;
+  for (int i = 0; i < kSlots; ++i) {
+    int expected = 0;
+    if (!g_slots[i].state.compare_exchange_strong(expected, 1)) continue;
+    std::memcpy(g_slots[i].path.data(), text.c_str(), text.size() + 1);
+    g_slots[i].state.store(2);
+    return i;
+  }
+  return -1;
+}
+
+void unregister_temp(int slot) noexcept {
+  if (slot >= 0) g_slots[slot].state.store(0);
+}
+
+constexpr std::array<int, 3> kCleanupSignals = {SIGINT, SIGTERM, SIGHUP};
+std::array<struct sigaction, kCleanupSignals.size()> g_previous{};
+
+void on_signal(int sig) {
+  const int saved = errno;
+  for (auto& slot : g_slots) {
+    if (slot.state.load() == 2) ::unlink(slot.path.data());
+  }
+  // Then what the signal did before us (by default: end the process, as by this signal).
+  for (std::size_t i = 0; i < kCleanupSignals.size(); ++i) {
+    if (kCleanupSignals[i] == sig) ::sigaction(sig, &g_previous[i], nullptr);
+  }
+  errno = saved;
+  ::raise(sig);  // delivered once this handler returns (the signal is blocked while it runs)
+}
+
+// `path` with its symbolic links followed (a chain, relative targets against the link's folder),
+// up to the first name that is not a link or does not exist (a dangling link's target is created).
+Expected<fs::path> follow_links(const fs::path& path) {
+  fs::path at = path;
+  for (int hops = 0; hops <= 40; ++hops) {
+    struct stat st {};
+    if (::lstat(at.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return at;
+    std::array<char, PATH_MAX> buf{};
+    const auto n = ::readlink(at.c_str(), buf.data(), buf.size() - 1);
+    if (n < 0) return unexpected(Errc::io_error, path.string() + ": cannot read the link " + at.string() + ": " + std::strerror(errno));
+    const fs::path to(std::string(buf.data(), static_cast<std::size_t>(n)));
+    at = to.is_absolute() ? to : at.parent_path() / to;
+  }
+  return unexpected(Errc::io_error, path.string() + ": too many symbolic links");
+}
+
+bool all_digits(std::string_view s) noexcept {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// ---- AtomicFile ----
+
+Expected<AtomicFile> AtomicFile::create(const fs::path& path, AtomicWriteOptions options) {
+  static std::atomic<std::uint64_t> counter{0};
+  AtomicFile f;
+  f.path_ = path;
+  f.options_ = options;
+  f.target_ = path;
+  if (options.through_symlinks) {
+    auto followed = follow_links(path);
+    if (!followed) return followed.error();
+    f.target_ = std::move(*followed);
+  }
+  const fs::path dir = f.target_.has_parent_path() ? f.target_.parent_path() : fs::path(".");
+  f.temp_ = dir / (".tmp-" + f.target_.filename().string() + "-" + std::to_string(::getpid()) + "-" +
+                   std::to_string(counter.fetch_add(1)));
+  f.slot_ = register_temp(f.temp_);  // before the file exists: a signal never misses it
+  f.fd_ = ::open(f.temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, options.mode);
+  if (f.fd_ < 0) {
+    const int e = errno;
+    unregister_temp(std::exchange(f.slot_, -1));
+    return unexpected(Errc::io_error, path.string() + ": cannot create a temporary file in " + dir.string() + ": " +
+                                          std::strerror(e));
+  }
+  struct stat old {};
+  if (options.keep_mode && ::stat(f.target_.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
+    // The owner first: changing it clears set-id bits, which the mode then restores.
+    struct stat now {};
+    if (::fstat(f.fd_, &now) == 0 && (now.st_uid != old.st_uid || now.st_gid != old.st_gid)) {
+      (void)!::fchown(f.fd_, old.st_uid, old.st_gid);  // not allowed (another user's file): ours, its mode kept
+    }
+    if (::fchmod(f.fd_, old.st_mode & 07777) != 0) return unexpected(f.fail("cannot keep the file's mode", errno));
+  }
+  return f;
+}
+
+AtomicFile::AtomicFile(AtomicFile&& other) noexcept
+    : path_(std::move(other.path_)),
+      target_(std::move(other.target_)),
+      temp_(std::exchange(other.temp_, {})),
+      options_(other.options_),
+      fd_(std::exchange(other.fd_, -1)),
+      slot_(std::exchange(other.slot_, -1)) {}
+
+AtomicFile& AtomicFile::operator=(AtomicFile&& other) noexcept {
+  if (this != &other) {
+    discard();
+    path_ = std::move(other.path_);
+    target_ = std::move(other.target_);
+    temp_ = std::exchange(other.temp_, {});
+    options_ = other.options_;
+    fd_ = std::exchange(other.fd_, -1);
+    slot_ = std::exchange(other.slot_, -1);
+  }
+  return *this;
+}
+
+AtomicFile::~AtomicFile() { discard(); }
+
+void AtomicFile::discard() noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (!temp_.empty()) ::unlink(temp_.c_str());
+  temp_.clear();
+  unregister_temp(std::exchange(slot_, -1));
+}
+
+Error AtomicFile::fail(const std::string& what, int err) {
+  discard();
+  return Error(Errc::io_error, path_.string() + ": " + what + ": " + std::strerror(err));
+}
+
+Expected<void> AtomicFile::write(std::string_view data) {
+  if (fd_ < 0) return unexpected(Errc::io_error, path_.string() + ": the write already failed or was committed");
+  while (!data.empty()) {
+    const auto n = ::write(fd_, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return unexpected(fail("write failed", errno));
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return {};
+}
+
+Expected<void> AtomicFile::commit() {
+  if (fd_ < 0) return unexpected(Errc::io_error, path_.string() + ": the write already failed or was committed");
+  if (options_.durable && ::fsync(fd_) != 0) return unexpected(fail("fsync failed", errno));
+  const int fd = std::exchange(fd_, -1);
+  if (::close(fd) != 0) return unexpected(fail("close failed", errno));
+  if (::rename(temp_.c_str(), target_.c_str()) != 0) return unexpected(fail("rename failed", errno));
+  temp_.clear();
+  unregister_temp(std::exchange(slot_, -1));
+  if (options_.durable) {
+    // The rename is in the folder: flush it too, or a crash may bring the old name back.
+    const fs::path dir = target_.has_parent_path() ? target_.parent_path() : fs::path(".");
+    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 || ::fsync(dfd) != 0) {
+      const int e = errno;
+      if (dfd >= 0) ::close(dfd);
+      return unexpected(Errc::io_error, path_.string() + ": written, but the fsync of its folder " + dir.string() +
+                                            " failed: " + std::strerror(e));
+    }
+    ::close(dfd);
+  }
+  return {};
+}
+
 Expected<void> write_file_atomic(const fs::path& path, std::initializer_list<std::string_view> pieces,
                                  AtomicWriteOptions options) {
-  static std::atomic<std::uint64_t> counter{0};
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  const fs::path tmp = dir / (".tmp-" + path.filename().string() + "-" + std::to_string(::getpid()) + "-" +
-                              std::to_string(counter.fetch_add(1)));
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, options.mode);
-  if (fd < 0) {
-    return unexpected(Errc::io_error, path.string() + ": cannot create a temporary file in " + dir.string() + ": " +
-                                          std::strerror(errno));
-  }
-  // Reads errno first: close() and unlink() may change it.
-  auto fail = [&](const std::string& what, bool open) {
-    const std::string err = std::strerror(errno);
-    if (open) ::close(fd);
-    ::unlink(tmp.c_str());
-    return unexpected(Errc::io_error, path.string() + ": " + what + ": " + err);
-  };
+  auto file = AtomicFile::create(path, options);
+  if (!file) return file.error();
   for (std::string_view data : pieces) {
-    while (!data.empty()) {
-      const auto n = ::write(fd, data.data(), data.size());
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return fail("write failed", true);
-      }
-      data.remove_prefix(static_cast<std::size_t>(n));
-    }
+    if (auto w = file->write(data); !w) return w;
   }
-  if (options.durable && ::fsync(fd) != 0) return fail("fsync failed", true);
-  if (::close(fd) != 0) return fail("close failed", false);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return fail("rename failed", false);
-  return {};
+  return file->commit();
+}
+
+// ---- signals and leftovers ----
+
+void remove_temp_files_on_signal() noexcept {
+  static std::atomic<bool> installed{false};
+  if (installed.exchange(true)) return;
+  for (std::size_t i = 0; i < kCleanupSignals.size(); ++i) {
+    struct sigaction now {};
+    if (::sigaction(kCleanupSignals[i], nullptr, &now) != 0 || now.sa_handler == SIG_IGN) continue;  // nohup's choice stays
+    g_previous[i] = now;
+    struct sigaction ours {};
+    ours.sa_handler = &on_signal;
+    ::sigemptyset(&ours.sa_mask);
+    for (int s : kCleanupSignals) ::sigaddset(&ours.sa_mask, s);  // one cleanup at a time
+    ::sigaction(kCleanupSignals[i], &ours, nullptr);
+  }
+}
+
+std::optional<long> temp_file_writer(std::string_view name, std::optional<std::string_view> target) {
+  constexpr std::string_view prefix = ".tmp-";
+  if (!name.starts_with(prefix)) return std::nullopt;
+  std::string_view rest = name.substr(prefix.size());
+  if (target) {
+    if (!rest.starts_with(*target) || rest.size() <= target->size() || rest[target->size()] != '-') return std::nullopt;
+  }
+  // "<target>-<pid>-<n>": the last two dash-separated fields.
+  const auto last = rest.rfind('-');
+  const auto before = last == std::string_view::npos || last == 0 ? std::string_view::npos : rest.rfind('-', last - 1);
+  if (before == std::string_view::npos || (target && before != target->size())) return target ? std::nullopt : std::optional<long>(0);
+  const std::string_view pid = rest.substr(before + 1, last - before - 1), n = rest.substr(last + 1);
+  if (!all_digits(pid) || !all_digits(n) || pid.size() > 9) return target ? std::nullopt : std::optional<long>(0);
+  return std::stol(std::string(pid));
+}
+
+std::size_t remove_stale_temp_files(const fs::path& dir, std::optional<std::string_view> target, std::chrono::seconds min_age) {
+  std::size_t removed = 0;
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec), end;
+  const auto now = std::chrono::system_clock::now();
+  const uid_t me = ::geteuid();
+  for (; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const auto writer = temp_file_writer(name, target);
+    if (!writer) continue;
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != me) continue;
+    const auto modified = std::chrono::system_clock::time_point(std::chrono::seconds(st.st_mtim.tv_sec));
+    const bool old = now - modified > min_age;
+    // A writer that no longer runs will never rename its file. Our own pid: a write in flight.
+    const bool writer_gone = *writer > 0 && *writer != ::getpid() && ::kill(static_cast<pid_t>(*writer), 0) != 0 && errno == ESRCH;
+    if ((old || writer_gone) && ::unlink(it->path().c_str()) == 0) ++removed;
+  }
+  return removed;
 }
 
 }  // namespace wheelfit::util

@@ -1,9 +1,12 @@
 #include "wheelfit/util/subprocess.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <thread>
 #include <utility>
 
@@ -11,9 +14,12 @@
 #include <poll.h>
 #include <spawn.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "wheelfit/util/text.hpp"
 
 extern char** environ;
 
@@ -77,24 +83,159 @@ int remaining_ms(Clock::time_point deadline) {
   return static_cast<int>(std::clamp<long long>(left, 0, 1'000'000'000));
 }
 
-// Kills the child's process group and reaps the child.
-void kill_and_reap(pid_t pid, int& status) {
-  ::kill(-pid, SIGKILL);
-  ::kill(pid, SIGKILL);  // in case it left its group
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+int real_kill(int pid, int sig) { return ::kill(pid, sig); }
+std::atomic<detail::SignalFunction> g_signal{&real_kill};
+
+// Children abandoned at their deadline (SIGKILL did not end them in time), reaped later.
+std::mutex g_abandoned_mu;
+std::vector<pid_t> g_abandoned;
+
+// Collects `pid` if it has ended, without blocking. True when it is gone (reaped here, or by
+// someone else: ECHILD, as when the host process ignores SIGCHLD; `status` then stays 0).
+bool try_reap(pid_t pid, int& status) noexcept {
+  for (;;) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) return true;
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      status = 0;
+      return true;
+    }
+    return false;
   }
+}
+
+// Blocks until `pid` has ended or `deadline` passed, when the kernel offers pidfd_open (5.3+);
+// returns at once otherwise (the caller polls).
+void wait_exit(pid_t pid, Clock::time_point deadline) noexcept {
+#ifdef SYS_pidfd_open
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) return;
+  for (;;) {
+    const int left = remaining_ms(deadline);
+    if (left <= 0) break;
+    pollfd p{pidfd, POLLIN, 0};
+    if (::poll(&p, 1, std::min(left, 600'000)) < 0 && errno == EINTR) continue;
+    break;
+  }
+  ::close(pidfd);
+#else
+  (void)pid;
+  (void)deadline;
+#endif
+}
+
+// Collects `pid` by `deadline`: on its pidfd where the kernel has them (no sleeping), else by
+// polling waitpid with a short backoff. False when it is still running at the deadline.
+bool reap_by(pid_t pid, Clock::time_point deadline, int& status) noexcept {
+  wait_exit(pid, deadline);
+  auto pause = std::chrono::microseconds(50);
+  for (;;) {
+    if (try_reap(pid, status)) return true;
+    if (Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(5000));
+  }
+}
+
+// SIGKILL to the child's process group (and to the child, in case it left it), then collects it
+// within kKillGrace. A child that does not end by then is abandoned: reap_abandoned() collects it
+// later, without blocking. True when it was collected.
+bool kill_and_collect(pid_t pid, int& status) noexcept {
+  const auto signal_fn = g_signal.load();
+  signal_fn(-pid, SIGKILL);
+  signal_fn(pid, SIGKILL);
+  if (reap_by(pid, Clock::now() + kKillGrace, status)) return true;
+  try {
+    const std::lock_guard lock(g_abandoned_mu);
+    g_abandoned.push_back(pid);
+  } catch (...) {  // no memory for the list: it stays a zombie until this process exits
+  }
+  return false;
+}
+
+// In a forked child, before anything else: no inherited handler (a sanitizer's, an embedding
+// interpreter's) may turn a crash into something else; a group of its own so that a timeout
+// kills whatever it starts. Async-signal-safe.
+void reset_child() noexcept {
+  for (int s = 1; s < NSIG; ++s) {
+    if (s != SIGKILL && s != SIGSTOP) ::signal(s, SIG_DFL);
+  }
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::setpgid(0, 0);
+}
+
+// "NAME=value" pointers for exec / environ, null-terminated.
+std::vector<char*> env_pointers(const std::vector<std::string>& env) {
+  std::vector<char*> out;
+  out.reserve(env.size() + 1);
+  for (const auto& s : env) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+bool is_env_name(std::string_view s) noexcept {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+  });
 }
 
 }  // namespace
 
+namespace detail {
+SignalFunction set_signal_function(SignalFunction fn) noexcept { return g_signal.exchange(fn ? fn : &real_kill); }
+}  // namespace detail
+
+std::size_t reap_abandoned() noexcept {
+  const std::lock_guard lock(g_abandoned_mu);
+  std::erase_if(g_abandoned, [](pid_t pid) {
+    int status = 0;
+    return try_reap(pid, status);
+  });
+  return g_abandoned.size();
+}
+
+const std::vector<std::string_view>& probe_environment_names() {
+  static const std::vector<std::string_view> names = {
+      "PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE", "LD_LIBRARY_PATH",
+      "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
+      "PYENV_ROOT", "PYENV_VERSION", "PYTHONUSERBASE",
+  };
+  return names;
+}
+
+std::vector<std::string> probe_environment() {
+  std::vector<std::string> names(probe_environment_names().begin(), probe_environment_names().end());
+  if (const char* extra = std::getenv("WHEELFIT_PROBE_ENV")) {
+    std::string_view rest = extra;
+    while (!rest.empty()) {
+      const auto comma = rest.find(',');
+      const std::string_view name = trim(rest.substr(0, comma));
+      if (is_env_name(name) && std::find(names.begin(), names.end(), name) == names.end()) names.emplace_back(name);
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& name : names) {
+    if (const char* value = std::getenv(name.c_str())) out.push_back(name + "=" + value);
+  }
+  return out;
+}
+
 std::string ProcessResult::describe(std::chrono::milliseconds timeout) const {
-  if (timed_out) return "timed out after " + std::to_string(timeout.count()) + " ms";
+  if (timed_out) {
+    return "timed out after " + std::to_string(timeout.count()) + " ms" + std::string(abandoned ? kAbandonedNote : "");
+  }
   if (signal != 0) return "was killed by signal " + std::to_string(signal) + " (" + ::strsignal(signal) + ")";
   return "exited with status " + std::to_string(exit_status);
 }
 
 Expected<RunningProcess> start_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                                       std::size_t max_output) {
+                                       std::size_t max_output, const Environment& environment) {
+  reap_abandoned();
   if (argv.empty() || argv[0].empty()) return unexpected(Errc::usage, "start_process: no program given");
   const std::string& path = argv[0];
 
@@ -123,10 +264,12 @@ Expected<RunningProcess> start_process(const std::vector<std::string>& argv, std
   args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::vector<char*> envp;
+  if (environment) envp = env_pointers(*environment);
 
   pid_t pid = -1;
   const auto started = Clock::now();
-  const int rc = ::posix_spawn(&pid, path.c_str(), &actions, &attr, args.data(), environ);
+  const int rc = ::posix_spawn(&pid, path.c_str(), &actions, &attr, args.data(), environment ? envp.data() : environ);
   ::posix_spawn_file_actions_destroy(&actions);
   ::posix_spawnattr_destroy(&attr);
   out.write.reset();
@@ -138,6 +281,46 @@ Expected<RunningProcess> start_process(const std::vector<std::string>& argv, std
   p.out_ = out.read.release();
   p.err_ = err.read.release();
   p.path_ = path;
+  p.deadline_ = started + timeout;
+  p.max_output_ = max_output;
+  return p;
+}
+
+Expected<RunningProcess> start_forked(const std::function<int(int)>& body, std::chrono::milliseconds timeout,
+                                      std::size_t max_output, const Environment& environment) {
+  reap_abandoned();
+  Pipe result;
+  if (!make_pipe(result)) return unexpected(Errc::io_error, "child process: cannot create a pipe: " + errno_text(errno));
+  std::vector<char*> envp;  // built here: the child only assigns a pointer
+  if (environment) envp = env_pointers(*environment);
+  const auto started = Clock::now();
+  const pid_t pid = ::fork();
+  if (pid < 0) return unexpected(Errc::io_error, "child process: fork failed: " + errno_text(errno));
+  if (pid == 0) {
+    reset_child();
+    ::close(result.read.get());
+    const int devnull = ::open("/dev/null", O_RDWR);
+    if (devnull >= 0) {
+      ::dup2(devnull, 0);
+      ::dup2(devnull, 1);
+      ::dup2(devnull, 2);
+    }
+    if (environment) environ = envp.data();
+    int rc = 70;
+    try {
+      rc = body(result.write.get());
+    } catch (...) {
+      rc = 70;
+    }
+    ::_exit(rc);
+  }
+  ::setpgid(pid, pid);  // also done by the child; whichever runs first wins the race
+  result.write.reset();
+
+  RunningProcess p;
+  p.pid_ = pid;
+  p.out_ = result.read.release();
+  p.path_ = "child process";
   p.deadline_ = started + timeout;
   p.max_output_ = max_output;
   return p;
@@ -172,7 +355,7 @@ void RunningProcess::abandon() noexcept {
   out_ = err_ = -1;
   if (pid_ > 0) {
     int status = 0;
-    kill_and_reap(pid_, status);
+    kill_and_collect(pid_, status);
   }
   pid_ = -1;
 }
@@ -183,7 +366,6 @@ Expected<ProcessResult> RunningProcess::wait() {
   const pid_t pid = std::exchange(pid_, -1);
   ProcessResult result;
   int status = 0;
-  bool reaped = false;
 
   // Read both pipes until they close or the deadline passes.
   std::string* sinks[2] = {&result.out, &result.err};
@@ -207,7 +389,7 @@ Expected<ProcessResult> RunningProcess::wait() {
     if (ready < 0) {
       if (errno == EINTR) continue;
       const int e = errno;
-      kill_and_reap(pid, status);
+      kill_and_collect(pid, status);
       return unexpected(Errc::io_error, path_ + ": poll failed: " + errno_text(e));
     }
     for (nfds_t k = 0; k < n; ++k) {
@@ -227,25 +409,13 @@ Expected<ProcessResult> RunningProcess::wait() {
     }
   }
 
-  // The pipes closed (or time is up): wait for the exit, still within the deadline.
-  if (!result.timed_out) {
-    auto pause = std::chrono::microseconds(50);
-    while (true) {
-      const pid_t r = ::waitpid(pid, &status, WNOHANG);
-      if (r == pid) {
-        reaped = true;
-        break;
-      }
-      if (r < 0 && errno != EINTR) break;
-      if (Clock::now() >= deadline_) {
-        result.timed_out = true;
-        break;
-      }
-      std::this_thread::sleep_for(pause);
-      pause = std::min(pause * 2, std::chrono::microseconds(5000));
-    }
+  // The pipes closed (the child is exiting): collect it, still within the deadline. At the
+  // deadline its group is killed; one that SIGKILL does not end is abandoned, not waited for.
+  const bool reaped = !result.timed_out && reap_by(pid, deadline_, status);
+  if (!reaped) {
+    result.timed_out = true;
+    result.abandoned = !kill_and_collect(pid, status);
   }
-  if (!reaped) kill_and_reap(pid, status);
   if (result.timed_out) return result;
   if (WIFEXITED(status)) result.exit_status = WEXITSTATUS(status);
   else if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
@@ -253,8 +423,8 @@ Expected<ProcessResult> RunningProcess::wait() {
 }
 
 Expected<ProcessResult> run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                                    std::size_t max_output) {
-  auto p = start_process(argv, timeout, max_output);
+                                    std::size_t max_output, const Environment& environment) {
+  auto p = start_process(argv, timeout, max_output, environment);
   if (!p) return p.error();
   return p->wait();
 }

@@ -59,4 +59,59 @@ bool is_http_url(std::string_view url) noexcept {
   return starts_with_ci(url, "http://") || starts_with_ci(url, "https://");
 }
 
+Expected<std::uint64_t> parse_size(std::string_view text) {
+  const std::string_view s = trim(text);
+  auto bad = [&](std::string_view why) {
+    return unexpected(Errc::invalid_input, "'" + std::string(text) + "' is not a size (" + std::string(why) +
+                                               "; a number with an optional unit, such as 500M, 2G or 1GiB: K M G T are "
+                                               "powers of 1000, Ki Mi Gi Ti of 1024)");
+  };
+  std::size_t i = 0;
+  std::uint64_t whole = 0;
+  constexpr std::uint64_t max = UINT64_MAX;
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
+    const auto digit = static_cast<std::uint64_t>(s[i] - '0');
+    if (whole > (max - digit) / 10) return bad("too large");
+    whole = whole * 10 + digit;
+  }
+  if (i == 0) return bad("no number");
+  std::uint64_t fraction = 0, scale = 1;  // fraction / scale, at most 6 digits kept
+  if (i < s.size() && s[i] == '.') {
+    const std::size_t first = ++i;
+    for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
+      if (scale < 1'000'000) {
+        fraction = fraction * 10 + static_cast<std::uint64_t>(s[i] - '0');
+        scale *= 10;
+      }
+    }
+    if (i == first) return bad("no digits after the point");
+  }
+  std::string unit = ascii_lower(s.substr(i));
+  if (unit == "b") unit.clear();
+  else if (unit.size() > 1 && unit.back() == 'b') unit.pop_back();  // "MB", "GiB": the B is optional
+  struct Unit {
+    std::string_view name;
+    std::uint64_t factor;
+  };
+  static constexpr Unit units[] = {{"", 1},
+                                   {"k", 1'000},
+                                   {"m", 1'000'000},
+                                   {"g", 1'000'000'000},
+                                   {"t", 1'000'000'000'000},
+                                   {"ki", std::uint64_t{1} << 10},
+                                   {"mi", std::uint64_t{1} << 20},
+                                   {"gi", std::uint64_t{1} << 30},
+                                   {"ti", std::uint64_t{1} << 40}};
+  const Unit* u = nullptr;
+  for (const auto& candidate : units) {
+    if (candidate.name == unit) u = &candidate;
+  }
+  if (u == nullptr) return bad("unknown unit '" + std::string(s.substr(i)) + "'");
+  if (whole > max / u->factor) return bad("too large");
+  if (u->factor == 1 && fraction != 0) return bad("a fraction of a byte");
+  const std::uint64_t part = fraction * u->factor / scale;  // fraction < 1e6, factor <= 1e12: no overflow; rounded down
+  if (whole * u->factor > max - part) return bad("too large");
+  return whole * u->factor + part;
+}
+
 }  // namespace wheelfit::util

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "support/process_support.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/backends/cuda_detect.hpp"
 
@@ -23,6 +24,11 @@ const std::string kFakeNvml = WHEELFIT_FAKE_NVML;
 const std::string kFakeCuda = WHEELFIT_FAKE_CUDA;
 constexpr auto kTimeout = 10000ms;  // generous: sanitizer builds fork slowly; hangs use kShort
 constexpr auto kShort = 300ms;
+
+// The probe children get only the probe environment (util::probe_environment()); the fakes'
+// mode variables reach them the way a user's driver setting would: named in WHEELFIT_PROBE_ENV.
+const ScopedEnv kFakeModesReachTheProbes("WHEELFIT_PROBE_ENV",
+                                         "WHEELFIT_FAKE_MODE,WHEELFIT_FAKE_NVML_MODE,WHEELFIT_FAKE_CUDA_MODE");
 
 // Nothing answers unless a test says so: no library, no nvidia-smi, an empty sysroot.
 cuda::DetectEnv hermetic(const TempDir& root) {
@@ -283,6 +289,54 @@ TEST_CASE("probe_nvidia_smi runs the query, never the banner", "[backends][cuda]
     auto none = cuda::probe_nvidia_smi("", kTimeout);
     check_failed(none, "nvidia-smi: not found on PATH");
   }
+}
+
+TEST_CASE("a probe child that SIGKILL cannot end is abandoned at its deadline, not waited for", "[backends][cuda]") {
+  // A wedged driver call sleeps uninterruptibly: SIGKILL does not end it. The seam makes the
+  // kill do nothing; the probe must still answer at its deadline (plus the grace).
+  TempDir dir;
+  int left_behind = 0;
+  {
+    wheelfit::test::UnkillableChildren unkillable;
+    SECTION("NVML hanging in its init call") {
+      ScopedEnv mode("WHEELFIT_FAKE_NVML_MODE", "hang");
+      auto start = std::chrono::steady_clock::now();
+      auto r = cuda::probe_nvml(kFakeNvml, kShort);
+      CHECK(std::chrono::steady_clock::now() - start < kShort + wheelfit::util::kKillGrace + 2s);
+      REQUIRE_FALSE(r);
+      CHECK(r.error().message ==
+            "NVML probe timed out after 300 ms; it did not end on SIGKILL and was left to be reaped later");
+    }
+    SECTION("nvidia-smi") {
+      auto smi = write_script(dir / "nvidia-smi", "exec sleep 30\n");
+      auto start = std::chrono::steady_clock::now();
+      auto r = cuda::probe_nvidia_smi(smi.string(), kShort);
+      CHECK(std::chrono::steady_clock::now() - start < kShort + wheelfit::util::kKillGrace + 2s);
+      REQUIRE_FALSE(r);
+      CHECK_THAT(r.error().message, Catch::StartsWith("nvidia-smi probe timed out after 300 ms; it did not end on SIGKILL"));
+    }
+    const auto asked = unkillable.asked();
+    REQUIRE_FALSE(asked.empty());
+    CHECK(asked.front() < 0);  // the process group first
+    left_behind = -asked.front();
+  }
+  CHECK(wheelfit::test::reap_all(5000ms) == 0);  // killed for real now: reaped without a wait
+  CHECK(wheelfit::test::ended(left_behind));
+}
+
+TEST_CASE("probe children get the probe environment: no token reaches them", "[backends][cuda]") {
+  TempDir dir;
+  ScopedEnv token("GITHUB_TOKEN", "ghp_TOPSECRET");
+  ScopedEnv proxy("HTTPS_PROXY", "http://user:TOPSECRET@proxy.test:3128");
+  ScopedEnv home("HOME", "/home/probe");
+  const auto env_file = dir / "env.txt";
+  auto smi = write_script(dir / "nvidia-smi", "env > '" + env_file.string() + "'\necho '0, NVIDIA H100, GPU-1, 9.0, 580.65.06'\n");
+  auto r = cuda::probe_nvidia_smi(smi.string(), kTimeout);
+  REQUIRE(r);
+  const std::string seen = wheelfit::test::read_file(env_file);
+  CHECK_FALSE(wheelfit::test::contains(seen, "TOPSECRET"));
+  CHECK(wheelfit::test::contains(seen, "HOME=/home/probe"));
+  CHECK(wheelfit::test::contains(seen, "PATH="));
 }
 
 TEST_CASE("the file probes read under WHEELFIT_SYSROOT", "[backends][cuda]") {

@@ -55,8 +55,11 @@ std::string json_report(const resolve::Resolution& r, const ReportContext& ctx);
 /// env. Errc::invalid_input when a config's pass-through TOML cannot be re-read.
 Expected<std::string> pixi_manifest(const resolve::Resolution& r, const ReportContext& ctx);
 
-/// Writes `content` to `path` atomically (util::write_file_atomic): a temp file in the same folder, fsynced,
-/// then renamed over `path`. On any failure the temp file is removed and `path` is untouched.
+/// Writes an output file (`-o pixi.toml`) atomically (util::write_file_atomic): a temp file in the
+/// same folder, fsynced, renamed over `path`, the folder fsynced. An existing file keeps its mode
+/// (and owner where allowed); a symbolic link at `path` is written through (its target replaced,
+/// the link kept). Temporary files of earlier writes of `path` whose process was killed are
+/// removed first. On any failure the temp file is removed and `path` is untouched.
 Expected<void> write_file_atomically(const std::string& path, const std::string& content);
 
 }  // namespace wheelfit::output

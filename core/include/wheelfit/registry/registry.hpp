@@ -110,6 +110,7 @@ enum class SkipReason {
   not_plugin_name,     ///< the name does not end in ".so" (or starts with '.')
   not_regular_file,    ///< a directory, socket, dangling link...
   world_writable,      ///< anyone could have replaced it
+  untrusted,           ///< group-writable, owned by another user, or reached through a folder others can write
   not_shared_library,  ///< no ELF header
   load_failed,         ///< dlopen refused it (the reason carries dlerror's text)
   no_entry,            ///< no wheelfit_backend_entry symbol
@@ -152,7 +153,8 @@ struct SearchedDir {
   std::filesystem::path dir;
   DirSource source = DirSource::given;
   /// Set when the folder was not used (nothing was loaded from it): Errc::not_found (no such
-  /// folder), Errc::io_error (not a folder, unreadable), Errc::invalid_input (world-writable).
+  /// folder), Errc::io_error (not a folder, unreadable), Errc::invalid_input (not absolute, or
+  /// untrusted: check_trusted_path).
   /// The message names the folder.
   std::optional<Error> error;
 };
@@ -172,8 +174,10 @@ struct PluginLoadReport {
 
 /// Loads every backend plugin of the folders `dirs` into `registry`, on the calling thread,
 /// folder by folder in list order, each folder's files in file-name order. Only regular files
-/// named "*.so" are considered (anything else is listed as skipped); a world-writable folder is
-/// refused as a whole; a world-writable file, a file that is not a shared library or fails to
+/// named "*.so" are considered (anything else is listed as skipped); a folder that is relative or
+/// fails check_trusted_path is refused as a whole; a file that fails it (world_writable, or
+/// untrusted: group-writable, another user's, or a link into a folder others can write), a
+/// file that is not a shared library or fails to
 /// load (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE), one without the entry symbol, with another ABI
 /// version, with a bad descriptor or with a backend name already loaded is skipped with its
 /// reason. A backend name found twice: the first file (earlier folder, else earlier name) wins;
@@ -184,6 +188,26 @@ PluginLoadReport load_plugins(Registry& registry, const std::vector<PluginDir>& 
 
 /// load_plugins over the one folder `dir` (DirSource::given): its error is the report's error.
 PluginLoadReport load_plugins(Registry& registry, const std::filesystem::path& dir);
+
+/// Why code may not be loaded through a file system object owned by `uid` with mode `mode`
+/// (st_mode) by a process whose effective user is `euid`: "world-writable", "group-writable",
+/// "owned by uid 1000 (neither root nor you)"; nullopt when it may. Trusted: owned by root or
+/// by `euid`, and writable by neither its group nor others, as ssh (StrictModes) and sudo
+/// judge their files. A `parent` folder (one on the way to the plugin) that is root-owned with
+/// the sticky bit, such as /tmp, may be writable by others: nobody can rename or remove what
+/// another user put in it. Pure.
+[[nodiscard]] std::optional<std::string> untrusted_because(unsigned uid, unsigned mode, bool parent, unsigned euid);
+
+/// Checks that `path` (a plugin folder, or a plugin file) and every folder passed on the way to
+/// it from / are trusted (untrusted_because, with this process's effective user), walking one
+/// name at a time and following symbolic links as the kernel does (at most 40), so that a link
+/// cannot lead around the check. Returns the path the walk arrived at (no links in it).
+/// Errors, each beginning "<path>: ": Errc::invalid_input (relative, or untrusted: "<noun> is
+/// group-writable, so ..." or "the folder /x on the way to it is world-writable, so ..."),
+/// Errc::not_found (a part is missing), Errc::io_error (a part cannot be examined, or is not a
+/// folder).
+[[nodiscard]] Expected<std::filesystem::path> check_trusted_path(const std::filesystem::path& path,
+                                                                 std::string_view noun = "it");
 
 /// The plugin search list: the folders of `env_value` (WHEELFIT_PLUGIN_PATH: ':'-separated, like
 /// PATH; empty entries are ignored, there is no "current folder" entry), in order, then
@@ -202,9 +226,12 @@ PluginLoadReport load_plugins(Registry& registry, const std::filesystem::path& d
 ///  2. the build tree: `<build>/plugins`, where `<build>` is the executable's folder or the one or
 ///     two above it that holds CMakeCache.txt (`<build>/apps/wheelfit/wheelfit`, `<build>/tests/x`);
 ///  3. otherwise the installed-layout path (so the error names where plugins were expected).
-/// The executable is found with boost::dll::program_location(); when that fails, the relative
-/// path `lib/wheelfit/plugins` is returned.
+/// The executable is found with boost::dll::program_location() (/proc/self/exe); when that
+/// fails (no /proc), the installed folder under the configured install prefix,
+/// `<CMAKE_INSTALL_PREFIX>/lib/wheelfit/plugins`: never a path relative to the current folder.
 [[nodiscard]] std::filesystem::path builtin_plugin_dir();
+/// builtin_plugin_dir() for an executable at `program` ("" = unknown).
+[[nodiscard]] std::filesystem::path builtin_plugin_dir(const std::filesystem::path& program);
 
 /// Which index a resolve reads for `backend`: `cli_index` (--index) if given, else the backend's
 /// env var if set and not blank, else the backend's default. A trailing '/' is added.

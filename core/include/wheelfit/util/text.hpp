@@ -2,10 +2,13 @@
 // Small text helpers shared by the parsers.
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "wheelfit/util/expected.hpp"
 
 namespace wheelfit::util {
 
@@ -50,5 +53,12 @@ constexpr std::string_view name_of(const std::pair<Enum, std::string_view> (&nam
     if (v == value) return name;
   return "unknown";
 }
+/// A size in bytes as people write it: a number (a fraction with a unit: "1.5G") and an optional
+/// unit, case-insensitive: none or "B" (bytes), "K" "M" "G" "T" (powers of 1000, also with
+/// "B": "500MB"), "Ki" "Mi" "Gi" "Ti" (powers of 1024, also "KiB" ... "TiB"); spaces around the
+/// whole are ignored, none inside; a fraction is rounded down to whole bytes (6 digits read).
+/// Errc::invalid_input quoting `text` for anything else (a sign,
+/// no digits, an unknown unit, a fraction of a byte, more than 2^64 - 1 bytes).
+[[nodiscard]] Expected<std::uint64_t> parse_size(std::string_view text);
 
 }  // namespace wheelfit::util

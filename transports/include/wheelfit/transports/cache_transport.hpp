@@ -20,20 +20,28 @@
 // Changes to the directory go, in order, to one writer thread (a new entry the moment its answer
 // is in, through the inner transport's answer hook): flush() waits for them, as do destruction
 // and the next get_many (a batch reads what the batches before it stored). Decision 0009.
+// - Housekeeping (cache_housekeeping.hpp): entries served are marked used; after a batch of
+//   writes the least recently used entries beyond CacheOptions::max_size are removed, and
+//   temporary files left by a killed run (their writer gone) with them.
 // Thread safety: one caller at a time; two processes sharing a directory are safe (atomic
 // renames; the last writer wins).
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
 
 #include "wheelfit/transport/transport.hpp"
+#include "wheelfit/transports/cache_housekeeping.hpp"
 
 namespace wheelfit::transports {
 
 struct CacheOptions {
   std::filesystem::path dir;   ///< the cache root; default_cache_dir() when empty
   bool offline = false;
+  /// The size cap (cache_housekeeping.hpp): once a transport's writes are on disk (flush(),
+  /// destruction), the least recently used entries beyond it are removed.
+  std::uint64_t max_size = kDefaultCacheMaxSize;
 };
 
 /// $XDG_CACHE_HOME/wheelfit, else $HOME/.cache/wheelfit; Errc::invalid_input when neither is

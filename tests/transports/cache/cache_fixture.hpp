@@ -1,0 +1,149 @@
+#pragma once
+// The cache tests' fixture: an in-memory inner transport (a scripted handler, a record of every
+// request and batch) under a cache in a temporary folder, warnings captured.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support/test_support.hpp"
+#include "wheelfit/transports/cache_transport.hpp"
+#include "wheelfit/util/log.hpp"
+
+namespace wheelfit::test_cache {
+
+namespace fs = std::filesystem;
+using test::ScopedEnv;
+using test::TempDir;
+using transport::Headers;
+using transport::NetErrc;
+using transport::Request;
+using transport::Response;
+
+// An in-memory inner transport: a scripted handler, and a record of every request and batch.
+struct FakeState {
+  std::function<Expected<Response>(const Request&)> handler;
+  std::vector<Request> requests;
+  std::vector<std::size_t> batches;  // size of each get_many call
+};
+
+class FakeTransport final : public transport::Transport {
+ public:
+  explicit FakeTransport(std::shared_ptr<FakeState> s) : s_(std::move(s)) {}
+  [[nodiscard]] transport::Stats stats() const override {
+    transport::Stats st;
+    st.requests = s_->requests.size();
+    return st;
+  }
+
+ private:
+  Expected<Response> get_impl(const Request& r) override {
+    s_->requests.push_back(r);
+    return s_->handler(r);
+  }
+  std::vector<Expected<Response>> get_many_impl(const std::vector<Request>& rs) override {
+    s_->batches.push_back(rs.size());
+    std::vector<Expected<Response>> out;
+    for (const auto& r : rs) out.push_back(get_impl(r));
+    return out;
+  }
+  std::shared_ptr<FakeState> s_;
+};
+
+inline Response ok(std::string body, Headers headers = {}, std::string url = {}) {
+  Response r;
+  r.url = std::move(url);
+  r.content_type = "text/html";
+  r.body = std::move(body);
+  r.headers = std::move(headers);
+  return r;
+}
+
+inline Response not_modified(Headers headers = {}) {
+  Response r;
+  r.status = 304;
+  r.headers = std::move(headers);
+  return r;
+}
+
+inline Request req(std::string url) {
+  Request r;
+  r.url = std::move(url);
+  return r;
+}
+
+inline std::string header(const Request& r, std::string_view name) {
+  auto v = transport::find_header(r.headers, name);
+  return v ? std::string(*v) : std::string("<absent>");
+}
+
+/// An entry file's two parts: the sidecar line (without its newline) and the body.
+struct EntryParts {
+  std::string sidecar, body;
+};
+inline EntryParts split_entry(const fs::path& p) {
+  const auto text = test::read_file(p);
+  const auto nl = text.find('\n');
+  REQUIRE(nl != std::string::npos);
+  return {text.substr(0, nl), text.substr(nl + 1)};
+}
+inline void write_entry(const fs::path& p, const std::string& sidecar, const std::string& body) {
+  test::write_file(p, sidecar + "\n" + body);
+}
+
+struct Fixture {
+  TempDir dir;
+  std::shared_ptr<FakeState> state = std::make_shared<FakeState>();
+  std::unique_ptr<transport::Transport> cache;
+  std::vector<std::string> warnings;
+  log::Sink old_sink;
+
+  explicit Fixture(bool offline = false) {
+    old_sink = log::set_sink([this](log::Level level, std::string_view m) {
+      if (level == log::Level::warn) warnings.emplace_back(m);
+    });
+    reopen(offline);
+  }
+  ~Fixture() { log::set_sink(old_sink); }
+  Fixture(const Fixture&) = delete;
+  Fixture& operator=(const Fixture&) = delete;
+
+  void reopen(bool offline, std::uint64_t max_size = transports::kDefaultCacheMaxSize) {
+    cache.reset();  // the old one's writes and housekeeping finish first
+    auto c = transports::make_cache_transport(std::make_unique<FakeTransport>(state),
+                                              {dir.path() / "cache", offline, max_size});
+    REQUIRE(c);
+    cache = std::move(*c);
+  }
+  [[nodiscard]] fs::path root() const { return dir.path() / "cache"; }
+  [[nodiscard]] fs::path v2() const { return root() / "v2"; }
+  /// Entry files by extension (".entry"); temporaries counted as ".tmp".
+  [[nodiscard]] std::vector<fs::path> files(std::string_view kind) const {
+    std::vector<fs::path> out;
+    for (const auto& e : fs::directory_iterator(v2())) {
+      const auto name = e.path().filename().string();
+      if (kind == ".tmp" ? name.rfind(".tmp", 0) == 0 : (name[0] != '.' && e.path().extension() == kind)) {
+        out.push_back(e.path());
+      }
+    }
+    return out;
+  }
+  Expected<Response> get(const std::string& url, Headers headers = {}) {
+    Request r;
+    r.url = url;
+    r.headers = std::move(headers);
+    auto out = cache->get(r);
+    cache->flush();  // the entry files are on disk when the checks look
+    return out;
+  }
+};
+
+inline const std::string kUrl = "https://comfy-forge.github.io/cuda-wheels/flash-attn/";
+inline const std::string kPage = "<a href='flash_attn-2.8.3+cu128torch2.8-cp312-cp312-linux_x86_64.whl'>x</a>";
+
+}  // namespace wheelfit::test_cache

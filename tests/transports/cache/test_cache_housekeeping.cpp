@@ -1,0 +1,242 @@
+// The cache's housekeeping: what it holds, the size cap (least recently used first, applied after a
+// transport's writes), entries marked used when served, and the temporary files a killed run left.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cache_fixture.hpp"
+#include "support/test_support.hpp"
+#include "wheelfit/transports/cache_housekeeping.hpp"
+
+using namespace wheelfit;
+using namespace wheelfit::test_cache;  // the fixture, and the names it uses
+
+namespace {
+
+/// Sets a file's access time ("last used") to `seconds_ago` before now.
+void used_ago(const fs::path& p, int seconds_ago) {
+  const auto now = std::chrono::system_clock::now() - std::chrono::seconds(seconds_ago);
+  const auto s = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+  const struct timespec times[2] = {{static_cast<time_t>(s), 0}, {0, UTIME_OMIT}};
+  REQUIRE(::utimensat(AT_FDCWD, p.c_str(), times, 0) == 0);
+}
+
+std::int64_t used_at(const fs::path& p) {
+  struct stat st {};
+  REQUIRE(::stat(p.c_str(), &st) == 0);
+  return st.st_atim.tv_sec;
+}
+
+std::int64_t now_s() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+/// A pid that surely ran and has ended: a child forked and reaped here.
+pid_t dead_pid() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return pid;
+}
+
+/// A cache root with `n` entries of `size` bytes each, named e<i>.entry, used i * 10 s apart (e0 oldest).
+struct Root {
+  TempDir dir;
+  fs::path root = dir / "http";
+  fs::path v2 = root / "v2";
+  explicit Root(int n = 0, std::size_t size = 100) {
+    fs::create_directories(v2);
+    for (int i = 0; i < n; ++i) {
+      const auto p = v2 / ("e" + std::to_string(i) + ".entry");
+      test::write_file(p, std::string(size, 'x'));
+      used_ago(p, 1000 - i * 10);
+    }
+  }
+  [[nodiscard]] std::vector<std::string> entries() const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(v2)) {
+      const auto name = e.path().filename().string();
+      if (name.ends_with(".entry")) out.push_back(name);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("cache_usage counts entries, their bytes, temporary files and the rest", "[transports][cache][housekeeping]") {
+  SECTION("a missing cache holds nothing") {
+    TempDir dir;
+    auto u = transports::cache_usage(dir / "nope");
+    REQUIRE(u);
+    CHECK(u->entries == 0);
+    CHECK(u->bytes == 0);
+    CHECK(u->root == dir / "nope");
+  }
+  SECTION("entries, a temporary file, an old v1/") {
+    Root r(3, 100);
+    test::write_file(r.v2 / ".tmp-e9.entry-1-0", std::string(7, 't'));
+    test::write_file(r.root / "v1" / "a.meta", std::string(11, 'm'));
+    auto u = transports::cache_usage(r.root);
+    REQUIRE(u);
+    CHECK(u->entries == 3);
+    CHECK(u->bytes == 300);
+    CHECK(u->temp_files == 1);
+    CHECK(u->other_bytes == 18);
+  }
+  SECTION("a file where the cache should be") {
+    TempDir dir;
+    test::write_file(dir / "file", "x");
+    auto u = transports::cache_usage(dir / "file");
+    REQUIRE_FALSE(u);
+    CHECK(u.error().is(Errc::io_error));
+    CHECK_THAT(u.error().message, Catch::Contains((dir / "file").string()));
+  }
+}
+
+TEST_CASE("prune_cache removes the least recently used entries down to the cap", "[transports][cache][housekeeping]") {
+  struct Row {
+    const char* what;
+    std::uint64_t cap;
+    std::vector<std::string> kept;
+  };
+  auto row = GENERATE(values<Row>({
+      {"under the cap: nothing", 1000, {"e0.entry", "e1.entry", "e2.entry", "e3.entry"}},
+      {"exactly the cap: nothing", 400, {"e0.entry", "e1.entry", "e2.entry", "e3.entry"}},
+      {"one byte over: the oldest", 399, {"e1.entry", "e2.entry", "e3.entry"}},
+      {"half: the two oldest", 250, {"e2.entry", "e3.entry"}},
+      {"zero: everything", 0, {}},
+  }));
+  CAPTURE(row.what);
+  Root r(4, 100);
+  auto done = transports::prune_cache(r.root, row.cap);
+  REQUIRE(done);
+  CHECK(r.entries() == row.kept);
+  CHECK(done->before.entries == 4);
+  CHECK(done->after.entries == row.kept.size());
+  CHECK(done->removed_entries == 4 - row.kept.size());
+  CHECK(done->removed_bytes == 100 * (4 - row.kept.size()));
+  CHECK(done->after.bytes <= row.cap);
+}
+
+TEST_CASE("prune_cache: recent use, not age, decides; ties by name", "[transports][cache][housekeeping]") {
+  Root r(3, 100);
+  used_ago(r.v2 / "e0.entry", 1);  // the oldest entry was just served
+  REQUIRE(transports::prune_cache(r.root, 200));
+  CHECK(r.entries() == std::vector<std::string>{"e0.entry", "e2.entry"});
+  used_ago(r.v2 / "e0.entry", 50);
+  used_ago(r.v2 / "e2.entry", 50);
+  REQUIRE(transports::prune_cache(r.root, 100));
+  CHECK(r.entries() == std::vector<std::string>{"e2.entry"});
+}
+
+TEST_CASE("prune_cache and clean_cache remove temporary files of dead writers, never one in flight",
+          "[transports][cache][housekeeping]") {
+  Root r(2, 100);
+  const std::string dead = std::to_string(dead_pid());
+  test::write_file(r.v2 / (".tmp-e5.entry-" + dead + "-0"), "left by a killed run");
+  test::write_file(r.v2 / (".tmp-e6.entry-" + std::to_string(::getpid()) + "-0"), "being written now");
+  SECTION("prune") {
+    auto done = transports::prune_cache(r.root, transports::kDefaultCacheMaxSize);
+    REQUIRE(done);
+    CHECK(done->removed_temp_files == 1);
+    CHECK(done->removed_entries == 0);
+    CHECK_FALSE(fs::exists(r.v2 / (".tmp-e5.entry-" + dead + "-0")));
+    CHECK(fs::exists(r.v2 / (".tmp-e6.entry-" + std::to_string(::getpid()) + "-0")));
+  }
+  SECTION("clean: everything, the root stays") {
+    test::write_file(r.root / "v1" / "old.meta", "x");
+    auto done = transports::clean_cache(r.root);
+    REQUIRE(done);
+    CHECK(done->removed_entries == 2);
+    CHECK(done->removed_bytes == 200);
+    CHECK(done->removed_temp_files == 2);
+    CHECK(fs::is_directory(r.root));
+    CHECK(fs::is_empty(r.root));
+    auto again = transports::clean_cache(r.root);  // cleaning an empty cache is fine
+    REQUIRE(again);
+    CHECK(again->removed_entries == 0);
+  }
+}
+
+TEST_CASE("cache: entries served are marked used, so the cap removes what is not used", "[transports][cache][housekeeping]") {
+  Fixture f;
+  int n = 0;
+  f.state->handler = [&](const Request& r) -> Expected<Response> {
+    ++n;
+    if (header(r, "if-none-match") == "\"v\"") return not_modified({{"cache-control", "max-age=0"}});
+    return ok(std::string(1000, 'p'), {{"cache-control", r.url.ends_with("/a/") ? "max-age=600" : "max-age=0"}, {"etag", "\"v\""}});
+  };
+  const std::string a = "https://example.test/a/", b = "https://example.test/b/";
+  REQUIRE(f.get(a));
+  REQUIRE(f.get(b));
+  const auto entries = f.files(".entry");
+  REQUIRE(entries.size() == 2);
+  for (const auto& e : entries) used_ago(e, 3600);
+  SECTION("a fresh entry served from the cache") {
+    auto r = f.get(a);
+    REQUIRE(r);
+    CHECK(r->from_cache);
+  }
+  SECTION("an entry revalidated with a 304 (its sidecar not rewritten)") {
+    auto r = f.get(b);
+    REQUIRE(r);
+    CHECK(r->from_cache);
+    CHECK(n == 3);
+  }
+  int recent = 0;
+  for (const auto& e : entries) recent += now_s() - used_at(e) < 600 ? 1 : 0;
+  CHECK(recent == 1);
+}
+
+TEST_CASE("cache: after a transport's writes the cap is applied, least recently used first",
+          "[transports][cache][housekeeping]") {
+  Fixture f;
+  f.state->handler = [](const Request&) -> Expected<Response> { return ok(std::string(1000, 'p'), {{"cache-control", "max-age=600"}}); };
+  const auto url = [](int i) { return "https://example.test/p" + std::to_string(i) + "/"; };
+  REQUIRE(f.get(url(0)));
+  const auto one = f.files(".entry").front();
+  const auto entry_size = fs::file_size(one);
+  f.reopen(false, 2 * entry_size + entry_size / 2);  // room for two entries
+  used_ago(one, 300);
+  REQUIRE(f.get(url(1)));
+  for (const auto& e : f.files(".entry")) {
+    if (e != one) used_ago(e, 200);
+  }
+  REQUIRE(f.get(url(0)));  // served from the cache: p0 is now the most recently used
+  REQUIRE(f.get(url(2)));  // a third entry: p1, the least recently used, goes
+  CHECK(f.files(".entry").size() == 2);
+  CHECK(fs::exists(one));
+  CHECK(f.state->requests.size() == 3);
+  auto again = f.get(url(1));
+  REQUIRE(again);
+  CHECK_FALSE(again->from_cache);  // it was removed
+  CHECK(f.warnings.empty());
+}
+
+TEST_CASE("cache: temporary files a killed run left are removed by the next run's housekeeping",
+          "[transports][cache][housekeeping]") {
+  Fixture f;
+  f.state->handler = [](const Request&) -> Expected<Response> { return ok("page", {{"cache-control", "max-age=600"}}); };
+  REQUIRE(f.get("https://example.test/a/"));
+  const std::string dead = std::to_string(dead_pid());
+  const fs::path left = f.v2() / (".tmp-0123.entry-" + dead + "-4");
+  test::write_file(left, "half an entry");
+  SECTION("a run that writes") { REQUIRE(f.get("https://example.test/b/")); }
+  SECTION("a run served wholly from the cache") {
+    auto r = f.get("https://example.test/a/");
+    REQUIRE(r);
+    CHECK(r->from_cache);
+  }
+  CHECK_FALSE(fs::exists(left));
+  CHECK(f.files(".tmp").empty());
+}

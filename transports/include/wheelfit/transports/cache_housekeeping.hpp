@@ -1,0 +1,60 @@
+#pragma once
+// Housekeeping of the on-disk HTTP cache (cache_transport.hpp): what it holds, a size cap kept by
+// removing the least recently used entries, and the temporary files a killed run left behind.
+// `root` is the cache root, the folder holding v2/ (`--cache-dir`; by default
+// $XDG_CACHE_HOME/wheelfit/http).
+//
+// "Used" is an entry file's access time, which the cache sets when it writes an entry and when it
+// serves one (fresh, or after a 304), whatever the mount's atime options.
+//
+// Thread safety: safe beside a running cache, in this process or another: an entry removed while
+// another reader has it open is still read whole by it (or is a miss); a temporary file is only
+// removed when its writer process is gone or it is older than the age given.
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "wheelfit/util/expected.hpp"
+
+namespace wheelfit::transports {
+
+/// The size cap when none is given (`--cache-max-size`, WHEELFIT_CACHE_MAX_SIZE): 1 GiB.
+inline constexpr std::uint64_t kDefaultCacheMaxSize = std::uint64_t{1} << 30;
+/// How old a temporary file of a writer that may still run must be before it is removed.
+inline constexpr std::chrono::seconds kStaleTempAge = std::chrono::hours(1);
+
+/// What the cache holds.
+struct CacheUsage {
+  std::filesystem::path root;    ///< the cache root
+  std::uint64_t entries = 0;     ///< entry files (v2/*.entry)
+  std::uint64_t bytes = 0;       ///< their size in bytes (what the cap limits)
+  std::uint64_t temp_files = 0;  ///< temporary files: writes in flight, or left by a killed run
+  std::uint64_t other_bytes = 0; ///< everything else under the root (temporary files, a v1/ of an old wheelfit)
+};
+
+/// What prune_cache or clean_cache did.
+struct CacheCleanup {
+  CacheUsage before, after;
+  std::uint64_t removed_entries = 0;
+  std::uint64_t removed_bytes = 0;
+  std::uint64_t removed_temp_files = 0;
+};
+
+/// What the cache under `root` holds. A missing root holds nothing. Errc::io_error naming the
+/// folder when it cannot be read.
+[[nodiscard]] Expected<CacheUsage> cache_usage(const std::filesystem::path& root);
+
+/// Removes the least recently used entries (oldest access time first; ties by name) until the
+/// entries take at most `max_bytes`, and the temporary files whose writer is gone or that are
+/// older than `temp_age` (util::remove_stale_temp_files). Errc::io_error naming the folder when it
+/// cannot be read; an entry that cannot be removed is left (and counted in `after`).
+[[nodiscard]] Expected<CacheCleanup> prune_cache(const std::filesystem::path& root, std::uint64_t max_bytes,
+                                                std::chrono::seconds temp_age = kStaleTempAge);
+
+/// Removes everything under `root` (every entry, temporary file, a v1/ of an old wheelfit); the
+/// root itself stays. Errc::io_error naming what could not be removed.
+[[nodiscard]] Expected<CacheCleanup> clean_cache(const std::filesystem::path& root);
+
+}  // namespace wheelfit::transports
