@@ -16,14 +16,8 @@
 #include "support/test_support.hpp"
 
 namespace fs = std::filesystem;
-using wheelfit::test::file_mode;
-using wheelfit::test::read_file;
-using wheelfit::test::shell_quote;
-using wheelfit::test::TempDir;
-using wheelfit::test::write_file;
-using wheelfit::testing::http_response;
-using wheelfit::testing::HttpRequest;
-using wheelfit::testing::TestServer;
+using namespace wheelfit::test;     // TempDir, read_file, write_file, ...
+using namespace wheelfit::testing;  // the loopback servers
 
 namespace {
 

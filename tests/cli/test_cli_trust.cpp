@@ -13,11 +13,8 @@
 
 namespace fs = std::filesystem;
 namespace json = boost::json;
-using wheelfit::test::TempDir;
-using wheelfit::test::write_file;
-using wheelfit::testing::serve_directory;
-using wheelfit::testing::TestCa;
-using wheelfit::testing::TestServer;
+using namespace wheelfit::test;     // TempDir, read_file, write_file, ...
+using namespace wheelfit::testing;  // the loopback servers
 
 namespace {
 
