@@ -1,28 +1,28 @@
 // libFuzzer target: the .netrc parser (transports/http/netrc.cpp). Besides "no crash", whatever
 // parses must survive a round trip: the entries written back as quoted netrc text parse to the
 // same entries.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "wheelfit/transports/netrc.hpp"
 
 namespace {
 
+// `s` as a netrc quoted token (curl's escapes).
 std::string quoted(std::string_view s) {
+  static constexpr std::pair<char, std::string_view> kEscapes[] = {
+      {'\\', "\\\\"}, {'"', "\\\""}, {'\n', "\\n"}, {'\r', "\\r"}, {'\t', "\\t"}};
   std::string out = "\"";
   for (char c : s) {
-    switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default: out += c;
-    }
+    const auto* e = std::find_if(std::begin(kEscapes), std::end(kEscapes), [c](const auto& p) { return p.first == c; });
+    if (e != std::end(kEscapes)) out += e->second;
+    else out += c;
   }
   return out + "\"";
 }
