@@ -116,6 +116,38 @@ struct ResolveResult {
 /// are results with their exit code; an exception escaping is a bug.
 ResolveResult resolve(const ResolveRequest& request);
 
+/// One machine of a fleet: a name for the reports (the profile's file stem) and its profile.
+struct FleetMachine {
+  std::string name;
+  machine::Machine machine;
+};
+
+/// Loads every machine profile (*.toml, *.json) of a folder, sorted by file name; the error names
+/// the folder or the file that does not load.
+Expected<std::vector<FleetMachine>> load_fleet(const std::string& dir);
+
+/// A fleet's resolves: one per machine, in the order given.
+struct FleetResult {
+  /// The worst of the machines' exit codes (0 all resolved, 1 one is unresolved, ...), or the
+  /// code of an error of the whole request (then `error` is set and `machines` empty).
+  int exit_code = kExitBadInput;
+  std::optional<Error> error;
+  std::vector<FleetMachine> fleet;        ///< the machines, as given
+  std::vector<ResolveResult> machines;    ///< one per fleet machine, same order
+  std::size_t index_reads = 0;            ///< distinct (backend, index) snapshots read
+  /// {"machines": [{"machine": name, <ResolveResult::json()'s keys>}, ...], "summary": [...]}.
+  [[nodiscard]] std::string json() const;
+  /// Each machine's report under a "== name ==" heading, then the summary table (machine,
+  /// combo, tier, resolved / unresolved).
+  [[nodiscard]] std::string report() const;
+  /// The summary table alone.
+  [[nodiscard]] std::string summary() const;
+};
+
+/// Resolves the request for each machine (request.machine is ignored): the workspace, backends
+/// and each (backend, index) snapshot are read once and shared by every machine that uses them.
+FleetResult resolve_fleet(const ResolveRequest& request, const std::vector<FleetMachine>& machines);
+
 /// What `wheelfit explain` judges: one wheel, against a machine.
 struct ExplainRequest {
   /// A local .whl, a file:// or http(s) URL (read with Range requests), or a bare wheel file

@@ -65,6 +65,22 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 /// The value of the first header named `name` (ASCII case-insensitive), if any.
 std::optional<std::string_view> find_header(const Headers& headers, std::string_view name);
 
+/// Where a streamed body goes (Request::sink): a body too big to hold in memory (a wheel being
+/// downloaded). The transport calls prepare() before every attempt (the first, each retry, each
+/// redirect hop), then, for a 2xx answer, begin() once and write() for each run of body bytes.
+/// An error from begin() or write() ends the request with that error at once (never retried).
+/// Called on the thread running the transport's get()/get_many(), one call at a time per sink.
+class BodySink {
+ public:
+  virtual ~BodySink() = default;
+  /// Headers to add to the next attempt (Range / If-Range to continue a partial body).
+  virtual void prepare(Headers& headers) = 0;
+  /// A 2xx header arrived: 200 (the whole body: start over) or 206 (the range asked for).
+  virtual Expected<void> begin(int status, const Headers& headers) = 0;
+  /// The next body bytes, in order.
+  virtual Expected<void> write(std::string_view bytes) = 0;
+};
+
 struct Request {
   std::string url;
   std::size_t max_body = 64u << 20;  ///< bodies above this are Errc::too_large
@@ -74,6 +90,11 @@ struct Request {
   /// only the headers that carry no credential (the http transport's credentials.hpp).
   Headers headers{};
   bool compressed = false;  ///< may arrive gzip-compressed (index pages); the transport decodes it, never for files
+  /// Streams a 2xx body to this sink instead of Response::body (which stays empty); max_body
+  /// still applies to what one attempt receives. A streamed request has no overall deadline
+  /// (only the idle timeout: a large file on a slow link is not a failure) and is never cached.
+  /// Not owned: it must outlive the call.
+  BodySink* sink = nullptr;
 };
 
 struct Response {

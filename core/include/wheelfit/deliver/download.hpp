@@ -1,0 +1,88 @@
+#pragma once
+// Fetching wheels into a folder: concurrent, resumable, verified, atomic, idempotent.
+//
+// Each file goes to DIR/<filename> only once its sha256 is known to be the one expected: the
+// bytes stream (transport::BodySink) into DIR/.<filename>.part, hashed as they arrive; the part is
+// renamed to its final name after the digest checks out (and is fsynced). A part left by an
+// earlier run continues with `Range: bytes=N-` + `If-Range` (the ETag or Last-Modified it was
+// fetched with, kept in DIR/.<filename>.part.meta); a server that ignores the range (200) or
+// whose file changed restarts it from zero. A file already at its final name whose digest is the
+// expected one is not fetched again ("present"). A digest mismatch is an error naming both
+// digests (a stale proxy cache is the usual cause) and leaves nothing under the final name.
+// Transient failures are retried by the transport (its RetryPolicy), continuing where the body
+// stopped. Files without a known digest are fetched, hashed and reported as unverified.
+//
+// Thread safety: one download() at a time per transport; the progress hook is called on the
+// calling thread.
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wheelfit/transport/transport.hpp"
+#include "wheelfit/util/expected.hpp"
+
+namespace wheelfit::deliver {
+
+/// One file to fetch.
+struct Wanted {
+  std::string url;                    ///< http(s), file:// or a path
+  std::string filename;               ///< its name in the folder (a plain file name, checked)
+  std::optional<std::string> sha256;  ///< lower-case hex; nullopt: fetched and hashed, not verified
+  std::optional<std::uint64_t> size;  ///< when known: the progress total before a response says it
+};
+
+/// What became of one file.
+struct Delivered {
+  std::string filename, url;
+  std::filesystem::path path;     ///< DIR/<filename> (when ok)
+  std::uint64_t bytes = 0;        ///< its size
+  std::string sha256;             ///< its digest (computed)
+  enum class Status { fetched, present, failed } status = Status::failed;
+  bool verified = false;          ///< the digest was compared with an expected one
+  bool resumed = false;           ///< a partial file from before was continued
+  std::optional<Error> error;     ///< set when failed
+};
+
+/// A progress report, for a terminal's progress lines or a log.
+struct Progress {
+  enum class Kind { started, bytes, finished } kind = Kind::bytes;
+  std::size_t index = 0;                ///< the file's position in the request
+  std::uint64_t done = 0;               ///< bytes of this file on disk so far (a resumed part counts)
+  std::optional<std::uint64_t> total;   ///< its size, once known
+};
+using ProgressHook = std::function<void(const Progress&)>;
+
+struct DownloadOptions {
+  std::filesystem::path dir;                   ///< created when missing
+  std::uint64_t max_file = 64ull << 30;        ///< a body above this is Errc::too_large
+  ProgressHook progress;                       ///< optional
+  bool offline = false;                        ///< fetch nothing: a file not already present fails
+};
+
+/// Fetches every file (concurrently, as many at once as the transport's get_many allows); the
+/// answers come back in request order. Never throws for anything the network or the disk does.
+/// Errc::invalid_input (in Delivered::error) for a file name with a '/' or that is "." / "..".
+std::vector<Delivered> download(transport::Transport& transport, const std::vector<Wanted>& files,
+                                const DownloadOptions& options);
+
+/// The sha256 of a file, lower-case hex (reads it in large blocks).
+Expected<std::string> sha256_file(const std::filesystem::path& path);
+
+/// Incremental sha256 (OpenSSL), lower-case hex at the end.
+class Sha256 {
+ public:
+  Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+  void update(std::string_view bytes);
+  [[nodiscard]] std::string hex();  ///< finishes; the object is reset for reuse
+ private:
+  void* ctx_;
+};
+
+}  // namespace wheelfit::deliver
