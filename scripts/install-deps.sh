@@ -3,7 +3,8 @@
 set -euo pipefail
 packages=(g++ cmake ninja-build pkg-config libboost1.81-dev libboost-json1.81-dev
           libtomlplusplus-dev libfmt-dev libssl-dev zlib1g-dev catch2
-          clang libclang-rt-14-dev)
+          clang libclang-rt-14-dev
+          nginx-light python3-pip curl)  # the mirror's integration test and bench_download: a real server and clients
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -23,10 +23,12 @@
 #include <vector>
 
 #include "wheelfit/config/workspace.hpp"
+#include "wheelfit/deliver/download.hpp"
 #include "wheelfit/inspect/doctor.hpp"
 #include "wheelfit/inspect/explain.hpp"
 #include "wheelfit/machine/detect.hpp"
 #include "wheelfit/machine/machine.hpp"
+#include "wheelfit/mirror/mirror.hpp"
 #include "wheelfit/policies/policy.hpp"
 #include "wheelfit/registry/registry.hpp"
 #include "wheelfit/resolve/resolver.hpp"
@@ -46,6 +48,7 @@ enum ExitCode : int {
   kExitBadInput = 2,    ///< bad input or usage; the message names the input
   kExitNoIndex = 3,     ///< the backend publishes no wheel index and none was given
   kExitUnreadable = 4,  ///< the index could not be read at all
+  kExitDownload = 5,    ///< download / mirror: a wheel could not be fetched or its sha256 did not match
   kExitInternal = 70,   ///< a bug in wheelfit
 };
 
@@ -260,6 +263,62 @@ struct CacheResult {
 
 /// Looks after the on-disk HTTP cache (transports/cache_housekeeping.hpp).
 CacheResult cache(const CacheRequest& request);
+
+/// `wheelfit download`: resolve (one machine, or a fleet), then fetch every picked wheel into a
+/// folder, verified (deliver/download.hpp: resumable, atomic, idempotent).
+struct DownloadRequest {
+  ResolveRequest resolve;            ///< its machine (or this one detected) when `fleet` is empty
+  std::vector<FleetMachine> fleet;   ///< the machines; the union of their picks is fetched
+  std::string dir;                   ///< created when missing
+  unsigned jobs = 4;                 ///< files in flight (1-64)
+  deliver::ProgressHook progress;    ///< optional; called on the calling thread
+};
+
+struct DownloadResult {
+  /// kExitResolved, kExitUnresolved (nothing is fetched for an unresolved machine), the resolve's
+  /// error codes, or kExitDownload when a file could not be fetched or did not verify.
+  int exit_code = kExitBadInput;
+  std::optional<Error> error;
+  bool is_fleet = false;                  ///< more than one machine: `resolved` is the fleet's
+  FleetResult resolved;                   ///< one machine: a fleet of one
+  std::vector<deliver::Delivered> files;  ///< in pick order, each file once
+  /// The resolve object (one machine) or the fleet's, plus "downloads": [{filename, url, path,
+  /// bytes, sha256, status: "fetched" | "present" | "failed", verified, resumed, error}].
+  [[nodiscard]] std::string json() const;
+  /// The resolve report, then one line per file and a total.
+  [[nodiscard]] std::string report() const;
+};
+
+DownloadResult download(const DownloadRequest& request);
+
+/// `wheelfit mirror`: the fleet resolved, the union of its picks downloaded into OUT/pool, and a
+/// static index of them published into OUT (mirror/mirror.hpp has the layout).
+struct MirrorRequest {
+  ResolveRequest resolve;             ///< the index, network, cache, offline (the pool and the cache alone)
+  std::vector<FleetMachine> fleet;    ///< at least one machine
+  std::string out;
+  std::optional<std::string> base_url;  ///< absolute hrefs under this URL; else relative
+  bool prune = false;                 ///< drop the files no machine picks any more
+  unsigned jobs = 4;
+  deliver::ProgressHook progress;
+};
+
+struct MirrorResult {
+  /// 0 every machine resolved and the snapshot was published; 1 a machine is unresolved (the
+  /// others' wheels are still published); kExitDownload when a file failed (nothing published);
+  /// 2 / 3 / 4 as for resolve.
+  int exit_code = kExitBadInput;
+  std::optional<Error> error;
+  FleetResult resolved;
+  std::vector<deliver::Delivered> files;
+  std::optional<mirror::Published> published;
+  /// {"machines": ..., "summary": ..., "downloads": [...], "published": {root, id, files,
+  /// projects, carried, pruned, snapshots_removed}}.
+  [[nodiscard]] std::string json() const;
+  [[nodiscard]] std::string report() const;
+};
+
+MirrorResult mirror(const MirrorRequest& request);
 
 /// An Explanation as `explain --json` prints it (wheel, fits, binaries_read, demands, files,
 /// warnings, bytes_fetched, wheel_size, downloaded_whole), as JSON text; `doctor` reuses it.

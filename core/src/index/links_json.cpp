@@ -290,10 +290,16 @@ Expected<PackagesJson> parse_packages_json(std::string_view body, std::string_vi
       wheel.filename = std::move(*filename);
       auto url = required_string(w, "url", wp, r);
       if (!url) return std::move(url).error();
-      wheel.url = std::move(*url);
+      // A relative url (a mirror's "files/x.whl") is relative to packages.json itself.
+      wheel.url = url->find("://") == std::string::npos ? resolve_url(source, *url) : std::move(*url);
       auto sha = optional_sha256(w, "sha256", wp, r);
       if (!sha) return std::move(sha).error();
       wheel.sha256 = std::move(*sha);
+      for (const auto& kv2 : w) {  // the farm's other string fields (version, cuda, torch, python, ...), kept as given
+        const std::string_view k(kv2.key().data(), kv2.key().size());
+        if (k == "filename" || k == "url" || k == "sha256" || !kv2.value().is_string()) continue;
+        wheel.fields.emplace_back(std::string(k), std::string(kv2.value().get_string()));
+      }
       entry.wheels.push_back(std::move(wheel));
     }
     result.packages.emplace(std::move(name), std::move(entry));

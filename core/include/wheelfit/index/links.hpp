@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "wheelfit/util/expected.hpp"
@@ -60,6 +61,9 @@ struct PackagesJsonWheel {
   std::string filename;
   std::string url;
   std::optional<std::string> sha256;  ///< lower-case hex, validated (64 hex digits)
+  /// Its other string fields as given ("version", "cuda", "torch", "python", "abi", "platform"),
+  /// in order: a mirror writes them back unchanged.
+  std::vector<std::pair<std::string, std::string>> fields = {};
 };
 struct PackagesJsonEntry {
   bool torch_free = false;
@@ -92,7 +96,8 @@ struct PackagesJson {
   bool indexed_ = false;
 };
 /// Errors (Errc::invalid_input / Errc::unsupported for another schema) name `source` and the
-/// JSON path of the offending value ("packages.cumm.wheels[2].sha256: not 64 hex digits").
+/// JSON path of the offending value ("packages.cumm.wheels[2].sha256: not 64 hex digits"). A
+/// relative wheel url is resolved against `source` (the URL packages.json was read from).
 Expected<PackagesJson> parse_packages_json(std::string_view body, std::string_view source);
 
 }  // namespace wheelfit::index

@@ -1,0 +1,121 @@
+// `wheelfit download` and `wheelfit mirror`: the arguments -> a DownloadRequest / MirrorRequest ->
+// wheelfit::download() / wheelfit::mirror() (the façade decides everything) -> the report or the
+// JSON, the progress on stderr, the exit code.
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+
+#include "cli.hpp"
+#include "progress.hpp"
+#include "wheelfit/wheelfit.hpp"
+
+namespace wheelfit::cli {
+namespace {
+
+// The resolve options download and mirror share with resolve (README "Network").
+const std::set<std::string, std::less<>> kResolveValues = {
+    "--index", "--policy", "--backend", "--python", "--retries", "--timeout", "--jobs", "--user-agent", "--cache-dir",
+    "--cache-max-size", "--releases-repo", "--allow-insecure-host", "--combo", "--cert", "--client-cert", "--machine", "--machines"};
+const std::set<std::string, std::less<>> kResolveSwitches = {"--json", "--no-cache", "--offline", "--no-fallback"};
+
+std::set<std::string, std::less<>> with(std::set<std::string, std::less<>> base, std::initializer_list<const char*> more) {
+  for (const char* m : more) base.insert(m);
+  return base;
+}
+
+/// The ResolveRequest part, as `wheelfit resolve` builds it.
+ResolveRequest resolve_part(const Args& parsed) {
+  if (parsed.has("--offline") && parsed.has("--no-cache")) throw UsageError{"--offline reads only the cache; it does not go with --no-cache"};
+  ResolveRequest request;
+  request.configs = parsed.positional;
+  request.python = parsed.value("--python");
+  request.backend = parsed.value("--backend");
+  request.index = parsed.value("--index");
+  request.policy_file = parsed.value("--policy");
+  request.releases_repo = parsed.value("--releases-repo");
+  request.network = http_options(parsed);
+  request.use_cache = !parsed.has("--no-cache");
+  request.cache_dir = parsed.value("--cache-dir");
+  request.cache_max_size = cache_max_size(parsed);
+  request.offline = parsed.has("--offline");
+  request.combo = parsed.value("--combo");
+  request.fallback = !parsed.has("--no-fallback");
+  return request;
+}
+
+unsigned jobs_of(const Args& parsed) {
+  const auto v = parsed.value("--jobs");
+  return v ? static_cast<unsigned>(bounded_number("--jobs", *v, 1, 64)) : 4u;
+}
+
+/// The progress view on stderr: redrawn in place on a terminal, log lines otherwise.
+std::unique_ptr<ProgressView> progress_view() {
+  return std::make_unique<ProgressView>(std::cerr, ::isatty(STDERR_FILENO) == 1);
+}
+
+template <class Result>
+int print(const Result& result, bool json) {
+  if (result.error) return fail(json, result.exit_code, result.error->message);
+  std::cout << (json ? result.json() : result.report());
+  return result.exit_code;
+}
+
+}  // namespace
+
+int run_download(const std::vector<std::string_view>& argv) {
+  const Args parsed = parse_args(argv, with(kResolveValues, {"--dir"}), kResolveSwitches, {{"-d", "--dir"}}, {"--machine"});
+  const bool json = parsed.has("--json");
+  if (parsed.positional.empty()) throw UsageError{"download: give at least one comfy-env.toml"};
+  const auto dir = parsed.value("--dir");
+  if (!dir || dir->empty()) throw UsageError{"download: give the folder to download into (-d DIR)"};
+
+  api::DownloadRequest request;
+  request.resolve = resolve_part(parsed);
+  request.dir = *dir;
+  request.jobs = jobs_of(parsed);
+  registry::Registry reg;
+  if (auto loaded = load_backends(reg); !loaded) return fail(json, kBadInput, loaded.error().message);
+  request.resolve.backends = &reg;
+  auto fleet = fleet_profiles(parsed);
+  if (!fleet) return fail(json, kBadInput, fleet.error().message);
+  if (fleet->size() == 1) request.resolve.machine = std::move(fleet->front().machine);
+  else request.fleet = std::move(*fleet);
+  const auto view = progress_view();
+  request.progress = [&view](const deliver::Progress& p) { view->on(p); };
+  const auto result = api::download(request);
+  view->finish();
+  return print(result, json);
+}
+
+int run_mirror(const std::vector<std::string_view>& argv) {
+  const Args parsed = parse_args(argv, with(kResolveValues, {"--out", "--base-url"}), with(kResolveSwitches, {"--prune"}), {},
+                                 {"--machine"});
+  const bool json = parsed.has("--json");
+  if (parsed.positional.empty()) throw UsageError{"mirror: give at least one comfy-env.toml"};
+  const auto out = parsed.value("--out");
+  if (!out || out->empty()) throw UsageError{"mirror: give the mirror folder (--out DIR)"};
+  if (!parsed.value("--machine") && !parsed.value("--machines")) {
+    throw UsageError{"mirror: give the fleet (--machines DIR, or --machine FILE once per machine)"};
+  }
+
+  api::MirrorRequest request;
+  request.resolve = resolve_part(parsed);
+  request.out = *out;
+  request.base_url = parsed.value("--base-url");
+  request.prune = parsed.has("--prune");
+  request.jobs = jobs_of(parsed);
+  registry::Registry reg;
+  if (auto loaded = load_backends(reg); !loaded) return fail(json, kBadInput, loaded.error().message);
+  request.resolve.backends = &reg;
+  auto fleet = fleet_profiles(parsed);
+  if (!fleet) return fail(json, kBadInput, fleet.error().message);
+  request.fleet = std::move(*fleet);
+  const auto view = progress_view();
+  request.progress = [&view](const deliver::Progress& p) { view->on(p); };
+  const auto result = api::mirror(request);
+  view->finish();
+  return print(result, json);
+}
+
+}  // namespace wheelfit::cli

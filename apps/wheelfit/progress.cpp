@@ -1,0 +1,82 @@
+#include "progress.hpp"
+
+#include <cstdio>
+#include <ostream>
+
+namespace wheelfit::cli {
+
+ProgressView::ProgressView(std::ostream& out, bool terminal) : out_(out), terminal_(terminal) {}
+
+std::string ProgressView::bytes(std::uint64_t n) {
+  char buf[32];
+  if (n >= (1ull << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(n) / (1ull << 30));
+  else if (n >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(n) / (1ull << 20));
+  else if (n >= 1024) std::snprintf(buf, sizeof buf, "%.0f KiB", static_cast<double>(n) / 1024);
+  else std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(n));
+  return buf;
+}
+
+std::string ProgressView::eta(std::uint64_t left, double rate) {
+  if (rate <= 0) return "ETA --";
+  const auto s = static_cast<unsigned long long>(static_cast<double>(left) / rate + 0.5);
+  char buf[32];
+  if (s >= 3600) std::snprintf(buf, sizeof buf, "ETA %lluh%02llum", s / 3600, s / 60 % 60);
+  else if (s >= 60) std::snprintf(buf, sizeof buf, "ETA %llum%02llus", s / 60, s % 60);
+  else std::snprintf(buf, sizeof buf, "ETA %llus", s);
+  return buf;
+}
+
+void ProgressView::on(const deliver::Progress& p) {
+  if (p.index >= files_.size()) files_.resize(p.index + 1);
+  File& f = files_[p.index];
+  if (!p.filename.empty()) f.name = p.filename;
+  if (p.kind == deliver::Progress::Kind::started) {
+    f.active = true;
+    first_done_ += p.done;
+  }
+  f.done = p.done;
+  if (p.total) f.total = p.total;
+  if (p.kind == deliver::Progress::Kind::finished) {
+    f.active = false;
+    f.finished = true;
+    if (!terminal_) out_ << "downloaded " << f.name << " (" << bytes(f.done) << ")\n";
+  }
+  if (terminal_) draw(p.kind != deliver::Progress::Kind::bytes);
+}
+
+void ProgressView::draw(bool force) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!force && now - last_ < std::chrono::milliseconds(100)) return;
+  last_ = now;
+  std::string text;
+  if (drawn_ > 0) text += "\x1b[" + std::to_string(drawn_) + "F";  // to the first line drawn
+  std::size_t lines = 0;
+  std::uint64_t done = 0, total = 0;
+  bool totals_known = true;
+  std::size_t finished = 0;
+  for (const auto& f : files_) {
+    done += f.done;
+    if (f.total) total += *f.total;
+    else totals_known = false;
+    if (f.finished) ++finished;
+    if (!f.active) continue;
+    text += "\x1b[2K  " + f.name + "  " + bytes(f.done) + (f.total ? " / " + bytes(*f.total) : std::string()) + "\n";
+    ++lines;
+  }
+  const double seconds = std::chrono::duration<double>(now - start_).count();
+  const double rate = seconds > 0 ? static_cast<double>(done - std::min(done, first_done_)) / seconds : 0;
+  text += "\x1b[2K" + std::to_string(finished) + "/" + std::to_string(files_.size()) + " files  " + bytes(done) +
+          (totals_known ? " / " + bytes(total) : std::string()) + "  " + bytes(static_cast<std::uint64_t>(rate)) + "/s" +
+          (totals_known && total > done ? "  " + eta(total - done, rate) : std::string()) + "\n";
+  ++lines;
+  for (std::size_t i = lines; i < drawn_; ++i) text += "\x1b[2K\n";  // clear what the last draw left below
+  const std::size_t printed = std::max(lines, drawn_);
+  out_ << text << std::flush;
+  drawn_ = printed;
+}
+
+void ProgressView::finish() {
+  if (terminal_ && drawn_ > 0) draw(true);
+}
+
+}  // namespace wheelfit::cli

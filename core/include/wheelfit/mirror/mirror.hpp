@@ -1,0 +1,110 @@
+#pragma once
+// A static wheel index for a fleet, that any plain web server can serve (nginx, S3, an
+// Artifactory generic repository): written into a folder wheelfit owns, published atomically.
+//
+//   OUT/current -> snapshots/<id>     the served root: point the web server here
+//   OUT/snapshots/<id>/
+//     index.html                      PEP 503 root page: one link per project
+//     <project>/index.html            PEP 503 project page (normalised name): one anchor per file,
+//                                     href "../files/<file>#sha256=<hex>" (or --base-url absolute),
+//                                     data-requires-python, data-core-metadata and
+//                                     data-dist-info-metadata = "sha256=<hex of the .metadata>"
+//     files/<file>                    the wheel (a hard link into OUT/pool; a copy across devices)
+//     files/<file>.metadata           its METADATA (PEP 658 / 714)
+//     packages.json                   the farm's schema 1, so `wheelfit resolve --index` and the
+//                                     farm's own readers use the mirror unchanged
+//     mirror.json                     the manifest: upstream, its snapshot time, the machines
+//                                     (name, combo, tier, status, files) and every file (project,
+//                                     sha256, size, anchors, machines, packages.json fields)
+//   OUT/pool/<file>                   the verified downloads, kept across runs
+//
+// Publishing: the new snapshot is built in OUT/snapshots/.tmp-<id>, renamed into place, and
+// `current` is replaced by a renamed symlink (rename(2) is atomic): a reader sees the old tree or
+// the new one, never a mix; a kill at any point leaves `current` on the previous complete tree.
+// The snapshot before the current one is kept (a reader in the middle of it finishes); older ones
+// and leftovers of killed runs are removed. Without `prune`, the files of the previous snapshot
+// that no machine picks any more are carried over (their manifest entries say "machines": []);
+// with it they leave the index and the pool.
+//
+// Thread safety: one publish per OUT at a time (a lock file, OUT/.lock, says when another runs).
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "wheelfit/util/expected.hpp"
+
+namespace wheelfit::mirror {
+
+/// One file of the mirror.
+struct File {
+  std::string project;                 ///< PEP 503 normalised name
+  std::string filename;                ///< the real file name (the upstream href's, decoded)
+  std::string sha256;                  ///< lower-case hex, verified
+  std::uint64_t size = 0;
+  std::vector<std::string> anchors;    ///< anchor texts it is listed under (the farm lists torch-free wheels under synthetic names)
+  std::optional<std::string> requires_python;
+  std::vector<std::string> machines;   ///< the machines that picked it
+  /// Extra packages.json fields, in order ("version", "cuda", "torch", "python", "abi", "platform").
+  std::vector<std::pair<std::string, std::string>> fields;
+};
+
+/// One machine of the fleet, for the manifest.
+struct Machine {
+  std::string name, combo, tier, status;  ///< status: "resolved", "unresolved" or the error
+};
+
+struct Snapshot {
+  std::filesystem::path out;            ///< OUT
+  std::optional<std::string> base_url;  ///< absolute hrefs under this URL (its "files/..."); else relative
+  bool prune = false;
+  std::string upstream;                 ///< the index mirrored (no credentials)
+  std::string upstream_time;            ///< when it was read (RFC 3339, UTC)
+  std::string repo;                     ///< packages.json "repo" (the upstream's, when known)
+  std::vector<std::pair<std::string, bool>> torch_free;  ///< packages.json torch_free per project, when known
+  std::vector<Machine> machines;
+  std::vector<File> files;              ///< each must be in OUT/pool already (mirror::pool_dir)
+};
+
+struct Published {
+  std::filesystem::path root;                ///< OUT/snapshots/<id> (what OUT/current points at)
+  std::string id;
+  std::size_t files = 0, projects = 0;
+  std::size_t carried = 0;                   ///< files kept from the previous snapshot (no --prune)
+  std::vector<std::string> pruned;           ///< files that left the index (with prune)
+  std::size_t snapshots_removed = 0;         ///< old snapshots and leftovers removed
+};
+
+/// Makes OUT when missing; Errc::invalid_input when it is a folder of something else (not empty,
+/// and no current, snapshots/ or pool/ in it). publish() checks the same.
+Expected<void> prepare(const std::filesystem::path& out);
+
+/// OUT/pool: where the wheels are downloaded before publish().
+std::filesystem::path pool_dir(const std::filesystem::path& out);
+
+/// The files of the snapshot OUT/current points at (from its mirror.json), or an empty list when
+/// there is none yet. An error names the manifest when it is unreadable.
+Expected<std::vector<File>> current_files(const std::filesystem::path& out);
+
+/// Writes and publishes the snapshot (above). Errors (Errc::io_error, invalid_input) name the
+/// path and the step; on an error `current` is untouched.
+Expected<Published> publish(const Snapshot& snapshot);
+
+// The pieces, for tests.
+
+/// The PEP 503 project page for `files` (all of one project).
+std::string project_page(const std::string& project, const std::vector<const File*>& files,
+                         const std::vector<std::string>& metadata_sha256, const std::optional<std::string>& base_url);
+/// The root page listing `projects` (normalised names).
+std::string root_page(const std::vector<std::string>& projects);
+/// The href of a file: "../files/<percent-encoded name>" or "<base_url>/files/<...>".
+std::string file_href(const std::string& filename, const std::optional<std::string>& base_url, bool from_project_page);
+/// '&', '<', '>', '"' and '\'' as entities.
+std::string html_escape(std::string_view text);
+/// Every byte outside RFC 3986's unreserved set percent-encoded ("+" -> "%2B").
+std::string percent_encode(std::string_view text);
+
+}  // namespace wheelfit::mirror

@@ -1,0 +1,351 @@
+// wheelfit::download() and wheelfit::mirror(): a resolve (one machine or a fleet), the picked
+// wheels fetched and verified (deliver/download.hpp), and for a mirror a static index published
+// (mirror/mirror.hpp).
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <map>
+
+#include <boost/json.hpp>
+
+#include "wheelfit/index/links.hpp"
+#include "wheelfit/transports/file_transport.hpp"
+#include "wheelfit/wheelfit.hpp"
+
+#include "common.hpp"
+
+namespace wheelfit::api {
+namespace {
+
+namespace json = boost::json;
+
+/// One wheel to fetch: the union of the picks of every resolved machine, by URL.
+struct Wheel {
+  deliver::Wanted wanted;
+  std::string project;
+  std::vector<std::string> anchors;   ///< the anchor texts it was picked under
+  std::vector<std::string> machines;  ///< the machines that picked it
+};
+
+std::vector<Wheel> union_of_picks(const FleetResult& fleet) {
+  std::vector<Wheel> out;
+  std::map<std::string, std::size_t> by_url;
+  for (std::size_t m = 0; m < fleet.machines.size(); ++m) {
+    const auto& r = fleet.machines[m];
+    if (!r.resolution || !r.resolution->ok()) continue;
+    for (const auto& pick : r.resolution->picks) {
+      auto [it, fresh] = by_url.try_emplace(pick.url, out.size());
+      if (fresh) {
+        Wheel w;
+        w.wanted.url = pick.url;
+        std::string_view path = pick.url;
+        if (const auto q = path.find_first_of("?#"); q != std::string_view::npos) path = path.substr(0, q);
+        w.wanted.filename = index::percent_decode(path.substr(path.rfind('/') + 1));
+        w.wanted.sha256 = pick.sha256;
+        w.project = pick.name;
+        out.push_back(std::move(w));
+      }
+      Wheel& w = out[it->second];
+      if (std::find(w.anchors.begin(), w.anchors.end(), pick.filename) == w.anchors.end()) w.anchors.push_back(pick.filename);
+      const std::string& name = fleet.fleet[m].name;
+      if (std::find(w.machines.begin(), w.machines.end(), name) == w.machines.end()) w.machines.push_back(name);
+    }
+  }
+  return out;
+}
+
+/// A fleet of one: the single resolve, named after its machine profile (or "this machine").
+FleetResult fleet_of_one(ResolveResult r, const ResolveRequest& req) {
+  FleetResult f;
+  f.exit_code = r.exit_code;
+  if (r.error && !r.resolution) f.error = r.error;
+  f.fleet.push_back({req.machine ? "machine" : "this machine", r.machine});
+  f.machines.push_back(std::move(r));
+  f.index_reads = 1;
+  return f;
+}
+
+FleetResult resolve_all(const ResolveRequest& req, const std::vector<FleetMachine>& fleet) {
+  if (fleet.empty()) return fleet_of_one(resolve(req), req);
+  return resolve_fleet(req, fleet);
+}
+
+/// The transport the wheels are fetched with: the caller's, else one made from the resolve's
+/// network options, with the index URL's credentials for its origin (a private mirror's wheels
+/// need them as its pages do).
+Expected<std::shared_ptr<transport::Transport>> download_transport(const ResolveRequest& req, unsigned jobs) {
+  if (req.transport) return req.transport;
+  transports::HttpOptions net = req.network;
+  net.jobs = jobs;
+  net.per_host = jobs;
+  if (req.index && detail::is_remote(*req.index)) {
+    auto clean = detail::take_credentials(*req.index, "--index", detail::env("WHEELFIT_INDEX_TOKEN"), net);
+    if (!clean) return clean.error();
+  }
+  auto made = transports::make_transport(net);
+  if (!made) return made.error();
+  return std::shared_ptr<transport::Transport>(std::move(*made));
+}
+
+/// Fetches the wheels into `dir`; the exit code (kExitDownload when one failed) and the files.
+int fetch(const ResolveRequest& req, const std::vector<Wheel>& wheels, const std::filesystem::path& dir, unsigned jobs,
+          const deliver::ProgressHook& progress, std::vector<deliver::Delivered>& files, std::optional<Error>& error) {
+  if (jobs < 1 || jobs > 64) {
+    error = Error(Errc::invalid_input, "--jobs: " + std::to_string(jobs) + " is not from 1 to 64");
+    return kExitBadInput;
+  }
+  if (wheels.empty()) return kExitResolved;
+  auto transport = download_transport(req, jobs);
+  if (!transport) {
+    error = Error(Errc::invalid_input, util::redact(transport.error().message));
+    return kExitBadInput;
+  }
+  std::vector<deliver::Wanted> wanted;
+  for (const auto& w : wheels) wanted.push_back(w.wanted);
+  deliver::DownloadOptions options;
+  options.dir = dir;
+  options.progress = progress;
+  options.offline = req.offline;
+  files = deliver::download(**transport, wanted, options);
+  const auto failed = std::count_if(files.begin(), files.end(), [](const auto& f) { return f.status == deliver::Delivered::Status::failed; });
+  if (failed == 0) return kExitResolved;
+  const auto first = std::find_if(files.begin(), files.end(), [](const auto& f) { return f.error.has_value(); });
+  error = Error(Errc::io_error, std::to_string(failed) + " of " + std::to_string(files.size()) + " wheel" +
+                                    (files.size() == 1 ? "" : "s") + " could not be downloaded" +
+                                    (first != files.end() ? ": " + first->error->message : std::string()));
+  return kExitDownload;
+}
+
+const char* status_name(deliver::Delivered::Status s) {
+  switch (s) {
+    case deliver::Delivered::Status::fetched: return "fetched";
+    case deliver::Delivered::Status::present: return "present";
+    case deliver::Delivered::Status::failed: break;
+  }
+  return "failed";
+}
+
+json::array downloads_json(const std::vector<deliver::Delivered>& files) {
+  json::array out;
+  for (const auto& f : files) {
+    json::object o{{"filename", f.filename}, {"url", util::redact(f.url)}, {"path", f.path.string()},
+                   {"bytes", f.bytes}, {"sha256", f.sha256}, {"status", status_name(f.status)},
+                   {"verified", f.verified}, {"resumed", f.resumed}};
+    o["error"] = f.error ? json::value(util::redact(f.error->message)) : json::value(nullptr);
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+std::string human_bytes(std::uint64_t n) {
+  char buf[32];
+  if (n >= (1ull << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(n) / (1ull << 30));
+  else if (n >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(n) / (1ull << 20));
+  else if (n >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(n) / 1024);
+  else std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(n));
+  return buf;
+}
+
+std::string downloads_text(const std::vector<deliver::Delivered>& files) {
+  if (files.empty()) return {};
+  std::string out = "downloads:\n";
+  std::uint64_t fetched = 0, present = 0;
+  std::size_t failed = 0;
+  for (const auto& f : files) {
+    out += "  " + std::string(status_name(f.status)) + "  " + f.filename;
+    if (f.status == deliver::Delivered::Status::failed) {
+      ++failed;
+      out += ": " + util::redact(f.error ? f.error->message : "failed") + "\n";
+      continue;
+    }
+    (f.status == deliver::Delivered::Status::fetched ? fetched : present) += f.bytes;
+    out += "  " + human_bytes(f.bytes) + (f.verified ? "  sha256 verified" : "  sha256 not published: not verified") +
+           (f.resumed ? "  (resumed)" : "") + "\n";
+  }
+  out += "total: " + human_bytes(fetched) + " fetched, " + human_bytes(present) + " already there";
+  if (failed) out += ", " + std::to_string(failed) + " failed";
+  return out + "\n";
+}
+
+/// The resolve JSON (one machine's object, or the fleet's) as an object to add keys to.
+json::object resolved_json(const FleetResult& r, bool is_fleet) {
+  const std::string text = is_fleet || r.machines.empty() ? r.json() : r.machines.front().json();
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec || !v.is_object()) return {};
+  return std::move(v.get_object());
+}
+
+std::string resolved_report(const FleetResult& r, bool is_fleet) {
+  if (is_fleet || r.machines.empty()) return r.report();
+  return r.machines.front().report();
+}
+
+std::string error_json(int code, const Error& e) {
+  return json::serialize(json::object{{"error", json::object{{"exit_code", code}, {"message", util::redact(e.message)}}}}) + "\n";
+}
+
+/// The packages.json fields of a farm wheel, from its file name: version (public), python, abi,
+/// platform ("linux", "linux_aarch64", "windows", "macos", or the tag).
+std::vector<std::pair<std::string, std::string>> name_fields(const std::string& filename) {
+  std::vector<std::string> parts;
+  std::string_view rest = std::string_view(filename).substr(0, filename.size() - (filename.ends_with(".whl") ? 4 : 0));
+  for (std::size_t p; (p = rest.find('-')) != std::string_view::npos; rest.remove_prefix(p + 1)) parts.emplace_back(rest.substr(0, p));
+  parts.emplace_back(rest);
+  if (parts.size() < 5) return {};
+  const std::string& version = parts[1];
+  const std::string& py = parts[parts.size() - 3];
+  const std::string& abi = parts[parts.size() - 2];
+  const std::string& plat = parts.back();
+  std::string platform = plat;
+  if (plat.find("win") != std::string::npos) platform = "windows";
+  else if (plat.find("macosx") != std::string::npos) platform = "macos";
+  else if (plat.find("linux") != std::string::npos) platform = plat.find("aarch64") != std::string::npos ? "linux_aarch64" : "linux";
+  const auto digits = py.find_first_of("0123456789");
+  return {{"version", version.substr(0, version.find('+'))},
+          {"python", digits == std::string::npos ? py : py.substr(digits)},
+          {"abi", abi.starts_with("cp") && abi != "cp" ? std::string("cp") : abi},
+          {"platform", platform}};
+}
+
+std::string utc_now() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+/// "cu12.8/torch2.8", the tier, the status of each machine, for the manifest.
+mirror::Machine manifest_machine(const std::string& name, const ResolveResult& r) {
+  mirror::Machine m{name, "-", "-", "resolved"};
+  if (r.resolution && r.resolution->combo) m.combo = r.resolution->combo_str(*r.resolution->combo);
+  if (r.resolution && r.resolution->tier) m.tier = *r.resolution->tier;
+  if (r.error) m.status = util::redact(r.error->message);
+  else if (!r.resolution || !r.resolution->ok()) m.status = "unresolved";
+  return m;
+}
+
+}  // namespace
+
+DownloadResult download(const DownloadRequest& req) {
+  DownloadResult out;
+  out.is_fleet = req.fleet.size() > 1;
+  out.resolved = resolve_all(req.resolve, req.fleet);
+  out.exit_code = out.resolved.exit_code;
+  if (out.resolved.error) {
+    out.error = out.resolved.error;
+    return out;
+  }
+  const auto wheels = union_of_picks(out.resolved);
+  std::optional<Error> failure;
+  const int code = fetch(req.resolve, wheels, req.dir, req.jobs, req.progress, out.files, failure);
+  if (code == kExitBadInput) {
+    out.exit_code = code;
+    out.error = failure;
+    return out;
+  }
+  out.exit_code = std::max(out.exit_code, code);
+  return out;
+}
+
+std::string DownloadResult::json() const {
+  if (error) return error_json(exit_code, *error);
+  json::object o = resolved_json(resolved, is_fleet);
+  o["downloads"] = downloads_json(files);
+  return json::serialize(o) + "\n";
+}
+
+std::string DownloadResult::report() const {
+  if (error) return "wheelfit: " + util::redact(error->message) + "\n";
+  return resolved_report(resolved, is_fleet) + downloads_text(files);
+}
+
+MirrorResult mirror(const MirrorRequest& req) {
+  MirrorResult out;
+  if (req.fleet.empty()) return detail::failed(std::move(out), kExitBadInput, "mirror: give the machines (--machine FILE or --machines DIR)");
+  if (req.out.empty()) return detail::failed(std::move(out), kExitBadInput, "mirror: give the output folder (--out DIR)");
+  if (req.base_url && !detail::is_remote(*req.base_url)) {
+    return detail::failed(std::move(out), kExitBadInput, "--base-url: '" + *req.base_url + "' is not an http(s) URL");
+  }
+  if (auto ready = mirror::prepare(req.out); !ready) return detail::failed(std::move(out), kExitBadInput, ready.error().message);
+  out.resolved = resolve_fleet(req.resolve, req.fleet);
+  out.exit_code = out.resolved.exit_code;
+  if (out.resolved.error) {
+    out.error = out.resolved.error;
+    return out;
+  }
+  const auto wheels = union_of_picks(out.resolved);
+  std::optional<Error> failure;
+  const int code = fetch(req.resolve, wheels, mirror::pool_dir(req.out), req.jobs, req.progress, out.files, failure);
+  if (code != kExitResolved) {  // a wheel missing or not verified: nothing is published
+    out.exit_code = code;
+    out.error = failure;
+    return out;
+  }
+  mirror::Snapshot s;
+  s.out = req.out;
+  s.base_url = req.base_url;
+  s.prune = req.prune;
+  s.upstream_time = utc_now();
+  for (const auto& r : out.resolved.machines) {
+    if (!r.index_url.empty()) s.upstream = util::redact(r.index_url);
+  }
+  for (std::size_t m = 0; m < out.resolved.machines.size(); ++m) {
+    s.machines.push_back(manifest_machine(out.resolved.fleet[m].name, out.resolved.machines[m]));
+  }
+  for (std::size_t i = 0; i < wheels.size(); ++i) {
+    const auto& w = wheels[i];
+    const auto& f = out.files[i];
+    mirror::File file;
+    file.project = w.project;
+    file.filename = f.filename;
+    file.sha256 = f.sha256;
+    file.size = f.bytes;
+    file.anchors = w.anchors;
+    file.machines = w.machines;
+    file.fields = name_fields(f.filename);
+    s.files.push_back(std::move(file));
+  }
+  auto published = mirror::publish(s);
+  if (!published) {
+    out.exit_code = kExitBadInput;
+    out.error = Error(Errc::io_error, util::redact(published.error().message));
+    return out;
+  }
+  out.published = std::move(*published);
+  return out;
+}
+
+std::string MirrorResult::json() const {
+  if (error) return error_json(exit_code, *error);
+  json::object o = resolved_json(resolved, true);
+  o["downloads"] = downloads_json(files);
+  if (published) {
+    json::array pruned;
+    for (const auto& p : published->pruned) pruned.emplace_back(p);
+    o["published"] = json::object{{"root", published->root.string()}, {"id", published->id},
+                                  {"files", published->files}, {"projects", published->projects},
+                                  {"carried", published->carried}, {"pruned", std::move(pruned)},
+                                  {"snapshots_removed", published->snapshots_removed}};
+  }
+  return json::serialize(o) + "\n";
+}
+
+std::string MirrorResult::report() const {
+  if (error) return "wheelfit: " + util::redact(error->message) + "\n";
+  std::string text = resolved.report() + downloads_text(files);
+  if (published) {
+    text += "published " + published->root.string() + ": " + std::to_string(published->files) + " wheel" +
+            (published->files == 1 ? "" : "s") + " of " + std::to_string(published->projects) + " project" +
+            (published->projects == 1 ? "" : "s");
+    if (published->carried) text += ", " + std::to_string(published->carried) + " kept from before (no machine picks them; --prune drops them)";
+    if (!published->pruned.empty()) text += ", " + std::to_string(published->pruned.size()) + " pruned";
+    text += "\nserve " + (std::filesystem::path(published->root).parent_path().parent_path() / "current").string() +
+            " with any web server; resolve against it with --index <its URL>\n";
+  }
+  return text;
+}
+
+}  // namespace wheelfit::api

@@ -1,0 +1,408 @@
+// Publishing a mirror snapshot (wheelfit/mirror/mirror.hpp): the tree built beside the served one,
+// renamed into place, `current` swapped by a renamed symlink.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <set>
+
+#include <boost/json.hpp>
+
+#include "wheelfit/deliver/download.hpp"
+#include "wheelfit/inspect/source.hpp"
+#include "wheelfit/inspect/zip.hpp"
+#include "wheelfit/mirror/mirror.hpp"
+#include "wheelfit/util/atomic_file.hpp"
+#include "wheelfit/util/read_file.hpp"
+#include "wheelfit/version.hpp"
+
+namespace wheelfit::mirror {
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+namespace {
+
+constexpr const char* kManifest = "mirror.json";
+
+Error io_error(const fs::path& path, const std::string& what, int err) {
+  return Error(Errc::io_error, path.string() + ": " + what + ": " + std::strerror(err));
+}
+Error io_error(const fs::path& path, const std::string& what, const std::error_code& ec) {
+  return Error(Errc::io_error, path.string() + ": " + what + ": " + ec.message());
+}
+
+std::string utc_now(const char* format) {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, format, &tm);
+  return buf;
+}
+
+bool plain_name(std::string_view name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos &&
+         name.find('\0') == std::string_view::npos && name.front() != '.';
+}
+
+/// An exclusive lock on OUT/.lock for this process's lifetime of the object.
+class Lock {
+ public:
+  static Expected<Lock> take(const fs::path& out) {
+    const fs::path p = out / ".lock";
+    Lock l;
+    l.fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (l.fd_ < 0) return io_error(p, "cannot open the lock file", errno);
+    if (::flock(l.fd_, LOCK_EX | LOCK_NB) != 0) {
+      if (errno == EWOULDBLOCK) {
+        return Error(Errc::invalid_input, p.string() + ": another wheelfit mirror run is publishing into " + out.string());
+      }
+      return io_error(p, "cannot lock", errno);
+    }
+    return l;
+  }
+  Lock(Lock&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  Lock& operator=(Lock&&) = delete;
+  Lock(const Lock&) = delete;
+  Lock& operator=(const Lock&) = delete;
+  ~Lock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+ private:
+  Lock() = default;
+  int fd_ = -1;
+};
+
+Expected<void> sync_dir(const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return io_error(dir, "cannot open the folder to flush it", errno);
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) return io_error(dir, "cannot flush the folder", err);
+  return {};
+}
+
+/// The METADATA of a wheel in the pool, cached beside it as <file>.metadata.
+Expected<std::string> metadata_of(const fs::path& wheel) {
+  const fs::path cached = wheel.string() + ".metadata";
+  if (fs::exists(cached)) return util::read_file(cached.string(), 64u << 20, "a METADATA file");
+  auto source = inspect::open_file_source(wheel.string());
+  if (!source) return source.error();
+  auto dir = inspect::read_zip_directory(**source);
+  if (!dir) return dir.error();
+  const inspect::ZipEntry* found = nullptr;
+  for (const auto& e : dir->entries) {
+    const auto slash = e.name.find('/');
+    if (slash == std::string::npos || e.name.substr(slash) != "/METADATA") continue;
+    if (!std::string_view(e.name).substr(0, slash).ends_with(".dist-info")) continue;
+    if (found) return Error(Errc::invalid_input, wheel.string() + ": more than one *.dist-info/METADATA");
+    found = &e;
+  }
+  if (!found) return Error(Errc::invalid_input, wheel.string() + ": no <name>-<version>.dist-info/METADATA in the wheel");
+  auto bytes = inspect::read_zip_member(**source, *found);
+  if (!bytes) return bytes.error();
+  if (auto w = util::write_file_atomic(cached, {*bytes}); !w) return w.error();
+  return bytes;
+}
+
+/// files/<name> in the snapshot: a hard link to the pool's file, a copy where links cannot be made.
+Expected<void> place(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  fs::create_hard_link(from, to, ec);
+  if (!ec) return {};
+  fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+  if (ec) return io_error(to, "cannot link or copy " + from.string(), ec);
+  return {};
+}
+
+json::object file_json(const File& f, const std::string& metadata_sha256) {
+  json::object o{{"filename", f.filename}, {"project", f.project}, {"sha256", f.sha256}, {"size", f.size}};
+  if (f.requires_python) o["requires_python"] = *f.requires_python;
+  json::array anchors, machines;
+  for (const auto& a : f.anchors) anchors.emplace_back(a);
+  for (const auto& m : f.machines) machines.emplace_back(m);
+  o["anchors"] = std::move(anchors);
+  o["machines"] = std::move(machines);
+  o["metadata_sha256"] = metadata_sha256;
+  json::object fields;
+  for (const auto& [k, v] : f.fields) fields[k] = v;
+  o["fields"] = std::move(fields);
+  return o;
+}
+
+std::string string_at(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+Expected<File> file_from_json(const json::value& v, const fs::path& manifest, std::size_t i) {
+  const std::string where = manifest.string() + ": files[" + std::to_string(i) + "]";
+  if (!v.is_object()) return Error(Errc::invalid_input, where + ": not an object");
+  const auto& o = v.get_object();
+  File f;
+  f.filename = string_at(o, "filename");
+  f.project = string_at(o, "project");
+  f.sha256 = string_at(o, "sha256");
+  if (!plain_name(f.filename) || f.project.empty() || f.sha256.size() != 64) {
+    return Error(Errc::invalid_input, where + ": needs a plain filename, a project and a 64-digit sha256");
+  }
+  if (const auto* s = o.if_contains("size"); s && s->is_int64() && s->get_int64() >= 0) f.size = static_cast<std::uint64_t>(s->get_int64());
+  if (const auto* s = o.if_contains("size"); s && s->is_uint64()) f.size = s->get_uint64();
+  if (const auto* rp = o.if_contains("requires_python"); rp && rp->is_string()) f.requires_python = std::string(rp->get_string());
+  if (const auto* a = o.if_contains("anchors"); a && a->is_array()) {
+    for (const auto& x : a->get_array())
+      if (x.is_string()) f.anchors.emplace_back(x.get_string());
+  }
+  if (const auto* fl = o.if_contains("fields"); fl && fl->is_object()) {
+    for (const auto& [k, x] : fl->get_object())
+      if (x.is_string()) f.fields.emplace_back(std::string(k), std::string(x.get_string()));
+  }
+  return f;
+}
+
+std::string packages_json(const Snapshot& s, const std::vector<File>& files) {
+  std::map<std::string, std::vector<const File*>> by_project;
+  for (const auto& f : files) by_project[f.project].push_back(&f);
+  json::object packages;
+  for (const auto& [project, list] : by_project) {
+    bool torch_free = false;
+    for (const auto& [p, tf] : s.torch_free)
+      if (p == project) torch_free = tf;
+    json::array wheels;
+    for (const File* f : list) {
+      json::object w{{"filename", f->filename}};
+      for (const auto& [k, v] : f->fields) w[k] = v;
+      w["url"] = file_href(f->filename, s.base_url, false);
+      w["sha256"] = f->sha256;
+      wheels.emplace_back(std::move(w));
+    }
+    packages[project] = json::object{{"torch_free", torch_free}, {"wheels", std::move(wheels)}};
+  }
+  return json::serialize(json::object{{"schema", 1}, {"repo", s.repo}, {"packages", std::move(packages)}}) + "\n";
+}
+
+std::string manifest_json(const Snapshot& s, const std::string& id, const std::vector<File>& files,
+                          const std::vector<std::string>& metadata_sha256) {
+  json::array machines;
+  for (const auto& m : s.machines) {
+    json::array names;
+    for (const auto& f : files)
+      if (std::find(f.machines.begin(), f.machines.end(), m.name) != f.machines.end()) names.emplace_back(f.filename);
+    machines.emplace_back(json::object{{"name", m.name}, {"combo", m.combo}, {"tier", m.tier}, {"status", m.status},
+                                       {"files", std::move(names)}});
+  }
+  json::array list;
+  for (std::size_t i = 0; i < files.size(); ++i) list.emplace_back(file_json(files[i], metadata_sha256[i]));
+  json::object o{{"schema", 1},
+                 {"generator", "wheelfit " WHEELFIT_VERSION_STRING},
+                 {"id", id},
+                 {"published", utc_now("%Y-%m-%dT%H:%M:%SZ")},
+                 {"upstream", s.upstream},
+                 {"upstream_time", s.upstream_time},
+                 {"base_url", s.base_url ? json::value(*s.base_url) : json::value(nullptr)},
+                 {"machines", std::move(machines)},
+                 {"files", std::move(list)}};
+  return json::serialize(o) + "\n";
+}
+
+/// The snapshot folder `current` points at ("" when none).
+std::string current_id(const fs::path& out) {
+  std::error_code ec;
+  const fs::path target = fs::read_symlink(out / "current", ec);
+  if (ec) return {};
+  return target.filename().string();
+}
+
+}  // namespace
+
+Expected<void> prepare(const fs::path& out) {
+  std::error_code ec;
+  if (!fs::exists(out, ec)) {
+    fs::create_directories(out, ec);
+    if (ec) return io_error(out, "cannot create the mirror folder", ec);
+    return {};
+  }
+  if (!fs::is_directory(out, ec)) return Error(Errc::invalid_input, out.string() + ": not a folder");
+  bool empty = true, ours = false;
+  for (const auto& e : fs::directory_iterator(out, ec)) {
+    empty = false;
+    const auto n = e.path().filename().string();
+    if (n == "current" || n == "snapshots" || n == "pool") ours = true;
+  }
+  if (ec) return io_error(out, "cannot list the folder", ec);
+  if (!empty && !ours) {
+    return Error(Errc::invalid_input, out.string() + ": not a wheelfit mirror (no current, snapshots/ or pool/ in it) and not "
+                                                     "empty; give a new or empty folder");
+  }
+  return {};
+}
+
+fs::path pool_dir(const fs::path& out) { return out / "pool"; }
+
+Expected<std::vector<File>> current_files(const fs::path& out) {
+  const std::string id = current_id(out);
+  if (id.empty()) return std::vector<File>{};
+  const fs::path manifest = out / "snapshots" / id / kManifest;
+  auto text = util::read_file(manifest.string(), 256u << 20, "a mirror manifest");
+  if (!text) return text.error();
+  boost::system::error_code ec;
+  const json::value v = json::parse(*text, ec);
+  if (ec || !v.is_object()) return Error(Errc::invalid_input, manifest.string() + ": not a JSON object" + (ec ? ": " + ec.message() : ""));
+  const auto* files = v.get_object().if_contains("files");
+  if (!files || !files->is_array()) return Error(Errc::invalid_input, manifest.string() + ": no \"files\" array");
+  std::vector<File> out_files;
+  for (std::size_t i = 0; i < files->get_array().size(); ++i) {
+    auto f = file_from_json(files->get_array()[i], manifest, i);
+    if (!f) return f.error();
+    out_files.push_back(std::move(*f));
+  }
+  return out_files;
+}
+
+Expected<Published> publish(const Snapshot& s) {
+  const fs::path& out = s.out;
+  if (auto ok = prepare(out); !ok) return ok.error();
+  auto lock = Lock::take(out);
+  if (!lock) return lock.error();
+  const fs::path pool = pool_dir(out), snapshots = out / "snapshots";
+  std::error_code ec;
+  fs::create_directories(snapshots, ec);
+  if (ec) return io_error(snapshots, "cannot create", ec);
+
+  Published result;
+  // The files: the snapshot's, then (without prune) the previous snapshot's no machine picks now.
+  std::vector<File> files = s.files;
+  std::set<std::string> names;
+  for (const auto& f : files) {
+    if (!plain_name(f.filename)) return Error(Errc::invalid_input, "mirror: '" + f.filename + "' is not a plain file name");
+    if (!names.insert(f.filename).second) return Error(Errc::invalid_input, "mirror: " + f.filename + " is listed twice");
+  }
+  auto previous = current_files(out);
+  if (!previous) return previous.error();
+  for (auto& f : *previous) {
+    if (names.count(f.filename)) continue;
+    if (s.prune || !fs::exists(pool / f.filename)) {
+      result.pruned.push_back(f.filename);
+      continue;
+    }
+    f.machines.clear();
+    names.insert(f.filename);
+    files.push_back(std::move(f));
+    ++result.carried;
+  }
+  std::sort(files.begin(), files.end(), [](const File& a, const File& b) {
+    return a.project != b.project ? a.project < b.project : a.filename < b.filename;
+  });
+
+  // Build the new tree beside the served one.
+  std::string id = utc_now("%Y%m%dT%H%M%SZ");
+  for (int n = 2; fs::exists(snapshots / id) || id == current_id(out); ++n) id = utc_now("%Y%m%dT%H%M%SZ") + "-" + std::to_string(n);
+  const fs::path tmp = snapshots / (".tmp-" + id + "-" + std::to_string(::getpid()));
+  fs::remove_all(tmp, ec);
+  fs::create_directories(tmp / "files", ec);
+  if (ec) return io_error(tmp, "cannot create the new snapshot", ec);
+  struct Cleanup {
+    fs::path dir;
+    bool keep = false;
+    ~Cleanup() {
+      std::error_code e;
+      if (!keep) fs::remove_all(dir, e);
+    }
+  } cleanup{tmp};
+
+  std::vector<std::string> metadata_sha256(files.size());
+  std::map<std::string, std::vector<std::size_t>> by_project;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const File& f = files[i];
+    const fs::path src = pool / f.filename;
+    const auto size = fs::file_size(src, ec);
+    if (ec) return io_error(src, "the downloaded wheel is missing from the pool", ec);
+    if (size != f.size) {
+      return Error(Errc::invalid_input, src.string() + ": " + std::to_string(size) + " bytes, the manifest says " +
+                                            std::to_string(f.size));
+    }
+    if (auto p = place(src, tmp / "files" / f.filename); !p) return p.error();
+    auto metadata = metadata_of(src);
+    if (!metadata) return metadata.error().with_context("mirror: the metadata of " + f.filename);
+    deliver::Sha256 h;
+    h.update(*metadata);
+    metadata_sha256[i] = h.hex();
+    if (auto p = place(src.string() + ".metadata", tmp / "files" / (f.filename + ".metadata")); !p) return p.error();
+    by_project[f.project].push_back(i);
+  }
+  const util::AtomicWriteOptions durable{};
+  std::vector<std::string> projects;
+  for (const auto& [project, idx] : by_project) {
+    if (!plain_name(project)) return Error(Errc::invalid_input, "mirror: '" + project + "' is not a project name");
+    projects.push_back(project);
+    std::vector<const File*> list;
+    std::vector<std::string> meta;
+    for (auto i : idx) {
+      list.push_back(&files[i]);
+      meta.push_back(metadata_sha256[i]);
+    }
+    fs::create_directories(tmp / project, ec);
+    if (ec) return io_error(tmp / project, "cannot create", ec);
+    if (auto w = util::write_file_atomic(tmp / project / "index.html", {project_page(project, list, meta, s.base_url)}, durable); !w) {
+      return w.error();
+    }
+  }
+  for (const auto& [name, text] : {std::pair<std::string, std::string>{"index.html", root_page(projects)},
+                                   {"packages.json", packages_json(s, files)},
+                                   {kManifest, manifest_json(s, id, files, metadata_sha256)}}) {
+    if (auto w = util::write_file_atomic(tmp / name, {text}, durable); !w) return w.error();
+  }
+  for (const fs::path& d : {tmp / "files", tmp}) {
+    if (auto synced = sync_dir(d); !synced) return synced.error();
+  }
+
+  // Publish: the folder renamed into place, then `current` swapped (a symlink renamed over it).
+  const fs::path final_dir = snapshots / id;
+  if (::rename(tmp.c_str(), final_dir.c_str()) != 0) return io_error(final_dir, "cannot rename the new snapshot into place", errno);
+  cleanup.dir = final_dir;
+  const std::string previous_id = current_id(out);
+  const fs::path link_tmp = out / (".current.tmp-" + std::to_string(::getpid()));
+  fs::remove(link_tmp, ec);
+  if (::symlink(("snapshots/" + id).c_str(), link_tmp.c_str()) != 0) return io_error(link_tmp, "cannot create the symlink", errno);
+  if (::rename(link_tmp.c_str(), (out / "current").c_str()) != 0) {
+    const int err = errno;
+    fs::remove(link_tmp, ec);
+    return io_error(out / "current", "cannot replace", err);
+  }
+  cleanup.keep = true;
+  if (auto synced = sync_dir(out); !synced) return synced.error();
+
+  // Old snapshots (all but this one and the one before), leftovers of killed runs, and with
+  // prune the pool's files no snapshot kept lists.
+  for (const auto& e : fs::directory_iterator(snapshots, ec)) {
+    const auto n = e.path().filename().string();
+    if (n == id || n == previous_id) continue;
+    fs::remove_all(e.path(), ec);
+    ++result.snapshots_removed;
+  }
+  for (const auto& e : fs::directory_iterator(out, ec)) {
+    const auto n = e.path().filename().string();
+    if (n.starts_with(".current.tmp-")) fs::remove(e.path(), ec);
+  }
+  if (s.prune) {
+    for (const auto& n : result.pruned) {
+      fs::remove(pool / n, ec);
+      fs::remove(pool / (n + ".metadata"), ec);
+    }
+  }
+  result.root = final_dir;
+  result.id = id;
+  result.files = files.size();
+  result.projects = projects.size();
+  return result;
+}
+
+}  // namespace wheelfit::mirror

@@ -1,0 +1,296 @@
+// Issue 13, end to end with real servers and a real client: a farm with real wheels served over
+// loopback, mirrored for a fleet of three machines with `wheelfit mirror`, the mirror served by
+// nginx (Debian's, started here on a loopback port with its own config), every machine resolved
+// against it (the same picks as upstream, the URLs on the mirror), one picked wheel installed
+// with pip from it; then the faults: a body whose digest does not match is refused and nothing
+// is published, and a mirror run killed mid-download leaves the served tree as it was.
+// Run by ctest as integration.mirror (label "integration"), skipped (77) without nginx or pip.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <boost/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "support/cli_support.hpp"
+#include "support/net/test_server.hpp"
+#include "support/test_support.hpp"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+using namespace wheelfit;
+using test::contains;
+using test::read_file;
+using test::write_file;
+
+fs::path farmgen_exe() { return fs::path(WHEELFIT_BINARY_DIR) / "apps/farmgen/wheelfit-farmgen"; }
+
+std::string nginx_exe() {
+  for (const char* p : {"/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx"})
+    if (::access(p, X_OK) == 0) return p;
+  return "nginx";
+}
+
+/// A TCP port nobody listens on now (bound, read, released).
+std::uint16_t free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  socklen_t len = sizeof a;
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+bool accepts(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  ::close(fd);
+  return ok;
+}
+
+/// A child process started with posix_spawn; killed (SIGKILL) and reaped on destruction.
+class Child {
+ public:
+  explicit Child(const std::vector<std::string>& argv) {
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    if (::posix_spawnp(&pid_, args[0], nullptr, nullptr, args.data(), environ) != 0) pid_ = -1;
+  }
+  ~Child() { kill(SIGKILL); }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  [[nodiscard]] int pid() const { return pid_; }
+  /// Sends `sig` and reaps the child.
+  void kill(int sig) {
+    if (pid_ <= 0) return;
+    ::kill(pid_, sig);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+/// nginx serving `root` on 127.0.0.1:<port>, with its own config, logs and temp folders.
+class Nginx {
+ public:
+  Nginx(const fs::path& prefix, const fs::path& root) : port_(free_port()) {
+    fs::create_directories(prefix / "logs");
+    const std::string conf = (prefix / "nginx.conf").string();
+    std::ofstream(conf) << (::geteuid() == 0 ? "user root;\n" : "") << "daemon off;\nmaster_process on;\nworker_processes 1;\n"
+                        << "pid " << (prefix / "nginx.pid").string() << ";\n"
+                        << "error_log " << (prefix / "logs/error.log").string() << " warn;\n"
+                        << "events { worker_connections 64; }\n"
+                        << "http {\n  access_log " << (prefix / "logs/access.log").string() << ";\n"
+                        << "  client_body_temp_path " << (prefix / "body").string() << ";\n"
+                        << "  proxy_temp_path " << (prefix / "proxy").string() << ";\n"
+                        << "  fastcgi_temp_path " << (prefix / "fastcgi").string() << ";\n"
+                        << "  uwsgi_temp_path " << (prefix / "uwsgi").string() << ";\n"
+                        << "  scgi_temp_path " << (prefix / "scgi").string() << ";\n"
+                        << "  types { text/html html; application/json json; application/octet-stream whl metadata; }\n"
+                        << "  sendfile on;\n  server {\n    listen 127.0.0.1:" << port_ << ";\n"
+                        << "    root " << root.string() << ";\n  }\n}\n";
+    child_ = std::make_unique<Child>(std::vector<std::string>{nginx_exe(), "-p", prefix.string(), "-c", conf});
+    for (int i = 0; i < 500 && !accepts(port_); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!accepts(port_)) FAIL("nginx did not start: " << read_log(prefix / "logs/error.log"));
+  }
+  ~Nginx() {
+    if (child_) child_->kill(SIGQUIT);
+  }
+  Nginx(const Nginx&) = delete;
+  Nginx& operator=(const Nginx&) = delete;
+  [[nodiscard]] std::string url(const std::string& path = "/") const {
+    return "http://127.0.0.1:" + std::to_string(port_) + path;
+  }
+
+ private:
+  static std::string read_log(const fs::path& p) { return fs::exists(p) ? read_file(p) : "(no error log)"; }
+  std::uint16_t port_;
+  std::unique_ptr<Child> child_;
+};
+
+std::string python_with_pip() {
+  for (const char* py : {"/usr/bin/python3", "python3"}) {
+    if (std::system((std::string(py) + " -m pip --version >/dev/null 2>&1").c_str()) == 0) return py;
+  }
+  return {};
+}
+
+json::value parse(const std::string& text) {
+  boost::system::error_code ec;
+  auto v = json::parse(text, ec);
+  if (ec) FAIL("not JSON: " << text);
+  return v;
+}
+
+/// filename -> url of every pick in a resolve --json object.
+std::map<std::string, std::string> picks_of(const json::value& v) {
+  std::map<std::string, std::string> out;
+  for (const auto& p : v.at("picks").as_array()) {
+    out[std::string(p.at("filename").as_string())] = std::string(p.at("url").as_string());
+  }
+  return out;
+}
+
+// The fleet: three machines the farm's grid covers, all resolving Python 3.11 environments
+// (Debian 12's python3, so that its pip can install what the mirror holds).
+const std::map<std::string, std::string> kFleet = {
+    {"h100", "os = \"linux\"\ncpu_arch = \"x86_64\"\nglibc = \"2.35\"\npython = \"3.11\"\ntorch = \"2.8.0+cu128\"\n"
+             "backend = \"cuda\"\ndriver_version = \"580.65.06\"\ncuda_driver = \"13.0\"\ngpus = [\"9.0\"]\n"},
+    {"rtx4090", "os = \"linux\"\ncpu_arch = \"x86_64\"\nglibc = \"2.36\"\npython = \"3.11\"\nbackend = \"cuda\"\n"
+                "driver_version = \"570.86.10\"\ncuda_driver = \"12.8\"\ngpus = [\"8.9\"]\n"},
+    {"gh200", "os = \"linux\"\ncpu_arch = \"aarch64\"\nglibc = \"2.39\"\npython = \"3.11\"\nbackend = \"cuda\"\n"
+              "driver_version = \"580.82.07\"\ncuda_driver = \"13.0\"\ngpus = [\"9.0\"]\n"},
+};
+
+constexpr const char* kConfig = "python = \"3.11\"\n\n[cuda]\npackages = [\"flash_attn\", \"cumm\"]\n";
+
+}  // namespace
+
+TEST_CASE("a fleet mirror served by nginx resolves like upstream and installs with pip", "[integration][nginx]") {
+  test::TempDir tmp;
+  const std::string env = test::clean_network_env() + " WHEELFIT_PLUGIN_PATH=";
+  const auto wheelfit = test::built_wheelfit();
+
+  // Upstream: a farm with real wheels, over loopback.
+  testing::TestServer upstream(testing::serve_directory(tmp / "farm"));
+  const auto gen = test::run_program("", farmgen_exe(), {"--out", (tmp / "farm").string(), "--with-files", "--packages", "6",
+                                                         "--base-url", upstream.url("/")});
+  REQUIRE(gen.code == 0);
+  for (const auto& [name, profile] : kFleet) write_file(tmp / "fleet" / (name + ".toml"), profile);
+  write_file(tmp / "comfy-env.toml", kConfig);
+  const std::string cfg = (tmp / "comfy-env.toml").string();
+  const std::string out = (tmp / "mirror").string();
+
+  // The mirror, for the fleet.
+  const auto mirrored = test::run_program(env, wheelfit, {"mirror", cfg, "--machines", (tmp / "fleet").string(), "--out", out,
+                                                          "--index", upstream.url("/"), "--no-cache", "--json"});
+  INFO(mirrored.err);
+  REQUIRE(mirrored.code == 0);
+  const auto report = parse(mirrored.out);
+  REQUIRE(report.at("machines").as_array().size() == 3);
+  const auto downloads = report.at("downloads").as_array();
+  REQUIRE_FALSE(downloads.empty());
+  for (const auto& d : downloads) {
+    CHECK(d.at("status") == "fetched");
+    CHECK(d.at("verified") == true);
+  }
+  const std::string first_id = std::string(report.at("published").at("id").as_string());
+
+  // nginx serves OUT/current.
+  Nginx nginx(tmp / "nginx", fs::path(out) / "current");
+
+  // Every machine resolves against the mirror as it does upstream, the URLs on the mirror.
+  std::string x86_pick;
+  for (const auto& [name, profile] : kFleet) {
+    INFO(name);
+    const std::string machine = (tmp / "fleet" / (name + ".toml")).string();
+    const auto up = test::run_program(env, wheelfit, {"resolve", cfg, "--machine", machine, "--index", upstream.url("/"), "--no-cache", "--json"});
+    const auto mine = test::run_program(env, wheelfit, {"resolve", cfg, "--machine", machine, "--index", nginx.url("/"), "--no-cache", "--json"});
+    INFO(mine.err);
+    REQUIRE(up.code == 0);
+    REQUIRE(mine.code == 0);
+    const auto up_picks = picks_of(parse(up.out));
+    const auto mine_picks = picks_of(parse(mine.out));
+    REQUIRE(up_picks.size() == mine_picks.size());
+    for (const auto& [file, url] : up_picks) {
+      REQUIRE(mine_picks.count(file));
+      CHECK(mine_picks.at(file).rfind(nginx.url("/files/"), 0) == 0);
+    }
+    for (const auto& p : parse(mine.out).at("picks").as_array()) {
+      CHECK(p.at("sha256").is_string());  // hash-pinned from the mirror's pages
+      if (name == "h100" && p.at("name") == "flash-attn") x86_pick = std::string(p.at("version").as_string());
+    }
+  }
+
+  // The ordinary client: pip installs a picked wheel from the mirror (PEP 503 + PEP 658).
+  const std::string python = python_with_pip();
+  REQUIRE_FALSE(python.empty());
+  REQUIRE_FALSE(x86_pick.empty());
+  const auto pip = test::run_program("env PIP_CONFIG_FILE=/dev/null PIP_DISABLE_PIP_VERSION_CHECK=1", python,
+                                     {"-m", "pip", "install", "--no-deps", "--no-cache-dir", "--only-binary", ":all:", "--index-url",
+                                      nginx.url("/"), "--target", (tmp / "site").string(), "flash-attn==" + x86_pick});
+  INFO(pip.out << pip.err);
+  REQUIRE(pip.code == 0);
+  CHECK(fs::is_directory(tmp / "site" / "flash_attn"));
+
+  // A body whose digest does not match: refused, nothing published, the served tree unchanged.
+  const std::string page_before = read_file(fs::path(out) / "current/flash-attn/index.html");
+  {
+    std::string victim;
+    for (const auto& d : downloads)
+      if (contains(std::string(d.at("filename").as_string()), "cumm")) victim = std::string(d.at("filename").as_string());
+    REQUIRE_FALSE(victim.empty());
+    fs::remove(fs::path(out) / "pool" / victim);  // the re-run must fetch it again
+    for (const auto& e : fs::recursive_directory_iterator(tmp / "farm" / "releases")) {
+      if (e.path().filename() == victim) {
+        std::string bytes = read_file(e.path());
+        bytes[bytes.size() / 2] ^= 0x55;  // a stale proxy's copy
+        fs::remove(e.path());
+        write_file(e.path(), bytes);
+      }
+    }
+    const auto bad = test::run_program(env, wheelfit, {"mirror", cfg, "--machines", (tmp / "fleet").string(), "--out", out, "--index",
+                                                       upstream.url("/"), "--no-cache"});
+    CHECK(bad.code == 5);
+    CHECK(contains(bad.err, "sha256"));
+    CHECK(contains(bad.err, "stale proxy"));
+    CHECK_FALSE(fs::exists(fs::path(out) / "pool" / victim));
+    CHECK(fs::read_symlink(fs::path(out) / "current").filename() == first_id);
+    CHECK(read_file(fs::path(out) / "current/flash-attn/index.html") == page_before);
+  }
+
+  // A mirror run killed mid-download: the served tree stays the previous, complete one. The
+  // pages come fast; the files from a server that waits 3 s before each answer.
+  {
+    testing::DirectoryOptions slow;
+    slow.delay = std::chrono::milliseconds(3000);
+    testing::TestServer files(testing::serve_directory(tmp / "farm2", slow));
+    testing::TestServer pages(testing::serve_directory(tmp / "farm2"));
+    REQUIRE(test::run_program("", farmgen_exe(), {"--out", (tmp / "farm2").string(), "--with-files", "--packages", "6", "--base-url",
+                                                  files.url("/")}).code == 0);
+    fs::remove_all(fs::path(out) / "pool");  // every wheel must be fetched again
+    Child run({wheelfit.string(), "mirror", cfg, "--machines", (tmp / "fleet").string(), "--out", out, "--index", pages.url("/"),
+               "--no-cache"});
+    REQUIRE(run.pid() > 0);
+    for (int i = 0; i < 300 && files.requests().empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    CHECK_FALSE(files.requests().empty());  // it is downloading
+    run.kill(SIGKILL);
+    CHECK(fs::read_symlink(fs::path(out) / "current").filename() == first_id);
+    CHECK(read_file(fs::path(out) / "current/flash-attn/index.html") == page_before);
+    const auto still = test::run_program(env, wheelfit, {"resolve", cfg, "--machine", (tmp / "fleet/h100.toml").string(), "--index",
+                                                         nginx.url("/"), "--no-cache", "--json"});
+    CHECK(still.code == 0);
+    // The next run completes and publishes.
+    const auto again = test::run_program(env, wheelfit, {"mirror", cfg, "--machines", (tmp / "fleet").string(), "--out", out,
+                                                         "--index", pages.url("/"), "--no-cache", "--jobs", "8"});
+    INFO(again.err);
+    CHECK(again.code == 0);
+    CHECK(fs::read_symlink(fs::path(out) / "current").filename() != first_id);
+  }
+}

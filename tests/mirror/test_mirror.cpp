@@ -1,0 +1,313 @@
+// The mirror's pages and its atomic publish (core/src/mirror).
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <boost/json.hpp>
+
+#include "support/test_support.hpp"
+#include "support/wheel_builder.hpp"
+#include "wheelfit/deliver/download.hpp"
+#include "wheelfit/index/links.hpp"
+#include "wheelfit/mirror/mirror.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace wheelfit;
+using wheelfit::test::contains;
+using wheelfit::test::read_file;
+using wheelfit::test::TempDir;
+using wheelfit::test::write_file;
+
+std::string metadata_text(const std::string& name, const std::string& version) {
+  return "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\nRequires-Python: >=3.10\n";
+}
+
+/// A wheel in OUT/pool with its METADATA; the File describing it.
+mirror::File pool_wheel(const fs::path& out, const std::string& project, const std::string& filename,
+                        const std::string& version, std::vector<std::string> machines) {
+  const std::string dist = filename.substr(0, filename.find('-'));
+  const std::string zip = test::build_zip({{dist + "/__init__.py", "x = 1\n"},
+                                           {dist + "-" + version + ".dist-info/METADATA", metadata_text(dist, version)},
+                                           {dist + "-" + version + ".dist-info/WHEEL", "Wheel-Version: 1.0\n"}});
+  fs::create_directories(mirror::pool_dir(out));
+  write_file(mirror::pool_dir(out) / filename, zip);
+  mirror::File f;
+  f.project = project;
+  f.filename = filename;
+  f.sha256 = *deliver::sha256_file(mirror::pool_dir(out) / filename);
+  f.size = zip.size();
+  f.anchors = {filename};
+  f.machines = std::move(machines);
+  f.fields = {{"version", version}, {"python", "312"}};
+  return f;
+}
+
+mirror::Snapshot snapshot_of(const fs::path& out, std::vector<mirror::File> files) {
+  mirror::Snapshot s;
+  s.out = out;
+  s.upstream = "https://example.invalid/index/";
+  s.upstream_time = "2026-12-01T00:00:00Z";
+  s.repo = "Owner/farm";
+  s.machines = {{"a", "cu12.8/torch2.8", "bootstrap", "resolved"}, {"b", "cu12.8/torch2.8", "fallback", "resolved"}};
+  s.files = std::move(files);
+  return s;
+}
+
+fs::path current_root(const fs::path& out) { return fs::canonical(out / "current"); }
+
+std::size_t entries(const fs::path& dir) {
+  return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}));
+}
+
+}  // namespace
+
+TEST_CASE("mirror text helpers escape and encode", "[mirror][pages]") {
+  struct Row {
+    std::string in, escaped, encoded;
+  };
+  const std::vector<Row> rows = {
+      {"a-1.0+cu128-cp312.whl", "a-1.0+cu128-cp312.whl", "a-1.0%2Bcu128-cp312.whl"},
+      {"<b>&\"'", "&lt;b&gt;&amp;&quot;&#39;", "%3Cb%3E%26%22%27"},
+      {"sp ace/x", "sp ace/x", "sp%20ace%2Fx"},
+      {"~_.-", "~_.-", "~_.-"},
+  };
+  for (const auto& r : rows) {
+    CHECK(mirror::html_escape(r.in) == r.escaped);
+    CHECK(mirror::percent_encode(r.in) == r.encoded);
+  }
+  CHECK(mirror::file_href("a+b.whl", std::nullopt, true) == "../files/a%2Bb.whl");
+  CHECK(mirror::file_href("a+b.whl", std::nullopt, false) == "files/a%2Bb.whl");
+  CHECK(mirror::file_href("a+b.whl", "https://m.example/simple//", true) == "https://m.example/simple/files/a%2Bb.whl");
+}
+
+TEST_CASE("a project page is a PEP 503 page with hashes, metadata and requires-python", "[mirror][pages]") {
+  mirror::File f;
+  f.project = "flash-attn";
+  f.filename = "flash_attn-2.8.3+cu128torch2.11-cp312-cp312-linux_x86_64.whl";
+  f.sha256 = std::string(64, 'a');
+  f.requires_python = ">=3.10";
+  f.anchors = {"flash_attn-2.8.3+cu128torch2.10-cp312-cp312-linux_x86_64.whl", f.filename};
+  const std::string page = mirror::project_page("flash-attn", {&f}, {std::string(64, 'b')}, std::nullopt);
+  CHECK(contains(page, "data-core-metadata=\"sha256=" + std::string(64, 'b') + "\""));
+  CHECK(contains(page, "data-dist-info-metadata=\"sha256="));
+  CHECK(contains(page, "data-requires-python=\"&gt;=3.10\""));
+  auto parsed = index::parse_simple_html(page, "http://127.0.0.1:8080/flash-attn/");
+  REQUIRE(parsed);
+  REQUIRE(parsed->links.size() == 2);
+  for (const auto& l : parsed->links) {
+    CHECK(l.url == "http://127.0.0.1:8080/files/flash_attn-2.8.3%2Bcu128torch2.11-cp312-cp312-linux_x86_64.whl");
+    CHECK(l.sha256 == f.sha256);
+    CHECK(l.requires_python == ">=3.10");
+  }
+  CHECK(parsed->links[0].text == f.anchors[0]);  // sorted by anchor text; the synthetic name kept
+
+  const std::string absolute = mirror::project_page("flash-attn", {&f}, {""}, std::string("https://m.example/wheels"));
+  CHECK(contains(absolute, "href=\"https://m.example/wheels/files/flash_attn-2.8.3%2Bcu128torch2.11"));
+  CHECK_FALSE(contains(absolute, "data-core-metadata"));
+
+  const std::string root = mirror::root_page({"cumm", "flash-attn"});
+  auto links = index::parse_simple_html(root, "http://h/");
+  REQUIRE(links);
+  CHECK(links->skipped.size() == 2);  // directory links: the projects, not wheels
+  CHECK(contains(root, "<a href=\"flash-attn/\">flash-attn</a>"));
+}
+
+TEST_CASE("publish writes a complete tree and points current at it", "[mirror][publish]") {
+  TempDir tmp;
+  const fs::path out = tmp / "mirror";
+  auto a = pool_wheel(out, "flash-attn", "flash_attn-2.8.3+cu128torch2.8-cp312-cp312-linux_x86_64.whl", "2.8.3+cu128torch2.8", {"a", "b"});
+  auto b = pool_wheel(out, "cumm", "cumm-0.8.2+cu128torch2.8-cp312-cp312-linux_x86_64.whl", "0.8.2+cu128torch2.8", {"a"});
+  b.anchors.push_back("cumm-0.8.2+cu128torch2.7-cp312-cp312-linux_x86_64.whl");
+  auto published = mirror::publish(snapshot_of(out, {a, b}));
+  REQUIRE(published);
+  CHECK(published->files == 2);
+  CHECK(published->projects == 2);
+  const fs::path root = current_root(out);
+  CHECK(root == fs::canonical(published->root));
+  CHECK(fs::is_symlink(out / "current"));
+  for (const char* rel : {"index.html", "flash-attn/index.html", "cumm/index.html", "packages.json", "mirror.json"}) {
+    CHECK(fs::is_regular_file(root / rel));
+  }
+  // The wheel, byte for byte (a hard link into the pool), and its METADATA beside it.
+  CHECK(read_file(root / "files" / a.filename) == read_file(mirror::pool_dir(out) / a.filename));
+  CHECK(fs::hard_link_count(root / "files" / a.filename) >= 2);
+  const std::string meta = read_file(root / "files" / (a.filename + ".metadata"));
+  CHECK(contains(meta, "Name: flash_attn"));
+  deliver::Sha256 h;
+  h.update(meta);
+  CHECK(contains(read_file(root / "flash-attn/index.html"), "data-core-metadata=\"sha256=" + h.hex() + "\""));
+  // Two anchors for cumm (the synthetic name kept), one file.
+  auto cumm = index::parse_simple_html(read_file(root / "cumm/index.html"), "http://h/cumm/");
+  REQUIRE(cumm);
+  CHECK(cumm->links.size() == 2);
+
+  // packages.json in the farm's schema; its relative urls resolve against its own URL.
+  const std::string base = "http://127.0.0.1:9/";
+  auto pj = index::parse_packages_json(read_file(root / "packages.json"), base + "packages.json");
+  REQUIRE(pj);
+  CHECK(pj->repo == "Owner/farm");
+  REQUIRE(pj->packages.count("flash-attn"));
+  CHECK(pj->packages.at("flash-attn").wheels.at(0).url ==
+        base + "files/flash_attn-2.8.3%2Bcu128torch2.8-cp312-cp312-linux_x86_64.whl");
+  CHECK(pj->sha256_for(base + "files/flash_attn-2.8.3%2Bcu128torch2.8-cp312-cp312-linux_x86_64.whl", "") == a.sha256);
+  const auto doc = boost::json::parse(read_file(root / "packages.json"));
+  CHECK(doc.at("packages").at("flash-attn").at("wheels").at(0).at("version") == "2.8.3+cu128torch2.8");
+
+  // mirror.json: which machine uses which file.
+  const auto manifest = boost::json::parse(read_file(root / "mirror.json"));
+  CHECK(manifest.at("upstream") == "https://example.invalid/index/");
+  const auto& machines = manifest.at("machines").as_array();
+  REQUIRE(machines.size() == 2);
+  CHECK(machines[0].at("name") == "a");
+  CHECK(machines[0].at("files").as_array().size() == 2);
+  CHECK(machines[1].at("files").as_array().size() == 1);
+  auto files = mirror::current_files(out);
+  REQUIRE(files);
+  CHECK(files->size() == 2);
+}
+
+TEST_CASE("a re-run carries files no machine picks, unless pruned; two snapshots are kept", "[mirror][publish]") {
+  TempDir tmp;
+  const fs::path out = tmp / "m";
+  auto a = pool_wheel(out, "alpha", "alpha-1.0-py3-none-any.whl", "1.0", {"a"});
+  auto b = pool_wheel(out, "beta", "beta-1.0-py3-none-any.whl", "1.0", {"b"});
+  REQUIRE(mirror::publish(snapshot_of(out, {a, b})));
+  const std::string first = fs::read_symlink(out / "current").filename().string();
+
+  auto kept = mirror::publish(snapshot_of(out, {a}));  // no machine picks beta now
+  REQUIRE(kept);
+  CHECK(kept->carried == 1);
+  CHECK(kept->files == 2);
+  CHECK(fs::exists(current_root(out) / "beta/index.html"));
+  const auto manifest = boost::json::parse(read_file(current_root(out) / "mirror.json"));
+  for (const auto& f : manifest.at("files").as_array()) {
+    if (f.at("filename") == "beta-1.0-py3-none-any.whl") CHECK(f.at("machines").as_array().empty());
+  }
+  CHECK(fs::exists(out / "snapshots" / first));  // the one before stays for readers in it
+
+  auto s = snapshot_of(out, {a});
+  s.prune = true;
+  auto pruned = mirror::publish(s);
+  REQUIRE(pruned);
+  CHECK(pruned->pruned == std::vector<std::string>{"beta-1.0-py3-none-any.whl"});
+  CHECK(pruned->files == 1);
+  CHECK_FALSE(fs::exists(current_root(out) / "beta"));
+  CHECK_FALSE(fs::exists(mirror::pool_dir(out) / "beta-1.0-py3-none-any.whl"));
+  CHECK_FALSE(fs::exists(out / "snapshots" / first));  // older than the one before: removed
+  CHECK(entries(out / "snapshots") == 2);
+}
+
+TEST_CASE("a failed or killed publish leaves the served tree as it was", "[mirror][publish]") {
+  TempDir tmp;
+  const fs::path out = tmp / "m";
+  auto a = pool_wheel(out, "alpha", "alpha-1.0-py3-none-any.whl", "1.0", {"a"});
+  REQUIRE(mirror::publish(snapshot_of(out, {a})));
+  const fs::path before = fs::read_symlink(out / "current");
+  const std::string page = read_file(out / "current/alpha/index.html");
+
+  SECTION("a file missing from the pool") {
+    mirror::File ghost = a;
+    ghost.filename = "ghost-1.0-py3-none-any.whl";
+    ghost.project = "ghost";
+    auto r = mirror::publish(snapshot_of(out, {a, ghost}));
+    REQUIRE_FALSE(r);
+    CHECK(contains(r.error().message, "ghost-1.0-py3-none-any.whl"));
+  }
+  SECTION("a wheel without METADATA") {
+    write_file(mirror::pool_dir(out) / "bare-1.0-py3-none-any.whl", test::build_zip({{"bare/__init__.py", ""}}));
+    mirror::File bare = a;
+    bare.filename = "bare-1.0-py3-none-any.whl";
+    bare.project = "bare";
+    bare.size = fs::file_size(mirror::pool_dir(out) / bare.filename);
+    auto r = mirror::publish(snapshot_of(out, {a, bare}));
+    REQUIRE_FALSE(r);
+    CHECK(contains(r.error().message, "METADATA"));
+  }
+  SECTION("a size that does not match") {
+    mirror::File wrong = a;
+    wrong.size += 1;
+    auto r = mirror::publish(snapshot_of(out, {wrong}));
+    REQUIRE_FALSE(r);
+    CHECK(contains(r.error().message, "bytes"));
+  }
+  CHECK(fs::read_symlink(out / "current") == before);
+  CHECK(read_file(out / "current/alpha/index.html") == page);
+  CHECK(entries(out / "snapshots") == 1);  // no half-built tree left beside it
+}
+
+TEST_CASE("leftovers of a killed run are removed by the next publish", "[mirror][publish]") {
+  TempDir tmp;
+  const fs::path out = tmp / "m";
+  auto a = pool_wheel(out, "alpha", "alpha-1.0-py3-none-any.whl", "1.0", {"a"});
+  REQUIRE(mirror::publish(snapshot_of(out, {a})));
+  fs::create_directories(out / "snapshots/.tmp-20260101T000000Z-99999/files");
+  fs::create_symlink("snapshots/nowhere", out / ".current.tmp-99999");
+  REQUIRE(mirror::publish(snapshot_of(out, {a})));
+  CHECK_FALSE(fs::exists(out / "snapshots/.tmp-20260101T000000Z-99999"));
+  CHECK_FALSE(fs::is_symlink(out / ".current.tmp-99999"));
+  CHECK(entries(out / "snapshots") == 2);
+}
+
+TEST_CASE("publish refuses a folder that is not a mirror, bad names, and a concurrent run", "[mirror][publish]") {
+  TempDir tmp;
+  write_file(tmp / "notes.txt", "mine");
+  mirror::Snapshot s = snapshot_of(tmp.path(), {});
+  auto r = mirror::publish(s);
+  REQUIRE_FALSE(r);
+  CHECK(contains(r.error().message, "not a wheelfit mirror"));
+  CHECK_FALSE(mirror::prepare(tmp.path()));
+
+  const fs::path out = tmp / "m";
+  auto a = pool_wheel(out, "alpha", "alpha-1.0-py3-none-any.whl", "1.0", {"a"});
+  for (const std::string bad : {"../x.whl", ".hidden.whl", "a/b.whl", ""}) {
+    mirror::File f = a;
+    f.filename = bad;
+    auto bad_r = mirror::publish(snapshot_of(out, {f}));
+    REQUIRE_FALSE(bad_r);
+    CHECK(contains(bad_r.error().message, "not a plain file name"));
+  }
+  auto twice = mirror::publish(snapshot_of(out, {a, a}));
+  REQUIRE_FALSE(twice);
+  CHECK(contains(twice.error().message, "listed twice"));
+
+  const int fd = ::open((out / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  REQUIRE(fd >= 0);
+  REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);  // another run holds the lock (flock is per open file)
+  auto locked = mirror::publish(snapshot_of(out, {a}));
+  ::close(fd);
+  REQUIRE_FALSE(locked);
+  CHECK(contains(locked.error().message, "another wheelfit mirror run"));
+}
+
+TEST_CASE("current_files reads the manifest and names it when it is broken", "[mirror][publish]") {
+  TempDir tmp;
+  const fs::path out = tmp / "m";
+  auto none = mirror::current_files(out);
+  REQUIRE(none);
+  CHECK(none->empty());
+  auto a = pool_wheel(out, "alpha", "alpha-1.0-py3-none-any.whl", "1.0", {"a"});
+  REQUIRE(mirror::publish(snapshot_of(out, {a})));
+  const fs::path manifest = current_root(out) / "mirror.json";
+  struct Row {
+    std::string text, says;
+  };
+  const std::vector<Row> rows = {
+      {"{", "not a JSON object"},
+      {"[]", "not a JSON object"},
+      {"{\"files\": 3}", "no \"files\" array"},
+      {"{\"files\": [1]}", "files[0]: not an object"},
+      {"{\"files\": [{\"filename\": \"../x\", \"project\": \"p\", \"sha256\": \"x\"}]}", "files[0]"},
+  };
+  for (const auto& row : rows) {
+    fs::remove(manifest);
+    write_file(manifest, row.text);
+    auto r = mirror::current_files(out);
+    REQUIRE_FALSE(r);
+    CHECK(contains(r.error().message, "mirror.json"));
+    CHECK(contains(r.error().message, row.says));
+  }
+}
