@@ -1,6 +1,7 @@
 // deliver::download over the http and file transports: verified, idempotent, resumable, atomic.
-// docs/network-faults.md rows N02 (a body cut mid-way continues with Range), N04 (a digest
-// mismatch names both digests, leaves nothing) and S01 (a resumed part, a server ignoring Range).
+// docs/network-faults.md rows N02 (a body cut mid-way continues with Range + If-Range; parts of
+// an earlier run too), N04 (a body cut short without Content-Length: the digest catches it) and
+// S01 (the bytes changed upstream: both digests named, nothing left).
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -160,7 +161,7 @@ TEST_CASE("download: a file already in place is kept; a wrong one is replaced", 
   }
 }
 
-TEST_CASE("download: N04 a digest mismatch names both digests and leaves nothing", "[deliver][download]") {
+TEST_CASE("download: S01 a digest mismatch names both digests and leaves nothing", "[deliver][download]") {
   const Served file{random_bytes(4000, 3)};
   TestServer server(serve([&](const HttpRequest& r) { return answer(r, file); }));
   TempDir dir;
@@ -180,6 +181,25 @@ TEST_CASE("download: N04 a digest mismatch names both digests and leaves nothing
   CHECK_FALSE(fs::exists(dir / kName));
   CHECK_FALSE(fs::exists(dir / ("." + kName + ".part")));
   CHECK_FALSE(fs::exists(dir / ("." + kName + ".part.meta")));
+}
+
+TEST_CASE("download: N04 a body without Content-Length cut short is caught by the digest", "[deliver][download]") {
+  const Served file{random_bytes(50000, 9)};
+  TestServer server([&](Conn& c) {
+    if (!c.read_request()) return;
+    c.write("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + file.body.substr(0, 20000));
+    c.close();  // a clean end: to the client, the body is complete
+  });
+  TempDir dir;
+  auto t = make();
+  auto got = deliver::download(*t, {wanted(server.url("/" + kName), kName, file.body)}, options_for(dir.path()));
+  REQUIRE(got.at(0).status == Delivered::Status::failed);
+  REQUIRE(got[0].error);
+  INFO(got[0].error->message);
+  CHECK(test_http::contains(got[0].error->message, sha(file.body)));
+  CHECK(test_http::contains(got[0].error->message, sha(file.body.substr(0, 20000))));
+  CHECK(test_http::contains(got[0].error->message, "changed upstream"));
+  CHECK(fs::is_empty(dir.path()));  // no final file, no part, no meta
 }
 
 TEST_CASE("download: N02 a body cut mid-way continues with Range and If-Range", "[deliver][download]") {
@@ -211,7 +231,7 @@ TEST_CASE("download: N02 a body cut mid-way continues with Range and If-Range", 
   CHECK(t->stats().retries == 1);
 }
 
-TEST_CASE("download: S01 a part from an earlier run", "[deliver][download]") {
+TEST_CASE("download: N02 a part from an earlier run", "[deliver][download]") {
   Served file{random_bytes(100000, 5)};
   const std::size_t had = 40000;
   TestServer server(serve([&](const HttpRequest& r) { return answer(r, file); }));
@@ -250,7 +270,7 @@ TEST_CASE("download: S01 a part from an earlier run", "[deliver][download]") {
   CHECK(reqs.back().header("range") == c.range);
 }
 
-TEST_CASE("download: S01 a part that is already whole (416) is fetched again from zero", "[deliver][download]") {
+TEST_CASE("download: N02 a part that is already whole (416) is fetched again from zero", "[deliver][download]") {
   const Served file{random_bytes(3000, 6)};
   TestServer server(serve([&](const HttpRequest& r) { return answer(r, file); }));
   TempDir dir;

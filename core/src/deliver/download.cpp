@@ -193,7 +193,8 @@ class Run {
       discard(i);
       fail(i, Error(Errc::invalid_input, w.filename + ": sha256 mismatch: expected " + *w.sha256 + ", got " + *digest +
                                              " (" + std::to_string(d.bytes) + " bytes from " + util::redact(w.url) +
-                                             "); a stale proxy or cache in between is the usual cause"));
+                                             "): the asset changed upstream, or was cut or altered on the way; a "
+                                             "stale proxy or cache in between is the usual cause"));
       return;
     }
     if (!w.sha256 && w.size && d.bytes != *w.size) {
