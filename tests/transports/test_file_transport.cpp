@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "support/memory_sink.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/index/index_client.hpp"
 #include "wheelfit/transports/file_transport.hpp"
@@ -104,4 +105,41 @@ TEST_CASE("a transport without its own hooked batch tells the hook every answer,
   t->flush();  // nothing deferred: a no-op
   auto none = t->get_many({}, [&](std::size_t, const Expected<transport::Response>&) { FAIL("no answers, no calls"); });
   CHECK(none.empty());
+}
+
+TEST_CASE("file transport streams to a sink, from the Range it asks for", "[transports][file][sink]") {
+  TempDir dir;
+  std::string body(3u << 20, '\0');  // three 1 MiB blocks
+  for (std::size_t i = 0; i < body.size(); ++i) body[i] = static_cast<char>(i * 31 % 251);
+  write_file(dir / "w.whl", body);
+  auto t = transports::make_file_transport();
+  test::MemorySink sink;
+  transport::Request rq{.url = (dir / "w.whl").string()};
+  rq.sink = &sink;
+  SECTION("whole: 200") {
+    auto r = t->get(rq);
+    REQUIRE(r);
+    CHECK(r->status == 200);
+    CHECK(r->body.empty());
+    CHECK(sink.begins == std::vector<int>{200});
+    CHECK(sink.body == body);
+    CHECK(sink.writes == 3);
+  }
+  SECTION("from byte N: 206 with a Content-Range") {
+    sink.range = 1000;
+    auto r = t->get(rq);
+    REQUIRE(r);
+    CHECK(r->status == 206);
+    CHECK(sink.begins == std::vector<int>{206});
+    CHECK(transport::find_header(sink.begin_headers.at(0), "content-range") ==
+          "bytes 1000-" + std::to_string(body.size() - 1) + "/" + std::to_string(body.size()));
+    CHECK(sink.body == body.substr(1000));
+  }
+  SECTION("max_body applies to what is sent") {
+    rq.max_body = 1000;
+    auto r = t->get(rq);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().is(Errc::too_large));
+    CHECK(sink.begins.empty());
+  }
 }

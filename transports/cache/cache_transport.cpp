@@ -105,7 +105,8 @@ class CacheTransport final : public transport::Transport {
     for (std::size_t i = 0; i < requests.size(); ++i) {
       const auto& req = requests[i];
       auto& plan = plans[i];
-      plan.cached = util::is_http_url(req.url) && !has_header(req.headers, "if-none-match") &&
+      // A streamed body (a wheel) is never cached: it goes straight to the inner transport.
+      plan.cached = util::is_http_url(req.url) && !req.sink && !has_header(req.headers, "if-none-match") &&
                     !has_header(req.headers, "if-modified-since") && !has_header(req.headers, "range");
       if (!plan.cached) {
         if (offline_ && util::is_http_url(req.url)) plan.answer.emplace(offline_miss(req.url));

@@ -1,8 +1,10 @@
 #include "wheelfit/transports/file_transport.hpp"
 
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
+#include <vector>
 
 #include "wheelfit/index/links.hpp"
 
@@ -48,6 +50,53 @@ std::string content_type_for(const fs::path& p) {
   return "application/octet-stream";
 }
 
+/// The first byte of a "Range: bytes=N-" header (the only form a BodySink asks for); 0 without one.
+std::uint64_t range_start(const transport::Headers& headers) {
+  const auto range = transport::find_header(headers, "range");
+  if (!range || !range->starts_with("bytes=") || !range->ends_with("-")) return 0;
+  const std::string_view digits = range->substr(6, range->size() - 7);
+  std::uint64_t start = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), start);
+  return ec == std::errc{} && end == digits.data() + digits.size() ? start : 0;
+}
+
+/// Streams `p` (`size` bytes) to the request's sink in 1 MiB blocks, from the Range the sink
+/// asks for (206) or from the start (200).
+Expected<transport::Response> stream_file(const transport::Request& request, const fs::path& p, std::uintmax_t size) {
+  transport::Headers headers = request.headers;
+  request.sink->prepare(headers);
+  std::uint64_t start = range_start(headers);
+  if (start > size) start = 0;  // a file shorter than the part: the whole of it again
+  if (size - start > request.max_body) {
+    return unexpected(Errc::too_large, request.url + ": " + std::to_string(size - start) +
+                                           " bytes exceeds the limit of " + std::to_string(request.max_body) + " bytes");
+  }
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return unexpected(Errc::io_error, request.url + ": cannot open for reading");
+  const int status = start > 0 ? 206 : 200;
+  transport::Headers answer{{"content-length", std::to_string(size - start)}};
+  if (start > 0) {
+    in.seekg(static_cast<std::streamoff>(start));
+    answer.emplace_back("content-range", "bytes " + std::to_string(start) + "-" + std::to_string(size - 1) + "/" +
+                                             std::to_string(size));
+  }
+  if (auto ok = request.sink->begin(status, answer); !ok) return ok.error();
+  std::vector<char> block(1u << 20);
+  std::uint64_t left = size - start;
+  while (left > 0) {
+    in.read(block.data(), static_cast<std::streamsize>(std::min<std::uint64_t>(left, block.size())));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got == 0) return unexpected(Errc::io_error, request.url + ": short read");
+    if (auto ok = request.sink->write(std::string_view(block.data(), got)); !ok) return ok.error();
+    left -= got;
+  }
+  transport::Response response;
+  response.url = to_url(p.string(), false);
+  response.content_type = content_type_for(p);
+  response.status = status;
+  return response;
+}
+
 class FileTransport final : public transport::Transport {
  private:
   Expected<transport::Response> get_impl(const transport::Request& request) override {
@@ -66,6 +115,7 @@ class FileTransport final : public transport::Transport {
     if (!fs::is_regular_file(status)) return unexpected(Errc::not_found, request.url + ": not a regular file");
     const auto size = fs::file_size(p, ec);
     if (ec) return unexpected(Errc::io_error, request.url + ": " + ec.message());
+    if (request.sink) return stream_file(request, p, size);
     if (size > request.max_body) {
       return unexpected(Errc::too_large, request.url + ": " + std::to_string(size) + " bytes exceeds the limit of " +
                                              std::to_string(request.max_body) + " bytes");

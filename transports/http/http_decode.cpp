@@ -173,6 +173,9 @@ bool HttpTransport::decoding(Exchange& x) {
     return true;
   }
   if (o.status < 200 || o.status >= 300) return true;
+  // A streamed body (a file, asked for with identity) goes to the sink as sent: the caller's
+  // digest judges those bytes, so a coding is neither decoded nor refused.
+  if (x.req->sink) return begin_sink(x);
   const auto codings = content_codings(o.headers);
   if (codings.empty()) return true;
   if (codings.size() == 1 && (codings[0] == "gzip" || codings[0] == "x-gzip")) {
@@ -208,11 +211,37 @@ bool HttpTransport::decode_some(Exchange& x, bool last) {
   return false;
 }
 
+bool HttpTransport::begin_sink(Exchange& x) {
+  x.streaming = true;
+  auto ok = x.req->sink->begin(x.out->status, x.out->headers);
+  if (ok) return true;
+  const int status = x.out->status;
+  *x.out = fail(ok.error(), status);
+  x.out->sink_failed = true;
+  return false;
+}
+
+bool HttpTransport::drain_to_sink(Exchange& x) {
+  if (!x.streaming) return true;
+  auto& body = x.parser->get().body();
+  if (body.empty()) return true;
+  x.wire += body.size();
+  stats_.bytes += body.size();
+  auto ok = x.req->sink->write(body);
+  body.clear();
+  if (ok) return true;
+  *x.out = fail(ok.error());
+  x.out->sink_failed = true;
+  return false;
+}
+
 /// After the body loop: the outcome.
 void HttpTransport::body_read(Exchange& x, const error_code& ec) {
   const Url& url = x.route->url;
   Outcome& o = *x.out;
   auto& p = *x.parser;
+  // What arrived before a cut goes to the sink too: the retry's Range starts after it.
+  if (!drain_to_sink(x)) return;
   const std::uint64_t received = x.wire + p.get().body().size();
   if (ec) {
     stats_.bytes += p.get().body().size();

@@ -144,7 +144,7 @@ net::awaitable<void> HttpTransport::exchange(Stream& s, Exchange& x) {
     x.by_deadline = arm(x.conn->tcp(), opts_.idle_timeout, x.deadline);
     co_await http::async_read_some(s, x.conn->buffer, *x.parser, tok(ec));
     if (ec) break;
-    if (!decode_some(x, false)) co_return;
+    if (!decode_some(x, false) || !drain_to_sink(x)) co_return;
   }
   body_read(x, ec);
 }

@@ -31,9 +31,11 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/error.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <boost/optional/optional.hpp>
 
 #include "wheelfit/transports/http_transport.hpp"
 #include "wheelfit/transports/trust_store.hpp"
@@ -90,6 +92,41 @@ std::optional<Error> load_system_roots(ssl::context& ctx);
 /// one that was not `presented`; nullopt for any other error.
 std::optional<Error> client_cert_refused(const error_code& ec, const Url& url, bool presented);
 
+/// Beast's string_body for reading responses, except that the reader reserves at most 64 MiB
+/// for a Content-Length: a streamed body (a 3 GB wheel, Request::sink) is drained after every
+/// read, so reserving its whole length would only risk an allocation failure.
+struct ResponseBody {
+  using value_type = std::string;
+  static constexpr std::uint64_t kMaxReserve = 64u << 20;
+  static std::uint64_t size(const value_type& body) { return body.size(); }
+  class reader {
+   public:
+    template <bool isRequest, class Fields>
+    reader(http::header<isRequest, Fields>&, value_type& body) : body_(body) {}
+    void init(const boost::optional<std::uint64_t>& length, error_code& ec) {
+      if (length) body_.reserve(static_cast<std::size_t>(std::min(*length, kMaxReserve)));
+      ec = {};
+    }
+    template <class ConstBufferSequence>
+    std::size_t put(const ConstBufferSequence& buffers, error_code& ec) {
+      const std::size_t extra = net::buffer_size(buffers);
+      const std::size_t size = body_.size();
+      if (extra > body_.max_size() - size) {
+        ec = http::error::buffer_overflow;
+        return 0;
+      }
+      body_.resize(size + extra);
+      net::buffer_copy(net::buffer(body_.data() + size, extra), buffers);
+      ec = {};
+      return extra;
+    }
+    void finish(error_code& ec) { ec = {}; }
+
+   private:
+    value_type& body_;
+  };
+};
+
 /// One connection: plain TCP, or TLS over TCP (directly or through a proxy tunnel).
 struct Conn {
   explicit Conn(net::io_context& ioc) { plain.emplace(ioc); }
@@ -128,6 +165,7 @@ struct Outcome {
   bool stale = false;        ///< a reused connection failed before any response byte
   bool proxy_reset = false;  ///< the proxy reset / closed the connection during CONNECT
   bool keep = false;         ///< the connection may serve another request
+  bool sink_failed = false;  ///< the request's BodySink refused the body: final, never retried
   Error error;
   int status = 0;
   Headers headers;
@@ -260,6 +298,8 @@ class HttpTransport final : public Transport {
   Next after_attempt(Outcome& o, const Route& route, Counters& n, Clock::time_point deadline, milliseconds& wait);
   net::awaitable<void> with_retries(const Route& route, const Request& req, const Headers& headers,
                                     Clock::time_point deadline, Outcome& o);
+  /// The headers of the next attempt: `headers`, and what the request's sink adds (Range).
+  static void attempt_headers(const Request& req, const Headers& headers, Headers& out);
 
   // ---- per-origin slots, the keep-alive pool, connecting: TCP, proxy CONNECT, TLS (http_connection.cpp) ----
 
@@ -301,10 +341,11 @@ class HttpTransport final : public Transport {
     bool reused = false;
     Outcome* out = nullptr;
     http::request<http::empty_body> request;
-    std::optional<http::response_parser<http::string_body>> parser;
+    std::optional<http::response_parser<ResponseBody>> parser;
     bool by_deadline = false;
     std::unique_ptr<Gunzip> gunzip;  ///< set when the body is gzip-encoded
-    std::uint64_t wire = 0;          ///< body bytes received and already handed to gunzip
+    std::uint64_t wire = 0;          ///< body bytes received and already handed to gunzip (or the sink)
+    bool streaming = false;          ///< a 2xx body going to req->sink
   };
 
   void prepare_request(const Route& route, const Request& req, const Headers& headers,
@@ -322,6 +363,11 @@ class HttpTransport final : public Transport {
   bool header_read(Exchange& x, const error_code& ec);
   bool decoding(Exchange& x);
   bool decode_some(Exchange& x, bool last);
+  /// Hands what the parser has collected to the request's sink (a streamed 2xx body): false,
+  /// and the outcome set (final), when the sink refuses it.
+  bool drain_to_sink(Exchange& x);
+  /// A 2xx header of a streamed request: tells the sink (false, the outcome set, when it refuses).
+  bool begin_sink(Exchange& x);
   void body_read(Exchange& x, const error_code& ec);
 
   HttpOptions opts_;

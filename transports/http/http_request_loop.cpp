@@ -97,7 +97,9 @@ bool HttpTransport::finish(Outcome& o, const Request& req, Url& url, Headers& he
 }
 
 net::awaitable<void> HttpTransport::fetch(const Request& req, Slot& result) {
-  const auto deadline = Clock::now() + opts_.deadline;
+  // A streamed body (a wheel) has no overall deadline, only the idle timeout: max() is never
+  // added to (arm() and the retry check only compare with it).
+  const auto deadline = req.sink ? Clock::time_point::max() : Clock::now() + opts_.deadline;
   Headers headers;
   Url url;
   Route route;
@@ -151,6 +153,7 @@ Error HttpTransport::proxy_auth_error(const Url& proxy, const Url& target) {
 /// connection: reconnect at once, uncharged) or wait `wait` and retry.
 HttpTransport::Next HttpTransport::after_attempt(Outcome& o, const Route& route, Counters& n, Clock::time_point deadline,
                                                  milliseconds& wait) {
+  if (o.sink_failed) return Next::done;  // the sink's own error (a full disk): a retry cannot cure it
   if (o.stale && n.reconnects < opts_.retry.max_reconnects) {
     ++n.reconnects;
     ++stats_.reconnects;
@@ -195,15 +198,22 @@ HttpTransport::Next HttpTransport::after_attempt(Outcome& o, const Route& route,
   return Next::wait;
 }
 
+void HttpTransport::attempt_headers(const Request& req, const Headers& headers, Headers& out) {
+  out = headers;
+  if (req.sink) req.sink->prepare(out);
+}
+
 net::awaitable<void> HttpTransport::with_retries(const Route& route, const Request& req, const Headers& headers,
                                                  Clock::time_point deadline, Outcome& o) {
   Counters n;
   milliseconds wait{0};
   net::steady_timer timer(ioc_);
   error_code ec;
+  Headers this_attempt;  // per attempt: a sink's Range follows what it already has
   for (;;) {
     o = Outcome{};
-    co_await attempt_once(route, req, headers, deadline, o);
+    attempt_headers(req, headers, this_attempt);
+    co_await attempt_once(route, req, this_attempt, deadline, o);
     const Next next = after_attempt(o, route, n, deadline, wait);
     if (next == Next::done) co_return;
     if (next == Next::wait && wait.count() > 0) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cache_fixture.hpp"
+#include "support/memory_sink.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/transports/cache_transport.hpp"
 #include "wheelfit/util/log.hpp"
@@ -469,4 +470,23 @@ TEST_CASE("cache: a cached body above max_body is too_large", "[transports][cach
   REQUIRE_FALSE(r);
   CHECK(r.error().is(Errc::too_large));
   CHECK_THAT(r.error().message, Catch::Contains(kUrl));
+}
+
+TEST_CASE("cache: a streamed request (sink) bypasses the cache", "[transports][cache][sink]") {
+  Fixture f;
+  test::MemorySink sink;
+  f.state->handler = [&](const Request& r) -> Expected<Response> {
+    CHECK(r.sink == &sink);  // handed through untouched
+    return ok("", {{"cache-control", "public, max-age=3600"}, {"etag", "\"v1\""}}, kUrl);
+  };
+  for (int i = 0; i < 2; ++i) {
+    auto r = req(kUrl);
+    r.sink = &sink;
+    auto a = f.cache->get(r);
+    REQUIRE(a);
+    CHECK_FALSE(a->from_cache);
+    CHECK(header(f.state->requests.back(), "if-none-match") == "<absent>");
+  }
+  CHECK(f.state->requests.size() == 2);
+  CHECK(f.files(".entry").empty());
 }

@@ -1,0 +1,239 @@
+// deliver::download: the files checked, the present ones kept, the rest streamed through one
+// get_many into their parts, each verified and renamed as its answer comes in.
+#include <algorithm>
+#include <set>
+
+#include "part_sink.hpp"
+#include "wheelfit/util/log.hpp"
+#include "wheelfit/util/secrets.hpp"
+
+namespace wheelfit::deliver {
+
+namespace fs = std::filesystem;
+using detail::PartPaths;
+using detail::PartSink;
+
+namespace {
+
+/// Why `name` cannot be a file name in the folder, or "".
+std::string bad_name(std::string_view name) {
+  if (name.empty()) return "is empty";
+  if (name == "." || name == "..") return "is '" + std::string(name) + "'";
+  if (name.find('/') != std::string_view::npos) return "has a '/'";
+  if (name.find('\0') != std::string_view::npos) return "has a NUL byte";
+  return "";
+}
+
+bool is_sha256_hex(std::string_view s) {
+  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+/// A 416 to the Range of a part (the part already whole, or the file shorter now).
+bool range_refused(const Error& e) {
+  return transport::is(e, transport::NetErrc::http_status) && e.message.find("HTTP 416") != std::string::npos;
+}
+
+/// One download() call: the files, their sinks and results.
+class Run {
+ public:
+  Run(const std::vector<Wanted>& files, const DownloadOptions& options)
+      : files_(files), options_(options), out_(files.size()), sinks_(files.size()), again_(files.size(), false) {}
+
+  std::vector<Delivered> go(transport::Transport& transport) {
+    std::vector<std::size_t> fetch;
+    std::error_code ec;
+    fs::create_directories(options_.dir, ec);
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < files_.size(); ++i) {
+      out_[i].filename = files_[i].filename;
+      out_[i].url = files_[i].url;
+      if (ec) {
+        fail(i, Error(Errc::io_error, "cannot create the folder " + options_.dir.string() + ": " + ec.message()));
+      } else if (check(i, seen) && !present(i) && open(i)) {
+        fetch.push_back(i);
+      }
+    }
+    while (!fetch.empty()) fetch = batch(transport, fetch);
+    return std::move(out_);
+  }
+
+ private:
+  void tell(Progress::Kind kind, std::size_t i, std::uint64_t done, std::optional<std::uint64_t> total) const {
+    if (options_.progress) options_.progress(Progress{kind, i, done, total});
+  }
+
+  void fail(std::size_t i, Error e) {
+    out_[i].status = Delivered::Status::failed;
+    out_[i].error = std::move(e);
+    tell(Progress::Kind::finished, i, out_[i].bytes, files_[i].size);
+  }
+
+  /// The name and the digest are usable, the name not listed before.
+  bool check(std::size_t i, std::set<std::string>& seen) {
+    const Wanted& w = files_[i];
+    if (const auto why = bad_name(w.filename); !why.empty()) {
+      fail(i, Error(Errc::invalid_input, "the file name '" + util::redact(w.filename) + "' for " + util::redact(w.url) +
+                                             " " + why + " (a plain file name is needed)"));
+      return false;
+    }
+    if (w.sha256 && !is_sha256_hex(*w.sha256)) {
+      fail(i, Error(Errc::invalid_input, w.filename + ": the expected sha256 '" + *w.sha256 +
+                                             "' is not 64 lower-case hex digits"));
+      return false;
+    }
+    if (!seen.insert(w.filename).second) {
+      fail(i, Error(Errc::invalid_input, w.filename + " is listed twice"));
+      return false;
+    }
+    return true;
+  }
+
+  /// The file is already in place with the expected digest (then settled as present); offline,
+  /// a file not in place fails here.
+  bool present(std::size_t i) {
+    const Wanted& w = files_[i];
+    Delivered& d = out_[i];
+    const fs::path final = options_.dir / w.filename;
+    std::error_code ec;
+    if (w.sha256 && fs::is_regular_file(final, ec)) {
+      auto digest = sha256_file(final);
+      if (digest && *digest == *w.sha256) {
+        d.path = final;
+        d.bytes = fs::file_size(final, ec);
+        d.sha256 = std::move(*digest);
+        d.status = Delivered::Status::present;
+        d.verified = true;
+        tell(Progress::Kind::finished, i, d.bytes, d.bytes);
+        return true;
+      }
+      if (digest) {
+        log::info(final.string() + " has sha256 " + *digest + ", not the expected " + *w.sha256 + ": fetching it again");
+      }
+    }
+    if (options_.offline) {
+      fail(i, transport::net_error(transport::NetErrc::offline,
+                                   w.filename + " is not in " + options_.dir.string() + (w.sha256 ? " with its expected sha256" : "") +
+                                       ", and nothing is fetched offline (" + util::redact(w.url) + ")"));
+      return true;
+    }
+    return false;
+  }
+
+  bool open(std::size_t i) {
+    sinks_[i] = std::make_unique<PartSink>(i, PartPaths(options_.dir, files_[i].filename), files_[i].size,
+                                           options_.max_file, options_.progress);
+    if (auto ok = sinks_[i]->open(); !ok) {
+      fail(i, ok.error());
+      return false;
+    }
+    return true;
+  }
+
+  /// Fetches `which` in one get_many; returns those to fetch once more from zero.
+  std::vector<std::size_t> batch(transport::Transport& transport, const std::vector<std::size_t>& which) {
+    std::vector<transport::Request> requests(which.size());
+    for (std::size_t j = 0; j < which.size(); ++j) {
+      const std::size_t i = which[j];
+      requests[j].url = files_[i].url;
+      requests[j].max_body = static_cast<std::size_t>(std::min<std::uint64_t>(options_.max_file, SIZE_MAX));
+      requests[j].sink = sinks_[i].get();
+      tell(Progress::Kind::started, i, sinks_[i]->bytes(), files_[i].size);
+    }
+    std::vector<char> settled(which.size(), 0);
+    std::vector<std::size_t> again;
+    auto answers = transport.get_many(requests, [&](std::size_t j, const Expected<transport::Response>& a) {
+      if (j >= which.size() || settled[j]) return;
+      settled[j] = 1;
+      settle(which[j], a, again);
+    });
+    for (std::size_t j = 0; j < which.size(); ++j) {
+      if (settled[j]) continue;
+      settle(which[j], j < answers.size() ? answers[j] : Expected<transport::Response>(Error(
+                                                             Errc::io_error, "the transport returned no answer")),
+             again);
+    }
+    return again;
+  }
+
+  /// Asks for `i` again from zero, once: true when it will be.
+  bool refetch(std::size_t i, std::vector<std::size_t>& again, const std::string& why) {
+    if (again_[i]) return false;
+    again_[i] = true;
+    log::info(files_[i].filename + ": " + why + "; fetching it again from the start");
+    sinks_[i]->restart();
+    again.push_back(i);
+    return true;
+  }
+
+  void settle(std::size_t i, const Expected<transport::Response>& answer, std::vector<std::size_t>& again) {
+    const Wanted& w = files_[i];
+    Delivered& d = out_[i];
+    PartSink& sink = *sinks_[i];
+    d.bytes = sink.bytes();
+    if (!answer) {
+      // The part stays (with its validator) for a later run to continue.
+      if (range_refused(answer.error()) && refetch(i, again, "the server refused the range of the partial file")) return;
+      fail(i, answer.error().with_context(w.filename));
+      return;
+    }
+    if (!sink.begun()) {
+      fail(i, Error(Errc::io_error, w.filename + ": " + util::redact(answer->url) + " answered HTTP " +
+                                        std::to_string(answer->status) + " without a body"));
+      return;
+    }
+    auto digest = sink.finish();
+    if (!digest) {
+      fail(i, digest.error());
+      return;
+    }
+    d.bytes = sink.bytes();
+    d.sha256 = *digest;
+    if (w.sha256 && *digest != *w.sha256) {
+      if (sink.continued() && refetch(i, again, "the digest of the continued partial file is wrong")) return;
+      discard(i);
+      fail(i, Error(Errc::invalid_input, w.filename + ": sha256 mismatch: expected " + *w.sha256 + ", got " + *digest +
+                                             " (" + std::to_string(d.bytes) + " bytes from " + util::redact(w.url) +
+                                             "): the asset changed upstream, or was cut or altered on the way; a "
+                                             "stale proxy or cache in between is the usual cause"));
+      return;
+    }
+    if (!w.sha256 && w.size && d.bytes != *w.size) {
+      discard(i);
+      fail(i, Error(Errc::invalid_input, w.filename + ": " + std::to_string(d.bytes) + " bytes from " + util::redact(w.url) +
+                                             ", expected " + std::to_string(*w.size)));
+      return;
+    }
+    if (auto ok = sink.commit(); !ok) {
+      fail(i, ok.error());
+      return;
+    }
+    d.path = sink.paths().final;
+    d.status = Delivered::Status::fetched;
+    d.verified = w.sha256.has_value();
+    d.resumed = sink.resumed();
+    d.error.reset();
+    tell(Progress::Kind::finished, i, d.bytes, d.bytes);
+  }
+
+  /// Bytes that are not the file: the part goes, and a wrong file at the final name too.
+  void discard(std::size_t i) {
+    sinks_[i]->remove();
+    std::error_code ec;
+    fs::remove(sinks_[i]->paths().final, ec);
+  }
+
+  const std::vector<Wanted>& files_;
+  const DownloadOptions& options_;
+  std::vector<Delivered> out_;
+  std::vector<std::unique_ptr<PartSink>> sinks_;
+  std::vector<char> again_;  ///< already fetched again from zero
+};
+
+}  // namespace
+
+std::vector<Delivered> download(transport::Transport& transport, const std::vector<Wanted>& files,
+                                const DownloadOptions& options) {
+  return Run(files, options).go(transport);
+}
+
+}  // namespace wheelfit::deliver

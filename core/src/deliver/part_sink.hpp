@@ -1,0 +1,86 @@
+#pragma once
+// Private to deliver: the BodySink of one file, writing DIR/.<filename>.part while hashing it.
+//
+// The part holds the body's first bytes(); its sidecar DIR/.<filename>.part.meta holds the
+// validator (a strong ETag, else Last-Modified) those bytes came with, for If-Range. prepare()
+// asks for the rest (Range: bytes=N- + If-Range); begin() takes a 200 as "start over" (the part
+// truncated, the hash restarted) and a 206 as the continuation, after checking that its
+// Content-Range starts at bytes() and hashing the part's earlier bytes (once per run).
+// Writes are gathered into 1 MiB before they reach the disk.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "wheelfit/deliver/download.hpp"
+
+namespace wheelfit::deliver::detail {
+
+/// The three names of one file in the folder.
+struct PartPaths {
+  std::filesystem::path final, part, meta;
+  PartPaths(const std::filesystem::path& dir, const std::string& filename)
+      : final(dir / filename), part(dir / ("." + filename + ".part")), meta(dir / ("." + filename + ".part.meta")) {}
+};
+
+class PartSink final : public transport::BodySink {
+ public:
+  PartSink(std::size_t index, PartPaths paths, std::optional<std::uint64_t> size, std::uint64_t max_file,
+           const ProgressHook& progress)
+      : index_(index), paths_(std::move(paths)), total_(size), max_file_(max_file), progress_(progress) {}
+  ~PartSink() override;
+  PartSink(const PartSink&) = delete;
+  PartSink& operator=(const PartSink&) = delete;
+
+  /// Opens (or creates, 0644) the part: the bytes an earlier run left are continued, with the
+  /// validator of its meta. Errc::io_error naming the part.
+  [[nodiscard]] Expected<void> open();
+
+  void prepare(transport::Headers& headers) override;
+  Expected<void> begin(int status, const transport::Headers& headers) override;
+  Expected<void> write(std::string_view bytes) override;
+
+  /// After the answer: every byte on disk; the digest of the whole part.
+  [[nodiscard]] Expected<std::string> finish();
+  /// fsync, rename the part to its final name (and fsync the folder), remove the meta.
+  [[nodiscard]] Expected<void> commit();
+  /// Empties the part and forgets its validator: the next attempt fetches from zero.
+  void restart();
+  /// Removes the part and its meta (closing the part).
+  void remove();
+
+  [[nodiscard]] std::uint64_t bytes() const { return done_; }
+  [[nodiscard]] std::optional<std::uint64_t> total() const { return total_; }
+  [[nodiscard]] bool begun() const { return begun_; }
+  /// The body began with a 206: an earlier run's part was continued.
+  [[nodiscard]] bool resumed() const { return resumed_; }
+  /// Some 206 was taken (an earlier part or an attempt cut short in this run).
+  [[nodiscard]] bool continued() const { return continued_; }
+  [[nodiscard]] const PartPaths& paths() const { return paths_; }
+
+ private:
+  Expected<void> flush();
+  Expected<void> write_out(std::string_view bytes);
+  Expected<void> hash_part();
+  Expected<void> truncate();
+  void keep_validator(const transport::Headers& headers);
+  Error io_error(const std::string& what, int err) const;
+  void report();
+
+  std::size_t index_;
+  PartPaths paths_;
+  std::optional<std::uint64_t> total_;
+  std::uint64_t max_file_;
+  const ProgressHook& progress_;
+  int fd_ = -1;
+  Sha256 sha_;
+  std::uint64_t done_ = 0;    ///< body bytes taken (on disk + buffered)
+  std::uint64_t hashed_ = 0;  ///< of which the hash covers the first hashed_
+  std::string buffer_;        ///< taken, not yet written
+  std::string validator_;     ///< for If-Range
+  std::optional<Error> pending_;  ///< a failure outside begin/write (prepare's flush), told at the next call
+  bool begun_ = false, resumed_ = false, continued_ = false;
+};
+
+}  // namespace wheelfit::deliver::detail

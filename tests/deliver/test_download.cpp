@@ -1,0 +1,413 @@
+// deliver::download over the http and file transports: verified, idempotent, resumable, atomic.
+// docs/network-faults.md rows N02 (a body cut mid-way continues with Range + If-Range; parts of
+// an earlier run too), N04 (a body cut short without Content-Length: the digest catches it) and
+// S01 (the bytes changed upstream: both digests named, nothing left).
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <charconv>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "support/test_support.hpp"
+#include "transports/http/test_http_support.hpp"
+#include "wheelfit/deliver/download.hpp"
+#include "wheelfit/transports/file_transport.hpp"
+
+using namespace wheelfit;
+using namespace wheelfit::test_http;
+using deliver::Delivered;
+using deliver::Progress;
+using test::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string random_bytes(std::size_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::string s(n, '\0');
+  for (auto& c : s) c = static_cast<char>(gen() & 0xff);
+  return s;
+}
+
+std::string sha(std::string_view s) {
+  deliver::Sha256 h;
+  h.update(s);
+  return h.hex();
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+/// A file as a server holds it.
+struct Served {
+  std::string body;
+  std::string etag = "\"v1\"";
+  bool ignore_range = false;
+};
+
+/// The answer of a server that honours "Range: bytes=N-" (206) when If-Range is absent or names
+/// its ETag, and sends the whole file (200) otherwise.
+std::string answer(const HttpRequest& r, const Served& f) {
+  const auto range = r.header("range");
+  const auto if_range = r.header("if-range");
+  if (range && !f.ignore_range && (!if_range || *if_range == f.etag) && range->starts_with("bytes=")) {
+    std::size_t n = 0;
+    std::from_chars(range->data() + 6, range->data() + range->size(), n);
+    if (n >= f.body.size()) return http_response(416, "", {{"Content-Range", "bytes */" + std::to_string(f.body.size())}});
+    return http_response(206, std::string_view(f.body).substr(n),
+                         {{"Content-Range", "bytes " + std::to_string(n) + "-" + std::to_string(f.body.size() - 1) + "/" +
+                                                std::to_string(f.body.size())},
+                          {"ETag", f.etag}});
+  }
+  return http_response(200, f.body, {{"ETag", f.etag}});
+}
+
+deliver::Wanted wanted(std::string url, std::string name, std::string_view body) {
+  deliver::Wanted w;
+  w.url = std::move(url);
+  w.filename = std::move(name);
+  w.sha256 = sha(body);
+  w.size = body.size();
+  return w;
+}
+
+deliver::DownloadOptions options_for(const fs::path& dir) {
+  deliver::DownloadOptions o;
+  o.dir = dir;
+  return o;
+}
+
+/// A part (and its meta) as an earlier, interrupted run left them.
+void leave_part(const fs::path& dir, const std::string& name, std::string_view bytes, std::string_view validator) {
+  test::write_file(dir / ("." + name + ".part"), bytes);
+  if (!validator.empty()) test::write_file(dir / ("." + name + ".part.meta"), std::string(validator) + "\n");
+}
+
+/// CHECKs that `d` is `body`, fetched (or `status`) and verified, with nothing else left beside it.
+void check_delivered(const Delivered& d, const fs::path& dir, std::string_view body,
+                     Delivered::Status status = Delivered::Status::fetched) {
+  INFO(d.filename << ": " << (d.error ? d.error->message : std::string("ok")));
+  REQUIRE(d.status == status);
+  CHECK(d.verified);
+  CHECK(d.bytes == body.size());
+  CHECK(d.sha256 == sha(body));
+  CHECK(d.path == dir / d.filename);
+  CHECK(slurp(dir / d.filename) == body);
+  CHECK_FALSE(fs::exists(dir / ("." + d.filename + ".part")));
+  CHECK_FALSE(fs::exists(dir / ("." + d.filename + ".part.meta")));
+}
+
+/// Counts get_many calls on the way to `inner`.
+class CountingTransport final : public transport::Transport {
+ public:
+  explicit CountingTransport(transport::Transport& inner) : inner_(inner) {}
+  int batches = 0;
+  std::size_t largest = 0;
+
+ private:
+  Expected<transport::Response> get_impl(const transport::Request& r) override {
+    ++batches;
+    return inner_.get(r);
+  }
+  std::vector<Expected<transport::Response>> get_many_hooked_impl(const std::vector<transport::Request>& rs,
+                                                                  const AnswerHook& hook) override {
+    ++batches;
+    largest = std::max(largest, rs.size());
+    return inner_.get_many(rs, hook);
+  }
+  transport::Transport& inner_;
+};
+
+const std::string kName = "pkg-1.0-py3-none-any.whl";
+
+}  // namespace
+
+TEST_CASE("download: a whole file is fetched, verified and renamed into place", "[deliver][download]") {
+  const Served file{random_bytes(300000, 1)};
+  TestServer server(serve([&](const HttpRequest& r) { return answer(r, file); }));
+  TempDir dir;
+  auto t = make();
+  auto got = deliver::download(*t, {wanted(server.url("/f/" + kName), kName, file.body)}, options_for(dir / "out"));
+  REQUIRE(got.size() == 1);
+  check_delivered(got[0], dir / "out", file.body);
+  CHECK_FALSE(got[0].resumed);
+  const auto reqs = server.requests();
+  REQUIRE(reqs.size() == 1);
+  CHECK(reqs[0].header("accept-encoding") == "identity");
+  CHECK_FALSE(reqs[0].header("range"));
+  CHECK(t->stats().bytes == file.body.size());
+}
+
+TEST_CASE("download: a file already in place is kept; a wrong one is replaced", "[deliver][download]") {
+  const Served file{random_bytes(5000, 2)};
+  TestServer server(serve([&](const HttpRequest& r) { return answer(r, file); }));
+  TempDir dir;
+  auto t = make();
+  SECTION("the right digest: present, no request") {
+    test::write_file(dir / kName, file.body);
+    auto got = deliver::download(*t, {wanted(server.url("/" + kName), kName, file.body)}, options_for(dir.path()));
+    check_delivered(got.at(0), dir.path(), file.body, Delivered::Status::present);
+    CHECK(server.requests().empty());
+  }
+  SECTION("a wrong digest: fetched again and replaced") {
+    test::write_file(dir / kName, "stale bytes");
+    auto got = deliver::download(*t, {wanted(server.url("/" + kName), kName, file.body)}, options_for(dir.path()));
+    check_delivered(got.at(0), dir.path(), file.body);
+    CHECK(server.requests().size() == 1);
+  }
+}
+
+TEST_CASE("download: S01 a digest mismatch names both digests and leaves nothing", "[deliver][download]") {
+  const Served file{random_bytes(4000, 3)};
+  TestServer server(serve([&](const HttpRequest& r) { return answer(r, file); }));
+  TempDir dir;
+  auto t = make();
+  auto w = wanted(server.url("/" + kName), kName, "what the index promised");
+  SECTION("fresh") {}
+  SECTION("over a wrong file in place") { test::write_file(dir / kName, "older"); }
+  auto got = deliver::download(*t, {w}, options_for(dir.path()));
+  const Delivered& d = got.at(0);
+  REQUIRE(d.status == Delivered::Status::failed);
+  REQUIRE(d.error);
+  INFO(d.error->message);
+  CHECK(test_http::contains(d.error->message, kName));
+  CHECK(test_http::contains(d.error->message, *w.sha256));
+  CHECK(test_http::contains(d.error->message, sha(file.body)));
+  CHECK(test_http::contains(d.error->message, "a stale proxy or cache in between is the usual cause"));
+  CHECK_FALSE(fs::exists(dir / kName));
+  CHECK_FALSE(fs::exists(dir / ("." + kName + ".part")));
+  CHECK_FALSE(fs::exists(dir / ("." + kName + ".part.meta")));
+}
+
+TEST_CASE("download: N04 a body without Content-Length cut short is caught by the digest", "[deliver][download]") {
+  const Served file{random_bytes(50000, 9)};
+  TestServer server([&](Conn& c) {
+    if (!c.read_request()) return;
+    c.write("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + file.body.substr(0, 20000));
+    c.close();  // a clean end: to the client, the body is complete
+  });
+  TempDir dir;
+  auto t = make();
+  auto got = deliver::download(*t, {wanted(server.url("/" + kName), kName, file.body)}, options_for(dir.path()));
+  REQUIRE(got.at(0).status == Delivered::Status::failed);
+  REQUIRE(got[0].error);
+  INFO(got[0].error->message);
+  CHECK(test_http::contains(got[0].error->message, sha(file.body)));
+  CHECK(test_http::contains(got[0].error->message, sha(file.body.substr(0, 20000))));
+  CHECK(test_http::contains(got[0].error->message, "changed upstream"));
+  CHECK(fs::is_empty(dir.path()));  // no final file, no part, no meta
+}
+
+TEST_CASE("download: N02 a body cut mid-way continues with Range and If-Range", "[deliver][download]") {
+  const Served file{random_bytes(200000, 4)};
+  const std::size_t cut = 70000;
+  const bool reset = GENERATE(true, false);  // an RST, or a clean close (truncated)
+  CAPTURE(reset);
+  std::atomic<int> conns{0};
+  TestServer server([&](Conn& c) {
+    if (conns++ == 0) {
+      if (!c.read_request()) return;
+      const std::string whole = http_response(200, file.body, {{"ETag", file.etag}});
+      c.write(std::string_view(whole).substr(0, whole.size() - file.body.size() + cut));
+      std::this_thread::sleep_for(200ms);  // the client has read what was sent
+      if (reset) c.reset();
+      else c.close();
+      return;
+    }
+    serve([&](const HttpRequest& r) { return answer(r, file); })(c);
+  });
+  TempDir dir;
+  auto t = make();
+  auto got = deliver::download(*t, {wanted(server.url("/" + kName), kName, file.body)}, options_for(dir.path()));
+  check_delivered(got.at(0), dir.path(), file.body);
+  const auto reqs = server.requests();
+  REQUIRE(reqs.size() == 2);
+  CHECK(reqs[1].header("range") == "bytes=" + std::to_string(cut) + "-");
+  CHECK(reqs[1].header("if-range") == file.etag);
+  CHECK(t->stats().retries == 1);
+}
+
+TEST_CASE("download: N02 a part from an earlier run", "[deliver][download]") {
+  Served file{random_bytes(100000, 5)};
+  const std::size_t had = 40000;
+  TestServer server(serve([&](const HttpRequest& r) { return answer(r, file); }));
+  TempDir dir;
+  auto t = make();
+  const auto w = wanted(server.url("/" + kName), kName, file.body);
+  struct Case {
+    const char* what;
+    std::string part;       // its bytes
+    std::string validator;  // its meta
+    bool ignore_range;
+    std::optional<std::string> range;  // what the last request asks for (the first asks for the rest)
+    bool resumed;
+    std::size_t requests;
+  };
+  const auto prefix = file.body.substr(0, had);
+  const std::string wrong = random_bytes(had, 99);
+  const std::string from = "bytes=" + std::to_string(had) + "-";
+  auto c = GENERATE_COPY(values<Case>({
+      {"is continued with Range and If-Range", prefix, "\"v1\"", false, from, true, 1},
+      {"is continued without a meta (Range alone)", prefix, "", false, from, true, 1},
+      {"restarts when the server ignores the range (200)", prefix, "\"v1\"", true, from, false, 1},
+      {"restarts when the validator changed (If-Range: 200)", prefix, "\"v0\"", false, from, false, 1},
+      {"with wrong bytes: the mismatch refetches it once from zero", wrong, "\"v1\"", false, std::nullopt, false, 2},
+  }));
+  CAPTURE(c.what);
+  file.ignore_range = c.ignore_range;
+  leave_part(dir.path(), kName, c.part, c.validator);
+  auto got = deliver::download(*t, {w}, options_for(dir.path()));
+  check_delivered(got.at(0), dir.path(), file.body);
+  CHECK(got[0].resumed == c.resumed);
+  const auto reqs = server.requests();
+  REQUIRE(reqs.size() == c.requests);
+  CHECK(reqs[0].header("range") == from);
+  if (!c.validator.empty()) CHECK(reqs[0].header("if-range") == c.validator);
+  CHECK(reqs.back().header("range") == c.range);
+}
+
+TEST_CASE("download: N02 a part that is already whole (416) is fetched again from zero", "[deliver][download]") {
+  const Served file{random_bytes(3000, 6)};
+  TestServer server(serve([&](const HttpRequest& r) { return answer(r, file); }));
+  TempDir dir;
+  auto t = make();
+  leave_part(dir.path(), kName, file.body, file.etag);
+  auto got = deliver::download(*t, {wanted(server.url("/" + kName), kName, file.body)}, options_for(dir.path()));
+  check_delivered(got.at(0), dir.path(), file.body);
+  CHECK(server.requests().size() == 2);
+}
+
+TEST_CASE("download: a redirect to another origin is followed without the credential", "[deliver][download]") {
+  const Served file{random_bytes(20000, 7)};
+  TestServer objects(serve([&](const HttpRequest& r) { return answer(r, file); }));
+  TestServer releases(serve([&](const HttpRequest&) {
+    return http_response(302, "", {{"Location", objects.url("/blob/" + kName, "localhost")}});
+  }));
+  auto o = fast_options();
+  const std::string origin = "http://127.0.0.1:" + std::to_string(releases.port());
+  o.credentials.origins.push_back({origin, "", "s3cret", "test"});
+  o.credentials.insecure_hosts = {"127.0.0.1"};
+  auto t = make(o);
+  TempDir dir;
+  auto got = deliver::download(*t, {wanted(releases.url("/download/" + kName), kName, file.body)}, options_for(dir.path()));
+  check_delivered(got.at(0), dir.path(), file.body);
+  REQUIRE(releases.requests().size() == 1);
+  CHECK(releases.requests()[0].header("authorization") == "Bearer s3cret");
+  REQUIRE(objects.requests().size() == 1);
+  CHECK_FALSE(objects.requests()[0].header("authorization"));
+}
+
+TEST_CASE("download: file:// sources, whole and continued", "[deliver][download][file]") {
+  TempDir src, dir;
+  const std::string body = random_bytes(3u << 20, 8);  // more than one 1 MiB block
+  test::write_file(src / kName, body);
+  auto t = transports::make_file_transport();
+  const auto w = wanted(transports::to_url((src / kName).string(), false), kName, body);
+  bool part = false;
+  SECTION("whole") {}
+  SECTION("continued from a part") {
+    leave_part(dir.path(), kName, std::string_view(body).substr(0, 1234567), "");
+    part = true;
+  }
+  auto got = deliver::download(*t, {w}, options_for(dir.path()));
+  check_delivered(got.at(0), dir.path(), body);
+  CHECK(got[0].resumed == part);
+}
+
+TEST_CASE("download: bad file names are refused before any request", "[deliver][download]") {
+  TestServer server(serve([&](const HttpRequest&) { return http_response(200, "x"); }));
+  TempDir dir;
+  auto t = make();
+  const std::string name = GENERATE(as<std::string>{}, "", ".", "..", "a/b.whl", "../up.whl", std::string("nul\0.whl", 8));
+  CAPTURE(name);
+  auto w = wanted(server.url("/x"), name, "x");
+  auto got = deliver::download(*t, {w}, options_for(dir.path()));
+  REQUIRE(got.at(0).status == Delivered::Status::failed);
+  REQUIRE(got[0].error);
+  CHECK(got[0].error->is(Errc::invalid_input));
+  CHECK(server.requests().empty());
+}
+
+TEST_CASE("download: offline, only present files", "[deliver][download]") {
+  TestServer server(serve([&](const HttpRequest&) { return http_response(200, "x"); }));
+  TempDir dir;
+  auto t = make();
+  test::write_file(dir / "here.whl", "here");
+  auto o = options_for(dir.path());
+  o.offline = true;
+  auto got = deliver::download(*t, {wanted(server.url("/here.whl"), "here.whl", "here"),
+                                    wanted(server.url("/gone.whl"), "gone.whl", "gone")}, o);
+  check_delivered(got.at(0), dir.path(), "here", Delivered::Status::present);
+  REQUIRE(got.at(1).status == Delivered::Status::failed);
+  REQUIRE(got[1].error);
+  INFO(got[1].error->message);
+  CHECK(transport::is(*got[1].error, NetErrc::offline));
+  CHECK(test_http::contains(got[1].error->message, "gone.whl"));
+  CHECK(server.requests().empty());
+}
+
+TEST_CASE("download: several files go through one get_many, concurrently", "[deliver][download]") {
+  std::vector<Served> files;
+  for (unsigned i = 0; i < 6; ++i) files.push_back({random_bytes(50000 + i * 1000, 10 + i)});
+  TestServer server(serve([&](const HttpRequest& r) {
+    std::this_thread::sleep_for(20ms);
+    return answer(r, files.at(static_cast<std::size_t>(r.target[1] - '0')));
+  }));
+  TempDir dir;
+  auto inner = make();
+  CountingTransport t(*inner);
+  std::vector<deliver::Wanted> ws;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    ws.push_back(wanted(server.url("/" + std::to_string(i)), "f" + std::to_string(i) + "-1.0-py3-none-any.whl", files[i].body));
+  }
+  ws[2].sha256.reset();  // fetched and hashed, not verified
+  std::vector<Progress> events;
+  auto o = options_for(dir.path());
+  o.progress = [&](const Progress& p) { events.push_back(p); };
+  auto got = deliver::download(t, ws, o);
+  CHECK(t.batches == 1);
+  CHECK(t.largest == files.size());
+  CHECK(server.connections() > 1);
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (i == 2) {
+      CHECK(got[i].status == Delivered::Status::fetched);
+      CHECK_FALSE(got[i].verified);
+      CHECK(got[i].sha256 == sha(files[i].body));
+      continue;
+    }
+    check_delivered(got[i], dir.path(), files[i].body);
+  }
+  // Progress: per file one started first, one finished last, bytes never going back.
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    CAPTURE(i);
+    std::vector<Progress> mine;
+    for (const auto& e : events) {
+      if (e.index == i) mine.push_back(e);
+    }
+    REQUIRE(mine.size() >= 3);
+    CHECK(mine.front().kind == Progress::Kind::started);
+    CHECK(mine.back().kind == Progress::Kind::finished);
+    CHECK(mine.back().done == files[i].body.size());
+    std::uint64_t last = 0;
+    for (std::size_t k = 1; k + 1 < mine.size(); ++k) {
+      CHECK(mine[k].kind == Progress::Kind::bytes);
+      CHECK(mine[k].done >= last);
+      CHECK(mine[k].total == files[i].body.size());
+      last = mine[k].done;
+    }
+  }
+}
+
+TEST_CASE("download: sha256_file and Sha256 agree with known digests", "[deliver][sha256]") {
+  TempDir dir;
+  test::write_file(dir / "abc", "abc");
+  auto d = deliver::sha256_file(dir / "abc");
+  REQUIRE(d);
+  CHECK(*d == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(sha("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK_FALSE(deliver::sha256_file(dir / "missing"));
+}

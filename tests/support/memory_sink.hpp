@@ -1,0 +1,42 @@
+#pragma once
+// A transport::BodySink that keeps the body in memory, for the transports' streaming tests: what
+// prepare() added, every begin(), the bytes, and a failure to inject at begin or at write.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wheelfit/transport/transport.hpp"
+
+namespace wheelfit::test {
+
+struct MemorySink final : transport::BodySink {
+  std::string body;                      ///< since the last begin(200)
+  std::optional<std::uint64_t> range;    ///< asks for bytes=<range>- in prepare() when set
+  std::vector<int> begins;               ///< the status of each begin()
+  std::vector<transport::Headers> begin_headers;
+  int prepares = 0;
+  int writes = 0;
+  std::optional<Error> fail_begin, fail_write;  ///< returned by the next begin() / write()
+
+  void prepare(transport::Headers& headers) override {
+    ++prepares;
+    if (range) headers.emplace_back("Range", "bytes=" + std::to_string(*range) + "-");
+  }
+  Expected<void> begin(int status, const transport::Headers& headers) override {
+    begins.push_back(status);
+    begin_headers.push_back(headers);
+    if (fail_begin) return *fail_begin;
+    if (status == 200) body.clear();
+    return {};
+  }
+  Expected<void> write(std::string_view bytes) override {
+    ++writes;
+    if (fail_write) return *fail_write;
+    body.append(bytes);
+    return {};
+  }
+};
+
+}  // namespace wheelfit::test

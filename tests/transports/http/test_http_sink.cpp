@@ -1,0 +1,97 @@
+// Request::sink over http: the body streams to the sink (Response::body empty), prepare() before
+// every attempt, a sink's error is final (never retried), no overall deadline, max_body applies.
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+#include "support/memory_sink.hpp"
+#include "test_http_support.hpp"
+
+using namespace wheelfit;
+using namespace wheelfit::test_http;
+using test::MemorySink;
+
+namespace {
+transport::Request streamed(std::string url, MemorySink& sink, std::size_t max_body = 64u << 20) {
+  auto r = req(std::move(url), max_body);
+  r.sink = &sink;
+  return r;
+}
+}  // namespace
+
+TEST_CASE("sink: a 2xx body streams to the sink, not into the response", "[transports][http][sink]") {
+  const std::string body(300000, 'w');
+  TestServer server(serve([&](const HttpRequest&) { return http_response(200, body, {{"ETag", "\"e\""}}); }));
+  auto t = make();
+  MemorySink sink;
+  auto r = t->get(streamed(server.url("/f.whl"), sink));
+  WHEELFIT_REQUIRE_OK(r);
+  CHECK(r->body.empty());
+  CHECK(r->status == 200);
+  CHECK(sink.body == body);
+  CHECK(sink.begins == std::vector<int>{200});
+  CHECK(sink.prepares == 1);
+  CHECK(transport::find_header(sink.begin_headers.at(0), "etag") == "\"e\"");
+  CHECK(t->stats().bytes == body.size());
+}
+
+TEST_CASE("sink: prepare() runs before every attempt and redirect hop", "[transports][http][sink]") {
+  int calls = 0;
+  TestServer server(serve([&](const HttpRequest& r) {
+    if (r.target == "/moved") return http_response(302, "", {{"Location", "/f"}});
+    if (++calls == 1) return http_response(503, "busy");
+    return http_response(206, "tail", {{"Content-Range", "bytes 6-9/10"}});
+  }));
+  auto t = make();
+  MemorySink sink;
+  sink.range = 6;
+  auto r = t->get(streamed(server.url("/moved"), sink));
+  WHEELFIT_REQUIRE_OK(r);
+  CHECK(r->status == 206);
+  CHECK(sink.body == "tail");
+  CHECK(sink.prepares == 3);  // the first hop, the 503, its retry
+  for (const auto& q : server.requests()) CHECK(q.header("range") == "bytes=6-");
+  CHECK(sink.begins == std::vector<int>{206});  // not for the 302 or the 503
+}
+
+TEST_CASE("sink: an error from the sink ends the request at once, unretried", "[transports][http][sink]") {
+  TestServer server(serve([&](const HttpRequest&) { return http_response(200, std::string(100000, 'x')); }));
+  auto t = make();
+  MemorySink sink;
+  const bool at_begin = GENERATE(true, false);
+  CAPTURE(at_begin);
+  (at_begin ? sink.fail_begin : sink.fail_write) = Error(Errc::io_error, "disk full");
+  auto r = t->get(streamed(server.url("/f"), sink));
+  REQUIRE_FALSE(r);
+  CHECK(r.error().is(Errc::io_error));
+  CHECK(r.error().message == "disk full");
+  CHECK(server.requests().size() == 1);
+  CHECK(t->stats().retries == 0);
+}
+
+TEST_CASE("sink: a streamed body has no overall deadline, only the idle timeout", "[transports][http][sink]") {
+  TestServer server([](Conn& c) {
+    if (!c.read_request()) return;
+    c.write("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n");
+    for (int i = 0; i < 10; ++i) {  // 10 bytes over ~400 ms, past the 150 ms deadline
+      std::this_thread::sleep_for(40ms);
+      if (!c.write("x")) return;
+    }
+  });
+  auto o = fast_options(0);
+  o.deadline = 150ms;
+  auto t = make(o);
+  MemorySink sink;
+  auto r = t->get(streamed(server.url("/slow"), sink));
+  WHEELFIT_REQUIRE_OK(r);
+  CHECK(sink.body == std::string(10, 'x'));
+}
+
+TEST_CASE("sink: max_body still limits one attempt", "[transports][http][sink]") {
+  TestServer server(serve([&](const HttpRequest&) { return http_response(200, std::string(5000, 'x')); }));
+  auto t = make();
+  MemorySink sink;
+  auto r = t->get(streamed(server.url("/big"), sink, 1000));
+  REQUIRE_FALSE(r);
+  CHECK(r.error().is(Errc::too_large));
+}
