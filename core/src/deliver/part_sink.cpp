@@ -195,7 +195,9 @@ Expected<void> PartSink::write(std::string_view bytes) {
 }
 
 void PartSink::report() {
-  if (progress_) progress_(Progress{Progress::Kind::bytes, index_, done_, total_});
+  if (!progress_) return;
+  const std::string name = paths_.final.filename().string();
+  progress_(Progress{Progress::Kind::bytes, index_, name, done_, total_});
 }
 
 Expected<std::string> PartSink::finish() {

@@ -20,6 +20,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "wheelfit/transport/transport.hpp"
@@ -51,6 +52,7 @@ struct Delivered {
 struct Progress {
   enum class Kind { started, bytes, finished } kind = Kind::bytes;
   std::size_t index = 0;                ///< the file's position in the request
+  std::string_view filename;            ///< its name (valid during the call)
   std::uint64_t done = 0;               ///< bytes of this file on disk so far (a resumed part counts)
   std::optional<std::uint64_t> total;   ///< its size, once known
 };
