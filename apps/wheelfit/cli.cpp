@@ -15,8 +15,15 @@ std::optional<std::string> Args::value(std::string_view flag) const {
   return std::nullopt;
 }
 
+std::vector<std::string> Args::values_of(std::string_view flag) const {
+  if (auto it = repeated.find(flag); it != repeated.end()) return it->second;
+  if (auto v = value(flag)) return {*v};
+  return {};
+}
+
 Args parse_args(const std::vector<std::string_view>& args, const std::set<std::string, std::less<>>& value_flags,
-                const std::set<std::string, std::less<>>& switch_flags, const std::map<std::string, std::string, std::less<>>& aliases) {
+                const std::set<std::string, std::less<>>& switch_flags, const std::map<std::string, std::string, std::less<>>& aliases,
+                const std::set<std::string, std::less<>>& repeatable) {
   Args out;
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string_view a = args[i];
@@ -43,7 +50,12 @@ Args parse_args(const std::vector<std::string_view>& args, const std::set<std::s
       if (i + 1 >= args.size()) throw UsageError{flag + ": missing value"};
       value = std::string(args[++i]);
     }
-    if (!out.values.emplace(flag, std::move(value)).second) throw UsageError{flag + ": given twice"};
+    if (repeatable.count(flag)) {
+      out.values.emplace(flag, value);  // the first
+      out.repeated[flag].push_back(std::move(value));
+    } else if (!out.values.emplace(flag, std::move(value)).second) {
+      throw UsageError{flag + ": given twice"};
+    }
   }
   return out;
 }

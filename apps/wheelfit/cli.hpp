@@ -30,20 +30,27 @@ struct UsageError {
 };
 
 /// Parsed arguments: `--flag VALUE` / `--flag=VALUE` for value flags, bare switches, positionals.
+/// A repeatable flag keeps every value, in order (`repeated`); `values` holds its first.
 struct Args {
   std::map<std::string, std::string, std::less<>> values;
+  std::map<std::string, std::vector<std::string>, std::less<>> repeated;
   std::set<std::string, std::less<>> switches;
   std::vector<std::string> positional;
 
   [[nodiscard]] std::optional<std::string> value(std::string_view flag) const;
+  /// Every value of `flag` in the order given (empty when not given; one for a flag that does
+  /// not repeat).
+  [[nodiscard]] std::vector<std::string> values_of(std::string_view flag) const;
   [[nodiscard]] bool has(std::string_view flag) const { return switches.count(flag) > 0; }
 };
 
-/// Throws UsageError for an unknown option, a missing value, or a flag given twice.
+/// Throws UsageError for an unknown option, a missing value, or a flag given twice that is not
+/// in `repeatable` (value flags that may be given several times: `--machine A --machine B`).
 /// `aliases` maps short forms ("-o") to long ones ("--output"); "--" ends the options.
 Args parse_args(const std::vector<std::string_view>& args, const std::set<std::string, std::less<>>& value_flags,
                 const std::set<std::string, std::less<>>& switch_flags,
-                const std::map<std::string, std::string, std::less<>>& aliases = {});
+                const std::map<std::string, std::string, std::less<>>& aliases = {},
+                const std::set<std::string, std::less<>>& repeatable = {});
 
 /// Prints "wheelfit: <message>" on stderr (and, with `json`, {"error": {...}} on stdout);
 /// returns `code`.

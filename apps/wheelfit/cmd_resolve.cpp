@@ -1,5 +1,6 @@
 // `wheelfit resolve`: the arguments -> a ResolveRequest -> wheelfit::resolve() (the façade, which
 // decides everything) -> the report or the JSON, the pixi.toml, the exit code.
+#include <filesystem>
 #include <iostream>
 
 #include "cli.hpp"
@@ -7,13 +8,34 @@
 #include "wheelfit/wheelfit.hpp"
 
 namespace wheelfit::cli {
+namespace {
+
+// The machines of --machine FILE (each, in order; named by the file's stem) and then of
+// --machines DIR (api::load_fleet). The error names the flag and the file.
+Expected<std::vector<api::FleetMachine>> fleet_of(const Args& parsed) {
+  std::vector<api::FleetMachine> fleet;
+  for (const auto& file : parsed.values_of("--machine")) {
+    auto m = machine::load_machine_profile(file);
+    if (!m) return m.error().with_context("--machine");
+    fleet.push_back({std::filesystem::path(file).stem().string(), std::move(*m)});
+  }
+  if (const auto dir = parsed.value("--machines")) {
+    auto more = api::load_fleet(*dir);
+    if (!more) return more.error();
+    for (auto& m : *more) fleet.push_back(std::move(m));
+  }
+  return fleet;
+}
+
+}  // namespace
 
 int run_resolve(const std::vector<std::string_view>& argv) {
   const Args parsed = parse_args(argv,
                                  {"--index", "--machine", "--policy", "--backend", "--output", "--python", "--retries",
                                   "--timeout", "--jobs", "--user-agent", "--cache-dir", "--cache-max-size", "--releases-repo",
-                                  "--allow-insecure-host", "--combo", "--cert", "--client-cert"},
-                                 {"--json", "--no-cache", "--offline", "--inspect", "--no-fallback"}, {{"-o", "--output"}});
+                                  "--allow-insecure-host", "--combo", "--cert", "--client-cert", "--machines"},
+                                 {"--json", "--no-cache", "--offline", "--inspect", "--no-fallback"}, {{"-o", "--output"}},
+                                 {"--machine"});
   const bool json = parsed.has("--json");
   const std::optional<std::string> output = parsed.value("--output");
   if (parsed.positional.empty()) throw UsageError{"resolve: give at least one comfy-env.toml"};
@@ -22,6 +44,9 @@ int run_resolve(const std::vector<std::string_view>& argv) {
   if (parsed.value("--cache-max-size") && parsed.has("--no-cache")) throw UsageError{"--cache-max-size does not go with --no-cache"};
   if (parsed.value("--machine") && parsed.value("--python")) {
     throw UsageError{"--python names this machine's interpreter; it does not go with --machine"};
+  }
+  if (parsed.value("--machines") && parsed.value("--python")) {
+    throw UsageError{"--python names this machine's interpreter; it does not go with --machines"};
   }
 
   ResolveRequest request;
@@ -40,10 +65,23 @@ int run_resolve(const std::vector<std::string_view>& argv) {
   request.combo = parsed.value("--combo");
   request.fallback = !parsed.has("--no-fallback");
 
-  // The backends (plugins, loaded once, skipped files logged) and a profile, if given: it
+  // The backends (plugins, loaded once, skipped files logged) and the profiles, if given: each
   // describes another machine as it is; without one, this machine is detected.
   registry::Registry reg;
-  if (auto ready = prepare_request(parsed, reg, request); !ready) return fail(json, kBadInput, ready.error().message);
+  if (auto loaded = load_backends(reg); !loaded) return fail(json, kBadInput, loaded.error().message);
+  request.backends = &reg;
+  auto fleet = fleet_of(parsed);
+  if (!fleet) return fail(json, kBadInput, fleet.error().message);
+  if (fleet->size() > 1) {
+    // Several machines: one index read, a report per machine and the summary table (or one JSON
+    // object, "machines" and "summary"); the exit code is the worst machine's.
+    if (output) throw UsageError{"-o/--output writes one machine's pixi.toml (a manifest is per machine); it does not go with several machines"};
+    const auto result = api::resolve_fleet(request, *fleet);
+    if (result.error) return fail(json, result.exit_code, result.error->message);
+    std::cout << (json ? result.json() : result.report());
+    return result.exit_code;
+  }
+  if (fleet->size() == 1) request.machine = std::move(fleet->front().machine);  // the single resolve, unchanged
 
   const ResolveResult result = api::resolve(request);
   if (result.error) return fail(json, result.exit_code, result.error->message);

@@ -35,7 +35,14 @@ resolve options:
   --machine FILE        the target machine profile (TOML or JSON); default: this machine,
                         detected as `wheelfit detect` shows it (WHEELFIT_OVERRIDE_* /
                         CONDA_OVERRIDE_* variables apply either way)
+  --machine FILE ...    several times: a fleet, each named by its file's stem (below)
+  --machines DIR        every profile (*.toml, *.json) of DIR, a fleet: the index is read once,
+                        then each machine is resolved; a report per machine under "== name ==",
+                        then a summary table (machine, combo, tier, status); --json: {"machines":
+                        [{"name", ...the single object}], "summary": [...]}; exit: the worst
+                        machine's; with one machine, the single output; not with -o
   --python PATH         this machine's interpreter (default: python3 on PATH); not with --machine
+                        or --machines
   --policy FILE         policy data replacing the backend's own (also WHEELFIT_POLICY)
   --backend NAME        cuda or rocm (default: from torch's label, else cuda)
   -o, --output FILE     write the pixi.toml (atomically; only when everything resolved; an

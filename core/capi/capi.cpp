@@ -7,7 +7,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <boost/json.hpp>
 
@@ -113,7 +115,7 @@ bool network_key(const std::string& key, const json::value& v, wheelfit::transpo
 
 wheelfit::machine::Machine machine_of(const json::value& v, const std::string& key) {
   require(v, v.is_object(), key, "an object of profile keys");
-  auto m = wheelfit::machine::parse_machine_profile(json::serialize(v), "request.machine");
+  auto m = wheelfit::machine::parse_machine_profile(json::serialize(v), "request." + key);
   if (!m) throw BadRequest{m.error().message};
   return std::move(*m);
 }
@@ -123,7 +125,29 @@ const json::object& object_of(const json::value& doc) {
   return doc.get_object();
 }
 
-wheelfit::api::ResolveRequest request_of(const json::value& doc) {
+// "machines": [{"name": "a", "machine": {...profile...}}, ...].
+std::vector<wheelfit::api::FleetMachine> fleet_of(const json::value& v, const std::string& key) {
+  require(v, v.is_array() && !v.get_array().empty(), key, "a non-empty array of {name, machine}");
+  std::vector<wheelfit::api::FleetMachine> fleet;
+  for (std::size_t i = 0; i < v.get_array().size(); ++i) {
+    const std::string at = key + "[" + std::to_string(i) + "]";
+    const json::value& e = require(v.get_array()[i], v.get_array()[i].is_object(), at, "an object");
+    std::optional<std::string> name;
+    std::optional<wheelfit::machine::Machine> m;
+    for (const auto& ekv : e.get_object()) {
+      const std::string ekey(ekv.key());
+      if (ekey == "name") name = string_of(ekv.value(), at + ".name");
+      else if (ekey == "machine") m = machine_of(ekv.value(), at + ".machine");
+      else throw BadRequest{"request." + at + ": unknown key '" + ekey + "' (known: name, machine)"};
+    }
+    if (!name || name->empty() || !m) throw BadRequest{"request." + at + ": give a name and a machine"};
+    fleet.push_back({std::move(*name), std::move(*m)});
+  }
+  return fleet;
+}
+
+// A resolve request; "machines" goes to `fleet` (then the call is a fleet resolve).
+wheelfit::api::ResolveRequest request_of(const json::value& doc, std::optional<std::vector<wheelfit::api::FleetMachine>>& fleet) {
   wheelfit::api::ResolveRequest r;
   for (const auto& kv : object_of(doc)) {
     const std::string key(kv.key());
@@ -147,6 +171,8 @@ wheelfit::api::ResolveRequest request_of(const json::value& doc) {
       }
     } else if (key == "machine") {
       r.machine = machine_of(v, key);
+    } else if (key == "machines") {
+      fleet = fleet_of(v, key);
     } else if (key == "index") {
       r.index = string_of(v, key);
     } else if (key == "backend") {
@@ -172,13 +198,14 @@ wheelfit::api::ResolveRequest request_of(const json::value& doc) {
       else r.fallback = !on;
     } else if (network_key(key, v, r.network)) {
     } else {
-      throw BadRequest{"request: unknown key '" + key + "' (known: configs, envs, machine, index, backend, policy, offline, "
+      throw BadRequest{"request: unknown key '" + key + "' (known: configs, envs, machine, machines, index, backend, policy, offline, "
                        "no_cache, cache_dir, cache_max_size, retries, timeout, jobs, user_agent, allow_insecure_host, "
                        "cert, client_cert, releases_repo, inspect, combo, no_fallback)"};
     }
   }
   if (r.offline && !r.use_cache) throw BadRequest{"request: offline reads only the cache; it does not go with no_cache"};
   if (r.configs.empty() && r.envs.empty()) throw BadRequest{"request: give configs or envs"};
+  if (fleet && r.machine) throw BadRequest{"request: machine and machines do not go together (give one)"};
   return r;
 }
 
@@ -279,7 +306,10 @@ const char* wheelfit_version(void) { return WHEELFIT_VERSION; }
 
 int wheelfit_resolve_json(const char* request_json, char** result_json) {
   return guarded(request_json, result_json, [](const json::value& doc, char** out) {
-    return with_backends(request_of(doc), [](const auto& r) { return wheelfit::api::resolve(r); }, out);
+    std::optional<std::vector<wheelfit::api::FleetMachine>> fleet;
+    auto request = request_of(doc, fleet);
+    if (fleet) return with_backends(std::move(request), [&fleet](const auto& r) { return wheelfit::api::resolve_fleet(r, *fleet); }, out);
+    return with_backends(std::move(request), [](const auto& r) { return wheelfit::api::resolve(r); }, out);
   });
 }
 

@@ -56,6 +56,7 @@ def main() -> int:
         cfg.write_text('python = "3.12"\n[cuda]\npackages = %s\n' % json.dumps(wanted))
 
         cli_objects = {}
+        cli_codes = {}
         for machine_file in ("x86_64-h100-cu128.toml", "x86_64-gtx1080-cu128.toml"):
             profile = source / "examples" / "machines" / machine_file
             machine = tomllib.loads(profile.read_text())
@@ -67,9 +68,25 @@ def main() -> int:
             for o in (obj, cli_obj):
                 o.get("machine", {}).pop("provenance", None)
             cli_objects[machine_file] = cli_obj
+            cli_codes[machine_file] = cli.returncode
             check(f"{machine_file}: the exit code is the CLI's", code == cli.returncode, f"{code} vs {cli.returncode}")
             check(f"{machine_file}: the object is the CLI's", obj == cli_obj,
                   json.dumps(obj, sort_keys=True)[:400] + "\n   vs " + json.dumps(cli_obj, sort_keys=True)[:400])
+
+        # A fleet: the same two machines in one call, each object the single one with its name.
+        fleet = [{"name": Path(f).stem, "machine": tomllib.loads((source / "examples" / "machines" / f).read_text())}
+                 for f in cli_objects]
+        code, obj = wf.resolve({"configs": [str(cfg)], "index": str(farm), "machines": fleet, "no_cache": True})
+        per_machine = obj.get("machines", [])
+        for o in per_machine:
+            o.get("machine", {}).pop("provenance", None)
+        check("machines: the worst exit code", code == max(cli_codes.values()), f"{code} vs {cli_codes}")
+        check("machines: one object per machine, named, as the single resolves",
+              [o.pop("name", None) for o in per_machine] == [m["name"] for m in fleet] and
+              per_machine == list(cli_objects.values()), json.dumps(obj)[:400])
+        check("machines: the summary", [(s["machine"], s["status"]) for s in obj.get("summary", [])] ==
+              [(Path(f).stem, "resolved" if c == 0 else "unresolved") for f, c in cli_codes.items()],
+              json.dumps(obj.get("summary")))
 
         h100 = tomllib.loads((source / "examples" / "machines" / "x86_64-h100-cu128.toml").read_text())
         code, obj = wf.resolve({"envs": [{"name": "direct", "python": "3.12", "packages": wanted}],
@@ -86,6 +103,10 @@ def main() -> int:
             ("a bad machine names the key", {"configs": [str(cfg)], "machine": {"glibc": 2.35}}, 2, "quote it"),
             ("a wrong type names the key", {"configs": [str(cfg)], "retries": "3"}, 2, "request.retries: expected an integer"),
             ("no environments", {"index": str(farm)}, 2, "give configs or envs"),
+            ("machine and machines", {"configs": [str(cfg)], "machine": h100, "machines": [{"name": "a", "machine": h100}]},
+             2, "machine and machines do not go together"),
+            ("a fleet machine without a name", {"configs": [str(cfg)], "machines": [{"machine": h100}]}, 2,
+             "request.machines[0]: give a name and a machine"),
             ("a trust store that cannot be loaded names the key and the file",
              {"configs": [str(cfg)], "machine": h100, "index": str(farm), "cert": str(Path(tmp) / "no-ca.pem")}, 2,
              "no-ca.pem (from request.cert) does not exist"),

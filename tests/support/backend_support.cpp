@@ -45,4 +45,13 @@ const policies::Policy& cuda_policy() { return cuda().policy; }
 const registry::BackendInfo& rocm_backend() { return rocm().info; }
 const policies::Policy& rocm_policy() { return rocm().policy; }
 
+const registry::Registry& shipped_backends() {
+  static const registry::Registry reg = [] {
+    registry::Registry r;
+    if (!r.add(cuda_backend()) || !r.add(rocm_backend())) throw std::logic_error("shipped_backends: a backend was refused");
+    return r;
+  }();
+  return reg;
+}
+
 }  // namespace wheelfit::test

@@ -13,5 +13,7 @@ const policies::Policy& cuda_policy();
 /// The ROCm backend (backends/rocm) as a BackendInfo, and its built-in policy.
 const registry::BackendInfo& rocm_backend();
 const policies::Policy& rocm_policy();
+/// A registry holding both (cuda, rocm), as the façade's calls take it.
+const registry::Registry& shipped_backends();
 
 }  // namespace wheelfit::test

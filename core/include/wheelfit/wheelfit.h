@@ -11,6 +11,11 @@
  *   "configs":  ["path/comfy-env.toml", ...]            comfy-env.toml files
  *   "envs":     [{"name": "a", "python": "3.12", "packages": ["flash_attn"]}, ...]
  *   "machine":  {"os": "linux", "gpus": ["9.0"], ...}    the profile keys; absent: detect this machine
+ *   "machines": [{"name": "a", "machine": {...}}, ...]   a fleet (not with "machine"): one index
+ *               read, one resolve per machine; the result is {"machines": [{"name": name,
+ *               <the single object's keys>}, ...], "summary": [{"machine", "combo", "tier",
+ *               "status"}]} and the exit code the worst machine's (`wheelfit resolve` with
+ *               several --machine / --machines DIR, --json)
  *   "index", "backend", "policy", "cache_dir", "releases_repo", "user_agent":   strings
  *   "offline", "no_cache", "inspect":                    booleans
  *   "retries" (0-20), "timeout" (seconds, 1-3600), "jobs" (1-64):   integers

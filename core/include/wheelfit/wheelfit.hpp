@@ -125,30 +125,47 @@ struct FleetMachine {
   machine::Machine machine;
 };
 
-/// Loads every machine profile (*.toml, *.json) of a folder, sorted by file name; the error names
-/// the folder or the file that does not load.
+/// Loads every machine profile (*.toml, *.json; not recursive, other files ignored) of a folder,
+/// sorted by file name, each named by its file stem. Errors (each opening "--machines: "): the
+/// folder is missing or holds no profile; a profile does not load (the message names the file);
+/// two profiles share a stem (a.toml and a.json).
 Expected<std::vector<FleetMachine>> load_fleet(const std::string& dir);
 
 /// A fleet's resolves: one per machine, in the order given.
 struct FleetResult {
-  /// The worst of the machines' exit codes (0 all resolved, 1 one is unresolved, ...), or the
-  /// code of an error of the whole request (then `error` is set and `machines` empty).
+  /// The worst (max) of the machines' exit codes (0 all resolved, 1 one is unresolved, 3 one's
+  /// backend publishes no index, ...), or the code of an error of the whole request (then
+  /// `error` is set and `machines` empty): no machines, two with one name, no environments, a
+  /// config that does not load, no backend plugin.
   int exit_code = kExitBadInput;
   std::optional<Error> error;
   std::vector<FleetMachine> fleet;        ///< the machines, as given
-  std::vector<ResolveResult> machines;    ///< one per fleet machine, same order
+  /// One per fleet machine, same order: each as api::resolve would return it for that machine
+  /// (its own error for a machine-level failure; fetch_note is the shared transport's, the same
+  /// for every machine that read the same index).
+  std::vector<ResolveResult> machines;
   std::size_t index_reads = 0;            ///< distinct (backend, index) snapshots read
-  /// {"machines": [{"machine": name, <ResolveResult::json()'s keys>}, ...], "summary": [...]}.
+  /// {"machines": [{"name": name, <ResolveResult::json()'s keys, or "error">}, ...],
+  ///  ("name", not "machine": the single object has "machine", the profile as judged)
+  ///  "summary": [{"machine", "combo" (null when none), "tier" (null when none), "status"}]}; or
+  /// {"error": {"exit_code", "message"}}. status: "resolved", "unresolved", "no index",
+  /// "unreadable index", "bad input", "internal error".
   [[nodiscard]] std::string json() const;
-  /// Each machine's report under a "== name ==" heading, then the summary table (machine,
-  /// combo, tier, resolved / unresolved).
+  /// Each machine's report under a "== name ==" heading, then "summary:" and the summary table;
+  /// on an error, "wheelfit: <message>\n".
   [[nodiscard]] std::string report() const;
-  /// The summary table alone.
+  /// The summary table alone: columns machine, combo ("cu12.8/torch2.8", the backend's notation;
+  /// "-" when none), tier ("bootstrap", "fallback", "requested", "-"), status; aligned, a header line.
   [[nodiscard]] std::string summary() const;
 };
 
-/// Resolves the request for each machine (request.machine is ignored): the workspace, backends
-/// and each (backend, index) snapshot are read once and shared by every machine that uses them.
+/// Resolves the request for each machine (request.machine and request.python are ignored; the
+/// env overrides apply to each profile when request.env_overrides): the backends and workspace
+/// are read once, and each distinct (judged backend, index URL)'s policy, transport stack and
+/// snapshot once, shared by every machine that uses it; the machines' resolves then run on up to
+/// one thread per core. A machine's own failure (its backend publishes no index, a bad
+/// override, a device target its backend refuses) is that machine's result. Never throws for
+/// what the request or the world contains. api::resolve is this for a fleet of one.
 FleetResult resolve_fleet(const ResolveRequest& request, const std::vector<FleetMachine>& machines);
 
 /// What `wheelfit explain` judges: one wheel, against a machine.

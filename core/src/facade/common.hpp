@@ -59,4 +59,8 @@ Expected<machine::Machine> machine_of(const registry::Registry& reg, const std::
                                       bool env_overrides, const std::optional<std::string>& python,
                                       const std::optional<std::string>& backend);
 
+/// api::resolve (fleet.cpp): the fleet of one, `request.machine` as given (nullopt: this machine
+/// detected); a failure of the request is the result's error.
+ResolveResult resolve_one(const ResolveRequest& request);
+
 }  // namespace wheelfit::api::detail

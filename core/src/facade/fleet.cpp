@@ -1,0 +1,509 @@
+// The resolve of a fleet (wheelfit/wheelfit.hpp: resolve_fleet, load_fleet, FleetResult), and
+// api::resolve as the fleet of one. The work splits in three:
+//   1. per request: the backends and the workspace (resolve_fleet's errors);
+//   2. per machine: its profile with the env overrides, its judged backend and index choice
+//      (a backend that publishes no index is that machine's exit 3);
+//   3. per distinct (judged backend, index URL): the policy, --combo, the transport stack with
+//      its cache and the Releases failover, and the snapshot (read_index_with_failover) - read
+//      once, shared by every machine that judges with that backend against that index.
+// Then resolve::resolve runs per machine on the shared snapshot and policy (both immutable:
+// several machines are resolved at once on the hardware's threads).
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <thread>
+
+#include <boost/json.hpp>
+
+#include "wheelfit/index/index_client.hpp"
+#include "wheelfit/model/name.hpp"
+#include "wheelfit/transports/cache_transport.hpp"
+#include "wheelfit/transports/file_transport.hpp"
+#include "wheelfit/transports/releases.hpp"
+#include "wheelfit/util/log.hpp"
+#include "wheelfit/wheelfit.hpp"
+
+#include "common.hpp"
+
+namespace wheelfit::api {
+namespace {
+
+using detail::env;
+using detail::failed;
+
+// "network: 45 requests on 3 connections, 2 retries; cache: 40 fresh, 2 revalidated (304)".
+std::string fetch_note(const transport::Stats& s) {
+  if (s.requests == 0 && s.cache_fresh == 0 && s.cache_revalidated == 0) return {};
+  std::string out = "network: " + std::to_string(s.requests) + " request" + (s.requests == 1 ? "" : "s") + " on " +
+                    std::to_string(s.connections) + " connection" + (s.connections == 1 ? "" : "s");
+  if (s.retries) out += ", " + std::to_string(s.retries) + " retr" + (s.retries == 1 ? "y" : "ies");
+  if (s.reconnects) out += ", " + std::to_string(s.reconnects) + " stale keep-alive reconnect" + (s.reconnects == 1 ? "" : "s");
+  if (s.cache_fresh || s.cache_revalidated) {
+    out += "; cache: " + std::to_string(s.cache_fresh) + " fresh, " + std::to_string(s.cache_revalidated) + " revalidated (304)";
+  }
+  return out;
+}
+
+// Which source answered the pages: "index", "releases-api" or "index+releases-api".
+std::string answered_by(const index::IndexSnapshot& snap) {
+  bool pages = false, api = false;
+  for (const auto& [name, page] : snap.projects) {
+    if (page.status != index::ProjectPage::Status::ok) continue;
+    (page.source == "releases-api" ? api : pages) = true;
+  }
+  if (api && pages) return "index+releases-api";
+  return api ? "releases-api" : "index";
+}
+
+// The envs given directly, as the workspace holds configs' envs.
+Expected<config::Env> env_of(const EnvRequest& r) {
+  config::Env e;
+  e.name = r.name;
+  e.file = "env " + r.name;
+  if (r.name.empty()) return unexpected(Errc::invalid_input, "an env without a name");
+  if (r.python) {
+    auto v = model::NumericVersion::parse(*r.python);
+    if (!v || v->parts().size() != 2) {
+      return unexpected(Errc::invalid_input, e.file + ": python '" + *r.python + "' is not major.minor (such as 3.12)");
+    }
+    e.python = *v;
+  }
+  for (const auto& p : r.packages) {
+    if (!model::is_valid_name(p)) return unexpected(Errc::invalid_input, e.file + ": '" + p + "' is not a package name");
+    e.packages.push_back({p, model::normalize_name(p)});
+  }
+  return e;
+}
+
+// What a failure carries until it becomes a machine's result.
+struct Failure {
+  int code = kExitBadInput;
+  std::string message;
+};
+
+// 1. The request's part: the backends and the environments.
+struct RequestPart {
+  std::unique_ptr<registry::Registry> owned;
+  const registry::Registry* reg = nullptr;
+  config::Workspace workspace;
+  std::vector<std::string> names;  // every env's packages, as read_index takes them
+};
+
+Expected<void> prepare_request(const ResolveRequest& req, RequestPart& out) {
+  auto loaded = detail::backends_of(req.backends, out.owned);
+  if (!loaded) return loaded.error();
+  out.reg = *loaded;
+  if (!req.configs.empty()) {
+    auto ws = config::load_workspace(req.configs);
+    if (!ws) return ws.error();
+    out.workspace = std::move(*ws);
+    for (const auto& e : out.workspace.envs)
+      for (const auto& w : e.warnings) log::warn(w);
+  }
+  for (const auto& e : req.envs) {
+    auto env_ = env_of(e);
+    if (!env_) return env_.error();
+    out.workspace.envs.push_back(std::move(*env_));
+  }
+  if (out.workspace.envs.empty()) return unexpected(Errc::invalid_input, "resolve: no environments (give configs or envs)");
+  for (const auto& e : out.workspace.envs)
+    for (const auto& p : e.packages) out.names.push_back(p.name);
+  return {};
+}
+
+// 3. One (judged backend, index URL)'s part, read once: everything a machine's resolve needs
+// besides the machine. `failure` set: every machine using it gets that result.
+struct IndexPart {
+  std::optional<Failure> failure;
+  std::string index_url, index_origin, policy_source;
+  std::optional<policies::Policy> policy;
+  std::optional<model::Combo> combo;  // --combo, in the backend's notation
+  transports::HttpOptions net;        // the request's, with the index URL's credentials
+  std::optional<transports::TrustChoice> trust;
+  index::IndexSnapshot snapshot;
+  std::string source, fetch_note;
+};
+
+IndexPart read_index_part(const ResolveRequest& req, const RequestPart& rp, const registry::BackendInfo& info,
+                          const registry::IndexChoice& choice) {
+  IndexPart p;
+  auto fail = [&p](int code, std::string message) {
+    p.failure = Failure{code, std::move(message)};
+    return std::move(p);
+  };
+  p.index_origin = choice.origin;
+
+  // Policy: the file named, else WHEELFIT_POLICY, else the backend's own data.
+  auto policy = judging_policy(info, req.policy_file);
+  if (!policy) return fail(kExitBadInput, policy.error().message);
+  p.policy_source = policy->source();
+  if (req.combo) {
+    auto parsed = policies::parse_combo_str(policy->notation(), *req.combo);
+    if (!parsed) return fail(kExitBadInput, "--combo: " + parsed.error().message);
+    p.combo = *parsed;
+  }
+  p.policy = std::move(*policy);
+
+  // The index: a local mirror read as it is, or http(s) through the cache with the Releases API
+  // as the failover when the pages cannot be read; or the caller's own transport.
+  const bool local = transports::is_local(choice.url);
+  const std::string where = choice.origin == "--index" ? "--index: " : choice.origin + ": ";
+  p.index_url = local ? transports::to_url(choice.url, true) : index::normalize_base(choice.url);
+  if (local && !req.transport) {
+    if (auto root = transports::to_path(p.index_url); !root || !std::filesystem::is_directory(*root)) {
+      return fail(kExitBadInput, where + choice.url + ": no such directory");
+    }
+  }
+  // Credentials in the index URL (and WHEELFIT_INDEX_TOKEN) leave the URL for the transport's
+  // per-origin credentials: from here on no URL of this resolve carries a password.
+  p.net = req.network;
+  if (!local) {
+    if (auto url = transports::parse_url(p.index_url); !url) return fail(kExitBadInput, where + url.error().message);
+    auto clean = detail::take_credentials(p.index_url, choice.origin, env("WHEELFIT_INDEX_TOKEN"), p.net);
+    if (!clean) return fail(kExitBadInput, where + clean.error().message);
+    p.index_url = std::move(*clean);
+  }
+  std::shared_ptr<transport::Transport> transport = req.transport;
+  if (!transport) {
+    auto made = transports::make_transport(p.net);
+    if (!made) return fail(kExitBadInput, made.error().message);
+    std::unique_ptr<transport::Transport> stack = std::move(*made);
+    if (!local && req.use_cache) {
+      auto root = detail::http_cache_root(req.cache_dir);
+      if (!root) return fail(kExitBadInput, root.error().message);
+      auto cap = detail::cache_max_size(req.cache_max_size);
+      if (!cap) return fail(kExitBadInput, cap.error().message);
+      transports::CacheOptions cache{*root, req.offline, *cap};
+      auto cached = transports::make_cache_transport(std::move(stack), cache);
+      if (!cached) return fail(kExitBadInput, "--cache-dir: " + cached.error().message);
+      stack = std::move(*cached);
+    }
+    transport = std::move(stack);
+    if (!local) p.trust = transports::choose_trust(req.network);  // what make_transport loaded
+  }
+  // The Releases repository: the request's, else WHEELFIT_RELEASES_REPO, else the backend's own
+  // when its default index is used, else the one a github.io index URL names.
+  std::optional<transports::ReleasesSource> releases;
+  if (!local && !req.offline && !req.transport) {
+    std::optional<std::string> repo = req.releases_repo;
+    if (!repo) repo = env("WHEELFIT_RELEASES_REPO");
+    if (repo && repo->empty()) repo.reset();
+    if (!repo && choice.url == info.index_url && !info.releases_repo.empty()) repo = info.releases_repo;
+    if (!repo) repo = transports::repo_of_pages_url(p.index_url);
+    if (repo) {
+      if (std::count(repo->begin(), repo->end(), '/') != 1 || repo->front() == '/' || repo->back() == '/') {
+        return fail(kExitBadInput, "--releases-repo / WHEELFIT_RELEASES_REPO: '" + *repo + "' is not OWNER/NAME");
+      }
+      releases = transports::ReleasesSource::from_env(*repo);
+      if (auto api = transports::parse_url(releases->api_base)) {
+        releases->token_over_http = transports::insecure_host_allowed(p.net.credentials.insecure_hosts, *api);
+      }
+    }
+  }
+
+  p.snapshot = transports::read_index_with_failover(*transport, p.index_url, rp.names, releases);
+  // Not one page could be read (and no failover answered): that is no verdict on the wheels.
+  const auto& pages = p.snapshot.projects;
+  if (!pages.empty() && std::all_of(pages.begin(), pages.end(), [](const auto& pg) {
+        return pg.second.status == index::ProjectPage::Status::failed;
+      })) {
+    const auto& first = pages.begin()->second;
+    std::string why = "the index " + p.index_url + " (" + choice.origin + ") could not be read: " + first.error;
+    if (pages.size() > 1) why += " (and " + std::to_string(pages.size() - 1) + " more pages)";
+    if (!p.snapshot.failover_note.empty()) why += "; " + p.snapshot.failover_note;
+    return fail(kExitUnreadable, why);
+  }
+  p.source = answered_by(p.snapshot);
+  // The transport is this index part's alone (or the caller's): its stats are the reads of this
+  // snapshot, the same note for every machine that shares it. (--inspect reads through a
+  // transport of its own.) The cache's size cap is applied when the stack goes, here.
+  p.fetch_note = fetch_note(transport->stats());
+  return p;
+}
+
+// "ROCm backend detected gfx90a with torch 2.7.1+rocm6.3; no ROCm wheel index is published yet; ..."
+std::string no_index_message(const registry::BackendInfo& info, const machine::Machine& m) {
+  auto own = registry::make_policy(info, std::nullopt);
+  const std::string shown = own ? own->notation().name : info.name;
+  std::vector<std::string> targets;  // each of the backend's GPU targets once, in GPU order
+  for (const auto& g : m.gpus.value_or(std::vector<std::string>{})) {
+    auto t = own && own->rules() ? own->rules()->parse_target(g) : Expected<std::string>(g);
+    if (t && std::find(targets.begin(), targets.end(), *t) == targets.end()) targets.push_back(*t);
+  }
+  std::string what = shown + " backend";
+  for (std::size_t i = 0; i < targets.size(); ++i) what += (i == 0 ? " detected " : ", ") + targets[i];
+  if (m.torch) what += " with torch " + m.torch->str();
+  return what + "; no " + shown + " wheel index is published yet; set one with --index URL" +
+         (info.index_env.empty() ? "" : " or " + info.index_env);
+}
+
+// The fleet's index parts by (backend, index URL), read on first use.
+class IndexParts {
+ public:
+  IndexParts(const ResolveRequest& req, const RequestPart& rp) : req_(req), rp_(rp) {}
+  const IndexPart& get(const registry::BackendInfo& info, const registry::IndexChoice& choice) {
+    auto key = std::make_pair(info.name, choice.url);
+    auto it = parts_.find(key);
+    if (it == parts_.end()) it = parts_.emplace(std::move(key), read_index_part(req_, rp_, info, choice)).first;
+    return it->second;
+  }
+  [[nodiscard]] std::size_t reads() const { return parts_.size(); }
+
+ private:
+  const ResolveRequest& req_;
+  const RequestPart& rp_;
+  std::map<std::pair<std::string, std::string>, IndexPart> parts_;
+};
+
+// 2. One machine, up to its resolve: the result filled but for the resolution, and the index
+// part it resolves against (nullptr when the result is already an error).
+struct Pending {
+  ResolveResult result;
+  const IndexPart* part = nullptr;
+  std::string backend;  // the judged backend's name
+};
+
+Pending prepare_machine(const ResolveRequest& req, const RequestPart& rp, IndexParts& parts,
+                        const std::optional<machine::Machine>& given) {
+  Pending out;
+  ResolveResult& r = out.result;
+  r.workspace = rp.workspace;
+  auto found = detail::machine_of(*rp.reg, given, req.env_overrides, req.python, req.backend);
+  if (!found) return {failed(std::move(r), kExitBadInput, found.error().message), nullptr, {}};
+  r.machine = std::move(*found);
+  auto judged = judging_backend(*rp.reg, req.backend, r.machine);
+  if (!judged) return {failed(std::move(r), kExitBadInput, judged.error().message), nullptr, {}};
+  const registry::BackendInfo& info = **judged;
+  auto choice = registry::choose_index(info, req.index, env(info.index_env.c_str()));
+  if (!choice) {
+    if (!choice.error().is(Errc::unsupported)) return {failed(std::move(r), kExitBadInput, choice.error().message), nullptr, {}};
+    return {failed(std::move(r), kExitNoIndex, no_index_message(info, r.machine)), nullptr, {}};
+  }
+  const IndexPart& part = parts.get(info, *choice);
+  r.index_origin = part.index_origin;
+  r.index_url = part.index_url;
+  r.policy_source = part.policy_source;
+  if (part.failure) return {failed(std::move(r), part.failure->code, part.failure->message), nullptr, {}};
+  r.trust = part.trust;
+  out.part = &part;
+  out.backend = info.name;
+  return out;
+}
+
+// The resolve proper, on the shared part; the result's notes are the part's.
+void finish_machine(const ResolveRequest& req, Pending& p) {
+  ResolveResult& r = p.result;
+  const IndexPart& part = *p.part;
+  resolve::Inputs inputs{r.workspace, r.machine, *part.policy, part.snapshot, p.backend};
+  if (req.inspect) inputs.inspect = make_inspect_hook(r.machine, *part.policy, part.net);  // read the picks' binaries
+  inputs.combo = part.combo;
+  inputs.fallback = req.fallback;
+  auto resolution = resolve::resolve(inputs);
+  if (!resolution) {
+    r = failed(std::move(r), kExitBadInput, resolution.error().message);
+    return;
+  }
+  resolution->warnings.insert(resolution->warnings.begin(), part.snapshot.warnings.begin(), part.snapshot.warnings.end());
+  r.packages_json_note = part.snapshot.packages_json_note;
+  r.source = part.source;
+  r.fetch_note = part.fetch_note;
+  r.failover_note = part.snapshot.failover_note;
+  r.exit_code = resolution->ok() ? kExitResolved : kExitUnresolved;
+  r.resolution = std::move(*resolution);
+}
+
+// Every machine of `given` resolved (nullopt: this machine, detected). The request's failure
+// is `error`; each machine's is its own result.
+FleetResult resolve_all(const ResolveRequest& req, const std::vector<std::optional<machine::Machine>>& given) {
+  FleetResult out;
+  RequestPart rp;
+  if (auto ready = prepare_request(req, rp); !ready) return failed(std::move(out), kExitBadInput, ready.error().message);
+
+  // Machines and their index parts, in order, on this thread (the reads are the transports'
+  // own business: a snapshot's pages are fetched in parallel there).
+  IndexParts parts(req, rp);
+  std::vector<Pending> pending;
+  pending.reserve(given.size());
+  for (const auto& m : given) pending.push_back(prepare_machine(req, rp, parts, m));
+  out.index_reads = parts.reads();
+
+  // The resolves, on up to one thread per core; each machine's messages keep the call's sink.
+  std::vector<Pending*> todo;
+  for (auto& p : pending)
+    if (p.part) todo.push_back(&p);
+  const std::size_t threads = std::min<std::size_t>(todo.size(), std::max(1u, std::thread::hardware_concurrency()));
+  if (threads <= 1) {
+    for (auto* p : todo) finish_machine(req, *p);
+  } else {
+    std::atomic<std::size_t> next{0};
+    const auto sink = log::thread_sink();
+    std::vector<std::jthread> pool;
+    for (std::size_t t = 0; t < threads; ++t) {
+      pool.emplace_back([&, sink] {
+        const log::ScopedSink carried(sink);
+        for (std::size_t i = next++; i < todo.size(); i = next++) finish_machine(req, *todo[i]);
+      });
+    }
+  }
+
+  out.exit_code = kExitResolved;
+  for (auto& p : pending) {
+    out.exit_code = std::max(out.exit_code, p.result.exit_code);
+    out.machines.push_back(std::move(p.result));
+  }
+  return out;
+}
+
+}  // namespace
+
+namespace detail {
+
+ResolveResult resolve_one(const ResolveRequest& request) {
+  const log::ScopedSink call_log(request.log_sink);
+  auto fleet = resolve_all(request, {request.machine});
+  if (fleet.error) {
+    ResolveResult r;
+    return failed(std::move(r), fleet.exit_code, fleet.error->message);
+  }
+  return std::move(fleet.machines.front());
+}
+
+}  // namespace detail
+
+FleetResult resolve_fleet(const ResolveRequest& request, const std::vector<FleetMachine>& machines) {
+  const log::ScopedSink call_log(request.log_sink);
+  if (machines.empty()) {
+    FleetResult out;
+    return failed(std::move(out), kExitBadInput, "resolve: no machines in the fleet");
+  }
+  std::set<std::string> names;
+  for (const auto& m : machines) {
+    if (!names.insert(m.name).second) {
+      FleetResult out;
+      return failed(std::move(out), kExitBadInput, "resolve: two machines are named '" + m.name + "'");
+    }
+  }
+  std::vector<std::optional<machine::Machine>> given;
+  for (const auto& m : machines) given.emplace_back(m.machine);
+  auto out = resolve_all(request, given);
+  out.fleet = machines;
+  if (out.error) out.machines.clear();
+  return out;
+}
+
+Expected<std::vector<FleetMachine>> load_fleet(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return unexpected(Errc::not_found, "--machines: " + dir + ": no such directory");
+  std::vector<fs::path> files;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto ext = it->path().extension();
+    if ((ext == ".toml" || ext == ".json") && it->is_regular_file(ec)) files.push_back(it->path());
+  }
+  if (ec) return unexpected(Errc::io_error, "--machines: " + dir + ": " + ec.message());
+  if (files.empty()) return unexpected(Errc::invalid_input, "--machines: " + dir + ": no machine profile (*.toml, *.json) in it");
+  std::sort(files.begin(), files.end());
+  std::vector<FleetMachine> out;
+  std::set<std::string> names;
+  for (const auto& f : files) {
+    auto m = machine::load_machine_profile(f.string());
+    if (!m) return m.error().with_context("--machines");  // the message names the file
+    const std::string name = f.stem().string();
+    if (!names.insert(name).second) {
+      return unexpected(Errc::invalid_input, "--machines: " + dir + ": two profiles are named '" + name + "' (" +
+                                                 name + ".toml and " + name + ".json)");
+    }
+    out.push_back({name, std::move(*m)});
+  }
+  return out;
+}
+
+namespace {
+
+// The summary's row of one machine: its combo and tier ("-" when none) and its status.
+struct SummaryRow {
+  std::string machine, combo = "-", tier = "-", status;
+};
+
+std::string status_of(const ResolveResult& r) {
+  switch (r.exit_code) {
+    case kExitResolved: return "resolved";
+    case kExitUnresolved: return "unresolved";
+    case kExitNoIndex: return "no index";
+    case kExitUnreadable: return "unreadable index";
+    case kExitBadInput: return "bad input";
+    default: return "internal error";
+  }
+}
+
+std::vector<SummaryRow> summary_rows(const FleetResult& f) {
+  std::vector<SummaryRow> rows;
+  for (std::size_t i = 0; i < f.machines.size(); ++i) {
+    const ResolveResult& r = f.machines[i];
+    SummaryRow row;
+    row.machine = i < f.fleet.size() ? f.fleet[i].name : std::to_string(i + 1);
+    if (r.resolution && r.resolution->ok()) {
+      row.combo = r.resolution->combo_str(*r.resolution->combo);
+      row.tier = *r.resolution->tier;
+    }
+    row.status = status_of(r);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace
+
+std::string FleetResult::json() const {
+  if (error) {
+    return boost::json::serialize(boost::json::object{
+               {"error", boost::json::object{{"exit_code", exit_code}, {"message", error->message}}}}) + "\n";
+  }
+  // Each machine's object is ResolveResult::json()'s text with "name" spliced in first: no
+  // re-parse of what the single report already serialised ("{...}\n", never empty). ("name",
+  // not "machine": the single object's "machine" is the profile.)
+  const auto rows = summary_rows(*this);
+  std::string out = "{\"machines\":[";
+  for (std::size_t i = 0; i < machines.size(); ++i) {
+    std::string one = machines[i].json();
+    while (!one.empty() && one.back() == '\n') one.pop_back();
+    out += (i ? ",{\"name\":" : "{\"name\":") + boost::json::serialize(boost::json::value(rows[i].machine));
+    out += one.size() > 2 ? "," + one.substr(1) : std::string("}");
+  }
+  boost::json::array summary;
+  for (const auto& row : rows) {
+    auto opt = [](const std::string& s) { return s == "-" ? boost::json::value(nullptr) : boost::json::value(s); };
+    summary.push_back(boost::json::object{{"machine", row.machine}, {"combo", opt(row.combo)}, {"tier", opt(row.tier)},
+                                          {"status", row.status}});
+  }
+  return out + "],\"summary\":" + boost::json::serialize(summary) + "}\n";
+}
+
+std::string FleetResult::summary() const {
+  const auto rows = summary_rows(*this);
+  std::size_t w[3] = {7, 5, 4};  // "machine", "combo", "tier"
+  for (const auto& r : rows) {
+    w[0] = std::max(w[0], r.machine.size());
+    w[1] = std::max(w[1], r.combo.size());
+    w[2] = std::max(w[2], r.tier.size());
+  }
+  auto line = [&w](const std::string& a, const std::string& b, const std::string& c, const std::string& d) {
+    return a + std::string(w[0] - a.size() + 2, ' ') + b + std::string(w[1] - b.size() + 2, ' ') + c +
+           std::string(w[2] - c.size() + 2, ' ') + d + "\n";
+  };
+  std::string out = line("machine", "combo", "tier", "status");
+  for (const auto& r : rows) out += line(r.machine, r.combo, r.tier, r.status);
+  return out;
+}
+
+std::string FleetResult::report() const {
+  if (error) return "wheelfit: " + error->message + "\n";
+  const auto rows = summary_rows(*this);
+  std::string out;
+  for (std::size_t i = 0; i < machines.size(); ++i) out += "== " + rows[i].machine + " ==\n" + machines[i].report() + "\n";
+  return out + "summary:\n" + summary();
+}
+
+}  // namespace wheelfit::api

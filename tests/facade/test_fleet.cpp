@@ -1,0 +1,235 @@
+// The fleet (wheelfit/wheelfit.hpp: resolve_fleet, load_fleet, FleetResult) against the generated
+// 44-package farm through a counting file transport: one index read for every machine, the same
+// picks as one resolve per machine, machine-level failures kept to their machine, the JSON
+// shape and the summary table.
+#include <catch2/catch.hpp>
+
+#include <boost/json.hpp>
+
+#include "farmgen.hpp"
+#include "support/backend_support.hpp"
+#include "support/resolve_support.hpp"
+#include "support/test_support.hpp"
+#include "wheelfit/transports/file_transport.hpp"
+#include "wheelfit/wheelfit.hpp"
+
+using namespace wheelfit;
+
+namespace {
+
+// The file transport, counting the requests it is asked.
+class CountingTransport final : public transport::Transport {
+ public:
+  std::size_t asked = 0;
+
+ private:
+  std::unique_ptr<transport::Transport> inner_ = transports::make_file_transport();
+  Expected<transport::Response> get_impl(const transport::Request& request) override {
+    ++asked;
+    return inner_->get(request);
+  }
+};
+
+// The 44-package farm, generated once for the file.
+const std::filesystem::path& farm() {
+  static const test::TempDir tmp;
+  static const std::filesystem::path dir = [] {
+    farmgen::FarmOptions o;
+    o.out = tmp / "farm";
+    REQUIRE(farmgen::generate_farm(o, test::cuda_policy()));
+    return tmp / "farm";
+  }();
+  return dir;
+}
+
+api::ResolveRequest request_for(std::shared_ptr<transport::Transport> transport) {
+  api::ResolveRequest r;
+  r.envs = {{"demo", std::nullopt, {"flash-attn", "nvdiffrast", "cumesh", "sageattention"}}};
+  r.env_overrides = false;
+  r.index = farm().string();
+  r.transport = std::move(transport);
+  r.backends = &test::shipped_backends();
+  return r;
+}
+
+// An H100, a GH200 (aarch64, no torch) and a GTX 1080 on Python 3.11.
+std::vector<api::FleetMachine> three() {
+  return {{"h100", test::h100()},
+          {"gh200", test::make_machine({{"os", "linux"}, {"cpu_arch", "aarch64"}, {"glibc", "2.39"}, {"python", "3.12"},
+                                        {"backend", "cuda"}, {"driver_version", "580.82.07"}, {"gpus", "9.0"}})},
+          {"gtx1080", test::h100_with({{"gpus", "6.1"}, {"python", "3.11"}, {"driver_version", "570.133.07"}})}};
+}
+
+std::vector<std::string> urls(const api::ResolveResult& r) {
+  std::vector<std::string> out;
+  if (r.resolution)
+    for (const auto& p : r.resolution->picks) out.push_back(p.url);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("resolve_fleet: one index read, one result per machine, the picks of single resolves", "[facade][fleet]") {
+  auto counting = std::make_shared<CountingTransport>();
+  const auto fleet = three();
+  const auto f = api::resolve_fleet(request_for(counting), fleet);
+  INFO(f.report());
+  REQUIRE_FALSE(f.error);
+  REQUIRE(f.machines.size() == 3);
+  CHECK(f.index_reads == 1);
+  const std::size_t fleet_asked = counting->asked;
+
+  int worst = 0;
+  for (std::size_t i = 0; i < fleet.size(); ++i) {
+    CAPTURE(fleet[i].name);
+    auto one = std::make_shared<CountingTransport>();
+    auto req = request_for(one);
+    req.machine = fleet[i].machine;
+    const auto single = api::resolve(req);
+    CHECK(one->asked == fleet_asked);  // the fleet read the index as often as one machine does
+    CHECK(f.machines[i].exit_code == single.exit_code);
+    CHECK(urls(f.machines[i]) == urls(single));
+    CHECK(f.machines[i].json() == single.json());
+    CHECK(f.machines[i].report() == single.report());
+    worst = std::max(worst, single.exit_code);
+  }
+  CHECK(f.exit_code == worst);
+  CHECK(f.machines[0].exit_code == api::kExitResolved);
+  CHECK(f.machines[1].exit_code == api::kExitResolved);  // aarch64: a combo the farm builds for it
+}
+
+TEST_CASE("resolve_fleet: a machine-level failure is that machine's result", "[facade][fleet]") {
+  SECTION("a ROCm profile whose backend publishes no index: exit 3 for it alone") {
+    auto req = request_for(std::make_shared<CountingTransport>());
+    req.index.reset();  // each backend's own index: cuda's from the variable, rocm has none
+    const test::ScopedEnv cuda_index("COMFY_ENV_CUDA_WHEELS_INDEX", farm().string());
+    const test::ScopedEnv rocm_index("WHEELFIT_ROCM_WHEELS_INDEX", std::nullopt);
+    auto fleet = three();
+    fleet.push_back({"mi250", test::h100_with({{"torch", "2.7.1+rocm6.3"}, {"backend", "rocm"}, {"gpus", "gfx90a"}})});
+    const auto f = api::resolve_fleet(req, fleet);
+    REQUIRE(f.machines.size() == 4);
+    CHECK(f.machines[0].exit_code == api::kExitResolved);
+    REQUIRE(f.machines[3].error);
+    CHECK(f.machines[3].exit_code == api::kExitNoIndex);
+    CHECK_THAT(f.machines[3].error->message, Catch::Contains("no ROCm wheel index is published yet"));
+    CHECK(f.exit_code == api::kExitNoIndex);
+    CHECK(f.index_reads == 1);
+    CHECK_THAT(f.summary(), Catch::Contains("mi250    -                 -          no index"));
+  }
+  SECTION("a device target the backend refuses") {
+    auto fleet = three();
+    fleet[1].machine.gpus = std::vector<std::string>{"sm_9"};
+    const auto f = api::resolve_fleet(request_for(std::make_shared<CountingTransport>()), fleet);
+    CHECK(f.machines[0].exit_code == api::kExitResolved);
+    CHECK(f.machines[1].exit_code == api::kExitBadInput);
+    CHECK(f.exit_code == api::kExitBadInput);
+  }
+  SECTION("an env override applies to every profile") {
+    const test::ScopedEnv py("WHEELFIT_OVERRIDE_PYTHON", "3.10");
+    auto req = request_for(std::make_shared<CountingTransport>());
+    req.env_overrides = true;
+    const auto f = api::resolve_fleet(req, three());
+    for (const auto& r : f.machines) CHECK(r.machine.python->str() == "3.10");
+  }
+}
+
+TEST_CASE("resolve_fleet: errors of the whole request", "[facade][fleet]") {
+  auto req = request_for(std::make_shared<CountingTransport>());
+  SECTION("two machines with one name") {
+    auto fleet = three();
+    fleet[2].name = "h100";
+    const auto f = api::resolve_fleet(req, fleet);
+    REQUIRE(f.error);
+    CHECK(f.exit_code == api::kExitBadInput);
+    CHECK_THAT(f.error->message, Catch::Contains("two machines are named 'h100'"));
+    CHECK(f.machines.empty());
+    CHECK_THAT(f.json(), Catch::StartsWith(R"({"error":{"exit_code":2)"));
+  }
+  SECTION("no machines") {
+    CHECK(api::resolve_fleet(req, {}).error);
+  }
+  SECTION("no environments") {
+    req.envs.clear();
+    const auto f = api::resolve_fleet(req, three());
+    REQUIRE(f.error);
+    CHECK_THAT(f.error->message, Catch::Contains("no environments"));
+  }
+}
+
+TEST_CASE("FleetResult: the JSON shape and the summary table", "[facade][fleet]") {
+  auto fleet = three();
+  fleet[2].machine = test::h100_with({{"gpus", "6.1"}, {"torch", "2.8.0+cu128"}});
+  auto req = request_for(std::make_shared<CountingTransport>());
+  req.fallback = false;  // the GTX 1080 stays unresolved
+  const auto f = api::resolve_fleet(req, fleet);
+  REQUIRE(f.machines.size() == 3);
+  CHECK(f.machines[2].exit_code == api::kExitUnresolved);
+  CHECK(f.exit_code == api::kExitUnresolved);
+
+  const auto doc = boost::json::parse(f.json()).as_object();
+  const auto& machines = doc.at("machines").as_array();
+  REQUIRE(machines.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    auto o = machines[i].as_object();
+    CHECK(o.at("name").as_string() == fleet[i].name);
+    o.erase("name");
+    CHECK(o == boost::json::parse(f.machines[i].json()).as_object());  // the single object's keys
+  }
+  const auto& summary = doc.at("summary").as_array();
+  REQUIRE(summary.size() == 3);
+  CHECK(summary[0].as_object() == boost::json::object{{"machine", "h100"}, {"combo", "cu12.8/torch2.8"},
+                                                      {"tier", "bootstrap"}, {"status", "resolved"}});
+  CHECK(summary[2].as_object() == boost::json::object{{"machine", "gtx1080"}, {"combo", nullptr},
+                                                      {"tier", nullptr}, {"status", "unresolved"}});
+
+  const std::string table = f.summary();
+  CHECK_THAT(table, Catch::StartsWith("machine  combo             tier       status\n"
+                                      "h100     cu12.8/torch2.8   bootstrap  resolved\n"
+                                      "gh200    cu13.2/torch2.13  bootstrap  resolved\n"));
+  CHECK_THAT(table, Catch::EndsWith("gtx1080  -                 -          unresolved\n"));
+  const std::string report = f.report();
+  CHECK_THAT(report, Catch::StartsWith("== h100 ==\n" + f.machines[0].report()));
+  CHECK_THAT(report, Catch::Contains("== gtx1080 ==\n" + f.machines[2].report()));
+  CHECK_THAT(report, Catch::EndsWith("summary:\n" + table));
+}
+
+TEST_CASE("load_fleet: every profile of a folder, sorted, named by stem", "[facade][fleet]") {
+  const test::TempDir tmp;
+  const auto examples = test::source_dir() / "examples" / "machines";
+  SECTION("profiles, other files ignored") {
+    std::filesystem::copy_file(examples / "x86_64-h100-cu128.toml", tmp / "b-h100.toml");
+    std::filesystem::copy_file(examples / "aarch64-gh200.toml", tmp / "a-gh200.toml");
+    test::write_file(tmp / "c.json", R"({"os": "linux", "cpu_arch": "x86_64", "python": "3.11"})");
+    test::write_file(tmp / "README.md", "not a profile");
+    std::filesystem::create_directory(tmp / "sub.toml");  // a folder: not read
+    auto fleet = api::load_fleet(tmp.path().string());
+    REQUIRE(fleet);
+    REQUIRE(fleet->size() == 3);
+    CHECK((*fleet)[0].name == "a-gh200");
+    CHECK((*fleet)[1].name == "b-h100");
+    CHECK((*fleet)[2].name == "c");
+    CHECK((*fleet)[0].machine.cpu_arch == "aarch64");
+  }
+  SECTION("a bad profile: the error names the file") {
+    std::filesystem::copy_file(examples / "x86_64-h100-cu128.toml", tmp / "good.toml");
+    test::write_file(tmp / "bad.toml", "glibc = 2.35\n");
+    auto fleet = api::load_fleet(tmp.path().string());
+    REQUIRE_FALSE(fleet);
+    CHECK_THAT(fleet.error().message, Catch::Contains("bad.toml"));
+  }
+  SECTION("an empty folder") {
+    auto fleet = api::load_fleet(tmp.path().string());
+    REQUIRE_FALSE(fleet);
+    CHECK_THAT(fleet.error().message, Catch::Contains("no machine profile"));
+  }
+  SECTION("a missing folder") {
+    CHECK_FALSE(api::load_fleet((tmp / "none").string()));
+  }
+  SECTION("two profiles with one stem") {
+    std::filesystem::copy_file(examples / "x86_64-h100-cu128.toml", tmp / "a.toml");
+    test::write_file(tmp / "a.json", R"({"os": "linux", "cpu_arch": "x86_64"})");
+    auto fleet = api::load_fleet(tmp.path().string());
+    REQUIRE_FALSE(fleet);
+    CHECK_THAT(fleet.error().message, Catch::Contains("two profiles are named 'a'"));
+  }
+}
