@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 #include <chrono>
+#include <filesystem>
 #include <cstdlib>
 #include <iostream>
 
@@ -68,6 +69,23 @@ int fail(bool json, int code, const std::string& raw) {
     std::cout << boost::json::serialize(o) << "\n";
   }
   return code;
+}
+
+// The machines of --machine FILE (each, in order; named by the file's stem) and then of
+// --machines DIR (api::load_fleet). The error names the flag and the file.
+Expected<std::vector<api::FleetMachine>> fleet_of(const Args& parsed) {
+  std::vector<api::FleetMachine> fleet;
+  for (const auto& file : parsed.values_of("--machine")) {
+    auto m = machine::load_machine_profile(file);
+    if (!m) return m.error().with_context("--machine");
+    fleet.push_back({std::filesystem::path(file).stem().string(), std::move(*m)});
+  }
+  if (const auto dir = parsed.value("--machines")) {
+    auto more = api::load_fleet(*dir);
+    if (!more) return more.error();
+    for (auto& m : *more) fleet.push_back(std::move(m));
+  }
+  return fleet;
 }
 
 Expected<std::optional<machine::Machine>> machine_profile(const Args& parsed) {

@@ -72,6 +72,10 @@ std::optional<std::uint64_t> cache_max_size(const Args& parsed);
 /// --machine and the file.
 Expected<std::optional<machine::Machine>> machine_profile(const Args& parsed);
 
+/// The machines of --machine FILE (each, in order; named by the file's stem) and then of
+/// --machines DIR (api::load_fleet). The error names the flag and the file.
+Expected<std::vector<api::FleetMachine>> fleet_of(const Args& parsed);
+
 /// The process environment variable, if set.
 std::optional<std::string> env(const char* name);
 
@@ -117,5 +121,7 @@ int run_detect(const std::vector<std::string_view>& args);
 int run_explain(const std::vector<std::string_view>& args);
 int run_doctor(const std::vector<std::string_view>& args);
 int run_cache(const std::vector<std::string_view>& args);
+int run_download(const std::vector<std::string_view>& args);
+int run_mirror(const std::vector<std::string_view>& args);
 
 }  // namespace wheelfit::cli

@@ -77,7 +77,7 @@ int run_download(const std::vector<std::string_view>& argv) {
   registry::Registry reg;
   if (auto loaded = load_backends(reg); !loaded) return fail(json, kBadInput, loaded.error().message);
   request.resolve.backends = &reg;
-  auto fleet = fleet_profiles(parsed);
+  auto fleet = fleet_of(parsed);
   if (!fleet) return fail(json, kBadInput, fleet.error().message);
   if (fleet->size() == 1) request.resolve.machine = std::move(fleet->front().machine);
   else request.fleet = std::move(*fleet);
@@ -108,7 +108,7 @@ int run_mirror(const std::vector<std::string_view>& argv) {
   registry::Registry reg;
   if (auto loaded = load_backends(reg); !loaded) return fail(json, kBadInput, loaded.error().message);
   request.resolve.backends = &reg;
-  auto fleet = fleet_profiles(parsed);
+  auto fleet = fleet_of(parsed);
   if (!fleet) return fail(json, kBadInput, fleet.error().message);
   request.fleet = std::move(*fleet);
   const auto view = progress_view();

@@ -8,26 +8,6 @@
 #include "wheelfit/wheelfit.hpp"
 
 namespace wheelfit::cli {
-namespace {
-
-// The machines of --machine FILE (each, in order; named by the file's stem) and then of
-// --machines DIR (api::load_fleet). The error names the flag and the file.
-Expected<std::vector<api::FleetMachine>> fleet_of(const Args& parsed) {
-  std::vector<api::FleetMachine> fleet;
-  for (const auto& file : parsed.values_of("--machine")) {
-    auto m = machine::load_machine_profile(file);
-    if (!m) return m.error().with_context("--machine");
-    fleet.push_back({std::filesystem::path(file).stem().string(), std::move(*m)});
-  }
-  if (const auto dir = parsed.value("--machines")) {
-    auto more = api::load_fleet(*dir);
-    if (!more) return more.error();
-    for (auto& m : *more) fleet.push_back(std::move(m));
-  }
-  return fleet;
-}
-
-}  // namespace
 
 int run_resolve(const std::vector<std::string_view>& argv) {
   const Args parsed = parse_args(argv,

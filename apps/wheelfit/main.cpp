@@ -27,6 +27,8 @@ commands:
   doctor                every installed distribution with compiled modules: what will not run here
   cache info|prune|clean  the HTTP cache: what it holds; trim it to its size cap (least recently
                         used first); empty it
+  download [CONFIG...] -d DIR   resolve, then fetch every picked wheel into DIR, sha256-verified
+  mirror CONFIG... --out DIR    resolve a fleet and publish a static index of its wheels
   version               print the version
 
 resolve options:
@@ -89,6 +91,26 @@ doctor options:
   --site DIR            walk this site folder instead of the interpreter's
   --machine FILE, --policy FILE, --json   as for explain; exit 0 all fit, 1 one fails, 2 bad input
 
+download options (and the resolve options: --index, --machine, --policy, --combo, network):
+  -d, --dir DIR         where the wheels go (created when missing); a file already there with the
+                        right sha256 is not fetched again; a part left by an interrupted run
+                        continues (Range + If-Range)
+  --machine FILE        repeatable; or --machines DIR: every profile of a folder (a fleet: the
+                        union of their picks is fetched)
+  --jobs N              files in flight (default 4)
+  --json                the resolve object plus "downloads": [{filename, url, path, bytes, sha256,
+                        status, verified, resumed, error}]
+  exit: as resolve, and 5 when a wheel could not be fetched or its sha256 did not match
+
+mirror options (and the resolve options):
+  --machines DIR / --machine FILE...   the fleet (at least one machine)
+  --out DIR             the mirror folder: serve DIR/current (PEP 503 pages with PEP 658
+                        metadata, packages.json, mirror.json, files/); published atomically
+  --base-url URL        absolute hrefs under URL (default: relative)
+  --prune               drop the wheels no machine picks any more (default: kept)
+  --offline             build from the HTTP cache and DIR alone
+  --jobs N, --json      as for download; exit 0 published, 1 a machine unresolved, 5 a wheel failed
+
 cache options:
   --cache-dir DIR       the HTTP cache (default $XDG_CACHE_HOME/wheelfit/http)
   --cache-max-size SIZE prune's cap (default 1GiB, or WHEELFIT_CACHE_MAX_SIZE)
@@ -140,6 +162,8 @@ int main(int argc, char** argv) {
     if (command == "explain") return cli::run_explain(args);
     if (command == "doctor") return cli::run_doctor(args);
     if (command == "cache") return cli::run_cache(args);
+    if (command == "download") return cli::run_download(args);
+    if (command == "mirror") return cli::run_mirror(args);
     return cli::fail(json, cli::kBadInput, "unknown command '" + std::string(command) + "' (try wheelfit --help)");
   } catch (const cli::UsageError& e) {
     return cli::fail(json, cli::kBadInput, e.message);

@@ -87,7 +87,7 @@ TEST_CASE("wheelfit resolve: one machine of a folder is the single output", "[cl
   for (const bool json : {false, true}) {
     CAPTURE(json);
     auto a = f.args({"--machines", one.path().string()});
-    auto b = f.args({"--machine", (f.machines / "h100.toml").string()});
+    auto b = f.args({"--machine", (one / "h100.toml").string()});  // the same file: provenance names it
     if (json) a.push_back("--json"), b.push_back("--json");
     const auto by_dir = run_wheelfit(a);
     const auto by_file = run_wheelfit(b);
