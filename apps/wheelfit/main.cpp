@@ -99,7 +99,7 @@ download options (and the resolve options: --index, --machine, --policy, --combo
                         union of their picks is fetched)
   --jobs N              files in flight (default 4)
   --json                the resolve object plus "downloads": [{filename, url, path, bytes, sha256,
-                        status, verified, resumed, error}]
+                        status, verified, resumed, continued, error}]
   exit: as resolve, and 5 when a wheel could not be fetched or its sha256 did not match
 
 mirror options (and the resolve options):

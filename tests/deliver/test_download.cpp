@@ -229,6 +229,8 @@ TEST_CASE("download: N02 a body cut mid-way continues with Range and If-Range", 
   CHECK(reqs[1].header("range") == "bytes=" + std::to_string(cut) + "-");
   CHECK(reqs[1].header("if-range") == file.etag);
   CHECK(t->stats().retries == 1);
+  CHECK(got[0].continued);      // a 206 was taken ...
+  CHECK_FALSE(got[0].resumed);  // ... but no earlier run left a part
 }
 
 TEST_CASE("download: N02 a part from an earlier run", "[deliver][download]") {

@@ -300,7 +300,8 @@ struct DownloadResult {
   FleetResult resolved;                   ///< one machine: a fleet of one
   std::vector<deliver::Delivered> files;  ///< in pick order, each file once
   /// The resolve object (one machine) or the fleet's, plus "downloads": [{filename, url, path,
-  /// bytes, sha256, status: "fetched" | "present" | "failed", verified, resumed, error}].
+  /// bytes, sha256, status: "fetched" | "present" | "failed", verified, resumed (an earlier run's
+  /// part continued), continued (any 206: that, or a cut mid-body continued), error}].
   [[nodiscard]] std::string json() const;
   /// The resolve report, then one line per file and a total.
   [[nodiscard]] std::string report() const;

@@ -211,6 +211,7 @@ class Run {
     d.status = Delivered::Status::fetched;
     d.verified = w.sha256.has_value();
     d.resumed = sink.resumed();
+    d.continued = sink.continued();
     d.error.reset();
     tell(Progress::Kind::finished, i, d.bytes, d.bytes);
   }

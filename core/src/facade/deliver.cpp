@@ -130,7 +130,7 @@ json::array downloads_json(const std::vector<deliver::Delivered>& files) {
   for (const auto& f : files) {
     json::object o{{"filename", f.filename}, {"url", util::redact(f.url)}, {"path", f.path.string()},
                    {"bytes", f.bytes}, {"sha256", f.sha256}, {"status", status_name(f.status)},
-                   {"verified", f.verified}, {"resumed", f.resumed}};
+                   {"verified", f.verified}, {"resumed", f.resumed}, {"continued", f.continued}};
     o["error"] = f.error ? json::value(util::redact(f.error->message)) : json::value(nullptr);
     out.push_back(std::move(o));
   }
@@ -160,7 +160,7 @@ std::string downloads_text(const std::vector<deliver::Delivered>& files) {
     }
     (f.status == deliver::Delivered::Status::fetched ? fetched : present) += f.bytes;
     out += "  " + human_bytes(f.bytes) + (f.verified ? "  sha256 verified" : "  sha256 not published: not verified") +
-           (f.resumed ? "  (resumed)" : "") + "\n";
+           (f.resumed ? "  (resumed)" : f.continued ? "  (continued after a cut)" : "") + "\n";
   }
   out += "total: " + human_bytes(fetched) + " fetched, " + human_bytes(present) + " already there";
   if (failed) out += ", " + std::to_string(failed) + " failed";

@@ -2,8 +2,9 @@
 // loopback, mirrored for a fleet of three machines with `wheelfit mirror`, the mirror served by
 // nginx (Debian's, started here on a loopback port with its own config), every machine resolved
 // against it (the same picks as upstream, the URLs on the mirror), one picked wheel installed
-// with pip from it; then the faults: a body whose digest does not match is refused and nothing
-// is published, and a mirror run killed mid-download leaves the served tree as it was.
+// with pip from it; then the faults: a reset mid-download resumes (Range + If-Range), a body
+// whose digest does not match is refused and nothing is published, and a mirror run killed
+// mid-download leaves the served tree as it was.
 // Run by ctest as integration.mirror (label "integration"), skipped (77) without nginx or pip.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -180,8 +181,12 @@ TEST_CASE("a fleet mirror served by nginx resolves like upstream and installs wi
   const std::string env = test::clean_network_env() + " WHEELFIT_PLUGIN_PATH=";
   const auto wheelfit = test::built_wheelfit();
 
-  // Upstream: a farm with real wheels, over loopback.
-  testing::TestServer upstream(testing::serve_directory(tmp / "farm"));
+  // Upstream: a farm with real wheels, over loopback, behind a proxy that resets the connection
+  // half-way through the first download of every wheel and honours Range (N02).
+  testing::DirectoryOptions cutting;
+  cutting.ranges = true;
+  cutting.cut_after = 600;
+  testing::TestServer upstream(testing::serve_directory(tmp / "farm", cutting));
   const auto gen = test::run_program("", farmgen_exe(), {"--out", (tmp / "farm").string(), "--with-files", "--packages", "13",
                                                          "--base-url", upstream.url("/")});
   REQUIRE(gen.code == 0);
@@ -202,6 +207,18 @@ TEST_CASE("a fleet mirror served by nginx resolves like upstream and installs wi
   for (const auto& d : downloads) {
     CHECK(d.at("status") == "fetched");
     CHECK(d.at("verified") == true);
+    CHECK(d.at("continued") == true);  // each continued after its reset, not fetched again whole
+    CHECK(d.at("resumed") == false);   // (no part of an earlier run)
+  }
+  {  // ... with Range from where the cut left it, and If-Range
+    std::size_t continued = 0;
+    for (const auto& r : upstream.requests()) {
+      if (!r.target.ends_with(".whl") || !r.header("range")) continue;
+      ++continued;
+      CHECK(*r.header("range") == "bytes=600-");
+      CHECK(r.header("if-range"));
+    }
+    CHECK(continued == downloads.size());
   }
   const std::string first_id = std::string(report.at("published").at("id").as_string());
 

@@ -26,6 +26,7 @@
 #include <fstream>
 #include <list>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -624,11 +625,39 @@ std::string directory_response(const std::filesystem::path& root, const Director
     return http_response(304, "", headers, keep_alive);
   }
   std::ifstream in(*file, std::ios::binary);
-  const std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   headers.emplace_back("Content-Type", content_type_of(*file));
-  std::string out = http_response(200, body, headers, keep_alive);
+  int status = 200;
+  const auto range = r.header("range");
+  const auto if_range = r.header("if-range");
+  if (options.ranges && range && range->starts_with("bytes=") && range->ends_with("-") &&
+      (!if_range || *if_range == headers.front().second)) {
+    const std::string from_text(range->substr(6, range->size() - 7));
+    std::size_t from = 0;
+    const auto [end, ec] = std::from_chars(from_text.data(), from_text.data() + from_text.size(), from);
+    if (ec != std::errc() || end != from_text.data() + from_text.size()) {
+      return http_response(400, "bad Range\n", {}, keep_alive);
+    }
+    if (from >= body.size()) {
+      return http_response(416, "", {{"Content-Range", "bytes */" + std::to_string(body.size())}}, keep_alive);
+    }
+    headers.emplace_back("Content-Range", "bytes " + std::to_string(from) + "-" + std::to_string(body.size() - 1) + "/" +
+                                              std::to_string(body.size()));
+    body.erase(0, from);
+    status = 206;
+  }
+  std::string out = http_response(status, body, headers, keep_alive);
   if (r.method == "HEAD") out.resize(out.size() - body.size());
   return out;
+}
+
+/// Whether this request is the one whose body is cut (the first whole GET of its path).
+bool cut_now(const DirectoryOptions& options, const HttpRequest& r, std::set<std::string>& cut, std::mutex& mutex) {
+  if (options.cut_after == 0 || r.method != "GET" || r.header("range")) return false;
+  const std::string path = r.target.substr(0, r.target.find('?'));
+  if (!path.ends_with(options.cut_suffix)) return false;
+  const std::lock_guard lock(mutex);
+  return cut.insert(path).second;
 }
 
 }  // namespace
@@ -637,11 +666,23 @@ ConnScript serve_directory(std::filesystem::path root, DirectoryOptions options)
   std::error_code ec;
   auto canonical_root = std::filesystem::weakly_canonical(root, ec);
   if (ec) canonical_root = std::move(root);
-  return [root = std::move(canonical_root), options](Conn& conn) {
+  auto cut = std::make_shared<std::pair<std::set<std::string>, std::mutex>>();
+  return [root = std::move(canonical_root), options, cut](Conn& conn) {
     while (auto request = conn.read_request(std::chrono::seconds(30))) {
       const bool keep_alive = !client_wants_close(*request);
       if (options.delay.count() > 0 && !connection_of(conn).shared().sleep_for(options.delay)) return;
-      if (!conn.write(directory_response(root, options, *request, keep_alive)) || !keep_alive) return;
+      std::string response = directory_response(root, options, *request, keep_alive);
+      if (cut_now(options, *request, cut->first, cut->second) && response.starts_with("HTTP/1.1 200")) {
+        const std::size_t body = response.find("\r\n\r\n") + 4;
+        if (response.size() - body > options.cut_after) {
+          conn.write(std::string_view(response).substr(0, body + options.cut_after));
+          // An RST can overtake bytes the client has not read yet; let it read them first.
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          conn.reset();
+          return;
+        }
+      }
+      if (!conn.write(response) || !keep_alive) return;
     }
   };
 }

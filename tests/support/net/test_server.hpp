@@ -99,9 +99,16 @@ class TestServer {
 /// 404 for what is missing or outside the root; Content-Type from the extension; ETag (the
 /// file's size and mtime) and If-None-Match -> 304; `Cache-Control: max-age=<max_age>` when
 /// max_age >= 0. `delay` before each response (the benchmark's round trip).
+/// `ranges`: `Range: bytes=N-` answered 206 (416 past the end), unless an `If-Range` names
+/// another ETag (then the whole file, 200), as nginx does.
+/// `cut_after` (> 0): the first whole-file GET of each path ending in `cut_suffix` sends its
+/// headers and that many body bytes, then resets the connection (N02, a proxy cutting a download).
 struct DirectoryOptions {
   std::chrono::milliseconds delay{0};
   int max_age = -1;
+  bool ranges = false;
+  std::size_t cut_after = 0;
+  std::string cut_suffix = ".whl";
 };
 ConnScript serve_directory(std::filesystem::path root, DirectoryOptions options = {});
 

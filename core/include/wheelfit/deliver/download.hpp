@@ -44,7 +44,8 @@ struct Delivered {
   std::string sha256;             ///< its digest (computed)
   enum class Status { fetched, present, failed } status = Status::failed;
   bool verified = false;          ///< the digest was compared with an expected one
-  bool resumed = false;           ///< a partial file from before was continued
+  bool resumed = false;           ///< a partial file from before (an earlier run's) was continued
+  bool continued = false;         ///< some answer was a 206: an earlier part, or an attempt of this run cut mid-body
   std::optional<Error> error;     ///< set when failed
 };
 
