@@ -39,7 +39,13 @@ void ProgressView::on(const deliver::Progress& p) {
   if (p.kind == deliver::Progress::Kind::finished) {
     f.active = false;
     f.finished = true;
-    if (!terminal_) out_ << "downloaded " << f.name << " (" << bytes(f.done) << ")\n";
+    if (!terminal_) {
+      switch (p.outcome) {
+        case deliver::Delivered::Status::fetched: out_ << "downloaded " << f.name << " (" << bytes(f.done) << ")\n"; break;
+        case deliver::Delivered::Status::present: out_ << "already there " << f.name << " (" << bytes(f.done) << ")\n"; break;
+        case deliver::Delivered::Status::failed: out_ << "failed " << f.name << "\n"; break;
+      }
+    }
   }
   if (terminal_) draw(p.kind != deliver::Progress::Kind::bytes);
 }

@@ -59,7 +59,7 @@ class Run {
 
  private:
   void tell(Progress::Kind kind, std::size_t i, std::uint64_t done, std::optional<std::uint64_t> total) const {
-    if (options_.progress) options_.progress(Progress{kind, i, files_[i].filename, done, total});
+    if (options_.progress) options_.progress(Progress{kind, i, files_[i].filename, done, total, out_[i].status});
   }
 
   void fail(std::size_t i, Error e) {

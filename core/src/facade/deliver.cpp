@@ -155,7 +155,9 @@ std::string downloads_text(const std::vector<deliver::Delivered>& files) {
     out += "  " + std::string(status_name(f.status)) + "  " + f.filename;
     if (f.status == deliver::Delivered::Status::failed) {
       ++failed;
-      out += ": " + util::redact(f.error ? f.error->message : "failed") + "\n";
+      std::string why = util::redact(f.error ? f.error->message : "failed");
+      if (why.starts_with(f.filename + ": ")) why.erase(0, f.filename.size() + 2);  // named once on the line
+      out += ": " + why + "\n";
       continue;
     }
     (f.status == deliver::Delivered::Status::fetched ? fetched : present) += f.bytes;

@@ -56,6 +56,7 @@ struct Progress {
   std::string_view filename;            ///< its name (valid during the call)
   std::uint64_t done = 0;               ///< bytes of this file on disk so far (a resumed part counts)
   std::optional<std::uint64_t> total;   ///< its size, once known
+  Delivered::Status outcome = Delivered::Status::fetched;  ///< with Kind::finished: what became of it
 };
 using ProgressHook = std::function<void(const Progress&)>;
 

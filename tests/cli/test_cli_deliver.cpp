@@ -1,0 +1,279 @@
+// `wheelfit download` and `wheelfit mirror` as a user runs them: a farm with real wheel files
+// (wheelfit-farmgen --with-files, file:// links), machine profiles, the report, the JSON, the
+// progress lines on a stderr that is not a terminal, the exit codes and the usage errors.
+#include <catch2/catch.hpp>
+
+#include <boost/json.hpp>
+#include <filesystem>
+
+#include "support/cli_support.hpp"
+#include "support/test_support.hpp"
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+using namespace wheelfit::test;
+
+namespace {
+
+CliRun run_wheelfit(const std::vector<std::string>& args) {
+  return run_program("env -u WHEELFIT_OVERRIDE_PYTHON -u WHEELFIT_OVERRIDE_GPUS " + clean_network_env(), built_wheelfit(), args);
+}
+
+json::object parse_object(const std::string& text) {
+  boost::system::error_code ec;
+  auto v = json::parse(text, ec);
+  if (ec || !v.is_object()) FAIL("not a JSON object: " << text);
+  return v.as_object();
+}
+
+std::string sha256_of(const fs::path& p) {
+  const auto r = run_program("", "sha256sum", {p.string()});
+  return r.out.substr(0, 64);
+}
+
+// Two packages of the farm (cc_torch, cubvh) with real files; a config asking for both; an H100
+// and an A6000 (both resolve cu12.8/torch2.8 and pick the same two files) and a K40 (sm 3.5:
+// nothing covers it).
+struct Farm {
+  TempDir dir;
+  fs::path index = dir / "farm";
+  fs::path config = dir / "proj" / "comfy-env.toml";
+  fs::path machines = dir / "machines";
+  Farm() {
+    const auto gen = run_program("", fs::path(WHEELFIT_BINARY_DIR) / "apps/farmgen/wheelfit-farmgen",
+                                 {"--out", index.string(), "--with-files", "--packages", "2"});
+    REQUIRE(gen.code == 0);
+    write_file(config, "python = \"3.12\"\n[cuda]\npackages = [\"cc_torch\", \"cubvh\"]\n");
+    const std::string common = "os = \"linux\"\ncpu_arch = \"x86_64\"\nglibc = \"2.35\"\npython = \"3.12\"\n"
+                               "torch = \"2.8.0+cu128\"\ndriver_version = \"580.65.06\"\ncuda_driver = \"13.0\"\n";
+    write_file(machines / "h100.toml", common + "gpus = [\"9.0\"]\n");
+    write_file(machines / "a6000.toml", common + "gpus = [\"8.6\"]\n");
+  }
+  [[nodiscard]] std::string machine(const char* name) const { return (machines / (std::string(name) + ".toml")).string(); }
+  [[nodiscard]] std::vector<std::string> download(const fs::path& to, std::vector<std::string> more) const {
+    std::vector<std::string> out{"download", config.string(), "--index", index.string(), "-d", to.string()};
+    out.insert(out.end(), more.begin(), more.end());
+    return out;
+  }
+  [[nodiscard]] std::vector<std::string> mirror(const fs::path& out_dir, std::vector<std::string> more) const {
+    std::vector<std::string> out{"mirror", config.string(), "--index", index.string(), "--out", out_dir.string()};
+    out.insert(out.end(), more.begin(), more.end());
+    return out;
+  }
+  /// The farm's file of `filename` (under releases/download/<tag>/).
+  [[nodiscard]] fs::path file_of(const std::string& filename) const {
+    for (const auto& e : fs::recursive_directory_iterator(index / "releases")) {
+      if (e.path().filename() == filename) return e.path();
+    }
+    FAIL("no farm file " << filename);
+    return {};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("wheelfit download: fetched, verified, then already there", "[cli][deliver]") {
+  const Farm f;
+  const TempDir to;
+  const auto first = run_wheelfit(f.download(to.path(), {"--machine", f.machine("h100")}));
+  INFO(first.out << first.err);
+  REQUIRE(first.code == 0);
+  CHECK_THAT(first.out, Catch::Contains("resolved: cu12.8/torch2.8 via tier 1 (bootstrap)"));
+  CHECK_THAT(first.out, Catch::Contains("downloads:\n  fetched  cc_torch-0.0.0+cu128torch2.8-cp312-cp312-"));
+  CHECK_THAT(first.out, Catch::Contains("sha256 verified"));
+  CHECK_THAT(first.out, Catch::Contains("total: 2.7 KiB fetched, 0 B already there\n"));
+  // stderr is no terminal here: one plain line per file, no cursor movement.
+  CHECK_THAT(first.err, Catch::Contains("downloaded cc_torch-0.0.0+cu128torch2.8-cp312-cp312-"));
+  CHECK_THAT(first.err, Catch::Contains("downloaded cubvh-0.0.0+cu128torch2.8-cp312-cp312-"));
+  CHECK_THAT(first.err, !Catch::Contains("\x1b["));
+
+  const auto again = run_wheelfit(f.download(to.path(), {"--machine", f.machine("h100"), "--json"}));
+  INFO(again.out << again.err);
+  REQUIRE(again.code == 0);
+  CHECK_THAT(again.err, Catch::Contains("already there cc_torch-"));
+  const auto doc = parse_object(again.out);
+  CHECK(doc.at("combo").as_object() == json::object{{"cuda", "12.8"}, {"torch", "2.8"}});  // the resolve object, then ...
+  const auto& downloads = doc.at("downloads").as_array();
+  REQUIRE(downloads.size() == 2);
+  for (const auto& d : downloads) {
+    const auto& o = d.as_object();
+    CHECK(o.at("status") == "present");
+    CHECK(o.at("verified") == true);
+    CHECK(o.at("resumed") == false);
+    CHECK(o.at("continued") == false);
+    CHECK(o.at("error").is_null());
+    const fs::path path(std::string(o.at("path").as_string()));
+    CHECK(path.parent_path() == to.path());
+    CHECK(fs::file_size(path) == o.at("bytes").to_number<std::uint64_t>());
+    CHECK(sha256_of(path) == o.at("sha256").as_string());
+  }
+  // Only the wheels: no part, no meta left beside them.
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(to.path())) ++entries;
+  CHECK(entries == 2);
+}
+
+TEST_CASE("wheelfit download: a wheel whose digest does not match is exit 5 and leaves nothing", "[cli][deliver]") {
+  const Farm f;
+  const TempDir to;
+  const std::string victim = "cubvh-0.0.0+cu128torch2.8-cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
+  const fs::path farm_file = f.file_of(victim);
+  const std::string expected = sha256_of(farm_file);
+  std::string bytes = read_file(farm_file);
+  bytes[bytes.size() / 2] ^= 0x20;
+  write_file(farm_file, bytes);
+
+  const auto r = run_wheelfit(f.download(to.path(), {"--machine", f.machine("h100")}));
+  INFO(r.out << r.err);
+  CHECK(r.code == 5);
+  // The report's line for the file says what was wrong; stderr's progress line that it failed.
+  CHECK_THAT(r.out, Catch::Contains("  failed  " + victim + ": sha256 mismatch: expected " + expected +
+                                    ", got " + sha256_of(farm_file)));
+  CHECK_THAT(r.out, Catch::Contains("stale proxy"));
+  CHECK_THAT(r.err, Catch::Contains("failed " + victim));
+  CHECK_THAT(r.out, Catch::Contains(", 1 failed\n"));
+  CHECK_FALSE(fs::exists(to / victim));
+  CHECK_FALSE(fs::exists(to / ("." + victim + ".part")));
+  CHECK(fs::exists(to / "cc_torch-0.0.0+cu128torch2.8-cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl"));
+
+  const auto j = run_wheelfit(f.download(to.path(), {"--machine", f.machine("h100"), "--json"}));
+  CHECK(j.code == 5);
+  const auto doc = parse_object(j.out);
+  bool seen = false;
+  for (const auto& d : doc.at("downloads").as_array()) {
+    if (d.at("filename").as_string() != victim) continue;
+    seen = true;
+    CHECK(d.at("status") == "failed");
+    CHECK_THAT(std::string(d.at("error").as_string()), Catch::Contains("sha256 mismatch"));
+  }
+  CHECK(seen);
+}
+
+TEST_CASE("wheelfit download: a fleet fetches the union of its picks once", "[cli][deliver][fleet]") {
+  const Farm f;
+  const TempDir to;
+  const auto r = run_wheelfit(f.download(to.path(), {"--machines", f.machines.string(), "--json"}));
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  const auto doc = parse_object(r.out);
+  CHECK(doc.at("machines").as_array().size() == 2);
+  CHECK(doc.at("downloads").as_array().size() == 2);  // both machines pick the same two files
+  const auto text = run_wheelfit(f.download(to.path(), {"--machines", f.machines.string()}));
+  CHECK_THAT(text.out, Catch::Contains("== a6000 ==\n"));
+  CHECK_THAT(text.out, Catch::Contains("summary:\n"));
+  CHECK_THAT(text.out, Catch::Contains("total: 0 B fetched, 2.7 KiB already there\n"));
+}
+
+TEST_CASE("wheelfit download: an unresolved machine is exit 1 and fetches nothing", "[cli][deliver]") {
+  const Farm f;
+  const TempDir to;
+  write_file(f.machines / "k40.toml", read_file(f.machine("h100")).replace(read_file(f.machine("h100")).find("9.0"), 3, "3.5"));
+  const auto r = run_wheelfit(f.download(to.path(), {"--machine", f.machine("k40"), "--no-fallback"}));
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK_THAT(r.out, !Catch::Contains("downloads:"));
+  CHECK((!fs::exists(to.path()) || fs::is_empty(to.path())));
+}
+
+TEST_CASE("wheelfit mirror: published, re-run, absolute hrefs, pruned, offline", "[cli][mirror]") {
+  const Farm f;
+  const TempDir work;
+  const fs::path out = work / "mirror";
+  const auto first = run_wheelfit(f.mirror(out, {"--machines", f.machines.string(), "--json"}));
+  INFO(first.out << first.err);
+  REQUIRE(first.code == 0);
+  const auto doc = parse_object(first.out);
+  const auto& published = doc.at("published").as_object();
+  CHECK(published.at("files") == 2);
+  CHECK(published.at("projects") == 2);
+  const fs::path current = out / "current";
+  REQUIRE(fs::is_symlink(current));
+  CHECK(fs::read_symlink(current).filename() == std::string(published.at("id").as_string()));
+  const std::string page = read_file(current / "cc-torch" / "index.html");
+  CHECK_THAT(page, Catch::Contains("href=\"../files/cc_torch-0.0.0%2Bcu128torch2.8-"));
+  CHECK_THAT(page, Catch::Contains("#sha256="));
+  CHECK_THAT(page, Catch::Contains("data-core-metadata=\"sha256="));
+  const auto manifest = parse_object(read_file(current / "mirror.json"));
+  CHECK(manifest.at("machines").as_array().size() == 2);
+
+  // The mirror is an index: resolving against it picks the same files, now from it.
+  const auto again = run_wheelfit({"resolve", f.config.string(), "--index", current.string(), "--machine", f.machine("h100"), "--json"});
+  INFO(again.err);
+  REQUIRE(again.code == 0);
+  const auto picked = parse_object(again.out);
+  for (const auto& p : picked.at("packages").as_array()) {
+    CHECK_THAT(std::string(p.at("url").as_string()), Catch::Contains("/files/"));
+  }
+
+  SECTION("a re-run with --base-url fetches nothing and writes absolute hrefs") {
+    const auto r = run_wheelfit(f.mirror(out, {"--machines", f.machines.string(), "--base-url", "https://mirror.corp/wheels/"}));
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("total: 0 B fetched, 2.7 KiB already there\n"));
+    CHECK_THAT(read_file(current / "cc-torch" / "index.html"), Catch::Contains("href=\"https://mirror.corp/wheels/files/cc_torch-"));
+  }
+  SECTION("a file no machine picks any more is kept, then dropped with --prune") {
+    write_file(f.config, "python = \"3.12\"\n[cuda]\npackages = [\"cc_torch\"]\n");
+    const auto kept = run_wheelfit(f.mirror(out, {"--machines", f.machines.string(), "--json"}));
+    REQUIRE(kept.code == 0);
+    CHECK(parse_object(kept.out).at("published").at("carried") == 1);
+    CHECK(fs::exists(current / "cubvh" / "index.html"));
+    const auto pruned = run_wheelfit(f.mirror(out, {"--machines", f.machines.string(), "--prune", "--json"}));
+    REQUIRE(pruned.code == 0);
+    CHECK(parse_object(pruned.out).at("published").at("pruned").as_array().size() == 1);
+    CHECK_FALSE(fs::exists(current / "cubvh"));
+    for (const auto& e : fs::directory_iterator(out / "pool")) CHECK_THAT(e.path().filename().string(), !Catch::Contains("cubvh"));
+  }
+  SECTION("--offline builds from the pool alone") {
+    fs::remove_all(f.index / "releases");  // no file can be fetched now
+    const auto r = run_wheelfit(f.mirror(out, {"--machines", f.machines.string(), "--offline", "--no-cache"}));
+    // --offline reads pages from the cache only; with --no-cache that is refused as a usage error
+    CHECK(r.code == 2);
+    const auto ok = run_wheelfit(f.mirror(out, {"--machines", f.machines.string(), "--offline"}));
+    INFO(ok.out << ok.err);
+    CHECK(ok.code == 0);
+    CHECK_THAT(ok.out, Catch::Contains("0 B fetched"));
+  }
+}
+
+TEST_CASE("wheelfit download and mirror: usage errors exit 2 and say why", "[cli][deliver][mirror]") {
+  const Farm f;
+  const TempDir work;
+  struct Row {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::string cfg = f.config.string();
+  const std::string dir = (work / "d").string();
+  const std::vector<Row> rows = {
+      {{"download", "-d", dir}, "download: give at least one comfy-env.toml"},
+      {{"download", cfg}, "download: give the folder to download into (-d DIR)"},
+      {{"download", cfg, "-d", dir, "--jobs", "0"}, "--jobs"},
+      {{"download", cfg, "-d", dir, "--jobs", "many"}, "--jobs"},
+      {{"download", cfg, "-d", dir, "--offline", "--no-cache"}, "--offline reads only the cache"},
+      {{"download", cfg, "-d", dir, "--machine", (work / "missing.toml").string()}, "missing.toml"},
+      {{"download", cfg, "-d", dir, "--out", dir}, "--out"},
+      {{"mirror", "--out", dir, "--machines", f.machines.string()}, "mirror: give at least one comfy-env.toml"},
+      {{"mirror", cfg, "--machines", f.machines.string()}, "mirror: give the mirror folder (--out DIR)"},
+      {{"mirror", cfg, "--out", dir}, "mirror: give the fleet"},
+      {{"mirror", cfg, "--out", dir, "--machines", f.machines.string(), "--base-url", "ftp://mirror/"}, "--base-url: 'ftp://mirror/' is not an http(s) URL"},
+      {{"mirror", cfg, "--out", f.machines.string(), "--machines", f.machines.string()}, f.machines.string() + ": not a wheelfit mirror"},
+  };
+  for (const auto& row : rows) {
+    for (const bool as_json : {false, true}) {
+      auto args = row.args;
+      if (as_json) args.push_back("--json");
+      const auto r = run_wheelfit(args);
+      CAPTURE(args, r.out, r.err);
+      CHECK(r.code == 2);
+      if (as_json) {
+        const auto doc = parse_object(r.out);
+        CHECK(doc.at("error").at("exit_code") == 2);
+        CHECK_THAT(std::string(doc.at("error").at("message").as_string()), Catch::Contains(row.message));
+      } else {
+        CHECK_THAT(r.err, Catch::Contains(row.message));
+      }
+    }
+  }
+  CHECK_FALSE(fs::exists(work / "d"));  // nothing was made for a refused call
+}
