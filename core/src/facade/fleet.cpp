@@ -123,6 +123,7 @@ struct IndexPart {
   transports::HttpOptions net;        // the request's, with the index URL's credentials
   std::optional<transports::TrustChoice> trust;
   index::IndexSnapshot snapshot;
+  std::shared_ptr<const resolve::PreparedCandidates> prepared;  // the snapshot's candidates, parsed once
   std::string source, fetch_note;
 };
 
@@ -216,6 +217,7 @@ IndexPart read_index_part(const ResolveRequest& req, const RequestPart& rp, cons
     return fail(kExitUnreadable, why);
   }
   p.source = answered_by(p.snapshot);
+  p.prepared = resolve::prepare_candidates(p.snapshot, *p.policy, rp.names);
   // The transport is this index part's alone (or the caller's): its stats are the reads of this
   // snapshot, the same note for every machine that shares it. (--inspect reads through a
   // transport of its own.) The cache's size cap is applied when the stack goes, here.
@@ -300,6 +302,7 @@ void finish_machine(const ResolveRequest& req, Pending& p) {
   if (req.inspect) inputs.inspect = make_inspect_hook(r.machine, *part.policy, part.net);  // read the picks' binaries
   inputs.combo = part.combo;
   inputs.fallback = req.fallback;
+  inputs.prepared = part.prepared.get();
   auto resolution = resolve::resolve(inputs);
   if (!resolution) {
     r = failed(std::move(r), kExitBadInput, resolution.error().message);

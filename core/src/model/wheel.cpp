@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <limits>
 
 #include "wheelfit/model/name.hpp"
@@ -260,6 +261,41 @@ std::string PythonTarget::tag() const {
   return "cp" + std::to_string(version.major()) + std::to_string(version.minor()) + (free_threaded ? "t" : "");
 }
 
+namespace {
+
+// A python tag's implementation and version as python_rank needs them, read without allocating
+// for the common forms ("cp312", "py3", "cp39"); the rest go through parse_python_tag.
+struct TagVersion {
+  bool cp = false, py = false;
+  std::uint32_t major = 0, minor = 0;
+  std::size_t parts = 0;  ///< 0: no version
+};
+
+TagVersion tag_version(std::string_view tag) {
+  std::size_t i = 0;
+  while (i < tag.size() && is_alpha(tag[i])) ++i;
+  const std::string_view impl = tag.substr(0, i), digits = tag.substr(i);
+  TagVersion out;
+  if (i > 0 && !digits.empty() && digits.size() <= 4 && all_digits(digits) && (digits.size() <= 2 || digits[1] != '0')) {
+    out.cp = util::iequals(impl, "cp");
+    out.py = util::iequals(impl, "py");
+    out.major = static_cast<std::uint32_t>(digits[0] - '0');
+    for (const char c : digits.substr(1)) out.minor = out.minor * 10 + static_cast<std::uint32_t>(c - '0');
+    out.parts = digits.size() > 1 ? 2 : 1;
+    return out;
+  }
+  const PythonTag pt = parse_python_tag(tag);
+  if (!pt.version) return out;
+  out.cp = pt.impl == "cp";
+  out.py = pt.impl == "py";
+  out.major = pt.version->major();
+  out.minor = pt.version->minor();
+  out.parts = pt.version->parts().size();
+  return out;
+}
+
+}  // namespace
+
 std::optional<int> python_rank(const WheelName& wheel, const PythonTarget& target) {
   const std::uint32_t x = target.version.major();
   const std::uint32_t y = target.version.minor();
@@ -267,9 +303,9 @@ std::optional<int> python_rank(const WheelName& wheel, const PythonTarget& targe
   // packaging.tags._abi3_applies: CPython >= 3.2, not free-threaded.
   const bool abi3 = (x > 3 || (x == 3 && y >= 2)) && !ft;
   // The interpreter's own ABI: "cp312", "cp313t", and "cp37m" before 3.8 (pymalloc).
-  std::string own_abi = "cp" + std::to_string(x) + std::to_string(y);
-  if (ft) own_abi += 't';
-  else if (x == 3 && y < 8) own_abi += 'm';
+  char own_buf[32];
+  const int own_len = std::snprintf(own_buf, sizeof own_buf, "cp%u%u%s", x, y, ft ? "t" : (x == 3 && y < 8) ? "m" : "");
+  const std::string_view own_abi(own_buf, static_cast<std::size_t>(std::max(0, own_len)));
 
   // Ranks, in pip's order (packaging.tags.cpython_tags then compatible_tags):
   //   0 cpXY-cpXY[t|m], 1 cpXY-abi3, 2 cpXY-none, 3.. cpX(Y-1)-abi3 .. cpX2-abi3,
@@ -282,15 +318,14 @@ std::optional<int> python_rank(const WheelName& wheel, const PythonTarget& targe
   };
 
   for (const auto& py : wheel.python_tags) {
-    const PythonTag pt = parse_python_tag(py);
-    if (!pt.version) continue;
-    const auto& parts = pt.version->parts();
-    const std::uint32_t vx = pt.version->major();
-    const std::uint32_t vy = pt.version->minor();
+    const TagVersion pt = tag_version(py);
+    if (pt.parts == 0) continue;
+    const std::uint32_t vx = pt.major;
+    const std::uint32_t vy = pt.minor;
     if (vx != x) continue;
     for (const auto& abi : wheel.abi_tags) {
-      if (pt.impl == "cp") {
-        if (parts.size() != 2) continue;  // "cp3" names no interpreter
+      if (pt.cp) {
+        if (pt.parts != 2) continue;  // "cp3" names no interpreter
         if (vy == y) {
           if (util::iequals(abi, own_abi)) offer(0);
           else if (abi3 && util::iequals(abi, "abi3")) offer(1);
@@ -298,11 +333,11 @@ std::optional<int> python_rank(const WheelName& wheel, const PythonTarget& targe
         } else if (abi3 && vy < y && vy >= 2 && util::iequals(abi, "abi3")) {
           offer(3 + (yy - 1 - static_cast<std::int64_t>(vy)));
         }
-      } else if (pt.impl == "py") {
+      } else if (pt.py) {
         if (!util::iequals(abi, "none")) continue;
-        if (parts.size() == 1) offer(py_base + 1);
-        else if (parts.size() == 2 && vy == y) offer(py_base);
-        else if (parts.size() == 2 && vy < y) offer(py_base + 2 + (yy - 1 - static_cast<std::int64_t>(vy)));
+        if (pt.parts == 1) offer(py_base + 1);
+        else if (pt.parts == 2 && vy == y) offer(py_base);
+        else if (pt.parts == 2 && vy < y) offer(py_base + 2 + (yy - 1 - static_cast<std::int64_t>(vy)));
       }
     }
   }
@@ -310,10 +345,13 @@ std::optional<int> python_rank(const WheelName& wheel, const PythonTarget& targe
   return static_cast<int>(std::min<std::int64_t>(*best, std::numeric_limits<int>::max()));
 }
 
-PlatformFit platform_fit(const PlatformTag& tag, const PlatformTarget& target) {
+namespace {
+
+// platform_fit with the target's CPU arch already normalised (best_platform_fit does it once).
+PlatformFit fit_of(const PlatformTag& tag, const PlatformTarget& target, const std::string& cpu) {
   PlatformFit fit;
-  const std::string cpu = normalize_cpu_arch(target.cpu_arch);
-  const NumericVersion floor = tag.libc ? *tag.libc : NumericVersion();
+  static const NumericVersion kNoFloor;
+  const NumericVersion& floor = tag.libc ? *tag.libc : kNoFloor;
   // The glibc floor of a manylinux tag: unknown on the machine means not checked, not failed.
   auto judge_glibc = [&] {
     if (!target.glibc) {
@@ -372,11 +410,18 @@ PlatformFit platform_fit(const PlatformTag& tag, const PlatformTarget& target) {
   return fit;
 }
 
+}  // namespace
+
+PlatformFit platform_fit(const PlatformTag& tag, const PlatformTarget& target) {
+  return fit_of(tag, target, normalize_cpu_arch(target.cpu_arch));
+}
+
 PlatformFit best_platform_fit(const WheelName& wheel, const PlatformTarget& target) {
   std::optional<PlatformFit> best;
   auto failures = [](const PlatformFit& f) { return int{!f.os_ok} + int{!f.cpu_ok} + int{!f.glibc_ok}; };
+  const std::string cpu = normalize_cpu_arch(target.cpu_arch);
   for (const auto& tag : wheel.platforms) {
-    PlatformFit f = platform_fit(tag, target);
+    PlatformFit f = fit_of(tag, target, cpu);
     f.tag = &tag;
     if (!best) {
       best = f;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "candidates.hpp"
 #include "wheelfit/model/wheel.hpp"
@@ -42,7 +43,9 @@ long distance(const NumericVersion& a, const NumericVersion& b) {
   return da > db ? da - db : db - da;
 }
 
-std::string key_of(const Combo& c) { return c.line.str() + "/" + c.torch.str(); }
+// A combo as a map key, compared without building text (line, torch).
+using ComboKey = std::tuple<NumericVersion, NumericVersion>;
+std::tuple<const NumericVersion&, const NumericVersion&> key_of(const Combo& c) { return std::tie(c.line, c.torch); }
 
 // One (combo, Pythons) judged: what it covers and what it leaves out.
 struct Verdict {
@@ -61,10 +64,10 @@ class Search {
     platform_ = model::farm_platform(*m_.os, *m_.cpu_arch);
     // Every combo a requested package publishes, and each package's candidates by combo (those
     // without a combo label serve any combo), dropping wheels whose platform never fits here.
-    std::set<std::string> seen;
+    std::set<ComboKey, std::less<>> seen;
     for (const auto& [name, listing] : a.listing) {
       auto& groups = groups_[name];
-      for (const auto& c : listing.candidates) {
+      for (const auto& c : listing->candidates) {
         if (!c.wheel || !c.note.empty()) continue;
         const auto fit = model::best_platform_fit(*c.wheel, platform_target_);
         if (!fit.os_ok || !fit.cpu_ok || !fit.glibc_ok) continue;
@@ -72,8 +75,13 @@ class Search {
           unlabeled_[name].push_back(&c);
           continue;
         }
-        groups[key_of(*c.combo)].push_back(&c);
-        if (seen.insert(key_of(*c.combo)).second) combos_.push_back(*c.combo);
+        auto g = groups.find(key_of(*c.combo));
+        if (g == groups.end()) g = groups.emplace(ComboKey{c.combo->line, c.combo->torch}, std::vector<const Candidate*>{}).first;
+        g->second.push_back(&c);
+        if (seen.find(key_of(*c.combo)) == seen.end()) {
+          seen.emplace(c.combo->line, c.combo->torch);
+          combos_.push_back(*c.combo);
+        }
       }
     }
   }
@@ -88,23 +96,28 @@ class Search {
     });
   }
 
-  Verdict judge_combo(const Combo& combo, const std::vector<model::PythonTarget>& pythons) {
+  /// `first_miss`: stop at the first package it misses (the caller wants a full cover only).
+  Verdict judge_combo(const Combo& combo, const std::vector<model::PythonTarget>& pythons, bool first_miss = false) {
     Verdict v;
     const std::string combo_text = policies::combo_str(policy_.notation(), combo);
+    const auto key = key_of(combo);
+    static const std::vector<const Candidate*> kNone;
     for (std::size_t i = 0; i < a_.envs.size(); ++i) {
       const auto& py = pythons[i];
       for (const auto& pkg : a_.envs[i].env->packages) {
+        if (first_miss && !v.missing.empty()) return v;
         const std::string who = pkg.name + " (" + py.tag() + ")";
-        const Listing& listing = a_.listing.at(pkg.name);
+        const Listing& listing = *a_.listing.at(pkg.name);
         if (listing.status != PackageOutcome::Status::unresolved) {
           v.missing.push_back(who + ": " + listing.reason);
           continue;
         }
-        std::vector<const Candidate*> group;
-        if (auto g = groups_[pkg.name].find(key_of(combo)); g != groups_[pkg.name].end()) group = g->second;
+        // The package's wheels of this combo, then those bound to no combo.
+        const auto& groups = groups_[pkg.name];
+        const auto g = groups.find(key);
+        const auto& labeled = g == groups.end() ? kNone : g->second;
         const auto& free = unlabeled_[pkg.name];
-        group.insert(group.end(), free.begin(), free.end());
-        if (group.empty()) {
+        if (labeled.empty() && free.empty()) {
           v.missing.push_back(who + ": no " + combo_text + " wheel for " + py.tag() + " on " + where());
           continue;
         }
@@ -113,7 +126,9 @@ class Search {
         Judged best_judged;
         std::set<std::string> failed;  // of the wheels built for this Python
         bool for_python = false;
-        for (const Candidate* c : group) {
+        for (std::size_t k = 0; k < labeled.size() + free.size(); ++k) {
+          const Candidate* c = k < labeled.size() ? labeled[k] : free[k - labeled.size()];
+          if (!model::python_rank(*c->wheel, py)) continue;  // built for another Python: judge would skip it below
           Judged j = judge(*c, ctx);
           if (!j.verdict.fits()) {
             const auto& f = j.verdict.failed;
@@ -169,7 +184,7 @@ class Search {
   model::PlatformTarget platform_target_;
   std::optional<std::string> platform_;
   std::vector<Combo> combos_;
-  std::map<std::string, std::map<std::string, std::vector<const Candidate*>>> groups_;
+  std::map<std::string, std::map<ComboKey, std::vector<const Candidate*>, std::less<>>> groups_;
   std::map<std::string, std::vector<const Candidate*>> unlabeled_;
   std::map<std::string, ArchCache> archs_;
 };
@@ -235,7 +250,7 @@ Advice advise(const AdviceInputs& a) {
     std::optional<Suggestion> best;
     for (const auto& combo : search.combos()) {
       if (!search.installable(combo, pythons)) continue;
-      Verdict v = search.judge_combo(combo, pythons);
+      Verdict v = search.judge_combo(combo, pythons, /*first_miss=*/true);
       if (!v.missing.empty()) continue;
       Suggestion s = search.suggestion(combo, std::move(v), python);
       if (!best || ranked(s, *best)) best = std::move(s);

@@ -107,6 +107,12 @@ std::vector<Candidate> candidates_for(const std::string& package, const index::I
   return out;
 }
 
+Listing listing_for(const std::string& package, const index::IndexSnapshot& snap, const policies::Policy& policy) {
+  Listing l;
+  l.candidates = candidates_for(package, snap, policy, l.status, l.reason, l.warnings);
+  return l;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Judging one candidate against one combo and one Python.
 
@@ -228,6 +234,12 @@ PackageOutcome resolve_package(const std::string& env, const config::Package& pk
   std::vector<std::size_t> fitting;
   std::vector<bool> policy_gpu_only(cands.size(), false);
   for (std::size_t i = 0; i < cands.size(); ++i) {
+    // A wheel bound to another combo fails torch or the line whatever else holds: phase 1 does
+    // not judge it (phase 2 reports it with the others when the package ends unresolved).
+    if (cands[i].combo && !(*cands[i].combo == ctx.combo)) {
+      judged.emplace_back().verdict.failed.push_back({Demand::torch, {}, {}});
+      continue;
+    }
     judged.push_back(judge(cands[i], ctx));
     const auto& failed = judged[i].verdict.failed;
     if (!judged[i].verdict.fits()) {
@@ -288,3 +300,16 @@ PackageOutcome resolve_package(const std::string& env, const config::Package& pk
 }
 
 }  // namespace wheelfit::resolve::detail
+
+namespace wheelfit::resolve {
+
+std::shared_ptr<const PreparedCandidates> prepare_candidates(const index::IndexSnapshot& snap, const policies::Policy& policy,
+                                                             const std::vector<std::string>& packages) {
+  auto out = std::make_shared<PreparedCandidates>();
+  for (const auto& name : packages) {
+    if (!out->listings.count(name)) out->listings.emplace(name, detail::listing_for(name, snap, policy));
+  }
+  return out;
+}
+
+}  // namespace wheelfit::resolve

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "wheelfit/model/specifier.hpp"
@@ -39,21 +40,22 @@ class ArchCache {
  public:
   const std::optional<JudgedList>& get(const policies::Policy& policy, const std::string& package, const Combo& combo,
                                        const std::string& platform, const std::vector<std::string>& targets) {
-    std::string key = combo.line.str() + "/" + combo.torch.str() + "|" + platform;
-    auto it = cache_.find(key);
+    // Found without building a key: the lookup compares references to the combo and platform.
+    auto it = cache_.find(std::tie(combo.line, combo.torch, platform));
     if (it == cache_.end()) {
       std::optional<JudgedList> judged;
       if (auto list = policy.arch_list(package, combo, platform)) {
         auto uncovered = cover(policy, list->list, targets).uncovered;
         judged = JudgedList{std::move(*list), std::move(uncovered)};
       }
-      it = cache_.emplace(std::move(key), std::move(judged)).first;
+      it = cache_.emplace(Key{combo.line, combo.torch, platform}, std::move(judged)).first;
     }
     return it->second;
   }
 
  private:
-  std::map<std::string, std::optional<JudgedList>> cache_;
+  using Key = std::tuple<model::NumericVersion, model::NumericVersion, std::string>;  // line, torch, platform
+  std::map<Key, std::optional<JudgedList>, std::less<>> cache_;
 };
 
 struct Context {
@@ -83,7 +85,11 @@ struct Listing {
   std::vector<Candidate> candidates;
   PackageOutcome::Status status = PackageOutcome::Status::unresolved;
   std::string reason;
+  std::vector<std::string> warnings;  ///< what reading them found (each resolve reports them)
 };
+
+/// A package's listing from the index, its candidates parsed.
+Listing listing_for(const std::string& package, const index::IndexSnapshot& snap, const policies::Policy& policy);
 
 /// One env as the resolver judges it: its packages and its Python.
 struct EnvTarget {
@@ -98,7 +104,7 @@ std::vector<Pin> pins_for(const policies::Policy& policy, const Combo& combo, st
 struct AdviceInputs {
   const Inputs& in;
   const std::vector<EnvTarget>& envs;
-  const std::map<std::string, Listing>& listing;
+  const std::map<std::string, const Listing*>& listing;
   const std::optional<std::vector<std::string>>& targets;
   std::optional<model::NumericVersion> reference_line;  ///< the machine's line: its torch's, else its driver's
 };
@@ -132,3 +138,11 @@ PackageOutcome resolve_package(const std::string& env, const config::Package& pk
                                const Context& ctx);
 
 }  // namespace wheelfit::resolve::detail
+
+namespace wheelfit::resolve {
+
+struct PreparedCandidates {
+  std::map<std::string, detail::Listing> listings;  ///< by normalised package name
+};
+
+}  // namespace wheelfit::resolve

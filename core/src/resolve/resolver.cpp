@@ -112,14 +112,19 @@ Expected<Resolution> resolve(const Inputs& in) {
   const model::PlatformTarget platform_target{*m.os, *m.cpu_arch, m.glibc};
   const auto platform = model::farm_platform(*m.os, *m.cpu_arch);
 
-  // Candidates, once per package.
-  std::map<std::string, Listing> listing;
+  // Candidates, once per package (or once per snapshot, prepared).
+  std::map<std::string, Listing> owned;
+  std::map<std::string, const Listing*> listing;
   for (const auto& e : envs) {
     for (const auto& pkg : e.env->packages) {
       if (listing.count(pkg.name)) continue;
-      Listing l;
-      l.candidates = candidates_for(pkg.name, in.index, in.policy, l.status, l.reason, res.warnings);
-      listing.emplace(pkg.name, std::move(l));
+      const Listing* l = nullptr;
+      if (in.prepared) {
+        if (auto it = in.prepared->listings.find(pkg.name); it != in.prepared->listings.end()) l = &it->second;
+      }
+      if (!l) l = &owned.emplace(pkg.name, listing_for(pkg.name, in.index, in.policy)).first->second;
+      res.warnings.insert(res.warnings.end(), l->warnings.begin(), l->warnings.end());
+      listing.emplace(pkg.name, l);
     }
   }
 
@@ -128,7 +133,7 @@ Expected<Resolution> resolve(const Inputs& in) {
     bool all = true;
     for (const auto& e : envs) {
       for (const auto& pkg : e.env->packages) {
-        const Listing& l = listing.at(pkg.name);
+        const Listing& l = *listing.at(pkg.name);
         ArchCache& archs = arch_caches[pkg.name];
         Context ctx{m, *targets, in.policy, *tier.combo, e.python, platform_target, pkg.name, archs, false, &in.inspect};
         auto outcome = resolve_package(e.env->name, pkg, l.candidates, l.status, l.reason, ctx);

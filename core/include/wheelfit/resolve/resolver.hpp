@@ -22,6 +22,7 @@
 // and URL, so the answer is deterministic. Yanked files are never picked.
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -146,6 +147,15 @@ struct Inspection {
 /// filled); it may be called again for the same wheel in another tier or env.
 using InspectHook = std::function<Inspection(const Pick&)>;
 
+/// The candidates of a snapshot's packages, their wheel names parsed once, shared read-only by
+/// the resolves of a fleet against that snapshot and policy (several threads at once).
+struct PreparedCandidates;
+
+/// Prepares the candidates of `packages` (normalised names) in `snap` under `policy`; the
+/// snapshot must outlive nothing (the result holds its own copies).
+std::shared_ptr<const PreparedCandidates> prepare_candidates(const index::IndexSnapshot& snap, const policies::Policy& policy,
+                                                             const std::vector<std::string>& packages);
+
 struct Inputs {
   const config::Workspace& workspace;
   const machine::Machine& machine;
@@ -157,6 +167,9 @@ struct Inputs {
   std::optional<model::Combo> combo = {};
   bool fallback = true;      ///< false (--no-fallback): tier 2 is skipped
   bool advise = true;        ///< search for the combos that would cover everything when no tier does
+  /// prepare_candidates() of this very snapshot and policy: its packages are not parsed again
+  /// (a package it lacks is). nullptr: every package is parsed here.
+  const PreparedCandidates* prepared = nullptr;
 };
 
 /// Errors only for inputs that make a resolve meaningless (Errc::usage): no OS or CPU arch
