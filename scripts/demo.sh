@@ -25,3 +25,19 @@ echo
 echo "== ROCm: an RX 580 (gfx803), which no PyTorch ROCm build targets =="
 "$root/build/apps/wheelfit/wheelfit" resolve "$root/examples/demo/comfy-env.toml" \
   --index "$out/rocm-index" --machine "$root/examples/machines/x86_64-rx580-rocm.toml" | head -n 12 || true
+echo
+echo "== deliver: the H100's picks downloaded and sha256-verified from a farm with real wheel files =="
+rm -rf "$out/files-index" "$out/wheels" "$out/mirror" "$out/fleet"
+"$root/build/apps/farmgen/wheelfit-farmgen" --out "$out/files-index" --with-files >/dev/null
+"$root/build/apps/wheelfit/wheelfit" download "$root/examples/demo/comfy-env.toml" --index "$out/files-index" \
+  --machine "$root/examples/machines/x86_64-h100-cu128.toml" -d "$out/wheels" 2>/dev/null | sed -n '/^downloads:/,$p'
+echo
+echo "== mirror: a static index for a fleet (H100 + GH200), to serve from $out/mirror/current =="
+mkdir -p "$out/fleet"
+cp "$root/examples/machines/x86_64-h100-cu128.toml" "$root/examples/machines/aarch64-gh200.toml" "$out/fleet/"
+"$root/build/apps/wheelfit/wheelfit" mirror "$root/examples/demo/comfy-env.toml" --index "$out/files-index" \
+  --machines "$out/fleet" --out "$out/mirror" 2>/dev/null | sed -n '/^summary:/,$p'
+echo
+echo "== the GH200 resolved against the mirror =="
+"$root/build/apps/wheelfit/wheelfit" resolve "$root/examples/demo/comfy-env.toml" --index "$out/mirror/current" \
+  --machine "$root/examples/machines/aarch64-gh200.toml" | head -n 8

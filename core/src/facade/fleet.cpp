@@ -188,16 +188,15 @@ IndexPart read_index_part(const ResolveRequest& req, const RequestPart& rp, cons
   // when its default index is used, else the one a github.io index URL names.
   std::optional<transports::ReleasesSource> releases;
   if (!local && !req.offline && !req.transport) {
-    std::optional<std::string> repo = req.releases_repo;
-    if (!repo) repo = env("WHEELFIT_RELEASES_REPO");
-    if (repo && repo->empty()) repo.reset();
-    if (!repo && choice.url == info.index_url && !info.releases_repo.empty()) repo = info.releases_repo;
-    if (!repo) repo = transports::repo_of_pages_url(p.index_url);
-    if (repo) {
-      if (std::count(repo->begin(), repo->end(), '/') != 1 || repo->front() == '/' || repo->back() == '/') {
-        return fail(kExitBadInput, "--releases-repo / WHEELFIT_RELEASES_REPO: '" + *repo + "' is not OWNER/NAME");
+    // (A string, empty for none: GCC 12 warns falsely about an optional<string> here.)
+    std::string repo = req.releases_repo ? *req.releases_repo : env("WHEELFIT_RELEASES_REPO").value_or("");
+    if (repo.empty() && choice.url == info.index_url && !info.releases_repo.empty()) repo = info.releases_repo;
+    if (repo.empty()) repo = transports::repo_of_pages_url(p.index_url).value_or("");
+    if (!repo.empty()) {
+      if (std::count(repo.begin(), repo.end(), '/') != 1 || repo.front() == '/' || repo.back() == '/') {
+        return fail(kExitBadInput, "--releases-repo / WHEELFIT_RELEASES_REPO: '" + repo + "' is not OWNER/NAME");
       }
-      releases = transports::ReleasesSource::from_env(*repo);
+      releases = transports::ReleasesSource::from_env(repo);
       if (auto api = transports::parse_url(releases->api_base)) {
         releases->token_over_http = transports::insecure_host_allowed(p.net.credentials.insecure_hosts, *api);
       }
