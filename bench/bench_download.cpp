@@ -6,6 +6,7 @@
 // accepts. Serves them with nginx (sendfile, 2 workers) on 127.0.0.1, then fetches them all:
 //   wheelfit  deliver::download, sha256 verified, jobs 4 (parts written, fsynced, renamed)
 //   curl      one `curl -s -o` process per file, all started together
+//   curl+sha  the same, each followed by `sha256sum` of its file (verified, as wheelfit is)
 //   pip       `python3 -m pip download --no-deps --no-index --no-cache-dir -d DIR URL...`
 // Each figure: MB/s (10^6 bytes) over the whole set, best of --reps; then wheelfit/curl (goal >=
 // 0.9) and wheelfit/pip. No nginx: a note, exit 0. No curl or pip: that figure is skipped.
@@ -279,7 +280,7 @@ int main(int argc, char** argv) {
                 jobs, mbps(wf), wf, secs(ru0.ru_utime, ru1.ru_utime) / reps, secs(ru0.ru_stime, ru1.ru_stime) / reps);
 
     // curl: one process per file, all at once
-    double cu = 0;
+    double cu = 0, cv = 0;
     if (const std::string curl = find_program({"curl"}); !curl.empty()) {
       cu = best_of(reps, dest, [&] {
         std::vector<pid_t> pids;
@@ -289,6 +290,20 @@ int main(int argc, char** argv) {
         return ok;
       });
       std::printf("  curl      %d processes at once               %8.1f MB/s  (%.2f s)\n", files, mbps(cu), cu);
+      // The same verified as wheelfit verifies: each file's sha256 checked once it is there.
+      if (const std::string sum = find_program({"sha256sum"}); !sum.empty()) {
+        cv = best_of(reps, dest, [&] {
+          std::vector<pid_t> pids;
+          for (const auto& w : wheels) {
+            const std::string file = (dest / w.name).string();
+            pids.push_back(spawn({"sh", "-c", "\"$0\" -s -f -o \"$1\" \"$2\" && \"$3\" \"$1\"", curl, file, server.url(w.name), sum}));
+          }
+          bool ok = true;
+          for (auto p : pids) ok = wait_ok(p) && ok;
+          return ok;
+        });
+        std::printf("  curl+sha  the same, then sha256sum each      %8.1f MB/s  (%.2f s)\n", mbps(cv), cv);
+      }
     } else {
       std::printf("  curl      not installed\n");
     }
@@ -309,6 +324,7 @@ int main(int argc, char** argv) {
       std::printf("  pip       not installed (python3 -m pip)\n");
     }
     if (wf > 0 && cu > 0) std::printf("  wheelfit / curl: %.2fx (goal >= 0.9)\n", cu / wf);
+    if (wf > 0 && cv > 0) std::printf("  wheelfit / curl+sha256sum: %.2fx\n", cv / wf);
     if (wf > 0 && pp > 0) std::printf("  wheelfit / pip:  %.2fx\n", pp / wf);
     if (wf == 0) rc = 1;
   }

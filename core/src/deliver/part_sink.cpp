@@ -19,6 +19,7 @@ namespace wheelfit::deliver::detail {
 namespace {
 
 constexpr std::size_t kWriteBlock = 1u << 20;
+constexpr std::size_t kMaxQueued = 4;  ///< blocks waiting for the writer, per file
 
 std::optional<std::uint64_t> to_u64(std::string_view s) {
   std::uint64_t v = 0;
@@ -52,7 +53,59 @@ std::optional<ContentRange> parse_content_range(std::string_view v) {
 }  // namespace
 
 PartSink::~PartSink() {
+  stop_writer();
   if (fd_ >= 0) ::close(fd_);
+}
+
+void PartSink::writer_loop() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, nothing left
+    std::string block = std::move(queue_.front());
+    queue_.pop_front();
+    writing_ = true;
+    const bool skip = write_error_.has_value();  // after a failure the rest is dropped
+    lock.unlock();
+    std::optional<Error> failed;
+    if (!skip) {
+      sha_.update(block);
+      if (auto ok = write_out(block); !ok) failed = ok.error();
+    }
+    lock.lock();
+    writing_ = false;
+    if (failed && !write_error_) {
+      write_error_ = std::move(failed);
+      write_failed_ = true;
+    }
+    changed_.notify_all();
+  }
+}
+
+void PartSink::hand(std::string block) {
+  std::unique_lock lock(mutex_);
+  if (!writer_.joinable()) writer_ = std::thread([this] { writer_loop(); });
+  changed_.wait(lock, [&] { return queue_.size() < kMaxQueued; });
+  queue_.push_back(std::move(block));
+  changed_.notify_all();
+}
+
+Expected<void> PartSink::drain() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return queue_.empty() && !writing_; });
+  if (write_error_) return *write_error_;
+  return {};
+}
+
+void PartSink::stop_writer() {
+  {
+    std::unique_lock lock(mutex_);
+    if (!writer_.joinable()) return;
+    stopping_ = true;
+    changed_.notify_all();
+  }
+  writer_.join();
+  stopping_ = false;
 }
 
 Error PartSink::io_error(const std::string& what, int err) const {
@@ -81,6 +134,12 @@ void PartSink::prepare(transport::Headers& headers) {
 
 Expected<void> PartSink::truncate() {
   buffer_.clear();
+  (void)drain();  // what was queued is dropped with the part; a write error of it no longer matters
+  {
+    const std::lock_guard lock(mutex_);
+    write_error_.reset();
+    write_failed_ = false;
+  }
   if (::ftruncate(fd_, 0) != 0 || ::lseek(fd_, 0, SEEK_SET) < 0) return io_error("cannot truncate", errno);
   done_ = 0;
   hashed_ = 0;
@@ -90,6 +149,7 @@ Expected<void> PartSink::truncate() {
 
 /// Hashes the part's bytes the hash does not cover yet (an earlier run's, before the first 206).
 Expected<void> PartSink::hash_part() {
+  if (auto ok = drain(); !ok) return ok;
   std::vector<char> block(kWriteBlock);
   while (hashed_ < done_) {
     const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), done_ - hashed_));
@@ -166,29 +226,26 @@ Expected<void> PartSink::write_out(std::string_view bytes) {
 }
 
 Expected<void> PartSink::flush() {
-  if (buffer_.empty()) return {};
-  auto ok = write_out(buffer_);
-  buffer_.clear();
-  return ok;
+  if (!buffer_.empty()) {
+    hand(std::move(buffer_));
+    buffer_ = std::string();
+  }
+  return drain();
 }
 
 Expected<void> PartSink::write(std::string_view bytes) {
   if (pending_) return *pending_;
+  if (write_failed_) return drain();  // the writer's error
   if (bytes.size() > max_file_ - std::min(done_, max_file_)) {
-    return Error(Errc::too_large, paths_.final.filename().string() + " exceeds the limit of " +
-                                      std::to_string(max_file_) + " bytes");
+    return Error(Errc::too_large, name_ + " exceeds the limit of " + std::to_string(max_file_) + " bytes");
   }
-  sha_.update(bytes);
   done_ += bytes.size();
-  hashed_ = done_;
-  if (buffer_.size() + bytes.size() > kWriteBlock) {
-    if (auto ok = flush(); !ok) return ok;
-  }
-  if (bytes.size() >= kWriteBlock) {
-    if (auto ok = write_out(bytes); !ok) return ok;
-  } else {
-    if (buffer_.capacity() < kWriteBlock) buffer_.reserve(kWriteBlock);
-    buffer_.append(bytes);
+  hashed_ = done_;  // once the writer has the bytes (drain() before anything reads the hash)
+  if (buffer_.capacity() < kWriteBlock) buffer_.reserve(kWriteBlock + (256u << 10));  // a block and the read that fills it
+  buffer_.append(bytes);
+  if (buffer_.size() >= kWriteBlock) {
+    hand(std::move(buffer_));
+    buffer_ = std::string();
   }
   report();
   return {};
@@ -196,8 +253,7 @@ Expected<void> PartSink::write(std::string_view bytes) {
 
 void PartSink::report() {
   if (!progress_) return;
-  const std::string name = paths_.final.filename().string();
-  progress_(Progress{Progress::Kind::bytes, index_, name, done_, total_});
+  progress_(Progress{Progress::Kind::bytes, index_, name_, done_, total_});
 }
 
 Expected<std::string> PartSink::finish() {
@@ -207,6 +263,8 @@ Expected<std::string> PartSink::finish() {
 }
 
 Expected<void> PartSink::commit() {
+  if (auto ok = flush(); !ok) return ok;
+  stop_writer();
   if (::fsync(fd_) != 0) return io_error("cannot fsync", errno);
   ::close(fd_);
   fd_ = -1;
@@ -230,6 +288,7 @@ void PartSink::restart() {
 }
 
 void PartSink::remove() {
+  stop_writer();
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   std::error_code ec;

@@ -6,12 +6,20 @@
 // asks for the rest (Range: bytes=N- + If-Range); begin() takes a 200 as "start over" (the part
 // truncated, the hash restarted) and a 206 as the continuation, after checking that its
 // Content-Range starts at bytes() and hashing the part's earlier bytes (once per run).
-// Writes are gathered into 1 MiB before they reach the disk.
+// Writes are gathered into 1 MiB blocks; a thread of the sink's own hashes and writes them, so
+// the transport's network thread only receives (a few blocks queued at most: a slow disk slows
+// the download, memory stays bounded). Every step that reads the part or the hash (a 206's
+// earlier bytes, finish, truncate) first waits for the queue to drain.
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "wheelfit/deliver/download.hpp"
 
@@ -28,7 +36,8 @@ class PartSink final : public transport::BodySink {
  public:
   PartSink(std::size_t index, PartPaths paths, std::optional<std::uint64_t> size, std::uint64_t max_file,
            const ProgressHook& progress)
-      : index_(index), paths_(std::move(paths)), total_(size), max_file_(max_file), progress_(progress) {}
+      : index_(index), paths_(std::move(paths)), total_(size), max_file_(max_file), progress_(progress),
+        name_(paths_.final.filename().string()) {}
   ~PartSink() override;
   PartSink(const PartSink&) = delete;
   PartSink& operator=(const PartSink&) = delete;
@@ -60,8 +69,12 @@ class PartSink final : public transport::BodySink {
   [[nodiscard]] const PartPaths& paths() const { return paths_; }
 
  private:
-  Expected<void> flush();
+  Expected<void> flush();  ///< the buffer handed to the writer, and the queue drained
   Expected<void> write_out(std::string_view bytes);
+  void hand(std::string block);  ///< queues a block (waits while the queue is full)
+  Expected<void> drain();        ///< waits until every queued block is hashed and written
+  void stop_writer();            ///< drains and joins the writer thread
+  void writer_loop();
   Expected<void> hash_part();
   Expected<void> truncate();
   void keep_validator(const transport::Headers& headers);
@@ -77,10 +90,19 @@ class PartSink final : public transport::BodySink {
   Sha256 sha_;
   std::uint64_t done_ = 0;    ///< body bytes taken (on disk + buffered)
   std::uint64_t hashed_ = 0;  ///< of which the hash covers the first hashed_
-  std::string buffer_;        ///< taken, not yet written
+  std::string buffer_;        ///< taken, not yet handed to the writer
+  std::string name_;          ///< the final file name, for progress
   std::string validator_;     ///< for If-Range
   std::optional<Error> pending_;  ///< a failure outside begin/write (prepare's flush), told at the next call
   bool begun_ = false, resumed_ = false, continued_ = false;
+  // The writer: blocks queued by write(), hashed into sha_ and written by writer_.
+  std::thread writer_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::string> queue_;
+  bool writing_ = false, stopping_ = false;
+  std::optional<Error> write_error_;   ///< the writer's first failure (guarded by mutex_)
+  std::atomic<bool> write_failed_{false};
 };
 
 }  // namespace wheelfit::deliver::detail
