@@ -263,8 +263,7 @@ Expected<std::string> PartSink::finish() {
 }
 
 Expected<void> PartSink::commit() {
-  if (auto ok = flush(); !ok) return ok;
-  stop_writer();
+  stop_writer();  // idle: finish() drained it
   if (::fsync(fd_) != 0) return io_error("cannot fsync", errno);
   ::close(fd_);
   fd_ = -1;
