@@ -15,11 +15,11 @@ using namespace wheelfit::test;
 
 namespace {
 
-CliRun run_wheelfit(const std::vector<std::string>& args) {
+CliRun run_wheelfit_cli_deliver(const std::vector<std::string>& args) {
   return run_program("env -u WHEELFIT_OVERRIDE_PYTHON -u WHEELFIT_OVERRIDE_GPUS " + clean_network_env(), built_wheelfit(), args);
 }
 
-json::object parse_object(const std::string& text) {
+json::object parse_object_cli_deliver(const std::string& text) {
   boost::system::error_code ec;
   auto v = json::parse(text, ec);
   if (ec || !v.is_object()) FAIL("not a JSON object: " << text);
@@ -79,7 +79,7 @@ struct Farm {
 TEST_CASE("wheelfit download: fetched, verified, then already there", "[cli][deliver]") {
   const Farm f;
   const TempDir to;
-  const auto first = run_wheelfit(f.download(to.path(), {"--machine", f.machine("h100")}));
+  const auto first = run_wheelfit_cli_deliver(f.download(to.path(), {"--machine", f.machine("h100")}));
   INFO(first.out << first.err);
   REQUIRE(first.code == 0);
   CHECK_THAT(first.out, Catch::Contains("resolved: cu12.8/torch2.8 via tier 1 (bootstrap)"));
@@ -91,11 +91,11 @@ TEST_CASE("wheelfit download: fetched, verified, then already there", "[cli][del
   CHECK_THAT(first.err, Catch::Contains("downloaded cubvh-0.0.0+cu128torch2.8-cp312-cp312-"));
   CHECK_THAT(first.err, !Catch::Contains("\x1b["));
 
-  const auto again = run_wheelfit(f.download(to.path(), {"--machine", f.machine("h100"), "--json"}));
+  const auto again = run_wheelfit_cli_deliver(f.download(to.path(), {"--machine", f.machine("h100"), "--json"}));
   INFO(again.out << again.err);
   REQUIRE(again.code == 0);
   CHECK_THAT(again.err, Catch::Contains("already there cc_torch-"));
-  const auto doc = parse_object(again.out);
+  const auto doc = parse_object_cli_deliver(again.out);
   CHECK(doc.at("combo").as_object() == json::object{{"cuda", "12.8"}, {"torch", "2.8"}});  // the resolve object, then ...
   const auto& downloads = doc.at("downloads").as_array();
   REQUIRE(downloads.size() == 2);
@@ -127,7 +127,7 @@ TEST_CASE("wheelfit download: a wheel whose digest does not match is exit 5 and 
   bytes[bytes.size() / 2] ^= 0x20;
   write_file(farm_file, bytes);
 
-  const auto r = run_wheelfit(f.download(to.path(), {"--machine", f.machine("h100")}));
+  const auto r = run_wheelfit_cli_deliver(f.download(to.path(), {"--machine", f.machine("h100")}));
   INFO(r.out << r.err);
   CHECK(r.code == 5);
   // The report's line for the file says what was wrong; stderr's progress line that it failed.
@@ -140,9 +140,9 @@ TEST_CASE("wheelfit download: a wheel whose digest does not match is exit 5 and 
   CHECK_FALSE(fs::exists(to / ("." + victim + ".part")));
   CHECK(fs::exists(to / "cc_torch-0.0.0+cu128torch2.8-cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl"));
 
-  const auto j = run_wheelfit(f.download(to.path(), {"--machine", f.machine("h100"), "--json"}));
+  const auto j = run_wheelfit_cli_deliver(f.download(to.path(), {"--machine", f.machine("h100"), "--json"}));
   CHECK(j.code == 5);
-  const auto doc = parse_object(j.out);
+  const auto doc = parse_object_cli_deliver(j.out);
   bool seen = false;
   for (const auto& d : doc.at("downloads").as_array()) {
     if (d.at("filename").as_string() != victim) continue;
@@ -156,13 +156,13 @@ TEST_CASE("wheelfit download: a wheel whose digest does not match is exit 5 and 
 TEST_CASE("wheelfit download: a fleet fetches the union of its picks once", "[cli][deliver][fleet]") {
   const Farm f;
   const TempDir to;
-  const auto r = run_wheelfit(f.download(to.path(), {"--machines", f.machines.string(), "--json"}));
+  const auto r = run_wheelfit_cli_deliver(f.download(to.path(), {"--machines", f.machines.string(), "--json"}));
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
-  const auto doc = parse_object(r.out);
+  const auto doc = parse_object_cli_deliver(r.out);
   CHECK(doc.at("machines").as_array().size() == 2);
   CHECK(doc.at("downloads").as_array().size() == 2);  // both machines pick the same two files
-  const auto text = run_wheelfit(f.download(to.path(), {"--machines", f.machines.string()}));
+  const auto text = run_wheelfit_cli_deliver(f.download(to.path(), {"--machines", f.machines.string()}));
   CHECK_THAT(text.out, Catch::Contains("== a6000 ==\n"));
   CHECK_THAT(text.out, Catch::Contains("summary:\n"));
   CHECK_THAT(text.out, Catch::Contains("total: 0 B fetched, 2.7 KiB already there\n"));
@@ -173,7 +173,7 @@ TEST_CASE("wheelfit download: an unresolved machine is exit 1 and fetches nothin
   const TempDir to;
   const TempDir other;
   write_file(other / "k40.toml", Farm::profile("3.5"));
-  const auto r = run_wheelfit(f.download(to.path(), {"--machine", (other / "k40.toml").string(), "--no-fallback"}));
+  const auto r = run_wheelfit_cli_deliver(f.download(to.path(), {"--machine", (other / "k40.toml").string(), "--no-fallback"}));
   INFO(r.out << r.err);
   CHECK(r.code == 1);
   CHECK_THAT(r.out, !Catch::Contains("downloads:"));
@@ -184,10 +184,10 @@ TEST_CASE("wheelfit mirror: published, re-run, absolute hrefs, pruned, offline",
   const Farm f;
   const TempDir work;
   const fs::path out = work / "mirror";
-  const auto first = run_wheelfit(f.mirror(out, {"--machines", f.machines.string(), "--json"}));
+  const auto first = run_wheelfit_cli_deliver(f.mirror(out, {"--machines", f.machines.string(), "--json"}));
   INFO(first.out << first.err);
   REQUIRE(first.code == 0);
-  const auto doc = parse_object(first.out);
+  const auto doc = parse_object_cli_deliver(first.out);
   const auto& published = doc.at("published").as_object();
   CHECK(published.at("files") == 2);
   CHECK(published.at("projects") == 2);
@@ -198,20 +198,20 @@ TEST_CASE("wheelfit mirror: published, re-run, absolute hrefs, pruned, offline",
   CHECK_THAT(page, Catch::Contains("href=\"../files/cc_torch-0.0.0%2Bcu128torch2.8-"));
   CHECK_THAT(page, Catch::Contains("#sha256="));
   CHECK_THAT(page, Catch::Contains("data-core-metadata=\"sha256="));
-  const auto manifest = parse_object(read_file(current / "mirror.json"));
+  const auto manifest = parse_object_cli_deliver(read_file(current / "mirror.json"));
   CHECK(manifest.at("machines").as_array().size() == 2);
 
   // The mirror is an index: resolving against it picks the same files, now from it.
-  const auto again = run_wheelfit({"resolve", f.config.string(), "--index", current.string(), "--machine", f.machine("h100"), "--json"});
+  const auto again = run_wheelfit_cli_deliver({"resolve", f.config.string(), "--index", current.string(), "--machine", f.machine("h100"), "--json"});
   INFO(again.err);
   REQUIRE(again.code == 0);
-  const auto picked = parse_object(again.out);
+  const auto picked = parse_object_cli_deliver(again.out);
   for (const auto& p : picked.at("packages").as_array()) {
     CHECK_THAT(std::string(p.at("url").as_string()), Catch::Contains("/files/"));
   }
 
   SECTION("a re-run with --base-url fetches nothing and writes absolute hrefs") {
-    const auto r = run_wheelfit(f.mirror(out, {"--machines", f.machines.string(), "--base-url", "https://mirror.corp/wheels/"}));
+    const auto r = run_wheelfit_cli_deliver(f.mirror(out, {"--machines", f.machines.string(), "--base-url", "https://mirror.corp/wheels/"}));
     INFO(r.out << r.err);
     REQUIRE(r.code == 0);
     CHECK_THAT(r.out, Catch::Contains("total: 0 B fetched, 2.7 KiB already there\n"));
@@ -219,19 +219,19 @@ TEST_CASE("wheelfit mirror: published, re-run, absolute hrefs, pruned, offline",
   }
   SECTION("a file no machine picks any more is kept, then dropped with --prune") {
     write_file(f.config, "python = \"3.12\"\n[cuda]\npackages = [\"cc_torch\"]\n");
-    const auto kept = run_wheelfit(f.mirror(out, {"--machines", f.machines.string(), "--json"}));
+    const auto kept = run_wheelfit_cli_deliver(f.mirror(out, {"--machines", f.machines.string(), "--json"}));
     REQUIRE(kept.code == 0);
-    CHECK(parse_object(kept.out).at("published").at("carried") == 1);
+    CHECK(parse_object_cli_deliver(kept.out).at("published").at("carried") == 1);
     CHECK(fs::exists(current / "cubvh" / "index.html"));
-    const auto pruned = run_wheelfit(f.mirror(out, {"--machines", f.machines.string(), "--prune", "--json"}));
+    const auto pruned = run_wheelfit_cli_deliver(f.mirror(out, {"--machines", f.machines.string(), "--prune", "--json"}));
     REQUIRE(pruned.code == 0);
-    CHECK(parse_object(pruned.out).at("published").at("pruned").as_array().size() == 1);
+    CHECK(parse_object_cli_deliver(pruned.out).at("published").at("pruned").as_array().size() == 1);
     CHECK_FALSE(fs::exists(current / "cubvh"));
     for (const auto& e : fs::directory_iterator(out / "pool")) CHECK_THAT(e.path().filename().string(), !Catch::Contains("cubvh"));
   }
   SECTION("--offline builds from the pool alone") {
     fs::remove_all(f.index / "releases");  // no file can be fetched now
-    const auto ok = run_wheelfit(f.mirror(out, {"--machines", f.machines.string(), "--offline"}));
+    const auto ok = run_wheelfit_cli_deliver(f.mirror(out, {"--machines", f.machines.string(), "--offline"}));
     INFO(ok.out << ok.err);
     CHECK(ok.code == 0);
     CHECK_THAT(ok.out, Catch::Contains("0 B fetched"));
@@ -266,11 +266,11 @@ TEST_CASE("wheelfit download and mirror: usage errors exit 2 and say why", "[cli
     for (const bool as_json : {false, true}) {
       auto args = row.args;
       if (as_json) args.push_back("--json");
-      const auto r = run_wheelfit(args);
+      const auto r = run_wheelfit_cli_deliver(args);
       CAPTURE(args, r.out, r.err);
       CHECK(r.code == 2);
       if (as_json) {
-        const auto doc = parse_object(r.out);
+        const auto doc = parse_object_cli_deliver(r.out);
         CHECK(doc.at("error").at("exit_code") == 2);
         CHECK_THAT(std::string(doc.at("error").at("message").as_string()), Catch::Contains(row.message));
       } else {

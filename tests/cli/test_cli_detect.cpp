@@ -18,12 +18,12 @@ using namespace wheelfit::test;
 
 namespace {
 
-using Run = CliRun;
+using CliDetectRun = CliRun;
 
-const std::string x86 = "cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
+const std::string x86_cli_detect = "cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
 
 // A machine to detect, and a small index and config to resolve against.
-struct World {
+struct CliDetectWorld {
   TempDir dir;
   fs::path bin = dir / "bin";
   fs::path python = bin / "python3";
@@ -34,12 +34,12 @@ struct World {
   std::map<std::string, std::string> env;
   fs::path exe = wheelfit::test::built_wheelfit();  ///< what run() runs
 
-  World() {
+  CliDetectWorld() {
     fs::create_directories(site);
     fs::create_directories(sysroot);
     write_fake_python(python, wheelfit::test::python_answer(python.string(), {site.string()}));
-    const std::string file = "pkg-1.0+cu128torch2.8-" + x86;
-    const std::string href = "https://example.test/dl/pkg-1.0%2Bcu128torch2.8-" + x86 + "#sha256=" + std::string(64, 'a');
+    const std::string file = "pkg-1.0+cu128torch2.8-" + x86_cli_detect;
+    const std::string href = "https://example.test/dl/pkg-1.0%2Bcu128torch2.8-" + x86_cli_detect + "#sha256=" + std::string(64, 'a');
     write_file(index / "pkg" / "index.html", "<html><body><a href=\"" + href + "\">" + file + "</a></body></html>");
     write_file(config, "[cuda]\npackages = [\"pkg\"]\n");
     env = {{"PATH", bin.string() + ":/usr/bin:/bin"},
@@ -64,14 +64,14 @@ struct World {
   }
 
   // Runs the built wheelfit with `args` in this world's environment only.
-  [[nodiscard]] Run run(const std::vector<std::string>& args) const {
+  [[nodiscard]] CliDetectRun run(const std::vector<std::string>& args) const {
     std::string prefix = "env -i";
     for (const auto& [k, v] : env) prefix += " " + k + "=" + shell_quote(v);
     return wheelfit::test::run_program(prefix, exe, args);
   }
 };
 
-boost::json::object parse_object(const std::string& text) { return boost::json::parse(text).as_object(); }
+boost::json::object parse_object_cli_detect(const std::string& text) { return boost::json::parse(text).as_object(); }
 
 bool any_note(const boost::json::object& o, const std::string& needle) {
   for (const auto& n : o.at("notes").as_array())
@@ -82,12 +82,12 @@ bool any_note(const boost::json::object& o, const std::string& needle) {
 }  // namespace
 
 TEST_CASE("wheelfit detect --json prints the profile with provenance and notes", "[cli][detect]") {
-  World w;
+  CliDetectWorld w;
   w.torch("2.8.0+cu128");
   auto r = w.run({"detect", "--json"});
   CAPTURE(r.err);
   REQUIRE(r.code == 0);
-  const auto o = parse_object(r.out);  // exactly one JSON value
+  const auto o = parse_object_cli_detect(r.out);  // exactly one JSON value
   CHECK(o.at("os").as_string() == "linux");
   CHECK(o.at("python").as_string() == "3.12");
   CHECK(o.at("torch").as_string() == "2.8.0+cu128");
@@ -107,7 +107,7 @@ TEST_CASE("wheelfit detect --json prints the profile with provenance and notes",
   SECTION("a second run answers from the cache") {
     auto again = w.run({"detect", "--json"});
     REQUIRE(again.code == 0);
-    const auto a = parse_object(again.out);
+    const auto a = parse_object_cli_detect(again.out);
     CHECK(a.at("provenance").as_object().at("python").as_string() == "interpreter " + w.python.string() + " (cached)");
     CHECK(a.at("interpreter").as_object().at("cached").as_bool());
     CHECK(wheelfit::test::script_runs(w.python) == 1);
@@ -115,7 +115,7 @@ TEST_CASE("wheelfit detect --json prints the profile with provenance and notes",
 }
 
 TEST_CASE("wheelfit detect --json output is a valid --machine file", "[cli][detect]") {
-  World w;
+  CliDetectWorld w;
   w.torch("2.8.0+cu128");
   w.env["WHEELFIT_OVERRIDE_GPUS"] = "9.0";
   auto r = w.run({"detect", "--json"});
@@ -126,7 +126,7 @@ TEST_CASE("wheelfit detect --json output is a valid --machine file", "[cli][dete
   auto resolved = w.run({"resolve", w.config.string(), "--index", w.index.string(), "--machine", profile.string(), "--json"});
   CAPTURE(resolved.err);
   CHECK(resolved.code == 0);
-  const auto o = parse_object(resolved.out);
+  const auto o = parse_object_cli_detect(resolved.out);
   CHECK(o.at("tier").as_string() == "bootstrap");
   CHECK(o.at("packages").as_array().size() == 1);
   // The profile describes that machine; the host does not fill it (the fake interpreter is not asked).
@@ -134,7 +134,7 @@ TEST_CASE("wheelfit detect --json output is a valid --machine file", "[cli][dete
 }
 
 TEST_CASE("wheelfit detect prints one line per fact, then the notes", "[cli][detect]") {
-  World w;
+  CliDetectWorld w;
   auto r = w.run({"detect"});
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("python          3.12            interpreter " + w.python.string()));
@@ -146,14 +146,14 @@ TEST_CASE("wheelfit detect prints one line per fact, then the notes", "[cli][det
 }
 
 TEST_CASE("wheelfit detect on a ROCm machine", "[cli][detect]") {
-  World w;
+  CliDetectWorld w;
   w.torch("2.7.1+rocm6.3");
   w.amd_gpu("1", 90010);
   w.amd_gpu("2", 90010);
   write_file(w.sysroot / "sys/module/amdgpu/version", "6.8.5\n");
   auto r = w.run({"detect", "--json"});
   REQUIRE(r.code == 0);
-  const auto o = parse_object(r.out);
+  const auto o = parse_object_cli_detect(r.out);
   CHECK(o.at("backend").as_string() == "rocm");
   CHECK(o.at("gpus").as_array() == boost::json::array{"gfx90a", "gfx90a"});
   CHECK(o.at("driver_version").as_string() == "6.8.5");
@@ -168,18 +168,18 @@ TEST_CASE("wheelfit detect on a ROCm machine", "[cli][detect]") {
   SECTION("--backend cpu overrides what was found") {
     auto c = w.run({"detect", "--json", "--backend", "cpu"});
     REQUIRE(c.code == 0);
-    CHECK(parse_object(c.out).at("backend").as_string() == "cpu");
+    CHECK(parse_object_cli_detect(c.out).at("backend").as_string() == "cpu");
   }
 }
 
 TEST_CASE("wheelfit resolve without --machine detects the machine", "[cli][detect]") {
-  World w;
+  CliDetectWorld w;
   w.torch("2.8.0+cu128");
   w.env["WHEELFIT_OVERRIDE_GPUS"] = "9.0";
   auto r = w.run({"resolve", w.config.string(), "--index", w.index.string(), "--json"});
   CAPTURE(r.err);
   CHECK(r.code == 0);
-  const auto o = parse_object(r.out);
+  const auto o = parse_object_cli_detect(r.out);
   CHECK(o.at("tier").as_string() == "bootstrap");
   CHECK(wheelfit::test::script_runs(w.python) == 1);
   SECTION("--python names the interpreter for resolve too") {
@@ -190,7 +190,7 @@ TEST_CASE("wheelfit resolve without --machine detects the machine", "[cli][detec
 }
 
 TEST_CASE("wheelfit detect: errors exit 2 and name the problem", "[cli][detect]") {
-  World w;
+  CliDetectWorld w;
   struct Row {
     std::vector<std::string> args;
     std::string message;
@@ -210,16 +210,16 @@ TEST_CASE("wheelfit detect: errors exit 2 and name the problem", "[cli][detect]"
   row.args.push_back("--json");
   auto j = w.run(row.args);
   CHECK(j.code == 2);
-  CHECK(parse_object(j.out).at("error").as_object().at("exit_code").as_int64() == 2);
+  CHECK(parse_object_cli_detect(j.out).at("error").as_object().at("exit_code").as_int64() == 2);
 }
 
 TEST_CASE("wheelfit detect: an interpreter that hangs or prints garbage", "[cli][detect]") {
-  World w;
+  CliDetectWorld w;
   SECTION("python3 on PATH printing garbage: a note, python unknown") {
     wheelfit::test::write_script(w.python, "echo garbage");
     auto r = w.run({"detect", "--json"});
     REQUIRE(r.code == 0);
-    const auto o = parse_object(r.out);
+    const auto o = parse_object_cli_detect(r.out);
     CHECK_FALSE(o.contains("python"));
     CHECK(any_note(o, w.python.string() + ": printed no JSON"));
   }
@@ -238,7 +238,7 @@ TEST_CASE("wheelfit detect: an interpreter that hangs or prints garbage", "[cli]
 }
 
 TEST_CASE("wheelfit detect without plugins still tells the rest of the machine", "[cli][detect]") {
-  World w;
+  CliDetectWorld w;
   // A copy of wheelfit in <prefix>/bin without <prefix>/lib/wheelfit/plugins: no built-in plugin
   // folder, and WHEELFIT_PLUGIN_PATH (searched in addition to it) names a missing one.
   w.exe = w.dir / "prefix" / "bin" / "wheelfit";
@@ -247,7 +247,7 @@ TEST_CASE("wheelfit detect without plugins still tells the rest of the machine",
   w.env["WHEELFIT_PLUGIN_PATH"] = (w.dir / "no-plugins-here").string();
   auto r = w.run({"detect", "--json"});
   REQUIRE(r.code == 0);
-  const auto o = parse_object(r.out);
+  const auto o = parse_object_cli_detect(r.out);
   CHECK(o.at("python").as_string() == "3.12");
   CHECK(o.at("backend").as_string() == "cpu");
   CHECK(o.at("provenance").as_object().at("backend").as_string() == "no backend detection ran");
@@ -257,7 +257,7 @@ TEST_CASE("wheelfit detect without plugins still tells the rest of the machine",
 }
 
 TEST_CASE("wheelfit resolve: --python does not go with --machine", "[cli][detect]") {
-  World w;
+  CliDetectWorld w;
   write_file(w.dir / "m.toml", "os = \"linux\"\n");
   auto r = w.run({"resolve", w.config.string(), "--machine", (w.dir / "m.toml").string(), "--python", w.python.string()});
   CHECK(r.code == 2);

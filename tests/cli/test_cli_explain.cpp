@@ -18,9 +18,9 @@ using wheelfit::test::write_file;
 
 namespace {
 
-using Run = wheelfit::test::CliRun;
+using CliExplainRun = wheelfit::test::CliRun;
 
-Run wheelfit_run(const std::vector<std::string>& args, const std::string& env = "") {
+CliExplainRun wheelfit_run(const std::vector<std::string>& args, const std::string& env = "") {
   return wheelfit::test::run_program("env -u COMFY_ENV_CUDA_WHEELS_INDEX -u WHEELFIT_POLICY -u CONDA_OVERRIDE_CUDA "
                                      "-u CONDA_OVERRIDE_GLIBC -u WHEELFIT_PLUGIN_PATH " + env,
                                      wheelfit::test::built_wheelfit(), args);
@@ -37,13 +37,13 @@ std::string module(std::vector<bin::FatEntry> kernels, std::vector<std::string> 
 }
 
 const std::string kModule = "pkg/_C.cpython-312-x86_64-linux-gnu.so";
-const std::string kTags = "cp312-cp312-manylinux_2_28_x86_64.whl";
+const std::string kTagsCliExplain = "cp312-cp312-manylinux_2_28_x86_64.whl";
 
-struct World {
+struct CliExplainWorld {
   TempDir dir;
   fs::path machine = dir / "machine.toml";
   fs::path old = dir / "old.toml";
-  World() {
+  CliExplainWorld() {
     write_file(machine, "os = \"linux\"\ncpu_arch = \"x86_64\"\nglibc = \"2.35\"\npython = \"3.12\"\ntorch = \"2.8.0+cu128\"\n"
                         "cuda_driver = \"13.0\"\ngpus = [\"9.0\"]\n");
     write_file(old, "os = \"linux\"\ncpu_arch = \"x86_64\"\nglibc = \"2.31\"\npython = \"3.12\"\ntorch = \"2.8.0+cu128\"\n"
@@ -57,7 +57,7 @@ struct World {
   }
 };
 
-json::object parse(const Run& r) {
+json::object parse(const CliExplainRun& r) {
   INFO(r.out << r.err);
   json::value v = json::parse(r.out);
   REQUIRE(v.is_object());
@@ -67,8 +67,8 @@ json::object parse(const Run& r) {
 }  // namespace
 
 TEST_CASE("wheelfit explain: a fitting wheel exits 0; --json has the demands and files shape", "[cli][explain]") {
-  World w;
-  const auto whl = w.wheel("pkg-1.0+cu128torch2.8-" + kTags, module({{2, 80}, {2, 90}, {1, 90}}));
+  CliExplainWorld w;
+  const auto whl = w.wheel("pkg-1.0+cu128torch2.8-" + kTagsCliExplain, module({{2, 80}, {2, 90}, {1, 90}}));
   auto human = wheelfit_run({"explain", whl.string(), "--machine", w.machine.string()});
   INFO(human.out << human.err);
   CHECK(human.code == 0);
@@ -105,9 +105,9 @@ TEST_CASE("wheelfit explain: a fitting wheel exits 0; --json has the demands and
 }
 
 TEST_CASE("wheelfit explain: a failing demand exits 1 with the run-time error", "[cli][explain]") {
-  World w;
+  CliExplainWorld w;
   SECTION("gpu_arch: sm_80 SASS only on sm_90") {
-    const auto whl = w.wheel("pkg-1.0+cu128torch2.8-" + kTags, module({{2, 80}}));
+    const auto whl = w.wheel("pkg-1.0+cu128torch2.8-" + kTagsCliExplain, module({{2, 80}}));
     auto r = wheelfit_run({"explain", whl.string(), "--machine", w.machine.string()});
     INFO(r.out << r.err);
     CHECK(r.code == 1);
@@ -115,7 +115,7 @@ TEST_CASE("wheelfit explain: a failing demand exits 1 with the run-time error", 
     CHECK(r.out.find("no kernel image is available for execution on the device") != std::string::npos);
   }
   SECTION("glibc: GLIBC_2.34 on glibc 2.31, and the manylinux floor warning") {
-    const auto whl = w.wheel("pkg-1.0+cu128torch2.8-" + kTags, module({{2, 90}}, {"GLIBC_2.17", "GLIBC_2.34"}));
+    const auto whl = w.wheel("pkg-1.0+cu128torch2.8-" + kTagsCliExplain, module({{2, 90}}, {"GLIBC_2.17", "GLIBC_2.34"}));
     auto r = wheelfit_run({"explain", whl.string(), "--machine", w.old.string(), "--json"});
     CHECK(r.code == 1);
     auto o = parse(r);
@@ -134,24 +134,24 @@ TEST_CASE("wheelfit explain: a failing demand exits 1 with the run-time error", 
 }
 
 TEST_CASE("wheelfit explain: a bare wheel name is judged on the name alone", "[cli][explain]") {
-  World w;
-  auto r = wheelfit_run({"explain", "pkg-1.0+cu128torch2.8-" + kTags, "--machine", w.machine.string(), "--json"});
+  CliExplainWorld w;
+  auto r = wheelfit_run({"explain", "pkg-1.0+cu128torch2.8-" + kTagsCliExplain, "--machine", w.machine.string(), "--json"});
   CHECK(r.code == 0);
   auto o = parse(r);
   CHECK(o.at("source").as_string() == "name");
   CHECK_FALSE(o.at("binaries_read").as_bool());
   CHECK(o.at("files").as_array().empty());
 
-  auto other = wheelfit_run({"explain", "pkg-1.0+cu128torch2.9-" + kTags, "--machine", w.machine.string()});
+  auto other = wheelfit_run({"explain", "pkg-1.0+cu128torch2.9-" + kTagsCliExplain, "--machine", w.machine.string()});
   CHECK(other.code == 1);
   CHECK(other.out.find("torch: FAILS") != std::string::npos);
   CHECK(other.out.find("judged on the file name alone") != std::string::npos);
 }
 
 TEST_CASE("wheelfit explain: bad input exits 2 naming the file", "[cli][explain]") {
-  World w;
+  CliExplainWorld w;
   write_file(w.dir / "junk.whl", "not a zip");
-  write_file(w.dir / ("pkg-1.0-" + kTags), "not a zip either");
+  write_file(w.dir / ("pkg-1.0-" + kTagsCliExplain), "not a zip either");
   struct Row {
     std::vector<std::string> args;
     std::string message;
@@ -161,7 +161,7 @@ TEST_CASE("wheelfit explain: bad input exits 2 naming the file", "[cli][explain]
       {{"explain"}, "give exactly one WHEEL"},
       {{"explain", missing}, missing + ": no such file"},
       {{"explain", (w.dir / "junk.whl").string()}, "junk.whl"},
-      {{"explain", (w.dir / ("pkg-1.0-" + kTags)).string()}, "pkg-1.0-" + kTags},
+      {{"explain", (w.dir / ("pkg-1.0-" + kTagsCliExplain)).string()}, "pkg-1.0-" + kTagsCliExplain},
       {{"explain", "not-a-wheel"}, "not-a-wheel"},
       {{"explain", "pkg-1.0-py3-none-any.whl", "--machine", missing}, "--machine"},
   };
@@ -174,7 +174,7 @@ TEST_CASE("wheelfit explain: bad input exits 2 naming the file", "[cli][explain]
 }
 
 TEST_CASE("wheelfit doctor --site: lists what will not run here", "[cli][doctor]") {
-  World w;
+  CliExplainWorld w;
   const auto site = w.dir / "site";
   write_file(site / "pkg-1.0+cu128torch2.8.dist-info/METADATA", "Name: pkg\nVersion: 1.0+cu128torch2.8\n\n");
   write_file(site / "pkg-1.0+cu128torch2.8.dist-info/WHEEL", "Wheel-Version: 1.0\nTag: cp312-cp312-manylinux_2_28_x86_64\n");
@@ -199,9 +199,9 @@ TEST_CASE("wheelfit doctor --site: lists what will not run here", "[cli][doctor]
 }
 
 TEST_CASE("wheelfit resolve --inspect: a wheel whose real archs miss the GPU is rejected with the evidence", "[cli][explain]") {
-  World w;
+  CliExplainWorld w;
   // Two candidates: 2.0 carries only sm_80 (the policy says it covers sm_90), 1.0 carries sm_90.
-  const std::string new_name = "pkg-2.0+cu128torch2.8-" + kTags, old_name = "pkg-1.0+cu128torch2.8-" + kTags;
+  const std::string new_name = "pkg-2.0+cu128torch2.8-" + kTagsCliExplain, old_name = "pkg-1.0+cu128torch2.8-" + kTagsCliExplain;
   const auto new_whl = w.wheel(new_name, module({{2, 80}}));
   const auto old_whl = w.wheel(old_name, module({{2, 90}}));
   auto href = [](const fs::path& p) {
@@ -266,8 +266,8 @@ wheelfit::testing::ConnScript wheel_server(std::string bytes, bool honour_range)
 }  // namespace
 
 TEST_CASE("wheelfit explain URL reads only what it needs with Range, and falls back without it", "[cli][explain][network]") {
-  World w;
-  const std::string name = "pkg-1.0+cu128torch2.8-" + kTags;
+  CliExplainWorld w;
+  const std::string name = "pkg-1.0+cu128torch2.8-" + kTagsCliExplain;
   // A wheel with a big data member the explain must not fetch.
   const std::string bytes = wheelfit::test::build_zip(
       {{"pkg/__init__.py", "\n"}, {kModule, module({{2, 90}})}, {"pkg/weights.bin", std::string(4u << 20, 'w'), false}});

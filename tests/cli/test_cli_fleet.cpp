@@ -13,7 +13,7 @@ using namespace wheelfit::test;
 
 namespace {
 
-CliRun run_wheelfit(const std::vector<std::string>& args) {
+CliRun run_wheelfit_cli_fleet(const std::vector<std::string>& args) {
   return run_program("env -u COMFY_ENV_CUDA_WHEELS_INDEX -u WHEELFIT_POLICY -u CONDA_OVERRIDE_CUDA -u CONDA_OVERRIDE_GLIBC "
                      "-u WHEELFIT_PLUGIN_PATH -u WHEELFIT_OVERRIDE_PYTHON -u WHEELFIT_OVERRIDE_GPUS",
                      built_wheelfit(), args);
@@ -49,7 +49,7 @@ struct Fleet {
 
 TEST_CASE("wheelfit resolve --machine twice: a report per machine and the summary", "[cli][fleet]") {
   const Fleet f;
-  const auto r = run_wheelfit(f.args({"--machine", (f.machines / "h100.toml").string(), "--machine",
+  const auto r = run_wheelfit_cli_fleet(f.args({"--machine", (f.machines / "h100.toml").string(), "--machine",
                                       (f.machines / "gtx1080.toml").string()}));
   INFO(r.out << r.err);
   CHECK(r.code == 1);  // the worst machine's: the GTX 1080 is unresolved
@@ -63,7 +63,7 @@ TEST_CASE("wheelfit resolve --machine twice: a report per machine and the summar
 
 TEST_CASE("wheelfit resolve --machines DIR: every profile, sorted; --json", "[cli][fleet]") {
   const Fleet f;
-  const auto dir = run_wheelfit(f.args({"--machines", f.machines.string(), "--json"}));
+  const auto dir = run_wheelfit_cli_fleet(f.args({"--machines", f.machines.string(), "--json"}));
   INFO(dir.out << dir.err);
   CHECK(dir.code == 1);
   const auto doc = boost::json::parse(dir.out).as_object();
@@ -75,7 +75,7 @@ TEST_CASE("wheelfit resolve --machines DIR: every profile, sorted; --json", "[cl
   CHECK(doc.at("summary").as_array()[1].at("status").as_string() == "resolved");
 
   // The same fleet given file by file prints the same.
-  const auto files = run_wheelfit(f.args({"--machine", (f.machines / "gtx1080.toml").string(), "--machine",
+  const auto files = run_wheelfit_cli_fleet(f.args({"--machine", (f.machines / "gtx1080.toml").string(), "--machine",
                                           (f.machines / "h100.toml").string(), "--json"}));
   CHECK(files.out == dir.out);
 }
@@ -89,8 +89,8 @@ TEST_CASE("wheelfit resolve: one machine of a folder is the single output", "[cl
     auto a = f.args({"--machines", one.path().string()});
     auto b = f.args({"--machine", (one / "h100.toml").string()});  // the same file: provenance names it
     if (json) a.push_back("--json"), b.push_back("--json");
-    const auto by_dir = run_wheelfit(a);
-    const auto by_file = run_wheelfit(b);
+    const auto by_dir = run_wheelfit_cli_fleet(a);
+    const auto by_file = run_wheelfit_cli_fleet(b);
     CHECK(by_dir.code == 0);
     CHECK(by_dir.out == by_file.out);
     CHECK_THAT(by_dir.out, !Catch::Contains("summary"));
@@ -115,7 +115,7 @@ TEST_CASE("wheelfit resolve: fleet usage errors exit 2 and say why", "[cli][flee
   };
   for (const auto& row : rows) {
     CAPTURE(row.message);
-    const auto r = run_wheelfit(f.args(row.args));
+    const auto r = run_wheelfit_cli_fleet(f.args(row.args));
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Catch::Contains(row.message));
   }

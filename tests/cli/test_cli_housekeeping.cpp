@@ -37,7 +37,7 @@ std::vector<std::string> clean_env(const wt::TempDir& home) {
   return {"PATH=/usr/bin:/bin", "HOME=" + home.path().string(), "WHEELFIT_RETRY_BACKOFF_MS=5"};
 }
 
-wheelfit::test::CliRun run_wheelfit(const std::vector<std::string>& args, const wt::TempDir& home) {
+wheelfit::test::CliRun run_wheelfit_cli_housekeeping(const std::vector<std::string>& args, const wt::TempDir& home) {
   std::vector<std::string> argv{wheelfit::test::built_wheelfit().string()};
   argv.insert(argv.end(), args.begin(), args.end());
   auto r = wheelfit::util::run_process(argv, 120s, 1 << 22, clean_env(home));
@@ -137,7 +137,7 @@ TEST_CASE("wheelfit resolve -o keeps the file's mode and writes through a symbol
   ::chmod(real.c_str(), 0640);
   const fs::path link = p.dir / "proj" / "pixi.toml";
   fs::create_symlink("../shared/pixi.toml", link);
-  auto r = run_wheelfit(p.resolve(index.server->url("/"), link), p.dir);
+  auto r = run_wheelfit_cli_housekeeping(p.resolve(index.server->url("/"), link), p.dir);
   INFO(r.err);
   REQUIRE(r.code == 0);
   CHECK(fs::is_symlink(link));
@@ -150,9 +150,9 @@ TEST_CASE("wheelfit resolve -o keeps the file's mode and writes through a symbol
 TEST_CASE("wheelfit cache info|prune|clean", "[cli][housekeeping]") {
   Index index;
   Project p;
-  REQUIRE(run_wheelfit(p.resolve(index.server->url("/"), p.dir / "pixi.toml"), p.dir).code == 0);
+  REQUIRE(run_wheelfit_cli_housekeeping(p.resolve(index.server->url("/"), p.dir / "pixi.toml"), p.dir).code == 0);
   const std::string dir = p.cache.string();
-  auto info = run_wheelfit({"cache", "info", "--cache-dir", dir, "--json"}, p.dir);
+  auto info = run_wheelfit_cli_housekeeping({"cache", "info", "--cache-dir", dir, "--json"}, p.dir);
   INFO(info.err);
   REQUIRE(info.code == 0);
   auto v = json::parse(info.out).as_object();
@@ -163,16 +163,16 @@ TEST_CASE("wheelfit cache info|prune|clean", "[cli][housekeeping]") {
   const auto bytes = v.at("bytes").as_int64();
   CHECK(bytes > 0);
 
-  auto human = run_wheelfit({"cache", "info", "--cache-dir", dir}, p.dir);
+  auto human = run_wheelfit_cli_housekeeping({"cache", "info", "--cache-dir", dir}, p.dir);
   CHECK_THAT(human.out, Catch::Contains("cache: " + dir) && Catch::Contains("least recently used removed first"));
 
-  auto prune = run_wheelfit({"cache", "prune", "--cache-dir", dir, "--cache-max-size", std::to_string(bytes - 1) + "B", "--json"}, p.dir);
+  auto prune = run_wheelfit_cli_housekeeping({"cache", "prune", "--cache-dir", dir, "--cache-max-size", std::to_string(bytes - 1) + "B", "--json"}, p.dir);
   REQUIRE(prune.code == 0);
   auto pv = json::parse(prune.out).as_object();
   CHECK(pv.at("removed").at("entries").as_int64() >= 1);
   CHECK(pv.at("bytes").as_int64() < bytes);
 
-  auto clean = run_wheelfit({"cache", "clean", "--cache-dir", dir}, p.dir);
+  auto clean = run_wheelfit_cli_housekeeping({"cache", "clean", "--cache-dir", dir}, p.dir);
   REQUIRE(clean.code == 0);
   CHECK_THAT(clean.out, Catch::Contains("removed: every file: "));
   CHECK(fs::is_empty(p.cache));
@@ -194,7 +194,7 @@ TEST_CASE("wheelfit cache info|prune|clean", "[cli][housekeeping]") {
     };
     for (const auto& row : rows) {
       CAPTURE(row.args);
-      auto bad = run_wheelfit(row.args, p.dir);
+      auto bad = run_wheelfit_cli_housekeeping(row.args, p.dir);
       CHECK(bad.code == 2);
       CHECK_THAT(bad.err, Catch::Contains(row.says));
     }
@@ -206,10 +206,10 @@ TEST_CASE("wheelfit resolve applies the cache's size cap after it writes", "[cli
   Project p;
   auto args = p.resolve(index.server->url("/"), p.dir / "pixi.toml");
   args.insert(args.end(), {"--cache-max-size", "1"});  // one byte: no page fits
-  auto r = run_wheelfit(args, p.dir);
+  auto r = run_wheelfit_cli_housekeeping(args, p.dir);
   INFO(r.err);
   REQUIRE(r.code == 0);
-  auto info = run_wheelfit({"cache", "info", "--cache-dir", p.cache.string(), "--json"}, p.dir);
+  auto info = run_wheelfit_cli_housekeeping({"cache", "info", "--cache-dir", p.cache.string(), "--json"}, p.dir);
   REQUIRE(info.code == 0);
   CHECK(json::parse(info.out).at("entries").as_int64() == 0);
 }
@@ -223,7 +223,7 @@ TEST_CASE("M04: a run killed with SIGKILL mid-run, then run again: complete, no 
   auto clean_args = p.resolve(index.server->url("/"), reference);
   clean_args[6] = "--no-cache";
   clean_args.erase(clean_args.begin() + 7);
-  auto clean = run_wheelfit(clean_args, p.dir);
+  auto clean = run_wheelfit_cli_housekeeping(clean_args, p.dir);
   INFO(clean.err);
   REQUIRE(clean.code == 0);
 
@@ -271,19 +271,19 @@ TEST_CASE("M04: a run killed with SIGKILL mid-run, then run again: complete, no 
   }
 
   // Run 2: completes with the undisturbed answer; nothing temporary is left anywhere.
-  auto again = run_wheelfit(args, p.dir);
+  auto again = run_wheelfit_cli_housekeeping(args, p.dir);
   INFO(again.err);
   REQUIRE(again.code == 0);
   CHECK_THAT(again.err, Catch::Contains("discarded the corrupt entry"));  // the torn entry, though fresh, was not believed
   CHECK(wt::read_file(out) == wt::read_file(reference));
   CHECK(temp_files_in(p.dir.path()).empty());
-  auto info = run_wheelfit({"cache", "info", "--cache-dir", p.cache.string(), "--json"}, p.dir);
+  auto info = run_wheelfit_cli_housekeeping({"cache", "info", "--cache-dir", p.cache.string(), "--json"}, p.dir);
   CHECK(json::parse(info.out).at("temp_files").as_int64() == 0);
 
   // Run 3, offline from the cache run 2 left: every entry verifies, and the answer is the same.
   auto offline = args;
   offline.push_back("--offline");
-  auto from_cache = run_wheelfit(offline, p.dir);
+  auto from_cache = run_wheelfit_cli_housekeeping(offline, p.dir);
   INFO(from_cache.err);
   REQUIRE(from_cache.code == 0);
   CHECK_THAT(from_cache.err, !Catch::Contains("corrupt"));

@@ -19,7 +19,7 @@ using namespace wheelfit::testing;
 
 namespace {
 
-wheelfit::test::CliRun run_wheelfit(const std::vector<std::string>& args, const std::string& env = "") {
+wheelfit::test::CliRun run_wheelfit_cli_network(const std::vector<std::string>& args, const std::string& env = "") {
   // Quick retries; no proxy, token, index or trust store from the caller's environment.
   return wheelfit::test::run_program(wheelfit::test::clean_network_env() + " " + env, wheelfit::test::built_wheelfit(), args);
 }
@@ -100,7 +100,7 @@ struct Reference {
   Answer expected;
   Reference() {
     write_file(dir / "machine.toml", kMachine);
-    auto clean = run_wheelfit({"resolve", config, "--index", wheelfit::test::farm_index_dir().string(), "--machine",
+    auto clean = run_wheelfit_cli_network({"resolve", config, "--index", wheelfit::test::farm_index_dir().string(), "--machine",
                                machine, "--json"});
     REQUIRE(clean.code == 0);
     expected = answer_of(clean.out);
@@ -124,7 +124,7 @@ TEST_CASE("resolve over loopback with resets and 503s gives the file:// answer",
     if (c.index() < 2) return c.reset();
     pages(c);
   });
-  auto net = run_wheelfit({"resolve", config, "--index", server.url("/"), "--machine", machine,
+  auto net = run_wheelfit_cli_network({"resolve", config, "--index", server.url("/"), "--machine", machine,
                            "--json", "--no-cache"});
   INFO(net.err);
   REQUIRE(net.code == 0);
@@ -136,10 +136,10 @@ TEST_CASE("resolve over loopback with resets and 503s gives the file:// answer",
 
   SECTION("a second run through the cache revalidates and gives the same answer") {
     const std::string cache = (dir / "cache").string();
-    auto first = run_wheelfit({"resolve", config, "--index", server.url("/"), "--machine", machine,
+    auto first = run_wheelfit_cli_network({"resolve", config, "--index", server.url("/"), "--machine", machine,
                                "--json", "--cache-dir", cache});
     REQUIRE(first.code == 0);
-    auto offline = run_wheelfit({"resolve", config, "--index", server.url("/"), "--machine",
+    auto offline = run_wheelfit_cli_network({"resolve", config, "--index", server.url("/"), "--machine",
                                  machine, "--json", "--cache-dir", cache, "--offline"});
     INFO(offline.err);
     REQUIRE(offline.code == 0);
@@ -169,7 +169,7 @@ TEST_CASE("resolve with the Pages host dead answers from the Releases API", "[cl
     return http_response(200, pages[n - 1], h);
   }));
 
-  auto net = run_wheelfit({"resolve", config, "--index", dead.url("/"), "--machine", machine,
+  auto net = run_wheelfit_cli_network({"resolve", config, "--index", dead.url("/"), "--machine", machine,
                            "--json", "--no-cache", "--retries", "1"},
                           "WHEELFIT_GITHUB_API=" + shell_quote(api->url("/").substr(0, api->url("/").size() - 1)) +
                               " WHEELFIT_RELEASES_REPO=Comfy-Forge/cuda-wheels");
@@ -199,7 +199,7 @@ TEST_CASE("resolve says which flag is wrong for bad network options", "[cli][net
     std::vector<std::string> args{"resolve", (dir / "c.toml").string(), "--machine", (dir / "m.toml").string()};
     write_file(dir / "m.toml", kMachine);
     args.insert(args.end(), row.extra.begin(), row.extra.end());
-    auto r = run_wheelfit(args);
+    auto r = run_wheelfit_cli_network(args);
     INFO(row.says << "\n" << r.err);
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Catch::Contains(row.says));

@@ -18,11 +18,11 @@ using namespace wheelfit::test;
 
 namespace {
 
-using Run = CliRun;
+using CliPluginsRun = CliRun;
 
 // Runs the built wheelfit (or `exe`); `plugin_path` (WHEELFIT_PLUGIN_PATH, a folder or a
 // ':'-separated list) empty = unset.
-Run run_wheelfit(const std::vector<std::string>& args, const std::string& plugin_path = {},
+CliPluginsRun run_wheelfit_cli_plugins(const std::vector<std::string>& args, const std::string& plugin_path = {},
                  const fs::path& exe = built_wheelfit()) {
   std::string env = "env -u WHEELFIT_PLUGIN_PATH -u COMFY_ENV_CUDA_WHEELS_INDEX -u WHEELFIT_POLICY -u CONDA_OVERRIDE_CUDA "
                     "-u CONDA_OVERRIDE_GLIBC";
@@ -75,7 +75,7 @@ const boost::json::object& backend(const boost::json::object& listing, std::stri
 
 TEST_CASE("wheelfit plugins lists the built backends: cuda and rocm", "[cli][plugins]") {
   SECTION("the report") {
-    auto r = run_wheelfit({"plugins"});
+    auto r = run_wheelfit_cli_plugins({"plugins"});
     CHECK(r.code == 0);
     CHECK_THAT(r.out, Catch::StartsWith("plugin folders (in search order; the first to supply a backend wins):\n  "));
     CHECK_THAT(r.out, Catch::Contains("plugins (built-in)\n"));
@@ -86,7 +86,7 @@ TEST_CASE("wheelfit plugins lists the built backends: cuda and rocm", "[cli][plu
     CHECK_THAT(r.out, !Catch::Contains("skipped:"));
   }
   SECTION("--json: one object") {
-    auto r = run_wheelfit({"plugins", "--json"});
+    auto r = run_wheelfit_cli_plugins({"plugins", "--json"});
     CHECK(r.code == 0);
     const auto v = boost::json::parse(r.out).as_object();
     CHECK(fs::weakly_canonical(std::string(v.at("plugin_dir").as_string())) ==
@@ -126,7 +126,7 @@ TEST_CASE("wheelfit plugins with WHEELFIT_PLUGIN_PATH: a test backend, files ski
   PluginFolder folder({"fake", "wrong_abi", "throwing"});
   write_file(folder.dir / "README.md", "not a plugin");
   SECTION("--json") {
-    auto r = run_wheelfit({"plugins", "--json"}, folder.dir);
+    auto r = run_wheelfit_cli_plugins({"plugins", "--json"}, folder.dir);
     CHECK(r.code == 0);
     const auto v = boost::json::parse(r.out).as_object();
     CHECK(v.at("plugin_dir") == folder.dir.string().c_str());  // the first folder searched
@@ -157,7 +157,7 @@ TEST_CASE("wheelfit plugins with WHEELFIT_PLUGIN_PATH: a test backend, files ski
     CHECK(skipped[1].at("reason") == "built for wheelfit backend ABI 1; this wheelfit reads ABI 2");
   }
   SECTION("the report") {
-    auto r = run_wheelfit({"plugins"}, folder.dir);
+    auto r = run_wheelfit_cli_plugins({"plugins"}, folder.dir);
     CHECK(r.code == 0);
     CHECK_THAT(r.out, Catch::Contains("\nfake: a test backend\n") && Catch::Contains("fallback:      aarch64 fk5.6/torch7.8, x86_64 fk1.2/torch3.4"));
     CHECK_THAT(r.out, Catch::Contains("fallback:      none"));
@@ -174,7 +174,7 @@ TEST_CASE("wheelfit plugins: a folder that cannot be used is reported; exit 2 on
   const auto& lone = lone_wheelfit();
   SECTION("world-writable, the built-in folder usable: reported, nothing loaded from it, exit 0") {
     fs::permissions(folder.dir, fs::perms::others_write, fs::perm_options::add);
-    auto j = run_wheelfit({"plugins", "--json"}, folder.dir);
+    auto j = run_wheelfit_cli_plugins({"plugins", "--json"}, folder.dir);
     CHECK(j.code == 0);
     const auto v = boost::json::parse(j.out).as_object();
     const auto& dirs = v.at("plugin_dirs").as_array();
@@ -183,29 +183,29 @@ TEST_CASE("wheelfit plugins: a folder that cannot be used is reported; exit 2 on
                                                                Catch::Contains("world-writable"));
     CHECK(dirs[1].at("error").is_null());
     for (const auto& b : v.at("backends").as_array()) CHECK(b.at("name") != "fake");
-    auto r = run_wheelfit({"plugins"}, folder.dir);
+    auto r = run_wheelfit_cli_plugins({"plugins"}, folder.dir);
     CHECK(r.code == 0);
     CHECK_THAT(r.out, Catch::Contains("  " + folder.dir.string() + " (WHEELFIT_PLUGIN_PATH): not used: the plugin folder is world-writable"));
   }
   SECTION("world-writable and no built-in folder: exit 2 naming both") {
     fs::permissions(folder.dir, fs::perms::others_write, fs::perm_options::add);
-    auto r = run_wheelfit({"plugins"}, folder.dir, lone.exe);
+    auto r = run_wheelfit_cli_plugins({"plugins"}, folder.dir, lone.exe);
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Catch::Contains("no plugin folder could be used") && Catch::Contains(folder.dir.string()) &&
                           Catch::Contains("world-writable") && Catch::Contains(lone.builtin.string()) &&
                           Catch::Contains("WHEELFIT_PLUGIN_PATH"));
-    auto j = run_wheelfit({"plugins", "--json"}, folder.dir, lone.exe);
+    auto j = run_wheelfit_cli_plugins({"plugins", "--json"}, folder.dir, lone.exe);
     CHECK(j.code == 2);
     CHECK(boost::json::parse(j.out).as_object().at("error").at("exit_code") == 2);
   }
   SECTION("missing, and no built-in folder") {
-    auto r = run_wheelfit({"plugins"}, (folder.tmp / "nowhere").string(), lone.exe);
+    auto r = run_wheelfit_cli_plugins({"plugins"}, (folder.tmp / "nowhere").string(), lone.exe);
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Catch::Contains("nowhere: no such plugin folder"));
   }
   SECTION("arguments it does not take") {
-    CHECK(run_wheelfit({"plugins", "extra"}).code == 2);
-    CHECK_THAT(run_wheelfit({"plugins", "--bogus"}).err, Catch::Contains("unknown option --bogus"));
+    CHECK(run_wheelfit_cli_plugins({"plugins", "extra"}).code == 2);
+    CHECK_THAT(run_wheelfit_cli_plugins({"plugins", "--bogus"}).err, Catch::Contains("unknown option --bogus"));
   }
 }
 
@@ -255,7 +255,7 @@ TEST_CASE("WHEELFIT_PLUGIN_PATH is a list of folders searched before the built-i
   const auto& lone = lone_wheelfit();
   auto folder_of = [&](const std::string& name) { return name == "builtin" ? lone.builtin : root / name; };
 
-  auto r = run_wheelfit({"plugins", "--json"}, path, lone.exe);
+  auto r = run_wheelfit_cli_plugins({"plugins", "--json"}, path, lone.exe);
   REQUIRE(r.code == 0);
   const auto v = boost::json::parse(r.out).as_object();
   const auto& dirs = v.at("plugin_dirs").as_array();
@@ -291,7 +291,7 @@ TEST_CASE("wheelfit resolve warns about a listed folder it cannot use and goes o
   write_file(w / "comfy-env.toml", "python = \"3.12\"\n[cuda]\npackages = [\"pkg\"]\n");
   write_file(w / "machine.toml", "os = \"linux\"\ncpu_arch = \"x86_64\"\nglibc = \"2.35\"\npython = \"3.12\"\ngpus = [\"9.0\"]\n");
   const fs::path missing = folder.tmp / "missing";
-  auto r = run_wheelfit({"resolve", (w / "comfy-env.toml").string(), "--index", (w / "index").string(), "--machine",
+  auto r = run_wheelfit_cli_plugins({"resolve", (w / "comfy-env.toml").string(), "--index", (w / "index").string(), "--machine",
                          (w / "machine.toml").string(), "--backend", "fake", "--json"},
                         missing.string() + ":" + folder.dir.string(), lone_wheelfit().exe);
   CHECK(r.code == 1);  // the empty index has no wheel; the fake backend judged it
@@ -311,7 +311,7 @@ TEST_CASE("wheelfit resolve takes its backend, policy and fallback from the plug
   SECTION("--backend fake: the fake's policy data and fallback combo are used") {
     auto args = base;
     args.insert(args.end(), {"--backend", "fake", "--json"});
-    auto r = run_wheelfit(args, folder.dir);
+    auto r = run_wheelfit_cli_plugins(args, folder.dir);
     CHECK(r.code == 1);  // the empty index has no wheel; what matters is whose policy judged it
     const auto v = boost::json::parse(r.out).as_object();
     CHECK_THAT(boost::json::serialize(v), Catch::Contains("libwheelfit_test_plugin_fake.so (built-in policy)"));
@@ -324,12 +324,12 @@ TEST_CASE("wheelfit resolve takes its backend, policy and fallback from the plug
   }
   SECTION("a backend no plugin supplies is a usage error listing the loaded ones") {
     // The default backend, cuda, is not in this folder, and this copy has no built-in folder.
-    auto r = run_wheelfit(base, folder.dir, lone_wheelfit().exe);
+    auto r = run_wheelfit_cli_plugins(base, folder.dir, lone_wheelfit().exe);
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Catch::Contains("unknown backend 'cuda' (known: fake)"));
   }
   SECTION("no plugin folder that can be used stops resolve with exit 2") {
-    auto r = run_wheelfit(base, (folder.tmp / "nowhere").string(), lone_wheelfit().exe);
+    auto r = run_wheelfit_cli_plugins(base, (folder.tmp / "nowhere").string(), lone_wheelfit().exe);
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Catch::Contains("no such plugin folder"));
   }
@@ -341,7 +341,7 @@ TEST_CASE("wheelfit finds the installed layout: <prefix>/bin next to <prefix>/li
   fs::create_directories(prefix / "lib" / "wheelfit" / "plugins");
   fs::copy_file(built_wheelfit(), prefix / "bin" / "wheelfit");
   fs::copy_file(test_plugin("fake"), prefix / "lib" / "wheelfit" / "plugins" / "fake.so");
-  auto r = run_wheelfit({"plugins", "--json"}, {}, prefix / "bin" / "wheelfit");
+  auto r = run_wheelfit_cli_plugins({"plugins", "--json"}, {}, prefix / "bin" / "wheelfit");
   CHECK(r.code == 0);
   const auto v = boost::json::parse(r.out).as_object();
   const fs::path expected = fs::canonical(prefix / "lib" / "wheelfit" / "plugins");
@@ -353,7 +353,7 @@ TEST_CASE("wheelfit finds the installed layout: <prefix>/bin next to <prefix>/li
 
   SECTION("no plugin folder there: the error names where they were expected") {
     fs::remove_all(prefix / "lib");
-    auto missing = run_wheelfit({"plugins"}, {}, prefix / "bin" / "wheelfit");
+    auto missing = run_wheelfit_cli_plugins({"plugins"}, {}, prefix / "bin" / "wheelfit");
     CHECK(missing.code == 2);
     CHECK_THAT(missing.err, Catch::Contains("lib/wheelfit/plugins: no such plugin folder"));
   }

@@ -25,7 +25,7 @@ const std::string kUrlPassword = "TOPSECRET-URL-PW";
 const std::string kNetrcPassword = "NETRC-SECRET-PW";
 const std::string kIndexToken = "INDEX-TOKEN-SECRET";
 const std::string kGithubToken = "ghp_" + std::string(36, 'Q');
-const std::string kTags = "cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
+const std::string kTagsCliSecrets = "cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
 
 // HTTP Basic credentials as the index expects them (base64 of "alice:<kUrlPassword>" and
 // "nora:<kNetrcPassword>").
@@ -34,7 +34,7 @@ const std::string kNetrcBasic = "Basic bm9yYTpORVRSQy1TRUNSRVQtUFc=";
 
 // The index (127.0.0.1): any of the three credentials opens it; "other" always fails (503), so the
 // Releases API is asked for it. The API (localhost, plain http) lists the wheel of "other".
-struct World {
+struct CliSecretsWorld {
   TempDir dir;
   fs::path config = dir / "proj" / "comfy-env.toml";
   fs::path machine = dir / "machine.toml";
@@ -49,8 +49,8 @@ struct World {
       return http_response(401, "no", {{"WWW-Authenticate", "Basic realm=\"idx\""}});
     }
     if (r.target == "/pkg/") {
-      const std::string file = "pkg-1.0+cu128torch2.8-" + kTags;
-      return http_response(200, "<a href=\"../dl/pkg-1.0%2Bcu128torch2.8-" + kTags + "#sha256=" + std::string(64, 'a') +
+      const std::string file = "pkg-1.0+cu128torch2.8-" + kTagsCliSecrets;
+      return http_response(200, "<a href=\"../dl/pkg-1.0%2Bcu128torch2.8-" + kTagsCliSecrets + "#sha256=" + std::string(64, 'a') +
                                     "\">" + file + "</a>",
                            {{"Content-Type", "text/html"}, {"Set-Cookie", "session=COOKIE-SECRET"}});
     }
@@ -59,7 +59,7 @@ struct World {
   })};
   std::unique_ptr<TestServer> api;
 
-  World() {
+  CliSecretsWorld() {
     write_file(config, "python = \"3.12\"\n[cuda]\npackages = [\"pkg\", \"other\"]\n");
     write_file(machine, "os = \"linux\"\ncpu_arch = \"x86_64\"\nglibc = \"2.35\"\npython = \"3.12\"\ntorch = \"2.8.0+cu128\"\n"
                         "driver_version = \"580.65.06\"\ncuda_driver = \"13.0\"\ngpus = [\"9.0\"]\n");
@@ -67,7 +67,7 @@ struct World {
     ::chmod(netrc.c_str(), 0600);
     api = std::make_unique<TestServer>(wheelfit::testing::serve([this](const HttpRequest& r) {
       if (r.target.rfind("/repos/o/n/releases", 0) != 0) return http_response(404, "{}");
-      const std::string name = "other-2.0+cu128torch2.8-" + kTags;
+      const std::string name = "other-2.0+cu128torch2.8-" + kTagsCliSecrets;
       const std::string asset = "{\"name\":\"" + name + "\",\"browser_download_url\":\"" + api->url("/dl/") + name +
                                 "\",\"digest\":\"sha256:" + std::string(64, 'b') + "\",\"size\":1000}";
       return http_response(200, "[{\"tag_name\":\"v2\",\"name\":\"v2\",\"assets\":[" + asset + "]}]",
@@ -127,7 +127,7 @@ struct World {
 }  // namespace
 
 TEST_CASE("resolve: no secret in any output, whichever way the credentials came", "[cli][network][secrets]") {
-  World w;
+  CliSecretsWorld w;
   const fs::path pixi = w.dir / "pixi.toml";
 
   // 1. The password in the index URL, the index host:port allowed over plain http; the API host
@@ -137,9 +137,9 @@ TEST_CASE("resolve: no secret in any output, whichever way the credentials came"
                      "");
   INFO(first.out << first.err);
   REQUIRE(first.code == 0);
-  World::check_clean(first.out);
-  World::check_clean(first.err);
-  World::check_clean(read_file(pixi));
+  CliSecretsWorld::check_clean(first.out);
+  CliSecretsWorld::check_clean(first.err);
+  CliSecretsWorld::check_clean(read_file(pixi));
   CHECK_THAT(read_file(pixi), Catch::Contains("# Index: " + w.index_url()));
   CHECK_THAT(first.err, Catch::Contains("GITHUB_TOKEN is not sent to http://localhost:"));
   const auto doc = boost::json::parse(first.out).as_object();
@@ -154,9 +154,9 @@ TEST_CASE("resolve: no secret in any output, whichever way the credentials came"
   auto second = w.run({"--index", w.index_url(), "-o", pixi.string()}, "WHEELFIT_ALLOW_INSECURE_HOST=127.0.0.1");
   INFO(second.out << second.err);
   REQUIRE(second.code == 0);
-  World::check_clean(second.out);
-  World::check_clean(second.err);
-  World::check_clean(read_file(pixi));
+  CliSecretsWorld::check_clean(second.out);
+  CliSecretsWorld::check_clean(second.err);
+  CliSecretsWorld::check_clean(read_file(pixi));
   CHECK(w.cache_files() == entries);
 
   // 3. WHEELFIT_INDEX_TOKEN (it wins over the netrc for the index's origin).
@@ -164,8 +164,8 @@ TEST_CASE("resolve: no secret in any output, whichever way the credentials came"
                      "WHEELFIT_INDEX_TOKEN=" + kIndexToken);
   INFO(third.out << third.err);
   REQUIRE(third.code == 0);
-  World::check_clean(third.out);
-  World::check_clean(third.err);
+  CliSecretsWorld::check_clean(third.out);
+  CliSecretsWorld::check_clean(third.err);
   w.check_cache();
   CHECK(w.cache_files() == entries);
   CHECK(w.refused.load() == 0);
@@ -180,28 +180,28 @@ TEST_CASE("resolve: no secret in any output, whichever way the credentials came"
 }
 
 TEST_CASE("resolve: credentials for a plain-http index need the host allowed", "[cli][network][secrets]") {
-  World w;
+  CliSecretsWorld w;
   SECTION("a password in the URL is refused before any request, naming the way out") {
     auto r = w.run({"--index", w.index_url("alice:" + kUrlPassword)}, "");
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Catch::Contains("--allow-insecure-host 127.0.0.1"));
-    World::check_clean(r.out);
-    World::check_clean(r.err);
+    CliSecretsWorld::check_clean(r.out);
+    CliSecretsWorld::check_clean(r.err);
     CHECK(w.index.requests().empty());
   }
   SECTION("a netrc entry is not sent: the index answers 401, and the warning says why") {
     auto r = w.run({"--index", w.index_url(), "--json"}, "");
     CHECK(r.code != 0);
     CHECK_THAT(r.err, Catch::Contains("not sending the credentials from " + w.netrc.string()));
-    World::check_clean(r.out);
-    World::check_clean(r.err);
+    CliSecretsWorld::check_clean(r.out);
+    CliSecretsWorld::check_clean(r.err);
     for (const auto& q : w.index.requests()) CHECK_FALSE(q.header("authorization"));
   }
   SECTION("a mistyped flag quoting the URL does not print its password") {
     auto r = w.run({"--idnex=" + w.index_url("alice:" + kUrlPassword)}, "");
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Catch::Contains("unknown option --idnex="));
-    World::check_clean(r.err);
+    CliSecretsWorld::check_clean(r.err);
   }
   SECTION("a bad --allow-insecure-host is a usage error") {
     auto r = w.run({"--index", w.index_url(), "--allow-insecure-host", "http://127.0.0.1/"}, "");

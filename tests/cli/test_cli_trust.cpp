@@ -19,11 +19,11 @@ using namespace wheelfit::testing;  // the loopback servers
 namespace {
 
 // The built wheelfit with nothing of the caller's network environment (proxies, tokens, trust).
-wheelfit::test::CliRun run_wheelfit(const std::vector<std::string>& args, const std::string& env = "") {
+wheelfit::test::CliRun run_wheelfit_cli_trust(const std::vector<std::string>& args, const std::string& env = "") {
   return wheelfit::test::run_program(wheelfit::test::clean_network_env() + " " + env, wheelfit::test::built_wheelfit(), args);
 }
 
-const std::string kTags = "cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
+const std::string kTagsCliTrust = "cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
 
 // A one-package index served over TLS by a server whose certificate a test CA issued; its page
 // also links a local file, which a remote page may not.
@@ -36,11 +36,11 @@ struct SecureIndex {
   std::unique_ptr<TestServer> server;
 
   SecureIndex() {
-    const std::string file = "pkg-1.0+cu128torch2.8-" + kTags;
+    const std::string file = "pkg-1.0+cu128torch2.8-" + kTagsCliTrust;
     write_file(index / "pkg" / "index.html",
-               "<html><body><a href=\"pkg-1.0%2Bcu128torch2.8-" + kTags + "#sha256=" + std::string(64, 'a') + "\">" +
-                   file + "</a>\n<a href=\"file:///etc/pkg-2.0+cu128torch2.8-" + kTags + "\">pkg-2.0+cu128torch2.8-" +
-                   kTags + "</a></body></html>");
+               "<html><body><a href=\"pkg-1.0%2Bcu128torch2.8-" + kTagsCliTrust + "#sha256=" + std::string(64, 'a') + "\">" +
+                   file + "</a>\n<a href=\"file:///etc/pkg-2.0+cu128torch2.8-" + kTagsCliTrust + "\">pkg-2.0+cu128torch2.8-" +
+                   kTagsCliTrust + "</a></body></html>");
     write_file(config, "python = \"3.12\"\n[cuda]\npackages = [\"pkg\"]\n");
     write_file(machine, "os = \"linux\"\ncpu_arch = \"x86_64\"\nglibc = \"2.35\"\npython = \"3.12\"\ntorch = \"2.8.0+cu128\"\n"
                         "driver_version = \"580.65.06\"\ndriver_line = \"13.0\"\ngpus = [\"9.0\"]\n");
@@ -77,7 +77,7 @@ TEST_CASE("resolve names the trust store in the index line and index.tls: --cert
     CAPTURE(row.what);
     auto flags = row.flags;
     flags.push_back("--json");
-    auto r = run_wheelfit(world.args(flags), row.env);
+    auto r = run_wheelfit_cli_trust(world.args(flags), row.env);
     INFO(r.err);
     REQUIRE(r.code == 0);
     const auto out = json::parse(r.out).as_object();
@@ -96,7 +96,7 @@ TEST_CASE("resolve names the trust store in the index line and index.tls: --cert
     CHECK(warned);
     CHECK(std::string(out.at("packages").at(0).at("url").as_string()).rfind("https://localhost:", 0) == 0);
 
-    auto human = run_wheelfit(world.args(row.flags), row.env);
+    auto human = run_wheelfit_cli_trust(world.args(row.flags), row.env);
     REQUIRE(human.code == 0);
     CHECK_THAT(human.out, Catch::Contains("; trust: " + ca + " (" + row.from + "))"));
   }
@@ -121,7 +121,7 @@ TEST_CASE("resolve: a trust store or client certificate that cannot be loaded st
   };
   for (const auto& row : rows) {
     CAPTURE(row.what);
-    auto r = run_wheelfit(world.args(row.flags), row.env);
+    auto r = run_wheelfit_cli_trust(world.args(row.flags), row.env);
     INFO(r.err);
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Catch::Contains(row.says));
@@ -132,7 +132,7 @@ TEST_CASE("resolve: a trust store or client certificate that cannot be loaded st
 TEST_CASE("resolve: without a trust store naming the test CA the index is unreadable (exit 4), a certificate error",
           "[cli][network][tls]") {
   SecureIndex world;
-  auto r = run_wheelfit(world.args({"--retries", "0"}));
+  auto r = run_wheelfit_cli_trust(world.args({"--retries", "0"}));
   INFO(r.err);
   CHECK(r.code == 4);
   CHECK_THAT(r.err, Catch::Contains("certificate"));

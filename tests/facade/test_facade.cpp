@@ -54,7 +54,7 @@ const registry::Registry& backends() {
   return reg;
 }
 
-api::ResolveRequest request_for(std::shared_ptr<transport::Transport> transport) {
+api::ResolveRequest request_for_facade(std::shared_ptr<transport::Transport> transport) {
   api::ResolveRequest r;
   r.envs = {{"demo", "3.12", {"Pkg_A"}}};
   r.machine = test::h100();
@@ -72,7 +72,7 @@ TEST_CASE("api::resolve reads the caller's transport and returns what the CLI pr
   memory->pages["https://mirror.test/simple/pkg-a/"] =
       page({"pkg_a-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl",
             "pkg_a-1.0+cu126torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl"});
-  const auto r = api::resolve(request_for(memory));
+  const auto r = api::resolve(request_for_facade(memory));
   INFO(r.report());
   REQUIRE(r.exit_code == api::kExitResolved);
   REQUIRE(r.resolution);
@@ -122,7 +122,7 @@ TEST_CASE("api::resolve: exit codes and messages", "[facade]") {
     CAPTURE(row.what);
     auto memory = std::make_shared<MemoryTransport>();
     memory->pages["https://mirror.test/simple/pkg-a/"] = page({"pkg_a-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl"});
-    auto req = request_for(memory);
+    auto req = request_for_facade(memory);
     row.change(req, *memory);
     const auto r = api::resolve(req);
     CHECK(r.exit_code == row.code);
@@ -155,7 +155,7 @@ TEST_CASE("api::resolve: a request's log sink takes that call's messages, on eve
       auto memory = std::make_shared<MemoryTransport>();
       memory->pages["https://mirror.test/simple/pkg-a/"] =
           page({"pkg_a-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl"});
-      auto req = request_for(memory);
+      auto req = request_for_facade(memory);
       req.machine = cpu_build;
       req.log_sink = [&seen, i](log::Level level, std::string_view m) {
         if (level == log::Level::warn) seen[i].emplace_back(m);
@@ -181,7 +181,7 @@ TEST_CASE("api::resolve may run on several threads at once", "[facade]") {
       auto memory = std::make_shared<MemoryTransport>();
       memory->pages["https://mirror.test/simple/pkg-a/"] =
           page({"pkg_a-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl"});
-      codes[i] = api::resolve(request_for(memory)).exit_code;
+      codes[i] = api::resolve(request_for_facade(memory)).exit_code;
     });
   }
   for (auto& t : threads) t.join();

@@ -42,7 +42,7 @@ const std::filesystem::path& farm() {
   return dir;
 }
 
-api::ResolveRequest request_for(std::shared_ptr<transport::Transport> transport) {
+api::ResolveRequest request_for_fleet(std::shared_ptr<transport::Transport> transport) {
   api::ResolveRequest r;
   r.envs = {{"demo", std::nullopt, {"flash-attn", "nvdiffrast", "cumesh", "sageattention"}}};
   r.env_overrides = false;
@@ -72,7 +72,7 @@ std::vector<std::string> urls(const api::ResolveResult& r) {
 TEST_CASE("resolve_fleet: one index read, one result per machine, the picks of single resolves", "[facade][fleet]") {
   auto counting = std::make_shared<CountingTransport>();
   const auto fleet = three();
-  const auto f = api::resolve_fleet(request_for(counting), fleet);
+  const auto f = api::resolve_fleet(request_for_fleet(counting), fleet);
   INFO(f.report());
   REQUIRE_FALSE(f.error);
   REQUIRE(f.machines.size() == 3);
@@ -83,7 +83,7 @@ TEST_CASE("resolve_fleet: one index read, one result per machine, the picks of s
   for (std::size_t i = 0; i < fleet.size(); ++i) {
     CAPTURE(fleet[i].name);
     auto one = std::make_shared<CountingTransport>();
-    auto req = request_for(one);
+    auto req = request_for_fleet(one);
     req.machine = fleet[i].machine;
     const auto single = api::resolve(req);
     CHECK(one->asked == fleet_asked);  // the fleet read the index as often as one machine does
@@ -100,7 +100,7 @@ TEST_CASE("resolve_fleet: one index read, one result per machine, the picks of s
 
 TEST_CASE("resolve_fleet: a machine-level failure is that machine's result", "[facade][fleet]") {
   SECTION("a ROCm profile whose backend publishes no index: exit 3 for it alone") {
-    auto req = request_for(std::make_shared<CountingTransport>());
+    auto req = request_for_fleet(std::make_shared<CountingTransport>());
     req.index.reset();  // each backend's own index: cuda's from the variable, rocm has none
     const test::ScopedEnv cuda_index("COMFY_ENV_CUDA_WHEELS_INDEX", farm().string());
     const test::ScopedEnv rocm_index("WHEELFIT_ROCM_WHEELS_INDEX", std::nullopt);
@@ -119,14 +119,14 @@ TEST_CASE("resolve_fleet: a machine-level failure is that machine's result", "[f
   SECTION("a device target the backend refuses") {
     auto fleet = three();
     fleet[1].machine.gpus = std::vector<std::string>{"sm_9"};
-    const auto f = api::resolve_fleet(request_for(std::make_shared<CountingTransport>()), fleet);
+    const auto f = api::resolve_fleet(request_for_fleet(std::make_shared<CountingTransport>()), fleet);
     CHECK(f.machines[0].exit_code == api::kExitResolved);
     CHECK(f.machines[1].exit_code == api::kExitBadInput);
     CHECK(f.exit_code == api::kExitBadInput);
   }
   SECTION("an env override applies to every profile") {
     const test::ScopedEnv py("WHEELFIT_OVERRIDE_PYTHON", "3.10");
-    auto req = request_for(std::make_shared<CountingTransport>());
+    auto req = request_for_fleet(std::make_shared<CountingTransport>());
     req.env_overrides = true;
     const auto f = api::resolve_fleet(req, three());
     for (const auto& r : f.machines) CHECK(r.machine.python->str() == "3.10");
@@ -134,7 +134,7 @@ TEST_CASE("resolve_fleet: a machine-level failure is that machine's result", "[f
 }
 
 TEST_CASE("resolve_fleet: errors of the whole request", "[facade][fleet]") {
-  auto req = request_for(std::make_shared<CountingTransport>());
+  auto req = request_for_fleet(std::make_shared<CountingTransport>());
   SECTION("two machines with one name") {
     auto fleet = three();
     fleet[2].name = "h100";
@@ -159,7 +159,7 @@ TEST_CASE("resolve_fleet: errors of the whole request", "[facade][fleet]") {
 TEST_CASE("FleetResult: the JSON shape and the summary table", "[facade][fleet]") {
   auto fleet = three();
   fleet[2].machine = test::h100_with({{"gpus", "6.1"}, {"torch", "2.8.0+cu128"}});
-  auto req = request_for(std::make_shared<CountingTransport>());
+  auto req = request_for_fleet(std::make_shared<CountingTransport>());
   req.fallback = false;  // the GTX 1080 stays unresolved
   const auto f = api::resolve_fleet(req, fleet);
   REQUIRE(f.machines.size() == 3);

@@ -12,6 +12,7 @@
 #include "support/checks.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/machine/detect.hpp"
+#include "support/model_support.hpp"
 
 namespace fs = std::filesystem;
 namespace wm = wheelfit::machine;
@@ -20,7 +21,7 @@ using wheelfit::Errc;
 
 namespace {
 
-wheelfit::model::NumericVersion nv(std::string_view t) { return wheelfit::model::NumericVersion::parse(t).value(); }
+using wheelfit::test::nv;
 
 using Strings = std::vector<std::string>;
 
@@ -48,7 +49,7 @@ const std::string kMi210 =
     R"( "devices": [{"index": 0, "name": "gfx90a", "target": "gfx90a", "node": "1"}], "notes": []})";
 
 // A machine to detect: a fake interpreter with a site-packages folder, an environment, payloads.
-struct World {
+struct DetectWorld {
   TempDir dir;
   fs::path bin = dir / "bin";
   fs::path python = bin / "python3";
@@ -57,14 +58,14 @@ struct World {
   wm::BackendPayloads payloads = {{"cuda", kNoCuda}, {"rocm", kNoRocm}};
   int detector_calls = 0;
 
-  World() {
+  DetectWorld() {
     fs::create_directories(site);
     write_fake_python(python, wheelfit::test::python_answer(python.string(), {site.string()}));
     env["PATH"] = bin.string();
     env["XDG_CACHE_HOME"] = (dir / "cache").string();
   }
   /// A machine with torch `version` installed, whose backends' detection answers `answers`.
-  World(const std::string& version, wm::BackendPayloads answers) : World() {
+  DetectWorld(const std::string& version, wm::BackendPayloads answers) : DetectWorld() {
     torch(version);
     payloads = std::move(answers);
   }
@@ -220,7 +221,7 @@ TEST_CASE("choose_backend asks the label function only for a label that is not c
 }
 
 TEST_CASE("detect_machine: a CUDA machine with two GPUs", "[machine][detect]") {
-  World w("2.8.0+cu128", {{"cuda", kTwoCudaGpus}, {"rocm", kNoRocm}});
+  DetectWorld w("2.8.0+cu128", {{"cuda", kTwoCudaGpus}, {"rocm", kNoRocm}});
   auto d = w.detect();
   REQUIRE(d);
   const auto& m = d->machine;
@@ -266,7 +267,7 @@ TEST_CASE("detect_machine: a CUDA machine with two GPUs", "[machine][detect]") {
 }
 
 TEST_CASE("detect_machine: a ROCm machine", "[machine][detect]") {
-  World w("2.7.1+rocm6.3", {{"cuda", kNoCuda}, {"rocm", kMi210}});
+  DetectWorld w("2.7.1+rocm6.3", {{"cuda", kNoCuda}, {"rocm", kMi210}});
   auto d = w.detect();
   REQUIRE(d);
   const auto& m = d->machine;
@@ -292,7 +293,7 @@ TEST_CASE("detect_machine: a ROCm machine", "[machine][detect]") {
 }
 
 TEST_CASE("detect_machine: no GPU anywhere", "[machine][detect]") {
-  World w;
+  DetectWorld w;
   auto d = w.detect();
   REQUIRE(d);
   CHECK(d->machine.backend == "cpu");
@@ -320,7 +321,7 @@ TEST_CASE("detect_machine: no GPU anywhere", "[machine][detect]") {
 }
 
 TEST_CASE("detect_machine: malformed payloads are notes, never failures", "[machine][detect]") {
-  World w;
+  DetectWorld w;
   w.payloads = {{"cuda", "{garbage"}, {"rocm", kMi210}, {"xpu", "[]"}};
   auto d = w.detect();
   REQUIRE(d);
@@ -380,7 +381,7 @@ TEST_CASE("detect_machine: malformed payloads are notes, never failures", "[mach
 }
 
 TEST_CASE("detect_machine: overrides come first", "[machine][detect]") {
-  World w("2.8.0+cu128", {{"cuda", kTwoCudaGpus}, {"rocm", kMi210}});
+  DetectWorld w("2.8.0+cu128", {{"cuda", kTwoCudaGpus}, {"rocm", kMi210}});
 
   SECTION("WHEELFIT_OVERRIDE_* and CONDA_OVERRIDE_CUDA win over the backend's facts") {
     w.env["WHEELFIT_OVERRIDE_GPUS"] = "8.0";
@@ -416,7 +417,7 @@ TEST_CASE("detect_machine: overrides come first", "[machine][detect]") {
       std::string vars;
       for (const auto& [k, v] : row.vars) vars += k + "='" + v + "' ";
       CAPTURE(vars);
-      World x;
+      DetectWorld x;
       x.torch("2.8.0+cu128");
       x.payloads = {{"cuda", kTwoCudaGpus}};
       for (const auto& [k, v] : row.vars) x.env[k] = v;
@@ -505,7 +506,7 @@ TEST_CASE("detect_machine: overrides come first", "[machine][detect]") {
 }
 
 TEST_CASE("detect_machine: the interpreter's troubles", "[machine][detect]") {
-  World w;
+  DetectWorld w;
   SECTION("python3 not on PATH: a note, python and torch unknown") {
     w.env["PATH"] = (w.dir / "empty").string();
     auto d = w.detect();
@@ -576,7 +577,7 @@ TEST_CASE("detect_machine: the interpreter's troubles", "[machine][detect]") {
 }
 
 TEST_CASE("detect_machine runs the backends' detection while the interpreter starts", "[machine][detect]") {
-  World w;
+  DetectWorld w;
   // The fake interpreter announces its start, then answers only once the detector has run.
   const fs::path started = w.dir / "started", go = w.dir / "go";
   wheelfit::test::write_script(w.python, "touch '" + started.string() + "'\nwhile [ ! -f '" + go.string() +

@@ -21,13 +21,13 @@ using wheelfit::Errc;
 namespace {
 
 // A fake interpreter with its own site-packages and cache folder.
-struct World {
+struct InterpreterWorld {
   TempDir dir;
   fs::path python = dir / "bin" / "python3";
   fs::path site = dir / "site-packages";
   fs::path user_site = dir / "user-site";
   fs::path cache = dir / "cache";
-  World() {
+  InterpreterWorld() {
     fs::create_directories(site);
     write_fake_python(python, wheelfit::test::python_answer(python.string(), {user_site.string(), site.string()}));
     wheelfit::test::write_dist_info(site, "torch-2.8.0+cu128.dist-info", "torch", "2.8.0+cu128");
@@ -304,7 +304,7 @@ TEST_CASE("default_cache_dir follows XDG", "[machine][interpreter]") {
 }
 
 TEST_CASE("inspect_interpreter caches the answer and the distributions", "[machine][interpreter]") {
-  World w;
+  InterpreterWorld w;
   auto first = wm::inspect_interpreter(w.options());
   REQUIRE(first);
   CHECK(first->path == w.python.string());
@@ -418,7 +418,7 @@ TEST_CASE("inspect_interpreter caches the answer and the distributions", "[machi
 }
 
 TEST_CASE("inspect_interpreter does not cache a wrapper", "[machine][interpreter]") {
-  World w;
+  InterpreterWorld w;
   const fs::path real = w.dir / "real-python";
   write_file(real, "#!/bin/sh\n");
   wheelfit::test::make_executable(real);
@@ -433,7 +433,7 @@ TEST_CASE("inspect_interpreter does not cache a wrapper", "[machine][interpreter
 }
 
 TEST_CASE("inspect_interpreter: a symlinked interpreter is not a wrapper", "[machine][interpreter]") {
-  World w;
+  InterpreterWorld w;
   const fs::path link = w.dir / "python-link";
   fs::create_symlink(w.python, link);
   write_fake_python(w.python, wheelfit::test::python_answer(link.string(), {w.site.string()}));

@@ -7,6 +7,7 @@
 #include "support/checks.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/machine/machine.hpp"
+#include "support/model_support.hpp"
 
 using namespace wheelfit::machine;
 using namespace wheelfit::test;
@@ -16,7 +17,7 @@ using wheelfit::model::Os;
 
 namespace {
 
-NumericVersion nv(std::string_view text) { return NumericVersion::parse(text).value(); }
+using wheelfit::test::nv;
 
 using Strings = std::vector<std::string>;
 

@@ -7,12 +7,13 @@
 
 #include "support/checks.hpp"
 #include "wheelfit/model/numeric_version.hpp"
+#include "support/model_support.hpp"
 
 using wheelfit::Errc;
 using wheelfit::model::NumericVersion;
 
 namespace {
-constexpr auto nv = &wheelfit::test::parse_ok<NumericVersion>;
+using wheelfit::test::nv;
 }  // namespace
 
 TEST_CASE("NumericVersion::parse reads dotted numbers", "[model][numeric_version]") {

@@ -8,6 +8,7 @@
 
 #include "support/checks.hpp"
 #include "wheelfit/model/wheel.hpp"
+#include "support/model_support.hpp"
 
 using namespace wheelfit::model;
 using wheelfit::Errc;
@@ -15,7 +16,7 @@ using Kind = PlatformTag::Kind;
 
 namespace {
 
-NumericVersion nv(std::string_view text) { return NumericVersion::parse(text).value(); }
+using wheelfit::test::nv;
 
 constexpr auto wheel = &wheelfit::test::parse_ok<WheelName>;
 

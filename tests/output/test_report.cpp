@@ -37,7 +37,7 @@ KMP = "TRUE"
   return ws;
 }
 
-struct Fixture {
+struct ReportFixture {
   config::Workspace ws = demo_workspace();
   machine::Machine m = test::h100();
   index::IndexSnapshot snap =
@@ -54,7 +54,7 @@ struct Fixture {
 }  // namespace
 
 TEST_CASE("pixi_manifest writes the workspace, the pins and one hash-pinned url per wheel", "[output][pixi]") {
-  Fixture f;
+  ReportFixture f;
   REQUIRE(f.r.ok());
   auto text = output::pixi_manifest(f.r, f.ctx);
   REQUIRE(text);
@@ -83,7 +83,7 @@ TEST_CASE("pixi_manifest writes the workspace, the pins and one hash-pinned url 
 }
 
 TEST_CASE("pixi_manifest refuses an unresolved workspace", "[output][pixi]") {
-  Fixture f;
+  ReportFixture f;
   f.m.gpus = std::vector<std::string>{"6.1"};
   auto res = resolve::resolve({f.ws, f.m, test::cuda_policy(), f.snap, "cuda"});
   REQUIRE(res);
@@ -92,7 +92,7 @@ TEST_CASE("pixi_manifest refuses an unresolved workspace", "[output][pixi]") {
 }
 
 TEST_CASE("json_report prints the contract's keys", "[output][json]") {
-  Fixture f;
+  ReportFixture f;
   auto v = boost::json::parse(output::json_report(f.r, f.ctx)).as_object();
   CHECK(v.at("combo").at("cuda").as_string() == "12.8");
   CHECK(v.at("combo").at("torch").as_string() == "2.8");
@@ -107,7 +107,7 @@ TEST_CASE("json_report prints the contract's keys", "[output][json]") {
 }
 
 TEST_CASE("json_report lists every failed demand of every candidate", "[output][json]") {
-  Fixture f;
+  ReportFixture f;
   f.m.gpus = std::vector<std::string>{"6.1"};
   auto res = resolve::resolve({f.ws, f.m, test::cuda_policy(), f.snap, "cuda"});
   REQUIRE(res);
@@ -123,7 +123,7 @@ TEST_CASE("json_report lists every failed demand of every candidate", "[output][
 }
 
 TEST_CASE("human_report opens a failure with the predecessor's summary", "[output][report]") {
-  Fixture f;
+  ReportFixture f;
   f.m.gpus = std::vector<std::string>{"6.1"};
   auto res = resolve::resolve({f.ws, f.m, test::cuda_policy(), f.snap, "cuda"});
   REQUIRE(res);
@@ -176,7 +176,7 @@ TEST_CASE("the index line and index.tls name the trust store and the client cert
   };
   for (const auto& row : rows) {
     CAPTURE(row.what);
-    Fixture f;
+    ReportFixture f;
     f.ctx.tls = row.tls;
     const auto human = output::human_report(f.r, f.ctx);
     if (row.line.empty()) {
@@ -216,7 +216,7 @@ TEST_CASE("pixi_manifest declares the driver's CUDA and the GPUs' lowest compute
   };
   for (const auto& row : rows) {
     INFO(row.name);
-    Fixture f;
+    ReportFixture f;
     for (const auto& [k, v] : row.facts) REQUIRE(machine::set_fact(f.m, k, v, "test"));
     f.r = f.resolve_now();
     REQUIRE(f.r.ok());

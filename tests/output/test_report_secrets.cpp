@@ -17,12 +17,12 @@ namespace {
 const std::string kWheel = "flash_attn-2.8.3+cu128torch2.8-cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
 const std::vector<std::string> kSecrets = {"WHEEL-PW", "SIG-SECRET", "IDX-PW", "IDX-TOKEN", "WARN-SECRET", "NOTE-PW"};
 
-struct Fixture {
+struct ReportSecretsFixture {
   config::Workspace ws = test::workspace({"flash-attn"}, "3.12");
   machine::Machine m;
   index::IndexSnapshot snap;
 
-  explicit Fixture(const std::string& gpu) : m(test::h100()) {
+  explicit ReportSecretsFixture(const std::string& gpu) : m(test::h100()) {
     m.gpus = std::vector<std::string>{gpu};
     const std::string href = "https://bob:WHEEL-PW@files.test/dl/flash_attn-2.8.3%2Bcu128torch2.8-cp312-cp312-"
                              "manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl?X-Amz-Signature=SIG-SECRET&X-Amz-Date=1";
@@ -55,7 +55,7 @@ void check_clean(const std::string& text) {
 }  // namespace
 
 TEST_CASE("a resolved run's report, JSON and pixi.toml hold no secret", "[output][secrets]") {
-  Fixture f("9.0");
+  ReportSecretsFixture f("9.0");
   const auto r = f.resolution();
   const auto ctx = f.context();
   REQUIRE(r.ok());
@@ -80,7 +80,7 @@ TEST_CASE("a resolved run's report, JSON and pixi.toml hold no secret", "[output
 }
 
 TEST_CASE("an unresolved run's report and JSON hold no secret either", "[output][secrets]") {
-  Fixture f("6.1");  // no wheel covers the GPU
+  ReportSecretsFixture f("6.1");  // no wheel covers the GPU
   const auto r = f.resolution();
   const auto ctx = f.context();
   REQUIRE_FALSE(r.ok());

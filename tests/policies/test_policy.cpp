@@ -12,6 +12,7 @@
 #include "support/backend_support.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/policies/policy.hpp"
+#include "support/model_support.hpp"
 
 using wheelfit::Errc;
 using wheelfit::model::Combo;
@@ -20,7 +21,7 @@ namespace pol = wheelfit::policies;
 
 namespace {
 
-NumericVersion nv(std::string_view s) { return NumericVersion::parse(s).value(); }
+using wheelfit::test::nv;
 Combo combo(std::string_view cuda, std::string_view torch) { return Combo{nv(cuda), nv(torch)}; }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "support/backend_support.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/policies/policy.hpp"
+#include "support/model_support.hpp"
 
 using wheelfit::model::Combo;
 using wheelfit::model::NumericVersion;
@@ -21,7 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-NumericVersion nv(std::string_view s) { return NumericVersion::parse(s).value(); }
+using wheelfit::test::nv;
 
 fs::path defaults_dir() { return wheelfit::test::fixtures_dir() / "cuda-wheels" / "defaults"; }
 

@@ -11,11 +11,11 @@ using resolve::TierOutcome;
 
 namespace {
 
-const std::string x86 = "cp312-cp312-manylinux_2_28_x86_64.whl";
+const std::string x86_advice = "cp312-cp312-manylinux_2_28_x86_64.whl";
 
 // "pkg-1.0+<label>-cp312-cp312-manylinux_2_28_x86_64.whl" for each label.
 std::vector<test::Anchor> wheels(const std::string& pkg, const std::vector<std::string>& labels,
-                                 const std::string& tags = x86) {
+                                 const std::string& tags = x86_advice) {
   std::vector<test::Anchor> out;
   for (const auto& l : labels) out.push_back({pkg + "-1.0+" + l + "-" + tags});
   return out;

@@ -11,11 +11,11 @@ using namespace wheelfit;
 using resolve::Demand;
 
 namespace {
-const std::string x86 = "cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
+const std::string x86_inspect_hook = "cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
 }
 
 TEST_CASE("resolve --inspect hook: a rejected pick gives way to the next candidate", "[resolve][inspect]") {
-  auto snap = test::snapshot({{"pkg", {{"pkg-1.0+cu128torch2.8-" + x86}, {"pkg-2.0+cu128torch2.8-" + x86}, {"pkg-1.5+cu128torch2.8-" + x86}}}});
+  auto snap = test::snapshot({{"pkg", {{"pkg-1.0+cu128torch2.8-" + x86_inspect_hook}, {"pkg-2.0+cu128torch2.8-" + x86_inspect_hook}, {"pkg-1.5+cu128torch2.8-" + x86_inspect_hook}}}});
   const auto ws = test::workspace({"pkg"});
   const auto m = test::h100();
   std::vector<std::string> asked;
@@ -34,11 +34,11 @@ TEST_CASE("resolve --inspect hook: a rejected pick gives way to the next candida
   CHECK(r->picks[0].version == "1.5+cu128torch2.8");
   CHECK(r->picks[0].arch_source == "sm_90 (SASS) (read from the wheel's binaries)");
   // In preference order: the highest version first, then the next.
-  CHECK(asked == std::vector<std::string>{"pkg-2.0+cu128torch2.8-" + x86, "pkg-1.5+cu128torch2.8-" + x86});
+  CHECK(asked == std::vector<std::string>{"pkg-2.0+cu128torch2.8-" + x86_inspect_hook, "pkg-1.5+cu128torch2.8-" + x86_inspect_hook});
 }
 
 TEST_CASE("resolve --inspect hook: every pick rejected: unresolved, with the evidence per candidate", "[resolve][inspect]") {
-  auto snap = test::snapshot({{"pkg", {{"pkg-1.0+cu128torch2.8-" + x86}, {"pkg-1.0+cu126torch2.8-" + x86}}}});
+  auto snap = test::snapshot({{"pkg", {{"pkg-1.0+cu128torch2.8-" + x86_inspect_hook}, {"pkg-1.0+cu126torch2.8-" + x86_inspect_hook}}}});
   const auto ws = test::workspace({"pkg"});
   const auto m = test::h100();
   resolve::Inputs in{ws, m, test::cuda_policy(), snap, "cuda"};
@@ -57,7 +57,7 @@ TEST_CASE("resolve --inspect hook: every pick rejected: unresolved, with the evi
   CHECK(p.reason.find("rejected by inspecting their binaries") != std::string::npos);
   bool found = false;
   for (const auto& c : p.candidates) {
-    if (c.filename != "pkg-1.0+cu128torch2.8-" + x86) continue;
+    if (c.filename != "pkg-1.0+cu128torch2.8-" + x86_inspect_hook) continue;
     found = true;
     REQUIRE(c.failed.size() == 1);
     CHECK(c.failed[0].demand == Demand::gpu_arch);
@@ -68,7 +68,7 @@ TEST_CASE("resolve --inspect hook: every pick rejected: unresolved, with the evi
 }
 
 TEST_CASE("resolve without a hook is unchanged; judge_driver says what the driver runs", "[resolve][inspect]") {
-  auto snap = test::snapshot({{"pkg", {{"pkg-1.0+cu128torch2.8-" + x86}}}});
+  auto snap = test::snapshot({{"pkg", {{"pkg-1.0+cu128torch2.8-" + x86_inspect_hook}}}});
   const auto ws = test::workspace({"pkg"});
   const auto m = test::h100();
   auto r = resolve::resolve({ws, m, test::cuda_policy(), snap, "cuda"});
@@ -88,7 +88,7 @@ TEST_CASE("resolve without a hook is unchanged; judge_driver says what the drive
 }
 
 TEST_CASE("resolve --inspect hook: binaries that cover the GPU overrule the policy's gpu_arch verdict", "[resolve][inspect]") {
-  auto snap = test::snapshot({{"pkg", {{"pkg-1.0+cu128torch2.8-" + x86}}}});
+  auto snap = test::snapshot({{"pkg", {{"pkg-1.0+cu128torch2.8-" + x86_inspect_hook}}}});
   const auto ws = test::workspace({"pkg"});
   auto m = test::h100();
   m.gpus = std::vector<std::string>{"6.1"};  // not in the cu12.8 arch list

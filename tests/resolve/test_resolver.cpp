@@ -39,12 +39,12 @@ const resolve::CandidateVerdict& verdict(const resolve::Resolution& r, const std
   throw;  // unreachable
 }
 
-const std::string x86 = "cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
+const std::string x86_resolver = "cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
 
 }  // namespace
 
 TEST_CASE("resolve picks the highest fitting version, not the first in page order", "[resolve][select]") {
-  auto snap = test::snapshot({{"pkg", {{"pkg-1.2+cu128torch2.8-" + x86}, {"pkg-1.10+cu128torch2.8-" + x86}, {"pkg-1.9+cu128torch2.8-" + x86}}}});
+  auto snap = test::snapshot({{"pkg", {{"pkg-1.2+cu128torch2.8-" + x86_resolver}, {"pkg-1.10+cu128torch2.8-" + x86_resolver}, {"pkg-1.9+cu128torch2.8-" + x86_resolver}}}});
   auto r = run(test::workspace({"pkg"}), test::h100(), snap);
   REQUIRE(r.ok());
   CHECK(*r.tier == "bootstrap");
@@ -58,10 +58,10 @@ TEST_CASE("resolve prefers final releases and skips yanked files", "[resolve][se
     std::string expected;
   };
   auto row = GENERATE(values<Row>({
-      {{{"pkg-2.0.0b0+cu128torch2.8-" + x86}, {"pkg-1.0+cu128torch2.8-" + x86}}, "1.0+cu128torch2.8"},
-      {{{"pkg-2.0.0b0+cu128torch2.8-" + x86}}, "2.0.0b0+cu128torch2.8"},
-      {{{"pkg-2.0.dev1+cu128torch2.8-" + x86}, {"pkg-1.9+cu128torch2.8-" + x86}}, "1.9+cu128torch2.8"},
-      {{{"pkg-1.1+cu128torch2.8-" + x86, "", "", true}, {"pkg-1.0+cu128torch2.8-" + x86}}, "1.0+cu128torch2.8"},
+      {{{"pkg-2.0.0b0+cu128torch2.8-" + x86_resolver}, {"pkg-1.0+cu128torch2.8-" + x86_resolver}}, "1.0+cu128torch2.8"},
+      {{{"pkg-2.0.0b0+cu128torch2.8-" + x86_resolver}}, "2.0.0b0+cu128torch2.8"},
+      {{{"pkg-2.0.dev1+cu128torch2.8-" + x86_resolver}, {"pkg-1.9+cu128torch2.8-" + x86_resolver}}, "1.9+cu128torch2.8"},
+      {{{"pkg-1.1+cu128torch2.8-" + x86_resolver, "", "", true}, {"pkg-1.0+cu128torch2.8-" + x86_resolver}}, "1.0+cu128torch2.8"},
   }));
   CAPTURE(row.expected);
   auto r = run(test::workspace({"pkg"}), test::h100(), test::snapshot({{"pkg", row.anchors}}));
@@ -93,19 +93,19 @@ TEST_CASE("resolve judges every candidate on the seven demands", "[resolve][dema
     std::vector<Demand> failed;
   };
   auto row = GENERATE(values<Row>({
-      {"aarch64 host vs x86_64 wheel", {{"cpu_arch", "aarch64"}}, "pkg-1.0+cu128torch2.8-" + x86, {Demand::cpu_arch}},
+      {"aarch64 host vs x86_64 wheel", {{"cpu_arch", "aarch64"}}, "pkg-1.0+cu128torch2.8-" + x86_resolver, {Demand::cpu_arch}},
       {"glibc 2.27 vs manylinux_2_28 floor", {{"glibc", "2.27"}}, "pkg-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl", {Demand::glibc}},
       {"Windows wheel on Linux", {}, "pkg-1.0+cu128torch2.8-cp312-cp312-win_amd64.whl", {Demand::os}},
-      {"cp313 machine vs cp312 wheel", {{"python", "3.13"}}, "pkg-1.0+cu128torch2.8-" + x86, {Demand::python}},
-      {"torch2.1 is not torch2.10", {{"torch", "2.10.0+cu128"}}, "pkg-1.0+cu128torch2.1-" + x86, {Demand::torch}},
-      {"cu12.6 wheel for a cu12.8 torch", {}, "pkg-1.0+cu126torch2.8-" + x86, {Demand::line}},
+      {"cp313 machine vs cp312 wheel", {{"python", "3.13"}}, "pkg-1.0+cu128torch2.8-" + x86_resolver, {Demand::python}},
+      {"torch2.1 is not torch2.10", {{"torch", "2.10.0+cu128"}}, "pkg-1.0+cu128torch2.1-" + x86_resolver, {Demand::torch}},
+      {"cu12.6 wheel for a cu12.8 torch", {}, "pkg-1.0+cu126torch2.8-" + x86_resolver, {Demand::line}},
       {"driver supports only CUDA 12.8, wheel is cu13.0", {{"torch", "2.9.1+cu130"}, {"driver_line", "12.8"}},
-       "pkg-1.0+cu130torch2.9-" + x86, {Demand::line}},
-      {"driver 520 below CUDA 12's floor", {{"driver_line", ""}, {"driver_version", "520.61.05"}}, "pkg-1.0+cu128torch2.8-" + x86,
+       "pkg-1.0+cu130torch2.9-" + x86_resolver, {Demand::line}},
+      {"driver 520 below CUDA 12's floor", {{"driver_line", ""}, {"driver_version", "520.61.05"}}, "pkg-1.0+cu128torch2.8-" + x86_resolver,
        {Demand::line}},
-      {"GTX 1080 (6.1) on the cu12.8 arch list", {{"gpus", "6.1"}}, "pkg-1.0+cu128torch2.8-" + x86, {Demand::gpu_arch}},
-      {"one of two GPUs uncovered", {{"gpus", "9.0, 6.1"}}, "pkg-1.0+cu128torch2.8-" + x86, {Demand::gpu_arch}},
-      {"no GPU at all", {{"gpus", "none"}}, "pkg-1.0+cu128torch2.8-" + x86, {Demand::gpu_arch}},
+      {"GTX 1080 (6.1) on the cu12.8 arch list", {{"gpus", "6.1"}}, "pkg-1.0+cu128torch2.8-" + x86_resolver, {Demand::gpu_arch}},
+      {"one of two GPUs uncovered", {{"gpus", "9.0, 6.1"}}, "pkg-1.0+cu128torch2.8-" + x86_resolver, {Demand::gpu_arch}},
+      {"no GPU at all", {{"gpus", "none"}}, "pkg-1.0+cu128torch2.8-" + x86_resolver, {Demand::gpu_arch}},
       {"everything wrong", {{"python", "3.11"}, {"cpu_arch", "aarch64"}}, "pkg-1.0+cu126torch2.7-cp312-cp312-win_amd64.whl",
        {Demand::torch, Demand::line, Demand::python, Demand::cpu_arch, Demand::os}},
   }));
@@ -121,7 +121,7 @@ TEST_CASE("resolve judges every candidate on the seven demands", "[resolve][dema
 
 TEST_CASE("resolve names what the wheel asks and what the machine has", "[resolve][demands]") {
   const auto m = test::h100_with({{"gpus", "6.1"}});
-  const std::string f = "pkg-1.0+cu128torch2.8-" + x86;
+  const std::string f = "pkg-1.0+cu128torch2.8-" + x86_resolver;
   auto r = run(test::workspace({"pkg"}), m, test::snapshot({{"pkg", {{f}}}}));
   const auto& v = verdict(r, f);
   REQUIRE(v.failed.size() == 1);
@@ -130,8 +130,8 @@ TEST_CASE("resolve names what the wheel asks and what the machine has", "[resolv
 }
 
 TEST_CASE("resolve matches the anchor text and installs the href", "[resolve][select]") {
-  const std::string text = "cumm-0.8.2+cu128torch2.8-" + x86;
-  const std::string href = "https://example.test/dl/cumm-0.8.2%2Bcu128torch2.11-" + x86;
+  const std::string text = "cumm-0.8.2+cu128torch2.8-" + x86_resolver;
+  const std::string href = "https://example.test/dl/cumm-0.8.2%2Bcu128torch2.11-" + x86_resolver;
   auto r = run(test::workspace({"cumm"}), test::h100(), test::snapshot({{"cumm", {{text, href}}}}));
   REQUIRE(r.ok());
   CHECK(r.picks[0].filename == text);
@@ -140,15 +140,15 @@ TEST_CASE("resolve matches the anchor text and installs the href", "[resolve][se
 
 TEST_CASE("resolve reads legacy dot-less combo labels", "[resolve][combo]") {
   const auto m = test::h100_with({{"torch", "2.4.1+cu124"}, {"gpus", "8.6"}});
-  auto snap = test::snapshot({{"pkg", {{"pkg-1.0+cu124torch24-" + x86}, {"pkg-1.0+cu124torch210-" + x86}}}});
+  auto snap = test::snapshot({{"pkg", {{"pkg-1.0+cu124torch24-" + x86_resolver}, {"pkg-1.0+cu124torch210-" + x86_resolver}}}});
   auto r = run(test::workspace({"pkg"}), m, snap);
   REQUIRE(r.ok());
-  CHECK(r.picks[0].filename == "pkg-1.0+cu124torch24-" + x86);
+  CHECK(r.picks[0].filename == "pkg-1.0+cu124torch24-" + x86_resolver);
 }
 
 TEST_CASE("resolve falls back to tier 2 and pins the torch family for it", "[resolve][tiers]") {
   const auto m = test::h100_with({{"torch", "2.9.1+cu130"}});
-  auto r = run(test::workspace({"pkg"}), m, test::snapshot({{"pkg", {{"pkg-1.0+cu128torch2.8-" + x86}}}}));
+  auto r = run(test::workspace({"pkg"}), m, test::snapshot({{"pkg", {{"pkg-1.0+cu128torch2.8-" + x86_resolver}}}}));
   REQUIRE(r.ok());
   CHECK(*r.tier == "fallback");
   CHECK(wheelfit::test::cuda_policy().combo_str(*r.combo) == "cu12.8/torch2.8");
@@ -178,7 +178,7 @@ TEST_CASE("resolve skips tier 2 with the reason", "[resolve][tiers]") {
   }));
   CAPTURE(row.what);
   auto r = run(test::workspace({"pkg"}), test::h100_with(row.changes),
-               test::snapshot({{"pkg", {{"pkg-1.0+cu126torch2.6-" + x86}}}}));
+               test::snapshot({{"pkg", {{"pkg-1.0+cu126torch2.6-" + x86_resolver}}}}));
   REQUIRE_FALSE(r.ok());
   REQUIRE(r.tiers.size() == 2);
   CHECK(r.tiers[1].status == resolve::TierOutcome::Status::skipped);
@@ -225,7 +225,7 @@ TEST_CASE("resolve keeps 'not published' apart from 'could not be read'", "[reso
 }
 
 TEST_CASE("resolve pins sha256 from the fragment or packages.json and refuses conflicts", "[resolve][hash]") {
-  const std::string f = "pkg-1.0+cu128torch2.8-" + x86;
+  const std::string f = "pkg-1.0+cu128torch2.8-" + x86_resolver;
   const std::string a(64, 'a'), b(64, 'b');
   auto snap = test::snapshot({{"pkg", {{f, "", a}}}});
   SECTION("fragment only") {
@@ -256,7 +256,7 @@ TEST_CASE("resolve pins sha256 from the fragment or packages.json and refuses co
 }
 
 TEST_CASE("resolve uses packages.json when a page is missing", "[resolve][index]") {
-  const std::string f = "pkg-1.0+cu128torch2.8-" + x86;
+  const std::string f = "pkg-1.0+cu128torch2.8-" + x86_resolver;
   auto snap = test::snapshot({});
   snap.projects.emplace("pkg", index::ProjectPage{"pkg", snap.base_url + "pkg/", index::ProjectPage::Status::not_published, {}, "404"});
   index::PackagesJson pj;
@@ -269,7 +269,7 @@ TEST_CASE("resolve uses packages.json when a page is missing", "[resolve][index]
 
 TEST_CASE("resolve says what it could not check", "[resolve][honesty]") {
   auto m = test::make_machine({{"os", "linux"}, {"cpu_arch", "x86_64"}, {"python", "3.12"}, {"torch", "2.8.0+cu128"}});
-  auto r = run(test::workspace({"pkg"}), m, test::snapshot({{"pkg", {{"pkg-1.0+cu128torch2.8-" + x86}}}}));
+  auto r = run(test::workspace({"pkg"}), m, test::snapshot({{"pkg", {{"pkg-1.0+cu128torch2.8-" + x86_resolver}}}}));
   REQUIRE(r.ok());
   const auto& u = r.picks[0].unchecked;
   CHECK(std::count(u.begin(), u.end(), Demand::gpu_arch) == 1);
@@ -306,7 +306,7 @@ TEST_CASE("an env's own python wins over the machine's", "[resolve][python]") {
 }
 
 TEST_CASE("resolve honours requires-python as part of the python demand", "[resolve][python]") {
-  const std::string f = "pkg-1.0+cu128torch2.8-" + x86;
+  const std::string f = "pkg-1.0+cu128torch2.8-" + x86_resolver;
   SECTION("excluded") {
     auto r = run(test::workspace({"pkg"}), test::h100(), test::snapshot({{"pkg", {{f, "", "", false, ">=3.13"}}}}));
     REQUIRE_FALSE(r.ok());
@@ -328,7 +328,7 @@ TEST_CASE("resolve honours requires-python as part of the python demand", "[reso
 }
 
 TEST_CASE("resolve reads the machine's GPUs by the backend's grammar", "[resolve][demands]") {
-  auto snap = test::snapshot({{"pkg", {{"pkg-1.0+cu128torch2.8-" + x86}}}});
+  auto snap = test::snapshot({{"pkg", {{"pkg-1.0+cu128torch2.8-" + x86_resolver}}}});
   struct Row {
     std::string gpus;
     bool resolved;
@@ -359,7 +359,7 @@ TEST_CASE("resolve without the backend's device rules says gpu_arch was not chec
   const std::string text = wheelfit::test::read_file(wheelfit::test::source_dir() / "backends" / "cuda" / "data" / "policy.json");
   auto plain = policies::parse_policy_json(text, "plain.json", nullptr);
   REQUIRE(plain);
-  auto snap = test::snapshot({{"pkg", {{"pkg-1.0+cu128torch2.8-" + x86}}}});
+  auto snap = test::snapshot({{"pkg", {{"pkg-1.0+cu128torch2.8-" + x86_resolver}}}});
   const auto m = test::h100_with({{"gpus", "6.1"}});  // not covered, were it judged
   auto r = resolve::resolve({test::workspace({"pkg"}), m, *plain, snap, "cuda"});
   REQUIRE(r);

@@ -8,21 +8,13 @@
 
 #include "wheelfit/backends/cuda_detect.hpp"
 #include "wheelfit/model/numeric_version.hpp"
+#include "wheelfit/util/text.hpp"
 
 namespace wheelfit::backends::cuda {
 namespace {
 
-std::string_view trim(std::string_view s) noexcept {
-  constexpr std::string_view space = " \t\r\n\v\f";
-  auto b = s.find_first_not_of(space);
-  if (b == std::string_view::npos) return {};
-  auto e = s.find_last_not_of(space);
-  return s.substr(b, e - b + 1);
-}
-
-bool all_digits(std::string_view s) noexcept {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
+using util::trim;
+using util::ascii::all_digits;
 
 std::optional<int> to_int(std::string_view s) noexcept {
   if (!all_digits(s) || s.size() > 9) return std::nullopt;

@@ -7,18 +7,14 @@
 
 #include "child_process.hpp"
 #include "wheelfit/util/subprocess.hpp"
+#include "wheelfit/util/text.hpp"
 #include "wheelfit/backends/cuda_detect.hpp"
 
 namespace wheelfit::backends::cuda {
 namespace fs = std::filesystem;
 namespace {
 
-std::string_view trim(std::string_view s) noexcept {
-  constexpr std::string_view space = " \t\r\n\v\f";
-  auto b = s.find_first_not_of(space);
-  if (b == std::string_view::npos) return {};
-  return s.substr(b, s.find_last_not_of(space) - b + 1);
-}
+using util::trim;
 
 std::string first_line(std::string_view text) {
   std::size_t pos = 0;

@@ -97,7 +97,7 @@ std::string normalize_project_name(std::string_view name) {
 
 namespace {
 
-constexpr bool is_alpha(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+using util::ascii::is_alpha;
 constexpr bool is_scheme_char(char c) noexcept {
   return is_alpha(c) || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.';
 }

@@ -27,9 +27,9 @@ namespace {
 using util::iequals;
 using detail::is_ascii_space;
 
-constexpr bool is_alpha(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-constexpr bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
-constexpr bool is_alnum(char c) noexcept { return is_alpha(c) || is_digit(c); }
+using util::ascii::is_alnum;
+using util::ascii::is_alpha;
+using util::ascii::is_digit;
 
 // ---------------------------------------------------------------------------------------------
 // Character references (HTML 13.2.5.72 onwards, the subset index pages use).

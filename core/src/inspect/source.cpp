@@ -21,14 +21,12 @@ namespace {
 
 using transport::NetErrc;
 
-std::string n(std::uint64_t v) { return std::to_string(v); }
-
 /// Errc::invalid_input unless [offset, offset + length) lies inside [0, size).
 std::optional<Error> check_range(const std::string& name, std::uint64_t size, std::uint64_t offset,
                                  std::uint64_t length) {
   if (offset > size || length > size - offset) {
-    return Error(Errc::invalid_input, name + ": cannot read " + n(length) + " bytes at offset " + n(offset) +
-                                          ": past the end of the " + n(size) + "-byte file");
+    return Error(Errc::invalid_input, name + ": cannot read " + std::to_string(length) + " bytes at offset " + std::to_string(offset) +
+                                          ": past the end of the " + std::to_string(size) + "-byte file");
   }
   return std::nullopt;
 }
@@ -67,7 +65,7 @@ class FileSource final : public ByteSource {
   Expected<std::string> read_impl(std::uint64_t offset, std::uint64_t length) override {
     if (auto e = check_range(path_, size_, offset, length)) return *e;
     if (length > std::numeric_limits<std::size_t>::max() / 2) {
-      return unexpected(Errc::too_large, path_ + ": a read of " + n(length) + " bytes is too large");
+      return unexpected(Errc::too_large, path_ + ": a read of " + std::to_string(length) + " bytes is too large");
     }
     std::string out(static_cast<std::size_t>(length), '\0');
     std::size_t done = 0;
@@ -76,12 +74,12 @@ class FileSource final : public ByteSource {
       const ssize_t got = ::pread(fd_, out.data() + done, chunk, static_cast<off_t>(offset + done));
       if (got < 0) {
         if (errno == EINTR) continue;
-        return unexpected(Errc::io_error, path_ + ": read at offset " + n(offset + done) + " failed: " +
+        return unexpected(Errc::io_error, path_ + ": read at offset " + std::to_string(offset + done) + " failed: " +
                                               std::strerror(errno));
       }
       if (got == 0) {
-        return unexpected(Errc::io_error, path_ + ": the file ended at offset " + n(offset + done) +
-                                              " (it was " + n(size_) + " bytes when opened: changed while reading?)");
+        return unexpected(Errc::io_error, path_ + ": the file ended at offset " + std::to_string(offset + done) +
+                                              " (it was " + std::to_string(size_) + " bytes when opened: changed while reading?)");
       }
       done += static_cast<std::size_t>(got);
     }
@@ -162,12 +160,12 @@ class RemoteSource final : public ByteSource {
     rq.url = url_;
     // A 206 carries at most kTail bytes; a 200 (Range ignored) carries the whole wheel.
     rq.max_body = clamp_size(std::max(max_download, kTail));
-    rq.headers.emplace_back("Range", "bytes=-" + n(kTail));
+    rq.headers.emplace_back("Range", "bytes=-" + std::to_string(kTail));
     auto r = transport_.get(rq);
     if (!r) {
       if (r.error().is(Errc::too_large)) {
         return unexpected(Errc::too_large, url_ + ": the server ignored the Range request and the whole file is "
-                                                  "above the " + n(max_download) + "-byte download limit (" +
+                                                  "above the " + std::to_string(max_download) + "-byte download limit (" +
                                                   r.error().message + ")");
       }
       return r.error();
@@ -176,7 +174,7 @@ class RemoteSource final : public ByteSource {
     if (r->status == 200) {
       if (r->body.size() > max_download) {
         return unexpected(Errc::too_large, url_ + ": the server ignored the Range request and sent " +
-                                               n(r->body.size()) + " bytes, above the " + n(max_download) +
+                                               std::to_string(r->body.size()) + " bytes, above the " + std::to_string(max_download) +
                                                "-byte download limit");
       }
       whole_ = true;
@@ -200,15 +198,15 @@ class RemoteSource final : public ByteSource {
     }
     const std::uint64_t want_first = cr->total - std::min(cr->total, kTail);
     if (cr->first != want_first || cr->last != cr->total - 1) {
-      return transport::net_error(NetErrc::protocol, url_ + ": asked for the last " + n(kTail) +
+      return transport::net_error(NetErrc::protocol, url_ + ": asked for the last " + std::to_string(kTail) +
                                                          " bytes, the server answered Content-Range '" +
-                                                         std::string(*header) + "' (expected bytes " + n(want_first) +
-                                                         "-" + n(cr->total - 1) + "/" + n(cr->total) + ")");
+                                                         std::string(*header) + "' (expected bytes " + std::to_string(want_first) +
+                                                         "-" + std::to_string(cr->total - 1) + "/" + std::to_string(cr->total) + ")");
     }
     if (r->body.size() != cr->last - cr->first + 1) {
       return transport::net_error(NetErrc::protocol, url_ + ": Content-Range '" + std::string(*header) + "' announces " +
-                                                         n(cr->last - cr->first + 1) + " bytes, the body has " +
-                                                         n(r->body.size()));
+                                                         std::to_string(cr->last - cr->first + 1) + " bytes, the body has " +
+                                                         std::to_string(r->body.size()));
     }
     size_ = cr->total;
     tail_offset_ = cr->first;
@@ -245,7 +243,7 @@ class RemoteSource final : public ByteSource {
     transport::Request rq;
     rq.url = url_;
     rq.max_body = clamp_size(length);
-    rq.headers.emplace_back("Range", "bytes=" + n(offset) + "-" + n(last));
+    rq.headers.emplace_back("Range", "bytes=" + std::to_string(offset) + "-" + std::to_string(last));
     const std::string if_range = pin_.if_range();
     if (!if_range.empty()) {
       rq.headers.emplace_back("If-Range", if_range);
@@ -254,13 +252,13 @@ class RemoteSource final : public ByteSource {
     auto r = transport_.get(rq);
     if (!r) return r.error();
     fetched_ += r->body.size();
-    const std::string what = url_ + ": asked for bytes " + n(offset) + "-" + n(last);
+    const std::string what = url_ + ": asked for bytes " + std::to_string(offset) + "-" + std::to_string(last);
     if (r->status == 200) {
       // With If-Range: the file changed since it was pinned (or Range is no longer honoured).
       // Without: only a whole body of the known size is usable.
       if (if_range.empty() && r->body.size() != size_) {
         return transport::net_error(NetErrc::protocol, what + ", the server answered 200 with " +
-                                                           n(r->body.size()) + " bytes (the file has " + n(size_) + ")");
+                                                           std::to_string(r->body.size()) + " bytes (the file has " + std::to_string(size_) + ")");
       }
       return replaced(std::move(*r), offset, length, false);
     }
@@ -272,11 +270,11 @@ class RemoteSource final : public ByteSource {
     if (!header) return transport::net_error(NetErrc::protocol, what + ", the 206 answer has no Content-Range");
     const auto cr = parse_content_range(*header);
     if (!cr || cr->first != offset || cr->last != last || cr->total != size_) {
-      return transport::net_error(NetErrc::protocol, what + " of " + n(size_) + ", the server answered Content-Range '" +
+      return transport::net_error(NetErrc::protocol, what + " of " + std::to_string(size_) + ", the server answered Content-Range '" +
                                                          std::string(*header) + "'");
     }
     if (r->body.size() != length) {
-      return transport::net_error(NetErrc::protocol, what + ", the 206 body has " + n(r->body.size()) + " bytes");
+      return transport::net_error(NetErrc::protocol, what + ", the 206 body has " + std::to_string(r->body.size()) + " bytes");
     }
     return std::move(r->body);
   }

@@ -30,8 +30,6 @@ constexpr std::uint64_t kMaxComment = 65535;
 constexpr std::uint64_t kFirstTail = 65536;
 constexpr std::uint64_t kRatioFloor = 1u << 20;  ///< max_ratio applies to members above 1 MiB
 
-std::string n(std::uint64_t v) { return std::to_string(v); }
-
 std::uint16_t le16(std::string_view b, std::size_t at) {
   const auto* p = reinterpret_cast<const unsigned char*>(b.data()) + at;
   return static_cast<std::uint16_t>(p[0] | (p[1] << 8));
@@ -87,7 +85,7 @@ std::optional<std::string> read_zip64_extra(std::string_view extra, ZipEntry& e,
     const std::uint16_t len = le16(extra, pos + 2);
     pos += 4;
     if (len > extra.size() - pos) {
-      return "extra field id " + n(id) + " declares " + n(len) + " bytes, only " + n(extra.size() - pos) + " remain";
+      return "extra field id " + std::to_string(id) + " declares " + std::to_string(len) + " bytes, only " + std::to_string(extra.size() - pos) + " remain";
     }
     if (id == 0x0001) {
       std::size_t at = pos;
@@ -119,7 +117,7 @@ Expected<EndRecord> read_end_record(ByteSource& source, const ZipLimits& limits,
                                     std::uint64_t& tail_offset) {
   const std::uint64_t size = source.size();
   if (size < kEocdSize) {
-    return bad(source, "a " + n(size) + "-byte file is too small to be a zip (no end of central directory record)");
+    return bad(source, "a " + std::to_string(size) + "-byte file is too small to be a zip (no end of central directory record)");
   }
   // The last 64 KiB first (what a remote source fetched and cached when it opened); the full
   // 64 KiB + 21 bytes a maximal comment needs only when that finds nothing.
@@ -143,7 +141,7 @@ Expected<EndRecord> read_end_record(ByteSource& source, const ZipLimits& limits,
     if (at) break;
   }
   if (!at) {
-    return bad(source, "no end of central directory record in the last " + n(tail_len) +
+    return bad(source, "no end of central directory record in the last " + std::to_string(tail_len) +
                            " bytes (truncated, or not a zip)");
   }
   const std::uint64_t eocd_pos = tail_offset + *at;
@@ -173,8 +171,8 @@ Expected<EndRecord> read_end_record(ByteSource& source, const ZipLimits& limits,
       const std::uint32_t disks = le32(loc, 16);
       if (loc_disk != 0 || disks > 1) return bad(source, "multi-disk archives are not supported (Zip64 locator)");
       if (passes(rec_pos, kZip64EocdSize, loc_pos)) {
-        return bad(source, "the Zip64 locator points at offset " + n(rec_pos) + ", past the locator itself at " +
-                               n(loc_pos) + " of the " + n(size) + "-byte archive");
+        return bad(source, "the Zip64 locator points at offset " + std::to_string(rec_pos) + ", past the locator itself at " +
+                               std::to_string(loc_pos) + " of the " + std::to_string(size) + "-byte archive");
       }
       std::string r64;
       if (rec_pos >= tail_offset) {
@@ -185,13 +183,13 @@ Expected<EndRecord> read_end_record(ByteSource& source, const ZipLimits& limits,
         r64 = std::move(*r);
       }
       if (le32(r64, 0) != kZip64EocdSig) {
-        return bad(source, "the Zip64 locator points at offset " + n(rec_pos) +
+        return bad(source, "the Zip64 locator points at offset " + std::to_string(rec_pos) +
                                ", where there is no Zip64 end of central directory record");
       }
       const std::uint64_t rec_size = le64(r64, 4);
       if (rec_size < kZip64EocdSize - 12 || passes(rec_pos + 12, rec_size, loc_pos)) {
-        return bad(source, "the Zip64 end record at offset " + n(rec_pos) + " declares " + n(rec_size) +
-                               " bytes, which does not fit before the locator at " + n(loc_pos));
+        return bad(source, "the Zip64 end record at offset " + std::to_string(rec_pos) + " declares " + std::to_string(rec_size) +
+                               " bytes, which does not fit before the locator at " + std::to_string(loc_pos));
       }
       if (le32(r64, 16) != 0 || le32(r64, 20) != 0 || le64(r64, 24) != le64(r64, 32)) {
         return bad(source, "multi-disk archives are not supported (Zip64 end record)");
@@ -207,20 +205,20 @@ Expected<EndRecord> read_end_record(ByteSource& source, const ZipLimits& limits,
     return bad(source, "multi-disk archives are not supported");
   }
   if (rec.entries > limits.max_entries) {
-    return big(source, "the archive declares " + n(rec.entries) + " entries, above the limit of " +
-                           n(limits.max_entries));
+    return big(source, "the archive declares " + std::to_string(rec.entries) + " entries, above the limit of " +
+                           std::to_string(limits.max_entries));
   }
   if (rec.cd_size > limits.max_directory) {
-    return big(source, "the central directory is " + n(rec.cd_size) + " bytes, above the limit of " +
-                           n(limits.max_directory));
+    return big(source, "the central directory is " + std::to_string(rec.cd_size) + " bytes, above the limit of " +
+                           std::to_string(limits.max_directory));
   }
   if (passes(rec.cd_offset, rec.cd_size, rec.dir_end)) {
-    return bad(source, "the central directory (offset " + n(rec.cd_offset) + ", " + n(rec.cd_size) +
-                           " bytes) passes the end record at offset " + n(rec.dir_end) + " of the " + n(size) +
+    return bad(source, "the central directory (offset " + std::to_string(rec.cd_offset) + ", " + std::to_string(rec.cd_size) +
+                           " bytes) passes the end record at offset " + std::to_string(rec.dir_end) + " of the " + std::to_string(size) +
                            "-byte archive");
   }
   if (rec.entries > rec.cd_size / kCentralSize) {
-    return bad(source, n(rec.entries) + " entries cannot fit in a " + n(rec.cd_size) + "-byte central directory");
+    return bad(source, std::to_string(rec.entries) + " entries cannot fit in a " + std::to_string(rec.cd_size) + "-byte central directory");
   }
   return rec;
 }
@@ -252,14 +250,14 @@ Expected<ZipDirectory> read_zip_directory(ByteSource& source, const ZipLimits& l
   std::size_t pos = 0;
   const std::string_view v(cd);
   for (std::uint64_t i = 0; i < end->entries; ++i) {
-    const std::string at = "entry " + n(i);
+    const std::string at = "entry " + std::to_string(i);
     if (v.size() - pos < kCentralSize) {
-      return bad(source, at + ": the central directory (" + n(v.size()) + " bytes) ends inside its header at byte " +
-                             n(pos) + " (directory size or entry count lies)");
+      return bad(source, at + ": the central directory (" + std::to_string(v.size()) + " bytes) ends inside its header at byte " +
+                             std::to_string(pos) + " (directory size or entry count lies)");
     }
     if (le32(v, pos) != kCentralSig) {
-      return bad(source, at + ": no central directory header at directory byte " + n(pos) + " (offset " +
-                             n(end->cd_offset + pos) + ")");
+      return bad(source, at + ": no central directory header at directory byte " + std::to_string(pos) + " (offset " +
+                             std::to_string(end->cd_offset + pos) + ")");
     }
     ZipEntry e;
     e.method = le16(v, pos + 10);
@@ -270,7 +268,7 @@ Expected<ZipDirectory> read_zip_directory(ByteSource& source, const ZipLimits& l
     const std::uint16_t disk_start = le16(v, pos + 34);
     e.local_header_offset = le32(v, pos + 42);
     if (v.size() - pos - kCentralSize < name_len + extra_len + comment_len) {
-      return bad(source, at + ": its name, extra field and comment (" + n(name_len + extra_len + comment_len) +
+      return bad(source, at + ": its name, extra field and comment (" + std::to_string(name_len + extra_len + comment_len) +
                              " bytes) pass the end of the central directory");
     }
     e.name.assign(v.substr(pos + kCentralSize, name_len));
@@ -282,24 +280,24 @@ Expected<ZipDirectory> read_zip_directory(ByteSource& source, const ZipLimits& l
     if (auto err = read_zip64_extra(v.substr(pos + kCentralSize + name_len, extra_len), e, usize64, csize64, offset64)) {
       return bad(source, named + ": " + *err);
     }
-    if (disk_start != 0 && disk_start != 0xFFFF) return bad(source, named + ": starts on disk " + n(disk_start));
+    if (disk_start != 0 && disk_start != 0xFFFF) return bad(source, named + ": starts on disk " + std::to_string(disk_start));
     if (e.local_header_offset >= size) {
-      return bad(source, named + ": local header offset " + n(e.local_header_offset) + " is past the end of the " +
-                             n(size) + "-byte archive");
+      return bad(source, named + ": local header offset " + std::to_string(e.local_header_offset) + " is past the end of the " +
+                             std::to_string(size) + "-byte archive");
     }
     const std::uint64_t min_len = kLocalSize + e.name.size();
     if (passes(e.local_header_offset, min_len, end->cd_offset) ||
         passes(e.local_header_offset + min_len, e.compressed_size, end->cd_offset)) {
-      return bad(source, named + ": its local header at offset " + n(e.local_header_offset) + " and " +
-                             n(e.compressed_size) + " bytes of data pass the central directory at offset " +
-                             n(end->cd_offset) + " of the " + n(size) + "-byte archive");
+      return bad(source, named + ": its local header at offset " + std::to_string(e.local_header_offset) + " and " +
+                             std::to_string(e.compressed_size) + " bytes of data pass the central directory at offset " +
+                             std::to_string(end->cd_offset) + " of the " + std::to_string(size) + "-byte archive");
     }
     dir.entries.push_back(std::move(e));
     pos += kCentralSize + name_len + extra_len + comment_len;
   }
   if (pos != v.size()) {
-    return bad(source, "the central directory declares " + n(v.size()) + " bytes but its " + n(end->entries) +
-                           " entries end at byte " + n(pos) + " (directory size or entry count lies)");
+    return bad(source, "the central directory declares " + std::to_string(v.size()) + " bytes but its " + std::to_string(end->entries) +
+                           " entries end at byte " + std::to_string(pos) + " (directory size or entry count lies)");
   }
 
   // Overlaps: in local-header order, each header + data must end before the next header.
@@ -313,9 +311,9 @@ Expected<ZipDirectory> read_zip_directory(ByteSource& source, const ZipLimits& l
     const ZipEntry& b = dir.entries[order[k]];
     const std::uint64_t a_end = a.local_header_offset + kLocalSize + a.name.size() + a.compressed_size;
     if (a_end > b.local_header_offset) {
-      return bad(source, "entry " + n(order[k - 1]) + " '" + printable(a.name) + "' (local header at " +
-                             n(a.local_header_offset) + ", data ending at or after " + n(a_end) + ") overlaps entry " +
-                             n(order[k]) + " '" + printable(b.name) + "' at offset " + n(b.local_header_offset));
+      return bad(source, "entry " + std::to_string(order[k - 1]) + " '" + printable(a.name) + "' (local header at " +
+                             std::to_string(a.local_header_offset) + ", data ending at or after " + std::to_string(a_end) + ") overlaps entry " +
+                             std::to_string(order[k]) + " '" + printable(b.name) + "' at offset " + std::to_string(b.local_header_offset));
     }
   }
   return dir;
@@ -326,26 +324,26 @@ Expected<std::string> read_zip_member(ByteSource& source, const ZipEntry& entry,
   const std::uint64_t size = source.size();
   const std::uint64_t usize = entry.uncompressed_size, csize = entry.compressed_size;
   if (entry.method != 0 && entry.method != 8) {
-    return bad(source, named + ": compression method " + n(entry.method) +
+    return bad(source, named + ": compression method " + std::to_string(entry.method) +
                            " is not supported (only 0, stored, and 8, deflate)");
   }
   if (usize > limits.max_member) {
-    return big(source, named + ": " + n(usize) + " bytes uncompressed, above the limit of " + n(limits.max_member));
+    return big(source, named + ": " + std::to_string(usize) + " bytes uncompressed, above the limit of " + std::to_string(limits.max_member));
   }
   if (entry.method == 0 && csize != usize) {
-    return bad(source, named + ": stored, but its compressed size " + n(csize) + " differs from its size " + n(usize));
+    return bad(source, named + ": stored, but its compressed size " + std::to_string(csize) + " differs from its size " + std::to_string(usize));
   }
   if (usize > kRatioFloor) {
     const bool over = csize == 0 || (limits.max_ratio <= std::numeric_limits<std::uint64_t>::max() / csize &&
                                      usize > csize * limits.max_ratio);
     if (over) {
-      return big(source, named + ": " + n(usize) + " bytes from " + n(csize) +
-                             " compressed (a zip bomb?): the ratio is above the limit of " + n(limits.max_ratio));
+      return big(source, named + ": " + std::to_string(usize) + " bytes from " + std::to_string(csize) +
+                             " compressed (a zip bomb?): the ratio is above the limit of " + std::to_string(limits.max_ratio));
     }
   }
   if (passes(entry.local_header_offset, kLocalSize, size)) {
-    return bad(source, named + ": local header offset " + n(entry.local_header_offset) + " is past the end of the " +
-                           n(size) + "-byte archive");
+    return bad(source, named + ": local header offset " + std::to_string(entry.local_header_offset) + " is past the end of the " +
+                           std::to_string(size) + "-byte archive");
   }
   // One read for the header and the data when the local extra field is small (the usual case).
   const std::uint64_t guess_extra = 64;
@@ -357,25 +355,25 @@ Expected<std::string> read_zip_member(ByteSource& source, const ZipEntry& entry,
   std::string buf = std::move(*got);
   if (buf.size() != want) return bad(source, named + ": short read of the local header");
   if (le32(buf, 0) != kLocalSig) {
-    return bad(source, named + ": no local header at offset " + n(entry.local_header_offset));
+    return bad(source, named + ": no local header at offset " + std::to_string(entry.local_header_offset));
   }
   const std::uint16_t flags = le16(buf, 6);
   const std::uint16_t local_method = le16(buf, 8);
   const std::uint64_t name_len = le16(buf, 26), extra_len = le16(buf, 28);
   if (flags & 1u) return bad(source, named + ": encrypted members are not supported");
   if (local_method != entry.method) {
-    return bad(source, named + ": the local header says method " + n(local_method) + ", the directory " +
-                           n(entry.method));
+    return bad(source, named + ": the local header says method " + std::to_string(local_method) + ", the directory " +
+                           std::to_string(entry.method));
   }
   if (name_len != entry.name.size() ||
       (kLocalSize + name_len <= buf.size() && buf.compare(kLocalSize, name_len, entry.name) != 0)) {
-    return bad(source, named + ": the local header at offset " + n(entry.local_header_offset) +
+    return bad(source, named + ": the local header at offset " + std::to_string(entry.local_header_offset) +
                            " names a different member");
   }
   const std::uint64_t data_start = entry.local_header_offset + kLocalSize + name_len + extra_len;
   if (data_start > size || csize > size - data_start) {
-    return bad(source, named + ": its data (" + n(csize) + " bytes at offset " + n(data_start) +
-                           ") passes the end of the " + n(size) + "-byte archive");
+    return bad(source, named + ": its data (" + std::to_string(csize) + " bytes at offset " + std::to_string(data_start) +
+                           ") passes the end of the " + std::to_string(size) + "-byte archive");
   }
   const std::uint64_t in_buf = kLocalSize + name_len + extra_len;
   std::string data;
@@ -425,14 +423,14 @@ Expected<std::string> read_zip_member(ByteSource& source, const ZipEntry& entry,
       const int ret = inflate(&zs, Z_NO_FLUSH);
       const std::size_t produced = before_out - zs.avail_out;
       if (into_scratch && produced > 0) {
-        failure = "inflates past its declared size of " + n(usize) + " bytes (a zip bomb?)";
+        failure = "inflates past its declared size of " + std::to_string(usize) + " bytes (a zip bomb?)";
         break;
       }
       if (!into_scratch) out_pos += produced;
       if (ret == Z_STREAM_END) break;
       if (ret == Z_OK) continue;  // progress was made
       if (ret == Z_BUF_ERROR && zs.avail_in == 0 && in_pos == data.size()) {
-        failure = "the deflate data ends early (after " + n(out_pos) + " of " + n(usize) + " bytes)";
+        failure = "the deflate data ends early (after " + std::to_string(out_pos) + " of " + std::to_string(usize) + " bytes)";
       } else if (ret == Z_MEM_ERROR) {
         failure = "zlib ran out of memory";
       } else {
@@ -443,7 +441,7 @@ Expected<std::string> read_zip_member(ByteSource& source, const ZipEntry& entry,
     inflateEnd(&zs);
     if (failure) return bad(source, named + ": " + *failure);
     if (out_pos != usize) {
-      return bad(source, named + ": inflated to " + n(out_pos) + " bytes, the directory says " + n(usize));
+      return bad(source, named + ": inflated to " + std::to_string(out_pos) + " bytes, the directory says " + std::to_string(usize));
     }
   }
 

@@ -20,13 +20,7 @@ bool is_backend_fact(std::string_view key) {
   return std::find(std::begin(kBackendFacts), std::end(kBackendFacts), key) != std::end(kBackendFacts);
 }
 
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  }
-  return out;
-}
+using util::ascii_upper;
 
 // Unlike util::join, leading "" items vanish (["", "sm_90"] -> "sm_90"): a plugin's payload list and the site
 // folders have always been shown this way, and the fact parser would reject the ", sm_90" util::join makes.
@@ -41,7 +35,7 @@ std::string join_dropping_leading_empty(const std::vector<std::string>& items) {
 
 // Whether an override variable for `key` is set (even to ""): the fact is then decided.
 bool overridden(const Getenv& getenv, std::string_view key) {
-  if (getenv("WHEELFIT_OVERRIDE_" + upper(key))) return true;
+  if (getenv("WHEELFIT_OVERRIDE_" + ascii_upper(key))) return true;
   for (const auto& other : override_aliases(key)) {
     if (getenv(other)) return true;
   }

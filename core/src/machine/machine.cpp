@@ -29,13 +29,7 @@ namespace json = boost::json;
 
 constexpr std::uintmax_t kMaxProfileBytes = 1024u * 1024u;
 
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  }
-  return out;
-}
+using util::ascii_upper;
 
 bool is_informational_key(std::string_view key) {
   const auto& keys = informational_keys();
@@ -537,7 +531,7 @@ Expected<Machine> load_machine_profile(const std::string& path) {
 Expected<void> apply_env_overrides(Machine& m, const Getenv& getenv) {
   Machine next = m;
   for (const auto key : profile_keys()) {
-    const std::string var = "WHEELFIT_OVERRIDE_" + upper(key);
+    const std::string var = "WHEELFIT_OVERRIDE_" + ascii_upper(key);
     if (auto v = getenv(var)) {
       auto r = set_fact(next, key, *v, "env " + var);
       if (!r) return r;

@@ -1,13 +1,13 @@
 #include "wheelfit/model/name.hpp"
 
+#include "wheelfit/util/text.hpp"
+
 namespace wheelfit::model {
 namespace {
 
-constexpr bool is_sep(char c) noexcept { return c == '-' || c == '_' || c == '.'; }
-constexpr bool is_alnum(char c) noexcept {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-constexpr char to_lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+using util::ascii::is_alnum;
+using util::ascii::is_sep;
+using util::ascii::to_lower;
 
 constexpr std::size_t kMaxNameLength = 200;
 

@@ -14,13 +14,11 @@ namespace {
 
 constexpr std::size_t kMaxDigits = 18;  // significant digits; 10^18 - 1 fits in uint64
 
-constexpr bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
-constexpr char to_lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-constexpr bool is_alnum(char c) noexcept {
-  const char l = to_lower(c);
-  return is_digit(c) || (l >= 'a' && l <= 'z');
-}
-constexpr bool is_sep(char c) noexcept { return c == '-' || c == '_' || c == '.'; }
+using util::ascii::all_digits;
+using util::ascii::is_alnum;
+using util::ascii::is_digit;
+using util::ascii::is_sep;
+using util::ascii::to_lower;
 
 class Scanner {
  public:
@@ -72,10 +70,6 @@ class Scanner {
   std::string_view s_;
   std::size_t i_ = 0;
 };
-
-bool all_digits(std::string_view s) noexcept {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return is_digit(c); });
-}
 
 // Numeric local segments compare as integers of any length, without converting them.
 std::strong_ordering compare_digits(std::string_view a, std::string_view b) noexcept {

@@ -14,19 +14,13 @@
 namespace wheelfit::model {
 namespace {
 
-constexpr bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
-constexpr char to_lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-constexpr bool is_alpha(char c) noexcept {
-  const char l = to_lower(c);
-  return l >= 'a' && l <= 'z';
-}
+using util::ascii::all_digits;
+using util::ascii::is_alpha;
+using util::ascii::is_digit;
+using util::ascii::to_lower;
 constexpr bool is_tag_char(char c) noexcept { return is_digit(c) || is_alpha(c) || c == '_'; }
 constexpr bool is_space(char c) noexcept {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
-bool all_digits(std::string_view s) noexcept {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return is_digit(c); });
 }
 
 // Splits on `sep`, keeping empty pieces.

@@ -29,6 +29,14 @@ std::string source_span(std::string_view text, std::size_t begin_line, std::size
   return std::string(text.substr(b, e - b));
 }
 
+std::string ascii_upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  }
+  return out;
+}
+
 std::string ascii_lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = to_lower(c);

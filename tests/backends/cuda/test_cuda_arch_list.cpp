@@ -11,6 +11,7 @@
 
 #include "support/backend_support.hpp"
 #include "wheelfit/backends/cuda_rules.hpp"
+#include "support/model_support.hpp"
 
 using wheelfit::Errc;
 using wheelfit::model::NumericVersion;
@@ -18,7 +19,7 @@ namespace pol = wheelfit::backends::cuda;
 
 namespace {
 
-NumericVersion nv(std::string_view s) { return NumericVersion::parse(s).value(); }
+using wheelfit::test::nv;
 pol::ArchList archs(std::string_view s) { return pol::ArchList::parse(s).value(); }
 
 }  // namespace

@@ -104,7 +104,7 @@ bool any_note(const cuda::Detection& d, std::string_view part) {
   return false;
 }
 
-std::vector<std::string> ccs(const std::vector<cuda::Device>& devices) {
+std::vector<std::string> ccs_cuda_detect(const std::vector<cuda::Device>& devices) {
   std::vector<std::string> out;
   for (const auto& d : devices) out.push_back(d.compute_capability.value_or("?"));
   return out;
@@ -131,7 +131,7 @@ TEST_CASE("probe_nvml answers from the fake NVML in a child process", "[backends
   SECTION("several GPUs") {
     auto r = nvml_in("several");
     REQUIRE(r);
-    CHECK(ccs(*r->devices) == std::vector<std::string>{"9.0", "8.6"});
+    CHECK(ccs_cuda_detect(*r->devices) == std::vector<std::string>{"9.0", "8.6"});
     CHECK((*r->devices)[1].index == 1);
     CHECK((*r->devices)[1].name == "NVIDIA GeForce RTX 3090");
   }
@@ -141,7 +141,7 @@ TEST_CASE("probe_nvml answers from the fake NVML in a child process", "[backends
     REQUIRE(r);
     CHECK(r->driver_version == "470.256.02");
     CHECK(r->cuda_driver == "11.4");
-    CHECK(ccs(*r->devices) == std::vector<std::string>{"7.0"});
+    CHECK(ccs_cuda_detect(*r->devices) == std::vector<std::string>{"7.0"});
   }
   SECTION("MIG instances are listed with their GPU") {
     auto r = nvml_in("mig");
@@ -211,14 +211,14 @@ TEST_CASE("probe_libcuda answers from the fake libcuda in a child process", "[ba
     ScopedEnv order("CUDA_DEVICE_ORDER", "FASTEST_FIRST");
     auto r = cuda::probe_libcuda(kFakeCuda, kTimeout);
     REQUIRE(r);
-    CHECK(ccs(*r->devices) == std::vector<std::string>{"9.0", "8.6"});
+    CHECK(ccs_cuda_detect(*r->devices) == std::vector<std::string>{"9.0", "8.6"});
     CHECK((*r->devices)[1].uuid == "GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee");
   }
   SECTION("an old driver") {
     auto r = libcuda_in("old_driver");
     REQUIRE(r);
     CHECK(r->cuda_driver == "11.4");
-    CHECK(ccs(*r->devices) == std::vector<std::string>{"7.0"});
+    CHECK(ccs_cuda_detect(*r->devices) == std::vector<std::string>{"7.0"});
   }
   SECTION("no device: the CUDA version with an empty list") {
     auto r = libcuda_in("no_gpu");
@@ -251,7 +251,7 @@ TEST_CASE("probe_nvidia_smi runs the query, never the banner", "[backends][cuda]
     REQUIRE(r);
     CHECK(r->driver_version == "580.65.06");
     CHECK_FALSE(r->cuda_driver);
-    CHECK(ccs(*r->devices) == std::vector<std::string>{"9.0", "8.6"});
+    CHECK(ccs_cuda_detect(*r->devices) == std::vector<std::string>{"9.0", "8.6"});
   }
   SECTION("a failing nvidia-smi: its first line is the note") {
     auto smi = fake_smi(dir,

@@ -11,13 +11,14 @@
 #include "support/backend_support.hpp"
 #include "wheelfit/model/combo.hpp"
 #include "wheelfit/model/version.hpp"
+#include "support/model_support.hpp"
 
 using wheelfit::model::Combo;
 using wheelfit::model::NumericVersion;
 using wheelfit::model::Version;
 
 namespace {
-NumericVersion nv(std::string_view text) { return NumericVersion::parse(text).value(); }
+using wheelfit::test::nv;
 std::optional<Combo> parse_combo_label(std::string_view label) { return wheelfit::test::cuda_policy().parse_combo_label(label); }
 std::optional<NumericVersion> parse_cuda_tag(std::string_view label) { return wheelfit::test::cuda_policy().parse_torch_label(label); }
 }  // namespace

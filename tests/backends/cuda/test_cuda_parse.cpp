@@ -10,7 +10,7 @@ namespace cuda = wheelfit::backends::cuda;
 using cuda::Device;
 
 namespace {
-std::vector<std::string> ccs(const std::vector<Device>& devices) {
+std::vector<std::string> ccs_cuda_parse(const std::vector<Device>& devices) {
   std::vector<std::string> out;
   for (const auto& d : devices) out.push_back(d.compute_capability.value_or("?"));
   return out;
@@ -58,7 +58,7 @@ TEST_CASE("parse_nvidia_smi_csv reads the query's CSV variants", "[backends][cud
     REQUIRE(r.has_value());
     REQUIRE(r->devices.has_value());
     CHECK(indices(*r->devices) == row.indices);
-    CHECK(ccs(*r->devices) == row.ccs);
+    CHECK(ccs_cuda_parse(*r->devices) == row.ccs);
     CHECK(r->driver_version == row.driver);
     CHECK(r->notes.size() == row.notes);
   }

@@ -369,19 +369,19 @@ __global__ void wheelfit_fixture_kernel(int* out) { *out = 42; }
 )";
 
 // A fresh folder under the system temp folder, removed with everything in it.
-struct TempDir {
+struct RocmOffloadTempDir {
   std::filesystem::path path;
-  TempDir() {
+  RocmOffloadTempDir() {
     std::random_device rd;
     path = std::filesystem::temp_directory_path() / ("wheelfit-offload-" + std::to_string(rd()) + std::to_string(rd()));
     std::filesystem::create_directories(path);
   }
-  ~TempDir() {
+  ~RocmOffloadTempDir() {
     std::error_code ec;
     std::filesystem::remove_all(path, ec);
   }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
+  RocmOffloadTempDir(const RocmOffloadTempDir&) = delete;
+  RocmOffloadTempDir& operator=(const RocmOffloadTempDir&) = delete;
 };
 
 std::string read_text(const std::filesystem::path& p) {
@@ -428,7 +428,7 @@ TEST_CASE("scan_offload_bundles reads the .hip_fatbin of an object clang builds"
     SUCCEED();
     return;
   }
-  TempDir dir;
+  RocmOffloadTempDir dir;
   const auto source = dir.path / "fixture.hip";
   const auto object = dir.path / "fixture.o";
   const auto log = dir.path / "clang.log";

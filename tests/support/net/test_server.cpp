@@ -61,7 +61,7 @@ std::string_view trim(std::string_view s) noexcept {
 
 [[noreturn]] void fail_errno(const std::string& what) { throw std::runtime_error(what + ": " + std::strerror(errno)); }
 
-[[noreturn]] void fail_ssl(const std::string& what) {
+[[noreturn]] void fail_ssl_server(const std::string& what) {
   std::string detail;
   while (const unsigned long e = ERR_get_error()) {
     std::array<char, 256> buf{};
@@ -349,17 +349,17 @@ int listen_loopback(bool ipv6, int backlog, std::uint16_t& port) {
 
 SSL_CTX* server_context(const TlsFiles& files, const std::optional<std::filesystem::path>& client_ca) {
   SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
-  if (ctx == nullptr) fail_ssl("TestServer: SSL_CTX_new");
+  if (ctx == nullptr) fail_ssl_server("TestServer: SSL_CTX_new");
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
   if (SSL_CTX_use_certificate_chain_file(ctx, files.cert_chain.c_str()) != 1 ||
       SSL_CTX_use_PrivateKey_file(ctx, files.key.c_str(), SSL_FILETYPE_PEM) != 1 || SSL_CTX_check_private_key(ctx) != 1) {
     SSL_CTX_free(ctx);
-    fail_ssl("TestServer: loading " + files.cert_chain.string() + " / " + files.key.string());
+    fail_ssl_server("TestServer: loading " + files.cert_chain.string() + " / " + files.key.string());
   }
   if (client_ca) {
     if (SSL_CTX_load_verify_locations(ctx, client_ca->c_str(), nullptr) != 1) {
       SSL_CTX_free(ctx);
-      fail_ssl("TestServer: loading the client CA " + client_ca->string());
+      fail_ssl_server("TestServer: loading the client CA " + client_ca->string());
     }
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
   }

@@ -48,7 +48,7 @@ std::unique_ptr<transport::Transport> cache_over(int& count, const fs::path& roo
   return std::move(*c);
 }
 
-transport::Request req(std::string url) {
+transport::Request req_cache_secrets(std::string url) {
   transport::Request r;
   r.url = std::move(url);
   return r;
@@ -62,11 +62,11 @@ TEST_CASE("cache: entries carry no secret, keys ignore them, folders 0700 and fi
   int count = 0;
   {
     auto cache = cache_over(count, root);
-    auto first = cache->get(req("https://alice:PW-ONE@idx.test/simple/pkg/?token=TOKEN-ONE"));
+    auto first = cache->get(req_cache_secrets("https://alice:PW-ONE@idx.test/simple/pkg/?token=TOKEN-ONE"));
     REQUIRE(first);
     cache->flush();
     // Another password and token for the same page: the same entry, fresh, no request.
-    auto second = cache->get(req("https://alice:PW-TWO@idx.test/simple/pkg/?token=TOKEN-TWO"));
+    auto second = cache->get(req_cache_secrets("https://alice:PW-TWO@idx.test/simple/pkg/?token=TOKEN-TWO"));
     REQUIRE(second);
     CHECK(second->from_cache);
     CHECK(second->url == "https://idx.test/simple/pkg/");
@@ -100,7 +100,7 @@ TEST_CASE("cache: a corrupt entry's warning shows no secret", "[transports][cach
   int count = 0;
   {
     auto cache = cache_over(count, dir / "c");
-    REQUIRE(cache->get(req("https://idx.test/simple/")));
+    REQUIRE(cache->get(req_cache_secrets("https://idx.test/simple/")));
   }
   const auto files = entries(dir / "c" / "v2");
   REQUIRE(files.size() == 1);
@@ -117,7 +117,7 @@ TEST_CASE("cache: a corrupt entry's warning shows no secret", "[transports][cach
   });
   {
     auto cache = cache_over(count, dir / "c");
-    auto again = cache->get(req("https://idx.test/simple/"));
+    auto again = cache->get(req_cache_secrets("https://idx.test/simple/"));
     REQUIRE(again);
   }
   log::set_sink(previous);

@@ -65,8 +65,8 @@ std::string header(const Request& r, std::string_view name) {
 }
 
 const std::string kApi = "https://api.github.com";
-const std::string kRepo = "Comfy-Forge/cuda-wheels";
-const std::string kFirst = kApi + "/repos/" + kRepo + "/releases?per_page=100";
+const std::string kRepoReleases = "Comfy-Forge/cuda-wheels";
+const std::string kFirst = kApi + "/repos/" + kRepoReleases + "/releases?per_page=100";
 std::string page_url(int n) {
   return kApi + "/repositories/912345678/releases?per_page=100&page=" + std::to_string(n);
 }
@@ -153,7 +153,7 @@ void serve_three_pages(FakeTransport& t) {
 
 ReleasesSource source(std::optional<std::string> token = std::nullopt) {
   ReleasesSource s;
-  s.repo = kRepo;
+  s.repo = kRepoReleases;
   s.token = std::move(token);
   return s;
 }
@@ -315,7 +315,7 @@ TEST_CASE("releases: Authorization only to the API host, over https unless allow
   s.token_over_http = row.http_allowed;
   std::string base = row.api_base;
   if (base.back() == '/') base.pop_back();
-  const std::string first = base + "/repos/" + kRepo + "/releases?per_page=100";
+  const std::string first = base + "/repos/" + kRepoReleases + "/releases?per_page=100";
   t.page(first, releases_json(0, 1), link("<" + row.next + ">; rel=\"next\""));
   t.page(row.next, releases_json(1, 2));
   auto r = transports::list_release_wheels(t, s);

@@ -14,14 +14,14 @@ namespace {
 
 // An API server in memory: pages with ETags and Link headers; 304 when If-None-Match matches.
 // Shared by the transports of both "runs" (its counters outlive them).
-struct Api {
+struct ReleasesCachedApi {
   std::map<std::string, std::pair<std::string, std::string>> pages;  // url -> (body, next url)
   int requests = 0, conditional = 0;
 };
 
 class ApiTransport final : public transport::Transport {
  public:
-  explicit ApiTransport(Api& api) : api_(api) {}
+  explicit ApiTransport(ReleasesCachedApi& api) : api_(api) {}
 
  private:
   Expected<transport::Response> get_impl(const transport::Request& r) override {
@@ -42,7 +42,7 @@ class ApiTransport final : public transport::Transport {
     resp.body = it->second.first;
     return resp;
   }
-  Api& api_;
+  ReleasesCachedApi& api_;
 };
 
 std::string release(const std::string& tag, const std::string& wheel) {
@@ -55,7 +55,7 @@ std::string release(const std::string& tag, const std::string& wheel) {
 
 TEST_CASE("Releases API pages are revalidated through the cache, 304s served from it", "[transports][github][cache]") {
   test::TempDir dir;
-  Api api;
+  ReleasesCachedApi api;
   const std::string base = "https://api.test/repos/o/r/releases?per_page=100";
   api.pages[base] = {"[" + release("a-1", "a-1.0-py3-none-any.whl") + "]", base + "&page=2"};
   api.pages[base + "&page=2"] = {"[" + release("b-1", "b-1.0-py3-none-any.whl") + "]", ""};

@@ -26,7 +26,7 @@ namespace {
 
 using SysClock = std::chrono::system_clock;
 
-const std::string kRepo = "example/wheels";
+const std::string kRepoReleasesRatelimit = "example/wheels";
 const std::string kReleases =
     R"([{"tag_name": "v1", "assets": [{"name": "pkg-1.0+cu128torch2.8-cp312-cp312-linux_x86_64.whl",)"
     R"( "browser_download_url": "https://example.test/dl/v1/pkg-1.0%2Bcu128torch2.8-cp312-cp312-linux_x86_64.whl",)"
@@ -38,7 +38,7 @@ std::int64_t epoch(SysClock::time_point t) {
 
 /// The API on loopback: the first `limited` requests get `limited_answer`, the rest the releases.
 /// When each request arrived is recorded.
-struct Api {
+struct ReleasesRatelimitApi {
   std::mutex mu;
   std::vector<SysClock::time_point> arrivals;
   std::atomic<int> limited{1};
@@ -48,14 +48,14 @@ struct Api {
       const std::lock_guard lock(mu);
       arrivals.push_back(SysClock::now());
     }
-    if (r.target != "/api/repos/" + kRepo + "/releases?per_page=100") return http_response(404, "{}");
+    if (r.target != "/api/repos/" + kRepoReleasesRatelimit + "/releases?per_page=100") return http_response(404, "{}");
     if (limited-- > 0) return limited_answer();
     return http_response(200, kReleases, {{"Content-Type", "application/json"}});
   })};
 
   [[nodiscard]] transports::ReleasesSource source() const {
     transports::ReleasesSource s;
-    s.repo = kRepo;
+    s.repo = kRepoReleasesRatelimit;
     s.api_base = server.url("/api");
     return s;
   }
@@ -84,7 +84,7 @@ std::string exhausted(std::int64_t reset_epoch) {
 
 TEST_CASE("releases: G02 an exhausted rate limit resetting in 120 s fails at once, naming the reset time",
           "[transports][github][network]") {
-  Api api;
+  ReleasesRatelimitApi api;
   const auto reset = epoch(SysClock::now()) + 120;
   api.limited = 1000;
   api.limited_answer = [&] { return exhausted(reset); };
@@ -103,7 +103,7 @@ TEST_CASE("releases: G02 an exhausted rate limit resetting in 120 s fails at onc
 
 TEST_CASE("releases: G02 an exhausted rate limit resetting soon: the next request waits for the reset",
           "[transports][github][network]") {
-  Api api;
+  ReleasesRatelimitApi api;
   const auto reset = epoch(SysClock::now()) + 2;
   api.limited_answer = [&] { return exhausted(reset); };
   auto t = http(60s);
@@ -118,7 +118,7 @@ TEST_CASE("releases: G02 an exhausted rate limit resetting soon: the next reques
 }
 
 TEST_CASE("releases: G02 a 429 with retry-after is waited for, then answered", "[transports][github][network]") {
-  Api api;
+  ReleasesRatelimitApi api;
   api.limited_answer = [] { return http_response(429, R"({"message": "slow down"})", {{"retry-after", "2"}}); };
   auto t = http(60s);
   auto r = transports::list_release_wheels(*t, api.source());
@@ -130,7 +130,7 @@ TEST_CASE("releases: G02 a 429 with retry-after is waited for, then answered", "
   CHECK(t->stats().retries == 1);
 
   SECTION("a retry-after past the cap gives up at once and says so") {
-    Api far;
+    ReleasesRatelimitApi far;
     far.limited = 1000;
     far.limited_answer = [] { return http_response(429, "{}", {{"retry-after", "5"}}); };
     auto quick = http(2s);

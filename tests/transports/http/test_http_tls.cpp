@@ -19,7 +19,7 @@ using namespace wheelfit::test_http;
 
 namespace {
 
-TestServer::Options tls_options(const TlsFiles& files) {
+TestServer::Options tls_options_http_tls(const TlsFiles& files) {
   TestServer::Options o;
   o.tls = files;
   return o;
@@ -37,7 +37,7 @@ struct Pki {
   TestCa ca{dir.path()};
 
   /// An https server whose leaf (localhost, 127.0.0.1) this CA issued.
-  TestServer server(ConnScript script) { return TestServer(std::move(script), tls_options(ca.issue("leaf"))); }
+  TestServer server(ConnScript script) { return TestServer(std::move(script), tls_options_http_tls(ca.issue("leaf"))); }
   /// An https origin answering every request with 200 and `body`.
   TestServer origin(std::string body) {
     return server(serve([body](const HttpRequest&) { return http_response(200, body); }));
@@ -110,7 +110,7 @@ TEST_CASE("https: T02 SSL_CERT_FILE names the trusted roots; a missing file is a
   wheelfit::test::TempDir dir;
   TestCa ca(dir.path());
   TestServer server(serve([](const HttpRequest& r) { return http_response(200, "secure " + r.target); }),
-                    tls_options(ca.issue("leaf")));
+                    tls_options_http_tls(ca.issue("leaf")));
   const CleanTrustEnv clean;  // PIP_CERT, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE would come first
   SECTION("the test CA through SSL_CERT_FILE: success, by name and by IP literal, one connection") {
     wheelfit::test::ScopedEnv env("SSL_CERT_FILE", ca.cert().string());
@@ -174,7 +174,7 @@ TEST_CASE("https: T01/T03 certificate failures are reported at once and never re
     files = ca.issue("expired", leaf);
   }
   TestServer server(serve([](const HttpRequest&) { return http_response(200, "should not be read"); }),
-                    tls_options(files));
+                    tls_options_http_tls(files));
   TestProxy proxy;
   auto o = trusting(ca);
   if (proxied) o.proxy.https_proxy = proxy.url();
@@ -229,7 +229,7 @@ TEST_CASE("https: T05 close without close_notify: after a complete body fine; mi
           c.write(first ? row.first : row.later);
           c.close(first ? row.first_notify : true);
         },
-        tls_options(ca.issue("leaf")));
+        tls_options_http_tls(ca.issue("leaf")));
     auto o = trusting(ca);
     o.retry.retries = 1;
     auto t = make(o);

@@ -30,7 +30,7 @@ transports::HttpOptions from_env() {
   return o;
 }
 
-TestServer::Options tls_options(const TlsFiles& files, std::optional<fs::path> client_ca = std::nullopt) {
+TestServer::Options tls_options_http_trust(const TlsFiles& files, std::optional<fs::path> client_ca = std::nullopt) {
   TestServer::Options o;
   o.tls = files;
   o.client_ca = std::move(client_ca);
@@ -153,7 +153,7 @@ TEST_CASE("https: T02 each trust variable, SSL_CERT_DIR a hashed folder, names t
   const fs::path hashed = dir / "hashed";
   ca.write_hashed(hashed);
   TestServer server(serve([](const HttpRequest& r) { return http_response(200, "trusted " + r.target); }),
-                    tls_options(ca.issue("leaf")));
+                    tls_options_http_trust(ca.issue("leaf")));
   const std::string good = ca.cert().string();
   const std::string bad = other.cert().string();
   struct Row {
@@ -240,7 +240,7 @@ TEST_CASE("trust: an empty system store fails each https request naming it, befo
           "[transports][http][tls][trust]") {
   TempDir dir;
   TestCa ca(dir / "ca");
-  TestServer server(serve([](const HttpRequest&) { return http_response(200, "unreachable"); }), tls_options(ca.issue("leaf")));
+  TestServer server(serve([](const HttpRequest&) { return http_response(200, "unreachable"); }), tls_options_http_trust(ca.issue("leaf")));
   TestServer plain(serve([](const HttpRequest&) { return http_response(200, "plain"); }));
   CleanTrustEnv clean;
   // OpenSSL's own defaults read these two; wheelfit (ca_from_env false) does not.
@@ -268,7 +268,7 @@ TEST_CASE("https: T06 mutual TLS: --client-cert or SSL_CLIENT_CERT is presented;
   TestCa ca(dir / "ca");
   TestCa other(dir / "other", "wheelfit other CA");
   TestServer server(serve([](const HttpRequest& r) { return http_response(200, "hello client " + r.target); }),
-                    tls_options(ca.issue("leaf"), ca.cert()));
+                    tls_options_http_trust(ca.issue("leaf"), ca.cert()));
   const fs::path mine = combined(ca.issue("client"), dir / "client.pem");
   const fs::path foreign = combined(other.issue("client"), dir / "foreign.pem");
   struct Row {

@@ -39,19 +39,19 @@ namespace fs = std::filesystem;
 namespace {
 
 // A temporary directory removed at the end of the test.
-class TempDir {
+class TestServerTempDir {
  public:
-  TempDir() {
+  TestServerTempDir() {
     std::random_device rd;
     path_ = fs::temp_directory_path() / ("wheelfit-net-" + std::to_string(rd()) + std::to_string(::getpid()));
     fs::create_directories(path_);
   }
-  ~TempDir() {
+  ~TestServerTempDir() {
     std::error_code ec;
     fs::remove_all(path_, ec);
   }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
+  TestServerTempDir(const TestServerTempDir&) = delete;
+  TestServerTempDir& operator=(const TestServerTempDir&) = delete;
   [[nodiscard]] const fs::path& path() const { return path_; }
 
  private:
@@ -319,7 +319,7 @@ TEST_CASE("a connection can be scripted byte by byte (a response cut short)", "[
 }
 
 TEST_CASE("serve_directory serves files with ETag, 304, 404 and keep-alive", "[transports][test_server]") {
-  TempDir tmp;
+  TestServerTempDir tmp;
   const fs::path root = tmp.path() / "root";
   write_file(root / "simple" / "index.html", "<html>index</html>");
   write_file(root / "simple" / "foo" / "index.html", "<a href='x.whl'>x</a>");
@@ -381,7 +381,7 @@ TEST_CASE("serve_directory serves files with ETag, 304, 404 and keep-alive", "[t
 }
 
 TEST_CASE("serve_directory refuses paths that escape the root (docs/network-faults.md M01)", "[transports][test_server]") {
-  TempDir tmp;
+  TestServerTempDir tmp;
   const fs::path root = tmp.path() / "root";
   write_file(root / "ok.txt", "ok");
   write_file(tmp.path() / "secret.txt", "TOP-SECRET");
@@ -409,7 +409,7 @@ TEST_CASE("serve_directory refuses paths that escape the root (docs/network-faul
 }
 
 TEST_CASE("serve_directory delays each response", "[transports][test_server]") {
-  TempDir tmp;
+  TestServerTempDir tmp;
   write_file(tmp.path() / "f.txt", "f");
   DirectoryOptions options;
   options.delay = 100ms;
@@ -445,7 +445,7 @@ TEST_CASE("servers stop promptly, whatever their connections are doing", "[trans
     TestServer idle([](Conn& c) { (void)c.read_request(std::chrono::hours(1)); });
     TestServer sleeping([](Conn& c) { (void)c.read_some(std::chrono::hours(1)); });
     TestServer unaccepted(answer(""), never_accept);
-    TempDir tmp;
+    TestServerTempDir tmp;
     DirectoryOptions slow;
     slow.delay = std::chrono::hours(1);
     TestServer delayed(serve_directory(tmp.path(), slow));
@@ -469,7 +469,7 @@ TEST_CASE("servers stop promptly, whatever their connections are doing", "[trans
 // TLS
 
 TEST_CASE("TLS servers verify against the test CA; bad certificates fail", "[transports][test_server][tls]") {
-  TempDir tmp;
+  TestServerTempDir tmp;
   TestCa ca(tmp.path() / "ca");
   REQUIRE(fs::exists(ca.cert()));
   const TlsFiles good = ca.issue("localhost");
@@ -524,7 +524,7 @@ TEST_CASE("TLS servers verify against the test CA; bad certificates fail", "[tra
 }
 
 TEST_CASE("TLS over IPv6 with the ::1 SAN", "[transports][test_server][tls]") {
-  TempDir tmp;
+  TestServerTempDir tmp;
   TestCa ca(tmp.path());
   TestServer::Options options;
   options.ipv6 = true;
@@ -538,7 +538,7 @@ TEST_CASE("TLS over IPv6 with the ::1 SAN", "[transports][test_server][tls]") {
 }
 
 TEST_CASE("TestServer rejects TLS files that do not load", "[transports][test_server][tls]") {
-  TempDir tmp;
+  TestServerTempDir tmp;
   TestServer::Options options;
   options.tls = TlsFiles{tmp.path() / "missing.crt", tmp.path() / "missing.key"};
   CHECK_THROWS_WITH(TestServer(answer(""), options), Contains("missing.crt"));
@@ -570,7 +570,7 @@ TEST_CASE("TestProxy tunnels CONNECT to a server, plain and TLS", "[transports][
     CHECK(proxy.connections() == 1);
   }
   SECTION("a TLS handshake through the tunnel verifies the origin's certificate") {
-    TempDir tmp;
+    TestServerTempDir tmp;
     TestCa ca(tmp.path());
     TestServer::Options options;
     options.tls = ca.issue("localhost");

@@ -19,8 +19,27 @@ namespace wheelfit::util {
 std::string source_span(std::string_view text, std::size_t begin_line, std::size_t begin_column, std::size_t end_line,
                         std::size_t end_column);
 
+/// ASCII character classes and case (locale-independent), for the parsers of outside input.
+namespace ascii {
+constexpr bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+constexpr bool is_alpha(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+constexpr bool is_alnum(char c) noexcept { return is_digit(c) || is_alpha(c); }
+constexpr char to_lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+/// A PEP 503 / PEP 440 separator: '-', '_' or '.'.
+constexpr bool is_sep(char c) noexcept { return c == '-' || c == '_' || c == '.'; }
+/// Non-empty and only ASCII digits.
+constexpr bool all_digits(std::string_view s) noexcept {
+  if (s.empty()) return false;
+  for (const char c : s)
+    if (!is_digit(c)) return false;
+  return true;
+}
+}  // namespace ascii
+
 /// ASCII lower-casing (locale-independent).
 std::string ascii_lower(std::string_view s);
+/// ASCII upper-casing (locale-independent).
+std::string ascii_upper(std::string_view s);
 
 /// `s` without leading and trailing ASCII whitespace (space, \t, \r, \n, \f, \v).
 std::string_view trim(std::string_view s) noexcept;
