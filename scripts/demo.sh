@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The README's first command: install what is missing, build, and run demo resolves against
-# full-grid indexes generated from the backends' policy data, CUDA and ROCm (no network needed).
+# The README's first command: install what is missing, build what the demo runs (the CLI, its
+# plugins and the farm generator; no tests), and run demo resolves against full-grid indexes
+# generated from the backends' policy data, CUDA and ROCm (no network needed).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-"$root/scripts/install-deps.sh"
-"$root/scripts/build.sh"
+"$root/scripts/install-deps.sh" --demo
+"$root/scripts/build.sh" --demo
 out="$root/build/demo"
 rm -rf "$out/index"
 "$root/build/apps/farmgen/wheelfit-farmgen" --out "$out/index" >/dev/null

@@ -93,8 +93,40 @@ if code != 0 or obj != cli:
     sys.exit(1)
 print(f"  exit 0 from both; combo {obj['combo']}, picks: " + ", ".join(p["filename"] for p in obj["packages"]))
 PY
-echo "-- the same example with wheelfit as a subproject (add_subdirectory $root)"
+# run_c DIR: DIR/embed_resolve_c (examples/embed/c, linked to wheelfit::capi) resolves the same
+# request; its object must equal the CLI's.
+"${clean_env[@]}" python3 - "$work" "$index" "$profile" <<'PY' || fail "writing the C request"
+import json, sys, tomllib
+work, index, profile = sys.argv[1:4]
+json.dump({"configs": [f"{work}/comfy-env.toml"], "index": index, "machine": tomllib.load(open(profile, "rb")),
+           "no_cache": True}, open(f"{work}/request.json", "w"))
+PY
+run_c() {
+  echo "-- the C API from C (wheelfit::capi): $1/embed_resolve_c"
+  set +e
+  "${clean_env[@]}" "$1/embed_resolve_c" "$work/request.json" >"$work/c.json" 2>"$work/c.err"
+  local rc=$?
+  set -e
+  [[ $rc == 0 ]] || { cat "$work/c.err" "$work/c.json" >&2; fail "embed_resolve_c exited $rc, expected 0"; }
+  python3 - "$work/c.json" "$work/cli.json" <<'PY' || fail "embed_resolve_c's object differs from the CLI's (above)"
+import json, sys
+c, cli = (json.load(open(p)) for p in sys.argv[1:3])
+for o in (c, cli):
+    o.get("machine", {}).pop("provenance", None)
+if c != cli:
+    print(f"  c:   {json.dumps(c, sort_keys=True)[:600]}\n  cli: {json.dumps(cli, sort_keys=True)[:600]}", file=sys.stderr)
+    sys.exit(1)
+print("  exit 0; the same object as the CLI's")
+PY
+}
+run_c "$example"
+
+# The subproject builds only what the example links (the library, the C API, the CUDA plugin), at
+# -O0 without debug information: it checks that add_subdirectory works, not how fast the code runs.
+echo "-- the same examples with wheelfit as a subproject (add_subdirectory $root)"
 subproject="$work/cpp-subproject"
-build_example "$root/examples/embed/cpp" "$subproject" -DWHEELFIT_SOURCE_DIR="$root"
+build_example "$root/examples/embed/cpp" "$subproject" -DWHEELFIT_SOURCE_DIR="$root" -DCMAKE_BUILD_TYPE=Debug \
+              -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DCMAKE_C_FLAGS_DEBUG=-O0
 run_example "$subproject"
-echo "embed_example: OK (the installed C++ package, the installed C API and the subproject build resolve as the CLI does)"
+run_c "$subproject"
+echo "embed_example: OK (the installed C++ package, the installed C API from Python and from C, and the subproject build resolve as the CLI does)"

@@ -1,10 +1,24 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages wheelfit builds with, when any is missing. Needs root (or sudo).
+# Installs the Debian 12 packages wheelfit needs, when any is missing. Needs root (or sudo).
+#
+#   scripts/install-deps.sh             what building and testing everything needs
+#   scripts/install-deps.sh --demo      only what building the CLI, its plugins and the farm
+#                                       generator needs (scripts/demo.sh)
+#   scripts/install-deps.sh --package   what building and checking the Debian packages needs
 set -euo pipefail
-packages=(g++ cmake ninja-build pkg-config libboost1.81-dev libboost-json1.81-dev
-          libtomlplusplus-dev libfmt-dev libssl-dev zlib1g-dev catch2
-          clang libclang-rt-14-dev
-          nginx-light python3-pip curl)  # the mirror's integration test and bench_download: a real server and clients
+build=(g++ cmake ninja-build pkg-config libboost1.81-dev libboost-json1.81-dev
+       libtomlplusplus-dev libfmt-dev libssl-dev zlib1g-dev)
+tests=(catch2
+       clang libclang-rt-14-dev  # the libFuzzer targets (scripts/fuzz.sh)
+       lld                       # a faster linker (ld.gold otherwise)
+       nginx-light python3-pip curl)  # the mirror's integration test and bench_download: a real server and clients
+package=(dpkg-dev file lintian)  # cpack's dpkg-shlibdeps, and Debian's package checker
+case "${1:-}" in
+  --demo) packages=("${build[@]}") ;;
+  --package) packages=("${build[@]}" "${package[@]}") ;;
+  "") packages=("${build[@]}" "${tests[@]}") ;;
+  *) echo "usage: $0 [--demo | --package]" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -5,13 +5,14 @@
 #
 #   scripts/test_completion.sh [WHEELFIT_BINARY]
 #
+# WHEELFIT_COMPLETION=FILE tests that file instead (scripts/check_packages.sh: the packaged one).
 # With a built wheelfit binary, it also checks that every option the usage text (wheelfit --help)
 # names for a command is one the completion offers for that command. Prints one line per case and
 # "N passed, M failed" at the end; exits 1 when a case failed.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-script="$here/../apps/wheelfit/completion/wheelfit.bash"
+script="${WHEELFIT_COMPLETION:-$here/../apps/wheelfit/completion/wheelfit.bash}"
 binary=${1-}
 
 # Without bash-completion, whatever this shell has loaded: the script must fall back to
