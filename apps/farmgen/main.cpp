@@ -5,6 +5,7 @@
 // Prints one summary line on success (exit 0). Bad arguments, an unreadable policy or an
 // unwritable output exit 2 with a message naming the flag or path.
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <cstdio>
@@ -12,18 +13,22 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "farmgen.hpp"
+#include "wheelfit/model/name.hpp"
 #include "wheelfit/policies/policy.hpp"
 #include "wheelfit/registry/registry.hpp"
 
 namespace {
 
 constexpr std::string_view kUsage =
-    "usage: wheelfit-farmgen --out DIR [--backend NAME] [--packages N] [--policy FILE] [--base-url URL] [--with-files]\n"
+    "usage: wheelfit-farmgen --out DIR [--backend NAME] [--packages N] [--only A,B,...] [--policy FILE] [--base-url URL] [--with-files]\n"
     "  --out DIR        the index directory to write (created; an earlier farm there is replaced)\n"
     "  --packages N     how many packages (default: the built-in list of the farm's packages;\n"
     "                   more adds synthetic-pkg-K packages, fewer takes the first N)\n"
+    "  --only A,B,...   only these packages of the built-in list (names as in an index or a\n"
+    "                   comfy-env.toml: flash-attn or flash_attn); a name not in it is an error\n"
     "  --backend NAME   the backend plugin whose policy and label grammar the farm follows (default cuda)\n"
     "  --policy FILE    policy data replacing the backend's (the grid comes from its matrix)\n"
     "  --base-url URL   release download base (default: the backend's Releases repository on GitHub,\n"
@@ -64,7 +69,8 @@ int main(int argc, char** argv) {
       value = arg.substr(eq + 1);
       inline_value = true;
     }
-    if (flag != "--out" && flag != "--packages" && flag != "--policy" && flag != "--base-url" && flag != "--backend")
+    if (flag != "--out" && flag != "--packages" && flag != "--policy" && flag != "--base-url" && flag != "--backend" &&
+        flag != "--only")
       return usage_error("unknown argument '" + std::string(arg) + "'");
     if (!inline_value) {
       if (i + 1 >= argc) return usage_error(std::string(flag) + ": missing value");
@@ -80,6 +86,22 @@ int main(int argc, char** argv) {
       if (ec != std::errc() || ptr != value.data() + value.size() || n == 0 || n > 100000)
         return usage_error("--packages: expected a whole number from 1 to 100000, got '" + std::string(value) + "'");
       options.packages = n;
+    } else if (flag == "--only") {
+      std::vector<farmgen::FarmPackage> chosen;
+      for (std::string_view rest = value; !rest.empty();) {
+        const auto comma = rest.find(',');
+        const std::string name = model::normalize_name(rest.substr(0, comma));
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+        const auto& list = farmgen::builtin_packages();
+        const auto it = std::find_if(list.begin(), list.end(), [&](const farmgen::FarmPackage& p) {
+          return model::normalize_name(p.index_name) == name || model::normalize_name(p.name) == name;
+        });
+        if (name.empty() || it == list.end())
+          return usage_error("--only: '" + name + "' is not a package of the built-in list");
+        chosen.push_back(*it);
+      }
+      if (chosen.empty()) return usage_error("--only: give one or more package names, comma-separated");
+      options.package_list = std::move(chosen);
     } else if (flag == "--policy") {
       policy_file = std::string(value);
     } else if (flag == "--backend") {
