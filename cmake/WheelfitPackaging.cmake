@@ -36,11 +36,15 @@ which demand failed, for every candidate. It also downloads and verifies the
 picks and publishes a static mirror for a fleet of machines.
 .
 This package holds the wheelfit command, wheelfit-farmgen (a synthetic local
-index to try it offline), the CUDA and ROCm backend plugins and bash completion.")
+index to try it offline), the CUDA and ROCm backend plugins and bash
+completion.")
 
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME libwheelfit0)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "wheelfit (= ${_deb_version})")
+# ldconfig through a dpkg trigger, as lintian wants (CPack's postinst/postrm call it too).
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_EXTRA ${PROJECT_SOURCE_DIR}/packaging/triggers)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_DEBIAN_RUNTIME_DESCRIPTION "which prebuilt GPU wheel will run on this machine - C library
 wheelfit judges the wheels of a PEP 503 index against one machine (GPU
 architecture, CUDA line, torch, CPython ABI, CPU, OS, glibc) and pins the

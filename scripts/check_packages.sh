@@ -63,8 +63,7 @@ set +e
 rc=$?
 set -e
 [[ $rc == 0 ]] || { cat "$work/c.err" "$work/c.json" >&2; fail "the C program exited $rc, expected 0"; }
-grep -q '"combo":{[^}]*"line":"12.8"' "$work/c.json" || grep -q '"combo":"cu12.8/torch2.8"' "$work/c.json" \
-  || { head -c 800 "$work/c.json" >&2; fail "wheelfit_resolve_json did not pick cu12.8/torch2.8"; }
+grep -qF '"combo":{"cuda":"12.8","torch":"2.8"}' "$work/c.json" || { head -c 800 "$work/c.json" >&2; fail "wheelfit_resolve_json did not pick cu12.8/torch2.8"; }
 echo "  exit 0, combo cu12.8/torch2.8 (libwheelfit.so.0 and its plugins from the unpacked packages)"
 
 echo "-- the packaged bash completion"

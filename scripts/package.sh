@@ -40,5 +40,5 @@ for deb in "$dist"/*.deb; do
 done
 echo "== lintian"
 # --fail-on error: warnings and notes are printed for whoever improves the packages; an error fails.
-lintian --fail-on error --no-tag-display-limit "$dist"/*.deb | sed 's/^/  /'
+lintian --fail-on error --tag-display-limit 0 "$dist"/*.deb | sed 's/^/  /'
 echo "package: OK ($(cd "$dist" && ls ./*.deb | tr '\n' ' '))"
