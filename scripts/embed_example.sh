@@ -113,8 +113,24 @@ import json, sys
 c, cli = (json.load(open(p)) for p in sys.argv[1:3])
 for o in (c, cli):
     o.get("machine", {}).pop("provenance", None)
+    # "policy" names the plugin it came from: the subproject's library loads its own build's.
+    if isinstance(o.get("policy"), str):
+        o["policy"] = o["policy"].rsplit("/", 1)[-1]
+def first_difference(a, b, at="$"):
+    if type(a) is not type(b) or not isinstance(a, (dict, list)):
+        return None if a == b else (at, a, b)
+    keys = sorted(set(a) | set(b)) if isinstance(a, dict) else range(max(len(a), len(b)))
+    for k in keys:
+        missing = object()
+        x = a.get(k, missing) if isinstance(a, dict) else (a[k] if k < len(a) else missing)
+        y = b.get(k, missing) if isinstance(b, dict) else (b[k] if k < len(b) else missing)
+        d = first_difference(x, y, f"{at}.{k}" if isinstance(a, dict) else f"{at}[{k}]")
+        if d:
+            return d
+    return None
 if c != cli:
-    print(f"  c:   {json.dumps(c, sort_keys=True)[:600]}\n  cli: {json.dumps(cli, sort_keys=True)[:600]}", file=sys.stderr)
+    at, x, y = first_difference(c, cli)
+    print(f"  first difference at {at}:\n  c:   {json.dumps(x)[:400]}\n  cli: {json.dumps(y)[:400]}", file=sys.stderr)
     sys.exit(1)
 print("  exit 0; the same object as the CLI's")
 PY
