@@ -174,8 +174,8 @@ TEST_CASE("wheelfit cache info|prune|clean", "[cli][housekeeping]") {
 
   auto clean = run_wheelfit_cli_housekeeping({"cache", "clean", "--cache-dir", dir}, p.dir);
   REQUIRE(clean.code == 0);
-  CHECK_THAT(clean.out, Catch::Contains("removed: every file: "));
-  CHECK(fs::is_empty(p.cache));
+  CHECK_THAT(clean.out, Catch::Contains("removed: every wheelfit file: "));
+  CHECK(fs::is_empty(p.cache / "v2"));
 
   SECTION("usage errors exit 2 and name the problem") {
     struct Row {
@@ -198,6 +198,53 @@ TEST_CASE("wheelfit cache info|prune|clean", "[cli][housekeeping]") {
       CHECK(bad.code == 2);
       CHECK_THAT(bad.err, Catch::Contains(row.says));
     }
+  }
+}
+
+TEST_CASE("wheelfit cache refuses a folder that holds no wheelfit cache and keeps other programs' files",
+          "[cli][housekeeping][cache]") {
+  wt::TempDir home;
+  const fs::path dot_cache = home / ".cache", project = home / "project";
+  const std::vector<fs::path> files = {dot_cache / "pip" / "http" / "entry", dot_cache / "wheelfit" / "interpreters" / "python.json",
+                                       dot_cache / "wheelfit" / "http" / "v2" / (std::string(64, 'e') + ".entry"),
+                                       project / "pyproject.toml", project / "src" / "main.py"};
+  for (const auto& f : files) wt::write_file(f, "kept");
+  struct Row {
+    const char* what;
+    fs::path dir;
+  };
+  const std::vector<Row> rows = {
+      {"~/.cache", dot_cache},
+      {"~/.cache/wheelfit (one level above the cache)", dot_cache / "wheelfit"},
+      {"a project folder", project},
+  };
+  for (const auto& row : rows) {
+    for (const std::string action : {"info", "prune", "clean"}) {
+      for (const bool as_json : {false, true}) {
+        CAPTURE(row.what, action, as_json);
+        std::vector<std::string> args{"cache", action, "--cache-dir", row.dir.string()};
+        if (as_json) args.emplace_back("--json");
+        auto r = run_wheelfit_cli_housekeeping(args, home);
+        CHECK(r.code == 2);
+        CHECK_THAT(r.err, Catch::Contains(row.dir.string() + " holds no wheelfit cache"));
+        if (as_json) CHECK(json::parse(r.out).at("error").at("exit_code").as_int64() == 2);
+        else CHECK(r.out.empty());
+      }
+    }
+  }
+  for (const auto& f : files) CHECK(wt::read_file(f) == "kept");
+
+  SECTION("the cache itself: its entries go, other programs' files beside them stay") {
+    const fs::path cache = dot_cache / "wheelfit" / "http";
+    wt::write_file(cache / "notes.txt", "kept");
+    wt::write_file(cache / "v2" / "notes.entry", "kept");
+    auto r = run_wheelfit_cli_housekeeping({"cache", "clean", "--cache-dir", cache.string(), "--json"}, home);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(json::parse(r.out).at("removed").at("entries").as_int64() == 1);
+    CHECK_FALSE(fs::exists(cache / "v2" / (std::string(64, 'e') + ".entry")));
+    CHECK(wt::read_file(cache / "notes.txt") == "kept");
+    CHECK(wt::read_file(cache / "v2" / "notes.entry") == "kept");
   }
 }
 
@@ -262,7 +309,7 @@ TEST_CASE("M04: a run killed with SIGKILL mid-run, then run again: complete, no 
   const std::string dead = std::to_string(pid);
   wt::write_file(out.parent_path() / (".tmp-pixi.toml-" + dead + "-0"), "half a manifest");
   fs::create_directories(p.cache / "v2");
-  wt::write_file(p.cache / "v2" / (".tmp-0123456789abcdef.entry-" + dead + "-3"), "half an entry");
+  wt::write_file(p.cache / "v2" / (".tmp-" + std::string(64, 'd') + ".entry-" + dead + "-3"), "half an entry");
   for (const auto& e : fs::directory_iterator(p.cache / "v2")) {
     if (e.path().extension() != ".entry") continue;
     auto text = wt::read_file(e.path());

@@ -274,7 +274,7 @@ TEST_CASE("api::cache: info, prune to the cap, clean; the cap from the request, 
   test::TempDir dir;
   const auto root = dir / "http";
   std::filesystem::create_directories(root / "v2");
-  for (const char* name : {"a", "b", "c"}) test::write_file(root / "v2" / (std::string(name) + ".entry"), std::string(100, 'x'));
+  for (const char key : {'a', 'b', 'c'}) test::write_file(root / "v2" / (std::string(64, key) + ".entry"), std::string(100, 'x'));
   test::ScopedEnv unset("WHEELFIT_CACHE_MAX_SIZE", std::nullopt);
   struct Row {
     const char* what;

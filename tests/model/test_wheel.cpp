@@ -505,3 +505,32 @@ TEST_CASE("best_platform_fit picks the best tag, or the least-failing one", "[mo
     CHECK(best_platform_fit(wheel("six-1.16.0-py2.py3-none-any.whl"), windows_x86()).ok());
   }
 }
+
+TEST_CASE("compare_build_tags: PEP 427's (int, rest) order", "[model][wheel][build]") {
+  struct Row {
+    std::optional<std::string> lower, higher;  ///< higher sorts after lower; equal when both are the same order
+    bool equal = false;
+  };
+  auto row = GENERATE(values<Row>({
+      {"1", "2"},
+      {"1", "1a"},
+      {"3", "10"},
+      {"9a", "10"},
+      {"1_b", "1a"},  // the rest compares as a string: '_' < 'a'
+      {"1a", "1b"},
+      {std::nullopt, "0"},  // no build tag sorts as an empty tuple, before any
+      {"99999999999999999999", "100000000000000000000"},  // digits compare as numbers of any length
+      {"01", "1", true},
+      {"7x", "007x", true},
+      {"2", "2", true},
+      {std::nullopt, std::nullopt, true},
+  }));
+  const std::string lower = row.lower.value_or("(none)"), higher = row.higher.value_or("(none)");
+  CAPTURE(lower, higher);
+  if (row.equal) {
+    CHECK(compare_build_tags(row.lower, row.higher) == std::strong_ordering::equal);
+  } else {
+    CHECK(compare_build_tags(row.lower, row.higher) == std::strong_ordering::less);
+    CHECK(compare_build_tags(row.higher, row.lower) == std::strong_ordering::greater);
+  }
+}

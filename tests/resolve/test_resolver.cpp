@@ -85,6 +85,69 @@ TEST_CASE("resolve ranks manylinux above an unrepaired linux_x86_64 wheel of the
   }
 }
 
+TEST_CASE("resolve picks among the files of one version in the order of packaging's sys_tags()", "[resolve][select][tags]") {
+  // CPython 3.12 on linux x86_64, glibc 2.35. sys_tags(): cp312-cp312, cp312-abi3, cp312-none,
+  // cp311-abi3 .. cp32-abi3, then py312-none, py3-none, py311-none .., each on every platform tag
+  // (manylinux, highest floor first, then linux_x86_64); only then cp312-none-any and py3-none-any.
+  struct Row {
+    const char* what;
+    std::vector<std::string> tags;  ///< the files' tags; the first one wins
+  };
+  auto row = GENERATE(values<Row>({
+      {"the interpreter's own ABI before abi3", {"cp312-cp312-manylinux_2_17_x86_64", "cp312-abi3-manylinux_2_28_x86_64"}},
+      {"abi3 of the same version before an older one", {"cp312-abi3-manylinux_2_17_x86_64", "cp39-abi3-manylinux_2_28_x86_64"}},
+      {"abi3 before none for the interpreter", {"cp312-abi3-manylinux_2_17_x86_64", "cp312-none-manylinux_2_28_x86_64"}},
+      {"none for the interpreter before an older abi3 (packaging's order)",
+       {"cp312-none-manylinux_2_17_x86_64", "cp311-abi3-manylinux_2_28_x86_64"}},
+      {"an older abi3 before py312-none", {"cp39-abi3-manylinux_2_17_x86_64", "py312-none-manylinux_2_28_x86_64"}},
+      {"py312 before py3", {"py312-none-manylinux_2_17_x86_64", "py3-none-manylinux_2_28_x86_64"}},
+      {"a higher glibc floor first within one python tag", {"py3-none-manylinux_2_28_x86_64", "py3-none-manylinux_2_17_x86_64"}},
+      {"an older abi3 on the platform before cp312-none-any", {"cp39-abi3-manylinux_2_17_x86_64", "cp312-none-any"}},
+      {"py3-none on the platform before cp312-none-any", {"py3-none-manylinux_2_28_x86_64", "cp312-none-any"}},
+      {"py3-none-linux_x86_64 before cp312-none-any", {"py3-none-linux_x86_64", "cp312-none-any"}},
+      {"cp312-none-any before py3-none-any", {"cp312-none-any", "py3-none-any"}},
+      {"py312-none-any before py3-none-any", {"py312-none-any", "py3-none-any"}},
+  }));
+  CAPTURE(row.what);
+  std::vector<Anchor> anchors;
+  for (const auto& t : row.tags) anchors.push_back({"pkg-1.0+cu128torch2.8-" + t + ".whl"});
+  for (const bool reversed : {false, true}) {
+    CAPTURE(reversed);
+    if (reversed) std::reverse(anchors.begin(), anchors.end());
+    auto r = run(test::workspace({"pkg"}), test::h100(), test::snapshot({{"pkg", anchors}}));
+    REQUIRE(r.ok());
+    CHECK(r.picks[0].filename == "pkg-1.0+cu128torch2.8-" + row.tags.front() + ".whl");
+  }
+}
+
+TEST_CASE("resolve breaks a tie between files equal in all else by the higher build tag (PEP 427)",
+          "[resolve][select][build]") {
+  struct Row {
+    const char* what;
+    std::vector<std::string> files;  ///< after "pkg-1.0+cu128torch2.8-"; the first one wins
+  };
+  const std::string tags = "cp312-cp312-manylinux_2_28_x86_64.whl";
+  auto row = GENERATE_COPY(values<Row>({
+      {"2 beats 1", {"2-" + tags, "1-" + tags}},
+      {"1a beats 1", {"1a-" + tags, "1-" + tags}},
+      {"10 beats 3 (a number, not text)", {"10-" + tags, "3-" + tags}},
+      {"10 beats 9a", {"10-" + tags, "9a-" + tags}},
+      {"a build tag beats none", {"1-" + tags, tags}},
+      {"a better tag beats a higher build", {"1-" + tags, "9-cp312-abi3-manylinux_2_28_x86_64.whl"}},
+      {"a higher glibc floor beats a higher build", {"1-" + tags, "9-cp312-cp312-manylinux_2_17_x86_64.whl"}},
+  }));
+  CAPTURE(row.what);
+  std::vector<Anchor> anchors;
+  for (const auto& f : row.files) anchors.push_back({"pkg-1.0+cu128torch2.8-" + f});
+  for (const bool reversed : {false, true}) {
+    CAPTURE(reversed);
+    if (reversed) std::reverse(anchors.begin(), anchors.end());
+    auto r = run(test::workspace({"pkg"}), test::h100(), test::snapshot({{"pkg", anchors}}));
+    REQUIRE(r.ok());
+    CHECK(r.picks[0].filename == "pkg-1.0+cu128torch2.8-" + row.files.front());
+  }
+}
+
 TEST_CASE("resolve judges every candidate on the seven demands", "[resolve][demands]") {
   struct Row {
     std::string what;

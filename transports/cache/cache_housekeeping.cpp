@@ -8,7 +8,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <tuple>
 #include <vector>
@@ -20,67 +23,108 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// wheelfit's own files, the only ones housekeeping touches: under v2/ the entries
+// "<key>.entry" (under an older wheelfit's v1/: "<key>.json" and "<key>.body"), the key a
+// lower-case sha256 in hex, and the temporary files of atomic writes of them or of the
+// writability probe (".tmp-<name>-<pid>-<n>", the probe's name ".tmp-probe"). Anything else under
+// the root is another program's.
+enum class Format { v1, v2 };
+
+bool is_cache_key(std::string_view s) {
+  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+bool is_entry_name(std::string_view name, Format format) {
+  const auto dot = name.rfind('.');
+  if (dot == std::string_view::npos || !is_cache_key(name.substr(0, dot))) return false;
+  const std::string_view ext = name.substr(dot);
+  return format == Format::v2 ? ext == ".entry" : ext == ".json" || ext == ".body";
+}
+
+// The name an own temporary file was written for ("<key>.entry", ".tmp-probe"), when `name` is one.
+std::optional<std::string> own_temp_target(std::string_view name, Format format) {
+  const auto writer = util::temp_file_writer(name);
+  if (!writer || *writer <= 0) return std::nullopt;  // 0: no "-<pid>-<n>" tail
+  std::string_view target = name.substr(std::string_view(".tmp-").size());
+  target = target.substr(0, target.rfind('-'));
+  target = target.substr(0, target.rfind('-'));
+  if (target != ".tmp-probe" && !is_entry_name(target, format)) return std::nullopt;
+  return std::string(target);
+}
+
 struct EntryFile {
   fs::path path;
   std::uint64_t size = 0;
   struct timespec used {};  ///< the access time: when it was last written or served
 };
 
-struct Scan {
-  CacheUsage usage;
-  std::vector<EntryFile> entries;
+struct TempFile {
+  fs::path path;
+  std::string target;  ///< the name it was written for
 };
 
-bool is_entry_name(const std::string& name) { return name.size() > 6 && name.front() != '.' && name.ends_with(".entry"); }
+struct Scan {
+  CacheUsage usage;
+  std::vector<EntryFile> entries;  ///< v2/'s entries
+  std::vector<TempFile> temps;     ///< v2/'s temporary files
+  std::vector<fs::path> old;       ///< v1/'s files, its temporary files included
+};
 
-// Every file under `dir` (recursively), its bytes added to `bytes`.
-Expected<void> add_tree(const fs::path& dir, std::uint64_t& bytes) {
+bool is_real_folder(const fs::path& p) {
+  struct stat st {};
+  return ::lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// Adds the own files of the entry folder `dir` to `s`; other files, links and folders are skipped.
+Expected<void> scan_folder(const fs::path& dir, Format format, Scan& s) {
   std::error_code ec;
-  fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end;
-  for (; !ec && it != end; it.increment(ec)) {
-    std::error_code fec;
-    if (it->is_regular_file(fec)) bytes += it->file_size(fec);
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    const bool entry = is_entry_name(name, format);
+    auto temp = entry ? std::nullopt : own_temp_target(name, format);
+    if (!entry && !temp) continue;
+    if (format == Format::v1) {
+      s.usage.other_bytes += size;
+      s.old.push_back(it->path());
+    } else if (entry) {
+      ++s.usage.entries;
+      s.usage.bytes += size;
+      s.entries.push_back(EntryFile{it->path(), size, st.st_atim});
+    } else {
+      ++s.usage.temp_files;
+      s.usage.other_bytes += size;
+      s.temps.push_back(TempFile{it->path(), std::move(*temp)});
+    }
   }
   if (ec) return unexpected(Errc::io_error, "cache " + dir.string() + " cannot be read: " + ec.message());
   return {};
 }
 
-Expected<Scan> scan(const fs::path& root) {
+// What the cache under `root` holds. A root that exists but holds neither v2/ nor v1/ is
+// refused, unless `refuse_foreign` is false (after clean_cache removed a v1/).
+Expected<Scan> scan(const fs::path& root, bool refuse_foreign = true) {
   Scan s;
   s.usage.root = root;
-  std::error_code ec;
-  const auto root_status = fs::status(root, ec);
-  if (!fs::exists(root_status)) return s;
-  if (!fs::is_directory(root_status)) return unexpected(Errc::io_error, "cache " + root.string() + " is not a folder");
-  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
-    const fs::path& p = it->path();
-    if (p.filename() != "v2") {
-      std::error_code fec;
-      if (it->is_directory(fec)) {
-        if (auto t = add_tree(p, s.usage.other_bytes); !t) return t.error();
-      } else if (it->is_regular_file(fec)) {
-        s.usage.other_bytes += it->file_size(fec);
-      }
-      continue;
-    }
-    std::error_code vec;
-    for (fs::directory_iterator e(p, vec), vend; !vec && e != vend; e.increment(vec)) {
-      const std::string name = e->path().filename().string();
-      struct stat st {};
-      if (::lstat(e->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-      const auto size = static_cast<std::uint64_t>(st.st_size);
-      if (is_entry_name(name)) {
-        ++s.usage.entries;
-        s.usage.bytes += size;
-        s.entries.push_back(EntryFile{e->path(), size, st.st_atim});
-      } else {
-        if (util::temp_file_writer(name)) ++s.usage.temp_files;
-        s.usage.other_bytes += size;
-      }
-    }
-    if (vec) return unexpected(Errc::io_error, "cache " + p.string() + " cannot be read: " + vec.message());
+  struct stat st {};
+  if (::stat(root.c_str(), &st) != 0) {
+    if (errno == ENOENT) return s;  // not made yet: holds nothing
+    return unexpected(Errc::io_error, "cache " + root.string() + " cannot be read: " + std::strerror(errno));
   }
-  if (ec) return unexpected(Errc::io_error, "cache " + root.string() + " cannot be read: " + ec.message());
+  if (!S_ISDIR(st.st_mode)) return unexpected(Errc::io_error, "cache " + root.string() + " is not a folder");
+  const bool v2 = is_real_folder(root / "v2"), v1 = is_real_folder(root / "v1");
+  if (!v2 && !v1 && refuse_foreign) {
+    return unexpected(Errc::invalid_input, "cache folder " + root.string() +
+                                               " holds no wheelfit cache (no v2/ folder of entries); nothing in it was touched");
+  }
+  if (v2) {
+    if (auto r = scan_folder(root / "v2", Format::v2, s); !r) return r.error();
+  }
+  if (v1) {
+    if (auto r = scan_folder(root / "v1", Format::v1, s); !r) return r.error();
+  }
   return s;
 }
 
@@ -105,7 +149,10 @@ Expected<CacheUsage> cache_usage(const fs::path& root) {
 Expected<CacheCleanup> prune_cache(const fs::path& root, std::uint64_t max_bytes, std::chrono::seconds temp_age) {
   auto before = scan(root);
   if (!before) return before.error();
-  util::remove_stale_temp_files(root / "v2", std::nullopt, temp_age);
+  // Only the temporary files of wheelfit's own names: one pass for each name written.
+  std::set<std::string> targets;
+  for (const auto& t : before->temps) targets.insert(t.target);
+  for (const auto& t : targets) util::remove_stale_temp_files(root / "v2", t, temp_age);
   auto entries = std::move(before->entries);
   std::sort(entries.begin(), entries.end(), [](const EntryFile& a, const EntryFile& b) {
     return std::tie(a.used.tv_sec, a.used.tv_nsec, a.path) < std::tie(b.used.tv_sec, b.used.tv_nsec, b.path);
@@ -123,16 +170,21 @@ Expected<CacheCleanup> prune_cache(const fs::path& root, std::uint64_t max_bytes
 Expected<CacheCleanup> clean_cache(const fs::path& root) {
   auto before = scan(root);
   if (!before) return before.error();
-  std::error_code ec;
-  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
-    std::error_code rec;
-    fs::remove_all(it->path(), rec);
-    if (rec) return unexpected(Errc::io_error, "cache: " + it->path().string() + " cannot be removed: " + rec.message());
+  auto unlink_own = [](const fs::path& p) -> Expected<void> {
+    if (::unlink(p.c_str()) == 0 || errno == ENOENT) return {};  // ENOENT: another run removed it
+    return unexpected(Errc::io_error, "cache: " + p.string() + " cannot be removed: " + std::strerror(errno));
+  };
+  for (const auto& e : before->entries) {
+    if (auto r = unlink_own(e.path); !r) return r.error();
   }
-  if (ec && ec != std::errc::no_such_file_or_directory) {
-    return unexpected(Errc::io_error, "cache " + root.string() + " cannot be read: " + ec.message());
+  for (const auto& t : before->temps) {
+    if (auto r = unlink_own(t.path); !r) return r.error();
   }
-  auto after = scan(root);
+  for (const auto& p : before->old) {
+    if (auto r = unlink_own(p); !r) return r.error();
+  }
+  if (!before->old.empty()) (void)::rmdir((root / "v1").c_str());  // stays when another program's file is in it
+  auto after = scan(root, false);
   if (!after) return after.error();
   return compare(before->usage, after->usage);
 }

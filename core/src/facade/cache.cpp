@@ -94,7 +94,7 @@ std::string CacheResult::report() const {
   const auto& now = outcome->after;
   std::string out = "cache: " + now.root.string() + "\n";
   if (action != CacheAction::info) {
-    out += std::string("removed: ") + (action == CacheAction::clean ? "every file: " : "") +
+    out += std::string("removed: ") + (action == CacheAction::clean ? "every wheelfit file: " : "") +
            count_text(outcome->removed_entries, "entry", "entries") + " (" + bytes_text(outcome->removed_bytes) + "), " +
            count_text(outcome->removed_temp_files, "temporary file", "temporary files") + "\n";
   }

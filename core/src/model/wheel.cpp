@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdio>
 #include <limits>
+#include <utility>
 
 #include "wheelfit/model/name.hpp"
 #include "wheelfit/util/text.hpp"
@@ -249,6 +250,22 @@ Expected<WheelName> WheelName::parse(std::string_view filename) {
   w.platforms.reserve(tags[2].size());
   for (const auto& p : tags[2]) w.platforms.push_back(parse_platform_tag(p));
   return w;
+}
+
+std::strong_ordering compare_build_tags(const std::optional<std::string>& a, const std::optional<std::string>& b) noexcept {
+  if (!a || !b) return a.has_value() <=> b.has_value();
+  // (leading digits, rest): the digits compared as numbers without converting them.
+  auto split_build = [](std::string_view s) {
+    const auto d = static_cast<std::size_t>(std::find_if_not(s.begin(), s.end(), [](char c) { return is_digit(c); }) - s.begin());
+    std::string_view digits = s.substr(0, d);
+    while (!digits.empty() && digits.front() == '0') digits.remove_prefix(1);
+    return std::pair{digits, s.substr(d)};
+  };
+  const auto [da, ra] = split_build(*a);
+  const auto [db, rb] = split_build(*b);
+  if (da.size() != db.size()) return da.size() <=> db.size();
+  if (const auto c = da <=> db; c != 0) return c;
+  return ra <=> rb;
 }
 
 std::string PythonTarget::tag() const {

@@ -147,6 +147,7 @@ Judged judge(const Candidate& c, const Context& ctx) {
   // os, cpu_arch, glibc: judged on the best-fitting platform tag
   const auto fit = model::best_platform_fit(w, ctx.platform);
   j.platform_rank = fit.rank;
+  j.any_platform = fit.tag && fit.tag->kind == model::PlatformTag::Kind::any;
   const model::PlatformTag* tag = fit.tag;
   if (!fit.os_ok) fail(Demand::os, [&] { return platform_tags_text(w); }, [&] { return std::string(model::to_string(ctx.platform.os)); });
   if (!fit.cpu_ok) fail(Demand::cpu_arch, [&] { return cpu_archs_text(w); }, [&] { return ctx.platform.cpu_arch; });
@@ -200,13 +201,18 @@ Judged judge(const Candidate& c, const Context& ctx) {
   return j;
 }
 
-// pip's preference: final releases first, then the highest version, then the best tags.
+// pip's preference: final releases first, then the highest version, then the best tag in the
+// order of packaging's sys_tags(), then the higher PEP 427 build tag. sys_tags() lists every
+// (python, abi) pair on the machine's platforms before any tag on `any`: a wheel that fits only
+// through `any` comes after every wheel built for the platform, whatever its python tag.
 bool better(const Candidate& a, const Judged& ja, const Candidate& b, const Judged& jb) {
   const bool a_pre = a.wheel->version.is_prerelease(), b_pre = b.wheel->version.is_prerelease();
   if (a_pre != b_pre) return !a_pre;
   if (auto c = a.wheel->version <=> b.wheel->version; c != 0) return c > 0;
+  if (ja.any_platform != jb.any_platform) return !ja.any_platform;
   if (ja.python_rank != jb.python_rank) return ja.python_rank < jb.python_rank;
   if (ja.platform_rank != jb.platform_rank) return ja.platform_rank < jb.platform_rank;
+  if (auto c = model::compare_build_tags(a.wheel->build, b.wheel->build); c != 0) return c > 0;
   return std::tie(a.text, a.url) < std::tie(b.text, b.url);
 }
 

@@ -77,6 +77,7 @@ struct Judged {
   CandidateVerdict verdict;
   int python_rank = 0;
   int platform_rank = 0;
+  bool any_platform = false;  ///< it fits only through the `any` platform tag
   const policies::ArchSource* archs = nullptr;  // the list gpu_arch was judged on (cached)
 };
 
@@ -129,7 +130,9 @@ std::vector<Candidate> candidates_for(const std::string& package, const index::I
 Judged judge(const Candidate& c, const Context& ctx);
 
 /// pip's preference between two fitting candidates: final releases first, then the highest
-/// version, then the best tags, then the text and URL (deterministic).
+/// version, then the best tag in packaging's sys_tags() order (a wheel fitting only through
+/// `any` after every wheel for the platform; then python_rank, then platform_rank), then the
+/// higher PEP 427 build tag, then the text and URL (deterministic).
 bool better(const Candidate& a, const Judged& ja, const Candidate& b, const Judged& jb);
 
 /// The pick for one package under ctx (the inspect hook consulted), or every candidate's verdict.

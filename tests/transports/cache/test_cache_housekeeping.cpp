@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -47,7 +48,10 @@ pid_t dead_pid() {
   return pid;
 }
 
-/// A cache root with `n` entries of `size` bytes each, named e<i>.entry, used i * 10 s apart (e0 oldest).
+/// The name of entry `i` (0..99) as the cache names entries: a sha256 in hex, ".entry"; they sort by i.
+std::string own_entry(int i) { return std::string(62, 'a') + (i < 10 ? "0" : "") + std::to_string(i) + ".entry"; }
+
+/// A cache root with `n` entries of `size` bytes each, named own_entry(i), used i * 10 s apart (0 oldest).
 struct Root {
   TempDir dir;
   fs::path root = dir / "http";
@@ -55,7 +59,7 @@ struct Root {
   explicit Root(int n = 0, std::size_t size = 100) {
     fs::create_directories(v2);
     for (int i = 0; i < n; ++i) {
-      const auto p = v2 / ("e" + std::to_string(i) + ".entry");
+      const auto p = v2 / own_entry(i);
       test::write_file(p, std::string(size, 'x'));
       used_ago(p, 1000 - i * 10);
     }
@@ -82,10 +86,13 @@ TEST_CASE("cache_usage counts entries, their bytes, temporary files and the rest
     CHECK(u->bytes == 0);
     CHECK(u->root == dir / "nope");
   }
-  SECTION("entries, a temporary file, an old v1/") {
+  SECTION("entries, a temporary file, an old v1/; other programs' files are not counted") {
     Root r(3, 100);
-    test::write_file(r.v2 / ".tmp-e9.entry-1-0", std::string(7, 't'));
-    test::write_file(r.root / "v1" / "a.meta", std::string(11, 'm'));
+    test::write_file(r.v2 / (".tmp-" + own_entry(9) + "-1-0"), std::string(7, 't'));
+    test::write_file(r.root / "v1" / (std::string(64, 'b') + ".json"), std::string(11, 'm'));
+    test::write_file(r.root / "notes.txt", std::string(1000, 'n'));
+    test::write_file(r.v2 / "other.entry", std::string(1000, 'o'));
+    test::write_file(r.root / "v1" / "a.json", std::string(1000, 'o'));
     auto u = transports::cache_usage(r.root);
     REQUIRE(u);
     CHECK(u->entries == 3);
@@ -110,10 +117,10 @@ TEST_CASE("prune_cache removes the least recently used entries down to the cap",
     std::vector<std::string> kept;
   };
   auto row = GENERATE(values<Row>({
-      {"under the cap: nothing", 1000, {"e0.entry", "e1.entry", "e2.entry", "e3.entry"}},
-      {"exactly the cap: nothing", 400, {"e0.entry", "e1.entry", "e2.entry", "e3.entry"}},
-      {"one byte over: the oldest", 399, {"e1.entry", "e2.entry", "e3.entry"}},
-      {"half: the two oldest", 250, {"e2.entry", "e3.entry"}},
+      {"under the cap: nothing", 1000, {own_entry(0), own_entry(1), own_entry(2), own_entry(3)}},
+      {"exactly the cap: nothing", 400, {own_entry(0), own_entry(1), own_entry(2), own_entry(3)}},
+      {"one byte over: the oldest", 399, {own_entry(1), own_entry(2), own_entry(3)}},
+      {"half: the two oldest", 250, {own_entry(2), own_entry(3)}},
       {"zero: everything", 0, {}},
   }));
   CAPTURE(row.what);
@@ -130,41 +137,114 @@ TEST_CASE("prune_cache removes the least recently used entries down to the cap",
 
 TEST_CASE("prune_cache: recent use, not age, decides; ties by name", "[transports][cache][housekeeping]") {
   Root r(3, 100);
-  used_ago(r.v2 / "e0.entry", 1);  // the oldest entry was just served
+  used_ago(r.v2 / own_entry(0), 1);  // the oldest entry was just served
   REQUIRE(transports::prune_cache(r.root, 200));
-  CHECK(r.entries() == std::vector<std::string>{"e0.entry", "e2.entry"});
-  used_ago(r.v2 / "e0.entry", 50);
-  used_ago(r.v2 / "e2.entry", 50);
+  CHECK(r.entries() == std::vector<std::string>{own_entry(0), own_entry(2)});
+  used_ago(r.v2 / own_entry(0), 50);
+  used_ago(r.v2 / own_entry(2), 50);
   REQUIRE(transports::prune_cache(r.root, 100));
-  CHECK(r.entries() == std::vector<std::string>{"e2.entry"});
+  CHECK(r.entries() == std::vector<std::string>{own_entry(2)});
 }
 
 TEST_CASE("prune_cache and clean_cache remove temporary files of dead writers, never one in flight",
           "[transports][cache][housekeeping]") {
   Root r(2, 100);
   const std::string dead = std::to_string(dead_pid());
-  test::write_file(r.v2 / (".tmp-e5.entry-" + dead + "-0"), "left by a killed run");
-  test::write_file(r.v2 / (".tmp-e6.entry-" + std::to_string(::getpid()) + "-0"), "being written now");
+  const std::string left = ".tmp-" + own_entry(5) + "-" + dead + "-0";
+  const std::string in_flight = ".tmp-" + own_entry(6) + "-" + std::to_string(::getpid()) + "-0";
+  test::write_file(r.v2 / left, "left by a killed run");
+  test::write_file(r.v2 / in_flight, "being written now");
   SECTION("prune") {
     auto done = transports::prune_cache(r.root, transports::kDefaultCacheMaxSize);
     REQUIRE(done);
     CHECK(done->removed_temp_files == 1);
     CHECK(done->removed_entries == 0);
-    CHECK_FALSE(fs::exists(r.v2 / (".tmp-e5.entry-" + dead + "-0")));
-    CHECK(fs::exists(r.v2 / (".tmp-e6.entry-" + std::to_string(::getpid()) + "-0")));
+    CHECK_FALSE(fs::exists(r.v2 / left));
+    CHECK(fs::exists(r.v2 / in_flight));
   }
-  SECTION("clean: everything, the root stays") {
-    test::write_file(r.root / "v1" / "old.meta", "x");
+  SECTION("clean: every entry and temporary file, an old v1/; the root and v2/ stay") {
+    test::write_file(r.root / "v1" / (std::string(64, 'c') + ".body"), "x");
     auto done = transports::clean_cache(r.root);
     REQUIRE(done);
     CHECK(done->removed_entries == 2);
     CHECK(done->removed_bytes == 200);
     CHECK(done->removed_temp_files == 2);
     CHECK(fs::is_directory(r.root));
-    CHECK(fs::is_empty(r.root));
+    CHECK_FALSE(fs::exists(r.root / "v1"));
+    CHECK(fs::is_directory(r.v2));
+    CHECK(fs::is_empty(r.v2));
     auto again = transports::clean_cache(r.root);  // cleaning an empty cache is fine
     REQUIRE(again);
     CHECK(again->removed_entries == 0);
+  }
+}
+
+TEST_CASE("cache housekeeping touches only wheelfit's own files", "[transports][cache][housekeeping][foreign]") {
+  using Action = std::function<Expected<transports::CacheCleanup>(const fs::path&)>;
+  const std::vector<std::pair<std::string, Action>> actions = {
+      {"info", [](const fs::path& p) -> Expected<transports::CacheCleanup> {
+         auto u = transports::cache_usage(p);
+         if (!u) return u.error();
+         return transports::CacheCleanup{*u, *u, 0, 0, 0};
+       }},
+      {"prune", [](const fs::path& p) { return transports::prune_cache(p, 0, std::chrono::seconds(0)); }},
+      {"clean", [](const fs::path& p) { return transports::clean_cache(p); }},
+  };
+  // Files of other programs, in folders that may be given as --cache-dir; names relative to it.
+  struct Row {
+    const char* what;
+    std::vector<std::string> files;
+  };
+  const std::string dead = std::to_string(dead_pid());
+  const std::vector<Row> foreign = {
+      {"a ~/.cache", {"pip/http/abc", "wheelfit/http/v2/" + own_entry(0), "fontconfig/x.cache-8", ".tmp-x-" + dead + "-0"}},
+      {"a project folder", {"pyproject.toml", "src/pkg/__init__.py", "v3/data.entry"}},
+      {"an empty folder", {}},
+      {"v2 is a link to a folder", {"elsewhere/" + own_entry(1)}},
+  };
+  for (const auto& [name, action] : actions) {
+    for (const auto& row : foreign) {
+      CAPTURE(name, row.what);
+      TempDir dir;
+      const fs::path folder = dir / "given";
+      fs::create_directories(folder);
+      for (const auto& f : row.files) test::write_file(folder / f, "someone else's");
+      if (std::string_view(row.what).starts_with("v2 is a link")) fs::create_directory_symlink("elsewhere", folder / "v2");
+      auto done = action(folder);
+      REQUIRE_FALSE(done);
+      CHECK(done.error().is(Errc::invalid_input));
+      CHECK_THAT(done.error().message, Catch::Contains(folder.string()) && Catch::Contains("holds no wheelfit cache"));
+      for (const auto& f : row.files) CHECK(test::read_file(folder / f) == "someone else's");
+    }
+    {  // a cache with other programs' files in it
+      CAPTURE(name);
+      Root r(2, 100);
+      const std::vector<fs::path> others = {
+          r.root / "notes.txt",
+          r.root / "v3" / own_entry(7),
+          r.v2 / "README.entry",                                   // not a sha256 key
+          r.v2 / (std::string(64, 'A') + ".entry"),                // upper-case hex: not a key the cache writes
+          r.v2 / (own_entry(8) + ".bak"),
+          r.v2 / (".tmp-notes.txt-" + dead + "-0"),                // a temporary file, but not of an entry
+          r.root / "v1" / "settings.json",
+      };
+      for (const auto& p : others) test::write_file(p, "someone else's");
+      test::write_file(r.v2 / (".tmp-" + own_entry(9) + "-" + dead + "-0"), "left by a killed run");
+      auto done = action(r.root);
+      REQUIRE(done);
+      CHECK(done->before.entries == 2);
+      CHECK(done->before.temp_files == 1);
+      CHECK(done->before.other_bytes == 20);  // the temporary file only
+      for (const auto& p : others) {
+        CAPTURE(p);
+        CHECK(test::read_file(p) == "someone else's");
+      }
+      if (name != "info") {
+        CHECK(done->after.entries == 0);
+        CHECK(done->after.temp_files == 0);
+        CHECK(fs::is_directory(r.root / "v1"));  // another program's file is in it
+      }
+    }
   }
 }
 
@@ -229,7 +309,7 @@ TEST_CASE("cache: temporary files a killed run left are removed by the next run'
   f.state->handler = [](const Request&) -> Expected<Response> { return ok("page", {{"cache-control", "max-age=600"}}); };
   REQUIRE(f.get("https://example.test/a/"));
   const std::string dead = std::to_string(dead_pid());
-  const fs::path left = f.v2() / (".tmp-0123.entry-" + dead + "-4");
+  const fs::path left = f.v2() / (".tmp-" + own_entry(12) + "-" + dead + "-4");
   test::write_file(left, "half an entry");
   SECTION("a run that writes") { REQUIRE(f.get("https://example.test/b/")); }
   SECTION("a run served wholly from the cache") {

@@ -5,6 +5,7 @@
 // Each tag field may be a compressed set joined by '.' ("manylinux_2_24_x86_64.manylinux_2_28_x86_64",
 // "py2.py3"); the expanded tag set is the cartesian product.
 
+#include <compare>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -62,6 +63,12 @@ struct WheelName {
   /// digit, an empty tag field.
   static Expected<WheelName> parse(std::string_view filename);
 };
+
+/// PEP 427's order of build tags, the tie-breaker between files equal in all else: a file without
+/// one sorts first (an empty tuple), then (the leading digits as a number, the rest as a string),
+/// so "1" < "1a" < "2" < "10". Digits of any length compare as numbers ("01" == "1").
+[[nodiscard]] std::strong_ordering compare_build_tags(const std::optional<std::string>& a,
+                                                      const std::optional<std::string>& b) noexcept;
 
 /// The interpreter a wheel must load into.
 struct PythonTarget {

@@ -4,6 +4,12 @@
 // `root` is the cache root, the folder holding v2/ (`--cache-dir`; by default
 // $XDG_CACHE_HOME/wheelfit/http).
 //
+// Only wheelfit's own files are counted or removed: v2/<key>.entry (v1/<key>.json and
+// v1/<key>.body of an older wheelfit), the key a lower-case sha256 in hex, and the temporary files
+// of their atomic writes (".tmp-<name>-<pid>-<n>"). Anything else under the root stays as it is.
+// A root that exists but holds neither v2/ nor v1/ (`--cache-dir ~/.cache`, `--cache-dir .`) is
+// refused: Errc::invalid_input naming it, nothing touched.
+//
 // "Used" is an entry file's access time, which the cache sets when it writes an entry and when it
 // serves one (fresh, or after a 304), whatever the mount's atime options.
 //
@@ -31,7 +37,7 @@ struct CacheUsage {
   std::uint64_t entries = 0;     ///< entry files (v2/*.entry)
   std::uint64_t bytes = 0;       ///< their size in bytes (what the cap limits)
   std::uint64_t temp_files = 0;  ///< temporary files: writes in flight, or left by a killed run
-  std::uint64_t other_bytes = 0; ///< everything else under the root (temporary files, a v1/ of an old wheelfit)
+  std::uint64_t other_bytes = 0; ///< wheelfit's other files: temporary files, a v1/ of an old wheelfit
 };
 
 /// What prune_cache or clean_cache did.
@@ -42,19 +48,22 @@ struct CacheCleanup {
   std::uint64_t removed_temp_files = 0;
 };
 
-/// What the cache under `root` holds. A missing root holds nothing. Errc::io_error naming the
-/// folder when it cannot be read.
+/// What the cache under `root` holds. A missing root holds nothing. Errc::invalid_input naming
+/// the folder when it holds no wheelfit cache; Errc::io_error naming it when it cannot be read.
 [[nodiscard]] Expected<CacheUsage> cache_usage(const std::filesystem::path& root);
 
 /// Removes the least recently used entries (oldest access time first; ties by name) until the
 /// entries take at most `max_bytes`, and the temporary files whose writer is gone or that are
-/// older than `temp_age` (util::remove_stale_temp_files). Errc::io_error naming the folder when it
-/// cannot be read; an entry that cannot be removed is left (and counted in `after`).
+/// older than `temp_age` (util::remove_stale_temp_files). Errc::invalid_input naming the folder
+/// when it holds no wheelfit cache; Errc::io_error naming it when it cannot be read; an entry that
+/// cannot be removed is left (and counted in `after`).
 [[nodiscard]] Expected<CacheCleanup> prune_cache(const std::filesystem::path& root, std::uint64_t max_bytes,
                                                 std::chrono::seconds temp_age = kStaleTempAge);
 
-/// Removes everything under `root` (every entry, temporary file, a v1/ of an old wheelfit); the
-/// root itself stays. Errc::io_error naming what could not be removed.
+/// Removes wheelfit's own files under `root`: every entry and temporary file, and a v1/ of an old
+/// wheelfit (its folder too, once empty); the root, v2/ and other programs' files stay.
+/// Errc::invalid_input naming the folder when it holds no wheelfit cache; Errc::io_error naming
+/// what could not be removed.
 [[nodiscard]] Expected<CacheCleanup> clean_cache(const std::filesystem::path& root);
 
 }  // namespace wheelfit::transports
