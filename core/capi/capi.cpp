@@ -4,11 +4,13 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/json.hpp>
@@ -57,6 +59,25 @@ std::string string_of(const json::value& v, const std::string& key) {
   return std::string(v.get_string());
 }
 
+// Refuses a string of the request (a key or a value, at any depth) that holds a NUL byte: the
+// C side of a path or a header would stop at it ("/etc/passwd\u0000.toml" opens /etc/passwd).
+// `key` is the JSON path below the request ("configs[0]"; "" for the request itself).
+void refuse_nul_bytes(const json::value& v, const std::string& key) {
+  const std::string where = key.empty() ? "request" : "request." + key;
+  if (const auto* s = v.if_string(); s && std::string_view(*s).find('\0') != std::string_view::npos) {
+    throw BadRequest{where + ": holds a NUL byte (\\u0000)"};
+  }
+  if (const auto* a = v.if_array()) {
+    for (std::size_t i = 0; i < a->size(); ++i) refuse_nul_bytes((*a)[i], key + "[" + std::to_string(i) + "]");
+  } else if (const auto* o = v.if_object()) {
+    for (const auto& kv : *o) {
+      const std::string_view name = kv.key();
+      if (name.find('\0') != std::string_view::npos) throw BadRequest{where + ": a key holds a NUL byte (\\u0000)"};
+      refuse_nul_bytes(kv.value(), key.empty() ? std::string(name) : key + "." + std::string(name));
+    }
+  }
+}
+
 std::vector<std::string> strings_of(const json::value& v, const std::string& key) {
   require(v, v.is_array(), key, "an array of strings");
   std::vector<std::string> out;
@@ -91,8 +112,11 @@ bool network_key(const std::string& key, const json::value& v, wheelfit::transpo
     (key == "cert" ? net.ca_source : net.client_cert_source) = "request." + key;
   } else if (key == "user_agent") {
     net.user_agent = string_of(v, key);
-    if (net.user_agent.empty() || net.user_agent.find_first_of("\r\n") != std::string::npos) {
-      throw BadRequest{"request.user_agent: must be one non-empty line"};
+    const bool control = std::any_of(net.user_agent.begin(), net.user_agent.end(), [](char c) {
+      return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+    });
+    if (net.user_agent.empty() || control) {
+      throw BadRequest{"request.user_agent: must be one non-empty line without control characters"};
     }
   } else if (key == "retries") {
     net.retry.retries = static_cast<int>(number_of(v, key, 0, 20));
@@ -224,7 +248,7 @@ wheelfit::api::ExplainRequest explain_request_of(const json::value& doc) {
       r.python = string_of(v, key);
     } else if (key == "policy") {
       r.policy_file = string_of(v, key);
-    } else if (!network_key(key, v, r.network)) {
+    } else if (key == "jobs" || !network_key(key, v, r.network)) {  // one wheel: no jobs to share
       throw BadRequest{"request: unknown key '" + key + "' (known: wheel, machine, python, policy, retries, timeout, user_agent, "
                        "allow_insecure_host, cert, client_cert)"};
     }
@@ -276,6 +300,7 @@ int guarded(const char* request_json, char** result_json, Call&& call) noexcept 
     json::error_code ec;
     const json::value doc = json::parse(request_json, ec);
     if (ec) return error_out(wheelfit::api::kExitBadInput, std::string("request: not JSON: ") + ec.message(), result_json);
+    refuse_nul_bytes(doc, "");
     return call(doc, result_json);
   } catch (const BadRequest& e) {
     return error_out(wheelfit::api::kExitBadInput, e.message, result_json);

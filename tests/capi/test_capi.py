@@ -116,6 +116,24 @@ def main() -> int:
             ("a missing config", {"configs": [str(Path(tmp) / "none.toml")], "machine": h100}, 2, "none.toml"),
             ("a backend with no index: exit 3", {"configs": [str(cfg)], "machine": dict(h100, torch="2.7.1+rocm6.3",
                                                   backend="rocm", gpus=["gfx90a"])}, 3, "no ROCm wheel index is published"),
+            # A NUL would cut the string on the C side ("/etc/passwd\0.toml" opens /etc/passwd): refused, wherever.
+            ("a NUL in a config path names the key", {"configs": ["/etc/passwd\u0000.toml"], "machine": h100}, 2,
+             "request.configs[0]: holds a NUL byte"),
+            ("a NUL in the index names the key", {"configs": [str(cfg)], "machine": h100, "index": str(farm) + "\u0000/x"}, 2,
+             "request.index: holds a NUL byte"),
+            ("a NUL in an env's package names the key",
+             {"envs": [{"name": "e", "python": "3.12", "packages": [wanted[0], "x\u0000"]}], "machine": h100}, 2,
+             "request.envs[0].packages[1]: holds a NUL byte"),
+            ("a NUL in a profile value names the key", {"configs": [str(cfg)], "machine": dict(h100, gpus=["9.0\u0000"])}, 2,
+             "request.machine.gpus[0]: holds a NUL byte"),
+            ("a NUL in a key", {"configs": [str(cfg)], "machine": h100, "index\u0000": "x"}, 2, "request: a key holds a NUL byte"),
+            # The user agent goes into a header line as it is.
+            ("a user_agent with a NUL", {"configs": [str(cfg)], "machine": h100, "index": str(farm), "user_agent": "wf\u0000x"}, 2,
+             "request.user_agent: holds a NUL byte"),
+            *[(f"a user_agent with control byte {c!r}",
+               {"configs": [str(cfg)], "machine": h100, "index": str(farm), "user_agent": f"wf{c}x"}, 2,
+               "request.user_agent: must be one non-empty line without control characters")
+              for c in ("\r\nX-Evil: 1", "\t", "\x1b[2J", "\x7f", "\x01")],
         ]:
             code, obj = wf.resolve(request)
             message = obj.get("error", {}).get("message", "")
@@ -131,6 +149,16 @@ def main() -> int:
               f"{code} {json.dumps(obj)[:300]}\n   vs {cli.returncode} {cli.stdout[:300]}")
         code, obj = wf.explain({"machine": h100})
         check("explain without a wheel", code == 2 and "request.wheel: missing" in obj["error"]["message"], json.dumps(obj))
+        for what, request, want_text in [
+            ("explain: jobs is not one of its keys", {"wheel": name, "machine": h100, "jobs": 4}, "unknown key 'jobs'"),
+            ("explain: a NUL in the wheel names the key", {"wheel": "/etc/passwd\u0000" + name, "machine": h100},
+             "request.wheel: holds a NUL byte"),
+            ("explain: a user_agent with a control byte", {"wheel": name, "machine": h100, "user_agent": "wf\x1bx"},
+             "request.user_agent: must be one non-empty line without control characters"),
+        ]:
+            code, obj = wf.explain(request)
+            message = obj.get("error", {}).get("message", "")
+            check(what, code == 2 and want_text in message and obj["error"].get("exit_code") == 2, f"{code} {message}")
 
         # detect: this machine, a valid profile for the other calls.
         code, obj = wf.detect({"python": sys.executable})
@@ -141,6 +169,9 @@ def main() -> int:
         check("the detected profile is a valid machine", code in (0, 1) and "error" not in again, json.dumps(again)[:300])
         code, obj = wf.detect({"backend": "metal"})
         check("detect with an unknown backend", code == 2 and "unknown backend 'metal'" in obj["error"]["message"], json.dumps(obj))
+        code, obj = wf.detect({"python": sys.executable + "\u0000 -c pass"})
+        check("detect: a NUL in python names the key",
+              code == 2 and "request.python: holds a NUL byte" in obj.get("error", {}).get("message", ""), json.dumps(obj))
 
         # doctor: this interpreter's site folders judged on the H100, as the CLI judges them.
         code, obj = wf.doctor({"python": sys.executable, "machine": h100})

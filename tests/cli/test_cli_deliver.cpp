@@ -280,3 +280,39 @@ TEST_CASE("wheelfit download and mirror: usage errors exit 2 and say why", "[cli
   }
   CHECK_FALSE(fs::exists(work / "d"));  // nothing was made for a refused call
 }
+
+TEST_CASE("wheelfit mirror: a --base-url with a user name or password is refused, never published", "[cli][mirror][secrets]") {
+  const Farm f;
+  struct Row {
+    std::string base_url;
+    std::string shown;  // how the message names the URL; "" when the URL is taken
+  };
+  const std::vector<Row> rows = {
+      {"https://user:s3cret@mirror.corp/wheels/", "'https://mirror.corp/wheels/'"},
+      {"https://s3cret@mirror.corp/", "'https://mirror.corp/'"},
+      {"http://user:s3cret@10.0.0.5:8080", "'http://10.0.0.5:8080'"},
+      {"https://user:@mirror.corp/w/", "'https://mirror.corp/w/'"},
+      {"https://mirror.corp/wheels/@latest/", ""},  // an '@' in the path is no userinfo
+  };
+  for (const auto& row : rows) {
+    for (const bool as_json : {false, true}) {
+      const TempDir work;
+      auto args = f.mirror(work / "mirror", {"--machines", f.machines.string(), "--base-url", row.base_url});
+      if (as_json) args.push_back("--json");
+      const auto r = run_wheelfit_cli_deliver(args);
+      CAPTURE(row.base_url, as_json, r.out, r.err);
+      if (row.shown.empty()) {
+        CHECK(r.code == 0);
+        CHECK_THAT(read_file(work / "mirror" / "current" / "cc-torch" / "index.html"),
+                   Catch::Contains("href=\"" + row.base_url + "files/cc_torch-"));
+        continue;
+      }
+      CHECK(r.code == 2);
+      const std::string message =
+          as_json ? std::string(parse_object_cli_deliver(r.out).at("error").at("message").as_string()) : r.err;
+      CHECK_THAT(message, Catch::Contains("--base-url: " + row.shown + " was given with a user name or password"));
+      CHECK_THAT(r.out + r.err, !Catch::Contains("s3cret"));
+      CHECK_FALSE(fs::exists(work / "mirror"));  // refused before anything was made
+    }
+  }
+}

@@ -167,3 +167,40 @@ TEST_CASE("read_index resolves a redirected page's hrefs against the URL that an
   REQUIRE(snap.warnings.size() == 1);
   CHECK_THAT(snap.warnings[0], Catch::Contains("http://i.test/pkg/ (answered by https://mirror.test/v2/pkg/): 1 link skipped"));
 }
+
+TEST_CASE("read_index: a page of a newer PEP 629 major version fails naming it, a newer minor warns", "[index][read_index][pep629]") {
+  struct Row {
+    const char* version;
+    index::ProjectPage::Status status;
+    const char* error_or_warning;  // in page.error (failed) or in snap.warnings (ok); "" for neither
+  };
+  const std::vector<Row> rows{
+      {"1.0", index::ProjectPage::Status::ok, ""},
+      {"1.1", index::ProjectPage::Status::ok, "repository version '1.1' (PEP 629, <meta name=\"pypi:repository-version\">) is newer than 1.0"},
+      {"2.0", index::ProjectPage::Status::failed, "repository version '2.0' (PEP 629, <meta name=\"pypi:repository-version\">) is newer than 1.x"},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.version);
+    TableTransport t;
+    t.answers.emplace("https://i.test/pkg/",
+                      page("<html><head><meta name=\"pypi:repository-version\" content=\"" + std::string(row.version) +
+                               "\"></head><body>" + kWheel + "</body></html>",
+                           "text/html"));
+    t.answers.emplace("https://i.test/other/", page(kWheel, "text/html"));
+    auto snap = index::read_index(t, "https://i.test/", {"pkg", "other"});
+    const auto& p = snap.projects.at("pkg");
+    CHECK(p.status == row.status);
+    CHECK(snap.projects.at("other").status == index::ProjectPage::Status::ok);  // one page's version is that page's
+    if (row.status == index::ProjectPage::Status::failed) {
+      CHECK_THAT(p.error, Catch::StartsWith("https://i.test/pkg/: ") && Catch::Contains(row.error_or_warning));
+      CHECK(snap.warnings.empty());
+    } else if (*row.error_or_warning) {
+      REQUIRE(snap.warnings.size() == 1);
+      CHECK_THAT(snap.warnings[0], Catch::StartsWith("https://i.test/pkg/: ") && Catch::Contains(row.error_or_warning));
+      CHECK(p.page.links.size() == 1);
+    } else {
+      CHECK(snap.warnings.empty());
+      CHECK(p.page.links.size() == 1);
+    }
+  }
+}

@@ -552,6 +552,56 @@ TEST_CASE("parse_simple_html rejects a body that is not HTML", "[index][html]") 
   CHECK_THAT(page.error().message, Contains("NUL byte at offset 23"));
 }
 
+TEST_CASE("parse_simple_html follows the page's PEP 629 repository version", "[index][html][pep629]") {
+  enum class Outcome { read, warned, refused };
+  struct Row {
+    std::string head;  // what the page's <head> holds
+    Outcome outcome;
+    std::string part;  // in the warning or the error
+  };
+  const std::string meta = "<meta name=\"pypi:repository-version\" content=";
+  const std::vector<Row> rows = {
+      {"", Outcome::read, ""},
+      {meta + "\"1.0\">", Outcome::read, ""},
+      {meta + "\"01.00\">", Outcome::read, ""},
+      {meta + "\"1.1\">", Outcome::warned, "repository version '1.1' (PEP 629, <meta name=\"pypi:repository-version\">) is newer than 1.0"},
+      {meta + "'1.10'>", Outcome::warned, "'1.10' (PEP 629"},
+      {"<META NAME=PYPI:Repository-Version CONTENT=1.3>", Outcome::warned, "'1.3' (PEP 629"},
+      {meta + "\" 1&#46;2 \">", Outcome::warned, "'1.2' (PEP 629"},
+      {meta + "\"1.x\">", Outcome::warned, "'1.x' (PEP 629, <meta name=\"pypi:repository-version\">) is no PEP 629 version"},
+      {meta + "\"0.9\">", Outcome::warned, "'0.9' (PEP 629, <meta name=\"pypi:repository-version\">) is no PEP 629 version"},
+      {meta + "\"\">", Outcome::warned, "is no PEP 629 version"},
+      {meta + "\"2.0\">", Outcome::refused, "repository version '2.0' (PEP 629, <meta name=\"pypi:repository-version\">) is newer than 1.x"},
+      {meta + "\"2\">", Outcome::refused, "'2' (PEP 629"},
+      {meta + "\"10.0\">", Outcome::refused, "'10.0' (PEP 629"},
+      {meta + "\"99999999999999999999999.0\">", Outcome::refused, "is newer than 1.x"},
+      {"<meta content=\"3.0\" name=\"pypi:repository-version\">", Outcome::refused, "'3.0' (PEP 629"},
+      // The first such <meta> counts; other names and commented-out tags do not.
+      {meta + "\"1.0\">" + meta + "\"2.0\">", Outcome::read, ""},
+      {"<meta name=\"generator\" content=\"2.0\"><!-- " + meta + "\"2.0\"> -->", Outcome::read, ""},
+  };
+  for (const Row& row : rows) {
+    const std::string html = "<!DOCTYPE html><html><head>" + row.head + "<title>x</title></head><body>" +
+                             anchor("x-1.0-py3-none-any.whl", "x-1.0-py3-none-any.whl") + "</body></html>";
+    CAPTURE(html);
+    const auto page = parse_simple_html(html, kPage);
+    if (row.outcome == Outcome::refused) {
+      const std::string& message = test::check_error(page, Errc::unsupported, {row.part, "the page is not read"});
+      CHECK_THAT(message, StartsWith(std::string(kPage) + ": "));
+      continue;
+    }
+    REQUIRE(page);
+    CHECK(page->links.size() == 1);
+    if (row.outcome == Outcome::read) {
+      CHECK(page->warnings.empty());
+    } else {
+      REQUIRE(page->warnings.size() == 1);
+      CHECK_THAT(page->warnings[0], StartsWith(std::string(kPage) + ": ") && Contains(row.part) &&
+                                        Contains("the page is read as 1.0"));
+    }
+  }
+}
+
 TEST_CASE("parse_simple_html stays linear on hostile pages", "[index][html]") {
   // Each of these is quadratic in a naive scanner (re-scanning from every '<' or '&'); 1 MiB makes
   // a quadratic one take many minutes, while a linear one takes milliseconds.

@@ -271,6 +271,14 @@ MirrorResult mirror(const MirrorRequest& req) {
   if (req.base_url && !detail::is_remote(*req.base_url)) {
     return detail::failed(std::move(out), kExitBadInput, "--base-url: '" + *req.base_url + "' is not an http(s) URL");
   }
+  if (req.base_url && util::without_userinfo(*req.base_url) != *req.base_url) {
+    // Every href, packages.json and mirror.json would publish it: refused, never echoed.
+    return detail::failed(std::move(out), kExitBadInput,
+                          "--base-url: '" + util::without_userinfo(*req.base_url) +
+                              "' was given with a user name or password, which every page, packages.json and "
+                              "mirror.json would publish: give the URL without them (clients keep the mirror's "
+                              "credentials in their own index URL or netrc)");
+  }
   if (auto ready = mirror::prepare(req.out); !ready) return detail::failed(std::move(out), kExitBadInput, ready.error().message);
   out.resolved = resolve_fleet(req.resolve, req.fleet);
   out.exit_code = out.resolved.exit_code;

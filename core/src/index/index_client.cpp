@@ -113,6 +113,7 @@ IndexSnapshot read_index(transport::Transport& transport, const std::string& bas
       if (parsed) {
         page.status = ProjectPage::Status::ok;
         page.page = std::move(*parsed);
+        snap.warnings.insert(snap.warnings.end(), page.page.warnings.begin(), page.page.warnings.end());
         const std::size_t first_skip = page.page.skipped.size();
         if (const std::size_t moved = contain_links(page.page, page.final_url)) {
           snap.warnings.push_back(page_name(page) + ": " + std::to_string(moved) + " link" + (moved == 1 ? "" : "s") +

@@ -498,6 +498,44 @@ void emit(Page& page, const RawAnchor& a, const detail::UriParts& base) {
   emit_link(page, a, href, std::move(url), segment_begin, segment_begin + segment.size(), std::move(sha256));
 }
 
+// Compares two runs of ASCII digits as the numbers they write, however long: <0, 0 or >0.
+int compare_version_numbers(std::string_view a, std::string_view b) noexcept {
+  a.remove_prefix(std::min(a.find_first_not_of('0'), a.size()));
+  b.remove_prefix(std::min(b.find_first_not_of('0'), b.size()));
+  if (a.size() != b.size()) return a.size() < b.size() ? -1 : 1;
+  return a.compare(b);
+}
+
+// PEP 629: the page's <meta name="pypi:repository-version" content="X.Y"> (`raw`, as written)
+// against the version this reader follows. A newer major version may change what the page's
+// markup means: an error naming the page. A newer minor version only adds: read, with a warning
+// in `warnings`; so is a content that is no version 1.0 or later.
+std::optional<Error> check_repository_version(std::string_view raw, std::string_view page_url,
+                                              std::vector<std::string>& warnings) {
+  std::string storage;
+  const std::string_view v = detail::trim_ascii(decoded(raw, storage, true));
+  const std::string major(std::to_string(kRepositoryVersionMajor));
+  const std::string ours = major + "." + std::to_string(kRepositoryVersionMinor);
+  const std::string where = std::string(page_url) + ": repository version " + detail::quote_for_message(v) +
+                            " (PEP 629, <meta name=\"pypi:repository-version\">)";
+  const std::size_t dot = v.find('.');
+  const std::string_view x = v.substr(0, dot);
+  const std::string_view y = dot == std::string_view::npos ? std::string_view() : v.substr(dot + 1);
+  if (util::ascii::all_digits(x) && compare_version_numbers(x, major) > 0) {  // "2.0", also "2" or "2.0.1"
+    return Error(Errc::unsupported, where + " is newer than " + major + ".x, the versions this wheelfit reads: the page is "
+                                        "not read (its markup may mean something else)");
+  }
+  if (!util::ascii::all_digits(x) || !util::ascii::all_digits(y) || compare_version_numbers(x, "1") < 0) {
+    warnings.push_back(where + " is no PEP 629 version (<major>.<minor>, 1.0 or later); the page is read as " + ours);
+    return std::nullopt;
+  }
+  if (compare_version_numbers(x, major) == 0 && compare_version_numbers(y, std::to_string(kRepositoryVersionMinor)) > 0) {
+    warnings.push_back(where + " is newer than " + ours + ", the version this wheelfit reads; the page is read as " + ours +
+                       " (what the newer version adds is not used)");
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Expected<Page> parse_simple_html(std::string_view body, std::string_view page_url) {
@@ -510,6 +548,7 @@ Expected<Page> parse_simple_html(std::string_view body, std::string_view page_ur
   std::vector<RawAnchor> anchors;
   anchors.reserve(body.size() / 256);  // about one anchor per 270 bytes on index pages
   std::optional<std::string_view> base_href;  // raw; the first <base href> wins
+  std::optional<std::string_view> repository_version;  // raw; the first such <meta> wins (PEP 629)
   bool in_anchor = false;
 
   while (p < end) {
@@ -568,6 +607,17 @@ Expected<Page> parse_simple_html(std::string_view body, std::string_view page_ur
         });
         if (!next) break;
         if (!base_href && href) base_href = *href;
+      } else if (iequals(name, "meta")) {
+        std::optional<std::string_view> meta_name, content;
+        next = scan_attributes(name_end, end, [&](std::string_view n, std::string_view v) {
+          if (!meta_name && iequals(n, "name")) meta_name = v;
+          else if (!content && iequals(n, "content")) content = v;
+        });
+        if (!next) break;
+        if (!repository_version && content && meta_name &&
+            iequals(detail::trim_ascii(*meta_name), "pypi:repository-version")) {
+          repository_version = *content;
+        }
       } else {
         next = scan_attributes(name_end, end, [](std::string_view, std::string_view) {});
         if (!next) break;
@@ -587,6 +637,9 @@ Expected<Page> parse_simple_html(std::string_view body, std::string_view page_ur
   }
   const detail::UriParts base = detail::split_uri(base_url);
   Page page;
+  if (repository_version) {
+    if (auto refused = check_repository_version(*repository_version, page_url, page.warnings)) return std::move(*refused);
+  }
   page.links.reserve(anchors.size());
   for (const RawAnchor& a : anchors) emit(page, a, base);
   return page;

@@ -35,7 +35,8 @@ struct IndexSnapshot {
   std::map<std::string, ProjectPage> projects; ///< by normalised name
   std::string failover_note;                   ///< when the Releases API was asked: why, and what it answered
   /// Pages that were read but look wrong: an HTML page without a single anchor (a proxy's
-  /// "blocked" page answering 200 in the index's place), named by URL (docs/network-faults.md H02).
+  /// "blocked" page answering 200 in the index's place), named by URL (docs/network-faults.md H02);
+  /// links skipped by contain_links; each page's own Page::warnings (PEP 629).
   std::vector<std::string> warnings;
 };
 

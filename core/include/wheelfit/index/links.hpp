@@ -35,13 +35,23 @@ struct Link {
 struct Page {
   std::vector<Link> links;
   std::vector<std::string> skipped;  ///< "href '#cu132': in-page link", ...
+  /// What a reader should be told about the page as a whole, each naming it (PEP 629: a newer
+  /// minor repository version than this reader's, or one that is no version).
+  std::vector<std::string> warnings = {};
 };
+
+/// The PEP 629 repository version (<meta name="pypi:repository-version">) this reader follows.
+inline constexpr int kRepositoryVersionMajor = 1;
+inline constexpr int kRepositoryVersionMinor = 0;
 
 /// Parses a PEP 503 HTML page. `page_url` is the page's own URL (absolute, ending in '/' for a
 /// directory page) used to resolve relative hrefs. Tolerant like a browser (upper-case tags,
 /// unquoted or single-quoted attributes, comments, <base href>), strict about what it returns.
-/// Fails (Errc::invalid_input naming page_url) only when the body is not HTML at all (binary
-/// data, a NUL byte).
+/// Fails (Errc::invalid_input naming page_url) when the body is not HTML at all (binary data, a
+/// NUL byte), and (Errc::unsupported naming page_url) when the page's first
+/// <meta name="pypi:repository-version" content="X.Y"> (PEP 629) has a major version newer than
+/// kRepositoryVersionMajor. A newer minor version, or a content that is not <major>.<minor>, is
+/// read as this reader's version with a warning in Page::warnings.
 Expected<Page> parse_simple_html(std::string_view body, std::string_view page_url);
 
 /// Parses a PEP 691 JSON project page ("files": [{filename, url, hashes, requires-python, yanked}]).
