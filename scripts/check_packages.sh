@@ -69,6 +69,7 @@ echo "  exit 0, combo cu12.8/torch2.8 (libwheelfit.so.0 and its plugins from the
 echo "-- the packaged bash completion"
 completion="$rootfs/usr/share/bash-completion/completions/wheelfit"
 [[ -f "$completion" ]] || fail "the wheelfit package has no $completion"
-WHEELFIT_COMPLETION="$completion" "$root/scripts/test_completion.sh" "$rootfs/usr/bin/wheelfit" | tail -n 1 | sed 's/^/  /'
-[[ ${PIPESTATUS[0]} == 0 ]] || fail "scripts/test_completion.sh (run it for the details)"
+out="$(WHEELFIT_COMPLETION="$completion" "$root/scripts/test_completion.sh" "$rootfs/usr/bin/wheelfit")" \
+  || { echo "$out" | grep -v '^ok ' >&2; fail "the packaged completion (scripts/test_completion.sh, above)"; }
+echo "  ${out##*$'\n'}"
 echo "check_packages: OK (unpacked, nothing installed: --version, a resolve, the C API through pkg-config, completion)"
