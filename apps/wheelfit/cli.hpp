@@ -22,7 +22,7 @@
 namespace wheelfit::cli {
 
 // Exit codes (README "Exit codes").
-constexpr int kOk = 0, kUnresolved = 1, kBadInput = 2, kNoIndex = 3, kUnreadable = 4, kInternal = 70;
+constexpr int kOk = 0, kUnresolved = 1, kBadInput = 2, kNoIndex = 3, kUnreadable = 4, kOutput = 6, kInternal = 70;
 
 /// A usage mistake: reported with exit code 2.
 struct UsageError {

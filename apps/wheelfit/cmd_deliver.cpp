@@ -64,7 +64,8 @@ int print(const Result& result, bool json) {
 }  // namespace
 
 int run_download(const std::vector<std::string_view>& argv) {
-  const Args parsed = parse_args(argv, with(kResolveValues, {"--dir"}), kResolveSwitches, {{"-d", "--dir"}}, {"--machine"});
+  const Args parsed = parse_args(argv, with(kResolveValues, {"--dir"}), with(kResolveSwitches, {"--no-wait"}), {{"-d", "--dir"}},
+                                 {"--machine"});
   const bool json = parsed.has("--json");
   if (parsed.positional.empty()) throw UsageError{"download: give at least one comfy-env.toml"};
   const auto dir = parsed.value("--dir");
@@ -74,6 +75,7 @@ int run_download(const std::vector<std::string_view>& argv) {
   request.resolve = resolve_part(parsed);
   request.dir = *dir;
   request.jobs = jobs_of(parsed);
+  request.wait = !parsed.has("--no-wait");
   registry::Registry reg;
   if (auto loaded = load_backends(reg); !loaded) return fail(json, kBadInput, loaded.error().message);
   request.resolve.backends = &reg;
@@ -89,7 +91,7 @@ int run_download(const std::vector<std::string_view>& argv) {
 }
 
 int run_mirror(const std::vector<std::string_view>& argv) {
-  const Args parsed = parse_args(argv, with(kResolveValues, {"--out", "--base-url"}), with(kResolveSwitches, {"--prune"}), {},
+  const Args parsed = parse_args(argv, with(kResolveValues, {"--out", "--base-url"}), with(kResolveSwitches, {"--prune", "--no-wait", "--allow-unverified"}), {},
                                  {"--machine"});
   const bool json = parsed.has("--json");
   if (parsed.positional.empty()) throw UsageError{"mirror: give at least one comfy-env.toml"};
@@ -105,6 +107,8 @@ int run_mirror(const std::vector<std::string_view>& argv) {
   request.base_url = parsed.value("--base-url");
   request.prune = parsed.has("--prune");
   request.jobs = jobs_of(parsed);
+  request.wait = !parsed.has("--no-wait");
+  request.allow_unverified = parsed.has("--allow-unverified");
   registry::Registry reg;
   if (auto loaded = load_backends(reg); !loaded) return fail(json, kBadInput, loaded.error().message);
   request.resolve.backends = &reg;

@@ -69,7 +69,7 @@ int run_resolve(const std::vector<std::string_view>& argv) {
   if (ok && output) {
     auto manifest = result.pixi_manifest();
     if (!manifest) return fail(json, kBadInput, manifest.error().message);
-    if (auto w = output::write_file_atomically(*output, *manifest); !w) return fail(json, kBadInput, w.error().message);
+    if (auto w = output::write_file_atomically(*output, *manifest); !w) return fail(json, kOutput, w.error().message);
   }
   std::cout << (json ? result.json() : result.report());
   if (ok && output && !json) std::cout << "wrote " << *output << "\n";

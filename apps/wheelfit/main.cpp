@@ -98,9 +98,12 @@ download options (and the resolve options: --index, --machine, --policy, --combo
   --machine FILE        repeatable; or --machines DIR: every profile of a folder (a fleet: the
                         union of their picks is fetched)
   --jobs N              files in flight (default 4)
+  --no-wait             another run writing into DIR (it holds DIR/.wheelfit.lock) is exit 2 at
+                        once; by default this run says so and waits for it
   --json                the resolve object plus "downloads": [{filename, url, path, bytes, sha256,
                         status, verified, resumed, continued, error}]
-  exit: as resolve, and 5 when a wheel could not be fetched or its sha256 did not match
+  exit: as resolve, 5 when a wheel could not be fetched or its sha256 did not match, 6 when DIR
+        could not be written
 
 mirror options (and the resolve options):
   --machines DIR / --machine FILE...   the fleet (at least one machine)
@@ -109,7 +112,12 @@ mirror options (and the resolve options):
   --base-url URL        absolute hrefs under URL (default: relative)
   --prune               drop the wheels no machine picks any more (default: kept)
   --offline             build from the HTTP cache and DIR alone
-  --jobs N, --json      as for download; exit 0 published, 1 a machine unresolved, 5 a wheel failed
+  --allow-unverified    publish wheels whose upstream gives no sha256 (marked "verified": false in
+                        mirror.json); by default such a wheel is exit 5 and nothing is published
+  --no-wait             another run on DIR (it holds DIR/.lock) is exit 2 at once (default: wait)
+  --jobs N, --json      as for download; exit 0 published, 1 a machine unresolved (nothing pruned;
+                        nothing published when no machine resolved), 5 a wheel failed or is
+                        unverified, 6 the mirror could not be written
 
 cache options:
   --cache-dir DIR       the HTTP cache (default $XDG_CACHE_HOME/wheelfit/http)
@@ -129,6 +137,7 @@ all of them under "suggestions" (or "near_misses": the package that rules each c
 
 exit codes: 0 resolved, 1 no combo covers every package, 2 bad input or usage,
             3 the backend publishes no wheel index, 4 the index could not be read,
+            5 a wheel could not be fetched or verified, 6 an output could not be written,
             70 internal error
 )";
 

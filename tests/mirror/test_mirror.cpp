@@ -223,6 +223,7 @@ TEST_CASE("a failed or killed publish leaves the served tree as it was", "[mirro
     bare.filename = "bare-1.0-py3-none-any.whl";
     bare.project = "bare";
     bare.size = fs::file_size(mirror::pool_dir(out) / bare.filename);
+    bare.sha256 = *deliver::sha256_file(mirror::pool_dir(out) / bare.filename);
     auto r = mirror::publish(snapshot_of(out, {a, bare}));
     REQUIRE_FALSE(r);
     CHECK(contains(r.error().message, "METADATA"));
@@ -280,7 +281,8 @@ TEST_CASE("publish refuses a folder that is not a mirror, bad names, and a concu
   auto locked = mirror::publish(snapshot_of(out, {a}));
   ::close(fd);
   REQUIRE_FALSE(locked);
-  CHECK(contains(locked.error().message, "another wheelfit mirror run"));
+  CHECK(contains(locked.error().message, "another wheelfit run"));
+  CHECK(contains(locked.error().message, "mirroring into"));
 }
 
 TEST_CASE("current_files reads the manifest and names it when it is broken", "[mirror][publish]") {

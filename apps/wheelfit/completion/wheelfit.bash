@@ -41,11 +41,11 @@ _wheelfit_options() {
       ;;
     download)
       values="$_wheelfit_resolve_values --dir -d"
-      switches=$_wheelfit_resolve_switches
+      switches="$_wheelfit_resolve_switches --no-wait"
       ;;
     mirror)
       values="$_wheelfit_resolve_values --out --base-url"
-      switches="$_wheelfit_resolve_switches --prune"
+      switches="$_wheelfit_resolve_switches --prune --no-wait --allow-unverified"
       ;;
     plugins)
       values=''

@@ -49,6 +49,7 @@ enum ExitCode : int {
   kExitNoIndex = 3,     ///< the backend publishes no wheel index and none was given
   kExitUnreadable = 4,  ///< the index could not be read at all
   kExitDownload = 5,    ///< download / mirror: a wheel could not be fetched or its sha256 did not match
+  kExitOutput = 6,      ///< an output could not be written (its folder not made, the disk full, an I/O error)
   kExitInternal = 70,   ///< a bug in wheelfit
 };
 
@@ -289,6 +290,9 @@ struct DownloadRequest {
   std::string dir;                   ///< created when missing
   unsigned jobs = 4;                 ///< files in flight (1-64)
   deliver::ProgressHook progress;    ///< optional; called on the calling thread
+  /// Another run holding DIR's lock (DIR/.wheelfit.lock) is waited for (log::info says so);
+  /// false (--no-wait): exit 2 at once, naming it. The lock is held for the whole run.
+  bool wait = true;
 };
 
 struct DownloadResult {
@@ -316,22 +320,29 @@ struct MirrorRequest {
   std::vector<FleetMachine> fleet;    ///< at least one machine
   std::string out;
   std::optional<std::string> base_url;  ///< absolute hrefs under this URL; else relative
-  bool prune = false;                 ///< drop the files no machine picks any more
+  bool prune = false;                 ///< drop the files no machine picks any more (only in a run that exits 0)
   unsigned jobs = 4;
   deliver::ProgressHook progress;
+  bool wait = true;                   ///< as DownloadRequest::wait, for OUT/.lock
+  /// Publish wheels whose upstream gives no sha256 (marked "verified": false in mirror.json);
+  /// without it such a wheel is exit 5 and nothing is published.
+  bool allow_unverified = false;
 };
 
 struct MirrorResult {
   /// 0 every machine resolved and the snapshot was published; 1 a machine is unresolved (the
-  /// others' wheels are still published); kExitDownload when a file failed (nothing published);
-  /// 2 / 3 / 4 as for resolve.
+  /// others' wheels are still published, nothing pruned; nothing at all when no machine
+  /// resolved); kExitDownload when a file failed or is unverified (nothing published);
+  /// kExitOutput when the mirror could not be written; 2 / 3 / 4 as for resolve.
   int exit_code = kExitBadInput;
   std::optional<Error> error;
   FleetResult resolved;
   std::vector<deliver::Delivered> files;
   std::optional<mirror::Published> published;
+  std::string unpublished;  ///< why nothing was published though nothing failed ("" when published)
+  bool prune_skipped = false;  ///< --prune was given but the run did not exit 0: nothing was pruned
   /// {"machines": ..., "summary": ..., "downloads": [...], "published": {root, id, files,
-  /// projects, carried, pruned, snapshots_removed}}.
+  /// projects, carried, pruned, snapshots_removed, unverified} or null, "unpublished": reason}.
   [[nodiscard]] std::string json() const;
   [[nodiscard]] std::string report() const;
 };

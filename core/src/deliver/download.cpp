@@ -1,10 +1,14 @@
 // deliver::download: the files checked, the present ones kept, the rest streamed through one
 // get_many into their parts, each verified and renamed as its answer comes in.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <set>
 
 #include "part_sink.hpp"
 #include "wheelfit/util/log.hpp"
+#include "wheelfit/util/own_file.hpp"
 #include "wheelfit/util/secrets.hpp"
 
 namespace wheelfit::deliver {
@@ -41,18 +45,24 @@ class Run {
 
   std::vector<Delivered> go(transport::Transport& transport) {
     std::vector<std::size_t> fetch;
-    std::error_code ec;
-    fs::create_directories(options_.dir, ec);
+    std::optional<Error> unusable;
+    std::optional<util::FolderLock> lock;
+    if (!options_.locked) {
+      auto taken = lock_folder(options_.dir, {.wait = true, .deadline = {}, .purpose = "writing into " + options_.dir.string()});
+      if (taken) lock.emplace(std::move(*taken));
+      else unusable = taken.error();
+    }
     std::set<std::string> seen;
     for (std::size_t i = 0; i < files_.size(); ++i) {
       out_[i].filename = files_[i].filename;
       out_[i].url = files_[i].url;
-      if (ec) {
-        fail(i, Error(Errc::io_error, "cannot create the folder " + options_.dir.string() + ": " + ec.message()));
+      if (unusable) {
+        fail(i, *unusable);
       } else if (check(i, seen) && !present(i) && open(i)) {
         fetch.push_back(i);
       }
     }
+    if (!unusable) remove_unwanted_parts(seen);
     while (!fetch.empty()) fetch = batch(transport, fetch);
     return std::move(out_);
   }
@@ -95,6 +105,11 @@ class Run {
     Delivered& d = out_[i];
     const fs::path final = options_.dir / w.filename;
     std::error_code ec;
+    if (const auto why = util::not_regular_file(final); !why.empty()) {
+      fail(i, Error(Errc::io_error, final.string() + ": " + why + "; wheelfit replaces only regular files: remove it, "
+                                                                  "then run again"));
+      return true;
+    }
     if (w.sha256 && fs::is_regular_file(final, ec)) {
       auto digest = sha256_file(final);
       if (digest && *digest == *w.sha256) {
@@ -171,18 +186,22 @@ class Run {
     PartSink& sink = *sinks_[i];
     d.bytes = sink.bytes();
     if (!answer) {
-      // The part stays (with its validator) for a later run to continue.
+      // The part stays (with its validator) for a later run to continue, unless it holds nothing
+      // (a 404) or the disk refused it (ENOSPC: keeping it keeps the disk full).
       if (range_refused(answer.error()) && refetch(i, again, "the server refused the range of the partial file")) return;
+      if (sink.bytes() == 0 || sink.disk_failed()) discard_part(i);
       fail(i, answer.error().with_context(w.filename));
       return;
     }
     if (!sink.begun()) {
+      discard_part(i);
       fail(i, Error(Errc::io_error, w.filename + ": " + util::redact(answer->url) + " answered HTTP " +
                                         std::to_string(answer->status) + " without a body"));
       return;
     }
     auto digest = sink.finish();
     if (!digest) {
+      if (sink.disk_failed()) discard_part(i);
       fail(i, digest.error());
       return;
     }
@@ -203,7 +222,8 @@ class Run {
                                              ", expected " + std::to_string(*w.size)));
       return;
     }
-    if (auto ok = sink.commit(); !ok) {
+    if (auto ok = sink.commit(*digest); !ok) {
+      discard_part(i);
       fail(i, ok.error());
       return;
     }
@@ -215,6 +235,31 @@ class Run {
     d.error.reset();
     tell(Progress::Kind::finished, i, d.bytes, d.bytes);
   }
+
+  /// The parts (and metas) in the folder of files this run does not want: left by a run that
+  /// wanted other files, they would stay for ever. Only wheelfit's names, regular files of this
+  /// user; the folder's lock is held, so no other run is writing them.
+  void remove_unwanted_parts(const std::set<std::string>& wanted) const {
+    std::error_code ec;
+    for (fs::directory_iterator it(options_.dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      std::string_view file = name;
+      if (!file.starts_with('.')) continue;
+      if (file.ends_with(".part.meta")) file.remove_suffix(10);
+      else if (file.ends_with(".part")) file.remove_suffix(5);
+      else continue;
+      file.remove_prefix(1);
+      if (file.empty() || wanted.count(std::string(file))) continue;
+      struct stat st {};
+      if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) continue;
+      log::debug("removing " + it->path().string() + ": a part of a file this run does not want");
+      fs::remove(it->path(), ec);
+      ec.clear();
+    }
+  }
+
+  /// A part worth nothing to a later run: it goes (with its meta).
+  void discard_part(std::size_t i) { sinks_[i]->remove(); }
 
   /// Bytes that are not the file: the part goes, and a wrong file at the final name too.
   void discard(std::size_t i) {
@@ -231,6 +276,14 @@ class Run {
 };
 
 }  // namespace
+
+Expected<util::FolderLock> lock_folder(const fs::path& dir, util::FolderLockOptions options) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Error(Errc::io_error, dir.string() + ": cannot create the folder: " + ec.message());
+  if (options.purpose.empty()) options.purpose = "writing into " + dir.string();
+  return util::FolderLock::take(dir / ".wheelfit.lock", options);
+}
 
 std::vector<Delivered> download(transport::Transport& transport, const std::vector<Wanted>& files,
                                 const DownloadOptions& options) {

@@ -2,17 +2,19 @@
 #include "part_sink.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <fstream>
+#include <algorithm>
 #include <vector>
 
 #include "wheelfit/util/atomic_file.hpp"
 #include "wheelfit/util/log.hpp"
+#include "wheelfit/util/own_file.hpp"
 
 namespace wheelfit::deliver::detail {
 
@@ -48,6 +50,21 @@ std::optional<ContentRange> parse_content_range(std::string_view v) {
     if (!r.total) return std::nullopt;
   }
   return r;
+}
+
+/// The validator kept beside a part ("" when none, or when what is there is not a small regular
+/// file: a link or a FIFO planted there is neither followed nor read).
+std::string read_validator(const std::filesystem::path& meta) {
+  auto fd = util::open_own_file(meta, false);
+  if (!fd) return {};
+  char buf[1024];
+  const ssize_t n = ::pread(*fd, buf, sizeof buf, 0);
+  ::close(*fd);
+  if (n <= 0 || static_cast<std::size_t>(n) == sizeof buf) return {};
+  std::string v(buf, static_cast<std::size_t>(n));
+  v = v.substr(0, v.find('\n'));
+  if (std::any_of(v.begin(), v.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) return {};
+  return v;
 }
 
 }  // namespace
@@ -113,15 +130,21 @@ Error PartSink::io_error(const std::string& what, int err) const {
 }
 
 Expected<void> PartSink::open() {
-  fd_ = ::open(paths_.part.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) return io_error("cannot open", errno);
+  auto fd = util::open_own_file(paths_.part, true);
+  if (!fd) return fd.error();
+  fd_ = *fd;
+  // Another process writing this part (a run on the same folder that took no folder lock, an
+  // older wheelfit): its bytes are not ours to truncate.
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    return Error(Errc::io_error, paths_.part.string() + ": another process is writing it (it holds its lock); "
+                                                        "wait for it to end");
+  }
   struct stat st {};
   if (::fstat(fd_, &st) != 0) return io_error("cannot stat", errno);
   done_ = static_cast<std::uint64_t>(st.st_size);
   if (done_ == 0) return {};
   if (::lseek(fd_, 0, SEEK_END) < 0) return io_error("cannot seek", errno);
-  std::ifstream meta(paths_.meta);
-  std::getline(meta, validator_);
+  validator_ = read_validator(paths_.meta);
   return {};
 }
 
@@ -262,14 +285,53 @@ Expected<std::string> PartSink::finish() {
   return sha_.hex();
 }
 
-Expected<void> PartSink::commit() {
+/// The part's bytes as they are on disk, hashed again: what is renamed into place is what was
+/// verified, whatever wrote to the part meanwhile (the folder and part locks keep wheelfit's own
+/// runs out; this catches anything else).
+Expected<void> PartSink::verify_on_disk(const std::string& digest) {
+  struct stat st {}, at {};
+  if (::fstat(fd_, &st) != 0) return io_error("cannot stat", errno);
+  if (::lstat(paths_.part.c_str(), &at) != 0 || at.st_ino != st.st_ino || at.st_dev != st.st_dev) {
+    return Error(Errc::io_error, paths_.part.string() + ": replaced by another file while it was written; nothing is "
+                                                        "renamed into place");
+  }
+  if (static_cast<std::uint64_t>(st.st_size) != done_) {
+    return Error(Errc::io_error, paths_.part.string() + ": " + std::to_string(st.st_size) + " bytes on disk, " +
+                                     std::to_string(done_) + " received: changed by another process while it was written");
+  }
+  Sha256 sha;
+  std::vector<char> block(kWriteBlock);
+  for (std::uint64_t at_byte = 0; at_byte < done_;) {
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), done_ - at_byte));
+    const ssize_t got = ::pread(fd_, block.data(), want, static_cast<off_t>(at_byte));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return io_error("cannot read it back", errno);
+    if (got == 0) return Error(Errc::io_error, paths_.part.string() + ": shorter than received while reading it back");
+    sha.update(std::string_view(block.data(), static_cast<std::size_t>(got)));
+    at_byte += static_cast<std::uint64_t>(got);
+  }
+  if (const auto on_disk = sha.hex(); on_disk != digest) {
+    return Error(Errc::io_error, paths_.part.string() + ": the bytes on disk have sha256 " + on_disk + ", not the " +
+                                     digest + " received: changed by another process while it was written");
+  }
+  return {};
+}
+
+Expected<void> PartSink::commit(const std::string& digest) {
   stop_writer();  // idle: finish() drained it
+  if (const auto why = util::not_regular_file(paths_.final); !why.empty()) {
+    return Error(Errc::io_error, paths_.final.string() + ": " + why + "; wheelfit replaces only regular files: remove it, "
+                                                                      "then run again");
+  }
   if (::fsync(fd_) != 0) return io_error("cannot fsync", errno);
-  ::close(fd_);
-  fd_ = -1;
+  if (auto ok = verify_on_disk(digest); !ok) return ok;
   std::error_code ec;
-  std::filesystem::rename(paths_.part, paths_.final, ec);
-  if (ec) return Error(Errc::io_error, "cannot rename " + paths_.part.string() + " to " + paths_.final.string() + ": " + ec.message());
+  if (::rename(paths_.part.c_str(), paths_.final.c_str()) != 0) {
+    return Error(Errc::io_error, "cannot rename " + paths_.part.string() + " to " + paths_.final.string() + ": " +
+                                     std::strerror(errno));
+  }
+  ::close(fd_);  // after the rename: the part's lock is held until it has its final name
+  fd_ = -1;
   std::filesystem::remove(paths_.meta, ec);
   if (const int dir = ::open(paths_.final.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
     (void)::fsync(dir);

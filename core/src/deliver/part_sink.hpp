@@ -52,8 +52,10 @@ class PartSink final : public transport::BodySink {
 
   /// After the answer: every byte on disk; the digest of the whole part.
   [[nodiscard]] Expected<std::string> finish();
-  /// fsync, rename the part to its final name (and fsync the folder), remove the meta.
-  [[nodiscard]] Expected<void> commit();
+  /// fsync, hash the part's bytes on disk again and compare them with `digest` (finish()'s),
+  /// rename the part to its final name (and fsync the folder), remove the meta. Errc::io_error,
+  /// nothing renamed, when the bytes on disk differ or a link, FIFO or folder holds the final name.
+  [[nodiscard]] Expected<void> commit(const std::string& digest);
   /// Empties the part and forgets its validator: the next attempt fetches from zero.
   void restart();
   /// Removes the part and its meta (closing the part).
@@ -67,6 +69,8 @@ class PartSink final : public transport::BodySink {
   /// Some 206 was taken (an earlier part or an attempt cut short in this run).
   [[nodiscard]] bool continued() const { return continued_; }
   [[nodiscard]] const PartPaths& paths() const { return paths_; }
+  /// Writing the part failed (ENOSPC, EIO): what is on disk is worth nothing to a later run.
+  [[nodiscard]] bool disk_failed() const { return write_failed_; }
 
  private:
   Expected<void> flush();  ///< the buffer handed to the writer, and the queue drained
@@ -76,6 +80,7 @@ class PartSink final : public transport::BodySink {
   void stop_writer();            ///< drains and joins the writer thread
   void writer_loop();
   Expected<void> hash_part();
+  Expected<void> verify_on_disk(const std::string& digest);
   Expected<void> truncate();
   void keep_validator(const transport::Headers& headers);
   Error io_error(const std::string& what, int err) const;

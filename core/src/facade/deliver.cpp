@@ -89,7 +89,8 @@ Expected<std::shared_ptr<transport::Transport>> download_transport(const Resolve
 
 /// Fetches the wheels into `dir`; the exit code (kExitDownload when one failed) and the files.
 int fetch(const ResolveRequest& req, const std::vector<Wheel>& wheels, const std::filesystem::path& dir, unsigned jobs,
-          const deliver::ProgressHook& progress, std::vector<deliver::Delivered>& files, std::optional<Error>& error) {
+          bool locked, const deliver::ProgressHook& progress, std::vector<deliver::Delivered>& files,
+          std::optional<Error>& error) {
   if (jobs < 1 || jobs > 64) {
     error = Error(Errc::invalid_input, "--jobs: " + std::to_string(jobs) + " is not from 1 to 64");
     return kExitBadInput;
@@ -106,6 +107,7 @@ int fetch(const ResolveRequest& req, const std::vector<Wheel>& wheels, const std
   options.dir = dir;
   options.progress = progress;
   options.offline = req.offline;
+  options.locked = locked;
   files = deliver::download(**transport, wanted, options);
   const auto failed = std::count_if(files.begin(), files.end(), [](const auto& f) { return f.status == deliver::Delivered::Status::failed; });
   if (failed == 0) return kExitResolved;
@@ -183,6 +185,10 @@ std::string resolved_report(const FleetResult& r, bool is_fleet) {
   return r.machines.front().report();
 }
 
+/// The exit code of a folder that could not be made or locked: 2 when another run holds it
+/// (--no-wait) or it is not wheelfit's, 6 when the system refused (EACCES, ENOSPC, EIO).
+int folder_code(const Error& e) { return e.code == Errc::io_error ? kExitOutput : kExitBadInput; }
+
 std::string error_json(int code, const Error& e) {
   return json::serialize(json::object{{"error", json::object{{"exit_code", code}, {"message", util::redact(e.message)}}}}) + "\n";
 }
@@ -234,6 +240,7 @@ mirror::Machine manifest_machine(const std::string& name, const ResolveResult& r
 DownloadResult download(const DownloadRequest& req) {
   DownloadResult out;
   out.is_fleet = req.fleet.size() > 1;
+  if (req.dir.empty()) return detail::failed(std::move(out), kExitBadInput, "download: give the folder (-d DIR)");
   out.resolved = resolve_all(req.resolve, req.fleet);
   out.exit_code = out.resolved.exit_code;
   if (out.resolved.error) {
@@ -241,8 +248,16 @@ DownloadResult download(const DownloadRequest& req) {
     return out;
   }
   const auto wheels = union_of_picks(out.resolved);
+  // Held while anything is written: a second run on DIR waits (or, --no-wait, stops) before it
+  // opens a part; a resolve that picks nothing creates no folder.
+  std::optional<util::FolderLock> lock;
+  if (!wheels.empty()) {
+    auto taken = deliver::lock_folder(req.dir, {.wait = req.wait, .deadline = {}, .purpose = "downloading into " + req.dir});
+    if (!taken) return detail::failed(std::move(out), folder_code(taken.error()), taken.error().message);
+    lock.emplace(std::move(*taken));
+  }
   std::optional<Error> failure;
-  const int code = fetch(req.resolve, wheels, req.dir, req.jobs, req.progress, out.files, failure);
+  const int code = fetch(req.resolve, wheels, req.dir, req.jobs, true, req.progress, out.files, failure);
   if (code == kExitBadInput) {
     out.exit_code = code;
     out.error = failure;
@@ -279,25 +294,51 @@ MirrorResult mirror(const MirrorRequest& req) {
                               "mirror.json would publish: give the URL without them (clients keep the mirror's "
                               "credentials in their own index URL or netrc)");
   }
-  if (auto ready = mirror::prepare(req.out); !ready) return detail::failed(std::move(out), kExitBadInput, ready.error().message);
+  if (auto ready = mirror::prepare(req.out); !ready) return detail::failed(std::move(out), folder_code(ready.error()), ready.error().message);
+  // Held from before the resolve to after the publish: a second run on OUT waits (or stops).
+  auto lock = mirror::lock(req.out, req.wait);
+  if (!lock) return detail::failed(std::move(out), folder_code(lock.error()), lock.error().message);
   out.resolved = resolve_fleet(req.resolve, req.fleet);
   out.exit_code = out.resolved.exit_code;
   if (out.resolved.error) {
     out.error = out.resolved.error;
     return out;
   }
+  const bool any_resolved = std::any_of(out.resolved.machines.begin(), out.resolved.machines.end(),
+                                        [](const ResolveResult& r) { return r.resolution && r.resolution->ok(); });
+  if (!any_resolved) {  // an upstream answering empty pages, a wrong --index: the served tree stays
+    out.unpublished = "no machine resolved: nothing was fetched or published, and " + req.out + "/current is as it was";
+    return out;
+  }
   const auto wheels = union_of_picks(out.resolved);
   std::optional<Error> failure;
-  const int code = fetch(req.resolve, wheels, mirror::pool_dir(req.out), req.jobs, req.progress, out.files, failure);
+  const int code = fetch(req.resolve, wheels, mirror::pool_dir(req.out), req.jobs, false, req.progress, out.files, failure);
   if (code != kExitResolved) {  // a wheel missing or not verified: nothing is published
     out.exit_code = code;
     out.error = failure;
     return out;
   }
+  std::vector<std::string> unverified;
+  for (const auto& f : out.files) {
+    if (!f.verified) unverified.push_back(f.filename);
+  }
+  if (!unverified.empty() && !req.allow_unverified) {
+    out.exit_code = kExitDownload;
+    out.error = Error(Errc::invalid_input,
+                      std::to_string(unverified.size()) + " wheel" + (unverified.size() == 1 ? " has" : "s have") +
+                          " no sha256 upstream (neither its page nor packages.json publishes one): " + unverified.front() +
+                          (unverified.size() > 1 ? " and " + std::to_string(unverified.size() - 1) + " more" : std::string()) +
+                          "; nothing is published (--allow-unverified publishes them, marked \"verified\": false in mirror.json)");
+    return out;
+  }
+  // Pruning trusts that every machine resolved: a run that exits non-zero keeps what it does
+  // not pick now.
+  out.prune_skipped = req.prune && out.exit_code != kExitResolved;
   mirror::Snapshot s;
   s.out = req.out;
   s.base_url = req.base_url;
-  s.prune = req.prune;
+  s.prune = req.prune && !out.prune_skipped;
+  s.locked = true;
   s.upstream_time = utc_now();
   for (const auto& r : out.resolved.machines) {
     if (!r.index_url.empty()) s.upstream = util::redact(r.index_url);
@@ -315,13 +356,14 @@ MirrorResult mirror(const MirrorRequest& req) {
     file.size = f.bytes;
     file.anchors = w.anchors;
     file.machines = w.machines;
+    file.verified = f.verified;
     file.fields = name_fields(f.filename);
     s.files.push_back(std::move(file));
   }
   auto published = mirror::publish(s);
   if (!published) {
-    out.exit_code = kExitBadInput;
-    out.error = Error(Errc::io_error, util::redact(published.error().message));
+    out.exit_code = folder_code(published.error());
+    out.error = Error(published.error().code, util::redact(published.error().message));
     return out;
   }
   out.published = std::move(*published);
@@ -338,8 +380,13 @@ std::string MirrorResult::json() const {
     o["published"] = json::object{{"root", published->root.string()}, {"id", published->id},
                                   {"files", published->files}, {"projects", published->projects},
                                   {"carried", published->carried}, {"pruned", std::move(pruned)},
-                                  {"snapshots_removed", published->snapshots_removed}};
+                                  {"snapshots_removed", published->snapshots_removed},
+                                  {"unverified", published->unverified}};
+  } else {
+    o["published"] = nullptr;
   }
+  o["unpublished"] = unpublished.empty() ? json::value(nullptr) : json::value(unpublished);
+  o["prune_skipped"] = prune_skipped;
   return json::serialize(o) + "\n";
 }
 
@@ -352,9 +399,15 @@ std::string MirrorResult::report() const {
             (published->projects == 1 ? "" : "s");
     if (published->carried) text += ", " + std::to_string(published->carried) + " kept from before (no machine picks them; --prune drops them)";
     if (!published->pruned.empty()) text += ", " + std::to_string(published->pruned.size()) + " pruned";
+    if (published->unverified) {
+      text += ", " + std::to_string(published->unverified) + " not verified (upstream publishes no sha256; " +
+              "mirror.json marks them \"verified\": false)";
+    }
     text += "\nserve " + (std::filesystem::path(published->root).parent_path().parent_path() / "current").string() +
             " with any web server; resolve against it with --index <its URL>\n";
   }
+  if (prune_skipped) text += "not pruned: --prune acts only in a run where every machine resolves\n";
+  if (!unpublished.empty()) text += "not published: " + unpublished + "\n";
   return text;
 }
 

@@ -1,7 +1,6 @@
 // Publishing a mirror snapshot (wheelfit/mirror/mirror.hpp): the tree built beside the served one,
 // renamed into place, `current` swapped by a renamed symlink.
 #include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -51,34 +50,14 @@ bool plain_name(std::string_view name) {
          name.find('\0') == std::string_view::npos && name.front() != '.';
 }
 
-/// An exclusive lock on OUT/.lock for this process's lifetime of the object.
-class Lock {
- public:
-  static Expected<Lock> take(const fs::path& out) {
-    const fs::path p = out / ".lock";
-    Lock l;
-    l.fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (l.fd_ < 0) return io_error(p, "cannot open the lock file", errno);
-    if (::flock(l.fd_, LOCK_EX | LOCK_NB) != 0) {
-      if (errno == EWOULDBLOCK) {
-        return Error(Errc::invalid_input, p.string() + ": another wheelfit mirror run is publishing into " + out.string());
-      }
-      return io_error(p, "cannot lock", errno);
-    }
-    return l;
-  }
-  Lock(Lock&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  Lock& operator=(Lock&&) = delete;
-  Lock(const Lock&) = delete;
-  Lock& operator=(const Lock&) = delete;
-  ~Lock() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-
- private:
-  Lock() = default;
-  int fd_ = -1;
-};
+/// Calls f(entry) for each entry of `dir`; stops quietly where the folder cannot be read (every
+/// caller tidies up or checks, and says what it could not do elsewhere). Never throws.
+template <class F>
+std::error_code each_entry(const fs::path& dir, F&& f) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) f(*it);
+  return ec;
+}
 
 Expected<void> sync_dir(const fs::path& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -90,10 +69,18 @@ Expected<void> sync_dir(const fs::path& dir) {
   return {};
 }
 
-/// The METADATA of a wheel in the pool, cached beside it as <file>.metadata.
-Expected<std::string> metadata_of(const fs::path& wheel) {
-  const fs::path cached = wheel.string() + ".metadata";
-  if (fs::exists(cached)) return util::read_file(cached.string(), 64u << 20, "a METADATA file");
+/// Where the METADATA of the wheel with this sha256 is kept: by the wheel's digest, never by its
+/// name, so that a wheel replaced upstream under the same name (the farm's *-latest releases)
+/// is served with its own METADATA, not the one before.
+fs::path metadata_cache(const fs::path& pool, const std::string& wheel_sha256) {
+  return pool / ".metadata" / (wheel_sha256 + ".metadata");
+}
+
+/// The METADATA of a wheel in the pool (whose digest is `wheel_sha256`), read from the wheel once
+/// and cached (metadata_cache).
+Expected<std::string> metadata_of(const fs::path& wheel, const fs::path& cached) {
+  std::error_code ec;
+  if (fs::is_regular_file(cached, ec)) return util::read_file(cached.string(), 64u << 20, "a METADATA file");
   auto source = inspect::open_file_source(wheel.string());
   if (!source) return source.error();
   auto dir = inspect::read_zip_directory(**source);
@@ -109,6 +96,8 @@ Expected<std::string> metadata_of(const fs::path& wheel) {
   if (!found) return Error(Errc::invalid_input, wheel.string() + ": no <name>-<version>.dist-info/METADATA in the wheel");
   auto bytes = inspect::read_zip_member(**source, *found);
   if (!bytes) return bytes.error();
+  fs::create_directories(cached.parent_path(), ec);
+  if (ec) return io_error(cached.parent_path(), "cannot create", ec);
   if (auto w = util::write_file_atomic(cached, {*bytes}); !w) return w.error();
   return bytes;
 }
@@ -132,6 +121,7 @@ json::object file_json(const File& f, const std::string& metadata_sha256) {
   o["anchors"] = std::move(anchors);
   o["machines"] = std::move(machines);
   o["metadata_sha256"] = metadata_sha256;
+  o["verified"] = f.verified;
   json::object fields;
   for (const auto& [k, v] : f.fields) fields[k] = v;
   o["fields"] = std::move(fields);
@@ -157,6 +147,7 @@ Expected<File> file_from_json(const json::value& v, const fs::path& manifest, st
   if (const auto* s = o.if_contains("size"); s && s->is_int64() && s->get_int64() >= 0) f.size = static_cast<std::uint64_t>(s->get_int64());
   if (const auto* s = o.if_contains("size"); s && s->is_uint64()) f.size = s->get_uint64();
   if (const auto* rp = o.if_contains("requires_python"); rp && rp->is_string()) f.requires_python = std::string(rp->get_string());
+  if (const auto* vf = o.if_contains("verified"); vf && vf->is_bool()) f.verified = vf->get_bool();
   if (const auto* a = o.if_contains("anchors"); a && a->is_array()) {
     for (const auto& x : a->get_array())
       if (x.is_string()) f.anchors.emplace_back(x.get_string());
@@ -232,11 +223,12 @@ Expected<void> prepare(const fs::path& out) {
   }
   if (!fs::is_directory(out, ec)) return Error(Errc::invalid_input, out.string() + ": not a folder");
   bool empty = true, ours = false;
-  for (const auto& e : fs::directory_iterator(out, ec)) {
-    empty = false;
+  ec = each_entry(out, [&](const fs::directory_entry& e) {
     const auto n = e.path().filename().string();
+    if (n == ".lock") return;  // a run's lock, made before the first run published anything
+    empty = false;
     if (n == "current" || n == "snapshots" || n == "pool") ours = true;
-  }
+  });
   if (ec) return io_error(out, "cannot list the folder", ec);
   if (!empty && !ours) {
     return Error(Errc::invalid_input, out.string() + ": not a wheelfit mirror (no current, snapshots/ or pool/ in it) and not "
@@ -246,6 +238,10 @@ Expected<void> prepare(const fs::path& out) {
 }
 
 fs::path pool_dir(const fs::path& out) { return out / "pool"; }
+
+Expected<util::FolderLock> lock(const fs::path& out, bool wait) {
+  return util::FolderLock::take(out / ".lock", {.wait = wait, .deadline = {}, .purpose = "mirroring into " + out.string()});
+}
 
 Expected<std::vector<File>> current_files(const fs::path& out) {
   const std::string id = current_id(out);
@@ -270,8 +266,12 @@ Expected<std::vector<File>> current_files(const fs::path& out) {
 Expected<Published> publish(const Snapshot& s) {
   const fs::path& out = s.out;
   if (auto ok = prepare(out); !ok) return ok.error();
-  auto lock = Lock::take(out);
-  if (!lock) return lock.error();
+  std::optional<util::FolderLock> held;
+  if (!s.locked) {
+    auto taken = lock(out, false);  // a direct caller is told at once, never left waiting
+    if (!taken) return taken.error();
+    held.emplace(std::move(*taken));
+  }
   const fs::path pool = pool_dir(out), snapshots = out / "snapshots";
   std::error_code ec;
   fs::create_directories(snapshots, ec);
@@ -289,7 +289,7 @@ Expected<Published> publish(const Snapshot& s) {
   if (!previous) return previous.error();
   for (auto& f : *previous) {
     if (names.count(f.filename)) continue;
-    if (s.prune || !fs::exists(pool / f.filename)) {
+    if (s.prune || !fs::exists(pool / f.filename, ec)) {
       result.pruned.push_back(f.filename);
       continue;
     }
@@ -304,7 +304,7 @@ Expected<Published> publish(const Snapshot& s) {
 
   // Build the new tree beside the served one.
   std::string id = utc_now("%Y%m%dT%H%M%SZ");
-  for (int n = 2; fs::exists(snapshots / id) || id == current_id(out); ++n) id = utc_now("%Y%m%dT%H%M%SZ") + "-" + std::to_string(n);
+  for (int n = 2; fs::exists(snapshots / id, ec) || id == current_id(out); ++n) id = utc_now("%Y%m%dT%H%M%SZ") + "-" + std::to_string(n);
   const fs::path tmp = snapshots / (".tmp-" + id + "-" + std::to_string(::getpid()));
   fs::remove_all(tmp, ec);
   fs::create_directories(tmp / "files", ec);
@@ -330,12 +330,13 @@ Expected<Published> publish(const Snapshot& s) {
                                             std::to_string(f.size));
     }
     if (auto p = place(src, tmp / "files" / f.filename); !p) return p.error();
-    auto metadata = metadata_of(src);
+    const fs::path cached = metadata_cache(pool, f.sha256);
+    auto metadata = metadata_of(src, cached);
     if (!metadata) return metadata.error().with_context("mirror: the metadata of " + f.filename);
     deliver::Sha256 h;
     h.update(*metadata);
     metadata_sha256[i] = h.hex();
-    if (auto p = place(src.string() + ".metadata", tmp / "files" / (f.filename + ".metadata")); !p) return p.error();
+    if (auto p = place(cached, tmp / "files" / (f.filename + ".metadata")); !p) return p.error();
     by_project[f.project].push_back(i);
   }
   const util::AtomicWriteOptions durable{};
@@ -382,25 +383,32 @@ Expected<Published> publish(const Snapshot& s) {
 
   // Old snapshots (all but this one and the one before), leftovers of killed runs, and with
   // prune the pool's files no snapshot kept lists.
-  for (const auto& e : fs::directory_iterator(snapshots, ec)) {
+  each_entry(snapshots, [&](const fs::directory_entry& e) {
     const auto n = e.path().filename().string();
-    if (n == id || n == previous_id) continue;
+    if (n == id || n == previous_id) return;
     fs::remove_all(e.path(), ec);
     ++result.snapshots_removed;
-  }
-  for (const auto& e : fs::directory_iterator(out, ec)) {
-    const auto n = e.path().filename().string();
-    if (n.starts_with(".current.tmp-")) fs::remove(e.path(), ec);
-  }
+  });
+  each_entry(out, [&](const fs::directory_entry& e) {
+    if (e.path().filename().string().starts_with(".current.tmp-")) fs::remove(e.path(), ec);
+  });
   if (s.prune) {
-    for (const auto& n : result.pruned) {
-      fs::remove(pool / n, ec);
-      fs::remove(pool / (n + ".metadata"), ec);
-    }
+    for (const auto& n : result.pruned) fs::remove(pool / n, ec);
   }
+  // The METADATA kept for wheels this snapshot no longer lists (the snapshots hold their own
+  // links), and the name-keyed ones older versions kept beside the wheels.
+  std::set<std::string> kept;
+  for (const auto& f : files) kept.insert(f.sha256 + ".metadata");
+  each_entry(pool / ".metadata", [&](const fs::directory_entry& e) {
+    if (!kept.count(e.path().filename().string())) fs::remove(e.path(), ec);
+  });
+  each_entry(pool, [&](const fs::directory_entry& e) {
+    if (e.path().filename().string().ends_with(".whl.metadata")) fs::remove(e.path(), ec);
+  });
   result.root = final_dir;
   result.id = id;
   result.files = files.size();
+  result.unverified = static_cast<std::size_t>(std::count_if(files.begin(), files.end(), [](const File& f) { return !f.verified; }));
   result.projects = projects.size();
   return result;
 }

@@ -3,7 +3,12 @@
 //
 // Each file goes to DIR/<filename> only once its sha256 is known to be the one expected: the
 // bytes stream (transport::BodySink) into DIR/.<filename>.part, hashed as they arrive; the part is
-// renamed to its final name after the digest checks out (and is fsynced). A part left by an
+// fsynced, its bytes on disk hashed again, and renamed to its final name only when that digest
+// is the one expected. The whole run holds DIR/.wheelfit.lock (lock_folder); each part is opened
+// without following a link, only as a regular file of one link, and locked while written; a link,
+// FIFO or folder at a final name is an error naming it, never replaced. A file at its final name
+// is never written in place: only replaced by a rename. Parts of files the run does not want,
+// and parts left empty (a 404) or by a failing disk, are removed. A part left by an
 // earlier run continues with `Range: bytes=N-` + `If-Range` (the ETag or Last-Modified it was
 // fetched with, kept in DIR/.<filename>.part.meta); a server that ignores the range (200) or
 // whose file changed restarts it from zero. A file already at its final name whose digest is the
@@ -25,6 +30,7 @@
 
 #include "wheelfit/transport/transport.hpp"
 #include "wheelfit/util/expected.hpp"
+#include "wheelfit/util/own_file.hpp"
 
 namespace wheelfit::deliver {
 
@@ -65,7 +71,17 @@ struct DownloadOptions {
   std::uint64_t max_file = 64ull << 30;        ///< a body above this is Errc::too_large
   ProgressHook progress;                       ///< optional
   bool offline = false;                        ///< fetch nothing: a file not already present fails
+  /// The caller holds DIR's lock already (lock_folder(), kept for its whole run); otherwise
+  /// download() takes it for the call, waiting for another holder (every file fails with the
+  /// lock's error when it cannot be taken).
+  bool locked = false;
 };
+
+/// Makes DIR when missing and takes its lock, DIR/.wheelfit.lock, for as long as the object
+/// lives: two runs never write one folder at once. With options.wait another run's lock is
+/// waited for (a log::info line says whose); without, Errc::usage names it. Errc::io_error
+/// names DIR when it cannot be made, or the lock file when it is a link or not a regular file.
+Expected<util::FolderLock> lock_folder(const std::filesystem::path& dir, util::FolderLockOptions options);
 
 /// Fetches every file (concurrently, as many at once as the transport's get_many allows); the
 /// answers come back in request order. Never throws for anything the network or the disk does.

@@ -17,6 +17,7 @@
 //                                     (name, combo, tier, status, files) and every file (project,
 //                                     sha256, size, anchors, machines, packages.json fields)
 //   OUT/pool/<file>                   the verified downloads, kept across runs
+//   OUT/pool/.metadata/<sha256>.metadata   each wheel's METADATA, by the wheel's digest
 //
 // Publishing: the new snapshot is built in OUT/snapshots/.tmp-<id>, renamed into place, and
 // `current` is replaced by a renamed symlink (rename(2) is atomic): a reader sees the old tree or
@@ -26,7 +27,8 @@
 // that no machine picks any more are carried over (their manifest entries say "machines": []);
 // with it they leave the index and the pool.
 //
-// Thread safety: one publish per OUT at a time (a lock file, OUT/.lock, says when another runs).
+// Thread safety: one run per OUT at a time: OUT/.lock (mirror::lock) is held by a whole mirror
+// run, from before its first download to after its publish.
 
 #include <cstdint>
 #include <filesystem>
@@ -36,6 +38,7 @@
 #include <vector>
 
 #include "wheelfit/util/expected.hpp"
+#include "wheelfit/util/own_file.hpp"
 
 namespace wheelfit::mirror {
 
@@ -48,6 +51,7 @@ struct File {
   std::vector<std::string> anchors;    ///< anchor texts it is listed under (the farm lists torch-free wheels under synthetic names)
   std::optional<std::string> requires_python;
   std::vector<std::string> machines;   ///< the machines that picked it
+  bool verified = true;                ///< its sha256 is upstream's; false: computed here (mirror.json says so)
   /// Extra packages.json fields, in order ("version", "cuda", "torch", "python", "abi", "platform").
   std::vector<std::pair<std::string, std::string>> fields;
 };
@@ -61,6 +65,7 @@ struct Snapshot {
   std::filesystem::path out;            ///< OUT
   std::optional<std::string> base_url;  ///< absolute hrefs under this URL (its "files/..."); else relative
   bool prune = false;
+  bool locked = false;                  ///< the caller holds OUT's lock (mirror::lock); else publish takes it (Errc::usage when another run holds it)
   std::string upstream;                 ///< the index mirrored (no credentials)
   std::string upstream_time;            ///< when it was read (RFC 3339, UTC)
   std::string repo;                     ///< packages.json "repo" (the upstream's, when known)
@@ -76,11 +81,16 @@ struct Published {
   std::size_t carried = 0;                   ///< files kept from the previous snapshot (no --prune)
   std::vector<std::string> pruned;           ///< files that left the index (with prune)
   std::size_t snapshots_removed = 0;         ///< old snapshots and leftovers removed
+  std::size_t unverified = 0;                ///< files whose sha256 upstream did not publish (File::verified)
 };
 
 /// Makes OUT when missing; Errc::invalid_input when it is a folder of something else (not empty,
 /// and no current, snapshots/ or pool/ in it). publish() checks the same.
 Expected<void> prepare(const std::filesystem::path& out);
+
+/// Takes OUT/.lock (util::FolderLock, made when missing) for a whole run: Errc::usage naming it
+/// when another run holds it and `wait` is false.
+Expected<util::FolderLock> lock(const std::filesystem::path& out, bool wait);
 
 /// OUT/pool: where the wheels are downloaded before publish().
 std::filesystem::path pool_dir(const std::filesystem::path& out);

@@ -1,0 +1,131 @@
+// Files wheelfit writes in place (own_file.hpp): no link followed, regular files only, a lock
+// held for a whole run.
+#include "wheelfit/util/own_file.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+#include <utility>
+
+#include "wheelfit/util/log.hpp"
+
+namespace wheelfit::util {
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kind_of(::mode_t mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "not a regular file";
+}
+
+/// "" for a regular file of one link; else why not.
+std::string why_not_own(const struct stat& st) {
+  if (!S_ISREG(st.st_mode)) return std::string("is ") + kind_of(st.st_mode) + ", not a regular file";
+  if (st.st_nlink > 1) return "has " + std::to_string(st.st_nlink) + " hard links (another name shares its bytes)";
+  return {};
+}
+
+Error refused(const fs::path& path, const std::string& why) {
+  return Error(Errc::io_error, path.string() + ": " + why + "; wheelfit writes only its own regular files here and "
+                                                            "leaves this as it is: remove it, then run again");
+}
+
+/// The holder's process id as its lock file says ("" when it says none).
+std::string holder_of(int fd) {
+  char buf[32] = {};
+  const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+  std::string pid(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+  pid.erase(std::remove_if(pid.begin(), pid.end(), [](char c) { return c < '0' || c > '9'; }), pid.end());
+  return pid.empty() ? std::string("another wheelfit run") : "another wheelfit run (process " + pid + ")";
+}
+
+}  // namespace
+
+Expected<int> open_own_file(const fs::path& path, bool create, ::mode_t mode) {
+  const int flags = O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (create ? O_CREAT : 0);
+  const int fd = ::open(path.c_str(), flags, mode);
+  if (fd < 0) {
+    const int err = errno;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return refused(path, why_not_own(st));
+    return Error(Errc::io_error, path.string() + ": cannot open: " + std::strerror(err));
+  }
+  struct stat st {};
+  std::string why;
+  if (::fstat(fd, &st) != 0) why = std::string("cannot stat: ") + std::strerror(errno);
+  else why = why_not_own(st);
+  if (why.empty() && ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) why = std::string("cannot set it blocking: ") + std::strerror(errno);
+  if (!why.empty()) {
+    ::close(fd);
+    return refused(path, why);
+  }
+  return fd;
+}
+
+std::string not_regular_file(const fs::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return {};
+  return why_not_own(st);
+}
+
+Expected<FolderLock> FolderLock::take(const fs::path& lock_file, const FolderLockOptions& options) {
+  auto fd = open_own_file(lock_file, true);
+  if (!fd) return fd.error();
+  FolderLock lock;
+  lock.path_ = lock_file;
+  lock.fd_ = *fd;
+  auto pause = std::chrono::milliseconds(20);
+  for (bool told = false;;) {
+    if (::flock(lock.fd_, LOCK_EX | LOCK_NB) == 0) break;
+    if (errno == EINTR) continue;
+    if (errno != EWOULDBLOCK) return Error(Errc::io_error, lock_file.string() + ": cannot lock: " + std::strerror(errno));
+    const std::string holder = holder_of(lock.fd_);
+    if (!options.wait) {
+      return Error(Errc::usage, lock_file.string() + ": " + holder + " is " + options.purpose +
+                                    " and holds this lock; wait for it to end (run without --no-wait to wait)");
+    }
+    if (options.deadline && std::chrono::steady_clock::now() >= *options.deadline) {
+      return Error(Errc::io_error, lock_file.string() + ": gave up waiting for " + holder + ", which is " + options.purpose);
+    }
+    if (!told) {
+      log::info("waiting for " + holder + ", which is " + options.purpose + " (it holds " + lock_file.string() +
+                "; --no-wait fails at once instead)");
+      told = true;
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(250));
+  }
+  // Ours: the process id for a waiting run's message (best effort: the lock is what counts).
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(lock.fd_, 0) == 0) (void)!::pwrite(lock.fd_, pid.data(), pid.size(), 0);
+  return lock;
+}
+
+FolderLock::FolderLock(FolderLock&& other) noexcept : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)) {}
+
+FolderLock& FolderLock::operator=(FolderLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    path_ = std::move(other.path_);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+FolderLock::~FolderLock() {
+  if (fd_ >= 0) ::close(fd_);  // releases the flock
+}
+
+}  // namespace wheelfit::util
