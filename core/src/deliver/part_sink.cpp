@@ -8,11 +8,11 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <fstream>
 #include <vector>
 
 #include "wheelfit/util/atomic_file.hpp"
 #include "wheelfit/util/log.hpp"
+#include "wheelfit/util/read_file.hpp"
 
 namespace wheelfit::deliver::detail {
 
@@ -20,6 +20,7 @@ namespace {
 
 constexpr std::size_t kWriteBlock = 1u << 20;
 constexpr std::size_t kMaxQueued = 4;  ///< blocks waiting for the writer, per file
+constexpr std::uintmax_t kMaxValidatorFile = 64u << 10;  ///< a part's .meta: one ETag or date line
 
 std::optional<std::uint64_t> to_u64(std::string_view s) {
   std::uint64_t v = 0;
@@ -120,8 +121,10 @@ Expected<void> PartSink::open() {
   done_ = static_cast<std::uint64_t>(st.st_size);
   if (done_ == 0) return {};
   if (::lseek(fd_, 0, SEEK_END) < 0) return io_error("cannot seek", errno);
-  std::ifstream meta(paths_.meta);
-  std::getline(meta, validator_);
+  // The validator's file, if a regular one: a FIFO left under its name must not block the download.
+  if (auto meta = util::read_file(paths_.meta.string(), kMaxValidatorFile, "a part's validator file")) {
+    validator_ = meta->substr(0, meta->find('\n'));
+  }
   return {};
 }
 
