@@ -85,6 +85,8 @@ Expected<std::vector<api::FleetMachine>> fleet_of(const Args& parsed) {
     if (!more) return more.error();
     for (auto& m : *more) fleet.push_back(std::move(m));
   }
+  // A profile of the folder that does not load is its row in a fleet; alone, it is the error.
+  if (fleet.size() == 1 && fleet.front().error) return *fleet.front().error;
   return fleet;
 }
 

@@ -73,7 +73,8 @@ std::optional<std::uint64_t> cache_max_size(const Args& parsed);
 Expected<std::optional<machine::Machine>> machine_profile(const Args& parsed);
 
 /// The machines of --machine FILE (each, in order; named by the file's stem) and then of
-/// --machines DIR (api::load_fleet). The error names the flag and the file.
+/// --machines DIR (api::load_fleet: a profile there that does not load is its machine's row,
+/// unless it is the only machine). The error names the flag and the file.
 Expected<std::vector<api::FleetMachine>> fleet_of(const Args& parsed);
 
 /// The process environment variable, if set.

@@ -238,6 +238,38 @@ TEST_CASE("wheelfit mirror: published, re-run, absolute hrefs, pruned, offline",
   }
 }
 
+TEST_CASE("wheelfit download and mirror: a profile that does not load is its row; the others are delivered",
+          "[cli][deliver][mirror][fleet]") {
+  // Issue 20 item 9: the exit code is the worst row's (2, bad input); the good machines' wheels
+  // are still fetched and published, and mirror.json names the broken machine's reason.
+  const Farm f;
+  write_file(f.machines / "broken.toml", "glibc = 2.35\n");
+  const TempDir work;
+  SECTION("download") {
+    const auto r = run_wheelfit_cli_deliver(f.download(work / "dl", {"--machines", f.machines.string(), "--json"}));
+    INFO(r.out << r.err);
+    CHECK(r.code == 2);
+    const auto doc = parse_object_cli_deliver(r.out);
+    CHECK(doc.at("machines").as_array().size() == 3);
+    CHECK(doc.at("summary").as_array()[1].at("status").as_string() == "bad input");
+    CHECK(doc.at("downloads").as_array().size() == 2);
+  }
+  SECTION("mirror") {
+    const fs::path out = work / "mirror";
+    const auto r = run_wheelfit_cli_deliver(f.mirror(out, {"--machines", f.machines.string()}));
+    INFO(r.out << r.err);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.out, Catch::Contains("== broken ==\nwheelfit: --machines: "));
+    CHECK_THAT(r.out, Catch::Contains("broken   -                -          bad input\n"));
+    CHECK_THAT(r.out, Catch::Contains("published "));
+    const auto manifest = parse_object_cli_deliver(read_file(out / "current" / "mirror.json"));
+    const auto& machines = manifest.at("machines").as_array();
+    REQUIRE(machines.size() == 3);
+    CHECK_THAT(std::string(machines[1].at("status").as_string()), Catch::Contains("broken.toml"));
+    CHECK(fs::exists(out / "current" / "cc-torch" / "index.html"));
+  }
+}
+
 TEST_CASE("wheelfit download and mirror: usage errors exit 2 and say why", "[cli][deliver][mirror]") {
   const Farm f;
   const TempDir work;

@@ -97,6 +97,69 @@ TEST_CASE("wheelfit resolve: one machine of a folder is the single output", "[cl
   }
 }
 
+TEST_CASE("wheelfit resolve --machines DIR: a profile that does not load is its row; the others resolve", "[cli][fleet]") {
+  // Issue 20 item 9: the row is `bad input` with its reason; the fleet's exit code is the worst row's (2).
+  const Fleet f;
+  write_file(f.machines / "broken.toml", "glibc = 2.35\n");  // a number, not a version string
+  const auto text = run_wheelfit_cli_fleet(f.args({"--machines", f.machines.string()}));
+  INFO(text.out << text.err);
+  CHECK(text.code == 2);
+  CHECK_THAT(text.out, Catch::StartsWith("== broken ==\nwheelfit: --machines: " + (f.machines / "broken.toml").string()));
+  CHECK_THAT(text.out, Catch::Contains("\n== h100 ==\n"));
+  CHECK_THAT(text.out, Catch::EndsWith("summary:\n"
+                                       "machine  combo            tier       status\n"
+                                       "broken   -                -          bad input\n"
+                                       "gtx1080  -                -          unresolved\n"
+                                       "h100     cu12.8/torch2.8  bootstrap  resolved\n"));
+
+  const auto json = run_wheelfit_cli_fleet(f.args({"--machines", f.machines.string(), "--json"}));
+  INFO(json.out << json.err);
+  CHECK(json.code == 2);
+  const auto doc = boost::json::parse(json.out).as_object();
+  std::vector<std::string> statuses;
+  for (const auto& row : doc.at("summary").as_array()) statuses.emplace_back(row.at("status").as_string());
+  CHECK(statuses == std::vector<std::string>{"bad input", "unresolved", "resolved"});
+  const auto& broken = doc.at("machines").as_array().at(0).as_object();
+  CHECK(broken.at("name").as_string() == "broken");
+  CHECK_THAT(std::string(broken.at("error").at("message").as_string()), Catch::Contains("broken.toml"));
+
+  SECTION("alone in its folder, it is the error, as a single --machine is") {
+    const TempDir one;
+    write_file(one / "broken.toml", "glibc = 2.35\n");
+    const auto r = run_wheelfit_cli_fleet(f.args({"--machines", one.path().string()}));
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK_THAT(r.err, Catch::Contains("broken.toml"));
+  }
+}
+
+TEST_CASE("wheelfit resolve: a FIFO as a profile, a config or an entry of --machines is refused, never read", "[cli][fleet]") {
+  // Issue 20 item 7: each read would block forever (test::Fifo lets a blocked reader go, so the
+  // bug shows as a wrong answer here rather than a hang).
+  const Fleet f;
+  const TempDir tmp;
+  const Fifo fifo(tmp / "fifo.toml");
+  SECTION("--machine FIFO") {
+    const auto r = run_wheelfit_cli_fleet(f.args({"--machine", fifo.string()}));
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains("--machine: " + fifo.string() + ": is a FIFO, not a regular file"));
+  }
+  SECTION("a FIFO as the comfy-env.toml") {
+    const auto r = run_wheelfit_cli_fleet({"resolve", fifo.string(), "--index", f.index.string(), "--machine",
+                                           (f.machines / "h100.toml").string()});
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains(fifo.string() + ": is a FIFO, not a regular file"));
+  }
+  SECTION("a FIFO in --machines DIR is skipped with a warning naming it") {
+    const Fifo in_dir(f.machines / "zz.toml");
+    const auto r = run_wheelfit_cli_fleet(f.args({"--machines", f.machines.string()}));
+    INFO(r.out << r.err);
+    CHECK(r.code == 1);  // the two real machines: the GTX 1080 is unresolved
+    CHECK_THAT(r.err, Catch::Contains(in_dir.string() + ": is a FIFO, not a regular file; skipped"));
+    CHECK_THAT(r.out, !Catch::Contains("zz"));
+  }
+}
+
 TEST_CASE("wheelfit resolve: fleet usage errors exit 2 and say why", "[cli][fleet]") {
   const Fleet f;
   const TempDir empty;

@@ -11,6 +11,7 @@
 #include "support/resolve_support.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/transports/file_transport.hpp"
+#include "wheelfit/util/log.hpp"
 #include "wheelfit/wheelfit.hpp"
 
 using namespace wheelfit;
@@ -133,6 +134,42 @@ TEST_CASE("resolve_fleet: a machine-level failure is that machine's result", "[f
   }
 }
 
+TEST_CASE("resolve_fleet: a profile that did not load is its row, bad input; the others resolve", "[facade][fleet]") {
+  // Issue 20 item 9: one malformed profile in --machines DIR no longer fails the whole fleet.
+  auto fleet = three();
+  fleet.insert(fleet.begin() + 1, api::FleetMachine{"broken", {}, Error(Errc::invalid_input, "--machines: broken.toml: bad")});
+  const auto f = api::resolve_fleet(request_for_fleet(std::make_shared<CountingTransport>()), fleet);
+  INFO(f.report());
+  REQUIRE_FALSE(f.error);
+  REQUIRE(f.machines.size() == 4);
+  CHECK(f.machines[0].exit_code == api::kExitResolved);
+  CHECK(f.machines[1].exit_code == api::kExitBadInput);
+  REQUIRE(f.machines[1].error);
+  CHECK(f.machines[1].error->message == "--machines: broken.toml: bad");
+  CHECK(f.machines[2].exit_code == api::kExitResolved);
+  CHECK(f.exit_code == api::kExitBadInput);  // the worst row's
+  CHECK(f.index_reads == 1);
+
+  const auto doc = boost::json::parse(f.json()).as_object();
+  const auto& broken = doc.at("machines").as_array().at(1).as_object();
+  CHECK(broken.at("name").as_string() == "broken");
+  CHECK(broken.at("error").at("message").as_string() == "--machines: broken.toml: bad");
+  CHECK(broken.at("error").at("exit_code") == 2);
+  CHECK(doc.at("summary").as_array().at(1).at("status").as_string() == "bad input");
+  CHECK_THAT(f.report(), Catch::Contains("== broken ==\nwheelfit: --machines: broken.toml: bad\n"));
+  CHECK_THAT(f.summary(), Catch::Contains("\nbroken   -                 -          bad input\n"));
+
+  SECTION("every profile broken: every row bad input, exit 2, no index read") {
+    const std::vector<api::FleetMachine> bad{{"a", {}, Error(Errc::invalid_input, "a.toml: bad")},
+                                             {"b", {}, Error(Errc::invalid_input, "b.toml: bad")}};
+    const auto g = api::resolve_fleet(request_for_fleet(std::make_shared<CountingTransport>()), bad);
+    REQUIRE_FALSE(g.error);
+    REQUIRE(g.machines.size() == 2);
+    CHECK(g.exit_code == api::kExitBadInput);
+    CHECK(g.index_reads == 0);
+  }
+}
+
 TEST_CASE("resolve_fleet: errors of the whole request", "[facade][fleet]") {
   auto req = request_for_fleet(std::make_shared<CountingTransport>());
   SECTION("two machines with one name") {
@@ -210,12 +247,32 @@ TEST_CASE("load_fleet: every profile of a folder, sorted, named by stem", "[faca
     CHECK((*fleet)[2].name == "c");
     CHECK((*fleet)[0].machine.cpu_arch == "aarch64");
   }
-  SECTION("a bad profile: the error names the file") {
+  SECTION("a bad profile is its machine's error, naming the file; the others load") {
     std::filesystem::copy_file(examples / "x86_64-h100-cu128.toml", tmp / "good.toml");
     test::write_file(tmp / "bad.toml", "glibc = 2.35\n");
     auto fleet = api::load_fleet(tmp.path().string());
-    REQUIRE_FALSE(fleet);
-    CHECK_THAT(fleet.error().message, Catch::Contains("bad.toml"));
+    REQUIRE(fleet);
+    REQUIRE(fleet->size() == 2);
+    CHECK((*fleet)[0].name == "bad");
+    REQUIRE((*fleet)[0].error);
+    CHECK_THAT((*fleet)[0].error->message, Catch::StartsWith("--machines: ") && Catch::Contains("bad.toml"));
+    CHECK((*fleet)[1].name == "good");
+    CHECK_FALSE((*fleet)[1].error);
+  }
+  SECTION("an entry that is not a regular file is skipped with a warning naming it, never read") {
+    std::filesystem::copy_file(examples / "x86_64-h100-cu128.toml", tmp / "good.toml");
+    const test::Fifo fifo(tmp / "fifo.toml");
+    std::filesystem::create_symlink("/dev/null", tmp / "null.json");
+    std::vector<std::string> warnings;
+    const log::ScopedSink sink([&](log::Level level, std::string_view m) {
+      if (level == log::Level::warn) warnings.emplace_back(m);
+    });
+    auto fleet = api::load_fleet(tmp.path().string());
+    REQUIRE(fleet);
+    REQUIRE(fleet->size() == 1);
+    CHECK((*fleet)[0].name == "good");
+    CHECK(test::any_contains(warnings, fifo.string() + ": is a FIFO, not a regular file; skipped"));
+    CHECK(test::any_contains(warnings, (tmp / "null.json").string() + ": is a character device, not a regular file; skipped"));
   }
   SECTION("an empty folder") {
     auto fleet = api::load_fleet(tmp.path().string());

@@ -99,6 +99,37 @@ TEST_CASE("advice: a combo the driver cannot run is suggested with the driver up
   CHECK(s.driver_upgrade->machine == "driver supports CUDA 12.8");
 }
 
+TEST_CASE("advice: combos the driver runs come before those that need a driver upgrade", "[resolve][advice]") {
+  // Issue 20 item 20: torch 2.7.1+cu126 on a CUDA 12.6 driver; cu13.0/torch2.9 has the newer
+  // torch but needs a driver upgrade, so cu12.6/torch2.8 (and any other line the driver runs) is
+  // listed first, and the report's first way out says so.
+  const auto facts = test::Facts{{"torch", "2.7.1+cu126"}, {"driver_line", "12.6"}, {"driver_version", ""}};
+  struct Row {
+    std::string name;
+    std::vector<std::string> labels;   // a's combos
+    std::vector<std::string> order;    // the suggestions, best first
+  };
+  const std::vector<Row> rows{
+      {"a newer torch behind an upgrade", {"cu130torch2.9", "cu126torch2.8"}, {"cu12.6/torch2.8", "cu13.0/torch2.9"}},
+      {"two that run, one that does not", {"cu130torch2.10", "cu126torch2.8", "cu128torch2.9"},
+       {"cu12.8/torch2.9", "cu12.6/torch2.8", "cu13.0/torch2.10"}},
+  };
+  for (const auto& row : rows) {
+    INFO(row.name);
+    Run run{test::snapshot({{"a", wheels("a", row.labels)}}), test::workspace({"a"}), test::h100_with(facts)};
+    const auto r = run.go();
+    REQUIRE_FALSE(r.ok());
+    REQUIRE(r.advice);
+    const auto got = combos_of(r.advice->suggestions);
+    REQUIRE(got.size() >= row.order.size());
+    CHECK(std::vector<std::string>(got.begin(), got.begin() + static_cast<long>(row.order.size())) == row.order);
+    for (std::size_t i = 0; i < row.order.size(); ++i) {
+      INFO(row.order[i]);
+      CHECK(r.advice->suggestions[i].driver_upgrade.has_value() == (i + 1 == row.order.size()));
+    }
+  }
+}
+
 TEST_CASE("advice: another Python is a suggestion of its own, after the combos that keep it", "[resolve][advice]") {
   const std::string py311 = "cp311-cp311-manylinux_2_28_x86_64.whl";
   auto pages = wheels("a", {"cu128torch2.10"}, py311);

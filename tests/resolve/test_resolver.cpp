@@ -192,6 +192,32 @@ TEST_CASE("resolve names what the wheel asks and what the machine has", "[resolv
   CHECK(v.failed[0].machine == "sm 6.1");
 }
 
+TEST_CASE("resolve names the lowest glibc floor of a compressed tag set", "[resolve][demands]") {
+  // Issue 20 item 21: the wheel runs where any of its tags runs, so the binding floor is the
+  // lowest; a tag for another CPU arch does not lower it.
+  struct Row {
+    std::string tags;
+    std::string wheel;  // the failure's wheel side, up to the tags in parentheses
+  };
+  const std::vector<Row> rows{
+      {"manylinux_2_24_x86_64.manylinux_2_28_x86_64", "glibc >= 2.24 ("},
+      {"manylinux_2_28_x86_64.manylinux_2_24_x86_64", "glibc >= 2.24 ("},
+      {"manylinux_2_24_aarch64.manylinux_2_28_x86_64.manylinux_2_34_x86_64", "glibc >= 2.28 ("},
+      {"manylinux_2_28_x86_64", "glibc >= 2.28 ("},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.tags);
+    const std::string f = "pkg-1.0+cu128torch2.8-cp312-cp312-" + row.tags + ".whl";
+    auto r = run(test::workspace({"pkg"}), test::h100_with({{"glibc", "2.17"}}), test::snapshot({{"pkg", {{f}}}}));
+    REQUIRE_FALSE(r.ok());
+    const auto& v = verdict(r, f);
+    REQUIRE(v.failed.size() == 1);
+    CHECK(v.failed[0].demand == Demand::glibc);
+    CHECK_THAT(v.failed[0].wheel, Catch::StartsWith(row.wheel));
+    CHECK(v.failed[0].machine == "glibc 2.17");
+  }
+}
+
 TEST_CASE("resolve matches the anchor text and installs the href", "[resolve][select]") {
   const std::string text = "cumm-0.8.2+cu128torch2.8-" + x86_resolver;
   const std::string href = "https://example.test/dl/cumm-0.8.2%2Bcu128torch2.11-" + x86_resolver;

@@ -1,7 +1,10 @@
 #include "support/test_support.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -53,6 +56,18 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
   std::error_code ec;
   fs::remove_all(path_, ec);
+}
+
+Fifo::Fifo(fs::path path) : path_(std::move(path)) {
+  if (path_.has_parent_path()) fs::create_directories(path_.parent_path());
+  if (::mkfifo(path_.c_str(), 0600) != 0) throw std::runtime_error("test: cannot make the FIFO " + path_.string());
+  releaser_ = std::jthread([p = path_](std::stop_token stop) {
+    while (!stop.stop_requested()) {
+      // ENXIO while no reader has it open; once one is blocked there, this lets it go (EOF).
+      if (const int fd = ::open(p.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC); fd >= 0) ::close(fd);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
 }
 
 ScopedEnv::ScopedEnv(std::string name, std::optional<std::string> value) : name_(std::move(name)) {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 namespace wheelfit::test {
@@ -56,6 +57,25 @@ class ScopedEnv {
  private:
   std::string name_;
   std::optional<std::string> old_;
+};
+
+/// A FIFO made at `path` (parents created), for tests of inputs that must be refused rather than
+/// read. While this lives, a thread keeps opening it for writing without blocking: that succeeds
+/// only when a reader is blocked in open(2) on it, and lets that reader go with an empty read. So
+/// code that would hang on the FIFO (the bug) gets "" instead, and its test fails instead of
+/// blocking forever.
+class Fifo {
+ public:
+  explicit Fifo(std::filesystem::path path);
+  ~Fifo() = default;  // the thread stops and is joined
+  Fifo(const Fifo&) = delete;
+  Fifo& operator=(const Fifo&) = delete;
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+  [[nodiscard]] std::string string() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+  std::jthread releaser_;
 };
 
 }  // namespace wheelfit::test

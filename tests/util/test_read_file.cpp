@@ -1,6 +1,9 @@
 // util/read_file: a whole input file under a size limit, every failure naming the file.
+#include <fcntl.h>
+
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <string>
 
 #include "support/test_support.hpp"
@@ -43,5 +46,40 @@ TEST_CASE("read_file reads a file up to its limit and names the file in every er
     REQUIRE_FALSE(got);
     CHECK(got.error().code == r.code);
     CHECK(got.error().message == path + ": " + r.message);
+  }
+}
+
+TEST_CASE("read_file and open_regular_file refuse what is not a regular file, without blocking", "[util][read_file]") {
+  // Issue 20 item 7: a FIFO blocked the open (and the command) forever; a device was read as if
+  // it were the input. test::Fifo lets a blocked reader go, so the bug fails here, not hangs.
+  test::TempDir dir;
+  const test::Fifo fifo(dir / "fifo.toml");
+  std::filesystem::create_symlink("/dev/null", dir / "null.toml");
+  std::filesystem::create_symlink(fifo.path(), dir / "to-fifo.toml");
+  struct Row {
+    std::string file;
+    std::string message;  // after "<path>: "
+  };
+  const std::vector<Row> rows{
+      {"fifo.toml", "is a FIFO, not a regular file"},
+      {"to-fifo.toml", "is a FIFO, not a regular file"},  // a symlink is followed, then judged
+      {"null.toml", "is a character device, not a regular file"},
+  };
+  for (const auto& r : rows) {
+    const std::string path = (dir / r.file).string();
+    INFO(path);
+    auto got = util::read_file(path, 1u << 20, "a machine profile");
+    REQUIRE_FALSE(got);
+    CHECK(got.error().code == Errc::io_error);
+    CHECK(got.error().message == path + ": " + r.message);
+    auto opened = util::open_regular_file(path, "a machine profile");
+    REQUIRE_FALSE(opened);
+    CHECK(opened.error().message == path + ": " + r.message);
+  }
+  SECTION("a regular file opens blocking, ready for plain reads") {
+    test::write_file(dir / "ok.toml", "a = 1\n");
+    auto opened = util::open_regular_file((dir / "ok.toml").string(), "a machine profile");
+    REQUIRE(opened);
+    CHECK((::fcntl(opened->fd(), F_GETFL) & O_NONBLOCK) == 0);
   }
 }

@@ -68,6 +68,9 @@ struct Scan {
   std::vector<EntryFile> entries;  ///< v2/'s entries
   std::vector<TempFile> temps;     ///< v2/'s temporary files
   std::vector<fs::path> old;       ///< v1/'s files, its temporary files included
+  /// Own names that are neither a regular file nor a folder (a FIFO, a device, a symlink): never
+  /// read, counted nowhere, removed by prune and clean (unlinking a symlink leaves its target).
+  std::vector<fs::path> strays;
 };
 
 bool is_real_folder(const fs::path& p) {
@@ -81,12 +84,14 @@ Expected<void> scan_folder(const fs::path& dir, Format format, Scan& s) {
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     struct stat st {};
-    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (::lstat(it->path().c_str(), &st) != 0 || S_ISDIR(st.st_mode)) continue;
     const auto size = static_cast<std::uint64_t>(st.st_size);
     const bool entry = is_entry_name(name, format);
     auto temp = entry ? std::nullopt : own_temp_target(name, format);
     if (!entry && !temp) continue;
-    if (format == Format::v1) {
+    if (!S_ISREG(st.st_mode)) {
+      s.strays.push_back(it->path());
+    } else if (format == Format::v1) {
       s.usage.other_bytes += size;
       s.old.push_back(it->path());
     } else if (entry) {
@@ -157,6 +162,7 @@ Expected<CacheCleanup> prune_cache(const fs::path& root, std::uint64_t max_bytes
   std::sort(entries.begin(), entries.end(), [](const EntryFile& a, const EntryFile& b) {
     return std::tie(a.used.tv_sec, a.used.tv_nsec, a.path) < std::tie(b.used.tv_sec, b.used.tv_nsec, b.path);
   });
+  for (const auto& p : before->strays) (void)::unlink(p.c_str());  // a FIFO would block every later read
   std::uint64_t total = before->usage.bytes;
   for (const auto& e : entries) {
     if (total <= max_bytes) break;
@@ -181,6 +187,9 @@ Expected<CacheCleanup> clean_cache(const fs::path& root) {
     if (auto r = unlink_own(t.path); !r) return r.error();
   }
   for (const auto& p : before->old) {
+    if (auto r = unlink_own(p); !r) return r.error();
+  }
+  for (const auto& p : before->strays) {
     if (auto r = unlink_own(p); !r) return r.error();
   }
   if (!before->old.empty()) (void)::rmdir((root / "v1").c_str());  // stays when another program's file is in it

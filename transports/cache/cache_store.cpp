@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "wheelfit/util/atomic_file.hpp"
+#include "wheelfit/util/read_file.hpp"
 #include "wheelfit/util/secrets.hpp"
 
 namespace wheelfit::transports::cache_detail {
@@ -28,18 +29,17 @@ Store::~Store() {
 }
 
 std::optional<Meta> Store::load_meta(const std::string& key, const std::string& url, const std::string& accept) const {
-  const auto path = entry_path(key);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return std::nullopt;
-    discard(key, url, std::string("the entry cannot be read: ") + std::strerror(errno));
+  // Only a regular file is read: a FIFO (or a device) under an entry's name would otherwise block
+  // the open, and the resolve, forever. Anything else is a miss, and removed as corrupt.
+  auto file = util::open_regular_file(entry_path(key).string(), "a cache entry");
+  if (!file) {
+    if (!file.error().is(Errc::not_found)) discard(key, url, "the entry cannot be read: " + file.error().message);
     return std::nullopt;
   }
+  const int fd = file->fd();
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    discard(key, url, std::string("the entry cannot be read: ") + std::strerror(err));
+    discard(key, url, std::string("the entry cannot be read: ") + std::strerror(errno));
     return std::nullopt;
   }
   // The sidecar is the first line: a few hundred bytes; read in steps up to its limit.
@@ -66,7 +66,6 @@ std::optional<Meta> Store::load_meta(const std::string& key, const std::string& 
     head.resize(old + static_cast<std::size_t>(n));
     newline = head.find('\n', old);
   }
-  ::close(fd);
   if (!why.empty()) {
     discard(key, url, why);
     return std::nullopt;
@@ -110,7 +109,9 @@ void Store::drain() {
 }
 
 bool Store::read_body(const fs::path& p, const Meta& meta, std::string& buffer, std::string& why, bool& replaced) {
-  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking, as in load_meta: the entry may have been replaced by a FIFO since. (Only a
+  // regular file is read below, and on one O_NONBLOCK changes nothing.)
+  const int fd = ::open(p.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
     replaced = errno == ENOENT;
     why = replaced ? "the entry file is gone" : std::string("the entry cannot be read: ") + std::strerror(errno);

@@ -7,10 +7,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "wheelfit/util/log.hpp"
+#include "wheelfit/util/read_file.hpp"
 #include "wheelfit/util/text.hpp"
 
 namespace wheelfit::transports {
@@ -18,6 +17,7 @@ namespace {
 
 constexpr std::string_view kAllowFlag = "--allow-insecure-host";
 constexpr std::string_view kAllowEnv = "WHEELFIT_ALLOW_INSECURE_HOST";
+constexpr std::uintmax_t kMaxNetrcBytes = 1u << 20;  // a netrc is a few lines; more is not one
 
 constexpr std::array<std::string_view, 11> kRedirectSafe = {
     "accept", "accept-language", "user-agent", "range", "if-range", "if-match", "if-none-match",
@@ -61,13 +61,14 @@ void load_netrc(Credentials& c, const std::function<const char*(const char*)>& g
     log::warn("the netrc " + where + " is not a regular file; not used");
     return;
   }
-  std::ifstream in(*path, std::ios::binary);
-  std::ostringstream text;
-  if (!(in && text << in.rdbuf())) {
-    log::warn("the netrc " + where + " cannot be read; not used");
+  // Read as a regular file only, under a limit: the path may have been swapped for a FIFO since
+  // the stat, and a FIFO would block every command forever.
+  auto text = util::read_file(*path, kMaxNetrcBytes, "a netrc");
+  if (!text) {
+    log::warn("the netrc " + where + " cannot be read (" + text.error().message + "); not used");
     return;
   }
-  auto parsed = parse_netrc(text.str(), *path);
+  auto parsed = parse_netrc(*text, *path);
   if (!parsed) {
     log::warn("the netrc is not used: " + parsed.error().message);
     return;

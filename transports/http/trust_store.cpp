@@ -19,6 +19,7 @@
 #include <boost/asio/ssl/error.hpp>
 
 #include "http_internal.hpp"
+#include "wheelfit/util/read_file.hpp"
 
 namespace wheelfit::transports {
 
@@ -142,15 +143,17 @@ Expected<bool> holds_hashed(const std::string& dir) {
   return false;
 }
 
-/// An error when `path` cannot be opened for reading (missing, a folder, no permission).
+/// An error when `path` cannot be opened for reading (missing, a folder, no permission) or is not
+/// a regular file: OpenSSL opens it blocking, and a FIFO would block it (and the command) forever,
+/// so it is opened here first the way util::open_regular_file does, without blocking.
 std::optional<std::string> unreadable(const std::string& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return "does not exist";
-  if (fs::is_directory(path, ec)) return "is a folder, not a file";
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return std::string("cannot be read: ") + std::strerror(errno);
-  std::fclose(f);
-  return std::nullopt;
+  if (is_folder(path)) return "is a folder, not a file";
+  auto file = util::open_regular_file(path, "a file");
+  if (file) return std::nullopt;
+  if (file.error().is(Errc::not_found)) return "does not exist";
+  std::string why = file.error().message;  // "<path>: is a FIFO, not a regular file"
+  if (why.starts_with(path + ": ")) why.erase(0, path.size() + 2);
+  return why;
 }
 
 Expected<void> load_file(SSL_CTX* ctx, const TrustLocation& l) {

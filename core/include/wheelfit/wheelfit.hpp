@@ -124,20 +124,25 @@ ResolveResult resolve(const ResolveRequest& request);
 struct FleetMachine {
   std::string name;
   machine::Machine machine;
+  /// Set when the profile did not load (load_fleet): `machine` is empty, and the machine's result
+  /// in resolve_fleet is this error, exit code kExitBadInput, while every other machine resolves.
+  std::optional<Error> error = {};
 };
 
 /// Loads every machine profile (*.toml, *.json; not recursive, other files ignored) of a folder,
-/// sorted by file name, each named by its file stem. Errors (each opening "--machines: "): the
-/// folder is missing or holds no profile; a profile does not load (the message names the file);
-/// two profiles share a stem (a.toml and a.json).
+/// sorted by file name, each named by its file stem. A profile that does not load is its
+/// machine's FleetMachine::error (the message opens "--machines: " and names the file); an entry
+/// that is not a regular file (a FIFO, a device, a folder) is skipped with a warning naming it.
+/// Errors (each opening "--machines: "): the folder is missing or holds no profile; two profiles
+/// share a stem (a.toml and a.json).
 Expected<std::vector<FleetMachine>> load_fleet(const std::string& dir);
 
 /// A fleet's resolves: one per machine, in the order given.
 struct FleetResult {
-  /// The worst (max) of the machines' exit codes (0 all resolved, 1 one is unresolved, 3 one's
-  /// backend publishes no index, ...), or the code of an error of the whole request (then
-  /// `error` is set and `machines` empty): no machines, two with one name, no environments, a
-  /// config that does not load, no backend plugin.
+  /// The worst (max) of the machines' exit codes (0 all resolved, 1 one is unresolved, 2 one's
+  /// profile did not load, 3 one's backend publishes no index, ...), or the code of an error of
+  /// the whole request (then `error` is set and `machines` empty): no machines, two with one
+  /// name, no environments, a config that does not load, no backend plugin.
   int exit_code = kExitBadInput;
   std::optional<Error> error;
   std::vector<FleetMachine> fleet;        ///< the machines, as given
@@ -164,9 +169,10 @@ struct FleetResult {
 /// env overrides apply to each profile when request.env_overrides): the backends and workspace
 /// are read once, and each distinct (judged backend, index URL)'s policy, transport stack and
 /// snapshot once, shared by every machine that uses it; the machines' resolves then run on up to
-/// one thread per core. A machine's own failure (its backend publishes no index, a bad
-/// override, a device target its backend refuses) is that machine's result. Never throws for
-/// what the request or the world contains. api::resolve is this for a fleet of one.
+/// one thread per core. A machine's own failure (its profile did not load, its backend publishes
+/// no index, a bad override, a device target its backend refuses) is that machine's result.
+/// Never throws for what the request or the world contains. api::resolve is this for a fleet of
+/// one.
 FleetResult resolve_fleet(const ResolveRequest& request, const std::vector<FleetMachine>& machines);
 
 /// What `wheelfit explain` judges: one wheel, against a machine.

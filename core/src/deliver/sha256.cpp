@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "wheelfit/deliver/download.hpp"
+#include "wheelfit/util/read_file.hpp"
 
 namespace wheelfit::deliver {
 
@@ -53,22 +54,18 @@ std::string Sha256::hex() {
 }
 
 Expected<std::string> sha256_file(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return unexpected(Errc::io_error, path.string() + ": cannot open: " + std::strerror(errno));
+  // A regular file only: a FIFO under a wheel's name in the download folder must not block.
+  auto file = util::open_regular_file(path.string(), "a file");
+  if (!file) return unexpected(Errc::io_error, file.error().message);
   Sha256 sha;
   std::vector<char> block(1u << 20);
   for (;;) {
-    const ssize_t got = ::read(fd, block.data(), block.size());
+    const ssize_t got = ::read(file->fd(), block.data(), block.size());
     if (got < 0 && errno == EINTR) continue;
-    if (got < 0) {
-      const int err = errno;
-      ::close(fd);
-      return unexpected(Errc::io_error, path.string() + ": cannot read: " + std::strerror(err));
-    }
+    if (got < 0) return unexpected(Errc::io_error, path.string() + ": cannot read: " + std::strerror(errno));
     if (got == 0) break;
     sha.update(std::string_view(block.data(), static_cast<std::size_t>(got)));
   }
-  ::close(fd);
   return sha.hex();
 }
 

@@ -23,6 +23,7 @@
 #include "wheelfit/transports/file_transport.hpp"
 #include "wheelfit/transports/releases.hpp"
 #include "wheelfit/util/log.hpp"
+#include "wheelfit/util/read_file.hpp"
 #include "wheelfit/wheelfit.hpp"
 
 #include "common.hpp"
@@ -388,10 +389,28 @@ FleetResult resolve_fleet(const ResolveRequest& request, const std::vector<Fleet
     }
   }
   std::vector<std::optional<machine::Machine>> given;
-  for (const auto& m : machines) given.emplace_back(m.machine);
+  for (const auto& m : machines)
+    if (!m.error) given.emplace_back(m.machine);
   auto out = resolve_all(request, given);
   out.fleet = machines;
-  if (out.error) out.machines.clear();
+  if (out.error) {
+    out.machines.clear();
+    return out;
+  }
+  // A profile that did not load is its own row (bad input, its reason) in its place: one broken
+  // file in a folder of profiles must not cost every other machine its resolve.
+  std::vector<ResolveResult> rows;
+  rows.reserve(machines.size());
+  auto resolved = out.machines.begin();
+  for (const auto& m : machines) {
+    if (!m.error) {
+      rows.push_back(std::move(*resolved++));
+      continue;
+    }
+    rows.push_back(failed(ResolveResult{}, kExitBadInput, m.error->message));
+    out.exit_code = std::max<int>(out.exit_code, kExitBadInput);
+  }
+  out.machines = std::move(rows);
   return out;
 }
 
@@ -402,7 +421,15 @@ Expected<std::vector<FleetMachine>> load_fleet(const std::string& dir) {
   std::vector<fs::path> files;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const auto ext = it->path().extension();
-    if ((ext == ".toml" || ext == ".json") && it->is_regular_file(ec)) files.push_back(it->path());
+    if (ext != ".toml" && ext != ".json") continue;
+    std::error_code type_ec;
+    const auto type = it->status(type_ec).type();  // through a symlink: what would be read
+    if (type == fs::file_type::regular) {
+      files.push_back(it->path());
+    } else if (type != fs::file_type::directory) {
+      // A FIFO would block the read forever, a device would be read as a profile: neither is one.
+      log::warn("--machines: " + it->path().string() + ": " + util::not_regular_text(type) + "; skipped");
+    }
   }
   if (ec) return unexpected(Errc::io_error, "--machines: " + dir + ": " + ec.message());
   if (files.empty()) return unexpected(Errc::invalid_input, "--machines: " + dir + ": no machine profile (*.toml, *.json) in it");
@@ -410,12 +437,15 @@ Expected<std::vector<FleetMachine>> load_fleet(const std::string& dir) {
   std::vector<FleetMachine> out;
   std::set<std::string> names;
   for (const auto& f : files) {
-    auto m = machine::load_machine_profile(f.string());
-    if (!m) return m.error().with_context("--machines");  // the message names the file
     const std::string name = f.stem().string();
     if (!names.insert(name).second) {
       return unexpected(Errc::invalid_input, "--machines: " + dir + ": two profiles are named '" + name + "' (" +
                                                  name + ".toml and " + name + ".json)");
+    }
+    auto m = machine::load_machine_profile(f.string());
+    if (!m) {
+      out.push_back({name, {}, m.error().with_context("--machines")});  // the message names the file
+      continue;
     }
     out.push_back({name, std::move(*m)});
   }

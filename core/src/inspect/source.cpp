@@ -325,7 +325,8 @@ class RemoteSource final : public ByteSource {
 }  // namespace
 
 Expected<std::unique_ptr<ByteSource>> open_file_source(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking: a FIFO is refused below rather than waited on (on a regular file it changes nothing).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
     const int err = errno;
     if (err == ENOENT || err == ENOTDIR) return unexpected(Errc::not_found, path + ": no such file");

@@ -1,10 +1,10 @@
 #include "wheelfit/machine/interpreter.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
-#include <fstream>
 #include <set>
 #include <system_error>
 
@@ -14,6 +14,7 @@
 #include <boost/json.hpp>
 
 #include "wheelfit/util/atomic_file.hpp"
+#include "wheelfit/util/read_file.hpp"
 #include "wheelfit/util/subprocess.hpp"
 #include "wheelfit/util/text.hpp"
 #include "wheelfit/model/name.hpp"
@@ -217,16 +218,19 @@ std::optional<std::vector<Stamp>> stamps_from(const json::value* v) {
 }
 
 // At most `limit` bytes of a file, read in small pieces (no big zeroed buffer for a small file).
+// A regular file only: a FIFO in site-packages (or as the cache) would block detection forever.
 Expected<std::string> read_head(const fs::path& p, std::size_t limit) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return unexpected(Errc::not_found, p.string() + ": cannot be read");
+  auto file = util::open_regular_file(p.string(), "a file");
+  if (!file) return file.error();
   std::string text;
   char buf[8192];
-  while (text.size() < limit && in) {
-    in.read(buf, static_cast<std::streamsize>(std::min(sizeof buf, limit - text.size())));
-    text.append(buf, static_cast<std::size_t>(in.gcount()));
+  while (text.size() < limit) {
+    const ssize_t n = ::read(file->fd(), buf, std::min(sizeof buf, limit - text.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return unexpected(Errc::io_error, p.string() + ": read failed");
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
   }
-  if (in.bad()) return unexpected(Errc::io_error, p.string() + ": read failed");
   return text;
 }
 

@@ -207,6 +207,9 @@ std::vector<NumericVersion> other_pythons(const policies::Policy& policy, const 
 }  // namespace
 
 bool better_suggestion(const Suggestion& a, const Suggestion& b, const std::optional<NumericVersion>& reference) {
+  // What runs on the machine as it is comes before what needs a driver upgrade, however new its
+  // torch: an upgrade is a change to the machine, like another Python (issue 20, item 20).
+  if (a.driver_upgrade.has_value() != b.driver_upgrade.has_value()) return !a.driver_upgrade;
   if (!(a.combo.torch == b.combo.torch)) return b.combo.torch < a.combo.torch;
   if (reference) {
     const long da = distance(a.combo.line, *reference), db = distance(b.combo.line, *reference);

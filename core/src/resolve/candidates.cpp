@@ -118,6 +118,22 @@ Listing listing_for(const std::string& package, const index::IndexSnapshot& snap
 
 std::string arch_text(const policies::ArchSource& a) { return a.list + " (" + a.provenance + ")"; }
 
+namespace {
+
+// The libc floor that binds a wheel whose best tag failed on it: the wheel runs where any of its
+// tags runs, so among the tags of that one's kind, OS and CPU arch the lowest floor is what the
+// machine would need (manylinux_2_24.manylinux_2_28 needs glibc >= 2.24, not 2.28).
+const model::PlatformTag& binding_floor_tag(const model::WheelName& w, const model::PlatformTag& failed) {
+  const model::PlatformTag* low = &failed;
+  for (const auto& t : w.platforms) {
+    if (t.kind != failed.kind || t.os != failed.os || t.cpu_arch != failed.cpu_arch || !t.libc) continue;
+    if (!low->libc || *t.libc < *low->libc) low = &t;
+  }
+  return *low;
+}
+
+}  // namespace
+
 Judged judge(const Candidate& c, const Context& ctx) {
   Judged j;
   if (ctx.detailed) {
@@ -155,7 +171,7 @@ Judged judge(const Candidate& c, const Context& ctx) {
     fail(
         Demand::glibc,
         [&] {
-          auto floor = tag ? libc_floor_text(*tag) : std::nullopt;
+          auto floor = tag ? libc_floor_text(binding_floor_tag(w, *tag)) : std::nullopt;
           return floor.value_or(platform_tags_text(w)) + " (" + platform_tags_text(w) + ")";
         },
         [&] { return ctx.platform.glibc ? "glibc " + ctx.platform.glibc->str() : std::string("glibc unknown"); });

@@ -113,8 +113,9 @@ struct AdviceInputs {
 /// The advice search (resolver.hpp, Advice).
 Advice advise(const AdviceInputs& a);
 
-/// A ranking of suggestions: the newest torch, then the line closest to `reference`, then the
-/// fewest pre-releases (then the higher line, for a total order).
+/// A ranking of suggestions: those the driver runs before those needing a driver upgrade, then
+/// the newest torch, then the line closest to `reference`, then the fewest pre-releases (then the
+/// higher line, for a total order).
 bool better_suggestion(const Suggestion& a, const Suggestion& b, const std::optional<model::NumericVersion>& reference);
 
 /// "<list> (<provenance>)": an arch list as the verdicts write it.

@@ -1,8 +1,12 @@
 #include "wheelfit/util/read_file.hpp"
 
-#include <filesystem>
-#include <fstream>
-#include <system_error>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
 
 namespace wheelfit::util {
 
@@ -18,29 +22,93 @@ std::string limit_text(std::uintmax_t bytes) {
   if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
   return std::to_string(bytes) + " bytes";
 }
+
+std::filesystem::file_type type_of(mode_t mode) {
+  using std::filesystem::file_type;
+  if (S_ISREG(mode)) return file_type::regular;
+  if (S_ISDIR(mode)) return file_type::directory;
+  if (S_ISFIFO(mode)) return file_type::fifo;
+  if (S_ISCHR(mode)) return file_type::character;
+  if (S_ISBLK(mode)) return file_type::block;
+  if (S_ISSOCK(mode)) return file_type::socket;
+  if (S_ISLNK(mode)) return file_type::symlink;
+  return file_type::unknown;
+}
+
+// The error for a path that is there but is not a regular file.
+Error not_regular(const std::string& path, mode_t mode, std::string_view what) {
+  const auto type = type_of(mode);
+  if (type == std::filesystem::file_type::directory) {
+    return Error(Errc::io_error, path + ": is a directory, not " + std::string(what));
+  }
+  return Error(Errc::io_error, path + ": " + not_regular_text(type));
+}
 }  // namespace
 
-Expected<std::string> read_file(const std::string& path, std::uintmax_t max_bytes, std::string_view what) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const auto status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) {
-    if (ec && ec != std::errc::no_such_file_or_directory) return unexpected(Errc::io_error, path + ": cannot read: " + ec.message());
-    return unexpected(Errc::not_found, path + ": no such " + std::string(noun(what)));
+OpenFile::~OpenFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+OpenFile::OpenFile(OpenFile&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+
+OpenFile& OpenFile::operator=(OpenFile&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
   }
-  if (fs::is_directory(status)) return unexpected(Errc::io_error, path + ": is a directory, not " + std::string(what));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return unexpected(Errc::io_error, path + ": cannot open for reading");
+  return *this;
+}
+
+std::string not_regular_text(std::filesystem::file_type type) {
+  using std::filesystem::file_type;
+  const char* kind = nullptr;
+  switch (type) {
+    case file_type::directory: kind = "a directory"; break;
+    case file_type::fifo: kind = "a FIFO"; break;
+    case file_type::character: kind = "a character device"; break;
+    case file_type::block: kind = "a block device"; break;
+    case file_type::socket: kind = "a socket"; break;
+    case file_type::symlink: kind = "a symlink"; break;
+    default: return "is not a regular file";
+  }
+  return std::string("is ") + kind + ", not a regular file";
+}
+
+Expected<OpenFile> open_regular_file(const std::string& path, std::string_view what) {
+  // O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer, forever.
+  OpenFile file(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+  if (file.fd() < 0) {
+    const int err = errno;
+    if (err == ENOENT || err == ENOTDIR) return unexpected(Errc::not_found, path + ": no such " + std::string(noun(what)));
+    // A socket cannot be opened at all (ENXIO): say what it is rather than the errno's words.
+    if (struct stat st {}; ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return not_regular(path, st.st_mode, what);
+    return unexpected(Errc::io_error, path + ": cannot open for reading: " + std::strerror(err));
+  }
+  struct stat st {};
+  if (::fstat(file.fd(), &st) != 0) return unexpected(Errc::io_error, path + ": cannot open for reading: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return not_regular(path, st.st_mode, what);
+  const int flags = ::fcntl(file.fd(), F_GETFL);
+  if (flags < 0 || ::fcntl(file.fd(), F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    return unexpected(Errc::io_error, path + ": cannot open for reading: " + std::strerror(errno));
+  }
+  return file;
+}
+
+Expected<std::string> read_file(const std::string& path, std::uintmax_t max_bytes, std::string_view what) {
+  auto file = open_regular_file(path, what);
+  if (!file) return file.error();
   std::string text;
   char buf[64 * 1024];
-  while (in) {
-    in.read(buf, sizeof buf);
-    text.append(buf, static_cast<std::size_t>(in.gcount()));
+  for (;;) {
+    const ssize_t n = ::read(file->fd(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return unexpected(Errc::io_error, path + ": read failed: " + std::strerror(errno));
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
     if (text.size() > max_bytes) {
       return unexpected(Errc::too_large, path + ": over the " + limit_text(max_bytes) + " limit for " + std::string(what));
     }
   }
-  if (in.bad()) return unexpected(Errc::io_error, path + ": read failed");
   return text;
 }
 

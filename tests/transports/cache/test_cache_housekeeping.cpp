@@ -179,6 +179,32 @@ TEST_CASE("prune_cache and clean_cache remove temporary files of dead writers, n
   }
 }
 
+TEST_CASE("prune_cache and clean_cache remove own names that are not regular files, never another's",
+          "[transports][cache][housekeeping]") {
+  // Issue 20 item 7: a FIFO under an entry's name was kept by `cache prune` and `clean`, and every
+  // later read of that entry blocked on it.
+  using Action = std::function<Expected<transports::CacheCleanup>(const fs::path&)>;
+  const std::vector<std::pair<std::string, Action>> actions = {
+      {"prune", [](const fs::path& p) { return transports::prune_cache(p, transports::kDefaultCacheMaxSize); }},
+      {"clean", [](const fs::path& p) { return transports::clean_cache(p); }},
+  };
+  for (const auto& [name, action] : actions) {
+    CAPTURE(name);
+    Root r(2, 100);
+    const test::Fifo own_fifo(r.v2 / own_entry(5));
+    fs::create_symlink("/dev/null", r.v2 / own_entry(6));
+    const test::Fifo foreign_fifo(r.v2 / "notes.fifo");
+    auto done = action(r.root);
+    REQUIRE(done);
+    CHECK(done->before.entries == 2);  // the strays are not counted as entries
+    CHECK_FALSE(fs::exists(fs::symlink_status(own_fifo.path())));
+    CHECK_FALSE(fs::exists(fs::symlink_status(r.v2 / own_entry(6))));
+    CHECK(fs::is_fifo(foreign_fifo.path()));
+    CHECK(fs::exists("/dev/null"));  // a link is removed, never its target
+    CHECK(r.entries().size() == (name == "prune" ? 2u : 0u));
+  }
+}
+
 TEST_CASE("cache housekeeping touches only wheelfit's own files", "[transports][cache][housekeeping][foreign]") {
   using Action = std::function<Expected<transports::CacheCleanup>(const fs::path&)>;
   const std::vector<std::pair<std::string, Action>> actions = {

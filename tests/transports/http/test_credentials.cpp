@@ -200,6 +200,18 @@ TEST_CASE("add_credentials_from_env: NETRC, ~/.netrc, WHEELFIT_ALLOW_INSECURE_HO
     CHECK_FALSE(c.netrc);
     CHECK(logs.find(log::Level::warn, "NETRC names " + home + "/missing").size() == 1);
   }
+  SECTION("a netrc that is a FIFO or a device is a warning, never read") {  // issue 20 item 7
+    const test::Fifo fifo(dir / "fifo");
+    std::filesystem::create_symlink("/dev/null", dir / "null");
+    for (const std::string name : {"fifo", "null"}) {
+      CAPTURE(name);
+      const std::map<std::string, std::string> vars{{"NETRC", home + "/" + name}};
+      Credentials c;
+      transports::add_credentials_from_env(c, env_of(vars));
+      CHECK_FALSE(c.netrc);
+      CHECK(logs.find(log::Level::warn, "the netrc " + home + "/" + name + " (NETRC) is not a regular file").size() == 1);
+    }
+  }
   SECTION("a netrc that does not parse is a warning with its line, without the password") {
     const std::map<std::string, std::string> vars{{"NETRC", home + "/broken"}};
     Credentials c;

@@ -198,6 +198,8 @@ TEST_CASE("trust: a store that cannot be loaded is an error naming it and the fl
   const fs::path unreadable = dir / "locked.pem";
   fs::copy_file(ca.cert(), unreadable);
   fs::permissions(unreadable, fs::perms::none);
+  const test::Fifo fifo(dir / "fifo.pem");  // issue 20 item 7: OpenSSL's open blocked on it forever
+  fs::create_symlink("/dev/null", dir / "null.pem");
   struct Row {
     const char* what;
     std::string variable;  // "" = --cert
@@ -205,6 +207,8 @@ TEST_CASE("trust: a store that cannot be loaded is an error naming it and the fl
     const char* why;
   };
   std::vector<Row> rows{
+      {"--cert: a FIFO", "", fifo.string(), "is a FIFO, not a regular file"},
+      {"SSL_CERT_FILE: a link to /dev/null", "SSL_CERT_FILE", (dir / "null.pem").string(), "is a character device, not a regular file"},
       {"--cert: a missing file", "", (dir / "missing.pem").string(), "does not exist"},
       {"--cert: no certificate in it", "", (dir / "empty.pem").string(), "holds no certificate"},
       {"--cert: a folder without hashed names", "", (dir / "unhashed").string(), "openssl rehash"},
@@ -325,7 +329,9 @@ TEST_CASE("trust: a client certificate that cannot be used is an error naming it
     bool variable;
     const char* why;
   };
+  const test::Fifo fifo(dir / "fifo.pem");  // issue 20 item 7: OpenSSL's open blocked on it forever
   const std::vector<Row> rows{
+      {"a FIFO", fifo.string(), false, "is a FIFO, not a regular file"},
       {"missing", (dir / "missing.pem").string(), false, "does not exist"},
       {"no certificate", ca.issue("c").key.string(), true, "holds no certificate"},
       {"a certificate without its key", a.cert_chain.string(), false, "holds no unencrypted private key"},

@@ -111,7 +111,9 @@ struct NearMiss {
 /// requested packages, judged on this machine's fixed facts (device targets, CPU, OS, glibc,
 /// each env's Python; the driver is reported, not required), PyTorch's matrix permitting.
 struct Advice {
-  std::vector<Suggestion> suggestions;  ///< best first: combos keeping the Python, then other Pythons
+  /// Best first: combos keeping the Python, then other Pythons; in each, those the driver runs
+  /// before those that need a driver upgrade.
+  std::vector<Suggestion> suggestions;
   std::vector<NearMiss> near_misses;    ///< when no combo covers everything: the closest ones
   std::size_t combos_searched = 0;
 };
