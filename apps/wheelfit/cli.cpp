@@ -61,9 +61,11 @@ Args parse_args(const std::vector<std::string_view>& args, const std::set<std::s
   return out;
 }
 
+void show(std::ostream& os, std::string_view text) { os << util::escape_controls(text); }
+
 int fail(bool json, int code, const std::string& raw) {
   const std::string message = util::redact(raw);  // a mistyped flag may quote a URL with its password
-  std::cerr << "wheelfit: " << message << "\n";
+  show(std::cerr, "wheelfit: " + message + "\n");
   if (json) {
     boost::json::object o{{"error", boost::json::object{{"exit_code", code}, {"message", message}}}};
     std::cout << boost::json::serialize(o) << "\n";

@@ -52,6 +52,11 @@ Args parse_args(const std::vector<std::string_view>& args, const std::set<std::s
                 const std::map<std::string, std::string, std::less<>>& aliases = {},
                 const std::set<std::string, std::less<>>& repeatable = {});
 
+/// Writes `text` to `os` as wheelfit prints everything on stdout and stderr: control characters
+/// escaped (util::escape_controls, newlines and tabs kept), so that a name or message from the
+/// network cannot drive the terminal. JSON passes unchanged (its serializer escapes them itself).
+void show(std::ostream& os, std::string_view text);
+
 /// Prints "wheelfit: <message>" on stderr (and, with `json`, {"error": {...}} on stdout);
 /// returns `code`.
 int fail(bool json, int code, const std::string& message);
@@ -107,7 +112,7 @@ int run_and_print(const Args& parsed, Request& request, bool as_json, Call call)
   if (auto ready = prepare_request(parsed, registry, request); !ready) return fail(as_json, kBadInput, ready.error().message);
   const auto result = call(request);
   if (result.error) return fail(as_json, result.exit_code, result.error->message);
-  std::cout << (as_json ? result.json() : result.report());
+  show(std::cout, as_json ? result.json() : result.report());
   return result.exit_code;
 }
 

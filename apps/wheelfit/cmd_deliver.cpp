@@ -57,7 +57,7 @@ std::unique_ptr<ProgressView> progress_view() {
 template <class Result>
 int print(const Result& result, bool json) {
   if (result.error) return fail(json, result.exit_code, result.error->message);
-  std::cout << (json ? result.json() : result.report());
+  show(std::cout, json ? result.json() : result.report());
   return result.exit_code;
 }
 

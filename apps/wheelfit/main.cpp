@@ -140,7 +140,8 @@ int main(int argc, char** argv) {
   util::remove_temp_files_on_signal();  // Ctrl-C or a kill mid-write leaves no temporary file
   log::set_sink([](log::Level level, std::string_view message) {
     if (level == log::Level::debug && !std::getenv("WHEELFIT_DEBUG")) return;
-    std::cerr << (level == log::Level::warn ? "warning: " : "") << message << "\n";
+    // Log lines quote names and URLs from the network: control characters escaped (cli::show).
+    cli::show(std::cerr, std::string(level == log::Level::warn ? "warning: " : "") + std::string(message) + "\n");
   });
   std::vector<std::string_view> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
