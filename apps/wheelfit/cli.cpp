@@ -137,6 +137,13 @@ transports::HttpOptions http_options(const Args& parsed) {
     o.connect_timeout = s;
     o.idle_timeout = s;
   }
+  // The low-speed rule and the whole command's bound (README "Network"): --max-time starts now,
+  // as the command does.
+  if (auto v = parsed.value("--speed-limit")) o.speed_limit = static_cast<std::uint64_t>(bounded_number("--speed-limit", *v, 0, 1L << 30));
+  if (auto v = parsed.value("--speed-time")) o.speed_time = std::chrono::seconds(bounded_number("--speed-time", *v, 1, 3600));
+  if (auto v = parsed.value("--max-time")) {
+    o.max_time = transports::MaxTime::from_now(std::chrono::seconds(bounded_number("--max-time", *v, 1, 86400)));
+  }
   if (auto v = parsed.value("--jobs")) {
     o.jobs = static_cast<unsigned>(bounded_number("--jobs", *v, 1, 64));
     o.per_host = o.jobs;

@@ -64,7 +64,8 @@ int fail(bool json, int code, const std::string& message);
 /// A whole number in [lo, hi] for `flag`, or a UsageError naming the flag and the value.
 long bounded_number(std::string_view flag, const std::string& value, long lo, long hi);
 
-/// The network knobs of a command (README "Network"): --retries, --timeout, --jobs,
+/// The network knobs of a command (README "Network"): --retries, --timeout, --speed-limit,
+/// --speed-time, --max-time (from now), --jobs,
 /// --user-agent, --allow-insecure-host, --cert, --client-cert when the command takes them, then
 /// WHEELFIT_RETRY_BACKOFF_MS and WHEELFIT_USER_AGENT. Throws UsageError for a bad value.
 transports::HttpOptions http_options(const Args& parsed);

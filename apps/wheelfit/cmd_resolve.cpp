@@ -13,7 +13,8 @@ int run_resolve(const std::vector<std::string_view>& argv) {
   const Args parsed = parse_args(argv,
                                  {"--index", "--machine", "--policy", "--backend", "--output", "--python", "--retries",
                                   "--timeout", "--jobs", "--user-agent", "--cache-dir", "--cache-max-size", "--releases-repo",
-                                  "--allow-insecure-host", "--combo", "--cert", "--client-cert", "--machines"},
+                                  "--allow-insecure-host", "--combo", "--cert", "--client-cert", "--machines",
+                                  "--speed-limit", "--speed-time", "--max-time"},
                                  {"--json", "--no-cache", "--offline", "--inspect", "--no-fallback"}, {{"-o", "--output"}},
                                  {"--machine"});
   const bool json = parsed.has("--json");
