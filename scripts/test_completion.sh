@@ -101,7 +101,8 @@ expect 'wheelfit nosuch --'
 
 # --- each command's options, exactly as its parse_args call in apps/wheelfit/cmd_*.cpp ---------
 resolve_values=(--index --policy --backend --python --retries --timeout --jobs --user-agent --cache-dir
-  --cache-max-size --releases-repo --allow-insecure-host --combo --cert --client-cert --machine --machines)
+  --cache-max-size --releases-repo --allow-insecure-host --combo --cert --client-cert --machine --machines
+  --speed-limit --speed-time --max-time)
 resolve_switches=(--json --no-cache --offline --no-fallback)
 expect 'wheelfit resolve -' "${resolve_values[@]}" --output -o "${resolve_switches[@]}" --inspect
 expect 'wheelfit download -' "${resolve_values[@]}" --dir -d "${resolve_switches[@]}"
@@ -109,7 +110,7 @@ expect 'wheelfit mirror -' "${resolve_values[@]}" --out --base-url "${resolve_sw
 expect 'wheelfit plugins -' --json
 expect 'wheelfit detect -' --python --backend --json
 expect 'wheelfit explain -' --machine --python --policy --timeout --retries --user-agent \
-  --allow-insecure-host --cert --client-cert --json
+  --allow-insecure-host --cert --client-cert --speed-limit --speed-time --max-time --json
 expect 'wheelfit doctor -' --python --machine --policy --site --json
 expect 'wheelfit cache -' --cache-dir --cache-max-size --json
 expect 'wheelfit version -'

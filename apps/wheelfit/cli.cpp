@@ -61,9 +61,11 @@ Args parse_args(const std::vector<std::string_view>& args, const std::set<std::s
   return out;
 }
 
+void show(std::ostream& os, std::string_view text) { os << util::escape_controls(text); }
+
 int fail(bool json, int code, const std::string& raw) {
   const std::string message = util::redact(raw);  // a mistyped flag may quote a URL with its password
-  std::cerr << "wheelfit: " << message << "\n";
+  show(std::cerr, "wheelfit: " + message + "\n");
   if (json) {
     boost::json::object o{{"error", boost::json::object{{"exit_code", code}, {"message", message}}}};
     std::cout << boost::json::serialize(o) << "\n";
@@ -136,6 +138,13 @@ transports::HttpOptions http_options(const Args& parsed) {
     const auto s = std::chrono::seconds(bounded_number("--timeout", *v, 1, 3600));
     o.connect_timeout = s;
     o.idle_timeout = s;
+  }
+  // The low-speed rule and the whole command's bound (README "Network"): --max-time starts now,
+  // as the command does.
+  if (auto v = parsed.value("--speed-limit")) o.speed_limit = static_cast<std::uint64_t>(bounded_number("--speed-limit", *v, 0, 1L << 30));
+  if (auto v = parsed.value("--speed-time")) o.speed_time = std::chrono::seconds(bounded_number("--speed-time", *v, 1, 3600));
+  if (auto v = parsed.value("--max-time")) {
+    o.max_time = transports::MaxTime::from_now(std::chrono::seconds(bounded_number("--max-time", *v, 1, 86400)));
   }
   if (auto v = parsed.value("--jobs")) {
     o.jobs = static_cast<unsigned>(bounded_number("--jobs", *v, 1, 64));

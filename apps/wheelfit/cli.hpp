@@ -52,6 +52,11 @@ Args parse_args(const std::vector<std::string_view>& args, const std::set<std::s
                 const std::map<std::string, std::string, std::less<>>& aliases = {},
                 const std::set<std::string, std::less<>>& repeatable = {});
 
+/// Writes `text` to `os` as wheelfit prints everything on stdout and stderr: control characters
+/// escaped (util::escape_controls, newlines and tabs kept), so that a name or message from the
+/// network cannot drive the terminal. JSON passes unchanged (its serializer escapes them itself).
+void show(std::ostream& os, std::string_view text);
+
 /// Prints "wheelfit: <message>" on stderr (and, with `json`, {"error": {...}} on stdout);
 /// returns `code`.
 int fail(bool json, int code, const std::string& message);
@@ -59,7 +64,8 @@ int fail(bool json, int code, const std::string& message);
 /// A whole number in [lo, hi] for `flag`, or a UsageError naming the flag and the value.
 long bounded_number(std::string_view flag, const std::string& value, long lo, long hi);
 
-/// The network knobs of a command (README "Network"): --retries, --timeout, --jobs,
+/// The network knobs of a command (README "Network"): --retries, --timeout, --speed-limit,
+/// --speed-time, --max-time (from now), --jobs,
 /// --user-agent, --allow-insecure-host, --cert, --client-cert when the command takes them, then
 /// WHEELFIT_RETRY_BACKOFF_MS and WHEELFIT_USER_AGENT. Throws UsageError for a bad value.
 transports::HttpOptions http_options(const Args& parsed);
@@ -108,7 +114,7 @@ int run_and_print(const Args& parsed, Request& request, bool as_json, Call call)
   if (auto ready = prepare_request(parsed, registry, request); !ready) return fail(as_json, kBadInput, ready.error().message);
   const auto result = call(request);
   if (result.error) return fail(as_json, result.exit_code, result.error->message);
-  std::cout << (as_json ? result.json() : result.report());
+  show(std::cout, as_json ? result.json() : result.report());
   return result.exit_code;
 }
 

@@ -20,7 +20,7 @@ int run_cache(const std::vector<std::string_view>& argv) {
   request.max_size = cache_max_size(args);
   const auto result = api::cache(request);
   if (result.error) return fail(as_json, result.exit_code, result.error->message);
-  std::cout << (as_json ? result.json() : result.report());
+  show(std::cout, as_json ? result.json() : result.report());
   return kOk;
 }
 

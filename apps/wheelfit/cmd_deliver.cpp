@@ -16,7 +16,8 @@ namespace {
 // The resolve options download and mirror share with resolve (README "Network").
 const std::set<std::string, std::less<>> kResolveValues = {
     "--index", "--policy", "--backend", "--python", "--retries", "--timeout", "--jobs", "--user-agent", "--cache-dir",
-    "--cache-max-size", "--releases-repo", "--allow-insecure-host", "--combo", "--cert", "--client-cert", "--machine", "--machines"};
+    "--cache-max-size", "--releases-repo", "--allow-insecure-host", "--combo", "--cert", "--client-cert", "--machine", "--machines",
+    "--speed-limit", "--speed-time", "--max-time"};
 const std::set<std::string, std::less<>> kResolveSwitches = {"--json", "--no-cache", "--offline", "--no-fallback"};
 
 std::set<std::string, std::less<>> with(std::set<std::string, std::less<>> base, std::initializer_list<const char*> more) {
@@ -57,7 +58,7 @@ std::unique_ptr<ProgressView> progress_view() {
 template <class Result>
 int print(const Result& result, bool json) {
   if (result.error) return fail(json, result.exit_code, result.error->message);
-  std::cout << (json ? result.json() : result.report());
+  show(std::cout, json ? result.json() : result.report());
   return result.exit_code;
 }
 

@@ -16,7 +16,7 @@ int run_detect(const std::vector<std::string_view>& argv) {
   request.backend = args.value("--backend");
   const auto result = api::detect(request);
   if (result.error) return fail(as_json, result.exit_code, result.error->message);
-  std::cout << (as_json ? result.json() : result.report());
+  show(std::cout, as_json ? result.json() : result.report());
   return kOk;
 }
 

@@ -13,7 +13,8 @@ int run_resolve(const std::vector<std::string_view>& argv) {
   const Args parsed = parse_args(argv,
                                  {"--index", "--machine", "--policy", "--backend", "--output", "--python", "--retries",
                                   "--timeout", "--jobs", "--user-agent", "--cache-dir", "--cache-max-size", "--releases-repo",
-                                  "--allow-insecure-host", "--combo", "--cert", "--client-cert", "--machines"},
+                                  "--allow-insecure-host", "--combo", "--cert", "--client-cert", "--machines",
+                                  "--speed-limit", "--speed-time", "--max-time"},
                                  {"--json", "--no-cache", "--offline", "--inspect", "--no-fallback"}, {{"-o", "--output"}},
                                  {"--machine"});
   const bool json = parsed.has("--json");
@@ -58,7 +59,7 @@ int run_resolve(const std::vector<std::string_view>& argv) {
     if (output) throw UsageError{"-o/--output writes one machine's pixi.toml (a manifest is per machine); it does not go with several machines"};
     const auto result = api::resolve_fleet(request, *fleet);
     if (result.error) return fail(json, result.exit_code, result.error->message);
-    std::cout << (json ? result.json() : result.report());
+    show(std::cout, json ? result.json() : result.report());
     return result.exit_code;
   }
   if (fleet->size() == 1) request.machine = std::move(fleet->front().machine);  // the single resolve, unchanged
@@ -71,8 +72,8 @@ int run_resolve(const std::vector<std::string_view>& argv) {
     if (!manifest) return fail(json, kBadInput, manifest.error().message);
     if (auto w = output::write_file_atomically(*output, *manifest); !w) return fail(json, kOutput, w.error().message);
   }
-  std::cout << (json ? result.json() : result.report());
-  if (ok && output && !json) std::cout << "wrote " << *output << "\n";
+  show(std::cout, json ? result.json() : result.report());
+  if (ok && output && !json) show(std::cout, "wrote " + *output + "\n");
   return result.exit_code;
 }
 

@@ -54,6 +54,11 @@ network options (http(s) indexes; README "Network"):
   --jobs N              requests in flight (default 50)
   --retries N           retries of transient failures (default 3; WHEELFIT_RETRY_BACKOFF_MS)
   --timeout S           connect and read timeout in seconds (default 10 / 30)
+  --speed-limit BYTES   an attempt receiving fewer bytes per second than this, averaged over
+  --speed-time S        --speed-time seconds, is cut and retried, continuing with Range
+                        (default 1024 bytes/s over 30 s; --speed-limit 0: off)
+  --max-time S          bound the whole command: at S seconds what is in flight stops and the
+                        command fails (exit 4 while reading the index, 5 while fetching wheels)
   --user-agent UA       default wheelfit/<version> (also WHEELFIT_USER_AGENT)
   --allow-insecure-host HOST[:PORT][,...]   send credentials (URL user:password, WHEELFIT_INDEX_TOKEN,
                         netrc) over plain http to these hosts too (also WHEELFIT_ALLOW_INSECURE_HOST)
@@ -83,7 +88,8 @@ explain options:
   --json                one object: demands [{demand, wheel, machine, verdict, detail}], files
                         [{path, sass, ptx, glibc, needed}], warnings, bytes_fetched, wheel_size
   --timeout S, --retries N, --user-agent UA, --allow-insecure-host HOST, --cert FILE,
-  --client-cert FILE    for a URL (read with HTTP Range requests)
+  --client-cert FILE, --speed-limit BYTES, --speed-time S, --max-time S
+                        for a URL (read with HTTP Range requests)
   exit: 0 everything fits, 1 a demand fails, 2 bad input, 4 the URL could not be read
 
 doctor options:
@@ -149,7 +155,8 @@ int main(int argc, char** argv) {
   util::remove_temp_files_on_signal();  // Ctrl-C or a kill mid-write leaves no temporary file
   log::set_sink([](log::Level level, std::string_view message) {
     if (level == log::Level::debug && !std::getenv("WHEELFIT_DEBUG")) return;
-    std::cerr << (level == log::Level::warn ? "warning: " : "") << message << "\n";
+    // Log lines quote names and URLs from the network: control characters escaped (cli::show).
+    cli::show(std::cerr, std::string(level == log::Level::warn ? "warning: " : "") + std::string(message) + "\n");
   });
   std::vector<std::string_view> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {

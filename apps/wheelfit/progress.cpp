@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <ostream>
 
+#include "wheelfit/util/text.hpp"
+
 namespace wheelfit::cli {
 
 ProgressView::ProgressView(std::ostream& out, bool terminal) : out_(out), terminal_(terminal) {}
@@ -29,7 +31,9 @@ std::string ProgressView::eta(std::uint64_t left, double rate) {
 void ProgressView::on(const deliver::Progress& p) {
   if (p.index >= files_.size()) files_.resize(p.index + 1);
   File& f = files_[p.index];
-  if (!p.filename.empty()) f.name = p.filename;
+  // The name comes from the index (or the Releases API): escaped whole, on one line, as every
+  // line drawn here is (the redraw's own escape sequences are written after).
+  if (!p.filename.empty()) f.name = util::escape_controls(p.filename, util::ControlEscape::line);
   if (p.kind == deliver::Progress::Kind::started) {
     f.active = true;
     first_done_ += p.done;

@@ -102,8 +102,8 @@ fs::path plugins_beside_library() {
   return dir.parent_path() / "plugins";
 }
 
-// retries / timeout / jobs / user_agent / cert / client_cert into `net`; false when `key` is none
-// of them.
+// retries / timeout / speed_limit / speed_time / max_time / jobs / user_agent / cert / client_cert
+// into `net`; false when `key` is none of them.
 bool network_key(const std::string& key, const json::value& v, wheelfit::transports::HttpOptions& net) {
   if (key == "cert" || key == "client_cert") {
     std::string path = string_of(v, key);
@@ -124,6 +124,12 @@ bool network_key(const std::string& key, const json::value& v, wheelfit::transpo
     const auto s = std::chrono::seconds(number_of(v, key, 1, 3600));
     net.connect_timeout = s;
     net.idle_timeout = s;
+  } else if (key == "speed_limit") {
+    net.speed_limit = static_cast<std::uint64_t>(number_of(v, key, 0, 1L << 30));
+  } else if (key == "speed_time") {
+    net.speed_time = std::chrono::seconds(number_of(v, key, 1, 3600));
+  } else if (key == "max_time") {  // the call starts now
+    net.max_time = wheelfit::transports::MaxTime::from_now(std::chrono::seconds(number_of(v, key, 1, 86400)), "request.max_time");
   } else if (key == "allow_insecure_host") {
     auto hosts = wheelfit::transports::parse_host_list(string_of(v, key), "request.allow_insecure_host");
     if (!hosts) throw BadRequest{hosts.error().message};
@@ -223,7 +229,8 @@ wheelfit::api::ResolveRequest request_of(const json::value& doc, std::optional<s
     } else if (network_key(key, v, r.network)) {
     } else {
       throw BadRequest{"request: unknown key '" + key + "' (known: configs, envs, machine, machines, index, backend, policy, offline, "
-                       "no_cache, cache_dir, cache_max_size, retries, timeout, jobs, user_agent, allow_insecure_host, "
+                       "no_cache, cache_dir, cache_max_size, retries, timeout, speed_limit, speed_time, max_time, jobs, user_agent, "
+                       "allow_insecure_host, "
                        "cert, client_cert, releases_repo, inspect, combo, no_fallback)"};
     }
   }
@@ -249,7 +256,8 @@ wheelfit::api::ExplainRequest explain_request_of(const json::value& doc) {
     } else if (key == "policy") {
       r.policy_file = string_of(v, key);
     } else if (key == "jobs" || !network_key(key, v, r.network)) {  // one wheel: no jobs to share
-      throw BadRequest{"request: unknown key '" + key + "' (known: wheel, machine, python, policy, retries, timeout, user_agent, "
+      throw BadRequest{"request: unknown key '" + key + "' (known: wheel, machine, python, policy, retries, timeout, speed_limit, "
+                       "speed_time, max_time, user_agent, "
                        "allow_insecure_host, cert, client_cert)"};
     }
   }

@@ -102,6 +102,10 @@ def main() -> int:
             ("an unknown key is named", {"configs": [str(cfg)], "indx": "x"}, 2, "unknown key 'indx'"),
             ("a bad machine names the key", {"configs": [str(cfg)], "machine": {"glibc": 2.35}}, 2, "quote it"),
             ("a wrong type names the key", {"configs": [str(cfg)], "retries": "3"}, 2, "request.retries: expected an integer"),
+            ("max_time out of range names the key", {"configs": [str(cfg)], "max_time": 0}, 2, "request.max_time: 0 is not in 1-86400"),
+            ("speed_time out of range names the key", {"configs": [str(cfg)], "speed_time": 0}, 2, "request.speed_time: 0 is not in"),
+            ("speed_limit must be an integer", {"configs": [str(cfg)], "speed_limit": "1k"}, 2,
+             "request.speed_limit: expected an integer"),
             ("no environments", {"index": str(farm)}, 2, "give configs or envs"),
             ("machine and machines", {"configs": [str(cfg)], "machine": h100, "machines": [{"name": "a", "machine": h100}]},
              2, "machine and machines do not go together"),
@@ -139,6 +143,10 @@ def main() -> int:
             message = obj.get("error", {}).get("message", "")
             check(name, code == want_code and want_text in message and obj["error"].get("exit_code") == want_code,
                   f"{code} {message}")
+        # The low-speed rule and the whole call's bound are request keys (a local index: nothing to bound).
+        code, obj = wf.resolve({"configs": [str(cfg)], "machine": h100, "index": str(farm), "no_cache": True,
+                                "speed_limit": 0, "speed_time": 5, "max_time": 60})
+        check("speed_limit, speed_time and max_time are request keys", code == 0, json.dumps(obj)[:300])
 
         # explain: a bare wheel name on the H100, as the CLI explains it.
         name = "flash_attn-2.8.3+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl"

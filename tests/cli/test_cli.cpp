@@ -186,3 +186,17 @@ TEST_CASE("wheelfit resolve the real geometrypack config on the farm snapshot", 
   CHECK(names == std::set<std::string>{"cumesh", "faithc-aot"});
   CHECK_THAT(read_file(out), Catch::Contains("[feature.geometrypack.dependencies]"));
 }
+
+TEST_CASE("wheelfit escapes control characters in what it prints: errors and warnings", "[cli][escape]") {
+  TempDir dir;
+  const std::string evil = "evil\x1b[2J\rname";
+  write_file(dir / "m.toml", "os = \"linux\"\ncpu_arch = \"x86_64\"\nglibc = \"2.35\"\npython = \"3.12\"\ngpus = [\"9.0\"]\n");
+  // A plugin folder that does not exist (a warning naming it) and a config that does not (the error).
+  const auto r = run_wheelfit_cli({"resolve", (dir / (evil + ".toml")).string(), "--machine", (dir / "m.toml").string()},
+                                  "WHEELFIT_PLUGIN_PATH=" + shell_quote((dir / evil).string()));
+  INFO(r.err);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("warning: ") && Catch::Contains("wheelfit: "));
+  CHECK_THAT(r.err, Catch::Contains("evil\\x1b[2J\\x0dname"));
+  for (unsigned char c : r.err) CHECK((c >= 0x20 || c == '\n'));  // nothing raw reaches the terminal
+}

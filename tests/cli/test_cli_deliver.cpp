@@ -3,10 +3,15 @@
 // progress lines on a stderr that is not a terminal, the exit codes and the usage errors.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <boost/json.hpp>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "support/cli_support.hpp"
+#include "support/net/test_server.hpp"
 #include "support/test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -71,6 +76,64 @@ struct Farm {
     }
     FAIL("no farm file " << filename);
     return {};
+  }
+};
+
+// The farm over loopback: its pages from one server, its wheel files from another (farmgen
+// --base-url names it). The first `trickled` connections to the files server send the header
+// and 200 body bytes at once, then a byte every 100 ms (at most 100: a failing test still ends);
+// the others serve the files with Range support.
+struct HttpFarm {
+  TempDir dir;
+  fs::path index = dir / "farm";
+  fs::path config = dir / "proj" / "comfy-env.toml";
+  fs::path machine = dir / "h100.toml";
+  int trickled;
+  std::atomic<int> file_connections{0};
+  wheelfit::testing::ConnScript rest = wheelfit::testing::serve_directory(index, with_ranges());
+  wheelfit::testing::TestServer files{[this](wheelfit::testing::Conn& c) { serve_file(c); }};
+  wheelfit::testing::TestServer pages{wheelfit::testing::serve_directory(index)};
+
+  explicit HttpFarm(int trickled_connections) : trickled(trickled_connections) {
+    const auto gen = run_program("", fs::path(WHEELFIT_BINARY_DIR) / "apps/farmgen/wheelfit-farmgen",
+                                 {"--out", index.string(), "--with-files", "--packages", "2", "--base-url", files.url("")});
+    REQUIRE(gen.code == 0);
+    write_file(config, "python = \"3.12\"\n[cuda]\npackages = [\"cc_torch\", \"cubvh\"]\n");
+    write_file(machine, Farm::profile("9.0"));
+  }
+  [[nodiscard]] std::vector<std::string> args(const char* command, const fs::path& to, std::vector<std::string> more) const {
+    std::vector<std::string> out{command, config.string(), "--index", pages.url("/"), "--machine", machine.string(), "--no-cache",
+                                 std::string(command) == "mirror" ? "--out" : "-d", to.string()};
+    out.insert(out.end(), more.begin(), more.end());
+    return out;
+  }
+
+ private:
+  static wheelfit::testing::DirectoryOptions with_ranges() {
+    wheelfit::testing::DirectoryOptions o;
+    o.ranges = true;
+    return o;
+  }
+  void serve_file(wheelfit::testing::Conn& c) {
+    if (file_connections++ >= trickled) return rest(c);
+    const auto r = c.read_request();
+    if (!r) return;
+    std::string path;  // the target percent-decoded ("%2B" in the wheel names)
+    for (std::size_t i = 0; i < r->target.size(); ++i) {
+      if (r->target[i] == '%' && i + 2 < r->target.size()) {
+        path += static_cast<char>(std::stoi(r->target.substr(i + 1, 2), nullptr, 16));
+        i += 2;
+      } else {
+        path += r->target[i];
+      }
+    }
+    const std::string body = read_file(index / path.substr(1));
+    const std::size_t head = std::min<std::size_t>(200, body.size());
+    if (!c.write("HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, head))) return;
+    for (std::size_t i = head; i < std::min(body.size(), head + 100); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (!c.write(body.substr(i, 1))) return;
+    }
   }
 };
 
@@ -346,5 +409,42 @@ TEST_CASE("wheelfit mirror: a --base-url with a user name or password is refused
       CHECK_THAT(r.out + r.err, !Catch::Contains("s3cret"));
       CHECK_FALSE(fs::exists(work / "mirror"));  // refused before anything was made
     }
+  }
+}
+
+TEST_CASE("wheelfit download: a trickling wheel is cut by --speed-limit / --speed-time and continued with Range",
+          "[cli][deliver][speed]") {
+  HttpFarm f(1);  // the first file connection trickles
+  const TempDir to;
+  const auto r = run_wheelfit_cli_deliver(f.args("download", to.path(), {"--speed-limit", "1000", "--speed-time", "1", "--json"}));
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.err, Catch::Contains("retry 1 of 3") && Catch::Contains("too slow"));
+  int continued = 0;
+  const auto doc = parse_object_cli_deliver(r.out);
+  for (const auto& d : doc.at("downloads").as_array()) {
+    CHECK(d.at("status") == "fetched");
+    CHECK(d.at("verified") == true);
+    continued += d.at("continued") == true ? 1 : 0;
+  }
+  CHECK(continued == 1);
+  bool ranged = false;
+  for (const auto& q : f.files.requests()) ranged = ranged || q.header("range").value_or("").starts_with("bytes=2");
+  CHECK(ranged);  // the retry asked for the rest, from where the cut body stopped
+}
+
+TEST_CASE("wheelfit download and mirror: --max-time bounds the whole command (exit 5, nothing kept)", "[cli][deliver][speed]") {
+  HttpFarm f(1000);  // every file connection trickles
+  const TempDir to;
+  const bool mirror = GENERATE(false, true);
+  CAPTURE(mirror);
+  const auto r = run_wheelfit_cli_deliver(f.args(mirror ? "mirror" : "download", to.path(), {"--speed-limit", "0", "--max-time", "2"}));
+  INFO(r.out << r.err);
+  CHECK(r.code == 5);
+  CHECK_THAT(r.out + r.err, Catch::Contains("the --max-time of 2 s"));
+  if (mirror) {
+    CHECK_FALSE(fs::exists(to / "current"));
+  } else {
+    for (const auto& e : fs::directory_iterator(to.path())) CHECK_THAT(e.path().filename().string(), Catch::StartsWith("."));
   }
 }

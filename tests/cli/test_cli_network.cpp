@@ -205,3 +205,59 @@ TEST_CASE("resolve says which flag is wrong for bad network options", "[cli][net
     CHECK_THAT(r.err, Catch::Contains(row.says));
   }
 }
+
+TEST_CASE("resolve: an index URL with a query (a token) keeps it on every page, never printed", "[cli][network][fixtures][query]") {
+  Reference ref;
+  const auto& [dir, config, machine, expected] = ref;
+  const std::string token = "s3cr3tQueryValue";
+  // A private index authenticating by a query token: without it, every page is a 404.
+  std::atomic<int> without{0};
+  TestServer server(wheelfit::testing::serve([&](const HttpRequest& r) {
+    if (!r.target.ends_with("?token=" + token)) {
+      ++without;
+      return http_response(404, "not found");
+    }
+    auto body = snapshot_file(r.target);
+    return body ? http_response(200, *body, {{"Content-Type", content_type(r.target)}}) : http_response(404, "not found");
+  }));
+  for (const char* path : {"/?token=", "?token="}) {  // with and without the path's '/'
+    CAPTURE(path);
+    const std::string index = server.url("") + path + token;
+    auto net = run_wheelfit_cli_network({"resolve", config, "--index", index, "--machine", machine, "--json", "--no-cache"});
+    INFO(net.err << net.out);
+    REQUIRE(net.code == 0);
+    CHECK(answer_of(net.out) == expected);
+    CHECK(without.load() == 0);
+    CHECK(net.out.find(token) == std::string::npos);
+    CHECK(net.err.find(token) == std::string::npos);
+    auto text = run_wheelfit_cli_network({"resolve", config, "--index", index, "--machine", machine, "--no-cache"});
+    CHECK(text.code == 0);
+    CHECK(text.out.find(token) == std::string::npos);
+  }
+}
+
+TEST_CASE("resolve --max-time bounds the whole command: an index that never answers is exit 4 naming it", "[cli][network][speed]") {
+  TempDir dir;
+  write_file(dir / "c.toml", "python = \"3.12\"\n[cuda]\npackages = [\"x\", \"y\"]\n");
+  write_file(dir / "m.toml", kMachine);
+  TestServer silent([](wheelfit::testing::Conn& c) {
+    if (!c.read_request()) return;
+    (void)c.read_some(std::chrono::seconds(20));  // until the client gives up (bounded)
+  });
+  auto r = run_wheelfit_cli_network({"resolve", (dir / "c.toml").string(), "--index", silent.url("/"), "--machine",
+                                     (dir / "m.toml").string(), "--no-cache", "--max-time", "1"});
+  INFO(r.out << r.err);
+  CHECK(r.code == 4);
+  CHECK_THAT(r.err, Catch::Contains("could not be read") && Catch::Contains("the --max-time of 1 s"));
+
+  SECTION("bad values name the flag") {
+    for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
+             {"--max-time", "0"}, {"--max-time", "soon"}, {"--speed-time", "0"}, {"--speed-limit", "-1"}}) {
+      auto bad = run_wheelfit_cli_network({"resolve", (dir / "c.toml").string(), "--machine", (dir / "m.toml").string(),
+                                           flag, value});
+      CAPTURE(flag, value);
+      CHECK(bad.code == 2);
+      CHECK_THAT(bad.err, Catch::Contains(flag));
+    }
+  }
+}

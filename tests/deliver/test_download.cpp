@@ -241,6 +241,47 @@ TEST_CASE("download: N02 a body cut mid-way continues with Range and If-Range", 
   CHECK_FALSE(got[0].resumed);  // ... but no earlier run left a part
 }
 
+TEST_CASE("download: N07 a trickling body is cut by the low-speed limit and continued with Range", "[deliver][download][speed]") {
+  const Served file{random_bytes(50000, 7)};
+  const std::size_t head = 20000;  // sent at once; then a byte every 50 ms
+  std::atomic<int> conns{0};
+  std::atomic<std::size_t> trickled{0};
+  TestServer server([&](Conn& c) {
+    if (conns++ == 0) {
+      if (!c.read_request()) return;
+      const std::string whole = http_response(200, file.body, {{"ETag", file.etag}});
+      if (!c.write(std::string_view(whole).substr(0, whole.size() - file.body.size() + head))) return;
+      for (std::size_t i = head; i < head + 100; ++i) {  // bounded: a failing test does not hang
+        std::this_thread::sleep_for(50ms);
+        if (!c.write(std::string_view(file.body).substr(i, 1))) return;
+        ++trickled;
+      }
+      return;
+    }
+    serve([&](const HttpRequest& r) { return answer(r, file); })(c);
+  });
+  TempDir dir;
+  auto o = fast_options();
+  o.speed_limit = 1000;  // bytes/s; the trickle is 20
+  o.speed_time = 300ms;
+  auto t = make(o);
+  LogCapture logs;
+  auto got = deliver::download(*t, {wanted(server.url("/" + kName), kName, file.body)}, options_for(dir.path()));
+  check_delivered(got.at(0), dir.path(), file.body);
+  CHECK_FALSE(logs.find(log::Level::info, "too slow").empty());  // the retry's reason
+  const auto reqs = server.requests();
+  REQUIRE(reqs.size() == 2);
+  const auto range = reqs[1].header("range").value_or("");
+  REQUIRE(range.starts_with("bytes="));
+  const std::size_t from = std::stoul(range.substr(6));
+  CHECK(from >= head);  // where the cut body stopped, not from zero ...
+  CHECK(from <= head + trickled.load());
+  CHECK(from < head + 100);  // ... and cut before the server's trickle ran out
+  CHECK(reqs[1].header("if-range") == file.etag);
+  CHECK(t->stats().retries == 1);
+  CHECK(got[0].continued);
+}
+
 TEST_CASE("download: N02 a part from an earlier run", "[deliver][download]") {
   Served file{random_bytes(100000, 5)};
   const std::size_t had = 40000;

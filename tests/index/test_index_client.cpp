@@ -204,3 +204,61 @@ TEST_CASE("read_index: a page of a newer PEP 629 major version fails naming it, 
     }
   }
 }
+
+TEST_CASE("normalize_base and index_url_for keep an http(s) index's query after the path", "[index][read_index][query]") {
+  struct Row {
+    const char* base;
+    const char* normalized;
+    const char* page;  ///< index_url_for(normalized, "torch/")
+  };
+  const std::vector<Row> rows{
+      {"https://i.test/simple", "https://i.test/simple/", "https://i.test/simple/torch/"},
+      {"https://i.test/simple/", "https://i.test/simple/", "https://i.test/simple/torch/"},
+      {"https://i.test/simple/?token=X", "https://i.test/simple/?token=X", "https://i.test/simple/torch/?token=X"},
+      {"https://i.test/simple?token=X", "https://i.test/simple/?token=X", "https://i.test/simple/torch/?token=X"},
+      {"HTTP://i.test/s?a=1&b=/2/", "HTTP://i.test/s/?a=1&b=/2/", "HTTP://i.test/s/torch/?a=1&b=/2/"},  // a '/' in the query
+      {"https://i.test/simple/?token=X#frag", "https://i.test/simple/?token=X", "https://i.test/simple/torch/?token=X"},
+      {"https://i.test/simple#frag", "https://i.test/simple/", "https://i.test/simple/torch/"},
+      {"https://i.test/simple/?", "https://i.test/simple/", "https://i.test/simple/torch/"},  // an empty query
+      {"https://i.test", "https://i.test/", "https://i.test/torch/"},
+      // Not http(s): a folder may hold '?' or '#' in its name; nothing is split off.
+      {"/srv/wheels?v1", "/srv/wheels?v1/", "/srv/wheels?v1/torch/"},
+      {"file:///srv/a#b", "file:///srv/a#b/", "file:///srv/a#b/torch/"},
+      {"", "", "torch/"},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.base);
+    const std::string base = index::normalize_base(row.base);
+    CHECK(base == row.normalized);
+    CHECK(index::index_url_for(base, "torch/") == row.page);
+  }
+}
+
+TEST_CASE("read_index: an index URL with a query keeps it on every page and packages.json; hrefs resolve by RFC 3986",
+          "[index][read_index][query]") {
+  TableTransport t;
+  transport::Response torch = page(
+      "<a href='../../files/torch-2.8.0-cp312-cp312-linux_x86_64.whl'>t</a>"
+      "<a href='https://cdn.test/torch-2.7.0-cp312-cp312-linux_x86_64.whl?token=Y'>u</a>",
+      "text/html");
+  torch.url = "https://i.test/simple/torch/?token=X";
+  t.answers.emplace("https://i.test/simple/torch/?token=X", torch);
+  t.answers.emplace("https://i.test/simple/packages.json?token=X", page("{\"packages\": {}}", "application/json"));
+  auto snap = index::read_index(t, "https://i.test/simple?token=X", {"torch", "absent"});
+  REQUIRE(t.batches.size() == 1);
+  CHECK(t.batches[0] == std::vector<std::string>{"https://i.test/simple/packages.json?token=X",
+                                                 "https://i.test/simple/absent/?token=X",
+                                                 "https://i.test/simple/torch/?token=X"});
+  CHECK(snap.base_url == "https://i.test/simple/?token=X");
+  const auto& p = snap.projects.at("torch");
+  REQUIRE(p.status == index::ProjectPage::Status::ok);
+  REQUIRE(p.page.links.size() == 2);
+  // RFC 3986 (as pip resolves them): a relative href does not inherit the page's query ...
+  CHECK(p.page.links[0].url == "https://i.test/files/torch-2.8.0-cp312-cp312-linux_x86_64.whl");
+  CHECK(p.page.links[0].filename == "torch-2.8.0-cp312-cp312-linux_x86_64.whl");
+  // ... and an href's own query stays, out of the file name.
+  CHECK(p.page.links[1].url == "https://cdn.test/torch-2.7.0-cp312-cp312-linux_x86_64.whl?token=Y");
+  CHECK(p.page.links[1].filename == "torch-2.7.0-cp312-cp312-linux_x86_64.whl");
+  CHECK(snap.projects.at("absent").status == index::ProjectPage::Status::not_published);
+  CHECK(snap.projects.at("absent").url == "https://i.test/simple/absent/?token=X");
+}

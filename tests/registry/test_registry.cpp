@@ -291,6 +291,11 @@ TEST_CASE("choose_index: --index, then the backend's env var, then its default",
       {std::nullopt, std::string("/mirror"), "/mirror/", "env WHEELFIT_TEST_INDEX"},
       {std::nullopt, std::string("  "), "https://example.test/wheels/", "default for fake"},
       {std::string("/cli/"), std::string("/mirror"), "/cli/", "--index"},
+      // An http(s) index's query stays last: the '/' ends the path (a folder keeps '?' as a name).
+      {std::string("https://i.test/simple?token=X"), std::nullopt, "https://i.test/simple/?token=X", "--index"},
+      {std::string("https://i.test/simple/?token=X"), std::nullopt, "https://i.test/simple/?token=X", "--index"},
+      {std::nullopt, std::string("http://i.test?k=v "), "http://i.test/?k=v", "env WHEELFIT_TEST_INDEX"},
+      {std::string("/srv/a?b"), std::nullopt, "/srv/a?b/", "--index"},
   }));
   auto r = registry::choose_index(b, row.cli, row.env);
   REQUIRE(r);

@@ -167,3 +167,39 @@ TEST_CASE("parse_size refuses what is not a size, naming it", "[util][text]") {
     CHECK_THAT(got.error().message, Catch::StartsWith("'" + r.text + "' is not a size (" + r.why));
   }
 }
+
+TEST_CASE("escape_controls makes text from the network safe for a terminal", "[util][text][escape]") {
+  using util::ControlEscape;
+  struct Row {
+    std::string in;
+    std::string text;  ///< ControlEscape::text: newlines and tabs kept
+    std::string line;  ///< ControlEscape::line: everything escaped
+  };
+  const std::vector<Row> rows{
+      {"", "", ""},
+      {"plain ascii ~!@#$%^&*()", "plain ascii ~!@#$%^&*()", "plain ascii ~!@#$%^&*()"},
+      {"a\\b", "a\\b", "a\\b"},                                      // a backslash passes (a Windows path)
+      {"\x1b[2Jgone", "\\x1b[2Jgone", "\\x1b[2Jgone"},                // ESC: a screen clear
+      {"name\rforged", "name\\x0dforged", "name\\x0dforged"},         // CR: a line overwritten
+      {"two\nlines\tcol", "two\nlines\tcol", "two\\x0alines\\x09col"},  // layout: kept in text only
+      {std::string("nul\0byte", 8), "nul\\x00byte", "nul\\x00byte"},
+      {"bell\a bs\b del\x7f us\x1f", "bell\\x07 bs\\x08 del\\x7f us\\x1f", "bell\\x07 bs\\x08 del\\x7f us\\x1f"},
+      {"caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x9a\x80", "caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x9a\x80",
+       "caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x9a\x80"},                   // UTF-8 unchanged: é, ✓, 🚀
+      {"nbsp\xc2\xa0ok", "nbsp\xc2\xa0ok", "nbsp\xc2\xa0ok"},         // U+00A0: the first after C1
+      {"csi\xc2\x9b" "2J", "csi\\xc2\\x9b2J", "csi\\xc2\\x9b2J"},     // U+009B: the 8-bit CSI
+      {"c1\xc2\x80 \xc2\x9f", "c1\\xc2\\x80 \\xc2\\x9f", "c1\\xc2\\x80 \\xc2\\x9f"},
+      {"lone\x9b\xff\xc2", "lone\x9b\xff\xc2", "lone\x9b\xff\xc2"},   // not UTF-8: passed on as bytes
+      {"\x1b\x1b", "\\x1b\\x1b", "\\x1b\\x1b"},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.in);
+    CHECK(util::escape_controls(row.in) == row.text);
+    CHECK(util::escape_controls(row.in, ControlEscape::line) == row.line);
+  }
+  SECTION("the result holds no control byte at all in line mode") {
+    std::string every;
+    for (int c = 0; c < 256; ++c) every += static_cast<char>(c);
+    for (unsigned char c : util::escape_controls(every, ControlEscape::line)) CHECK((c >= 0x20 && c != 0x7f));
+  }
+}

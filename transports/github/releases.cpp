@@ -210,9 +210,14 @@ std::optional<std::string> guess_project(std::string_view filename) {
   return model::normalize_name(head);
 }
 
+// The name escaped (util::escape_controls, one line): it is the API's, and may hold anything.
 std::string note_asset(std::string_view path, std::string_view name) {
-  return std::string(path) + " '" + std::string(name) + "'";
+  return std::string(path) + " '" + util::escape_controls(name, util::ControlEscape::line) + "'";
 }
+
+// A file name that may not become a file (nor reach a terminal): a path separator or a control
+// character, as a page href's decoded file name is refused (index/links.cpp).
+bool unsafe_file_name(std::string_view name) { return name.find_first_of("/\\") != std::string_view::npos || has_control(name); }
 
 }  // namespace
 
@@ -322,12 +327,24 @@ Expected<void> parse_releases_page(std::string_view body, std::string_view sourc
         if (guess) result[*guess].skipped.push_back(note_asset(apath, name) + ": " + why);
         else log::debug(src + ": " + note_asset(apath, name) + ": " + why);
       };
-      if (name.find_first_of("/\\") != std::string::npos || has_control(name)) {
-        skip("the file name holds '/', '\\' or a control character");
+      // A hostile name (the asset's, or the file name its download URL decodes to) is refused
+      // with a warning, as a page's href is: it would become a file in the download folder.
+      auto refuse = [&](const std::string& why) {
+        log::warn(src + ": " + note_asset(apath, name) + " skipped: " + why);
+        skip(why);
+      };
+      if (unsafe_file_name(name)) {
+        refuse("the file name holds '/', '\\' or a control character");
         continue;
       }
       if (!util::is_http_url(url) || has_control(url) || url.find(' ') != std::string::npos) {
-        skip("browser_download_url '" + url + "' is not an http(s) URL");
+        skip("browser_download_url '" + util::escape_controls(url, util::ControlEscape::line) + "' is not an http(s) URL");
+        continue;
+      }
+      const std::string filename = index::percent_decode(last_segment(url));
+      if (unsafe_file_name(filename)) {
+        refuse("browser_download_url's file name '" + util::escape_controls(filename, util::ControlEscape::line) +
+               "' holds '/', '\\' or a control character");
         continue;
       }
       auto wheel = model::WheelName::parse(name);
@@ -339,7 +356,7 @@ Expected<void> parse_releases_page(std::string_view body, std::string_view sourc
       index::Link link;
       link.text = name;
       link.url = url;
-      link.filename = index::percent_decode(last_segment(url));
+      link.filename = filename;
       auto& page = result[wheel->name];
       if (digest_v && digest_v->is_string()) {
         const std::string_view digest = digest_v->get_string();

@@ -71,8 +71,7 @@ bool HttpTransport::arm(beast::tcp_stream& s, milliseconds limit, Clock::time_po
 
 Error HttpTransport::connect_timeout_error(const Connecting& k, const char* stage) const {
   if (k.by_deadline) {
-    return net_error(NetErrc::deadline, "the deadline of " + ms_text(opts_.deadline) + " passed while " + stage + " " +
-                                            k.hop_name + " (" + redact(k.route->url.str()) + ")");
+    return net_error(NetErrc::deadline, deadline_name(k.until) + " passed while " + stage + " " + k.hop_name + " (" + redact(k.route->url.str()) + ")");
   }
   return net_error(NetErrc::connect_timeout, std::string(stage) + " " + k.hop_name + " timed out after " +
                                                  ms_text(opts_.connect_timeout) + " (" + redact(k.route->url.str()) + ")");

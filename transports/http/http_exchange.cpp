@@ -79,6 +79,7 @@ net::awaitable<void> HttpTransport::attempt_once(const Route& route, const Reque
   x.deadline = deadline;
   x.reused = reused;
   x.out = &o;
+  x.floor = SpeedFloor(opts_.speed_limit, opts_.speed_time);
   prepare_request(route, req, headers, x.request);
   if (c->tls) {
     co_await exchange(*c->tls, x);
@@ -95,11 +96,22 @@ net::awaitable<void> HttpTransport::attempt_once(const Route& route, const Reque
 
 Error HttpTransport::timeout_error(const Exchange& x, const char* doing) const {
   if (x.by_deadline) {
-    return net_error(NetErrc::deadline, "the deadline of " + ms_text(opts_.deadline) + " passed while " + doing + " " +
-                                            where(x.route->url));
+    return net_error(NetErrc::deadline, deadline_name(x.deadline) + " passed while " + doing + " " + where(x.route->url));
   }
   return net_error(NetErrc::idle_timeout, std::string(doing) + " " + where(x.route->url) + " timed out after " +
                                               ms_text(opts_.idle_timeout));
+}
+
+std::string HttpTransport::deadline_name(Clock::time_point deadline) const {
+  if (opts_.max_time && deadline == opts_.max_time->end) return opts_.max_time->name();
+  return "the deadline of " + ms_text(opts_.deadline);
+}
+
+bool HttpTransport::paced(Exchange& x, std::size_t bytes) const {
+  if (x.floor.add(bytes, Clock::now())) return true;
+  *x.out = fail(net_error(NetErrc::too_slow, "the response from " + where(x.route->url) + " is too slow: " +
+                                                 x.floor.shortfall() + " (the low-speed limit)"));
+  return false;
 }
 
 /// After writing the request: false (and the outcome set) on an error.
@@ -131,20 +143,23 @@ void HttpTransport::start_parser(Exchange& x) const {
 template <class Stream>
 net::awaitable<void> HttpTransport::exchange(Stream& s, Exchange& x) {
   error_code ec;
+  std::size_t got = 0;
   x.by_deadline = arm(x.conn->tcp(), opts_.idle_timeout, x.deadline);
   co_await http::async_write(s, x.request, tok(ec));
   if (!written(x, ec)) co_return;
 
+  // The whole header under one expiry (a header trickled a byte at a time meets the idle
+  // timeout); the low-speed rule starts with it.
   start_parser(x);
   x.by_deadline = arm(x.conn->tcp(), opts_.idle_timeout, x.deadline);
-  co_await http::async_read_header(s, x.conn->buffer, *x.parser, tok(ec));
-  if (!header_read(x, ec)) co_return;
+  got = co_await http::async_read_header(s, x.conn->buffer, *x.parser, tok(ec));
+  if (!header_read(x, ec) || !paced(x, got)) co_return;
 
   while (!x.parser->is_done()) {
     x.by_deadline = arm(x.conn->tcp(), opts_.idle_timeout, x.deadline);
-    co_await http::async_read_some(s, x.conn->buffer, *x.parser, tok(ec));
+    got = co_await http::async_read_some(s, x.conn->buffer, *x.parser, tok(ec));
     if (ec) break;
-    if (!decode_some(x, false) || !drain_to_sink(x)) co_return;
+    if (!decode_some(x, false) || !drain_to_sink(x) || !paced(x, got)) co_return;
   }
   body_read(x, ec);
 }

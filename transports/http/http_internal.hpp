@@ -346,6 +346,7 @@ class HttpTransport final : public Transport {
     std::unique_ptr<Gunzip> gunzip;  ///< set when the body is gzip-encoded
     std::uint64_t wire = 0;          ///< body bytes received and already handed to gunzip (or the sink)
     bool streaming = false;          ///< a 2xx body going to req->sink
+    SpeedFloor floor;                ///< the low-speed rule over this attempt's reads
   };
 
   void prepare_request(const Route& route, const Request& req, const Headers& headers,
@@ -353,6 +354,11 @@ class HttpTransport final : public Transport {
   net::awaitable<void> attempt_once(const Route& route, const Request& req, const Headers& headers,
                                     Clock::time_point deadline, Outcome& o);
   Error timeout_error(const Exchange& x, const char* doing) const;
+  /// "the deadline of 300000 ms", or max_time's name when `deadline` is its end.
+  [[nodiscard]] std::string deadline_name(Clock::time_point deadline) const;
+  /// A read of `bytes` completed: false, and the outcome set (NetErrc::too_slow), when the attempt
+  /// fell below the low-speed limit.
+  bool paced(Exchange& x, std::size_t bytes) const;
   bool written(Exchange& x, const error_code& ec);
   void start_parser(Exchange& x) const;
   template <class Stream>

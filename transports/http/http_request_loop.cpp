@@ -97,9 +97,11 @@ bool HttpTransport::finish(Outcome& o, const Request& req, Url& url, Headers& he
 }
 
 net::awaitable<void> HttpTransport::fetch(const Request& req, Slot& result) {
-  // A streamed body (a wheel) has no overall deadline, only the idle timeout: max() is never
-  // added to (arm() and the retry check only compare with it).
-  const auto deadline = req.sink ? Clock::time_point::max() : Clock::now() + opts_.deadline;
+  // A streamed body (a wheel) has no overall deadline, only the idle timeout and the low-speed
+  // rule: max() is never added to (arm() and the retry check only compare with it). The whole
+  // call's max_time bounds both.
+  auto deadline = req.sink ? Clock::time_point::max() : Clock::now() + opts_.deadline;
+  if (opts_.max_time) deadline = std::min(deadline, opts_.max_time->end);
   Headers headers;
   Url url;
   Route route;
@@ -112,6 +114,10 @@ net::awaitable<void> HttpTransport::fetch(const Request& req, Slot& result) {
       co_return;
     }
     url = std::move(*first);
+  }
+  if (opts_.max_time && opts_.max_time->passed()) {  // queued behind others until the time ran out: no connection
+    result.emplace(net_error(NetErrc::deadline, opts_.max_time->name() + " ran out before " + redact(url.str()) + " was requested"));
+    co_return;
   }
   for (;;) {
     if (!route_for(url, route, result)) co_return;
@@ -185,8 +191,8 @@ HttpTransport::Next HttpTransport::after_attempt(Outcome& o, const Route& route,
     return Next::done;
   }
   if (Clock::now() + d.wait >= deadline) {
-    o.error = net_error(NetErrc::deadline, "the deadline of " + ms_text(opts_.deadline) + " for " +
-                                               redact(route.url.str()) + " would pass before retry " +
+    o.error = net_error(NetErrc::deadline, deadline_name(deadline) + " for " + redact(route.url.str()) +
+                                               " would pass before retry " +
                                                std::to_string(n.attempt) + " (" + o.error.message + ")");
     return Next::done;
   }

@@ -399,6 +399,42 @@ std::chrono::milliseconds RetryPolicy::backoff(int attempt, double random01) con
   return std::chrono::milliseconds(static_cast<std::int64_t>(std::floor(full / 2 + r * (full - full / 2))));
 }
 
+bool SpeedFloor::add(std::uint64_t bytes, std::chrono::steady_clock::time_point now) {
+  if (limit_ == 0 || time_.count() <= 0) return true;
+  if (!started_) {  // the first read opens the first window
+    started_ = true;
+    window_start_ = now;
+    window_bytes_ = bytes;
+    return true;
+  }
+  window_bytes_ += bytes;
+  const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(now - window_start_);
+  if (elapsed < time_) return true;
+  // The average over the window as it ran (a read may close it late); doubles: no overflow.
+  if (static_cast<double>(window_bytes_) * 1000.0 < static_cast<double>(limit_) * static_cast<double>(elapsed.count())) {
+    short_elapsed_ = elapsed;
+    return false;
+  }
+  window_start_ = now;
+  window_bytes_ = 0;
+  return true;
+}
+
+std::string SpeedFloor::shortfall() const {
+  return std::to_string(window_bytes_) + (window_bytes_ == 1 ? " byte" : " bytes") + " in " +
+         std::to_string(short_elapsed_.count()) + " ms, under the floor of " + std::to_string(limit_) +
+         " bytes/s over " + std::to_string(time_.count()) + " ms";
+}
+
+MaxTime MaxTime::from_now(std::chrono::milliseconds total, std::string source) {
+  return MaxTime{std::chrono::steady_clock::now() + total, total, std::move(source)};
+}
+
+std::string MaxTime::name() const {
+  const auto ms = total.count();
+  return "the " + source + " of " + (ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms");
+}
+
 namespace {
 
 constexpr std::array<std::string_view, 12> kMonths = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",

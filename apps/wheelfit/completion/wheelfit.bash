@@ -28,7 +28,7 @@ _wheelfit_commands='resolve plugins detect explain doctor cache download mirror 
 # (kResolveValues in cmd_deliver.cpp), then the switches (kResolveSwitches).
 _wheelfit_resolve_values='--index --machine --machines --policy --backend --python --retries --timeout
   --jobs --user-agent --cache-dir --cache-max-size --releases-repo --allow-insecure-host --combo
-  --cert --client-cert'
+  --cert --client-cert --speed-limit --speed-time --max-time'
 _wheelfit_resolve_switches='--json --no-cache --offline --no-fallback'
 
 # Sets `values` (options that take a value, short forms included) and `switches` (options that
@@ -57,7 +57,7 @@ _wheelfit_options() {
       ;;
     explain)
       values='--machine --python --policy --timeout --retries --user-agent --allow-insecure-host
-        --cert --client-cert'
+        --cert --client-cert --speed-limit --speed-time --max-time'
       switches='--json'
       ;;
     doctor)

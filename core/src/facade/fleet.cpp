@@ -216,6 +216,15 @@ IndexPart read_index_part(const ResolveRequest& req, const RequestPart& rp, cons
     if (!p.snapshot.failover_note.empty()) why += "; " + p.snapshot.failover_note;
     return fail(kExitUnreadable, why);
   }
+  // --max-time ran out with pages unread: a resolve on part of the index would be a wrong verdict.
+  const auto failed = std::count_if(pages.begin(), pages.end(), [](const auto& pg) {
+    return pg.second.status == index::ProjectPage::Status::failed;
+  });
+  if (failed > 0 && p.net.max_time && p.net.max_time->passed()) {
+    return fail(kExitUnreadable, "the index " + p.index_url + " (" + choice.origin + ") could not be read: " +
+                                     p.net.max_time->name() + " ran out with " + std::to_string(failed) + " of " +
+                                     std::to_string(pages.size()) + " pages unread");
+  }
   p.source = answered_by(p.snapshot);
   p.prepared = resolve::prepare_candidates(p.snapshot, *p.policy, rp.names);
   // The transport is this index part's alone (or the caller's): its stats are the reads of this

@@ -8,9 +8,30 @@
 
 namespace wheelfit::index {
 
+namespace {
+// Where an http(s) base's query starts ('?' or '#'), else its end: a local path may hold either
+// character in a folder name.
+std::size_t query_start(std::string_view base) {
+  return util::is_http_url(base) ? std::min(base.find_first_of("?#"), base.size()) : base.size();
+}
+}  // namespace
+
 std::string normalize_base(std::string base) {
+  const std::size_t q = query_start(base);
+  std::string query = base.substr(q);
+  base.erase(q);
+  if (const auto hash = query.find('#'); hash != std::string::npos) query.erase(hash);  // never sent
+  if (query == "?") query.clear();
   if (!base.empty() && base.back() != '/') base += '/';
-  return base;
+  return base + query;
+}
+
+std::string index_url_for(std::string_view base, std::string_view relative) {
+  const std::size_t q = query_start(base);
+  std::string out(base.substr(0, q));
+  out.append(relative);
+  out.append(base.substr(q));
+  return out;
 }
 
 namespace {
@@ -77,8 +98,10 @@ IndexSnapshot read_index(transport::Transport& transport, const std::string& bas
 
   std::set<std::string> unique(names.begin(), names.end());
   std::vector<transport::Request> requests;
-  requests.push_back({.url = snap.base_url + "packages.json", .max_body = 256u << 20, .headers = {}, .compressed = true});
-  for (const auto& n : unique) requests.push_back({.url = snap.base_url + n + "/", .max_body = 64u << 20, .headers = {}, .compressed = true});
+  requests.push_back({.url = index_url_for(snap.base_url, "packages.json"), .max_body = 256u << 20, .headers = {}, .compressed = true});
+  for (const auto& n : unique) {
+    requests.push_back({.url = index_url_for(snap.base_url, n + "/"), .max_body = 64u << 20, .headers = {}, .compressed = true});
+  }
 
   auto responses = transport.get_many(requests);
 

@@ -102,7 +102,7 @@ std::vector<Candidate> candidates_for(const std::string& package, const index::I
     reason = "the index page could not be read: " + page->error;
   } else {
     status = PackageOutcome::Status::not_published;
-    reason = "not published on this index (" + (page ? page->url : snap.base_url + package + "/") + " does not exist)";
+    reason = "not published on this index (" + (page ? page->url : index::index_url_for(snap.base_url, package + "/")) + " does not exist)";
   }
   return out;
 }

@@ -23,6 +23,7 @@ class NetCategory final : public std::error_category {
       case NetErrc::redirect: return "redirect refused";
       case NetErrc::protocol: return "malformed response";
       case NetErrc::offline: return "not in the cache (offline)";
+      case NetErrc::too_slow: return "transfer too slow";
     }
     return "unknown transport error";
   }
@@ -42,6 +43,7 @@ bool is_transient(const Error& error, int status) {
     case NetErrc::reset:
     case NetErrc::truncated:
     case NetErrc::idle_timeout:
+    case NetErrc::too_slow:
     case NetErrc::tls_handshake:
       return true;
     case NetErrc::http_status:

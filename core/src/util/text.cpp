@@ -67,6 +67,31 @@ bool is_http_url(std::string_view url) noexcept {
   return starts_with_ci(url, "http://") || starts_with_ci(url, "https://");
 }
 
+std::string escape_controls(std::string_view text, ControlEscape mode) {
+  constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  const auto escaped = [&out, &kHex](unsigned char b) {
+    out += "\\x";
+    out += kHex[b >> 4];
+    out += kHex[b & 0xf];
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const auto next = static_cast<unsigned char>(i + 1 < text.size() ? text[i + 1] : 0);
+    if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {  // a C1 control in UTF-8: both bytes
+      escaped(c);
+      escaped(next);
+      ++i;
+    } else if ((c < 0x20 || c == 0x7f) && !(mode == ControlEscape::text && (c == '\n' || c == '\t'))) {
+      escaped(c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 Expected<std::uint64_t> parse_size(std::string_view text) {
   const std::string_view s = trim(text);
   auto bad = [&](std::string_view why) {

@@ -10,6 +10,7 @@
 #include "support/checks.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/transports/releases.hpp"
+#include "wheelfit/util/log.hpp"
 
 using namespace wheelfit;
 namespace json = boost::json;
@@ -560,6 +561,52 @@ TEST_CASE("releases: grouping, duplicates and skipped assets", "[transports][git
     REQUIRE(transports::parse_releases_page(
         json::serialize(json::array{release("z", {asset("z", wheel("flash_attn", "2.9.0"))})}), page_url(2), out));
     CHECK(out.at("flash-attn").links.size() == 3);
+  }
+}
+
+TEST_CASE("releases: a hostile file name (the asset's, or its download URL's) is refused with a warning",
+          "[transports][github][names]") {
+  struct Row {
+    const char* what;
+    std::string name;  ///< the asset's "name"
+    std::string url;   ///< its browser_download_url (its last segment decoded is the file name)
+    const char* shown; ///< how the message quotes the hostile part: escaped, never raw
+  };
+  const std::string good = wheel("cumesh", "1.0");
+  const std::string tag = "cumesh-latest/";
+  const std::vector<Row> rows{
+      {"ESC in the name", "cumesh-1.0\x1b[2J-cp312-cp312-linux_x86_64.whl", kDownload + tag + good, "\\x1b[2J"},
+      {"CR in the name", "cumesh-1.0\r-cp312-cp312-linux_x86_64.whl", kDownload + tag + good, "\\x0d"},
+      {"a backslash in the name", "cumesh-1.0-cp312-cp312-linux_x86_64\\..\\evil.whl", kDownload + tag + good, "\\..\\evil"},
+      {"ESC in the URL's file name", good, kDownload + tag + "cumesh-1.0%1B%5B2J-cp312-cp312-linux_x86_64.whl", "\\x1b[2J"},
+      {"CR in the URL's file name", good, kDownload + tag + "cumesh-1.0%0D-cp312-cp312-linux_x86_64.whl", "\\x0d"},
+      {"a backslash in the URL's file name", good, kDownload + tag + "..%5C..%5Cevil.whl", "..\\..\\evil.whl"},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.what);
+    std::vector<std::string> warnings;
+    const auto previous = log::set_sink([&](log::Level level, std::string_view m) {
+      if (level == log::Level::warn) warnings.emplace_back(m);
+    });
+    json::object hostile = asset(tag, row.name);
+    hostile["browser_download_url"] = row.url;
+    std::map<std::string, index::Page> out;
+    const bool parsed = static_cast<bool>(
+        transports::parse_releases_page(json::serialize(json::array{release("cumesh-latest", {hostile, asset("x", good)})}),
+                                        kFirst, out));
+    log::set_sink(previous);
+    REQUIRE(parsed);
+    // The good asset stays; the hostile one is no link, and says why.
+    REQUIRE(out.count("cumesh") == 1);
+    const auto& page = out.at("cumesh");
+    REQUIRE(page.links.size() == 1);
+    CHECK(page.links[0].filename == good);
+    REQUIRE(warnings.size() == 1);
+    CHECK_THAT(warnings[0], Catch::Contains("releases[0].assets[0]") && Catch::Contains("skipped") &&
+                                Catch::Contains("'/', '\\' or a control character") && Catch::Contains(row.shown));
+    for (unsigned char c : warnings[0]) CHECK((c >= 0x20 && c != 0x7f));  // escaped, not raw
+    REQUIRE(page.skipped.size() == 1);
+    for (unsigned char c : page.skipped[0]) CHECK((c >= 0x20 && c != 0x7f));
   }
 }
 

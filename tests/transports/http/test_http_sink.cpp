@@ -95,3 +95,52 @@ TEST_CASE("sink: max_body still limits one attempt", "[transports][http][sink]")
   REQUIRE_FALSE(r);
   CHECK(r.error().is(Errc::too_large));
 }
+
+namespace {
+/// A server whose every answer is a 200 header with Content-Length 1000 and then a trickle: a
+/// byte every 50 ms, at most `bytes` of them (so that a test that fails does not hang).
+ConnScript sink_trickle(int bytes) {
+  return [bytes](Conn& c) {
+    if (!c.read_request()) return;
+    if (!c.write("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n")) return;
+    for (int i = 0; i < bytes; ++i) {
+      std::this_thread::sleep_for(50ms);
+      if (!c.write("x")) return;
+    }
+  };
+}
+}  // namespace
+
+TEST_CASE("sink: N07 a body under the low-speed limit is cut as transient and retried", "[transports][http][sink][speed]") {
+  TestServer server(sink_trickle(100));  // 20 bytes/s, each byte well within the idle timeout
+  auto o = fast_options(1);
+  o.speed_limit = 100;  // bytes/s
+  o.speed_time = 300ms;
+  auto t = make(o);
+  MemorySink sink;
+  auto r = t->get(streamed(server.url("/slow.whl"), sink));
+  check_failure(r, NetErrc::too_slow, {"too slow", "under the floor of 100 bytes/s", loopback(server.port())});
+  CHECK(transport::is_transient(r.error()));
+  CHECK(server.requests().size() == 2);  // cut, retried, cut
+  CHECK(t->stats().retries == 1);
+  CHECK(sink.prepares == 2);             // each attempt asked the sink for its Range
+  CHECK_FALSE(sink.body.empty());        // what arrived before the cut reached the sink
+}
+
+TEST_CASE("sink: max_time (--max-time) ends a streamed body, and nothing starts after it", "[transports][http][sink][speed]") {
+  TestServer server(sink_trickle(100));
+  auto o = fast_options(3);
+  o.speed_limit = 0;  // off: only the whole call's bound is left
+  o.max_time = transports::MaxTime::from_now(600ms);
+  auto t = make(o);
+  MemorySink sink;
+  check_failure(t->get(streamed(server.url("/slow.whl"), sink)), NetErrc::deadline,
+                {"the --max-time of 600 ms passed while reading the body from", loopback(server.port())});
+  CHECK(server.requests().size() == 1);  // a deadline is not retried
+  const int before = server.connections();
+  MemorySink later;
+  check_failure(t->get(streamed(server.url("/next.whl"), later)), NetErrc::deadline,
+                {"the --max-time of 600 ms ran out before", "/next.whl"});
+  CHECK(server.connections() == before);  // not even a connection
+  CHECK(later.prepares == 0);
+}

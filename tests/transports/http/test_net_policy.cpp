@@ -417,6 +417,58 @@ TEST_CASE("RetryPolicy::backoff is jittered exponential with a cap", "[transport
   }
 }
 
+TEST_CASE("SpeedFloor: windows from the first read; one that closes under the floor fails", "[transports][net_policy][N07]") {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point t0{};
+  struct Read {
+    std::chrono::milliseconds at;  ///< since t0
+    std::uint64_t bytes;
+    bool ok;
+  };
+  struct Row {
+    const char* what;
+    std::uint64_t limit;
+    std::chrono::milliseconds time;
+    std::vector<Read> reads;
+  };
+  const std::vector<Row> rows{
+      {"a trickle of 1 byte / 2 s under 1024 B/s over 5 s", 1024, 5000ms,
+       {{0ms, 1, true}, {2000ms, 1, true}, {4000ms, 1, true}, {6000ms, 1, false}}},
+      {"fast reads pass; each closed window starts the next", 1000, 1000ms,
+       {{0ms, 10, true}, {500ms, 600, true}, {1000ms, 500, true}, {1500ms, 600, true}, {2000ms, 500, true}}},
+      {"exactly the floor passes", 100, 1000ms, {{0ms, 0, true}, {1000ms, 100, true}}},
+      {"one byte short of the floor fails", 100, 1000ms, {{0ms, 0, true}, {1000ms, 99, false}}},
+      {"the first read's bytes count in the first window", 100, 1000ms, {{0ms, 100, true}, {1000ms, 0, true}}},
+      {"a window closed late is judged over its whole length", 100, 1000ms, {{0ms, 0, true}, {3000ms, 250, false}}},
+      {"the wait before the first read is not judged", 100, 1000ms, {{20000ms, 0, true}, {20500ms, 100, true}}},
+      {"a fast window does not excuse a slow one after it", 100, 1000ms,
+       {{0ms, 0, true}, {1000ms, 5000, true}, {2000ms, 10, false}}},
+      {"limit 0: off", 0, 1000ms, {{0ms, 0, true}, {60000ms, 0, true}}},
+      {"time 0: off", 100, 0ms, {{0ms, 0, true}, {60000ms, 0, true}}},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.what);
+    SpeedFloor floor(row.limit, row.time);
+    for (const auto& r : row.reads) {
+      CAPTURE(r.at.count(), r.bytes);
+      CHECK(floor.add(r.bytes, t0 + r.at) == r.ok);
+    }
+  }
+  SECTION("the shortfall names what arrived and the floor") {
+    SpeedFloor floor(1024, 5000ms);
+    REQUIRE(floor.add(1, t0));
+    REQUIRE_FALSE(floor.add(2, t0 + 6000ms));
+    CHECK(floor.shortfall() == "3 bytes in 6000 ms, under the floor of 1024 bytes/s over 5000 ms");
+  }
+}
+
+TEST_CASE("MaxTime names its source and its total", "[transports][net_policy][N07]") {
+  CHECK(MaxTime::from_now(5s).name() == "the --max-time of 5 s");
+  CHECK(MaxTime::from_now(1500ms, "request.max_time").name() == "the request.max_time of 1500 ms");
+  CHECK_FALSE(MaxTime::from_now(60s).passed());
+  CHECK(MaxTime::from_now(0ms).passed());
+}
+
 TEST_CASE("parse_retry_after reads seconds and all three HTTP date forms", "[transports][net_policy][N11]") {
   SECTION("seconds, or a date: the wait until then (none for the past)") {
     struct Row {

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "wheelfit/index/links.hpp"
@@ -40,8 +41,17 @@ struct IndexSnapshot {
   std::vector<std::string> warnings;
 };
 
-/// Ensures a trailing '/' (a blank base is an error for the caller to report).
+/// Ensures the path ends with '/' (a blank base is an error for the caller to report). An http(s)
+/// base's query stays after it ("https://host/simple?token=X" -> "https://host/simple/?token=X":
+/// some private indexes authenticate with a token in the query) and its fragment goes.
 std::string normalize_base(std::string base);
+
+/// The URL of `relative` ("packages.json", "<name>/") under the normalised `base`: the base's path,
+/// `relative`, then the base's query ("https://host/simple/?token=X", "torch/" ->
+/// "https://host/simple/torch/?token=X"), so that every page of such an index carries the token.
+/// Links inside a page resolve by RFC 3986 (as pip does): a relative href does not inherit the
+/// page's query, so a server that wants the token on its files writes it into their hrefs.
+std::string index_url_for(std::string_view base, std::string_view relative);
 
 /// Keeps only the links a page that answered from `page_url` may hand out (docs/network-faults.md
 /// H05): an https page links https only; an http page http or https; a local page (file:// or a

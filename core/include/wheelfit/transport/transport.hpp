@@ -40,13 +40,14 @@ enum class NetErrc {
   redirect,            ///< too many hops, https -> http, a bad Location
   protocol,            ///< a malformed response (bad status line, bad header, bad chunk)
   offline,             ///< --offline and the resource is not in the cache
+  too_slow,            ///< fewer bytes per second than the low-speed limit for its whole window (retried)
 };
 
 const std::error_category& net_category() noexcept;
 inline std::error_code make_error_code(NetErrc e) noexcept { return {static_cast<int>(e), net_category()}; }
 
 /// True for the failures docs/network-faults.md retries: connect errors and timeouts, resets, truncation,
-/// idle timeouts, non-certificate TLS failures, and http_status errors whose `status` is 408,
+/// idle timeouts, transfers below the low-speed limit, non-certificate TLS failures, and http_status errors whose `status` is 408,
 /// 429, 500, 502, 503, 504 or 520-527. Never for certificate, redirect, proxy auth, not_found,
 /// too_large or invalid_input.
 bool is_transient(const Error& error, int status = 0);

@@ -63,6 +63,20 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep);
 /// Whether `url` begins with "http://" or "https://" (the scheme case-insensitively).
 bool is_http_url(std::string_view url) noexcept;
 
+/// How escape_controls treats line structure.
+enum class ControlEscape {
+  text,  ///< a report or a log message: '\n' and '\t' pass (they only lay the text out)
+  line,  ///< one field on one line (a file name in a progress line): '\n' and '\t' are escaped too
+};
+
+/// `text` safe to print on a terminal: every C0 control (0x00-0x1f: ESC, CR, BEL, BS, ...) but the
+/// layout ones `mode` keeps, DEL (0x7f), and the C1 controls written in UTF-8 (U+0080-U+009F, which
+/// some terminals obey as ESC sequences) become "\xNN" per byte, so that text from the network
+/// ("\x1b[2J" in a file name) cannot move the cursor, clear the screen or forge a line. Everything
+/// else passes unchanged: printable ASCII, backslashes, valid UTF-8, and bytes that are not valid
+/// UTF-8 (a terminal shows those as replacement characters).
+[[nodiscard]] std::string escape_controls(std::string_view text, ControlEscape mode = ControlEscape::text);
+
 /// An enum's name from its table of (value, name) pairs; "unknown" for a value not listed.
 ///   constexpr std::pair<Os, std::string_view> kOsNames[] = {{Os::linux_, "linux"}, ...};
 ///   return util::name_of(kOsNames, os);

@@ -7,7 +7,7 @@
 // Behaviour (docs/network-faults.md): retries per RetryPolicy with every retry logged (log::info: the URL
 // redacted, the reason, the wait); a stale keep-alive connection (reset / EOF before any response
 // byte on a reused connection) is reconnected at once and not charged; connect / idle / overall
-// timeouts; header and body limits (Content-Length above Request::max_body refused before the
+// timeouts; the low-speed rule; the whole call's max_time; header and body limits (Content-Length above Request::max_body refused before the
 // body is read); redirects (at most 10, never https -> http; across origins only the headers
 // credentials.hpp names as safe follow); credentials (credentials.hpp: URL userinfo, per-origin
 // credentials, netrc; https only unless the host is allowed insecure); TLS 1.2+, peer and
@@ -21,6 +21,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +41,14 @@ struct HttpOptions {
   std::chrono::milliseconds connect_timeout{10000};  ///< TCP + proxy CONNECT + TLS
   std::chrono::milliseconds idle_timeout{30000};     ///< no byte received for this long
   std::chrono::milliseconds deadline{300000};        ///< one resource, all attempts together
+  /// The low-speed rule (SpeedFloor in net_policy.hpp; curl's --speed-limit / --speed-time): an
+  /// attempt receiving fewer than `speed_limit` bytes/s averaged over `speed_time` fails as
+  /// NetErrc::too_slow, which is retried (a streamed body continues with Range). 0: off.
+  std::uint64_t speed_limit = 1024;
+  std::chrono::milliseconds speed_time{30000};
+  /// The whole call's bound (--max-time): with the per-resource deadline, the nearer one applies,
+  /// to streamed bodies too; nullopt: none.
+  std::optional<MaxTime> max_time;
   int max_redirects = 10;
   /// Requests in flight in get_many (>= 1). 50, as uv's default: an index read is ~45 small pages
   /// from one host, and each round of them costs a round trip (docs/decisions/0007).

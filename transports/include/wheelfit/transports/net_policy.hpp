@@ -76,6 +76,43 @@ struct RetryPolicy {
   [[nodiscard]] std::chrono::milliseconds backoff(int attempt, double random01) const;
 };
 
+/// The low-speed rule of one attempt (curl's --speed-limit / --speed-time): the bytes an attempt
+/// receives are counted in windows of `time`, the first opening when its first read completes (the
+/// wait for an answer is the idle timeout's business); a window that closes with fewer than
+/// `limit` bytes per second on average fails the attempt. Checked as reads complete: a complete
+/// stall is the idle timeout's. `limit` 0 (or `time` 0) turns the rule off.
+class SpeedFloor {
+ public:
+  SpeedFloor() = default;
+  SpeedFloor(std::uint64_t limit, std::chrono::milliseconds time) : limit_(limit), time_(time) {}
+  /// A read completed at `now` with `bytes` more; false when the window it closed fell short.
+  [[nodiscard]] bool add(std::uint64_t bytes, std::chrono::steady_clock::time_point now);
+  /// "4 bytes in 2000 ms, under the floor of 1024 bytes/s over 1000 ms": the window that fell short.
+  [[nodiscard]] std::string shortfall() const;
+
+ private:
+  std::uint64_t limit_ = 0;
+  std::chrono::milliseconds time_{0};
+  bool started_ = false;
+  std::chrono::steady_clock::time_point window_start_{};
+  std::uint64_t window_bytes_ = 0;
+  std::chrono::milliseconds short_elapsed_{0};  ///< the window that fell short: its length
+};
+
+/// A bound on a whole call (--max-time): every request, attempt and wait of the transports made
+/// with it ends by `end`; past it, what is in flight fails with NetErrc::deadline naming `source`.
+struct MaxTime {
+  std::chrono::steady_clock::time_point end;
+  std::chrono::milliseconds total{0};  ///< as given, for messages
+  std::string source = "--max-time";   ///< the flag or key that set it, for messages
+
+  /// A bound of `total` from now.
+  static MaxTime from_now(std::chrono::milliseconds total, std::string source = "--max-time");
+  [[nodiscard]] bool passed() const { return std::chrono::steady_clock::now() >= end; }
+  /// "the --max-time of 5 s" (ms below a second).
+  [[nodiscard]] std::string name() const;
+};
+
 /// What a failed attempt asks for.
 struct RetryDecision {
   bool retry = false;
