@@ -105,8 +105,8 @@ resolve_values=(--index --policy --backend --python --retries --timeout --jobs -
   --speed-limit --speed-time --max-time)
 resolve_switches=(--json --no-cache --offline --no-fallback)
 expect 'wheelfit resolve -' "${resolve_values[@]}" --output -o "${resolve_switches[@]}" --inspect
-expect 'wheelfit download -' "${resolve_values[@]}" --dir -d "${resolve_switches[@]}"
-expect 'wheelfit mirror -' "${resolve_values[@]}" --out --base-url "${resolve_switches[@]}" --prune
+expect 'wheelfit download -' "${resolve_values[@]}" --dir -d "${resolve_switches[@]}" --no-wait
+expect 'wheelfit mirror -' "${resolve_values[@]}" --out --base-url "${resolve_switches[@]}" --prune --no-wait --allow-unverified
 expect 'wheelfit plugins -' --json
 expect 'wheelfit detect -' --python --backend --json
 expect 'wheelfit explain -' --machine --python --policy --timeout --retries --user-agent \

@@ -48,6 +48,8 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         farm = Path(tmp) / "farm"
+        loop = Path(tmp) / "loop"
+        loop.symlink_to("loop")  # ELOOP for anything under it
         subprocess.run([args.farmgen, "--out", str(farm), "--packages", "6"], check=True, capture_output=True)
         # Three of the farm's packages, in a comfy-env.toml and given directly.
         wanted = sorted(json.loads((farm / "packages.json").read_text())["packages"])[:3]
@@ -131,6 +133,11 @@ def main() -> int:
             ("a NUL in a profile value names the key", {"configs": [str(cfg)], "machine": dict(h100, gpus=["9.0\u0000"])}, 2,
              "request.machine.gpus[0]: holds a NUL byte"),
             ("a NUL in a key", {"configs": [str(cfg)], "machine": h100, "index\u0000": "x"}, 2, "request: a key holds a NUL byte"),
+            # An index folder the system cannot stat: the path and the system's error, exit 2 (never 70).
+            ("an index under a symlink loop", {"configs": [str(cfg)], "machine": h100, "index": str(loop / "x")}, 2,
+             "Too many levels of symbolic links"),
+            ("an index name too long", {"configs": [str(cfg)], "machine": h100, "index": str(Path(tmp) / ("a" * 300))}, 2,
+             "File name too long"),
             # The user agent goes into a header line as it is.
             ("a user_agent with a NUL", {"configs": [str(cfg)], "machine": h100, "index": str(farm), "user_agent": "wf\u0000x"}, 2,
              "request.user_agent: holds a NUL byte"),

@@ -7,7 +7,9 @@
 #include <atomic>
 #include <boost/json.hpp>
 #include <chrono>
+#include <algorithm>
 #include <filesystem>
+#include <regex>
 #include <thread>
 
 #include "support/cli_support.hpp"
@@ -446,5 +448,148 @@ TEST_CASE("wheelfit download and mirror: --max-time bounds the whole command (ex
     CHECK_FALSE(fs::exists(to / "current"));
   } else {
     for (const auto& e : fs::directory_iterator(to.path())) CHECK_THAT(e.path().filename().string(), Catch::StartsWith("."));
+  }
+}
+
+TEST_CASE("wheelfit mirror: wheels upstream gives no sha256 for are refused unless --allow-unverified", "[cli][mirror]") {
+  Farm f;
+  // An upstream that publishes no digest: none on the pages' hrefs, none in packages.json.
+  for (const auto& e : fs::recursive_directory_iterator(f.index)) {
+    if (!e.is_regular_file() || e.path().extension() == ".whl") continue;
+    const std::string text = read_file(e.path());
+    std::string stripped = std::regex_replace(text, std::regex("#sha256=[0-9a-f]{64}"), "");
+    stripped = std::regex_replace(stripped, std::regex(",\\s*\"sha256\": \"[0-9a-f]{64}\""), "");
+    if (stripped != text) write_file(e.path(), stripped);
+  }
+  const TempDir out;
+  const auto refused = run_wheelfit_cli_deliver(f.mirror(out.path(), {"--machine", f.machine("h100")}));
+  INFO(refused.out << refused.err);
+  CHECK(refused.code == 5);
+  CHECK_THAT(refused.err, Catch::Contains("2 wheels have no sha256 upstream"));
+  CHECK_THAT(refused.err, Catch::Contains("--allow-unverified"));
+  CHECK_FALSE(fs::exists(out / "current"));
+
+  const auto allowed = run_wheelfit_cli_deliver(f.mirror(out.path(), {"--machine", f.machine("h100"), "--allow-unverified", "--json"}));
+  INFO(allowed.out << allowed.err);
+  REQUIRE(allowed.code == 0);
+  CHECK(parse_object_cli_deliver(allowed.out).at("published").at("unverified") == 2);
+  const auto manifest = parse_object_cli_deliver(read_file(out / "current" / "mirror.json"));
+  REQUIRE(manifest.at("files").as_array().size() == 2);
+  for (const auto& file : manifest.at("files").as_array()) CHECK(file.at("verified") == false);
+  const auto text = run_wheelfit_cli_deliver(f.mirror(out.path(), {"--machine", f.machine("h100"), "--allow-unverified"}));
+  CHECK_THAT(text.out, Catch::Contains("2 not verified (upstream publishes no sha256"));
+}
+
+TEST_CASE("wheelfit mirror: nothing is published when no machine resolves; a run that fails never prunes", "[cli][mirror]") {
+  const Farm f;
+  const TempDir out, other;
+  REQUIRE(run_wheelfit_cli_deliver(f.mirror(out.path(), {"--machine", f.machine("h100")})).code == 0);
+  const fs::path served = fs::read_symlink(out / "current");
+  const auto pool_before = [&] {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(out / "pool")) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  const auto pool = pool_before();
+  write_file(other / "k40.toml", Farm::profile("3.5"));
+
+  SECTION("an upstream answering empty pages, with --prune: the served tree and the pool stay") {
+    write_file(other / "empty" / "index.html", "<!DOCTYPE html><html><body></body></html>\n");
+    std::vector<std::string> args{"mirror", f.config.string(), "--index", (other / "empty").string(), "--out",
+                                  out.path().string(), "--machine", f.machine("h100"), "--prune"};
+    const auto r = run_wheelfit_cli_deliver(args);
+    INFO(r.out << r.err);
+    CHECK(r.code == 1);
+    CHECK_THAT(r.out, Catch::Contains("not published: no machine resolved"));
+    CHECK(pool_before() == pool);
+  }
+  SECTION("one machine unresolved, with --prune: the others are published, nothing is pruned") {
+    write_file(other / "proj" / "comfy-env.toml", "python = \"3.12\"\n[cuda]\npackages = [\"cc_torch\"]\n");
+    std::vector<std::string> args{"mirror", (other / "proj" / "comfy-env.toml").string(), "--index", f.index.string(),
+                                  "--out", out.path().string(), "--machine", f.machine("h100"), "--machine",
+                                  (other / "k40.toml").string(), "--no-fallback", "--prune"};
+    const auto r = run_wheelfit_cli_deliver(args);
+    INFO(r.out << r.err);
+    CHECK(r.code == 1);
+    CHECK_THAT(r.out, Catch::Contains("not pruned: --prune acts only in a run where every machine resolves"));
+    CHECK(fs::read_symlink(out / "current") != served);  // published ...
+    CHECK(pool_before() == pool);                        // ... and cubvh kept, in the pool and the index
+    CHECK(fs::exists(out / "current" / "cubvh" / "index.html"));
+    return;
+  }
+  CHECK(fs::read_symlink(out / "current") == served);
+}
+
+TEST_CASE("wheelfit: a path the system refuses names it and the system's error, never exit 70", "[cli][deliver][mirror]") {
+  const Farm f;
+  const TempDir t;
+  fs::create_symlink("loop", t / "loop");  // ELOOP for anything under it
+  const std::string loop = (t / "loop" / "x").string(), too_long = (t / std::string(300, 'a')).string();
+  struct Row {
+    std::vector<std::string> args;
+    int code;
+    const char* says;
+  };
+  const std::vector<Row> rows = {
+      {{"resolve", f.config.string(), "--machine", f.machine("h100"), "--index", loop}, 2, "Too many levels of symbolic links"},
+      {{"resolve", f.config.string(), "--machine", f.machine("h100"), "--index", too_long}, 2, "File name too long"},
+      {{"download", f.config.string(), "--machine", f.machine("h100"), "--index", f.index.string(), "-d", loop}, 6,
+       "Too many levels of symbolic links"},
+      {{"mirror", f.config.string(), "--machine", f.machine("h100"), "--index", f.index.string(), "--out", too_long}, 6,
+       "File name too long"},
+  };
+  for (const auto& row : rows) {
+    const auto r = run_wheelfit_cli_deliver(row.args);
+    INFO(row.args.front() << ": " << r.out << r.err);
+    CHECK(r.code == row.code);
+    CHECK_THAT(r.err, Catch::Contains(row.says));
+    CHECK_THAT(r.err, !Catch::Contains("internal error"));
+  }
+  // A disk that fills while the snapshot is written (EFBIG past `ulimit -f` stands for ENOSPC):
+  // exit 6 naming the file, and the served tree as it was.
+  const TempDir out;
+  REQUIRE(run_wheelfit_cli_deliver(f.mirror(out.path(), {"--machine", f.machine("h100")})).code == 0);
+  const fs::path served = fs::read_symlink(out / "current");
+  const auto full = run_program("trap '' XFSZ; ulimit -f 1; exec env -u WHEELFIT_OVERRIDE_PYTHON -u WHEELFIT_OVERRIDE_GPUS " +
+                                    clean_network_env(),
+                                built_wheelfit(), f.mirror(out.path(), {"--machine", f.machine("h100")}));
+  INFO(full.out << full.err);
+  CHECK(full.code == 6);
+  CHECK_THAT(full.err, Catch::Contains("File too large"));
+  CHECK(fs::read_symlink(out / "current") == served);
+}
+
+TEST_CASE("wheelfit mirror: the index's facts are written back: requires-python, packages.json's repo, torch_free, fields",
+          "[cli][mirror]") {
+  const Farm f;
+  const fs::path page = f.index / "cc-torch" / "index.html";
+  write_file(page, std::regex_replace(read_file(page), std::regex("<a href="), "<a data-requires-python=\"&gt;=3.10\" href="));
+  const auto upstream = parse_object_cli_deliver(read_file(f.index / "packages.json"));
+  const TempDir out;
+  const auto r = run_wheelfit_cli_deliver(f.mirror(out.path(), {"--machine", f.machine("h100")}));
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(read_file(out / "current" / "cc-torch" / "index.html"), Catch::Contains("data-requires-python=\"&gt;=3.10\""));
+  CHECK_THAT(read_file(out / "current" / "cubvh" / "index.html"), !Catch::Contains("data-requires-python"));
+  const auto served = parse_object_cli_deliver(read_file(out / "current" / "packages.json"));
+  CHECK(served.at("repo") == upstream.at("repo"));
+  for (const char* project : {"cc-torch", "cubvh"}) {
+    CAPTURE(project);
+    const auto& theirs = upstream.at("packages").at(project).as_object();
+    const auto& ours = served.at("packages").at(project).as_object();
+    CHECK(ours.at("torch_free") == theirs.at("torch_free"));
+    REQUIRE(ours.at("wheels").as_array().size() == 1);
+    const auto& wheel = ours.at("wheels").as_array()[0].as_object();
+    // The upstream's entry for the same file: every field as it gave it (the url is the mirror's own).
+    bool found = false;
+    for (const auto& w : theirs.at("wheels").as_array()) {
+      if (w.at("filename") != wheel.at("filename")) continue;
+      found = true;
+      for (const auto& [key, value] : w.as_object()) {
+        if (key != "url") CHECK(wheel.at(key) == value);
+      }
+    }
+    CHECK(found);
   }
 }

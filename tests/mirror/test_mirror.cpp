@@ -313,3 +313,26 @@ TEST_CASE("current_files reads the manifest and names it when it is broken", "[m
     CHECK(contains(r.error().message, row.says));
   }
 }
+
+TEST_CASE("a wheel replaced upstream under the same name is served with its own METADATA", "[mirror][publish]") {
+  // The farm publishes under *-latest release tags whose assets are replaced: same name, new
+  // bytes. The METADATA is kept by the wheel's digest, so the new wheel never gets the old one's.
+  TempDir tmp;
+  const fs::path out = tmp / "m";
+  const std::string name = "alpha-1.0-py3-none-any.whl";
+  auto before = pool_wheel(out, "alpha", name, "1.0", {"a"});
+  REQUIRE(mirror::publish(snapshot_of(out, {before})));
+  CHECK(contains(read_file(current_root(out) / "files" / (name + ".metadata")), "Version: 1.0\n"));
+
+  auto after = pool_wheel(out, "alpha", name, "1.0.post1", {"a"});  // the asset replaced, re-downloaded
+  REQUIRE(after.sha256 != before.sha256);
+  REQUIRE(mirror::publish(snapshot_of(out, {after})));
+  const std::string metadata = read_file(current_root(out) / "files" / (name + ".metadata"));
+  CHECK(contains(metadata, "Version: 1.0.post1\n"));
+  deliver::Sha256 h;
+  h.update(metadata);
+  CHECK(contains(read_file(current_root(out) / "alpha" / "index.html"), "data-core-metadata=\"sha256=" + h.hex() + "\""));
+  // Only the served wheel's METADATA is kept in the pool.
+  CHECK(entries(mirror::pool_dir(out) / ".metadata") == 1);
+  CHECK(fs::exists(mirror::pool_dir(out) / ".metadata" / (after.sha256 + ".metadata")));
+}

@@ -107,6 +107,10 @@ struct ResolveResult {
   /// The TLS trust store and client certificate of a remote index read with wheelfit's own
   /// transport (request.network; README "TLS"); nullopt for a local index or a caller's transport.
   std::optional<transports::TrustChoice> trust;
+  /// The index as it was read (pages, packages.json), shared by the machines of a fleet that read
+  /// the same one: what a mirror writes back (requires-python, packages.json's fields). Set with
+  /// `resolution`.
+  std::shared_ptr<const index::IndexSnapshot> index;
 
   /// The object `wheelfit resolve --json` prints, or {"error": {"exit_code", "message"}}.
   [[nodiscard]] std::string json() const;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <ctime>
 #include <map>
+#include <set>
 
 #include <boost/json.hpp>
 
@@ -25,7 +26,25 @@ struct Wheel {
   std::string project;
   std::vector<std::string> anchors;   ///< the anchor texts it was picked under
   std::vector<std::string> machines;  ///< the machines that picked it
+  /// What the index said of it beyond the link, written back by a mirror unchanged.
+  std::optional<std::string> requires_python;                  ///< the link's data-requires-python
+  std::vector<std::pair<std::string, std::string>> fields;     ///< its packages.json entry's string fields
 };
+
+/// The index's facts of a picked file: its link's data-requires-python, its packages.json fields.
+void take_facts(Wheel& w, const index::IndexSnapshot& snap) {
+  if (auto page = snap.projects.find(w.project); page != snap.projects.end()) {
+    for (const auto& link : page->second.page.links) {
+      if (link.url == w.wanted.url && link.requires_python) w.requires_python = link.requires_python;
+    }
+  }
+  if (!snap.packages_json) return;
+  auto entry = snap.packages_json->packages.find(w.project);
+  if (entry == snap.packages_json->packages.end()) return;
+  for (const auto& listed : entry->second.wheels) {
+    if (listed.url == w.wanted.url || listed.filename == w.wanted.filename) w.fields = listed.fields;
+  }
+}
 
 std::vector<Wheel> union_of_picks(const FleetResult& fleet) {
   std::vector<Wheel> out;
@@ -43,6 +62,7 @@ std::vector<Wheel> union_of_picks(const FleetResult& fleet) {
         w.wanted.filename = index::percent_decode(path.substr(path.rfind('/') + 1));
         w.wanted.sha256 = pick.sha256;
         w.project = pick.name;
+        if (r.index) take_facts(w, *r.index);
         out.push_back(std::move(w));
       }
       Wheel& w = out[it->second];
@@ -340,8 +360,18 @@ MirrorResult mirror(const MirrorRequest& req) {
   s.prune = req.prune && !out.prune_skipped;
   s.locked = true;
   s.upstream_time = utc_now();
+  std::set<std::string> projects;
+  for (const auto& w : wheels) projects.insert(w.project);
   for (const auto& r : out.resolved.machines) {
     if (!r.index_url.empty()) s.upstream = util::redact(r.index_url);
+    if (!r.index || !r.index->packages_json) continue;
+    // packages.json's own facts: its repo, and each mirrored project's torch_free.
+    const auto& pj = *r.index->packages_json;
+    if (s.repo.empty()) s.repo = util::redact(pj.repo);
+    for (const auto& [name, entry] : pj.packages) {
+      const bool known = std::any_of(s.torch_free.begin(), s.torch_free.end(), [&](const auto& tf) { return tf.first == name; });
+      if (projects.count(name) && !known) s.torch_free.emplace_back(name, entry.torch_free);
+    }
   }
   for (std::size_t m = 0; m < out.resolved.machines.size(); ++m) {
     s.machines.push_back(manifest_machine(out.resolved.fleet[m].name, out.resolved.machines[m]));
@@ -357,7 +387,9 @@ MirrorResult mirror(const MirrorRequest& req) {
     file.anchors = w.anchors;
     file.machines = w.machines;
     file.verified = f.verified;
-    file.fields = name_fields(f.filename);
+    file.requires_python = w.requires_python;
+    // The upstream's packages.json fields as it gave them; from the file name where it gave none.
+    file.fields = w.fields.empty() ? name_fields(f.filename) : w.fields;
     s.files.push_back(std::move(file));
   }
   auto published = mirror::publish(s);

@@ -123,7 +123,7 @@ struct IndexPart {
   std::optional<model::Combo> combo;  // --combo, in the backend's notation
   transports::HttpOptions net;        // the request's, with the index URL's credentials
   std::optional<transports::TrustChoice> trust;
-  index::IndexSnapshot snapshot;
+  std::shared_ptr<const index::IndexSnapshot> snapshot;  // shared with each result (a mirror writes its facts back)
   std::shared_ptr<const resolve::PreparedCandidates> prepared;  // the snapshot's candidates, parsed once
   std::string source, fetch_note;
 };
@@ -154,9 +154,14 @@ IndexPart read_index_part(const ResolveRequest& req, const RequestPart& rp, cons
   const std::string where = choice.origin == "--index" ? "--index: " : choice.origin + ": ";
   p.index_url = local ? transports::to_url(choice.url, true) : index::normalize_base(choice.url);
   if (local && !req.transport) {
-    if (auto root = transports::to_path(p.index_url); !root || !std::filesystem::is_directory(*root)) {
-      return fail(kExitBadInput, where + choice.url + ": no such directory");
+    auto root = transports::to_path(p.index_url);
+    if (!root) return fail(kExitBadInput, where + choice.url + ": no such directory");
+    std::error_code ec;
+    const bool dir = std::filesystem::is_directory(*root, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory) {  // EACCES, ELOOP, ENAMETOOLONG: say which
+      return fail(kExitBadInput, where + choice.url + ": cannot read it: " + ec.message());
     }
+    if (!dir) return fail(kExitBadInput, where + choice.url + ": no such directory");
   }
   // Credentials in the index URL (and WHEELFIT_INDEX_TOKEN) leave the URL for the transport's
   // per-origin credentials: from here on no URL of this resolve carries a password.
@@ -204,16 +209,17 @@ IndexPart read_index_part(const ResolveRequest& req, const RequestPart& rp, cons
     }
   }
 
-  p.snapshot = transports::read_index_with_failover(*transport, p.index_url, rp.names, releases);
+  p.snapshot = std::make_shared<const index::IndexSnapshot>(
+      transports::read_index_with_failover(*transport, p.index_url, rp.names, releases));
   // Not one page could be read (and no failover answered): that is no verdict on the wheels.
-  const auto& pages = p.snapshot.projects;
+  const auto& pages = p.snapshot->projects;
   if (!pages.empty() && std::all_of(pages.begin(), pages.end(), [](const auto& pg) {
         return pg.second.status == index::ProjectPage::Status::failed;
       })) {
     const auto& first = pages.begin()->second;
     std::string why = "the index " + p.index_url + " (" + choice.origin + ") could not be read: " + first.error;
     if (pages.size() > 1) why += " (and " + std::to_string(pages.size() - 1) + " more pages)";
-    if (!p.snapshot.failover_note.empty()) why += "; " + p.snapshot.failover_note;
+    if (!p.snapshot->failover_note.empty()) why += "; " + p.snapshot->failover_note;
     return fail(kExitUnreadable, why);
   }
   // --max-time ran out with pages unread: a resolve on part of the index would be a wrong verdict.
@@ -225,8 +231,8 @@ IndexPart read_index_part(const ResolveRequest& req, const RequestPart& rp, cons
                                      p.net.max_time->name() + " ran out with " + std::to_string(failed) + " of " +
                                      std::to_string(pages.size()) + " pages unread");
   }
-  p.source = answered_by(p.snapshot);
-  p.prepared = resolve::prepare_candidates(p.snapshot, *p.policy, rp.names);
+  p.source = answered_by(*p.snapshot);
+  p.prepared = resolve::prepare_candidates(*p.snapshot, *p.policy, rp.names);
   // The transport is this index part's alone (or the caller's): its stats are the reads of this
   // snapshot, the same note for every machine that shares it. (--inspect reads through a
   // transport of its own.) The cache's size cap is applied when the stack goes, here.
@@ -307,7 +313,7 @@ Pending prepare_machine(const ResolveRequest& req, const RequestPart& rp, IndexP
 void finish_machine(const ResolveRequest& req, Pending& p) {
   ResolveResult& r = p.result;
   const IndexPart& part = *p.part;
-  resolve::Inputs inputs{r.workspace, r.machine, *part.policy, part.snapshot, p.backend};
+  resolve::Inputs inputs{r.workspace, r.machine, *part.policy, *part.snapshot, p.backend};
   if (req.inspect) inputs.inspect = make_inspect_hook(r.machine, *part.policy, part.net);  // read the picks' binaries
   inputs.combo = part.combo;
   inputs.fallback = req.fallback;
@@ -317,11 +323,12 @@ void finish_machine(const ResolveRequest& req, Pending& p) {
     r = failed(std::move(r), kExitBadInput, resolution.error().message);
     return;
   }
-  resolution->warnings.insert(resolution->warnings.begin(), part.snapshot.warnings.begin(), part.snapshot.warnings.end());
-  r.packages_json_note = part.snapshot.packages_json_note;
+  resolution->warnings.insert(resolution->warnings.begin(), part.snapshot->warnings.begin(), part.snapshot->warnings.end());
+  r.packages_json_note = part.snapshot->packages_json_note;
   r.source = part.source;
   r.fetch_note = part.fetch_note;
-  r.failover_note = part.snapshot.failover_note;
+  r.failover_note = part.snapshot->failover_note;
+  r.index = part.snapshot;
   r.exit_code = resolution->ok() ? kExitResolved : kExitUnresolved;
   r.resolution = std::move(*resolution);
 }

@@ -38,7 +38,7 @@ std::string why_not_own(const struct stat& st) {
 }
 
 Error refused(const fs::path& path, const std::string& why) {
-  return Error(Errc::io_error, path.string() + ": " + why + "; wheelfit writes only its own regular files here and "
+  return Error(Errc::invalid_input, path.string() + ": " + why + "; wheelfit writes only its own regular files here and "
                                                             "leaves this as it is: remove it, then run again");
 }
 
