@@ -11,7 +11,7 @@ build=(g++ cmake ninja-build pkg-config libboost1.81-dev libboost-json1.81-dev
 tests=(catch2
        clang libclang-rt-14-dev  # the libFuzzer targets (scripts/fuzz.sh)
        lld                       # a faster linker (ld.gold otherwise)
-       nginx-light python3-pip curl)  # the mirror's integration test and bench_download: a real server and clients
+       nginx-light python3-pip python3-venv curl)  # the mirror's integration test and bench_download: a real server and clients
 package=(dpkg-dev file lintian)  # cpack's dpkg-shlibdeps, and Debian's package checker
 case "${1:-}" in
   --demo) packages=("${build[@]}") ;;

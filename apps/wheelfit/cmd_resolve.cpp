@@ -14,11 +14,22 @@ int run_resolve(const std::vector<std::string_view>& argv) {
                                  {"--index", "--machine", "--policy", "--backend", "--output", "--python", "--retries",
                                   "--timeout", "--jobs", "--user-agent", "--cache-dir", "--cache-max-size", "--releases-repo",
                                   "--allow-insecure-host", "--combo", "--cert", "--client-cert", "--machines",
-                                  "--speed-limit", "--speed-time", "--max-time"},
+                                  "--speed-limit", "--speed-time", "--max-time", "--format", "--pixi-pins"},
                                  {"--json", "--no-cache", "--offline", "--inspect", "--no-fallback"}, {{"-o", "--output"}},
                                  {"--machine"});
   const bool json = parsed.has("--json");
   const std::optional<std::string> output = parsed.value("--output");
+  const std::optional<std::string> format_flag = parsed.value("--format");
+  const std::optional<std::string> pixi_pins = parsed.value("--pixi-pins");
+  if ((format_flag || pixi_pins) && !output) throw UsageError{"--format and --pixi-pins say how -o FILE is written: give -o FILE"};
+  std::optional<api::LockFormat> format;
+  if (output) {
+    auto f = api::lock_format_for(*output, format_flag);
+    if (!f) throw UsageError{f.error().message};
+    format = *f;
+  }
+  if (pixi_pins && *pixi_pins != "url" && *pixi_pins != "index") throw UsageError{"--pixi-pins: '" + *pixi_pins + "' is not url or index"};
+  if (pixi_pins && format != api::LockFormat::pixi) throw UsageError{"--pixi-pins is for a pixi.toml (-o pixi.toml or --format pixi)"};
   if (parsed.positional.empty()) throw UsageError{"resolve: give at least one comfy-env.toml"};
   if (parsed.has("--offline") && parsed.has("--no-cache")) throw UsageError{"--offline reads only the cache; it does not go with --no-cache"};
   if (parsed.value("--cache-dir") && parsed.has("--no-cache")) throw UsageError{"--cache-dir does not go with --no-cache"};
@@ -56,7 +67,7 @@ int run_resolve(const std::vector<std::string_view>& argv) {
   if (fleet->size() > 1) {
     // Several machines: one index read, a report per machine and the summary table (or one JSON
     // object, "machines" and "summary"); the exit code is the worst machine's.
-    if (output) throw UsageError{"-o/--output writes one machine's pixi.toml (a manifest is per machine); it does not go with several machines"};
+    if (output) throw UsageError{"-o/--output writes one machine's lock file (a manifest is per machine); it does not go with several machines"};
     const auto result = api::resolve_fleet(request, *fleet);
     if (result.error) return fail(json, result.exit_code, result.error->message);
     show(std::cout, json ? result.json() : result.report());
@@ -68,7 +79,8 @@ int run_resolve(const std::vector<std::string_view>& argv) {
   if (result.error) return fail(json, result.exit_code, result.error->message);
   const bool ok = result.exit_code == kOk;
   if (ok && output) {
-    auto manifest = result.pixi_manifest();
+    // --pixi-pins index: each pick by version from the index resolved against (a mirror's view).
+    auto manifest = pixi_pins == "index" ? result.pixi_manifest(output::PixiPins{result.index_url}) : result.lock_file(*format);
     if (!manifest) return fail(json, kBadInput, manifest.error().message);
     if (auto w = output::write_file_atomically(*output, *manifest); !w) return fail(json, kOutput, w.error().message);
   }

@@ -47,8 +47,13 @@ resolve options:
                         or --machines
   --policy FILE         policy data replacing the backend's own (also WHEELFIT_POLICY)
   --backend NAME        cuda or rocm (default: from torch's label, else cuda)
-  -o, --output FILE     write the pixi.toml (atomically; only when everything resolved; an
-                        existing file keeps its mode, a symlink is written through)
+  -o, --output FILE     write the lock file (atomically; only when everything resolved; an
+                        existing file keeps its mode, a symlink is written through): its format
+                        from the name: requirements*.txt (pip --require-hashes), pylock.toml /
+                        pylock.NAME.toml (PEP 751), anything else pixi.toml
+  --format F            pixi, requirements or pylock, whatever -o's name
+  --pixi-pins P         url (default: each wheel by URL + #sha256) or index (each by ==version
+                        from the index resolved against: a mirror's machine view)
   --json                print one JSON object instead of the report
 network options (http(s) indexes; README "Network"):
   --jobs N              requests in flight (default 50)

@@ -593,3 +593,62 @@ TEST_CASE("wheelfit mirror: the index's facts are written back: requires-python,
     CHECK(found);
   }
 }
+
+TEST_CASE("wheelfit resolve -o: pixi.toml, requirements*.txt or pylock*.toml by name or --format; --pixi-pins", "[cli][locks]") {
+  const Farm f;
+  const TempDir to;
+  const auto resolve_to = [&](const std::string& file, std::vector<std::string> more) {
+    std::vector<std::string> args{"resolve", f.config.string(), "--index", f.index.string(), "--machine", f.machine("h100"),
+                                  "-o", (to / file).string()};
+    args.insert(args.end(), more.begin(), more.end());
+    return run_wheelfit_cli_deliver(args);
+  };
+  const std::string cc = "cc_torch-0.0.0+cu128torch2.8-cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
+  const std::string cc_sha = sha256_of(f.file_of(cc));
+  SECTION("requirements.txt: name @ URL --hash, the torch pins named as not locked") {
+    const auto r = resolve_to("requirements-gpu.txt", {});
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+    const std::string text = read_file(to / "requirements-gpu.txt");
+    CHECK_THAT(text, Catch::Contains("cc-torch @ file://"));
+    CHECK_THAT(text, Catch::Contains(" --hash=sha256:" + cc_sha + "\n"));
+    CHECK_THAT(text, Catch::Contains("# not locked here (its index publishes no digest wheelfit reads): torch==2.8.*"));
+  }
+  SECTION("pylock.toml and pylock.<name>.toml: PEP 751") {
+    for (const char* name : {"pylock.toml", "pylock.gpu.toml"}) {
+      const auto r = resolve_to(name, {});
+      INFO(r.out << r.err);
+      REQUIRE(r.code == 0);
+      const std::string text = read_file(to / name);
+      CHECK_THAT(text, Catch::Contains("lock-version = \"1.0\""));
+      CHECK_THAT(text, Catch::Contains("sha256 = \"" + cc_sha + "\""));
+    }
+  }
+  SECTION("any other name is a pixi manifest, as -o always wrote") {
+    REQUIRE(resolve_to("env.toml", {}).code == 0);
+    CHECK_THAT(read_file(to / "env.toml"), Catch::Contains("[workspace]"));
+  }
+  SECTION("--format wins over the name; --pixi-pins index pins by version from the index") {
+    REQUIRE(resolve_to("locked.lst", {"--format", "requirements"}).code == 0);
+    CHECK_THAT(read_file(to / "locked.lst"), Catch::Contains("--hash=sha256:" + cc_sha));
+    REQUIRE(resolve_to("pixi.toml", {"--pixi-pins", "index"}).code == 0);
+    CHECK_THAT(read_file(to / "pixi.toml"), Catch::Contains("cc-torch = { index = \"file://"));
+    CHECK_THAT(read_file(to / "pixi.toml"), Catch::Contains("version = \"==0.0.0+cu128torch2.8\" }"));
+  }
+  SECTION("usage errors: exit 2, nothing written") {
+    struct Row {
+      const char* file;
+      std::vector<std::string> more;
+      const char* says;
+    };
+    for (const auto& row : {Row{"pixi.toml", {"--format", "conda"}, "--format: 'conda' is not one of pixi, requirements, pylock"},
+                            Row{"pixi.toml", {"--pixi-pins", "hash"}, "--pixi-pins: 'hash' is not url or index"},
+                            Row{"pylock.toml", {"--pixi-pins", "index"}, "--pixi-pins is for a pixi.toml"}}) {
+      const auto r = resolve_to(row.file, row.more);
+      INFO(row.file << ": " << r.err);
+      CHECK(r.code == 2);
+      CHECK_THAT(r.err, Catch::Contains(row.says));
+      CHECK_FALSE(fs::exists(to / row.file));
+    }
+  }
+}

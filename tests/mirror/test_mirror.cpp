@@ -16,6 +16,7 @@
 namespace {
 
 namespace fs = std::filesystem;
+namespace json = boost::json;
 using namespace wheelfit;
 using wheelfit::test::contains;
 using wheelfit::test::read_file;
@@ -335,4 +336,92 @@ TEST_CASE("a wheel replaced upstream under the same name is served with its own 
   // Only the served wheel's METADATA is kept in the pool.
   CHECK(entries(mirror::pool_dir(out) / ".metadata") == 1);
   CHECK(fs::exists(mirror::pool_dir(out) / ".metadata" / (after.sha256 + ".metadata")));
+}
+
+// ---- issue 21: PEP 691 JSON pages and the per-machine views ----
+
+TEST_CASE("the JSON pages are PEP 691 (api-version 1.1) with PEP 700's size, upload-time and versions", "[mirror][pages][json]") {
+  mirror::File f;
+  f.project = "flash-attn";
+  f.filename = "flash_attn-2.8.3+cu128torch2.8-cp312-cp312-linux_x86_64.whl";
+  f.sha256 = std::string(64, 'a');
+  f.size = 1234;
+  f.requires_python = ">=3.9";
+  f.anchors = {f.filename};
+  mirror::File other = f;
+  other.filename = "flash_attn-2.8.2+cu128torch2.8-cp312-cp312-linux_x86_64.whl";
+  other.anchors = {other.filename};
+  other.requires_python.reset();
+  const auto doc = json::parse(mirror::project_json("flash-attn", {&f, &other}, {std::string(64, 'b'), ""},
+                                                    {"2026-12-01T00:00:00.000000Z", ""}, std::nullopt, 3));
+  CHECK(doc.at("meta").at("api-version") == "1.1");
+  CHECK(doc.at("name") == "flash-attn");
+  CHECK(doc.at("versions") == json::array{"2.8.2+cu128torch2.8", "2.8.3+cu128torch2.8"});
+  const auto& files = doc.at("files").as_array();
+  REQUIRE(files.size() == 2);
+  const auto& newer = files[1].as_object();  // sorted by name, as the HTML page
+  CHECK(newer.at("filename").as_string() == f.filename);
+  CHECK(newer.at("url") == "../../../files/flash_attn-2.8.3%2Bcu128torch2.8-cp312-cp312-linux_x86_64.whl");
+  CHECK(newer.at("hashes").at("sha256").as_string() == f.sha256);
+  CHECK(newer.at("requires-python") == ">=3.9");
+  CHECK(newer.at("core-metadata").at("sha256").as_string() == std::string(64, 'b'));
+  CHECK_FALSE(newer.contains("dist-info-metadata"));  // PEP 714: pip 23.0 crashes on it
+  CHECK(newer.at("size") == 1234);
+  CHECK(newer.at("upload-time") == "2026-12-01T00:00:00.000000Z");
+  const auto& older = files[0].as_object();
+  CHECK(older.at("core-metadata") == false);
+  CHECK_FALSE(older.contains("requires-python"));
+  CHECK_FALSE(older.contains("upload-time"));
+  const auto root = json::parse(mirror::root_json({"cumm", "flash-attn"}));
+  CHECK(root.at("projects") == json::array{json::object{{"name", "cumm"}}, json::object{{"name", "flash-attn"}}});
+}
+
+TEST_CASE("a view's name must be a safe path segment", "[mirror][views]") {
+  struct Row {
+    const char* name;
+    bool ok;
+  };
+  for (const Row& r : {Row{"h100", true}, Row{"rtx-5090_a.b+1", true}, Row{"", false}, Row{".", false}, Row{"..", false},
+                       Row{".hidden", false}, Row{"a/b", false}, Row{"a\\b", false}, Row{"a b", false}, Row{"a\nb", false},
+                       Row{"h100%2F..", false}}) {
+    CAPTURE(r.name);
+    CHECK(mirror::view_name_problem(r.name).empty() == r.ok);
+  }
+  CHECK_FALSE(mirror::view_name_problem(std::string(129, 'a')).empty());
+}
+
+TEST_CASE("publish writes a view per resolved machine: its picks only, HTML and JSON, its lock files", "[mirror][publish][views]") {
+  TempDir tmp;
+  const fs::path out = tmp / "m";
+  auto a = pool_wheel(out, "alpha", "alpha-1.0-py3-none-any.whl", "1.0", {"a"});
+  auto b = pool_wheel(out, "beta", "beta-1.0-py3-none-any.whl", "1.0", {"a", "b"});
+  auto s = snapshot_of(out, {a, b});
+  s.machines.push_back({"c", "-", "-", "unresolved"});
+  s.machines[0].requirements = "alpha==1.0 --hash=sha256:" + a.sha256 + "\n";
+  s.machines[0].pylock = "lock-version = \"1.0\"\n";
+  auto published = mirror::publish(s);
+  REQUIRE(published);
+  CHECK(published->views == 2);
+  const fs::path root = current_root(out);
+  CHECK(read_file(root / "machines/a/index.html").find("alpha") != std::string::npos);
+  CHECK(read_file(root / "machines/b/index.html").find("alpha") == std::string::npos);  // b picked beta only
+  CHECK(contains(read_file(root / "machines/b/beta/index.html"), "href=\"../../../files/beta-1.0-py3-none-any.whl#sha256=" + b.sha256));
+  CHECK(json::parse(read_file(root / "machines/b/beta/index.json")).at("files").as_array().size() == 1);
+  CHECK(fs::exists(root / "index.json"));
+  CHECK(fs::exists(root / "beta/index.json"));
+  CHECK(read_file(root / "machines/a/requirements.txt") == s.machines[0].requirements);
+  CHECK(fs::exists(root / "machines/a/pylock.toml"));
+  CHECK_FALSE(fs::exists(root / "machines/a/pixi.toml"));  // none given: no base URL
+  CHECK_FALSE(fs::exists(root / "machines/b/requirements.txt"));
+  CHECK_FALSE(fs::exists(root / "machines/c"));  // unresolved: no view
+
+  SECTION("a machine name that is not a safe path segment: nothing is published") {
+    const fs::path before = fs::read_symlink(out / "current");
+    auto bad = snapshot_of(out, {a});
+    bad.machines[0].name = "../escape";
+    auto r = mirror::publish(bad);
+    REQUIRE_FALSE(r);
+    CHECK(contains(r.error().message, "'../escape'"));
+    CHECK(fs::read_symlink(out / "current") == before);
+  }
 }

@@ -26,6 +26,8 @@
 #include "wheelfit/deliver/download.hpp"
 #include "wheelfit/inspect/doctor.hpp"
 #include "wheelfit/inspect/explain.hpp"
+#include "wheelfit/output/locks.hpp"
+#include "wheelfit/output/report.hpp"
 #include "wheelfit/machine/detect.hpp"
 #include "wheelfit/machine/machine.hpp"
 #include "wheelfit/mirror/mirror.hpp"
@@ -95,6 +97,12 @@ struct ResolveRequest {
 };
 
 /// A resolve's outcome and everything its reports print.
+/// What `resolve -o FILE` writes.
+enum class LockFormat { pixi, requirements, pylock };
+/// The format from `--format` when given (Errc::usage for another value), else from the file
+/// name: requirements*.txt, pylock.toml / pylock.<name>.toml (PEP 751's names), else pixi.
+Expected<LockFormat> lock_format_for(const std::string& path, const std::optional<std::string>& format);
+
 struct ResolveResult {
   int exit_code = kExitBadInput;
   std::optional<Error> error;                     ///< set for exit codes 2, 3, 4 (and 70)
@@ -116,8 +124,16 @@ struct ResolveResult {
   [[nodiscard]] std::string json() const;
   /// The human report; on an error, "wheelfit: <message>\n".
   [[nodiscard]] std::string report() const;
-  /// The pixi.toml text (only for a resolved result).
-  [[nodiscard]] Expected<std::string> pixi_manifest() const;
+  /// The pixi.toml text (only for a resolved result); each pick by URL, or by version from
+  /// `pins.index`.
+  [[nodiscard]] Expected<std::string> pixi_manifest(const output::PixiPins& pins = {}) const;
+  /// The picks as lock entries (absolute URLs, credential-free), and the comments a lock file
+  /// opens with (the combo, the torch family pins it cannot lock).
+  [[nodiscard]] std::vector<output::LockedWheel> locked_wheels() const;
+  [[nodiscard]] std::vector<std::string> lock_comments() const;
+  /// The lock file of a resolved result: pixi.toml, requirements.txt (`name @ URL --hash`), or
+  /// pylock.toml (PEP 751).
+  [[nodiscard]] Expected<std::string> lock_file(LockFormat format) const;
 };
 
 /// Resolves the request. Never throws for anything the request or the world contains: those

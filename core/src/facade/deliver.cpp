@@ -255,6 +255,43 @@ mirror::Machine manifest_machine(const std::string& name, const ResolveResult& r
   return m;
 }
 
+/// A view's lock files (machines/<name>/): requirements.txt and pylock.toml pinning the files as
+/// the mirror serves them (their digests as published), and with a base URL a pixi.toml pinning
+/// each pick by version from the view's URL.
+void add_view_locks(mirror::Machine& machine, const ResolveResult& r,
+                    const std::map<std::string, const deliver::Delivered*>& delivered,
+                    const std::optional<std::string>& base_url) {
+  auto wheels = r.locked_wheels();
+  for (auto& w : wheels) {
+    w.relative = !base_url;
+    // From machines/<name>/ the shared files/ is two folders up.
+    // A URL is percent-encoded; a path (PEP 751) is the file's own name.
+    w.location = base_url ? mirror::file_href(w.filename, base_url, 0) : "../../files/" + w.filename;
+    if (auto it = delivered.find(w.filename); it != delivered.end()) {
+      w.size = it->second->bytes;
+      w.sha256 = it->second->sha256;
+    }
+  }
+  std::string view_url;
+  if (base_url) {
+    view_url = *base_url;
+    while (!view_url.empty() && view_url.back() == '/') view_url.pop_back();
+    view_url += "/machines/" + machine.name + "/";
+  }
+  auto comments = r.lock_comments();
+  comments.insert(comments.begin(), "The wheels of machine " + machine.name + " as this mirror serves them: pip install "
+                                    "--require-hashes --no-deps --index-url " +
+                                        (view_url.empty() ? std::string("<this folder's URL>") : view_url) + " -r requirements.txt");
+  machine.requirements = output::requirements_txt(wheels, true, comments);
+  comments.front() = "The wheels of machine " + machine.name + " as this mirror serves them (PEP 751): uv pip install -r pylock.toml";
+  std::optional<std::string> python;
+  if (r.machine.python) python = "==" + r.machine.python->truncated(2).str() + ".*";
+  machine.pylock = output::pylock_toml(wheels, python, comments);
+  if (!view_url.empty()) {
+    if (auto pixi = r.pixi_manifest(output::PixiPins{view_url})) machine.pixi = std::move(*pixi);
+  }
+}
+
 }  // namespace
 
 DownloadResult download(const DownloadRequest& req) {
@@ -373,8 +410,13 @@ MirrorResult mirror(const MirrorRequest& req) {
       if (projects.count(name) && !known) s.torch_free.emplace_back(name, entry.torch_free);
     }
   }
+  std::map<std::string, const deliver::Delivered*> delivered;
+  for (const auto& f : out.files) delivered[f.filename] = &f;
   for (std::size_t m = 0; m < out.resolved.machines.size(); ++m) {
-    s.machines.push_back(manifest_machine(out.resolved.fleet[m].name, out.resolved.machines[m]));
+    const ResolveResult& r = out.resolved.machines[m];
+    mirror::Machine machine = manifest_machine(out.resolved.fleet[m].name, r);
+    if (machine.status == "resolved") add_view_locks(machine, r, delivered, req.base_url);
+    s.machines.push_back(std::move(machine));
   }
   for (std::size_t i = 0; i < wheels.size(); ++i) {
     const auto& w = wheels[i];
@@ -413,7 +455,8 @@ std::string MirrorResult::json() const {
                                   {"files", published->files}, {"projects", published->projects},
                                   {"carried", published->carried}, {"pruned", std::move(pruned)},
                                   {"snapshots_removed", published->snapshots_removed},
-                                  {"unverified", published->unverified}};
+                                  {"unverified", published->unverified},
+                                  {"views", published->views}};
   } else {
     o["published"] = nullptr;
   }
@@ -428,7 +471,8 @@ std::string MirrorResult::report() const {
   if (published) {
     text += "published " + published->root.string() + ": " + std::to_string(published->files) + " wheel" +
             (published->files == 1 ? "" : "s") + " of " + std::to_string(published->projects) + " project" +
-            (published->projects == 1 ? "" : "s");
+            (published->projects == 1 ? "" : "s") + ", " + std::to_string(published->views) + " machine view" +
+            (published->views == 1 ? "" : "s") + " (machines/<name>/)";
     if (published->carried) text += ", " + std::to_string(published->carried) + " kept from before (no machine picks them; --prune drops them)";
     if (!published->pruned.empty()) text += ", " + std::to_string(published->pruned.size()) + " pruned";
     if (published->unverified) {

@@ -1,6 +1,7 @@
 // Publishing a mirror snapshot (wheelfit/mirror/mirror.hpp): the tree built beside the served one,
 // renamed into place, `current` swapped by a renamed symlink.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -204,6 +205,19 @@ std::string manifest_json(const Snapshot& s, const std::string& id, const std::v
   return json::serialize(o) + "\n";
 }
 
+/// When a pool file arrived (its mtime), as PEP 700's upload-time: RFC 3339, UTC, microseconds.
+std::string mtime_of(const fs::path& file) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) return {};
+  std::tm tm{};
+  gmtime_r(&st.st_mtim.tv_sec, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char frac[16];
+  std::snprintf(frac, sizeof frac, ".%06ldZ", st.st_mtim.tv_nsec / 1000);
+  return std::string(buf) + frac;
+}
+
 /// The snapshot folder `current` points at ("" when none).
 std::string current_id(const fs::path& out) {
   std::error_code ec;
@@ -285,6 +299,12 @@ Expected<Published> publish(const Snapshot& s) {
     if (!plain_name(f.filename)) return Error(Errc::invalid_input, "mirror: '" + f.filename + "' is not a plain file name");
     if (!names.insert(f.filename).second) return Error(Errc::invalid_input, "mirror: " + f.filename + " is listed twice");
   }
+  for (const auto& m : s.machines) {
+    if (const auto why = view_name_problem(m.name); !why.empty() && m.status == "resolved") {
+      return Error(Errc::invalid_input, "mirror: the machine name '" + m.name + "' " + why +
+                                            ": it cannot name its view (machines/<name>/); rename its profile");
+    }
+  }
   auto previous = current_files(out);
   if (!previous) return previous.error();
   for (auto& f : *previous) {
@@ -318,8 +338,7 @@ Expected<Published> publish(const Snapshot& s) {
     }
   } cleanup{tmp};
 
-  std::vector<std::string> metadata_sha256(files.size());
-  std::map<std::string, std::vector<std::size_t>> by_project;
+  std::vector<std::string> metadata_sha256(files.size()), upload_time(files.size());
   for (std::size_t i = 0; i < files.size(); ++i) {
     const File& f = files[i];
     const fs::path src = pool / f.filename;
@@ -336,28 +355,64 @@ Expected<Published> publish(const Snapshot& s) {
     deliver::Sha256 h;
     h.update(*metadata);
     metadata_sha256[i] = h.hex();
+    upload_time[i] = mtime_of(src);
     if (auto p = place(cached, tmp / "files" / (f.filename + ".metadata")); !p) return p.error();
-    by_project[f.project].push_back(i);
   }
   const util::AtomicWriteOptions durable{};
-  std::vector<std::string> projects;
-  for (const auto& [project, idx] : by_project) {
-    if (!plain_name(project)) return Error(Errc::invalid_input, "mirror: '" + project + "' is not a project name");
-    projects.push_back(project);
-    std::vector<const File*> list;
-    std::vector<std::string> meta;
-    for (auto i : idx) {
-      list.push_back(&files[i]);
-      meta.push_back(metadata_sha256[i]);
+  // The pages of a tree (the union at the root, a view under machines/<name>/): HTML and JSON.
+  auto write_tree = [&](const fs::path& root, const std::vector<std::size_t>& which, int up) -> Expected<std::vector<std::string>> {
+    fs::create_directories(root, ec);  // a view of a machine that picked nothing is an empty index
+    if (ec) return io_error(root, "cannot create", ec);
+    std::map<std::string, std::vector<std::size_t>> projects_of;
+    for (auto i : which) projects_of[files[i].project].push_back(i);
+    std::vector<std::string> names;
+    for (const auto& [project, idx] : projects_of) {
+      if (!plain_name(project)) return Error(Errc::invalid_input, "mirror: '" + project + "' is not a project name");
+      names.push_back(project);
+      std::vector<const File*> list;
+      std::vector<std::string> meta, times;
+      for (auto i : idx) {
+        list.push_back(&files[i]);
+        meta.push_back(metadata_sha256[i]);
+        times.push_back(upload_time[i]);
+      }
+      fs::create_directories(root / project, ec);
+      if (ec) return io_error(root / project, "cannot create", ec);
+      if (auto w = util::write_file_atomic(root / project / "index.html", {project_page(project, list, meta, s.base_url, up)}, durable); !w) {
+        return w.error();
+      }
+      if (auto w = util::write_file_atomic(root / project / "index.json",
+                                           {project_json(project, list, meta, times, s.base_url, up)}, durable);
+          !w) {
+        return w.error();
+      }
     }
-    fs::create_directories(tmp / project, ec);
-    if (ec) return io_error(tmp / project, "cannot create", ec);
-    if (auto w = util::write_file_atomic(tmp / project / "index.html", {project_page(project, list, meta, s.base_url)}, durable); !w) {
-      return w.error();
+    for (const auto& [name, text] : {std::pair<std::string, std::string>{"index.html", root_page(names)}, {"index.json", root_json(names)}}) {
+      if (auto w = util::write_file_atomic(root / name, {text}, durable); !w) return w.error();
     }
+    return names;
+  };
+  std::vector<std::size_t> all(files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) all[i] = i;
+  auto projects = write_tree(tmp, all, 1);
+  if (!projects) return projects.error();
+  // A view per resolved machine: its picks only, and its lock files.
+  for (const auto& m : s.machines) {
+    if (m.status != "resolved") continue;
+    std::vector<std::size_t> picks;
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      if (std::find(files[i].machines.begin(), files[i].machines.end(), m.name) != files[i].machines.end()) picks.push_back(i);
+    }
+    const fs::path view = tmp / "machines" / m.name;
+    if (auto made = write_tree(view, picks, 3); !made) return made.error();
+    for (const auto& [name, text] : {std::pair<std::string, const std::string&>{"requirements.txt", m.requirements},
+                                     {"pylock.toml", m.pylock}, {"pixi.toml", m.pixi}}) {
+      if (text.empty()) continue;
+      if (auto w = util::write_file_atomic(view / name, {text}, durable); !w) return w.error();
+    }
+    ++result.views;
   }
-  for (const auto& [name, text] : {std::pair<std::string, std::string>{"index.html", root_page(projects)},
-                                   {"packages.json", packages_json(s, files)},
+  for (const auto& [name, text] : {std::pair<std::string, std::string>{"packages.json", packages_json(s, files)},
                                    {kManifest, manifest_json(s, id, files, metadata_sha256)}}) {
     if (auto w = util::write_file_atomic(tmp / name, {text}, durable); !w) return w.error();
   }
@@ -409,7 +464,7 @@ Expected<Published> publish(const Snapshot& s) {
   result.id = id;
   result.files = files.size();
   result.unverified = static_cast<std::size_t>(std::count_if(files.begin(), files.end(), [](const File& f) { return !f.verified; }));
-  result.projects = projects.size();
+  result.projects = projects->size();
   return result;
 }
 

@@ -316,7 +316,7 @@ std::string value_text(const toml::node& n) {
 
 }  // namespace
 
-Expected<std::string> pixi_manifest(const resolve::Resolution& r, const ReportContext& ctx) {
+Expected<std::string> pixi_manifest(const resolve::Resolution& r, const ReportContext& ctx, const PixiPins& pins) {
   if (!r.ok()) return unexpected(Errc::usage, "no pixi.toml for an unresolved workspace");
   // [workspace]
   toml::table ws;
@@ -380,8 +380,13 @@ Expected<std::string> pixi_manifest(const resolve::Resolution& r, const ReportCo
     for (const auto& pick : r.picks) {
       if (pick.env != env.name) continue;
       toml::table spec;
-      // Credential-free: the installer authenticates from its own store (netrc, keyring; README).
-      spec.insert("url", util::strip_credentials(pick.url) + (pick.sha256 ? "#sha256=" + *pick.sha256 : std::string()));
+      if (pins.index) {
+        spec.insert("version", "==" + pick.version);
+        spec.insert("index", util::strip_credentials(*pins.index));
+      } else {
+        // Credential-free: the installer authenticates from its own store (netrc, keyring; README).
+        spec.insert("url", util::strip_credentials(pick.url) + (pick.sha256 ? "#sha256=" + *pick.sha256 : std::string()));
+      }
       spec.is_inline(true);
       if (pypi.contains(pick.name)) {
         log::warn(env.file + ": [pypi-dependencies] " + pick.name + " replaced by the resolved wheel " + pick.filename);

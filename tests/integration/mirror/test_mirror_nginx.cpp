@@ -71,6 +71,17 @@ bool accepts(std::uint16_t port) {
   return ok;
 }
 
+/// An nginx.conf's start, up to and into `http {`: this test's own pid file, logs and temp folders.
+std::string nginx_prologue(const fs::path& prefix) {
+  std::string out = ::geteuid() == 0 ? "user root;\n" : "";
+  out += "daemon off;\nmaster_process on;\nworker_processes 1;\npid " + (prefix / "nginx.pid").string() + ";\n";
+  out += "error_log " + (prefix / "logs/error.log").string() + " warn;\nevents { worker_connections 64; }\nhttp {\n";
+  for (const char* temp : {"client_body", "proxy", "fastcgi", "uwsgi", "scgi"}) {
+    out += "  " + std::string(temp) + "_temp_path " + (prefix / temp).string() + ";\n";
+  }
+  return out;
+}
+
 /// A child process started with posix_spawn; killed (SIGKILL) and reaped on destruction.
 class Child {
  public:
@@ -103,16 +114,7 @@ class Nginx {
   Nginx(const fs::path& prefix, const fs::path& root) : port_(free_port()) {
     fs::create_directories(prefix / "logs");
     const std::string conf = (prefix / "nginx.conf").string();
-    std::ofstream(conf) << (::geteuid() == 0 ? "user root;\n" : "") << "daemon off;\nmaster_process on;\nworker_processes 1;\n"
-                        << "pid " << (prefix / "nginx.pid").string() << ";\n"
-                        << "error_log " << (prefix / "logs/error.log").string() << " warn;\n"
-                        << "events { worker_connections 64; }\n"
-                        << "http {\n  access_log " << (prefix / "logs/access.log").string() << ";\n"
-                        << "  client_body_temp_path " << (prefix / "body").string() << ";\n"
-                        << "  proxy_temp_path " << (prefix / "proxy").string() << ";\n"
-                        << "  fastcgi_temp_path " << (prefix / "fastcgi").string() << ";\n"
-                        << "  uwsgi_temp_path " << (prefix / "uwsgi").string() << ";\n"
-                        << "  scgi_temp_path " << (prefix / "scgi").string() << ";\n"
+    std::ofstream(conf) << nginx_prologue(prefix) << "  access_log " << (prefix / "logs/access.log").string() << ";\n"
                         << "  types { text/html html; application/json json; application/octet-stream whl metadata; }\n"
                         << "  sendfile on;\n  server {\n    listen 127.0.0.1:" << port_ << ";\n"
                         << "    root " << root.string() << ";\n  }\n}\n";
@@ -313,5 +315,181 @@ TEST_CASE("a fleet mirror served by nginx resolves like upstream and installs wi
     INFO(again.err);
     CHECK(again.code == 0);
     CHECK(fs::read_symlink(fs::path(out) / "current").filename() != first_id);
+  }
+}
+
+// Issue 21: the per-machine views, served by nginx with the shipped server block
+// (packaging/nginx/wheelfit-mirror.conf), read by Debian's pip. Two x86_64 machine types on
+// different combos and an aarch64 machine: against the union pip takes the other machine's build
+// (the hazard the views exist for); against each view it takes that machine's own; each view's
+// requirements.txt downloads with --require-hashes; pip is answered with the JSON pages; the view
+// of a profile like this machine installs into a fresh venv; pylock.toml pins the served files.
+namespace {
+
+/// nginx with the shipped server block: its `listen` and `root` lines set, an access log that
+/// names the file served and its Content-Type.
+class ShippedNginx {
+ public:
+  ShippedNginx(const fs::path& prefix, const fs::path& root) : port_(free_port()) {
+    fs::create_directories(prefix / "logs");
+    std::string block = read_file(fs::path(WHEELFIT_SOURCE_DIR) / "packaging/nginx/wheelfit-mirror.conf");
+    const auto set_line = [&](const std::string& marker, const std::string& line) {
+      const auto at = block.find(marker);
+      REQUIRE(at != std::string::npos);
+      const auto start = block.rfind('\n', at) + 1;
+      block.replace(start, block.find('\n', at) - start, line);
+    };
+    set_line("# wheelfit: listen", "    listen 127.0.0.1:" + std::to_string(port_) + ";");
+    set_line("# wheelfit: root", "    root " + root.string() + ";");
+    log_ = prefix / "logs/access.log";
+    const std::string conf = (prefix / "nginx.conf").string();
+    std::ofstream(conf) << nginx_prologue(prefix) << "  log_format served '$request_uri $uri $status $sent_http_content_type';\n"
+                        << "  access_log " << log_.string() << " served;\n"
+                        << block << "}\n";
+    child_ = std::make_unique<Child>(std::vector<std::string>{"timeout", "300", nginx_exe(), "-p", prefix.string(), "-c", conf});
+    for (int i = 0; i < 500 && !accepts(port_); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!accepts(port_)) FAIL("nginx did not start: " << read_file(prefix / "logs/error.log"));
+  }
+  ~ShippedNginx() {
+    if (child_) child_->kill(SIGQUIT);
+  }
+  ShippedNginx(const ShippedNginx&) = delete;
+  ShippedNginx& operator=(const ShippedNginx&) = delete;
+  [[nodiscard]] std::string url(const std::string& path = "/") const { return "http://127.0.0.1:" + std::to_string(port_) + path; }
+  [[nodiscard]] std::string log() const { return fs::exists(log_) ? read_file(log_) : std::string(); }
+
+ private:
+  std::uint16_t port_;
+  fs::path log_;
+  std::unique_ptr<Child> child_;
+};
+
+// Two x86_64 machine types on different combos, and an aarch64 machine (Python 3.11: Debian's).
+const std::map<std::string, std::string> kViewFleet = {
+    {"h100", "os = \"linux\"\ncpu_arch = \"x86_64\"\nglibc = \"2.35\"\npython = \"3.11\"\ntorch = \"2.8.0+cu128\"\n"
+             "backend = \"cuda\"\ndriver_version = \"580.65.06\"\ncuda_driver = \"13.0\"\ngpus = [\"9.0\"]\n"},
+    {"rtx5090", "os = \"linux\"\ncpu_arch = \"x86_64\"\nglibc = \"2.35\"\npython = \"3.11\"\ntorch = \"2.9.0+cu130\"\n"
+                "backend = \"cuda\"\ndriver_version = \"580.65.06\"\ncuda_driver = \"13.0\"\ngpus = [\"12.0\"]\n"},
+    {"gh200", "os = \"linux\"\ncpu_arch = \"aarch64\"\nglibc = \"2.39\"\npython = \"3.11\"\ntorch = \"2.8.0+cu128\"\n"
+              "backend = \"cuda\"\ndriver_version = \"580.82.07\"\ncuda_driver = \"13.0\"\ngpus = [\"9.0\"]\n"},
+};
+
+/// The first platform tag of a wheel name ("...-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl"
+/// -> "manylinux_2_24_x86_64").
+std::string platform_of(const std::string& wheel) {
+  std::string tags = wheel.substr(wheel.rfind('-') + 1);
+  tags = tags.substr(0, tags.size() - 4);
+  return tags.substr(0, tags.find('.'));
+}
+
+/// `pip download` of one platform's wheels into `to`; the files it wrote.
+/// pip with no configuration of this machine's (a config file, PIP_* variables: find-links, indexes).
+const char* const kPipEnv =
+    "env -u PIP_FIND_LINKS -u PIP_INDEX_URL -u PIP_EXTRA_INDEX_URL -u PIP_NO_INDEX -u PIP_REQUIRE_HASHES "
+    "PIP_CONFIG_FILE=/dev/null PIP_DISABLE_PIP_VERSION_CHECK=1";
+
+std::pair<test::CliRun, std::vector<std::string>> pip_download(const std::string& python, const std::string& index,
+                                                              const std::string& platform, const fs::path& to,
+                                                              std::vector<std::string> what) {
+  std::vector<std::string> args{"-m", "pip", "download", "--no-deps", "--no-cache-dir", "--only-binary", ":all:", "--platform",
+                                platform, "--python-version", "3.11", "--implementation", "cp", "--abi", "cp311",
+                                "--index-url", index, "-d", to.string()};
+  args.insert(args.end(), what.begin(), what.end());
+  auto run = test::run_program(kPipEnv, python, args);
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (fs::directory_iterator it(to, ec), end; !ec && it != end; it.increment(ec)) files.push_back(it->path().filename().string());
+  return {std::move(run), std::move(files)};
+}
+
+}  // namespace
+
+TEST_CASE("each fleet machine installs its own build from its view, with pip, served by the shipped nginx block",
+          "[integration][nginx][views]") {
+  const std::string python = python_with_pip();
+  if (python.empty()) FAIL("no python3 with pip (scripts/install-deps.sh installs python3-pip)");
+  test::TempDir tmp;
+  const std::string env = test::clean_network_env() + " WHEELFIT_PLUGIN_PATH=";
+  const auto wheelfit = test::built_wheelfit();
+  REQUIRE(test::run_program("", farmgen_exe(), {"--out", (tmp / "farm").string(), "--with-files", "--only", "flash_attn,cumm"}).code == 0);
+  for (const auto& [name, profile] : kViewFleet) write_file(tmp / "fleet" / (name + ".toml"), profile);
+  write_file(tmp / "comfy-env.toml", "python = \"3.11\"\n\n[cuda]\npackages = [\"flash_attn\"]\n");
+  const fs::path out = tmp / "mirror";
+  const auto mirrored = test::run_program(env, wheelfit, {"mirror", (tmp / "comfy-env.toml").string(), "--machines",
+                                                          (tmp / "fleet").string(), "--out", out.string(), "--index",
+                                                          (tmp / "farm").string(), "--no-cache", "--json"});
+  INFO(mirrored.out << mirrored.err);
+  REQUIRE(mirrored.code == 0);
+  CHECK(parse(mirrored.out).at("published").at("views") == 3);
+  // Each machine's own flash-attn build, from the manifest.
+  std::map<std::string, std::string> own;
+  const auto manifest = parse(read_file(out / "current" / "mirror.json"));
+  for (const auto& m : manifest.at("machines").as_array()) {
+    for (const auto& f : m.at("files").as_array()) own[std::string(m.at("name").as_string())] = std::string(f.as_string());
+  }
+  REQUIRE(own.size() == 3);
+  REQUIRE(own.at("h100") != own.at("rtx5090"));
+  REQUIRE(platform_of(own.at("h100")) == platform_of(own.at("rtx5090")));  // one platform, two builds
+
+  ShippedNginx nginx(tmp / "nginx", out / "current");
+
+  SECTION("(a) the union: pip takes the highest local label, the other machine's build") {
+    auto [run, files] = pip_download(python, nginx.url("/"), platform_of(own.at("h100")), tmp / "union", {"flash-attn"});
+    INFO(run.out << run.err);
+    REQUIRE(run.code == 0);
+    CHECK(files == std::vector<std::string>{own.at("rtx5090")});  // not the H100's: the hazard
+  }
+  SECTION("(b, c) each view: that machine's build, and its requirements.txt with --require-hashes") {
+    for (const auto& [name, wheel] : own) {
+      INFO(name);
+      const std::string view = nginx.url("/machines/" + name + "/");
+      auto [run, files] = pip_download(python, view, platform_of(wheel), tmp / ("view-" + name), {"flash-attn"});
+      INFO(run.out << run.err);
+      REQUIRE(run.code == 0);
+      CHECK(files == std::vector<std::string>{wheel});
+      auto [locked, locked_files] = pip_download(python, view, platform_of(wheel), tmp / ("locked-" + name),
+                                                 {"--require-hashes", "-r", (out / "current/machines" / name / "requirements.txt").string()});
+      INFO(locked.out << locked.err);
+      CHECK(locked.code == 0);
+      CHECK(locked_files == std::vector<std::string>{wheel});
+    }
+    // (d) pip asked for JSON and got it: the log names index.json, served as PEP 691's type.
+    const std::string log = nginx.log();
+    INFO(log);
+    CHECK(contains(log, "/machines/h100/flash-attn/ /machines/h100/flash-attn//index.json 200 application/vnd.pypi.simple.v1+json"));
+  }
+  SECTION("(e) the view of a profile like this machine installs into a fresh venv; pylock.toml pins the served files") {
+    const auto venv = test::run_program("", python, {"-m", "venv", (tmp / "venv").string()});
+    INFO(venv.out << venv.err);
+    REQUIRE(venv.code == 0);
+    const auto install = test::run_program(kPipEnv, tmp / "venv/bin/python",
+                                           {"-m", "pip", "install", "--no-deps", "--no-cache-dir", "--require-hashes",
+                                            "--index-url", nginx.url("/machines/h100/"), "-r",
+                                            (out / "current/machines/h100/requirements.txt").string()});
+    INFO(install.out << install.err);
+    REQUIRE(install.code == 0);
+    const auto shown = test::run_program("", tmp / "venv/bin/python", {"-m", "pip", "show", "flash-attn"});
+    CHECK(contains(shown.out, "Version: " + own.at("h100").substr(own.at("h100").find('-') + 1,
+                                                                  own.at("h100").find('-', own.at("h100").find('-') + 1) - own.at("h100").find('-') - 1)));
+    // pylock.toml: PEP 751's required keys, and each wheel's path and digest are the served file's.
+    write_file(tmp / "check_pylock.py",
+               "import hashlib, pathlib, sys, tomllib\n"
+               "lock = pathlib.Path(sys.argv[1]); doc = tomllib.loads(lock.read_text())\n"
+               "assert doc['lock-version'] == '1.0' and doc['created-by'], doc\n"
+               "assert doc['packages'], doc\n"
+               "for p in doc['packages']:\n"
+               "    assert p['name'] and p['version'] and p['wheels'], p\n"
+               "    for w in p['wheels']:\n"
+               "        f = (lock.parent / w['path']).resolve()\n"
+               "        data = f.read_bytes()\n"
+               "        assert hashlib.sha256(data).hexdigest() == w['hashes']['sha256'], w\n"
+               "        assert len(data) == w['size'] and f.name == w['name'], w\n"
+               "print('ok', len(doc['packages']))\n");
+    for (const auto& [name, wheel] : own) {
+      const auto checked = test::run_program("", python, {(tmp / "check_pylock.py").string(), (out / "current/machines" / name / "pylock.toml").string()});
+      INFO(name << ": " << checked.out << checked.err);
+      CHECK(checked.code == 0);
+      CHECK(contains(checked.out, "ok 1"));
+    }
   }
 }

@@ -11,6 +11,10 @@
 //                                     data-dist-info-metadata = "sha256=<hex of the .metadata>"
 //     files/<file>                    the wheel (a hard link into OUT/pool; a copy across devices)
 //     files/<file>.metadata           its METADATA (PEP 658 / 714)
+//     index.json, <project>/index.json   the same pages as PEP 691 JSON (api-version 1.1)
+//     machines/<name>/                a view per resolved machine: the same pages (HTML and JSON) for
+//                                     exactly its picks (hrefs into the shared files/), and its lock
+//                                     files: requirements.txt, pylock.toml, pixi.toml (with a base URL)
 //     packages.json                   the farm's schema 1, so `wheelfit resolve --index` and the
 //                                     farm's own readers use the mirror unchanged
 //     mirror.json                     the manifest: upstream, its snapshot time, the machines
@@ -56,9 +60,12 @@ struct File {
   std::vector<std::pair<std::string, std::string>> fields;
 };
 
-/// One machine of the fleet, for the manifest.
+/// One machine of the fleet, for the manifest and its view (OUT/current/machines/<name>/).
 struct Machine {
   std::string name, combo, tier, status;  ///< status: "resolved", "unresolved" or the error
+  /// The view's lock files, written as given ("" for none): requirements.txt, pylock.toml and
+  /// (with a base URL) pixi.toml. A resolved machine gets a view; others do not.
+  std::string requirements, pylock, pixi;
 };
 
 struct Snapshot {
@@ -82,6 +89,7 @@ struct Published {
   std::vector<std::string> pruned;           ///< files that left the index (with prune)
   std::size_t snapshots_removed = 0;         ///< old snapshots and leftovers removed
   std::size_t unverified = 0;                ///< files whose sha256 upstream did not publish (File::verified)
+  std::size_t views = 0;                     ///< machines/<name>/ views written (one per resolved machine)
 };
 
 /// Makes OUT when missing; Errc::invalid_input when it is a folder of something else (not empty,
@@ -105,13 +113,28 @@ Expected<Published> publish(const Snapshot& snapshot);
 
 // The pieces, for tests.
 
-/// The PEP 503 project page for `files` (all of one project).
+/// The PEP 503 project page for `files` (all of one project), `up` folders below the tree's
+/// root (1 for OUT/current/<project>/, 3 for a view's machines/<name>/<project>/).
 std::string project_page(const std::string& project, const std::vector<const File*>& files,
-                         const std::vector<std::string>& metadata_sha256, const std::optional<std::string>& base_url);
+                         const std::vector<std::string>& metadata_sha256, const std::optional<std::string>& base_url,
+                         int up = 1);
 /// The root page listing `projects` (normalised names).
 std::string root_page(const std::vector<std::string>& projects);
-/// The href of a file: "../files/<percent-encoded name>" or "<base_url>/files/<...>".
+/// The same pages as PEP 691 JSON (api-version 1.1: PEP 700's size, upload-time and versions):
+/// {"meta", "name", "files": [{filename, url, hashes, requires-python, core-metadata, size,
+/// upload-time}], "versions"}; `upload_time` per file (RFC 3339, UTC). No "dist-info-metadata"
+/// (PEP 714: pip 23.0 crashes on it).
+std::string project_json(const std::string& project, const std::vector<const File*>& files,
+                         const std::vector<std::string>& metadata_sha256, const std::vector<std::string>& upload_time,
+                         const std::optional<std::string>& base_url, int up = 1);
+/// {"meta", "projects": [{"name"}]}.
+std::string root_json(const std::vector<std::string>& projects);
+/// The href of a file: "<up times ../>files/<percent-encoded name>" or "<base_url>/files/<...>".
+std::string file_href(const std::string& filename, const std::optional<std::string>& base_url, int up);
 std::string file_href(const std::string& filename, const std::optional<std::string>& base_url, bool from_project_page);
+/// Whether `name` may be a view's folder (machines/<name>/): a plain, visible path segment of
+/// letters, digits, '.', '-', '_' and '+' ("" when it may; else why not).
+std::string view_name_problem(std::string_view name);
 /// '&', '<', '>', '"' and '\'' as entities.
 std::string html_escape(std::string_view text);
 /// Every byte outside RFC 3986's unreserved set percent-encoded ("+" -> "%2B").

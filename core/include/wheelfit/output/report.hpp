@@ -53,7 +53,15 @@ std::string json_report(const resolve::Resolution& r, const ReportContext& ctx);
 /// the platform with its glibc floor, one feature per env (its config passed through, the
 /// torch family pins, one url per wheel with "#sha256=<hex>" when known), one environment per
 /// env. Errc::invalid_input when a config's pass-through TOML cannot be re-read.
-Expected<std::string> pixi_manifest(const resolve::Resolution& r, const ReportContext& ctx);
+/// How a pixi.toml pins each picked wheel.
+struct PixiPins {
+  /// nullopt: by URL with "#sha256=" (the default: the farm is no index pixi can search, and
+  /// pixi installs a direct URL as it is). Set: `{ version = "==<exact>", index = <this URL> }`,
+  /// for an index that serves exactly the machine's picks (a mirror's view): pixi then checks
+  /// the index's hashes itself.
+  std::optional<std::string> index;
+};
+Expected<std::string> pixi_manifest(const resolve::Resolution& r, const ReportContext& ctx, const PixiPins& pins = {});
 
 /// Writes an output file (`-o pixi.toml`) atomically (util::write_file_atomic): a temp file in the
 /// same folder, fsynced, renamed over `path`, the folder fsynced. An existing file keeps its mode

@@ -1,0 +1,39 @@
+#pragma once
+// Lock files other installers read: pip's `--require-hashes` requirements.txt and PEP 751's
+// pylock.toml (uv installs from it), written from the wheels a resolve picked. Every line pins one
+// file by its sha256; a wheel whose digest is unknown is not locked (the text says which).
+//
+// Thread safety: pure functions.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wheelfit::output {
+
+/// One wheel to lock.
+struct LockedWheel {
+  std::string name;      ///< PEP 503 normalised project name
+  std::string version;   ///< exact, with its local label ("2.8.3+cu128torch2.8")
+  std::string filename;  ///< the wheel's file name
+  /// Where it is: an absolute URL, or (relative) a path from the lock file's folder.
+  std::string location;
+  bool relative = false;
+  std::optional<std::uint64_t> size;
+  std::optional<std::string> sha256;  ///< lower-case hex
+};
+
+/// requirements.txt for `pip install --require-hashes --no-deps -r`: one line per wheel,
+/// `name==version --hash=sha256:HEX` when `by_index` (the installer's --index-url serves the
+/// file), else `name @ URL --hash=sha256:HEX`. `comments` open the file ("# " each). A wheel
+/// without a digest is left out, named in a comment (pip refuses an unhashed line in that mode).
+std::string requirements_txt(const std::vector<LockedWheel>& wheels, bool by_index, const std::vector<std::string>& comments);
+
+/// pylock.toml (PEP 751, lock-version 1.0): created-by, requires-python when given, and one
+/// [[packages]] per wheel with name, version and wheels = [{name, url or path, size, hashes}].
+/// A wheel without a digest is left out, named in a comment (PEP 751 requires hashes).
+std::string pylock_toml(const std::vector<LockedWheel>& wheels, const std::optional<std::string>& requires_python,
+                        const std::vector<std::string>& comments);
+
+}  // namespace wheelfit::output
