@@ -691,3 +691,53 @@ TEST_CASE("lock_folder: a link or FIFO at the lock's path is refused, never foll
   CHECK(slurp(elsewhere / "victim") == "precious");
   CHECK_FALSE(fs::exists(elsewhere / "victim.new"));
 }
+
+TEST_CASE("download: a file in place is read once; its recorded digest serves re-runs while the file is unchanged",
+          "[deliver][download][record]") {
+  // Issue 21 item 7: a re-run where nothing changed reads no file whole. The record
+  // (.<file>.sha256) holds the digest and the file's size, mtime, inode and device.
+  const Served file{random_bytes(40000, 31)};
+  TestServer server(serve([&](const HttpRequest& r) { return answer(r, file); }));
+  TempDir dir;
+  auto t = make();
+  const auto w = wanted(server.url("/" + kName), kName, file.body);
+  check_delivered(deliver::download(*t, {w}, options_for(dir.path())).at(0), dir.path(), file.body);
+  const fs::path record = dir / ("." + kName + ".sha256");
+  REQUIRE(fs::exists(record));
+  CHECK(slurp(record).starts_with(sha(file.body) + " 40000 "));
+
+  SECTION("unchanged: present, from the record") {
+    check_delivered(deliver::download(*t, {w}, options_for(dir.path())).at(0), dir.path(), file.body, Delivered::Status::present);
+    CHECK(server.requests().size() == 1);
+  }
+  SECTION("the record trusts size, mtime and inode: bytes changed behind them are not read (the quick check's limit)") {
+    struct stat before {};
+    REQUIRE(::stat((dir / kName).c_str(), &before) == 0);
+    {
+      const int fd = ::open((dir / kName).c_str(), O_WRONLY | O_CLOEXEC);
+      REQUIRE(fd >= 0);
+      REQUIRE(::pwrite(fd, "X", 1, 0) == 1);
+      const struct timespec times[2] = {before.st_atim, before.st_mtim};
+      REQUIRE(::futimens(fd, times) == 0);
+      ::close(fd);
+    }
+    CHECK(deliver::download(*t, {w}, options_for(dir.path())).at(0).status == Delivered::Status::present);
+    CHECK(server.requests().size() == 1);
+  }
+  SECTION("written since (a new mtime): read again, found wrong, fetched again") {
+    test::write_file(dir / kName, "X" + file.body.substr(1));
+    check_delivered(deliver::download(*t, {w}, options_for(dir.path())).at(0), dir.path(), file.body);
+    CHECK(server.requests().size() == 2);
+  }
+  SECTION("a forged or broken record is not believed") {
+    test::write_file(record, "not a record\n");
+    check_delivered(deliver::download(*t, {w}, options_for(dir.path())).at(0), dir.path(), file.body, Delivered::Status::present);
+    CHECK(slurp(record).starts_with(sha(file.body)));  // rewritten after the read
+  }
+  SECTION("the file gone: its record goes with the next run") {
+    fs::remove(dir / kName);
+    auto other = wanted(server.url("/" + kName), "other-1.0-py3-none-any.whl", file.body);
+    (void)deliver::download(*t, {other}, options_for(dir.path()));
+    CHECK_FALSE(fs::exists(record));
+  }
+}

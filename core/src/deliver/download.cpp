@@ -7,6 +7,7 @@
 #include <set>
 
 #include "part_sink.hpp"
+#include "wheelfit/util/atomic_file.hpp"
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/util/own_file.hpp"
 #include "wheelfit/util/secrets.hpp"
@@ -30,6 +31,42 @@ std::string bad_name(std::string_view name) {
 
 bool is_sha256_hex(std::string_view s) {
   return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+/// DIR/.<file>.sha256: the digest of DIR/<file> and the identity of the file it was computed from.
+fs::path record_path(const fs::path& file) { return file.parent_path() / ("." + file.filename().string() + ".sha256"); }
+
+/// "<sha256> <size> <mtime s> <mtime ns> <inode> <device>": what a re-run compares before it
+/// trusts the digest instead of reading the file again. A write changes the mtime (and a
+/// replacement the inode); the ctime is left out because linking the file into a mirror snapshot
+/// changes it every run.
+std::string identity_of(const struct stat& st) {
+  return std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + " " + std::to_string(st.st_mtim.tv_nsec) + " " +
+         std::to_string(st.st_ino) + " " + std::to_string(st.st_dev);
+}
+
+void record_digest(const fs::path& file, const std::string& sha256) {
+  struct stat st {};
+  if (::lstat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+  util::AtomicWriteOptions o;
+  o.durable = false;  // a lost record costs one read of the file, nothing else
+  (void)util::write_file_atomic(record_path(file), {sha256, " ", identity_of(st), "\n"}, o);
+}
+
+/// The recorded digest of `file`, when the record names this very file as it is now.
+std::optional<std::string> recorded_digest(const fs::path& file) {
+  struct stat st {};
+  if (::lstat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  auto fd = util::open_own_file(record_path(file), false);
+  if (!fd) return std::nullopt;
+  char buf[256];
+  const ssize_t n = ::pread(*fd, buf, sizeof buf - 1, 0);
+  ::close(*fd);
+  if (n <= 65) return std::nullopt;
+  const std::string text(buf, static_cast<std::size_t>(n));
+  const std::string sha = text.substr(0, 64);
+  if (!is_sha256_hex(sha) || text[64] != ' ' || text.substr(65) != identity_of(st) + "\n") return std::nullopt;
+  return sha;
 }
 
 /// A 416 to the Range of a part (the part already whole, or the file shorter now).
@@ -111,7 +148,15 @@ class Run {
       return true;
     }
     if (w.sha256 && fs::is_regular_file(final, ec)) {
-      auto digest = sha256_file(final);
+      // The digest recorded when the file got its name, while it is the same file unchanged;
+      // else the file read whole (and the digest recorded for the next run).
+      std::optional<std::string> digest = recorded_digest(final);
+      if (!digest) {
+        if (auto read = sha256_file(final)) {
+          digest = std::move(*read);
+          record_digest(final, *digest);
+        }
+      }
       if (digest && *digest == *w.sha256) {
         d.path = final;
         d.bytes = fs::file_size(final, ec);
@@ -228,6 +273,7 @@ class Run {
       return;
     }
     d.path = sink.paths().final;
+    record_digest(d.path, d.sha256);
     d.status = Delivered::Status::fetched;
     d.verified = w.sha256.has_value();
     d.resumed = sink.resumed();
@@ -236,20 +282,26 @@ class Run {
     tell(Progress::Kind::finished, i, d.bytes, d.bytes);
   }
 
-  /// The parts (and metas) in the folder of files this run does not want: left by a run that
-  /// wanted other files, they would stay for ever. Only wheelfit's names, regular files of this
-  /// user; the folder's lock is held, so no other run is writing them.
+  /// The parts (and metas) in the folder of files this run does not want, and the digest records
+  /// of files no longer there: left by a run that wanted other files (or a prune), they would
+  /// stay for ever. Only wheelfit's names, regular files of this user; the folder's lock is held,
+  /// so no other run is writing them.
   void remove_unwanted_parts(const std::set<std::string>& wanted) const {
     std::error_code ec;
     for (fs::directory_iterator it(options_.dir, ec), end; !ec && it != end; it.increment(ec)) {
       const std::string name = it->path().filename().string();
       std::string_view file = name;
       if (!file.starts_with('.')) continue;
+      bool record = false;
       if (file.ends_with(".part.meta")) file.remove_suffix(10);
       else if (file.ends_with(".part")) file.remove_suffix(5);
+      else if (file.ends_with(".whl.sha256")) file.remove_suffix(7), record = true;
       else continue;
       file.remove_prefix(1);
-      if (file.empty() || wanted.count(std::string(file))) continue;
+      if (file.empty()) continue;
+      // A part this run does not continue goes; a digest record only once its file is gone.
+      if (record ? fs::exists(options_.dir / file, ec) : wanted.count(std::string(file)) > 0) continue;
+      ec.clear();
       struct stat st {};
       if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) continue;
       log::debug("removing " + it->path().string() + ": a part of a file this run does not want");
@@ -266,6 +318,7 @@ class Run {
     sinks_[i]->remove();
     std::error_code ec;
     fs::remove(sinks_[i]->paths().final, ec);
+    fs::remove(record_path(sinks_[i]->paths().final), ec);
   }
 
   const std::vector<Wanted>& files_;
