@@ -6,14 +6,16 @@
 //   3. per distinct (judged backend, index URL): the policy, --combo, the transport stack with
 //      its cache and the Releases failover, and the snapshot (read_index_with_failover) - read
 //      once, shared by every machine that judges with that backend against that index.
-// Then resolve::resolve runs per machine on the shared snapshot and policy (both immutable:
-// several machines are resolved at once on the hardware's threads).
+// Then resolve::resolve runs per distinct machine on the shared snapshot and policy (both
+// immutable: several machines are resolved at once on the hardware's threads); a machine equal
+// in every fact to one already judged, against the same part, gets a copy of its resolution.
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <thread>
+#include <unordered_map>
 
 #include <boost/json.hpp>
 
@@ -333,6 +335,29 @@ void finish_machine(const ResolveRequest& req, Pending& p) {
   r.resolution = std::move(*resolution);
 }
 
+// The resolve of `twin` (a machine with the same facts, judged with the same backend against
+// the same part) for `p`: its own profile stays, with its provenance.
+void copy_resolve(const Pending& twin, Pending& p) {
+  const ResolveResult& from = twin.result;
+  ResolveResult& r = p.result;
+  r.packages_json_note = from.packages_json_note;
+  r.source = from.source;
+  r.fetch_note = from.fetch_note;
+  r.failover_note = from.failover_note;
+  r.index = from.index;
+  r.exit_code = from.exit_code;
+  r.resolution = from.resolution;
+}
+
+// The resolve's inputs that differ between the machines of a fleet: the machine's facts (not
+// their provenance), the backend and the index part; a key for finding twins (exact: twins are
+// then compared field by field).
+std::string twin_key(const Pending& p) {
+  machine::Machine facts = p.result.machine;
+  facts.provenance.clear();
+  return machine::to_json(facts) + '\n' + p.backend;
+}
+
 // Every machine of `given` resolved (nullopt: this machine, detected). The request's failure
 // is `error`; each machine's is its own result.
 FleetResult resolve_all(const ResolveRequest& req, const std::vector<std::optional<machine::Machine>>& given) {
@@ -348,10 +373,25 @@ FleetResult resolve_all(const ResolveRequest& req, const std::vector<std::option
   for (const auto& m : given) pending.push_back(prepare_machine(req, rp, parts, m));
   out.index_reads = parts.reads();
 
-  // The resolves, on up to one thread per core; each machine's messages keep the call's sink.
+  // Identical machines are judged once: a fleet of thousands holds a few hundred distinct ones.
   std::vector<Pending*> todo;
-  for (auto& p : pending)
-    if (p.part) todo.push_back(&p);
+  std::vector<std::pair<Pending*, const Pending*>> twins;  // (machine, the identical one judged)
+  std::unordered_map<std::string, std::vector<const Pending*>> judged;  // by twin_key
+  for (auto& p : pending) {
+    if (!p.part) continue;
+    auto& same = judged[twin_key(p)];
+    auto twin = std::find_if(same.begin(), same.end(), [&p](const Pending* q) {
+      return q->part == p.part && q->backend == p.backend && machine::same_facts(q->result.machine, p.result.machine);
+    });
+    if (twin != same.end()) {
+      twins.emplace_back(&p, *twin);
+      continue;
+    }
+    same.push_back(&p);
+    todo.push_back(&p);
+  }
+
+  // The resolves, on up to one thread per core; each machine's messages keep the call's sink.
   const std::size_t threads = std::min<std::size_t>(todo.size(), std::max(1u, std::thread::hardware_concurrency()));
   if (threads <= 1) {
     for (auto* p : todo) finish_machine(req, *p);
@@ -365,6 +405,17 @@ FleetResult resolve_all(const ResolveRequest& req, const std::vector<std::option
         for (std::size_t i = next++; i < todo.size(); i = next++) finish_machine(req, *todo[i]);
       });
     }
+  }
+  out.resolves = todo.size();
+  for (auto [p, twin] : twins) {
+    // A resolve that failed may name the twin's profile (a device target refused): judge this
+    // machine itself, for a message naming its own file.
+    if (!twin->result.resolution) {
+      finish_machine(req, *p);
+      ++out.resolves;
+      continue;
+    }
+    copy_resolve(*twin, *p);
   }
 
   out.exit_code = kExitResolved;
