@@ -11,9 +11,10 @@
 //            machine k % 300 (so ~300 distinct): api::load_fleet, then api::resolve_fleet (once)
 // and prints fleet / one (goal: under 10x), singles / fleet and twins / one (goal: at most 3x).
 //
-//   bench_fleet [--machines N] [--reps N] [--fleet-reps N] [--no-singles] [--twins N] [--distinct N]
+//   bench_fleet [--machines N] [--reps N] [--fleet-reps N] [--no-singles] [--twins N] [--distinct N] [--packages N]
 //     --no-singles  skip the 50 single resolves (for profiling the fleet: perf record bench_fleet --no-singles)
 //     --twins N     profiles of the twins fleet (default 10000; 0 skips it); --distinct N: its distinct ones (300)
+//     --packages N  every machine asks for the first N of the farm's 44 packages (default 44)
 
 #include <algorithm>
 #include <chrono>
@@ -91,7 +92,7 @@ int main(int argc, char** argv) {
   std::size_t machines = 50;
   int reps = 9, fleet_reps = 3;
   bool singles_too = true;
-  std::size_t twins = 10000, distinct = 300;
+  std::size_t twins = 10000, distinct = 300, packages = 44;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--machines" && i + 1 < argc) machines = static_cast<std::size_t>(std::max(1, std::atoi(argv[++i])));
@@ -100,8 +101,10 @@ int main(int argc, char** argv) {
     else if (a == "--no-singles") singles_too = false;
     else if (a == "--twins" && i + 1 < argc) twins = static_cast<std::size_t>(std::max(0, std::atoi(argv[++i])));
     else if (a == "--distinct" && i + 1 < argc) distinct = static_cast<std::size_t>(std::max(1, std::atoi(argv[++i])));
+    else if (a == "--packages" && i + 1 < argc) packages = static_cast<std::size_t>(std::clamp(std::atoi(argv[++i]), 1, 44));
     else {
-      std::fprintf(stderr, "usage: bench_fleet [--machines N] [--reps N] [--fleet-reps N] [--no-singles] [--twins N] [--distinct N]\n");
+      std::fprintf(stderr, "usage: bench_fleet [--machines N] [--reps N] [--fleet-reps N] [--no-singles] [--twins N] "
+                           "[--distinct N] [--packages N]\n");
       return 2;
     }
   }
@@ -120,7 +123,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::vector<std::string> names;
-  for (const auto& p : farmgen::select_packages(farmgen::builtin_packages(), 44)) names.push_back(p.index_name);
+  for (const auto& p : farmgen::select_packages(farmgen::builtin_packages(), packages)) names.push_back(p.index_name);
   std::vector<api::FleetMachine> fleet;
   for (std::size_t k = 0; k < machines; ++k) fleet.push_back(fleet_machine(k));
   std::printf("farm: %zu packages, %zu wheels, %zu pages; fleet: %zu machines; %u hardware threads\n", stats->packages,
@@ -196,7 +199,7 @@ int main(int argc, char** argv) {
   }
 
   const double one_ms = median(one) * 1e3, fleet_ms = median(all) * 1e3;
-  std::printf("one machine (H100, 44 packages, %s): %.1f ms (median of %d)\n", one_outcome.c_str(), one_ms, reps);
+  std::printf("one machine (H100, %zu packages, %s): %.1f ms (median of %d)\n", names.size(), one_outcome.c_str(), one_ms, reps);
   std::printf("fleet of %zu: %.1f ms (median of %d), %.1f ms a machine, %zu index read(s), %zu of %zu resolved\n",
               fleet.size(), fleet_ms, fleet_reps, fleet_ms / static_cast<double>(fleet.size()), reads, resolved, fleet.size());
   if (singles_too) std::printf("%zu single resolves one after another: %.1f ms\n", fleet.size(), singles * 1e3);

@@ -98,7 +98,9 @@ struct ResolveRequest {
 struct ResolveResult {
   int exit_code = kExitBadInput;
   std::optional<Error> error;                     ///< set for exit codes 2, 3, 4 (and 70)
-  std::optional<resolve::Resolution> resolution;  ///< set for exit codes 0 and 1
+  /// Set for exit codes 0 and 1. Shared, read-only: the identical machines of a fleet hold one
+  /// resolution (an unresolved one, every candidate's verdict in it, runs to megabytes).
+  std::shared_ptr<const resolve::Resolution> resolution;
   machine::Machine machine;
   config::Workspace workspace;
   std::string index_url, index_origin, policy_source, packages_json_note;

@@ -284,14 +284,11 @@ struct Pending {
   std::string backend;  // the judged backend's name
 };
 
-Pending prepare_machine(const ResolveRequest& req, const RequestPart& rp, IndexParts& parts,
-                        const std::optional<machine::Machine>& given) {
+Pending prepare_machine(const ResolveRequest& req, const RequestPart& rp, IndexParts& parts, machine::Machine m) {
   Pending out;
   ResolveResult& r = out.result;
   r.workspace = rp.workspace;
-  auto found = detail::machine_of(*rp.reg, given, req.env_overrides, req.python, req.backend);
-  if (!found) return {failed(std::move(r), kExitBadInput, found.error().message), nullptr, {}};
-  r.machine = std::move(*found);
+  r.machine = std::move(m);
   auto judged = judging_backend(*rp.reg, req.backend, r.machine);
   if (!judged) return {failed(std::move(r), kExitBadInput, judged.error().message), nullptr, {}};
   const registry::BackendInfo& info = **judged;
@@ -332,11 +329,11 @@ void finish_machine(const ResolveRequest& req, Pending& p) {
   r.failover_note = part.snapshot->failover_note;
   r.index = part.snapshot;
   r.exit_code = resolution->ok() ? kExitResolved : kExitUnresolved;
-  r.resolution = std::move(*resolution);
+  r.resolution = std::make_shared<const resolve::Resolution>(std::move(*resolution));
 }
 
-// The resolve of `twin` (a machine with the same facts, judged with the same backend against
-// the same part) for `p`: its own profile stays, with its provenance.
+// The resolve of `twin` (a machine with the same facts, hence the same backend and index part)
+// for `p`: its own profile stays, with its provenance.
 void copy_resolve(const Pending& twin, Pending& p) {
   const ResolveResult& from = twin.result;
   ResolveResult& r = p.result;
@@ -346,16 +343,16 @@ void copy_resolve(const Pending& twin, Pending& p) {
   r.failover_note = from.failover_note;
   r.index = from.index;
   r.exit_code = from.exit_code;
-  r.resolution = from.resolution;
+  r.resolution = from.resolution;  // shared, not copied: one resolution for all twins
 }
 
-// The resolve's inputs that differ between the machines of a fleet: the machine's facts (not
-// their provenance), the backend and the index part; a key for finding twins (exact: twins are
-// then compared field by field).
-std::string twin_key(const Pending& p) {
-  machine::Machine facts = p.result.machine;
+// What differs between the machines of one fleet request: the machine's facts (after the
+// overrides; not their provenance), which decide its backend, index part and resolve. A key for
+// finding twins; exact because twins are then compared fact by fact (same_facts).
+std::string twin_key(const machine::Machine& m) {
+  machine::Machine facts = m;
   facts.provenance.clear();
-  return machine::to_json(facts) + '\n' + p.backend;
+  return machine::to_json(facts);
 }
 
 // Every machine of `given` resolved (nullopt: this machine, detected). The request's failure
@@ -367,29 +364,38 @@ FleetResult resolve_all(const ResolveRequest& req, const std::vector<std::option
 
   // Machines and their index parts, in order, on this thread (the reads are the transports'
   // own business: a snapshot's pages are fetched in parallel there).
+  // Identical machines are judged once (their backend, index part and resolve): a fleet of
+  // thousands holds a few hundred distinct ones.
   IndexParts parts(req, rp);
   std::vector<Pending> pending;
-  pending.reserve(given.size());
-  for (const auto& m : given) pending.push_back(prepare_machine(req, rp, parts, m));
-  out.index_reads = parts.reads();
-
-  // Identical machines are judged once: a fleet of thousands holds a few hundred distinct ones.
-  std::vector<Pending*> todo;
-  std::vector<std::pair<Pending*, const Pending*>> twins;  // (machine, the identical one judged)
-  std::unordered_map<std::string, std::vector<const Pending*>> judged;  // by twin_key
-  for (auto& p : pending) {
-    if (!p.part) continue;
-    auto& same = judged[twin_key(p)];
-    auto twin = std::find_if(same.begin(), same.end(), [&p](const Pending* q) {
-      return q->part == p.part && q->backend == p.backend && machine::same_facts(q->result.machine, p.result.machine);
-    });
-    if (twin != same.end()) {
-      twins.emplace_back(&p, *twin);
+  pending.reserve(given.size());  // no reallocation: `todo` points into it
+  std::vector<Pending*> todo;     // the machines to resolve
+  std::vector<std::pair<std::size_t, std::size_t>> twins;  // (machine, the identical one judged), in `pending`
+  std::unordered_map<std::string, std::vector<std::size_t>> judged;  // by twin_key
+  for (const auto& m : given) {
+    auto found = detail::machine_of(*rp.reg, m, req.env_overrides, req.python, req.backend);
+    if (!found) {
+      ResolveResult r;
+      r.workspace = rp.workspace;
+      pending.push_back({failed(std::move(r), kExitBadInput, found.error().message), nullptr, {}});
       continue;
     }
-    same.push_back(&p);
-    todo.push_back(&p);
+    auto& same = judged[twin_key(*found)];
+    auto twin = std::find_if(same.begin(), same.end(), [&](std::size_t j) {
+      return machine::same_facts(pending[j].result.machine, *found);
+    });
+    if (twin != same.end()) {
+      twins.emplace_back(pending.size(), *twin);
+      Pending p = pending[*twin];  // its backend and index part, or its failure; not yet resolved
+      p.result.machine = std::move(*found);
+      pending.push_back(std::move(p));
+      continue;
+    }
+    same.push_back(pending.size());
+    pending.push_back(prepare_machine(req, rp, parts, std::move(*found)));
+    if (pending.back().part) todo.push_back(&pending.back());
   }
+  out.index_reads = parts.reads();
 
   // The resolves, on up to one thread per core; each machine's messages keep the call's sink.
   const std::size_t threads = std::min<std::size_t>(todo.size(), std::max(1u, std::thread::hardware_concurrency()));
@@ -407,15 +413,17 @@ FleetResult resolve_all(const ResolveRequest& req, const std::vector<std::option
     }
   }
   out.resolves = todo.size();
-  for (auto [p, twin] : twins) {
+  for (auto [i, twin] : twins) {
+    Pending& p = pending[i];
+    if (!p.part) continue;  // the twin's failure before the resolve: the same for this one
     // A resolve that failed may name the twin's profile (a device target refused): judge this
     // machine itself, for a message naming its own file.
-    if (!twin->result.resolution) {
-      finish_machine(req, *p);
+    if (!pending[twin].result.resolution) {
+      finish_machine(req, p);
       ++out.resolves;
       continue;
     }
-    copy_resolve(*twin, *p);
+    copy_resolve(pending[twin], p);
   }
 
   out.exit_code = kExitResolved;
