@@ -7,16 +7,22 @@
 //   one      api::resolve for one H100 (median of --reps)
 //   fleet    api::resolve_fleet for the 50 (median of --fleet-reps); the index is read once
 //   singles  50 x api::resolve, one machine at a time (once): what the fleet saves
-// and prints fleet / one (goal: under 10x) and singles / fleet.
+//   twins    (issue 21) 10,000 profile files in a temp folder, machine k of them the fleet's
+//            machine k % 300 (so ~300 distinct): api::load_fleet, then api::resolve_fleet (once)
+// and prints fleet / one (goal: under 10x), singles / fleet and twins / one (goal: at most 3x).
 //
-//   bench_fleet [--machines N] [--reps N] [--fleet-reps N] [--no-singles]
+//   bench_fleet [--machines N] [--reps N] [--fleet-reps N] [--no-singles] [--twins N] [--distinct N] [--packages N]
 //     --no-singles  skip the 50 single resolves (for profiling the fleet: perf record bench_fleet --no-singles)
+//     --twins N     profiles of the twins fleet (default 10000; 0 skips it); --distinct N: its distinct ones (300)
+//     --packages N  every machine asks for the first N of the farm's 44 packages (default 44)
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <set>
 #include <stdexcept>
 #include <thread>
 #include <string>
@@ -86,14 +92,19 @@ int main(int argc, char** argv) {
   std::size_t machines = 50;
   int reps = 9, fleet_reps = 3;
   bool singles_too = true;
+  std::size_t twins = 10000, distinct = 300, packages = 44;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--machines" && i + 1 < argc) machines = static_cast<std::size_t>(std::max(1, std::atoi(argv[++i])));
     else if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
     else if (a == "--fleet-reps" && i + 1 < argc) fleet_reps = std::max(1, std::atoi(argv[++i]));
     else if (a == "--no-singles") singles_too = false;
+    else if (a == "--twins" && i + 1 < argc) twins = static_cast<std::size_t>(std::max(0, std::atoi(argv[++i])));
+    else if (a == "--distinct" && i + 1 < argc) distinct = static_cast<std::size_t>(std::max(1, std::atoi(argv[++i])));
+    else if (a == "--packages" && i + 1 < argc) packages = static_cast<std::size_t>(std::clamp(std::atoi(argv[++i]), 1, 44));
     else {
-      std::fprintf(stderr, "usage: bench_fleet [--machines N] [--reps N] [--fleet-reps N] [--no-singles]\n");
+      std::fprintf(stderr, "usage: bench_fleet [--machines N] [--reps N] [--fleet-reps N] [--no-singles] [--twins N] "
+                           "[--distinct N] [--packages N]\n");
       return 2;
     }
   }
@@ -112,7 +123,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::vector<std::string> names;
-  for (const auto& p : farmgen::select_packages(farmgen::builtin_packages(), 44)) names.push_back(p.index_name);
+  for (const auto& p : farmgen::select_packages(farmgen::builtin_packages(), packages)) names.push_back(p.index_name);
   std::vector<api::FleetMachine> fleet;
   for (std::size_t k = 0; k < machines; ++k) fleet.push_back(fleet_machine(k));
   std::printf("farm: %zu packages, %zu wheels, %zu pages; fleet: %zu machines; %u hardware threads\n", stats->packages,
@@ -157,14 +168,52 @@ int main(int argc, char** argv) {
   }
   const double singles = seconds_since(s0);
 
+  // The twins: profile files of a large fleet with few distinct machines, loaded and resolved.
+  double twins_load = 0, twins_resolve = 0;
+  std::size_t twins_resolves = 0, twins_distinct = 0, twins_resolved = 0;
+  if (twins > 0) {
+    const fs::path dir = tmp / "machines";
+    fs::create_directories(dir);
+    std::set<std::string> seen;
+    for (std::size_t k = 0; k < twins; ++k) {
+      const std::string facts = machine::to_json(fleet_machine(k % distinct).machine);
+      seen.insert(facts);
+      char name[32];
+      std::snprintf(name, sizeof name, "m%05zu.json", k);
+      std::ofstream(dir / name) << facts;
+    }
+    twins_distinct = seen.size();
+    const auto t0 = Clock::now();
+    auto loaded = api::load_fleet(dir.string());
+    twins_load = seconds_since(t0);
+    if (!loaded) throw std::runtime_error("twins: " + loaded.error().message);
+    const auto req = request_for(opts.out, names);
+    const auto t1 = Clock::now();
+    const auto res = api::resolve_fleet(req, *loaded);
+    twins_resolve = seconds_since(t1);
+    if (res.error) throw std::runtime_error("twins: " + res.error->message);
+    twins_resolves = res.resolves;
+    twins_resolved = static_cast<std::size_t>(std::count_if(res.machines.begin(), res.machines.end(), [](const auto& m) {
+      return m.resolution && m.resolution->ok();
+    }));
+  }
+
   const double one_ms = median(one) * 1e3, fleet_ms = median(all) * 1e3;
-  std::printf("one machine (H100, 44 packages, %s): %.1f ms (median of %d)\n", one_outcome.c_str(), one_ms, reps);
+  std::printf("one machine (H100, %zu packages, %s): %.1f ms (median of %d)\n", names.size(), one_outcome.c_str(), one_ms, reps);
   std::printf("fleet of %zu: %.1f ms (median of %d), %.1f ms a machine, %zu index read(s), %zu of %zu resolved\n",
               fleet.size(), fleet_ms, fleet_reps, fleet_ms / static_cast<double>(fleet.size()), reads, resolved, fleet.size());
   if (singles_too) std::printf("%zu single resolves one after another: %.1f ms\n", fleet.size(), singles * 1e3);
   std::printf("fleet / one machine: %.2fx (goal under 10x: %s)", fleet_ms / one_ms, fleet_ms / one_ms < 10 ? "met" : "NOT met");
   if (singles_too) std::printf("; singles / fleet: %.2fx", singles * 1e3 / fleet_ms);
   std::printf("\n");
+  if (twins > 0) {
+    const double twins_ms = twins_resolve * 1e3;
+    std::printf("twins: %zu profile files (%zu distinct): load_fleet %.1f ms, resolve_fleet %.1f ms (%zu resolves run, "
+                "%zu of %zu resolved)\n",
+                twins, twins_distinct, twins_load * 1e3, twins_ms, twins_resolves, twins_resolved, twins);
+    std::printf("twins / one machine: %.2fx resolve, %.2fx with load_fleet (goal at most 3x: %s)\n", twins_ms / one_ms,
+                (twins_ms + twins_load * 1e3) / one_ms, twins_ms / one_ms <= 3 ? "met" : "NOT met");
+  }
   std::error_code ec;
   fs::remove_all(tmp, ec);
   return 0;

@@ -290,3 +290,91 @@ TEST_CASE("load_fleet: every profile of a folder, sorted, named by stem", "[faca
     CHECK_THAT(fleet.error().message, Catch::Contains("two profiles are named 'a'"));
   }
 }
+
+namespace {
+
+// `m` with every fact's provenance set to `origin` (as loading the profile `origin` names would).
+machine::Machine with_provenance(machine::Machine m, const std::string& origin) {
+  for (auto& [key, from] : m.provenance) from = origin;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("resolve_fleet: identical profiles are judged once, each row under its own name", "[facade][fleet][twins]") {
+  const auto gh200 = three()[1].machine;
+  const std::vector<api::FleetMachine> fleet = {
+      {"a", with_provenance(test::h100(), "profile a.toml")},   {"b", with_provenance(gh200, "profile b.toml")},
+      {"c", with_provenance(test::h100(), "profile c.toml")},   {"d", with_provenance(gh200, "profile d.toml")},
+      {"e", with_provenance(test::h100(), "profile e.toml")}};
+  const auto f = api::resolve_fleet(request_for_fleet(std::make_shared<CountingTransport>()), fleet);
+  INFO(f.report());
+  REQUIRE_FALSE(f.error);
+  REQUIRE(f.machines.size() == 5);
+  CHECK(f.resolves == 2);  // a (c, e its twins) and b (d)
+  CHECK(f.index_reads == 1);
+  for (std::size_t i = 0; i < fleet.size(); ++i) {
+    CAPTURE(fleet[i].name);
+    const auto& row = f.machines[i];
+    const auto& twin = f.machines[i % 2];  // a or b
+    REQUIRE(row.resolution);
+    CHECK(row.exit_code == twin.exit_code);
+    CHECK(urls(row) == urls(twin));
+    CHECK(row.resolution->warnings == twin.resolution->warnings);
+    CHECK(row.report() == twin.report());
+    auto json_of = [](const api::ResolveResult& r) {
+      auto o = boost::json::parse(r.json()).as_object();
+      o.erase("machine");  // the profile, with its provenance: each row's own
+      return o;
+    };
+    CHECK(json_of(row) == json_of(twin));
+    // Its own profile, with the provenance of its own file.
+    CHECK(row.machine.provenance.at("gpus") == "profile " + fleet[i].name + ".toml");
+  }
+  const auto doc = boost::json::parse(f.json()).as_object();
+  const auto& rows = doc.at("summary").as_array();
+  REQUIRE(rows.size() == 5);
+  for (std::size_t i = 0; i < fleet.size(); ++i) CHECK(rows[i].at("machine").as_string() == fleet[i].name);
+}
+
+TEST_CASE("resolve_fleet: profiles that differ in one fact are judged apart", "[facade][fleet][twins]") {
+  struct Row {
+    const char* differs;
+    test::Facts change;
+  };
+  const Row rows[] = {
+      {"gpus", {{"gpus", "8.6"}}},
+      {"gpus: one more", {{"gpus", "9.0, 9.0"}}},
+      {"glibc", {{"glibc", "2.39"}}},
+      {"python", {{"python", "3.11"}}},
+      {"python: free-threaded", {{"python", "3.12t"}}},
+      {"driver_version", {{"driver_version", "570.133.07"}}},
+      {"driver_line", {{"driver_line", "12.8"}}},
+      {"torch", {{"torch", "2.7.1+cu126"}}},
+      {"cpu_arch", {{"cpu_arch", "aarch64"}}},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.differs);
+    const std::vector<api::FleetMachine> fleet = {{"a", test::h100()}, {"b", test::h100_with(row.change)}, {"c", test::h100()}};
+    const auto f = api::resolve_fleet(request_for_fleet(std::make_shared<CountingTransport>()), fleet);
+    REQUIRE_FALSE(f.error);
+    REQUIRE(f.machines.size() == 3);
+    CHECK(f.resolves == 2);  // a (c its twin) and b
+    CHECK_FALSE(machine::same_facts(f.machines[0].machine, f.machines[1].machine));
+  }
+}
+
+TEST_CASE("resolve_fleet: twins whose resolve fails each name their own profile", "[facade][fleet][twins]") {
+  auto bad = test::h100();
+  bad.gpus = std::vector<std::string>{"sm_9"};  // the backend's grammar refuses it
+  const std::vector<api::FleetMachine> fleet = {{"a", with_provenance(bad, "profile a.toml")},
+                                                {"b", with_provenance(bad, "profile b.toml")}};
+  const auto f = api::resolve_fleet(request_for_fleet(std::make_shared<CountingTransport>()), fleet);
+  REQUIRE(f.machines.size() == 2);
+  CHECK(f.resolves == 2);  // b judged again: a's error names a's file
+  for (std::size_t i = 0; i < 2; ++i) {
+    REQUIRE(f.machines[i].error);
+    CHECK(f.machines[i].exit_code == api::kExitBadInput);
+    CHECK_THAT(f.machines[i].error->message, Catch::StartsWith("profile " + fleet[i].name + ".toml: gpus: 'sm_9'"));
+  }
+}

@@ -106,7 +106,9 @@ Expected<LockFormat> lock_format_for(const std::string& path, const std::optiona
 struct ResolveResult {
   int exit_code = kExitBadInput;
   std::optional<Error> error;                     ///< set for exit codes 2, 3, 4 (and 70)
-  std::optional<resolve::Resolution> resolution;  ///< set for exit codes 0 and 1
+  /// Set for exit codes 0 and 1. Shared, read-only: the identical machines of a fleet hold one
+  /// resolution (an unresolved one, every candidate's verdict in it, runs to megabytes).
+  std::shared_ptr<const resolve::Resolution> resolution;
   machine::Machine machine;
   config::Workspace workspace;
   std::string index_url, index_origin, policy_source, packages_json_note;
@@ -171,6 +173,9 @@ struct FleetResult {
   /// for every machine that read the same index).
   std::vector<ResolveResult> machines;
   std::size_t index_reads = 0;            ///< distinct (backend, index) snapshots read
+  /// Resolves run: machines equal in every fact after the overrides, judged with the same backend
+  /// against the same index, are resolved once and share the result (their provenance aside).
+  std::size_t resolves = 0;
   /// {"machines": [{"name": name, <ResolveResult::json()'s keys, or "error">}, ...],
   ///  ("name", not "machine": the single object has "machine", the profile as judged)
   ///  "summary": [{"machine", "combo" (null when none), "tier" (null when none), "status"}]}; or
@@ -189,7 +194,9 @@ struct FleetResult {
 /// env overrides apply to each profile when request.env_overrides): the backends and workspace
 /// are read once, and each distinct (judged backend, index URL)'s policy, transport stack and
 /// snapshot once, shared by every machine that uses it; the machines' resolves then run on up to
-/// one thread per core. A machine's own failure (its profile did not load, its backend publishes
+/// one thread per core, once per distinct machine: identical profiles (every fact equal, the same
+/// backend and index) are judged once and each gets a copy of that resolution, under its own name
+/// and with its own profile and provenance. A machine's own failure (its profile did not load, its backend publishes
 /// no index, a bad override, a device target its backend refuses) is that machine's result.
 /// Never throws for what the request or the world contains. api::resolve is this for a fleet of
 /// one.

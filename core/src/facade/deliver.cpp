@@ -82,6 +82,7 @@ FleetResult fleet_of_one(ResolveResult r, const ResolveRequest& req) {
   f.fleet.push_back({req.machine ? "machine" : "this machine", r.machine});
   f.machines.push_back(std::move(r));
   f.index_reads = 1;
+  f.resolves = 1;
   return f;
 }
 

@@ -6,14 +6,16 @@
 //   3. per distinct (judged backend, index URL): the policy, --combo, the transport stack with
 //      its cache and the Releases failover, and the snapshot (read_index_with_failover) - read
 //      once, shared by every machine that judges with that backend against that index.
-// Then resolve::resolve runs per machine on the shared snapshot and policy (both immutable:
-// several machines are resolved at once on the hardware's threads).
+// Then resolve::resolve runs per distinct machine on the shared snapshot and policy (both
+// immutable: several machines are resolved at once on the hardware's threads); a machine equal
+// in every fact to one already judged, against the same part, gets a copy of its resolution.
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <thread>
+#include <unordered_map>
 
 #include <boost/json.hpp>
 
@@ -282,14 +284,11 @@ struct Pending {
   std::string backend;  // the judged backend's name
 };
 
-Pending prepare_machine(const ResolveRequest& req, const RequestPart& rp, IndexParts& parts,
-                        const std::optional<machine::Machine>& given) {
+Pending prepare_machine(const ResolveRequest& req, const RequestPart& rp, IndexParts& parts, machine::Machine m) {
   Pending out;
   ResolveResult& r = out.result;
   r.workspace = rp.workspace;
-  auto found = detail::machine_of(*rp.reg, given, req.env_overrides, req.python, req.backend);
-  if (!found) return {failed(std::move(r), kExitBadInput, found.error().message), nullptr, {}};
-  r.machine = std::move(*found);
+  r.machine = std::move(m);
   auto judged = judging_backend(*rp.reg, req.backend, r.machine);
   if (!judged) return {failed(std::move(r), kExitBadInput, judged.error().message), nullptr, {}};
   const registry::BackendInfo& info = **judged;
@@ -330,7 +329,30 @@ void finish_machine(const ResolveRequest& req, Pending& p) {
   r.failover_note = part.snapshot->failover_note;
   r.index = part.snapshot;
   r.exit_code = resolution->ok() ? kExitResolved : kExitUnresolved;
-  r.resolution = std::move(*resolution);
+  r.resolution = std::make_shared<const resolve::Resolution>(std::move(*resolution));
+}
+
+// The resolve of `twin` (a machine with the same facts, hence the same backend and index part)
+// for `p`: its own profile stays, with its provenance.
+void copy_resolve(const Pending& twin, Pending& p) {
+  const ResolveResult& from = twin.result;
+  ResolveResult& r = p.result;
+  r.packages_json_note = from.packages_json_note;
+  r.source = from.source;
+  r.fetch_note = from.fetch_note;
+  r.failover_note = from.failover_note;
+  r.index = from.index;
+  r.exit_code = from.exit_code;
+  r.resolution = from.resolution;  // shared, not copied: one resolution for all twins
+}
+
+// What differs between the machines of one fleet request: the machine's facts (after the
+// overrides; not their provenance), which decide its backend, index part and resolve. A key for
+// finding twins; exact because twins are then compared fact by fact (same_facts).
+std::string twin_key(const machine::Machine& m) {
+  machine::Machine facts = m;
+  facts.provenance.clear();
+  return machine::to_json(facts);
 }
 
 // Every machine of `given` resolved (nullopt: this machine, detected). The request's failure
@@ -342,16 +364,40 @@ FleetResult resolve_all(const ResolveRequest& req, const std::vector<std::option
 
   // Machines and their index parts, in order, on this thread (the reads are the transports'
   // own business: a snapshot's pages are fetched in parallel there).
+  // Identical machines are judged once (their backend, index part and resolve): a fleet of
+  // thousands holds a few hundred distinct ones.
   IndexParts parts(req, rp);
   std::vector<Pending> pending;
-  pending.reserve(given.size());
-  for (const auto& m : given) pending.push_back(prepare_machine(req, rp, parts, m));
+  pending.reserve(given.size());  // no reallocation: `todo` points into it
+  std::vector<Pending*> todo;     // the machines to resolve
+  std::vector<std::pair<std::size_t, std::size_t>> twins;  // (machine, the identical one judged), in `pending`
+  std::unordered_map<std::string, std::vector<std::size_t>> judged;  // by twin_key
+  for (const auto& m : given) {
+    auto found = detail::machine_of(*rp.reg, m, req.env_overrides, req.python, req.backend);
+    if (!found) {
+      ResolveResult r;
+      r.workspace = rp.workspace;
+      pending.push_back({failed(std::move(r), kExitBadInput, found.error().message), nullptr, {}});
+      continue;
+    }
+    auto& same = judged[twin_key(*found)];
+    auto twin = std::find_if(same.begin(), same.end(), [&](std::size_t j) {
+      return machine::same_facts(pending[j].result.machine, *found);
+    });
+    if (twin != same.end()) {
+      twins.emplace_back(pending.size(), *twin);
+      Pending p = pending[*twin];  // its backend and index part, or its failure; not yet resolved
+      p.result.machine = std::move(*found);
+      pending.push_back(std::move(p));
+      continue;
+    }
+    same.push_back(pending.size());
+    pending.push_back(prepare_machine(req, rp, parts, std::move(*found)));
+    if (pending.back().part) todo.push_back(&pending.back());
+  }
   out.index_reads = parts.reads();
 
   // The resolves, on up to one thread per core; each machine's messages keep the call's sink.
-  std::vector<Pending*> todo;
-  for (auto& p : pending)
-    if (p.part) todo.push_back(&p);
   const std::size_t threads = std::min<std::size_t>(todo.size(), std::max(1u, std::thread::hardware_concurrency()));
   if (threads <= 1) {
     for (auto* p : todo) finish_machine(req, *p);
@@ -365,6 +411,19 @@ FleetResult resolve_all(const ResolveRequest& req, const std::vector<std::option
         for (std::size_t i = next++; i < todo.size(); i = next++) finish_machine(req, *todo[i]);
       });
     }
+  }
+  out.resolves = todo.size();
+  for (auto [i, twin] : twins) {
+    Pending& p = pending[i];
+    if (!p.part) continue;  // the twin's failure before the resolve: the same for this one
+    // A resolve that failed may name the twin's profile (a device target refused): judge this
+    // machine itself, for a message naming its own file.
+    if (!pending[twin].result.resolution) {
+      finish_machine(req, p);
+      ++out.resolves;
+      continue;
+    }
+    copy_resolve(pending[twin], p);
   }
 
   out.exit_code = kExitResolved;

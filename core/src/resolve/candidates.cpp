@@ -2,8 +2,10 @@
 #include "candidates.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "wheelfit/model/name.hpp"
 #include "wheelfit/util/text.hpp"
@@ -16,11 +18,74 @@ using util::join;
 // ---------------------------------------------------------------------------------------------
 // Candidates: what an index offers for one package, parsed once, judged per combo and Python.
 
+DigestBook::DigestBook(const index::IndexSnapshot& snap) {
+  std::size_t n = 0;
+  for (const auto& [name, page] : snap.projects) n += page.page.links.size();
+  if (snap.packages_json)
+    for (const auto& [name, entry] : snap.packages_json->packages) n += entry.wheels.size();
+  first_.reserve(n);
+  for (const auto& [name, page] : snap.projects) {
+    if (page.status != index::ProjectPage::Status::ok) continue;
+    std::string_view where = page.url;
+    if (page.source == "releases-api") where = owned_.emplace_back(page.url + " (answered by the GitHub Releases API)");
+    for (const auto& link : page.page.links) {
+      if (link.sha256) add(link.filename.empty() ? link.text : link.filename, *link.sha256, where);
+    }
+  }
+  if (snap.packages_json) {
+    const std::string_view where = owned_.emplace_back(index::index_url_for(snap.base_url, "packages.json"));
+    for (const auto& [name, entry] : snap.packages_json->packages) {
+      for (const auto& w : entry.wheels) {
+        if (w.sha256) add(w.filename, *w.sha256, where);
+      }
+    }
+  }
+}
+
+void DigestBook::add(std::string_view filename, std::string_view sha256, std::string_view where) {
+  auto [it, inserted] = first_.try_emplace(filename, Seen{sha256, where});
+  if (inserted) return;
+  auto c = conflicts_.find(filename);
+  if (c == conflicts_.end()) {
+    if (it->second.sha256 == sha256) return;  // the same file listed again: fine
+    c = conflicts_.emplace(filename, std::vector<Seen>{it->second}).first;
+  }
+  auto& seen = c->second;
+  const bool known = std::any_of(seen.begin(), seen.end(), [&](const Seen& s) { return s.sha256 == sha256 && s.where == where; });
+  if (!known) seen.push_back({sha256, where});
+}
+
+std::string DigestBook::conflict(std::string_view filename) const {
+  auto c = conflicts_.find(filename);
+  if (c == conflicts_.end()) return {};
+  const auto& seen = c->second;
+  const bool one_place = std::all_of(seen.begin(), seen.end(), [&](const Seen& s) { return s.where == seen.front().where; });
+  // The digests in the order first seen, each with the places that gave it.
+  std::vector<std::pair<std::string_view, std::vector<std::string_view>>> digests;
+  for (const auto& s : seen) {
+    auto d = std::find_if(digests.begin(), digests.end(), [&](const auto& e) { return e.first == s.sha256; });
+    if (d == digests.end()) d = digests.insert(digests.end(), {s.sha256, {}});
+    d->second.push_back(s.where);
+  }
+  std::string out = "hash conflict: ";
+  if (one_place) out += std::string(seen.front().where) + " lists it with ";
+  for (std::size_t i = 0; i < digests.size(); ++i) {
+    out += i == 0 ? "" : i + 1 == digests.size() ? " and " : ", ";
+    out += "sha256 " + std::string(digests[i].first);
+    if (one_place) continue;
+    out += " (";
+    for (std::size_t k = 0; k < digests[i].second.size(); ++k) out += (k ? ", " : "") + std::string(digests[i].second[k]);
+    out += ")";
+  }
+  return out;
+}
+
 namespace {
 
 Candidate make_candidate(const std::string& package, std::string text, std::string url, std::string filename,
-                         std::optional<std::string> fragment_sha, const index::IndexSnapshot& snap,
-                         const policies::Policy& policy, std::vector<std::string>& warnings) {
+                         std::optional<std::string> fragment_sha, std::string_view page, const index::IndexSnapshot& snap,
+                         const policies::Policy& policy, const DigestBook& digests, std::set<std::string, std::less<>>& warned,
+                         std::vector<std::string>& warnings) {
   Candidate c;
   c.text = std::move(text);
   c.url = std::move(url);
@@ -37,10 +102,18 @@ Candidate make_candidate(const std::string& package, std::string text, std::stri
   c.combo = policy.parse_combo_label(parsed->version.local());
   c.wheel = std::move(*parsed);
 
+  // One file name, two digests anywhere in the snapshot: neither is trusted (warned once per file).
+  const std::string& key = filename.empty() ? c.text : filename;
+  if (auto conflict = digests.conflict(key); !conflict.empty()) {
+    c.note = std::move(conflict);
+    if (warned.insert(key).second) warnings.push_back(package + ": " + key + ": " + c.note + "; not picked");
+    return c;
+  }
   std::optional<std::string> listed;
   if (snap.packages_json) listed = snap.packages_json->sha256_for(c.url, filename);
   if (fragment_sha && listed && *fragment_sha != *listed) {
-    c.note = "hash conflict: the href says sha256 " + *fragment_sha + ", packages.json says " + *listed;
+    c.note = "hash conflict: the href on " + std::string(page) + " says sha256 " + *fragment_sha + ", " +
+             index::index_url_for(snap.base_url, "packages.json") + " says sha256 " + *listed;
     warnings.push_back(package + ": " + c.text + ": " + c.note + "; not picked");
     return c;
   }
@@ -56,12 +129,27 @@ Candidate make_candidate(const std::string& package, std::string text, std::stri
 
 bool is_wheel_name(std::string_view s) { return s.size() > 4 && s.substr(s.size() - 4) == ".whl"; }
 
+// A link's (anchor text, href): listed twice, it is one candidate.
+struct TextUrl {
+  std::string_view text, url;
+  bool operator==(const TextUrl&) const = default;
+};
+struct TextUrlHash {
+  std::size_t operator()(const TextUrl& k) const noexcept {
+    const std::hash<std::string_view> h;
+    return h(k.text) * 31 + h(k.url);
+  }
+};
+
 }  // namespace
 
 std::vector<Candidate> candidates_for(const std::string& package, const index::IndexSnapshot& snap,
-                                      const policies::Policy& policy, PackageOutcome::Status& status,
-                                      std::string& reason, std::vector<std::string>& warnings) {
+                                      const policies::Policy& policy, const DigestBook& digests,
+                                      PackageOutcome::Status& status, std::string& reason,
+                                      std::vector<std::string>& warnings) {
   std::vector<Candidate> out;
+  std::set<std::string, std::less<>> warned;  // file names whose conflict was warned about
+  std::unordered_map<TextUrl, std::size_t, TextUrlHash> seen;  // index in `out`
   const index::PackagesJsonEntry* listed = nullptr;
   if (snap.packages_json) {
     auto it = snap.packages_json->packages.find(package);
@@ -73,7 +161,18 @@ std::vector<Candidate> candidates_for(const std::string& package, const index::I
   if (page && page->status == index::ProjectPage::Status::ok) {
     for (const auto& link : page->page.links) {
       if (!is_wheel_name(link.text) && !is_wheel_name(link.filename)) continue;  // sdists and other files
-      auto c = make_candidate(package, link.text, link.url, link.filename, link.sha256, snap, policy, warnings);
+      if (auto [it, fresh] = seen.try_emplace(TextUrl{link.text, link.url}, out.size()); !fresh) {
+        // Listed again (a digest it disagrees on is already this candidate's conflict note): a
+        // yank on either listing holds.
+        Candidate& first = out[it->second];
+        if (link.yanked && !first.yanked) {
+          first.yanked = true;
+          if (first.note.empty()) first.note = "yanked" + (link.yank_reason.empty() ? std::string() : ": " + link.yank_reason);
+        }
+        continue;
+      }
+      auto c = make_candidate(package, link.text, link.url, link.filename, link.sha256, page->url, snap, policy, digests,
+                              warned, warnings);
       c.yanked = link.yanked;
       if (link.requires_python) {
         auto spec = model::SpecifierSet::parse(*link.requires_python);
@@ -92,7 +191,9 @@ std::vector<Candidate> candidates_for(const std::string& package, const index::I
       warnings.push_back(package + ": the page could not be read (" + page->error + "); used packages.json instead");
     }
     for (const auto& w : listed->wheels) {
-      out.push_back(make_candidate(package, w.filename, w.url, w.filename, std::nullopt, snap, policy, warnings));
+      if (!seen.try_emplace(TextUrl{w.filename, w.url}, out.size()).second) continue;
+      out.push_back(make_candidate(package, w.filename, w.url, w.filename, std::nullopt, {}, snap, policy, digests,
+                                   warned, warnings));
     }
     status = PackageOutcome::Status::unresolved;
     return out;
@@ -107,9 +208,10 @@ std::vector<Candidate> candidates_for(const std::string& package, const index::I
   return out;
 }
 
-Listing listing_for(const std::string& package, const index::IndexSnapshot& snap, const policies::Policy& policy) {
+Listing listing_for(const std::string& package, const index::IndexSnapshot& snap, const policies::Policy& policy,
+                    const DigestBook& digests) {
   Listing l;
-  l.candidates = candidates_for(package, snap, policy, l.status, l.reason, l.warnings);
+  l.candidates = candidates_for(package, snap, policy, digests, l.status, l.reason, l.warnings);
   return l;
 }
 
@@ -328,8 +430,9 @@ namespace wheelfit::resolve {
 std::shared_ptr<const PreparedCandidates> prepare_candidates(const index::IndexSnapshot& snap, const policies::Policy& policy,
                                                              const std::vector<std::string>& packages) {
   auto out = std::make_shared<PreparedCandidates>();
+  const detail::DigestBook digests(snap);
   for (const auto& name : packages) {
-    if (!out->listings.count(name)) out->listings.emplace(name, detail::listing_for(name, snap, policy));
+    if (!out->listings.count(name)) out->listings.emplace(name, detail::listing_for(name, snap, policy, digests));
   }
   return out;
 }

@@ -2,10 +2,13 @@
 // The resolver's inner parts, shared by the tiers (resolver.cpp) and the advice search
 // (advice.cpp): the candidates an index offers for one package, parsed once, and the judging of
 // one candidate against one combo and one Python (through the evaluators of demands.hpp).
+#include <list>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "wheelfit/model/specifier.hpp"
@@ -89,8 +92,33 @@ struct Listing {
   std::vector<std::string> warnings;  ///< what reading them found (each resolve reports them)
 };
 
+/// Every sha256 a snapshot gives each file name (a link's decoded href segment, a packages.json
+/// wheel's filename), on any of its pages and in packages.json, and where each was listed. A file
+/// name given two digests is a conflict: third-party indexes have listed one file twice with
+/// different digests for months, and which of the two files a download gets is anyone's guess,
+/// so such a file is never picked (nor, since a mirror takes only picks, mirrored).
+/// Holds views into `snap`, which must outlive it. Built once per resolve or prepared snapshot:
+/// one hash-map entry per file name; only conflicting names keep a list.
+class DigestBook {
+ public:
+  explicit DigestBook(const index::IndexSnapshot& snap);
+  /// Empty when `filename` has at most one digest; else "hash conflict: ..." naming every digest
+  /// and the page(s) (or packages.json) that listed it.
+  [[nodiscard]] std::string conflict(std::string_view filename) const;
+
+ private:
+  struct Seen {
+    std::string_view sha256, where;
+  };
+  void add(std::string_view filename, std::string_view sha256, std::string_view where);
+  std::unordered_map<std::string_view, Seen> first_;                 ///< by file name: its first digest
+  std::map<std::string_view, std::vector<Seen>, std::less<>> conflicts_;  ///< every (digest, where), distinct
+  std::list<std::string> owned_;  ///< the "where" texts that are not a page's own URL
+};
+
 /// A package's listing from the index, its candidates parsed.
-Listing listing_for(const std::string& package, const index::IndexSnapshot& snap, const policies::Policy& policy);
+Listing listing_for(const std::string& package, const index::IndexSnapshot& snap, const policies::Policy& policy,
+                    const DigestBook& digests);
 
 /// One env as the resolver judges it: its packages and its Python.
 struct EnvTarget {
@@ -121,11 +149,14 @@ bool better_suggestion(const Suggestion& a, const Suggestion& b, const std::opti
 /// "<list> (<provenance>)": an arch list as the verdicts write it.
 std::string arch_text(const policies::ArchSource& a);
 
-/// Every candidate the index offers for `package` (its page, else its packages.json entry);
-/// `status` and `reason` say why there are none (not published, the page could not be read).
+/// Every candidate the index offers for `package` (its page, else its packages.json entry; a link
+/// listed twice with the same text and href is one candidate); `status` and `reason` say why there
+/// are none (not published, the page could not be read). A file whose name `digests` finds in
+/// conflict is a candidate with a note and no sha256, and one warning names its digests.
 std::vector<Candidate> candidates_for(const std::string& package, const index::IndexSnapshot& snap,
-                                      const policies::Policy& policy, PackageOutcome::Status& status,
-                                      std::string& reason, std::vector<std::string>& warnings);
+                                      const policies::Policy& policy, const DigestBook& digests,
+                                      PackageOutcome::Status& status, std::string& reason,
+                                      std::vector<std::string>& warnings);
 
 /// One candidate judged on the seven demands against ctx's combo, Python and machine.
 Judged judge(const Candidate& c, const Context& ctx);

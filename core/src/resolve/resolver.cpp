@@ -115,6 +115,7 @@ Expected<Resolution> resolve(const Inputs& in) {
   // Candidates, once per package (or once per snapshot, prepared).
   std::map<std::string, Listing> owned;
   std::map<std::string, const Listing*> listing;
+  std::optional<DigestBook> digests;  // built on the first package not prepared
   for (const auto& e : envs) {
     for (const auto& pkg : e.env->packages) {
       if (listing.count(pkg.name)) continue;
@@ -122,7 +123,10 @@ Expected<Resolution> resolve(const Inputs& in) {
       if (in.prepared) {
         if (auto it = in.prepared->listings.find(pkg.name); it != in.prepared->listings.end()) l = &it->second;
       }
-      if (!l) l = &owned.emplace(pkg.name, listing_for(pkg.name, in.index, in.policy)).first->second;
+      if (!l) {
+        if (!digests) digests.emplace(in.index);
+        l = &owned.emplace(pkg.name, listing_for(pkg.name, in.index, in.policy, *digests)).first->second;
+      }
       res.warnings.insert(res.warnings.end(), l->warnings.begin(), l->warnings.end());
       listing.emplace(pkg.name, l);
     }

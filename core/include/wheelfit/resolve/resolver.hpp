@@ -19,7 +19,8 @@
 // by the backend's coverage rule). A demand whose machine fact is unknown is
 // reported as unchecked, never passed silently. Among fitting wheels: final releases before
 // pre-releases, then the highest version, then the best tags (pip's order), then the file name
-// and URL, so the answer is deterministic. Yanked files are never picked.
+// and URL, so the answer is deterministic. Yanked files are never picked, nor a file name the
+// snapshot lists with two different sha256 (on its pages or in packages.json): a warning names both.
 
 #include <functional>
 #include <memory>
