@@ -23,6 +23,7 @@
 #include <boost/json.hpp>
 
 #include "wheelfit/deliver/download.hpp"
+#include "zip_writer.hpp"
 #include "wheelfit/util/subprocess.hpp"
 
 namespace fs = std::filesystem;
@@ -109,9 +110,13 @@ int main(int argc, char** argv) {
   for (const auto& e : fs::recursive_directory_iterator(farm / "releases")) {
     if (!picked.count(e.path().filename().string())) continue;
     const std::string old_sha = *wheelfit::deliver::sha256_file(e.path());
-    // Still a zip the mirror reads METADATA from: the padding goes before the first local
-    // header (a prefix, as self-extracting archives have), the directory stays at the end.
-    std::string bytes = big + slurp(e.path());
+    // Still a wheel the mirror reads METADATA from: its METADATA and the bytes as a stored member.
+    const std::string name = e.path().filename().string();
+    const auto dash = name.find('-'), dash2 = name.find('-', dash + 1);
+    const std::string dist = name.substr(0, dash), version = name.substr(dash + 1, dash2 - dash - 1);
+    const std::string bytes = wheelfit::farmgen::build_zip(
+        {{dist + "-" + version + ".dist-info/METADATA", "Metadata-Version: 2.1\nName: " + dist + "\nVersion: " + version + "\n"},
+         {dist + "/blob.bin", big, false}});
     spit(e.path(), bytes);
     new_sha[old_sha] = *wheelfit::deliver::sha256_file(e.path());
   }
