@@ -176,9 +176,13 @@ TEST_CASE("wheelfit download: fetched, verified, then already there", "[cli][del
     CHECK(fs::file_size(path) == o.at("bytes").to_number<std::uint64_t>());
     CHECK(sha256_of(path) == o.at("sha256").as_string());
   }
-  // Only the wheels and the folder's lock: no part, no meta left beside them.
+  // Only the wheels, the folder's lock and the wheels' digest records: no part, no meta.
   std::size_t entries = 0;
-  for (const auto& e : fs::directory_iterator(to.path())) entries += e.path().filename() != ".wheelfit.lock";
+  for (const auto& e : fs::directory_iterator(to.path())) {
+    const std::string name = e.path().filename().string();
+    entries += name != ".wheelfit.lock" && !name.ends_with(".whl.sha256");
+    CHECK_FALSE(name.ends_with(".part"));
+  }
   CHECK(entries == 2);
 }
 

@@ -33,9 +33,6 @@ bool is_sha256_hex(std::string_view s) {
   return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
-/// DIR/.<file>.sha256: the digest of DIR/<file> and the identity of the file it was computed from.
-fs::path record_path(const fs::path& file) { return file.parent_path() / ("." + file.filename().string() + ".sha256"); }
-
 /// "<sha256> <size> <mtime s> <mtime ns> <inode> <device>": what a re-run compares before it
 /// trusts the digest instead of reading the file again. A write changes the mtime (and a
 /// replacement the inode); the ctime is left out because linking the file into a mirror snapshot
@@ -50,14 +47,14 @@ void record_digest(const fs::path& file, const std::string& sha256) {
   if (::lstat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
   util::AtomicWriteOptions o;
   o.durable = false;  // a lost record costs one read of the file, nothing else
-  (void)util::write_file_atomic(record_path(file), {sha256, " ", identity_of(st), "\n"}, o);
+  (void)util::write_file_atomic(digest_record_path(file), {sha256, " ", identity_of(st), "\n"}, o);
 }
 
 /// The recorded digest of `file`, when the record names this very file as it is now.
 std::optional<std::string> recorded_digest(const fs::path& file) {
   struct stat st {};
   if (::lstat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-  auto fd = util::open_own_file(record_path(file), false);
+  auto fd = util::open_own_file(digest_record_path(file), false);
   if (!fd) return std::nullopt;
   char buf[256];
   const ssize_t n = ::pread(*fd, buf, sizeof buf - 1, 0);
@@ -318,7 +315,7 @@ class Run {
     sinks_[i]->remove();
     std::error_code ec;
     fs::remove(sinks_[i]->paths().final, ec);
-    fs::remove(record_path(sinks_[i]->paths().final), ec);
+    fs::remove(digest_record_path(sinks_[i]->paths().final), ec);
   }
 
   const std::vector<Wanted>& files_;
@@ -329,6 +326,8 @@ class Run {
 };
 
 }  // namespace
+
+fs::path digest_record_path(const fs::path& file) { return file.parent_path() / ("." + file.filename().string() + ".sha256"); }
 
 Expected<util::FolderLock> lock_folder(const fs::path& dir, util::FolderLockOptions options) {
   std::error_code ec;

@@ -460,7 +460,10 @@ Expected<Published> publish(const Snapshot& s) {
     if (e.path().filename().string().starts_with(".current.tmp-")) fs::remove(e.path(), ec);
   });
   if (s.prune) {
-    for (const auto& n : result.pruned) fs::remove(pool / n, ec);
+    for (const auto& n : result.pruned) {
+      fs::remove(pool / n, ec);
+      fs::remove(deliver::digest_record_path(pool / n), ec);
+    }
   }
   // The METADATA kept for wheels this snapshot no longer lists (the snapshots hold their own
   // links), and the name-keyed ones older versions kept beside the wheels.

@@ -89,6 +89,11 @@ Expected<util::FolderLock> lock_folder(const std::filesystem::path& dir, util::F
 std::vector<Delivered> download(transport::Transport& transport, const std::vector<Wanted>& files,
                                 const DownloadOptions& options);
 
+/// DIR/.<file>.sha256, where download() records the digest of DIR/<file> with the file's size,
+/// mtime, inode and device: a later run trusts it while they are unchanged and reads the file
+/// whole otherwise. Whoever removes DIR/<file> removes it too.
+std::filesystem::path digest_record_path(const std::filesystem::path& file);
+
 /// The sha256 of a file, lower-case hex (reads it in large blocks).
 Expected<std::string> sha256_file(const std::filesystem::path& path);
 
