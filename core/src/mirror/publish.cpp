@@ -224,7 +224,7 @@ std::string mtime_of(const fs::path& file) {
   gmtime_r(&st.st_mtim.tv_sec, &tm);
   char buf[40];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  char frac[16];
+  char frac[24];
   std::snprintf(frac, sizeof frac, ".%06ldZ", st.st_mtim.tv_nsec / 1000);
   return std::string(buf) + frac;
 }
