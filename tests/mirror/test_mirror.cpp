@@ -47,13 +47,22 @@ mirror::File pool_wheel(const fs::path& out, const std::string& project, const s
   return f;
 }
 
+mirror::Machine machine_of(const char* name, const char* combo, const char* tier, const char* status) {
+  mirror::Machine m;
+  m.name = name;
+  m.combo = combo;
+  m.tier = tier;
+  m.status = status;
+  return m;
+}
+
 mirror::Snapshot snapshot_of(const fs::path& out, std::vector<mirror::File> files) {
   mirror::Snapshot s;
   s.out = out;
   s.upstream = "https://example.invalid/index/";
   s.upstream_time = "2026-12-01T00:00:00Z";
   s.repo = "Owner/farm";
-  s.machines = {{"a", "cu12.8/torch2.8", "bootstrap", "resolved"}, {"b", "cu12.8/torch2.8", "fallback", "resolved"}};
+  s.machines = {machine_of("a", "cu12.8/torch2.8", "bootstrap", "resolved"), machine_of("b", "cu12.8/torch2.8", "fallback", "resolved")};
   s.files = std::move(files);
   return s;
 }
@@ -396,7 +405,7 @@ TEST_CASE("publish writes a view per resolved machine: its picks only, HTML and 
   auto a = pool_wheel(out, "alpha", "alpha-1.0-py3-none-any.whl", "1.0", {"a"});
   auto b = pool_wheel(out, "beta", "beta-1.0-py3-none-any.whl", "1.0", {"a", "b"});
   auto s = snapshot_of(out, {a, b});
-  s.machines.push_back({"c", "-", "-", "unresolved"});
+  s.machines.push_back(machine_of("c", "-", "-", "unresolved"));
   s.machines[0].requirements = "alpha==1.0 --hash=sha256:" + a.sha256 + "\n";
   s.machines[0].pylock = "lock-version = \"1.0\"\n";
   auto published = mirror::publish(s);

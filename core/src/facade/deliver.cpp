@@ -248,7 +248,10 @@ std::string utc_now() {
 
 /// "cu12.8/torch2.8", the tier, the status of each machine, for the manifest.
 mirror::Machine manifest_machine(const std::string& name, const ResolveResult& r) {
-  mirror::Machine m{name, "-", "-", "resolved"};
+  mirror::Machine m;
+  m.name = name;
+  m.combo = m.tier = "-";
+  m.status = "resolved";
   if (r.resolution && r.resolution->combo) m.combo = r.resolution->combo_str(*r.resolution->combo);
   if (r.resolution && r.resolution->tier) m.tier = *r.resolution->tier;
   if (r.error) m.status = util::redact(r.error->message);

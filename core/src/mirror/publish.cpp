@@ -379,10 +379,10 @@ Expected<Published> publish(const Snapshot& s) {
     if (ec) return io_error(root, "cannot create", ec);
     std::map<std::string, std::vector<std::size_t>> projects_of;
     for (auto i : which) projects_of[files[i].project].push_back(i);
-    std::vector<std::string> names;
+    std::vector<std::string> listed;
     for (const auto& [project, idx] : projects_of) {
       if (!plain_name(project)) return Error(Errc::invalid_input, "mirror: '" + project + "' is not a project name");
-      names.push_back(project);
+      listed.push_back(project);
       std::vector<const File*> list;
       std::vector<std::string> meta, times;
       for (auto i : idx) {
@@ -401,10 +401,10 @@ Expected<Published> publish(const Snapshot& s) {
         return w.error();
       }
     }
-    for (const auto& [name, text] : {std::pair<std::string, std::string>{"index.html", root_page(names)}, {"index.json", root_json(names)}}) {
+    for (const auto& [name, text] : {std::pair<std::string, std::string>{"index.html", root_page(listed)}, {"index.json", root_json(listed)}}) {
       if (auto w = util::write_file_atomic(root / name, {text}, durable); !w) return w.error();
     }
-    return names;
+    return listed;
   };
   std::vector<std::size_t> all(files.size());
   for (std::size_t i = 0; i < files.size(); ++i) all[i] = i;
