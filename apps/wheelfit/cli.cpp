@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "cli.hpp"
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/util/secrets.hpp"
@@ -170,8 +171,13 @@ transports::HttpOptions http_options(const Args& parsed) {
   }
   if (auto v = parsed.value("--user-agent")) o.user_agent = *v;
   else if (auto e = env("WHEELFIT_USER_AGENT"); e && !e->empty()) o.user_agent = *e;
-  if (o.user_agent.empty() || o.user_agent.find_first_of("\r\n") != std::string::npos) {
-    throw UsageError{"--user-agent / WHEELFIT_USER_AGENT: must be one non-empty line"};
+  // It goes into a header line as it is: no CR/LF (a header injected), no other control byte
+  // (as the C API's user_agent).
+  const bool control = std::any_of(o.user_agent.begin(), o.user_agent.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  });
+  if (o.user_agent.empty() || control) {
+    throw UsageError{"--user-agent / WHEELFIT_USER_AGENT: must be one non-empty line without control characters"};
   }
   return o;
 }

@@ -194,6 +194,12 @@ TEST_CASE("resolve says which flag is wrong for bad network options", "[cli][net
       {{"--timeout", "0"}, "--timeout"},        {{"--jobs", "1000"}, "--jobs"},
       {{"--offline", "--no-cache"}, "--offline"}, {{"--index", "http://exa mple.test/"}, "--index"},
       {{"--index", "gopher://example.test/"}, "gopher"},
+      // The user agent goes into a header line as it is: one line, no control byte (as the C API).
+      {{"--user-agent", ""}, "--user-agent / WHEELFIT_USER_AGENT: must be one non-empty line without control characters"},
+      {{"--user-agent", "wf\r\nX-Evil: 1"}, "--user-agent / WHEELFIT_USER_AGENT"},
+      {{"--user-agent", "wf\x1b[2J"}, "--user-agent / WHEELFIT_USER_AGENT"},
+      {{"--user-agent", "wf\tx"}, "--user-agent / WHEELFIT_USER_AGENT"},
+      {{"--user-agent", "wf\x7f"}, "--user-agent / WHEELFIT_USER_AGENT"},
   };
   for (const auto& row : rows) {
     std::vector<std::string> args{"resolve", (dir / "c.toml").string(), "--machine", (dir / "m.toml").string()};
