@@ -106,7 +106,7 @@ resolve_values=(--index --policy --backend --python --retries --timeout --jobs -
 resolve_switches=(--json --no-cache --offline --no-fallback)
 expect 'wheelfit resolve -' "${resolve_values[@]}" --output -o --format --pixi-pins "${resolve_switches[@]}" --inspect
 expect 'wheelfit download -' "${resolve_values[@]}" --dir -d "${resolve_switches[@]}" --no-wait
-expect 'wheelfit mirror -' "${resolve_values[@]}" --out --base-url "${resolve_switches[@]}" --prune --no-wait --allow-unverified
+expect 'wheelfit mirror -' "${resolve_values[@]}" --out --base-url --torch-index "${resolve_switches[@]}" --prune --no-wait --allow-unverified --with-torch
 expect 'wheelfit plugins -' --json
 expect 'wheelfit detect -' --python --backend --json
 expect 'wheelfit explain -' --machine --python --policy --timeout --retries --user-agent \

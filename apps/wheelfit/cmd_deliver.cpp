@@ -92,7 +92,8 @@ int run_download(const std::vector<std::string_view>& argv) {
 }
 
 int run_mirror(const std::vector<std::string_view>& argv) {
-  const Args parsed = parse_args(argv, with(kResolveValues, {"--out", "--base-url"}), with(kResolveSwitches, {"--prune", "--no-wait", "--allow-unverified"}), {},
+  const Args parsed = parse_args(argv, with(kResolveValues, {"--out", "--base-url", "--torch-index"}),
+                                 with(kResolveSwitches, {"--prune", "--no-wait", "--allow-unverified", "--with-torch"}), {},
                                  {"--machine"});
   const bool json = parsed.has("--json");
   if (parsed.positional.empty()) throw UsageError{"mirror: give at least one comfy-env.toml"};
@@ -110,6 +111,9 @@ int run_mirror(const std::vector<std::string_view>& argv) {
   request.jobs = jobs_of(parsed);
   request.wait = !parsed.has("--no-wait");
   request.allow_unverified = parsed.has("--allow-unverified");
+  request.with_torch = parsed.has("--with-torch");
+  request.torch_index = parsed.value("--torch-index");
+  if (request.torch_index && !request.with_torch) throw UsageError{"--torch-index names where --with-torch reads: give --with-torch"};
   registry::Registry reg;
   if (auto loaded = load_backends(reg); !loaded) return fail(json, kBadInput, loaded.error().message);
   request.resolve.backends = &reg;

@@ -125,6 +125,10 @@ mirror options (and the resolve options):
   --offline             build from the HTTP cache and DIR alone
   --allow-unverified    publish wheels whose upstream gives no sha256 (marked "verified": false in
                         mirror.json); by default such a wheel is exit 5 and nothing is published
+  --with-torch          mirror each machine's torch, torchvision and torchaudio too (the resolve's
+                        versions, the newest file for its Python and platform), in its view
+  --torch-index URL     where --with-torch reads: a PEP 503 index; {line} and {line_nodot} as in
+                        the policy's pattern (default: the backend's torch index)
   --no-wait             another run on DIR (it holds DIR/.lock) is exit 2 at once (default: wait)
   --jobs N, --json      as for download; exit 0 published, 1 a machine unresolved (nothing pruned;
                         nothing published when no machine resolved), 5 a wheel failed or is

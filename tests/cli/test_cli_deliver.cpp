@@ -15,6 +15,7 @@
 #include "support/cli_support.hpp"
 #include "support/net/test_server.hpp"
 #include "support/test_support.hpp"
+#include "support/wheel_builder.hpp"
 
 namespace fs = std::filesystem;
 namespace json = boost::json;
@@ -654,5 +655,72 @@ TEST_CASE("wheelfit resolve -o: pixi.toml, requirements*.txt or pylock*.toml by 
       CHECK_THAT(r.err, Catch::Contains(row.says));
       CHECK_FALSE(fs::exists(to / row.file));
     }
+  }
+}
+
+namespace {
+
+/// A PEP 503 torch index per line under `root` (cu128/, cu130/): small real wheels of torch,
+/// torchvision and torchaudio with #sha256=, and decoys a machine must not get (another Python,
+/// another CPU, a version outside the pin, an older patch release).
+void torch_index_cli_deliver(const fs::path& root) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> lines = {
+      {"cu128", {"torch-2.8.0+cu128-cp312-cp312-manylinux_2_28_x86_64.whl", "torch-2.8.1+cu128-cp312-cp312-manylinux_2_28_x86_64.whl",
+                 "torch-2.8.1+cu128-cp311-cp311-manylinux_2_28_x86_64.whl", "torch-2.8.1+cu128-cp312-cp312-manylinux_2_28_aarch64.whl",
+                 "torch-2.9.0+cu128-cp312-cp312-manylinux_2_28_x86_64.whl",
+                 "torchvision-0.23.0+cu128-cp312-cp312-manylinux_2_28_x86_64.whl",
+                 "torchaudio-2.8.0+cu128-cp312-cp312-manylinux_2_28_x86_64.whl"}}};
+  for (const auto& [line, files] : lines) {
+    std::map<std::string, std::string> pages;
+    for (const auto& name : files) {
+      const std::string dist = name.substr(0, name.find('-'));
+      const std::string version = name.substr(dist.size() + 1, name.find('-', dist.size() + 1) - dist.size() - 1);
+      write_file(root / "files" / name, wheelfit::test::build_zip({{dist + "-" + version + ".dist-info/METADATA",
+                                                                  "Metadata-Version: 2.1\nName: " + dist + "\nVersion: " + version + "\n"}}));
+      pages[dist] += "<a href=\"../../files/" + name + "#sha256=" + sha256_of(root / "files" / name) + "\">" + name + "</a><br>\n";
+    }
+    for (const auto& [dist, anchors] : pages) write_file(root / line / dist / "index.html", "<html><body>\n" + anchors + "</body></html>\n");
+  }
+}
+
+}  // namespace
+
+TEST_CASE("wheelfit mirror --with-torch: each machine's torch family, the newest fitting file, in its view and its locks",
+          "[cli][mirror][torch]") {
+  const Farm f;
+  const TempDir t, out;
+  torch_index_cli_deliver(t / "torch");
+  const std::string pattern = (t / "torch").string() + "/cu{line_nodot}";
+  SECTION("mirrored, verified, listed in the machine's view and locked") {
+    const auto r = run_wheelfit_cli_deliver(f.mirror(out.path(), {"--machine", f.machine("h100"), "--with-torch", "--torch-index", pattern}));
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+    const fs::path view = out / "current" / "machines" / "h100";
+    CHECK(fs::exists(out / "current" / "files" / "torch-2.8.1+cu128-cp312-cp312-manylinux_2_28_x86_64.whl"));
+    CHECK_THAT(read_file(out / "current" / "torch" / "index.html"), Catch::Contains(">torch-2.8.1+cu128-cp312-cp312-manylinux_2_28_x86_64.whl<"));
+    const std::string page = read_file(view / "torch" / "index.html");
+    CHECK_THAT(page, Catch::Contains("torch-2.8.1+cu128-cp312-cp312-manylinux_2_28_x86_64.whl"));
+    for (const char* decoy : {"torch-2.8.0+", "cp311", "aarch64", "torch-2.9.0"}) CHECK_THAT(page, !Catch::Contains(decoy));
+    CHECK(fs::exists(view / "torchvision" / "index.html"));
+    const std::string requirements = read_file(view / "requirements.txt");
+    CHECK_THAT(requirements, Catch::Contains("torch==2.8.1+cu128 --hash=sha256:" +
+                                             sha256_of(t / "torch/files/torch-2.8.1+cu128-cp312-cp312-manylinux_2_28_x86_64.whl")));
+    CHECK_THAT(requirements, Catch::Contains("torchaudio==2.8.0+cu128 --hash=sha256:"));
+    CHECK_THAT(requirements, !Catch::Contains("not locked here"));
+    CHECK_THAT(read_file(view / "pylock.toml"), Catch::Contains("name = \"torchvision\""));
+  }
+  SECTION("a --torch-index that is no index: exit 5 naming it, nothing published") {
+    const auto r = run_wheelfit_cli_deliver(f.mirror(out.path(), {"--machine", f.machine("h100"), "--with-torch", "--torch-index",
+                                                                   (t / "nowhere").string()}));
+    INFO(r.out << r.err);
+    CHECK(r.code == 5);
+    CHECK_THAT(r.err, Catch::Contains("--with-torch: the torch index"));
+    CHECK_THAT(r.err, Catch::Contains("nowhere"));
+    CHECK_FALSE(fs::exists(out / "current"));
+  }
+  SECTION("--torch-index without --with-torch is a usage error") {
+    const auto r = run_wheelfit_cli_deliver(f.mirror(out.path(), {"--machine", f.machine("h100"), "--torch-index", pattern}));
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains("give --with-torch"));
   }
 }

@@ -44,8 +44,8 @@ _wheelfit_options() {
       switches="$_wheelfit_resolve_switches --no-wait"
       ;;
     mirror)
-      values="$_wheelfit_resolve_values --out --base-url"
-      switches="$_wheelfit_resolve_switches --prune --no-wait --allow-unverified"
+      values="$_wheelfit_resolve_values --out --base-url --torch-index"
+      switches="$_wheelfit_resolve_switches --prune --no-wait --allow-unverified --with-torch"
       ;;
     plugins)
       values=''

@@ -360,6 +360,12 @@ struct MirrorRequest {
   /// Publish wheels whose upstream gives no sha256 (marked "verified": false in mirror.json);
   /// without it such a wheel is exit 5 and nothing is published.
   bool allow_unverified = false;
+  /// Mirror each machine's torch family pins too (--with-torch): torch, torchvision and
+  /// torchaudio at the resolve's versions, the newest file of each that fits the machine's
+  /// Python and platform, from `torch_index` (the policy's placeholders: {line}, {line_nodot})
+  /// or the backend's torch index; fetched and verified as the picks are.
+  bool with_torch = false;
+  std::optional<std::string> torch_index;
 };
 
 struct MirrorResult {

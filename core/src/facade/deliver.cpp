@@ -9,7 +9,11 @@
 
 #include <boost/json.hpp>
 
+#include "wheelfit/index/index_client.hpp"
 #include "wheelfit/index/links.hpp"
+#include "wheelfit/model/specifier.hpp"
+#include "wheelfit/model/wheel.hpp"
+#include "wheelfit/resolve/demands.hpp"
 #include "wheelfit/transports/file_transport.hpp"
 #include "wheelfit/wheelfit.hpp"
 
@@ -69,6 +73,85 @@ std::vector<Wheel> union_of_picks(const FleetResult& fleet) {
       if (std::find(w.anchors.begin(), w.anchors.end(), pick.filename) == w.anchors.end()) w.anchors.push_back(pick.filename);
       const std::string& name = fleet.fleet[m].name;
       if (std::find(w.machines.begin(), w.machines.end(), name) == w.machines.end()) w.machines.push_back(name);
+    }
+  }
+  return out;
+}
+
+/// `pattern` with the policy's placeholders for `line`: {line} ("12.8"), {line_nodot} ("128").
+std::string expand_line(std::string pattern, const model::NumericVersion& line) {
+  std::string dotted = line.str(), nodot;
+  for (char c : dotted) {
+    if (c != '.') nodot += c;
+  }
+  for (const auto& [key, value] : {std::pair<std::string, std::string>{"{line_nodot}", nodot}, {"{line}", dotted}}) {
+    for (std::size_t at; (at = pattern.find(key)) != std::string::npos;) pattern.replace(at, key.size(), value);
+  }
+  return pattern;
+}
+
+/// The torch family wheels of every resolved machine (MirrorRequest::with_torch), merged by URL:
+/// for each pin, the newest file of the pinned name and version that fits the machine's Python
+/// and platform, from the machine's torch index. An error names the index, the pin and the
+/// machine when a page cannot be read or holds no such file.
+Expected<std::vector<Wheel>> torch_wheels(const MirrorRequest& req, const FleetResult& fleet, transport::Transport& transport) {
+  std::vector<Wheel> out;
+  std::map<std::string, std::size_t> by_url;
+  std::map<std::string, index::IndexSnapshot> read;  // by index URL: each read once
+  for (std::size_t m = 0; m < fleet.machines.size(); ++m) {
+    const ResolveResult& r = fleet.machines[m];
+    if (!r.resolution || !r.resolution->ok() || !r.resolution->combo) continue;
+    const std::string& machine_name = fleet.fleet[m].name;
+    for (const auto& pin : r.resolution->pins) {
+      const std::string base = index::normalize_base(req.torch_index ? expand_line(*req.torch_index, r.resolution->combo->line) : pin.index);
+      auto [it, fresh] = read.try_emplace(base);
+      if (fresh) {
+        std::vector<std::string> names;
+        for (const auto& p : r.resolution->pins) names.push_back(p.name);
+        it->second = index::read_index(transport, base, names);
+      }
+      const auto page = it->second.projects.find(pin.name);
+      const std::string where = util::redact(base) + " (" + pin.name + pin.version + ", machine " + machine_name + ")";
+      if (page == it->second.projects.end() || page->second.status != index::ProjectPage::Status::ok) {
+        return Error(Errc::io_error, "--with-torch: the torch index " + where + ": " +
+                                         (page == it->second.projects.end() ? std::string("no page") : page->second.error));
+      }
+      auto spec = model::SpecifierSet::parse(pin.version);
+      if (!spec) return Error(Errc::invalid_input, "--with-torch: " + where + ": " + spec.error().message);
+      model::PythonTarget py{r.machine.python ? r.machine.python->truncated(2) : model::NumericVersion{}, r.machine.python_free_threaded};
+      const index::Link* best = nullptr;
+      std::optional<model::WheelName> best_name;
+      std::pair<int, int> best_rank{0, 0};
+      for (const auto& link : page->second.page.links) {
+        auto w = model::WheelName::parse(link.filename);
+        if (!w || w->name != pin.name || !spec->contains(w->version)) continue;
+        const auto py_rank = model::python_rank(*w, py);
+        const auto fit = resolve::platform_fit(*w, r.machine);
+        if (!py_rank || !fit || !fit->ok()) continue;
+        const std::pair<int, int> rank{*py_rank, fit->rank};
+        if (!best || w->version > best_name->version || (w->version == best_name->version && rank < best_rank)) {
+          best = &link;
+          best_name = std::move(*w);
+          best_rank = rank;
+        }
+      }
+      if (!best) {
+        return Error(Errc::invalid_input, "--with-torch: the torch index " + where + " lists no wheel for " + py.tag() +
+                                              " on this machine's platform");
+      }
+      auto [at, added] = by_url.try_emplace(best->url, out.size());
+      if (added) {
+        Wheel w;
+        w.wanted.url = best->url;
+        w.wanted.filename = best->filename;
+        w.wanted.sha256 = best->sha256;
+        w.project = pin.name;
+        w.anchors = {best->filename};
+        w.requires_python = best->requires_python;
+        out.push_back(std::move(w));
+      }
+      Wheel& w = out[at->second];
+      if (std::find(w.machines.begin(), w.machines.end(), machine_name) == w.machines.end()) w.machines.push_back(machine_name);
     }
   }
   return out;
@@ -264,8 +347,17 @@ mirror::Machine manifest_machine(const std::string& name, const ResolveResult& r
 /// each pick by version from the view's URL.
 void add_view_locks(mirror::Machine& machine, const ResolveResult& r,
                     const std::map<std::string, const deliver::Delivered*>& delivered,
-                    const std::optional<std::string>& base_url) {
+                    const std::optional<std::string>& base_url, const std::vector<Wheel>& torch, bool with_torch) {
   auto wheels = r.locked_wheels();
+  for (const auto& t : torch) {  // the machine's torch family, mirrored (--with-torch)
+    if (std::find(t.machines.begin(), t.machines.end(), machine.name) == t.machines.end()) continue;
+    output::LockedWheel w;
+    w.name = t.project;
+    w.filename = t.wanted.filename;
+    const auto dash = w.filename.find('-');
+    w.version = w.filename.substr(dash + 1, w.filename.find('-', dash + 1) - dash - 1);
+    wheels.push_back(std::move(w));
+  }
   for (auto& w : wheels) {
     w.relative = !base_url;
     // From machines/<name>/ the shared files/ is two folders up.
@@ -283,6 +375,10 @@ void add_view_locks(mirror::Machine& machine, const ResolveResult& r,
     view_url += "/machines/" + machine.name + "/";
   }
   auto comments = r.lock_comments();
+  if (with_torch) {  // the pins are locked above, from the mirror
+    comments.erase(std::remove_if(comments.begin(), comments.end(), [](const std::string& c) { return c.starts_with("not locked here"); }),
+                   comments.end());
+  }
   comments.insert(comments.begin(), "The wheels of machine " + machine.name + " as this mirror serves them: pip install "
                                     "--require-hashes --no-deps --index-url " +
                                         (view_url.empty() ? std::string("<this folder's URL>") : view_url) + " -r requirements.txt");
@@ -292,7 +388,7 @@ void add_view_locks(mirror::Machine& machine, const ResolveResult& r,
   if (r.machine.python) python = "==" + r.machine.python->truncated(2).str() + ".*";
   machine.pylock = output::pylock_toml(wheels, python, comments);
   if (!view_url.empty()) {
-    if (auto pixi = r.pixi_manifest(output::PixiPins{view_url})) machine.pixi = std::move(*pixi);
+    if (auto pixi = r.pixi_manifest(output::PixiPins{view_url, with_torch})) machine.pixi = std::move(*pixi);
   }
 }
 
@@ -371,7 +467,20 @@ MirrorResult mirror(const MirrorRequest& req) {
     out.unpublished = "no machine resolved: nothing was fetched or published, and " + req.out + "/current is as it was";
     return out;
   }
-  const auto wheels = union_of_picks(out.resolved);
+  auto wheels = union_of_picks(out.resolved);
+  std::vector<Wheel> torch;
+  if (req.with_torch) {
+    auto transport = download_transport(req.resolve, req.jobs);
+    if (!transport) return detail::failed(std::move(out), kExitBadInput, transport.error().message);
+    auto found = torch_wheels(req, out.resolved, **transport);
+    if (!found) {  // nothing is fetched or published without the whole family
+      out.exit_code = kExitDownload;
+      out.error = Error(found.error().code, util::redact(found.error().message));
+      return out;
+    }
+    torch = std::move(*found);
+    wheels.insert(wheels.end(), torch.begin(), torch.end());
+  }
   std::optional<Error> failure;
   const int code = fetch(req.resolve, wheels, mirror::pool_dir(req.out), req.jobs, false, req.progress, out.files, failure);
   if (code != kExitResolved) {  // a wheel missing or not verified: nothing is published
@@ -419,7 +528,7 @@ MirrorResult mirror(const MirrorRequest& req) {
   for (std::size_t m = 0; m < out.resolved.machines.size(); ++m) {
     const ResolveResult& r = out.resolved.machines[m];
     mirror::Machine machine = manifest_machine(out.resolved.fleet[m].name, r);
-    if (machine.status == "resolved") add_view_locks(machine, r, delivered, req.base_url);
+    if (machine.status == "resolved") add_view_locks(machine, r, delivered, req.base_url, torch, req.with_torch);
     s.machines.push_back(std::move(machine));
   }
   for (std::size_t i = 0; i < wheels.size(); ++i) {

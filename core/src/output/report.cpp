@@ -370,7 +370,7 @@ Expected<std::string> pixi_manifest(const resolve::Resolution& r, const ReportCo
     for (const auto& pin : r.pins) {
       toml::table spec;
       spec.insert("version", pin.version);
-      spec.insert("index", util::strip_credentials(pin.index));
+      spec.insert("index", util::strip_credentials(pins.index && pins.torch_from_index ? *pins.index : pin.index));
       spec.is_inline(true);
       if (pypi.contains(pin.name)) {
         log::warn(env.file + ": [pypi-dependencies] " + pin.name + " replaced by the torch family pin " + pin.version);

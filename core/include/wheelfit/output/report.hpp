@@ -60,6 +60,8 @@ struct PixiPins {
   /// for an index that serves exactly the machine's picks (a mirror's view): pixi then checks
   /// the index's hashes itself.
   std::optional<std::string> index;
+  /// With `index`: the torch family pins come from it too (a mirror that holds them).
+  bool torch_from_index = false;
 };
 Expected<std::string> pixi_manifest(const resolve::Resolution& r, const ReportContext& ctx, const PixiPins& pins = {});
 
