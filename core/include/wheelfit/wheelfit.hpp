@@ -132,7 +132,9 @@ struct ResolveResult {
   /// The picks as lock entries (absolute URLs, credential-free), and the comments a lock file
   /// opens with (the combo, the torch family pins it cannot lock).
   [[nodiscard]] std::vector<output::LockedWheel> locked_wheels() const;
-  [[nodiscard]] std::vector<std::string> lock_comments() const;
+  /// `pins_locked`: the torch family pins are locked too (a mirror that holds them), so no
+  /// comment names them as not locked.
+  [[nodiscard]] std::vector<std::string> lock_comments(bool pins_locked = false) const;
   /// The lock file of a resolved result: pixi.toml, requirements.txt (`name @ URL --hash`), or
   /// pylock.toml (PEP 751).
   [[nodiscard]] Expected<std::string> lock_file(LockFormat format) const;

@@ -173,15 +173,21 @@ Expected<void> PartSink::truncate() {
 /// Hashes the part's bytes the hash does not cover yet (an earlier run's, before the first 206).
 Expected<void> PartSink::hash_part() {
   if (auto ok = drain(); !ok) return ok;
+  return hash_bytes(hashed_, done_, sha_, "while hashing it");
+}
+
+/// Feeds the part's bytes [from, to) into `sha` (pread in large blocks), advancing `from` as it
+/// goes. `when` names the step in an error ("while hashing it").
+Expected<void> PartSink::hash_bytes(std::uint64_t& from, std::uint64_t to, Sha256& sha, const char* when) const {
   std::vector<char> block(kWriteBlock);
-  while (hashed_ < done_) {
-    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), done_ - hashed_));
-    const ssize_t got = ::pread(fd_, block.data(), want, static_cast<off_t>(hashed_));
+  while (from < to) {
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), to - from));
+    const ssize_t got = ::pread(fd_, block.data(), want, static_cast<off_t>(from));
     if (got < 0 && errno == EINTR) continue;
-    if (got < 0) return io_error("cannot read", errno);
-    if (got == 0) return Error(Errc::io_error, paths_.part.string() + ": shorter than expected while hashing it");
-    sha_.update(std::string_view(block.data(), static_cast<std::size_t>(got)));
-    hashed_ += static_cast<std::uint64_t>(got);
+    if (got < 0) return io_error(std::string("cannot read ") + when, errno);
+    if (got == 0) return Error(Errc::io_error, paths_.part.string() + ": shorter than received " + when);
+    sha.update(std::string_view(block.data(), static_cast<std::size_t>(got)));
+    from += static_cast<std::uint64_t>(got);
   }
   return {};
 }
@@ -300,16 +306,8 @@ Expected<void> PartSink::verify_on_disk(const std::string& digest) {
                                      std::to_string(done_) + " received: changed by another process while it was written");
   }
   Sha256 sha;
-  std::vector<char> block(kWriteBlock);
-  for (std::uint64_t at_byte = 0; at_byte < done_;) {
-    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), done_ - at_byte));
-    const ssize_t got = ::pread(fd_, block.data(), want, static_cast<off_t>(at_byte));
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) return io_error("cannot read it back", errno);
-    if (got == 0) return Error(Errc::io_error, paths_.part.string() + ": shorter than received while reading it back");
-    sha.update(std::string_view(block.data(), static_cast<std::size_t>(got)));
-    at_byte += static_cast<std::uint64_t>(got);
-  }
+  std::uint64_t read = 0;
+  if (auto ok = hash_bytes(read, done_, sha, "while reading it back"); !ok) return ok;
   if (const auto on_disk = sha.hex(); on_disk != digest) {
     return Error(Errc::io_error, paths_.part.string() + ": the bytes on disk have sha256 " + on_disk + ", not the " +
                                      digest + " received: changed by another process while it was written");

@@ -80,6 +80,7 @@ class PartSink final : public transport::BodySink {
   void stop_writer();            ///< drains and joins the writer thread
   void writer_loop();
   Expected<void> hash_part();
+  Expected<void> hash_bytes(std::uint64_t& from, std::uint64_t to, Sha256& sha, const char* when) const;
   Expected<void> verify_on_disk(const std::string& digest);
   Expected<void> truncate();
   void keep_validator(const transport::Headers& headers);

@@ -6,6 +6,7 @@
 
 #include "wheelfit/transports/cache_transport.hpp"
 #include "wheelfit/transports/file_transport.hpp"
+#include "wheelfit/index/links.hpp"
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/util/secrets.hpp"
 #include "wheelfit/util/text.hpp"
@@ -107,6 +108,11 @@ Expected<machine::Machine> machine_of(const registry::Registry& reg, const std::
     if (auto o = machine::apply_env_overrides(m, machine::process_env()); !o) return o.error();
   }
   return m;
+}
+
+std::string file_name_of(std::string_view url) {
+  if (const auto q = url.find_first_of("?#"); q != std::string_view::npos) url = url.substr(0, q);
+  return index::percent_decode(url.substr(url.rfind('/') + 1));
 }
 
 }  // namespace wheelfit::api::detail

@@ -36,6 +36,9 @@ Expected<std::uint64_t> cache_max_size(const std::optional<std::uint64_t>& given
 
 /// The process environment variable, if set.
 std::optional<std::string> env(const char* name);
+
+/// The file a wheel URL names: its last path segment (before any query or fragment), decoded.
+std::string file_name_of(std::string_view url);
 /// The http(s) URL `url` without its userinfo, which goes to `net.credentials` for the URL's
 /// origin (source `what`), as does `token` (a bearer token, WHEELFIT_INDEX_TOKEN) when given and
 /// not blank. Reads the environment's credentials into `net` first (netrc, hosts allowed

@@ -33,6 +33,7 @@ struct Wheel {
   /// What the index said of it beyond the link, written back by a mirror unchanged.
   std::optional<std::string> requires_python;                  ///< the link's data-requires-python
   std::vector<std::pair<std::string, std::string>> fields;     ///< its packages.json entry's string fields
+  std::string version;  ///< the torch family's (with_torch): from its parsed file name, for the locks
 };
 
 /// The index's facts of a picked file: its link's data-requires-python, its packages.json fields.
@@ -61,9 +62,7 @@ std::vector<Wheel> union_of_picks(const FleetResult& fleet) {
       if (fresh) {
         Wheel w;
         w.wanted.url = pick.url;
-        std::string_view path = pick.url;
-        if (const auto q = path.find_first_of("?#"); q != std::string_view::npos) path = path.substr(0, q);
-        w.wanted.filename = index::percent_decode(path.substr(path.rfind('/') + 1));
+        w.wanted.filename = detail::file_name_of(pick.url);
         w.wanted.sha256 = pick.sha256;
         w.project = pick.name;
         if (r.index) take_facts(w, *r.index);
@@ -148,6 +147,7 @@ Expected<std::vector<Wheel>> torch_wheels(const MirrorRequest& req, const FleetR
         w.project = pin.name;
         w.anchors = {best->filename};
         w.requires_python = best->requires_python;
+        w.version = best_name->version.str();
         out.push_back(std::move(w));
       }
       Wheel& w = out[at->second];
@@ -192,15 +192,16 @@ Expected<std::shared_ptr<transport::Transport>> download_transport(const Resolve
 }
 
 /// Fetches the wheels into `dir`; the exit code (kExitDownload when one failed) and the files.
+/// `made`: the transport the caller already made for this fetch (download_transport), if any.
 int fetch(const ResolveRequest& req, const std::vector<Wheel>& wheels, const std::filesystem::path& dir, unsigned jobs,
           bool locked, const deliver::ProgressHook& progress, std::vector<deliver::Delivered>& files,
-          std::optional<Error>& error) {
+          std::optional<Error>& error, std::shared_ptr<transport::Transport> made = nullptr) {
   if (jobs < 1 || jobs > 64) {
     error = Error(Errc::invalid_input, "--jobs: " + std::to_string(jobs) + " is not from 1 to 64");
     return kExitBadInput;
   }
   if (wheels.empty()) return kExitResolved;
-  auto transport = download_transport(req, jobs);
+  auto transport = made ? Expected<std::shared_ptr<transport::Transport>>(std::move(made)) : download_transport(req, jobs);
   if (!transport) {
     error = Error(Errc::invalid_input, util::redact(transport.error().message));
     return kExitBadInput;
@@ -354,8 +355,7 @@ void add_view_locks(mirror::Machine& machine, const ResolveResult& r,
     output::LockedWheel w;
     w.name = t.project;
     w.filename = t.wanted.filename;
-    const auto dash = w.filename.find('-');
-    w.version = w.filename.substr(dash + 1, w.filename.find('-', dash + 1) - dash - 1);
+    w.version = t.version;
     wheels.push_back(std::move(w));
   }
   for (auto& w : wheels) {
@@ -374,11 +374,7 @@ void add_view_locks(mirror::Machine& machine, const ResolveResult& r,
     while (!view_url.empty() && view_url.back() == '/') view_url.pop_back();
     view_url += "/machines/" + machine.name + "/";
   }
-  auto comments = r.lock_comments();
-  if (with_torch) {  // the pins are locked above, from the mirror
-    comments.erase(std::remove_if(comments.begin(), comments.end(), [](const std::string& c) { return c.starts_with("not locked here"); }),
-                   comments.end());
-  }
+  auto comments = r.lock_comments(with_torch);  // with_torch: the pins are locked above, from the mirror
   comments.insert(comments.begin(), "The wheels of machine " + machine.name + " as this mirror serves them: pip install "
                                     "--require-hashes --no-deps --index-url " +
                                         (view_url.empty() ? std::string("<this folder's URL>") : view_url) + " -r requirements.txt");
@@ -469,10 +465,12 @@ MirrorResult mirror(const MirrorRequest& req) {
   }
   auto wheels = union_of_picks(out.resolved);
   std::vector<Wheel> torch;
+  std::shared_ptr<transport::Transport> torch_transport;  // reused by the fetch below
   if (req.with_torch) {
     auto transport = download_transport(req.resolve, req.jobs);
     if (!transport) return detail::failed(std::move(out), kExitBadInput, transport.error().message);
-    auto found = torch_wheels(req, out.resolved, **transport);
+    torch_transport = *transport;
+    auto found = torch_wheels(req, out.resolved, *torch_transport);
     if (!found) {  // nothing is fetched or published without the whole family
       out.exit_code = kExitDownload;
       out.error = Error(found.error().code, util::redact(found.error().message));
@@ -482,7 +480,8 @@ MirrorResult mirror(const MirrorRequest& req) {
     wheels.insert(wheels.end(), torch.begin(), torch.end());
   }
   std::optional<Error> failure;
-  const int code = fetch(req.resolve, wheels, mirror::pool_dir(req.out), req.jobs, false, req.progress, out.files, failure);
+  const int code = fetch(req.resolve, wheels, mirror::pool_dir(req.out), req.jobs, false, req.progress, out.files, failure,
+                         std::move(torch_transport));
   if (code != kExitResolved) {  // a wheel missing or not verified: nothing is published
     out.exit_code = code;
     out.error = failure;

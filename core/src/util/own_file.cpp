@@ -14,25 +14,16 @@
 #include <utility>
 
 #include "wheelfit/util/log.hpp"
+#include "wheelfit/util/read_file.hpp"
 
 namespace wheelfit::util {
 namespace fs = std::filesystem;
 
 namespace {
 
-const char* kind_of(::mode_t mode) {
-  if (S_ISLNK(mode)) return "a symbolic link";
-  if (S_ISDIR(mode)) return "a folder";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISSOCK(mode)) return "a socket";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  return "not a regular file";
-}
-
 /// "" for a regular file of one link; else why not.
 std::string why_not_own(const struct stat& st) {
-  if (!S_ISREG(st.st_mode)) return std::string("is ") + kind_of(st.st_mode) + ", not a regular file";
+  if (!S_ISREG(st.st_mode)) return not_regular_text(file_type_of(st.st_mode));
   if (st.st_nlink > 1) return "has " + std::to_string(st.st_nlink) + " hard links (another name shares its bytes)";
   return {};
 }

@@ -23,21 +23,10 @@ std::string limit_text(std::uintmax_t bytes) {
   return std::to_string(bytes) + " bytes";
 }
 
-std::filesystem::file_type type_of(mode_t mode) {
-  using std::filesystem::file_type;
-  if (S_ISREG(mode)) return file_type::regular;
-  if (S_ISDIR(mode)) return file_type::directory;
-  if (S_ISFIFO(mode)) return file_type::fifo;
-  if (S_ISCHR(mode)) return file_type::character;
-  if (S_ISBLK(mode)) return file_type::block;
-  if (S_ISSOCK(mode)) return file_type::socket;
-  if (S_ISLNK(mode)) return file_type::symlink;
-  return file_type::unknown;
-}
 
 // The error for a path that is there but is not a regular file.
 Error not_regular(const std::string& path, mode_t mode, std::string_view what) {
-  const auto type = type_of(mode);
+  const auto type = file_type_of(mode);
   if (type == std::filesystem::file_type::directory) {
     return Error(Errc::io_error, path + ": is a directory, not " + std::string(what));
   }
@@ -57,6 +46,18 @@ OpenFile& OpenFile::operator=(OpenFile&& other) noexcept {
     fd_ = std::exchange(other.fd_, -1);
   }
   return *this;
+}
+
+std::filesystem::file_type file_type_of(mode_t mode) {
+  using std::filesystem::file_type;
+  if (S_ISREG(mode)) return file_type::regular;
+  if (S_ISDIR(mode)) return file_type::directory;
+  if (S_ISFIFO(mode)) return file_type::fifo;
+  if (S_ISCHR(mode)) return file_type::character;
+  if (S_ISBLK(mode)) return file_type::block;
+  if (S_ISSOCK(mode)) return file_type::socket;
+  if (S_ISLNK(mode)) return file_type::symlink;
+  return file_type::unknown;
 }
 
 std::string not_regular_text(std::filesystem::file_type type) {

@@ -2,6 +2,8 @@
 // Reading a whole input file (a comfy-env.toml, a machine profile, a policy file) with a size
 // limit, every failure an error that names the file; and opening an input file only when it is a
 // regular file, so a FIFO or a device given as input is refused instead of blocking forever.
+#include <sys/types.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -26,6 +28,9 @@ class OpenFile {
  private:
   int fd_ = -1;
 };
+
+/// What a stat mode is, as std::filesystem names it (symlink for an lstat of a link).
+std::filesystem::file_type file_type_of(mode_t mode);
 
 /// What a path that is not a regular file is, for messages: "is a FIFO, not a regular file" (a
 /// directory, a character device, a block device, a socket, a symlink), else "is not a regular
