@@ -41,10 +41,10 @@ Expected<BackendInfo> check_descriptor(const wheelfit_backend_v2* d) {
                                              "; this wheelfit reads ABI " +
                                              std::to_string(WHEELFIT_BACKEND_ABI_VERSION));
   }
-  if (d->size < sizeof(wheelfit_backend_v2)) {
+  if (d->size < WHEELFIT_BACKEND_V2_MIN_SIZE) {
     return unexpected(Errc::invalid_input, "descriptor size " + std::to_string(d->size) +
-                                               " is smaller than wheelfit_backend_v2 (" +
-                                               std::to_string(sizeof(wheelfit_backend_v2)) + " bytes)");
+                                               " is smaller than wheelfit_backend_v2's first revision (" +
+                                               std::to_string(WHEELFIT_BACKEND_V2_MIN_SIZE) + " bytes)");
   }
   const std::pair<const char*, const char*> fields[] = {
       {"name", d->name},
@@ -80,7 +80,8 @@ Expected<BackendInfo> check_descriptor(const wheelfit_backend_v2* d) {
       .policy_json = d->policy_json,
       .origin = "",
       .has_detection = d->detect != nullptr,
-      .targets = {d->parse_target, d->parse_target_list, d->match_targets, d->read_device_code},
+      .targets = {d->parse_target, d->parse_target_list, d->match_targets, d->read_device_code,
+                  wheelfit_backend_has(d, variant_properties) ? d->variant_properties : nullptr},
   };
 }
 

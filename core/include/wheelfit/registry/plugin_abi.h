@@ -8,7 +8,8 @@
  * returning a pointer to a static descriptor that lives as long as the library (plugins are
  * never unloaded). The core reads `abi_version` first and refuses the plugin, naming the file
  * and both versions, unless it equals WHEELFIT_BACKEND_ABI_VERSION; only then does it read
- * anything else. `size` lets a later minor revision append fields.
+ * anything else. `size` lets a later revision append fields: the core reads an appended field
+ * only when `size` covers it (wheelfit_backend_has).
  *
  * Strings are NUL-terminated UTF-8, owned by the plugin, valid for the library's lifetime.
  * An empty string means "none" (e.g. no index published).
@@ -73,7 +74,31 @@ typedef struct wheelfit_backend_v2 {
    * for CUDA, "code_objects" for ROCm) or {"error": "..."}. NULL: the backend reads no device
    * code (explain then reports the demand as not checked). */
   const char* (*read_device_code)(const char* section, const unsigned char* bytes, size_t size);
+
+  /* ---- appended in ABI 2 revision 1 (docs/decisions/0016-wheel-variants.md). The core reads a
+   * field below only when `size` reaches past it (wheelfit_backend_has), so a plugin built
+   * against the first revision still loads, without it. */
+
+  /* The backend's native PEP 825 variant provider: the variant properties this machine supports,
+   * computed from its facts (never by running a provider's Python plugin). `facts_json` is a
+   * JSON object with the machine's known facts, as detection names them ("driver_version",
+   * "driver_line", "gpus": [canonical targets]); an unknown fact is absent. Returns a JSON object:
+   *   {"properties": {"<namespace>": {"<feature>": ["<value>", ...]}},
+   *                      the supported values of each feature, best first, features in priority order
+   *    "devices": {"<namespace> :: <feature>": {"<target>": ["<value>", ...]}},
+   *                      optional: per device target, the values that serve that one device (the
+   *                      core then also demands that every GPU is served by one of a variant's values)
+   *    "notes": ["..."]}  how a list was computed where a reader should know (optional)
+   * or {"error": "..."}. NULL: the backend provides no variant namespace. */
+  const char* (*variant_properties)(const char* facts_json);
 } wheelfit_backend_v2;
+
+/* The size of the first revision of ABI 2 (up to read_device_code): the smallest descriptor
+ * the core accepts. */
+#define WHEELFIT_BACKEND_V2_MIN_SIZE (offsetof(wheelfit_backend_v2, read_device_code) + sizeof(void*))
+/* Whether descriptor `d` (of `d->size` bytes) carries `field`. */
+#define wheelfit_backend_has(d, field) \
+  ((d)->size >= offsetof(wheelfit_backend_v2, field) + sizeof((d)->field))
 
 /* The entry point's type (the symbol is WHEELFIT_BACKEND_ENTRY). */
 typedef const wheelfit_backend_v2* (*wheelfit_backend_entry_fn)(void);

@@ -102,6 +102,7 @@ constexpr wheelfit_backend_v2 descriptor_v2(const char* name) noexcept {
   d.parse_target_list = nullptr;
   d.match_targets = nullptr;
   d.read_device_code = nullptr;
+  d.variant_properties = nullptr;
   return d;
 }
 
@@ -174,6 +175,25 @@ const char* device_code_entry(const char* section, const unsigned char* bytes, s
     }
   } catch (...) {
     return R"x({"error": "the backend failed to read the device code (an exception)"})x";
+  }
+  return buffer.c_str();
+}
+
+/// The C shape of variant_properties for `Fn` (the facts JSON in, the plugin_abi.h JSON out).
+/// Never throws: an exception becomes {"error": "<what>"}.
+template <std::string (*Fn)(std::string_view facts_json)>
+const char* variant_properties_entry(const char* facts_json) noexcept {
+  static thread_local std::string buffer;
+  try {
+    buffer = Fn(facts_json ? std::string_view(facts_json) : std::string_view("{}"));
+  } catch (const std::exception& e) {
+    try {
+      buffer = device_code_error(std::string("variant properties: ") + e.what());
+    } catch (...) {
+      return R"({"error": "out of memory"})";
+    }
+  } catch (...) {
+    return R"x({"error": "the backend failed to compute its variant properties (an exception)"})x";
   }
   return buffer.c_str();
 }

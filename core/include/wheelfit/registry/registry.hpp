@@ -39,6 +39,8 @@ struct TargetFunctions {
   const char* (*parse_target_list)(const char*, int*) = nullptr;
   int (*match_targets)(const char*, const char*, const char**) = nullptr;
   const char* (*read_device_code)(const char*, const unsigned char*, std::size_t) = nullptr;
+  /// The native variant provider (ABI 2 revision 1); nullptr when the backend provides none.
+  const char* (*variant_properties)(const char*) = nullptr;
 };
 
 /// What a backend supplies, copied out of its descriptor (so it stays valid on its own).
