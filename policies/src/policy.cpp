@@ -89,6 +89,10 @@ Expected<DeviceRules::DeviceCode> DeviceRules::read_code(std::string_view, std::
   return unexpected(Errc::unsupported, "the backend reads no device code");
 }
 
+Expected<model::VariantSupport> DeviceRules::variant_support(const std::string&) const {
+  return unexpected(Errc::unsupported, "the backend provides no variant namespace");
+}
+
 std::optional<std::uint32_t> Policy::runtime_major(std::string_view needed) const {
   static constexpr std::string_view kMajor = "{major}";
   for (const auto& pattern : runtime_libraries_) {

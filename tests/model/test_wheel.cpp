@@ -113,6 +113,33 @@ TEST_CASE("WheelName::parse splits PEP 427 names", "[model][wheel]") {
   }
 }
 
+TEST_CASE("WheelName::parse reads PEP 825 variant labels", "[model][wheel][variants]") {
+  struct Row {
+    std::string name;
+    std::optional<std::string> build, label;
+    std::string platform;
+  };
+  // PEP 825's own examples, PyTorch's variant wheels, and the six-field ambiguity: a third field
+  // starting with a digit is a build tag, anything else makes the last field a label.
+  for (const Row& r : std::initializer_list<Row>{
+           {"numpy-2.3.2-cp313-cp313t-musllinux_1_2_x86_64.whl", std::nullopt, std::nullopt, "musllinux_1_2_x86_64"},
+           {"numpy-2.3.2-cp313-cp313t-musllinux_1_2_x86_64-x86_64_v3.whl", std::nullopt, "x86_64_v3", "musllinux_1_2_x86_64"},
+           {"numpy-2.3.2-cp313-cp313t-musllinux_1_2_x86_64-null.whl", std::nullopt, "null", "musllinux_1_2_x86_64"},
+           {"torch-2.9.0-cp312-cp312-manylinux_2_28_x86_64-cuda12.8.whl", std::nullopt, "cuda12.8", "manylinux_2_28_x86_64"},
+           {"torch-2.9.0-1-cp312-cp312-manylinux_2_28_x86_64-cuda13.0.whl", "1", "cuda13.0", "manylinux_2_28_x86_64"},
+           {"torch-2.9.0-1a-cp312-cp312-manylinux_2_28_x86_64.whl", "1a", std::nullopt, "manylinux_2_28_x86_64"},
+           {"foo-1.0-py3-none-any-abcdefghijklmnop.whl", std::nullopt, "abcdefghijklmnop", "any"},
+       }) {
+    CAPTURE(r.name);
+    auto w = WheelName::parse(r.name);
+    REQUIRE(w.has_value());
+    CHECK(w->build == r.build);
+    CHECK(w->variant_label == r.label);
+    REQUIRE(w->platforms.size() == 1);
+    CHECK(w->platforms.front().tag == r.platform);
+  }
+}
+
 TEST_CASE("WheelName::parse rejects malformed names", "[model][wheel]") {
   wheelfit::test::check_rejects_quoting([](std::string_view name) { return WheelName::parse(name); }, {
       {"", "does not end in \".whl\""},
@@ -123,8 +150,8 @@ TEST_CASE("WheelName::parse rejects malformed names", "[model][wheel]") {
       {".whl", "1 '-'-separated fields"},
       {"foo-1.0-py3-any.whl", "4 '-'-separated fields"},
       {"foo-1.0.whl", "2 '-'-separated fields"},
-      {"foo-bar-1.0-1-py3-none-any.whl", "7 '-'-separated fields"},
-      {"foo-1.0-1-2-py3-none-any.whl", "7 '-'-separated fields"},
+      {"foo-bar-1.0-1-py3-none-any.whl", "invalid version 'bar'"},
+      {"foo-1.0-1-2-py3-none-any-x.whl", "8 '-'-separated fields"},
       {"-1.0-py3-none-any.whl", "distribution name is empty"},
       {"_foo-1.0-py3-none-any.whl", "invalid distribution name '_foo'"},
       {"foo_-1.0-py3-none-any.whl", "invalid distribution name 'foo_'"},
@@ -138,7 +165,12 @@ TEST_CASE("WheelName::parse rejects malformed names", "[model][wheel]") {
       {"foo-1234567890123456789-py3-none-any.whl", "more than 18 digits"},
       {"foo- 1.0-py3-none-any.whl", "whitespace"},
       {"foo-1.0--py3-none-any.whl", "build tag is empty"},
-      {"foo-1.0-abc-py3-none-any.whl", "does not start with a digit"},
+      {"foo-1.0-abc-py3-none-any-cu128.whl", "does not start with a digit"},
+      {"foo-1.0-1-py3-none-any-.whl", "the variant label is empty"},
+      {"foo-1.0-py3-none-any-CU128.whl", "the variant label 'CU128' holds characters other than 0-9, a-z"},
+      {"foo-1.0-py3-none-any-cu12-8.whl", "the variant label 'cu12-8'"},
+      {"foo-1.0-py3-none-any-abcdefghijklmnopq.whl", "longer than 16 characters"},
+      {"foo-1.0-1-py3-none-any-x+y.whl", "the variant label 'x+y'"},
       {"foo-1.0-1 2-py3-none-any.whl", "build tag"},
       {"foo-1.0--none-any.whl", "python tag field is empty"},
       {"foo-1.0-py3--any.whl", "abi tag field is empty"},

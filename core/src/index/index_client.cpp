@@ -4,6 +4,9 @@
 #include <set>
 
 #include "links_detail.hpp"
+#include "wheelfit/deliver/download.hpp"
+#include "wheelfit/model/name.hpp"
+#include "wheelfit/model/wheel.hpp"
 #include "wheelfit/util/text.hpp"
 
 namespace wheelfit::index {
@@ -92,6 +95,79 @@ std::size_t contain_links(Page& page, std::string_view page_url) {
   return before - page.links.size();
 }
 
+namespace {
+
+constexpr std::string_view kVariantsSuffix = "-variants.json";
+
+// "{name}-{version}-variants.json" -> (normalised name, version); nullopt for another shape.
+std::optional<std::pair<std::string, model::Version>> variants_file_name(std::string_view filename) {
+  if (!filename.ends_with(kVariantsSuffix)) return std::nullopt;
+  const std::string_view stem = filename.substr(0, filename.size() - kVariantsSuffix.size());
+  const auto dash = stem.rfind('-');
+  if (dash == std::string_view::npos || dash == 0) return std::nullopt;
+  auto version = model::Version::parse(stem.substr(dash + 1));
+  if (!version) return std::nullopt;
+  return std::pair{model::normalize_name(stem.substr(0, dash)), std::move(*version)};
+}
+
+// The variants files the pages link for the versions that have variant wheels on them: listed
+// on each page (ProjectPage::variants), read in one batch, checked and parsed.
+void read_variants_files(transport::Transport& transport, IndexSnapshot& snap) {
+  std::vector<transport::Request> requests;
+  std::vector<VariantsDoc*> docs;
+  for (auto& [name, page] : snap.projects) {
+    if (page.status != ProjectPage::Status::ok) continue;
+    auto& links = page.page.links;
+    // Most pages (a label-based farm's) link no variants file: not a wheel name is parsed then.
+    if (std::none_of(links.begin(), links.end(), [](const Link& l) { return l.filename.ends_with(kVariantsSuffix); })) continue;
+    std::vector<model::Version> labelled;  // versions with variant wheels
+    for (const auto& l : links) {
+      auto w = model::WheelName::parse(l.filename.empty() ? l.text : l.filename);
+      if (w && w->name == name && w->variant_label &&
+          std::find(labelled.begin(), labelled.end(), w->version) == labelled.end()) {
+        labelled.push_back(w->version);
+      }
+    }
+    for (const auto& l : links) {
+      auto named = variants_file_name(l.filename);
+      if (!named || named->first != name) continue;
+      if (std::find(labelled.begin(), labelled.end(), named->second) == labelled.end()) continue;
+      if (page.variants_for(named->second)) continue;  // one file per version: the first link
+      page.variants.push_back({l.url, l.filename, named->second, l.sha256, {}, nullptr, {}});
+    }
+    for (auto& d : page.variants) {
+      requests.push_back({.url = d.url, .max_body = 16u << 20, .headers = {}, .compressed = true});
+      docs.push_back(&d);
+    }
+  }
+  if (requests.empty()) return;
+  auto responses = transport.get_many(requests);
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    VariantsDoc& d = *docs[i];
+    auto& r = responses[i];
+    if (!r) {
+      d.problem = d.filename + " could not be read: " + r.error().message;
+    } else if (d.sha256 && [&] {
+                 deliver::Sha256 h;
+                 h.update(r->body);
+                 return h.hex() != *d.sha256;
+               }()) {
+      d.problem = d.url + " does not match its page's sha256 " + *d.sha256;
+    } else if (auto parsed = model::parse_variants_json(r->body, d.url)) {
+      d.body = std::move(r->body);
+      d.file = std::make_shared<const model::VariantsFile>(std::move(*parsed));
+    } else {
+      d.problem = parsed.error().message;
+    }
+    if (!d.problem.empty()) {
+      snap.warnings.push_back(d.problem + "; the variant wheels of " + d.filename.substr(0, d.filename.size() - kVariantsSuffix.size()) +
+                              " are not compatible (its null and non-variant wheels still are)");
+    }
+  }
+}
+
+}  // namespace
+
 IndexSnapshot read_index(transport::Transport& transport, const std::string& base, const std::vector<std::string>& names) {
   IndexSnapshot snap;
   snap.base_url = normalize_base(base);
@@ -154,7 +230,14 @@ IndexSnapshot read_index(transport::Transport& transport, const std::string& bas
     }
     snap.projects.emplace(n, std::move(page));
   }
+  read_variants_files(transport, snap);
   return snap;
+}
+
+const VariantsDoc* ProjectPage::variants_for(const model::Version& version) const {
+  for (const auto& v : variants)
+    if (v.version == version) return &v;
+  return nullptr;
 }
 
 }  // namespace wheelfit::index

@@ -2,6 +2,7 @@
 // The judging engine shared by explain (a wheel: its name and its members) and doctor (an
 // installed distribution: its dist-info and its files). Private to the inspect component.
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,10 @@ struct Subject {
   std::optional<model::NumericVersion> label_line;  ///< a label naming only a line, by the torch-label grammar
   std::vector<FileReport> files;
   bool binaries_read = false;
+  /// A variant wheel's properties (PEP 825): its *.dist-info/variant.json, or the index's
+  /// variants file; nullptr with the reason when neither was read.
+  std::shared_ptr<const model::VariantsFile> variants = {};
+  std::string variants_problem = {};
 };
 
 /// Reads each parsed file's device sections with the policy's backend (FileReport::device); a

@@ -578,6 +578,29 @@ DemandReport judge_glibc(Ctx& c) {
   return j.done();
 }
 
+DemandReport judge_variant(Ctx& c) {
+  Judgement j(Demand::variant);
+  if (!c.s.wheel || !c.s.wheel->variant_label) {
+    j.machine("-");
+    j.wheel("no variant label");
+    j.ok("not a variant wheel (PEP 825)");
+    return j.done();
+  }
+  const std::string& label = *c.s.wheel->variant_label;
+  // The torch abi_dependency is judged against: the machine's own, as installed.
+  const std::string torch = c.m.torch ? c.m.torch->public_version().str() : std::string();
+  const auto support = resolve::variant_support(c.m, c.policy, c.gpus, torch);
+  std::vector<std::string> supplied;
+  for (const auto& [ns, features] : support.properties) supplied.push_back(ns);
+  j.machine(supplied.empty() ? std::string("no variant namespace provided") : "provides " + join(supplied, ", "));
+  for (const auto& note : support.notes) c.warnings.push_back(note);
+  const auto v = resolve::judge_variant(label, c.s.variants.get(), c.s.variants_problem, support);
+  j.wheel("variant " + label + (v.properties.empty() ? std::string() : " (" + join(v.properties, ", ") + ")"));
+  if (v.compatible) j.ok(label == "null" ? "the null variant is always compatible" : "every property is supported");
+  for (const auto& f : v.failures) j.fail(f.wheel + ": " + f.machine);
+  return j.done();
+}
+
 }  // namespace
 
 Explanation judge(Subject subject, const machine::Machine& machine, const policies::Policy& policy) {
@@ -601,6 +624,7 @@ Explanation judge(Subject subject, const machine::Machine& machine, const polici
       case Demand::cpu_arch: out.demands.push_back(judge_cpu(c)); break;
       case Demand::os: out.demands.push_back(judge_os(c)); break;
       case Demand::glibc: out.demands.push_back(judge_glibc(c)); break;
+      case Demand::variant: out.demands.push_back(judge_variant(c)); break;
     }
   }
   for (auto& d : out.demands) d.name = resolve::demand_name(d.demand, policy.notation());

@@ -31,6 +31,7 @@ Subject subject_from_name(model::WheelName w, const policies::Policy& policy) {
   s.package = w.name;
   s.combo = policy.parse_combo_label(w.version.local());
   if (!s.combo && !w.version.local().empty()) s.label_line = policy.parse_torch_label(w.version.local());
+  if (w.variant_label) s.variants_problem = "only the name was judged: its *.dist-info/variant.json was not read";
   s.wheel = std::move(w);
   return s;
 }
@@ -44,6 +45,23 @@ Expected<Explanation> read_and_judge(ByteSource& source, const model::WheelName&
   if (!dir) return dir.error();
   Subject s = subject_from_name(w, policy);
   s.binaries_read = true;
+  if (w.variant_label) {
+    // PEP 825: a variant wheel carries its properties in *.dist-info/variant.json.
+    s.variants_problem = source.name() + " has no *.dist-info/variant.json";
+    for (const auto& entry : dir->entries) {
+      const auto slash = entry.name.find('/');
+      if (slash == std::string::npos || entry.name.substr(slash) != "/variant.json" ||
+          !entry.name.substr(0, slash).ends_with(".dist-info")) {
+        continue;
+      }
+      auto bytes = read_zip_member(source, entry, limits);
+      auto file = bytes ? model::parse_variants_json(*bytes, source.name() + "!" + entry.name)
+                        : Expected<model::VariantsFile>(bytes.error());
+      if (file) s.variants = std::make_shared<const model::VariantsFile>(std::move(*file));
+      else s.variants_problem = file.error().message;
+      break;
+    }
+  }
   for (const auto& entry : dir->entries) {
     if (!is_binary_member(entry.name)) continue;
     FileReport f;

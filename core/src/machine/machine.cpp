@@ -206,6 +206,45 @@ std::optional<json::value> show_gpus(const Machine& m) {
   return json::value(std::move(arr));
 }
 
+std::optional<Why> assign_variant_properties(Machine& m, std::string_view value) {
+  auto p = model::parse_variant_properties(value, "variant_properties");
+  if (!p) return p.error().message + " (write {\"<namespace>\": {\"<feature>\": [\"<value>\", ...]}})";
+  m.variant_properties = std::move(*p);
+  return std::nullopt;
+}
+
+std::optional<json::value> show_variant_properties(const Machine& m) {
+  if (!m.variant_properties) return std::nullopt;
+  return json::parse(model::variant_properties_json(*m.variant_properties));
+}
+
+// A profile's variant_properties table ([variant_properties.<namespace>] <feature> = [values])
+// as the JSON text the fact reads. toml++ walks keys by name: features keep no other order.
+std::string toml_table_json(const toml::table& t) {
+  json::object o;
+  for (const auto& [ns, node] : t) {
+    if (const auto* features = node.as_table()) {
+      json::object f;
+      for (const auto& [feature, values] : *features) {
+        json::array a;
+        if (const auto* arr = values.as_array()) {
+          for (const auto& item : *arr) {
+            if (const auto* s = item.as_string()) a.emplace_back(json::string(s->get()));
+            else a.emplace_back(nullptr);  // refused by the reader, naming the path
+          }
+          f[std::string(feature.str())] = std::move(a);
+        } else {
+          f[std::string(feature.str())] = nullptr;
+        }
+      }
+      o[std::string(ns.str())] = std::move(f);
+    } else {
+      o[std::string(ns.str())] = nullptr;
+    }
+  }
+  return json::serialize(o);
+}
+
 const std::vector<Fact>& facts() {
   static const std::vector<Fact> table{
       {"os", "", {}, false, assign_os, reset<&Machine::os>, [](const Machine& m) -> std::optional<json::value> {
@@ -223,6 +262,8 @@ const std::vector<Fact>& facts() {
       {"driver_line", "cuda_driver", {"WHEELFIT_OVERRIDE_CUDA_DRIVER", "CONDA_OVERRIDE_CUDA"}, false,
        assign_numeric<&Machine::driver_line>, reset<&Machine::driver_line>, show_text<&Machine::driver_line>},
       {"gpus", "gpu_targets", {"WHEELFIT_OVERRIDE_GPU_TARGETS"}, true, assign_gpus, reset<&Machine::gpus>, show_gpus},
+      {"variant_properties", "", {}, false, assign_variant_properties, reset<&Machine::variant_properties>,
+       show_variant_properties},
   };
   return table;
 }
@@ -336,6 +377,15 @@ Expected<Machine> parse_toml_profile(std::string_view text, const std::string& s
     if (is_informational_key(key)) continue;
     if (!fact_of(key)) return unknown_key(where, key);
     if (auto r = first_spelling(seen, key, where); !r) return r.error();
+    if (key == "variant_properties") {
+      const toml::table* t = node.as_table();
+      if (t == nullptr) {
+        return unexpected(Errc::invalid_input, where + ": variant_properties must be a table of namespaces "
+                                                       "([variant_properties.<namespace>] <feature> = [\"<value>\", ...])");
+      }
+      if (auto r = set_fact_at(m, key, toml_table_json(*t), where, origin); !r) return r.error();
+      continue;
+    }
     if (is_list_key(key)) {
       ListBuilder list;
       const toml::array* arr = node.as_array();
@@ -446,6 +496,14 @@ Expected<Machine> parse_json_profile(std::string_view text, const std::string& s
     if (!fact_of(key)) return unknown_key(source, key);
     if (auto r = first_spelling(seen, key, source); !r) return r.error();
     const std::string where = source + ": \"" + std::string(key) + "\"";
+    if (key == "variant_properties") {
+      if (!v.is_object()) {
+        return unexpected(Errc::invalid_input,
+                          where + " must be an object {\"<namespace>\": {\"<feature>\": [\"<value>\", ...]}}");
+      }
+      if (auto r = set_fact_at(m, key, json::serialize(v), source, origin); !r) return r.error();
+      continue;
+    }
     if (is_list_key(key)) {
       ListBuilder list;
       const json::array* arr = v.if_array();
@@ -508,7 +566,8 @@ const std::vector<std::string_view>& informational_keys() {
 bool same_facts(const Machine& a, const Machine& b) {
   return a.os == b.os && a.cpu_arch == b.cpu_arch && a.glibc == b.glibc && a.python == b.python &&
          a.python_free_threaded == b.python_free_threaded && a.torch == b.torch && a.backend == b.backend &&
-         a.driver_version == b.driver_version && a.driver_line == b.driver_line && a.gpus == b.gpus;
+         a.driver_version == b.driver_version && a.driver_line == b.driver_line && a.gpus == b.gpus &&
+         a.variant_properties == b.variant_properties;
 }
 
 Expected<void> set_fact(Machine& m, std::string_view key, std::string_view value, const std::string& origin) {

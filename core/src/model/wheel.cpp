@@ -188,6 +188,16 @@ PythonTag parse_python_tag(std::string_view tag) {
   return out;
 }
 
+std::string variant_label_error(std::string_view label) {
+  const std::string quoted = "the variant label '" + std::string(label) + "'";
+  if (label.empty()) return "the variant label is empty";
+  if (label.size() > kMaxVariantLabel) return quoted + " is longer than 16 characters";
+  if (!std::all_of(label.begin(), label.end(), [](char c) { return (c >= 'a' && c <= 'z') || is_digit(c) || c == '_' || c == '.'; })) {
+    return quoted + " holds characters other than 0-9, a-z, '_', '.'";
+  }
+  return {};
+}
+
 Expected<WheelName> WheelName::parse(std::string_view filename) {
   auto bad = [&](const std::string& why) {
     return unexpected(Errc::invalid_input, "'" + std::string(filename) + "' is not a valid wheel file name: " + why);
@@ -197,9 +207,9 @@ Expected<WheelName> WheelName::parse(std::string_view filename) {
   const std::string_view stem = filename.substr(0, filename.size() - kSuffix.size());
 
   const auto fields = split(stem, '-');
-  if (fields.size() != 5 && fields.size() != 6) {
+  if (fields.size() < 5 || fields.size() > 7) {
     return bad("it has " + std::to_string(fields.size()) +
-               " '-'-separated fields; expected 5 or 6 (name-version[-build]-python-abi-platform)");
+               " '-'-separated fields; expected 5 to 7 (name-version[-build]-python-abi-platform[-variant label])");
   }
 
   WheelName w;
@@ -219,8 +229,13 @@ Expected<WheelName> WheelName::parse(std::string_view filename) {
   if (!parsed) return bad("invalid version: " + parsed.error().message);
   w.version = std::move(*parsed);
 
+  // PEP 825: six fields are a build tag when the third starts with a digit (a python tag never
+  // does; an empty one is read as an empty build tag), else a variant label after the platform;
+  // seven are both.
+  const bool has_build = fields.size() == 7 || (fields.size() == 6 && (fields[2].empty() || is_digit(fields[2].front())));
+  const bool has_label = fields.size() == 7 || (fields.size() == 6 && !has_build);
   std::size_t next = 2;
-  if (fields.size() == 6) {
+  if (has_build) {
     const std::string_view build = fields[2];
     if (build.empty()) return bad("the build tag is empty");
     if (!is_digit(build.front())) return bad("the build tag '" + std::string(build) + "' does not start with a digit");
@@ -229,6 +244,11 @@ Expected<WheelName> WheelName::parse(std::string_view filename) {
     }
     w.build = std::string(build);
     next = 3;
+  }
+  if (has_label) {
+    const std::string_view label = fields.back();
+    if (auto why = variant_label_error(label); !why.empty()) return bad(why);
+    w.variant_label = std::string(label);
   }
 
   static constexpr std::array<std::string_view, 3> kWhat{"python", "abi", "platform"};

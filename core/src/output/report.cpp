@@ -136,6 +136,10 @@ std::string human_report(const resolve::Resolution& r, const ReportContext& ctx)
       os << "    " << util::strip_credentials(p.url) << "\n";
       os << "    sha256: " << (p.sha256 ? *p.sha256 + " (" + p.sha256_source + ")" : std::string("unknown (no hash on the index)")) << "\n";
       if (!p.arch_source.empty()) os << "    archs:  " << p.arch_source << "\n";
+      if (p.variant_label) {
+        os << "    variant: " << *p.variant_label
+           << (p.variant_properties.empty() ? std::string() : " (" + util::join(p.variant_properties, ", ") + ")") << "\n";
+      }
     }
     os << "pins:\n";
     for (const auto& pin : r.pins) os << "  " << pin.name << " " << pin.version << " from " << util::strip_credentials(pin.index) << "\n";
@@ -197,6 +201,14 @@ json::array unresolved_json(const resolve::Resolution& r, const std::vector<Pack
   return out;
 }
 
+// {"label": ..., "properties": [...]} for a variant wheel, null for any other.
+json::value variant_json(const resolve::Pick& p) {
+  if (!p.variant_label) return nullptr;
+  json::array props;
+  for (const auto& s : p.variant_properties) props.push_back(json::string(s));
+  return json::object{{"label", *p.variant_label}, {"properties", std::move(props)}};
+}
+
 }  // namespace
 
 std::string json_report(const resolve::Resolution& r, const ReportContext& ctx) {
@@ -215,7 +227,8 @@ std::string json_report(const resolve::Resolution& r, const ReportContext& ctx) 
                                     {"version", p.version},
                                     {"sha256", p.sha256 ? json::value(*p.sha256) : json::value(nullptr)},
                                     {"archs", p.arch_source},
-                                    {"unchecked", std::move(unchecked)}});
+                                    {"unchecked", std::move(unchecked)},
+                                    {"variant", variant_json(p)}});
   }
   o["packages"] = std::move(packages);
   json::array pins;
@@ -255,6 +268,9 @@ std::string json_report(const resolve::Resolution& r, const ReportContext& ctx) 
                             {"failover", ctx.failover_note}, {"fetch", ctx.fetch_note},
                             {"tls", tls_json(ctx.tls)}};
   o["machine"] = json::parse(machine::to_json(ctx.machine));
+  // What the machine supports for variant wheels, as the providers computed it (the profile's
+  // own variant_properties merged in).
+  o["machine"].as_object()["variant_properties"] = json::parse(model::variant_properties_json(r.variants.properties));
   o["policy"] = ctx.policy_source;
   json::value out = std::move(o);
   redact_strings(out);  // warnings, reasons and notes may quote a URL or a header

@@ -51,6 +51,50 @@ class PluginRules final : public policies::DeviceRules {
     return code;
   }
 
+  Expected<model::VariantSupport> variant_support(const std::string& facts_json) const override {
+    if (!fns_.variant_properties) return DeviceRules::variant_support(facts_json);
+    const char* out = fns_.variant_properties(facts_json.c_str());
+    namespace json = boost::json;
+    json::error_code ec;
+    const json::value v = json::parse(out ? out : "", ec);
+    const json::object* o = ec ? nullptr : v.if_object();
+    auto bad = [&](const std::string& why) {
+      return unexpected(Errc::invalid_input, "the backend's variant provider broke its contract: " + why);
+    };
+    if (!o) return bad("not a JSON object");
+    if (const auto* err = o->if_contains("error")) {
+      return unexpected(Errc::invalid_input, "the backend's variant provider failed: " +
+                                                 (err->is_string() ? std::string(err->get_string()) : std::string("no reason given")));
+    }
+    model::VariantSupport support;
+    if (const auto* props = o->if_contains("properties")) {
+      auto p = model::parse_variant_properties(json::serialize(*props), "the backend's variant properties");
+      if (!p) return bad(p.error().message);
+      support.properties = std::move(*p);
+    }
+    if (const auto* devices = o->if_contains("devices")) {
+      if (!devices->is_object()) return bad("\"devices\" is not an object");
+      for (const auto& [feature, targets] : devices->get_object()) {
+        if (!targets.is_object()) return bad("devices." + std::string(feature) + " is not an object");
+        auto& rows = support.devices[std::string(feature)];
+        for (const auto& [target, values] : targets.get_object()) {
+          if (!values.is_array()) return bad("devices." + std::string(feature) + "." + std::string(target) + " is not an array");
+          std::vector<std::string> list;
+          for (const auto& item : values.get_array()) {
+            if (!item.is_string()) return bad("devices." + std::string(feature) + " holds a non-string");
+            list.emplace_back(item.get_string());
+          }
+          rows.emplace_back(std::string(target), std::move(list));
+        }
+      }
+    }
+    if (const auto* notes = o->if_contains("notes"); notes && notes->is_array()) {
+      for (const auto& n : notes->get_array())
+        if (n.is_string()) support.notes.emplace_back(n.get_string());
+    }
+    return support;
+  }
+
   Expected<Match> match(std::string_view list, std::string_view target) const override {
     const std::string l(list), t(target);
     const char* via = nullptr;

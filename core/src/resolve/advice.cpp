@@ -102,6 +102,9 @@ class Search {
     const std::string combo_text = policies::combo_str(policy_.notation(), combo);
     const auto key = key_of(combo);
     static const std::vector<const Candidate*> kNone;
+    // Variants are judged on the machine as it is (its driver included): a provider's CUDA bounds
+    // are what the driver runs.
+    const model::VariantSupport variants = variant_support(m_, policy_, a_.targets, variant_torch(m_, policy_, combo));
     for (std::size_t i = 0; i < a_.envs.size(); ++i) {
       const auto& py = pythons[i];
       for (const auto& pkg : a_.envs[i].env->packages) {
@@ -122,6 +125,7 @@ class Search {
           continue;
         }
         Context ctx{fixed_, a_.targets, policy_, combo, py, platform_target_, pkg.name, archs_[pkg.name], false, nullptr};
+        ctx.variants = &variants;
         const Candidate* best = nullptr;
         Judged best_judged;
         std::set<std::string> failed;  // of the wheels built for this Python

@@ -180,6 +180,15 @@ std::vector<Candidate> candidates_for(const std::string& package, const index::I
         else warnings.push_back(package + ": " + link.text + ": requires-python ignored: " + spec.error().message);
       }
       if (link.yanked) c.note = "yanked" + (link.yank_reason.empty() ? std::string() : ": " + link.yank_reason);
+      if (c.wheel && c.wheel->variant_label) {
+        if (const auto* doc = page->variants_for(c.wheel->version)) {
+          c.variants = doc->file;
+          c.variants_problem = doc->problem;
+          c.variants_sha256 = doc->sha256;
+        } else {
+          c.variants_problem = page->url + " links no " + c.wheel->distribution + "-" + c.wheel->version.str() + "-variants.json";
+        }
+      }
       out.push_back(std::move(c));
     }
     status = PackageOutcome::Status::unresolved;
@@ -194,6 +203,7 @@ std::vector<Candidate> candidates_for(const std::string& package, const index::I
       if (!seen.try_emplace(TextUrl{w.filename, w.url}, out.size()).second) continue;
       out.push_back(make_candidate(package, w.filename, w.url, w.filename, std::nullopt, {}, snap, policy, digests,
                                    warned, warnings));
+      out.back().variants_problem = "the project page was not read, so its variants file was not either";
     }
     status = PackageOutcome::Status::unresolved;
     return out;
@@ -281,6 +291,16 @@ Judged judge(const Candidate& c, const Context& ctx) {
     j.verdict.unchecked.push_back(Demand::glibc);
   }
 
+  // variant: a variant wheel's properties (PEP 825), by what the machine supports
+  if (w.variant_label) {
+    if (!ctx.variants) {
+      j.verdict.unchecked.push_back(Demand::variant);
+    } else {
+      j.variant = judge_variant(*w.variant_label, c.variants.get(), c.variants_problem, *ctx.variants);
+      for (const auto& f : j.variant.failures) fail(Demand::variant, [&] { return f.wheel; }, [&] { return f.machine; });
+    }
+  }
+
   // torch and line: the combo in the local label (a wheel without one is bound to neither)
   if (c.combo) {
     const Combo& wc = *c.combo;
@@ -327,6 +347,9 @@ bool better(const Candidate& a, const Judged& ja, const Candidate& b, const Judg
   const bool a_pre = a.wheel->version.is_prerelease(), b_pre = b.wheel->version.is_prerelease();
   if (a_pre != b_pre) return !a_pre;
   if (auto c = a.wheel->version <=> b.wheel->version; c != 0) return c > 0;
+  // PEP 825: within a version, the variant order first (null after every variant, a non-variant
+  // wheel after null), then the tags.
+  if (int v = model::compare_variants(a.wheel->variant_label, &ja.variant, b.wheel->variant_label, &jb.variant); v != 0) return v < 0;
   if (ja.any_platform != jb.any_platform) return !ja.any_platform;
   if (ja.python_rank != jb.python_rank) return ja.python_rank < jb.python_rank;
   if (ja.platform_rank != jb.platform_rank) return ja.platform_rank < jb.platform_rank;
@@ -381,8 +404,15 @@ PackageOutcome resolve_package(const std::string& env, const config::Package& pk
   }
   auto pick_of = [&](std::size_t i) {
     const Candidate& c = cands[i];
-    return Pick{env, pkg.name, pkg.requested, ctx.python.tag(), c.text, c.url, c.wheel->version.str(), c.sha256,
-                c.sha256_source, judged[i].archs ? arch_text(*judged[i].archs) : std::string(), judged[i].verdict.unchecked};
+    Pick p{env, pkg.name, pkg.requested, ctx.python.tag(), c.text, c.url, c.wheel->version.str(), c.sha256,
+           c.sha256_source, judged[i].archs ? arch_text(*judged[i].archs) : std::string(), judged[i].verdict.unchecked};
+    if (c.wheel->variant_label) {
+      p.variant_label = c.wheel->variant_label;
+      p.variant_properties = judged[i].variant.properties;
+      if (c.variants) p.variants_url = c.variants->source;
+      p.variants_sha256 = c.variants_sha256;
+    }
+    return p;
   };
   std::map<std::size_t, Failure> rejected;  // by the inspect hook
   if (inspecting && !fitting.empty()) {

@@ -4,6 +4,7 @@
 // one candidate against one combo and one Python (through the evaluators of demands.hpp).
 #include <list>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,6 +31,10 @@ struct Candidate {
   bool yanked = false;
   std::optional<model::SpecifierSet> requires_python;  // data-requires-python / requires-python
   std::string note;   // a reason this candidate can never be picked
+  // A variant wheel's package-version variants file (PEP 825), or why there is none.
+  std::shared_ptr<const model::VariantsFile> variants;
+  std::string variants_problem;
+  std::optional<std::string> variants_sha256;  // the page's digest for the variants file
 };
 
 // The arch lists a package's candidates are judged against, looked up once per (combo,
@@ -74,6 +79,8 @@ struct Context {
   /// asks and what the machine has, as text (for the report of an unresolved package).
   bool detailed = false;
   const InspectHook* inspect = nullptr;  ///< resolve --inspect: may reject a would-be pick
+  /// What the machine supports for variants under this combo; nullptr: variant wheels are unchecked.
+  const model::VariantSupport* variants = nullptr;
 };
 
 struct Judged {
@@ -82,6 +89,7 @@ struct Judged {
   int platform_rank = 0;
   bool any_platform = false;  ///< it fits only through the `any` platform tag
   const policies::ArchSource* archs = nullptr;  // the list gpu_arch was judged on (cached)
+  model::VariantOrder::Verdict variant;          // a variant wheel's verdict (its ordering key)
 };
 
 /// What the index offers for one package: its candidates, or why there are none.

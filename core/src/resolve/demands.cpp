@@ -18,13 +18,14 @@ std::string_view to_string(Demand d) noexcept {
     case Demand::cpu_arch: return "cpu_arch";
     case Demand::os: return "os";
     case Demand::glibc: return "glibc";
+    case Demand::variant: return "variant";
   }
   return "unknown";
 }
 
 const std::vector<Demand>& all_demands() {
   static const std::vector<Demand> all{Demand::gpu_arch, Demand::torch,    Demand::line, Demand::python,
-                                       Demand::cpu_arch, Demand::os, Demand::glibc};
+                                       Demand::cpu_arch, Demand::os, Demand::glibc, Demand::variant};
   return all;
 }
 

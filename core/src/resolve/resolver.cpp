@@ -135,11 +135,16 @@ Expected<Resolution> resolve(const Inputs& in) {
   std::map<std::string, ArchCache> arch_caches;  // per package, shared by the tiers
   auto run_tier = [&](TierOutcome& tier) {
     bool all = true;
+    const model::VariantSupport variants = variant_support(m, in.policy, *targets, variant_torch(m, in.policy, *tier.combo));
+    for (const auto& note : variants.notes) {
+      if (std::find(res.warnings.begin(), res.warnings.end(), note) == res.warnings.end()) res.warnings.push_back(note);
+    }
     for (const auto& e : envs) {
       for (const auto& pkg : e.env->packages) {
         const Listing& l = *listing.at(pkg.name);
         ArchCache& archs = arch_caches[pkg.name];
         Context ctx{m, *targets, in.policy, *tier.combo, e.python, platform_target, pkg.name, archs, false, &in.inspect};
+        ctx.variants = &variants;
         auto outcome = resolve_package(e.env->name, pkg, l.candidates, l.status, l.reason, ctx);
         all = all && outcome.status == PackageOutcome::Status::resolved;
         tier.packages.push_back(std::move(outcome));
@@ -223,6 +228,10 @@ Expected<Resolution> resolve(const Inputs& in) {
   if (res.combo) res.pins = pins_for(in.policy, *res.combo, res.warnings);
   if (!res.combo && in.advise && !res.advice) res.advice = advise(advice_inputs);
   if (res.combo) res.advice.reset();  // advice is for an unresolved workspace only
+
+  res.variants = variant_support(m, in.policy, *targets,
+                                 res.combo ? variant_torch(m, in.policy, *res.combo)
+                                           : m.torch ? m.torch->public_version().str() : std::string());
 
   // Say what could not be checked.
   const std::string& name = in.policy.notation().name;

@@ -7,16 +7,31 @@
 // other failure is a read failure and says so: the two are never confused.
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "wheelfit/index/links.hpp"
+#include "wheelfit/model/variant.hpp"
+#include "wheelfit/model/version.hpp"
 #include "wheelfit/transport/transport.hpp"
 #include "wheelfit/util/expected.hpp"
 
 namespace wheelfit::index {
+
+/// A package version's {name}-{version}-variants.json (PEP 825), linked from its project page and
+/// read with it: once per version that has variant wheels on the page.
+struct VariantsDoc {
+  std::string url;                    ///< the link's URL
+  std::string filename;               ///< "torch-2.9.0-variants.json"
+  model::Version version;             ///< from the file name
+  std::optional<std::string> sha256;  ///< the page's digest for it, when given
+  std::string body;                   ///< as served, when read (a mirror publishes it again)
+  std::shared_ptr<const model::VariantsFile> file;  ///< when read, its digest matched and understood
+  std::string problem;                ///< otherwise why not, naming the file
+};
 
 struct ProjectPage {
   enum class Status { ok, not_published, failed };
@@ -27,6 +42,9 @@ struct ProjectPage {
   std::string error;     ///< when not ok: why
   std::string source = "index";  ///< who answered: "index" (the page / packages.json) or "releases-api"
   std::string final_url = {};///< the URL that answered (after redirects; http(s) pages): relative hrefs resolve against it
+  std::vector<VariantsDoc> variants = {};  ///< the variants files of the versions with variant wheels
+  /// The variants file of `version`, or nullptr when the page links none.
+  [[nodiscard]] const VariantsDoc* variants_for(const model::Version& version) const;
 };
 
 struct IndexSnapshot {
@@ -64,6 +82,10 @@ std::size_t contain_links(Page& page, std::string_view page_url);
 /// is not parsed: it fails with "not an index page (Content-Type ...)". A page's relative hrefs
 /// resolve against the URL that answered it (an http(s) page's Response::url: after redirects), and its links are
 /// contained (contain_links; a warning in `warnings` names the page and what was skipped).
+/// For each version with variant wheels (PEP 825 labels) on a page, the page's
+/// {name}-{version}-variants.json link is read too (a second batch, same transport), its digest
+/// checked when the page gives one, and parsed (ProjectPage::variants; a problem is kept there
+/// and warned about, never fatal: the version's null and non-variant wheels stay usable).
 /// Never fails as a whole: each page carries its own status. Thread safety: none needed
 /// (one call, one transport).
 IndexSnapshot read_index(transport::Transport& transport, const std::string& base,

@@ -44,6 +44,7 @@
 
 #include "wheelfit/model/numeric_version.hpp"
 #include "wheelfit/model/platform.hpp"
+#include "wheelfit/model/variant.hpp"
 #include "wheelfit/model/version.hpp"
 #include "wheelfit/util/expected.hpp"
 
@@ -60,6 +61,9 @@ struct Machine {
   std::optional<model::NumericVersion> driver_version;  ///< "580.65.06"
   std::optional<model::NumericVersion> driver_line;     ///< the highest line the driver runs, "13.0"
   std::optional<std::vector<std::string>> gpus;         ///< device targets, one per visible GPU
+  /// PEP 825 variant properties this machine supports, replacing what the native providers
+  /// compute for the namespaces it names (a profile resolving for another machine).
+  std::optional<model::VariantProperties> variant_properties;
   /// Which source answered each fact: key -> "profile m.toml", "env WHEELFIT_OVERRIDE_GLIBC",
   /// "host gnu_get_libc_version()".
   std::map<std::string, std::string> provenance;

@@ -1,7 +1,8 @@
 #pragma once
 // PEP 427 wheel file names and PEP 425 / PEP 600 tag compatibility.
 //
-//   {distribution}-{version}(-{build})?-{python}-{abi}-{platform}.whl
+//   {distribution}-{version}(-{build})?-{python}-{abi}-{platform}(-{variant label})?.whl
+// (the variant label: PEP 825, ^[0-9a-z_.]{1,16}$, "null" for the variant without properties).
 // Each tag field may be a compressed set joined by '.' ("manylinux_2_24_x86_64.manylinux_2_28_x86_64",
 // "py2.py3"); the expanded tag set is the cartesian product.
 
@@ -56,13 +57,20 @@ struct WheelName {
   std::vector<std::string> python_tags; ///< expanded ("py2.py3" -> {"py2","py3"})
   std::vector<std::string> abi_tags;    ///< expanded ("cp312", "abi3", "none", "cp313t")
   std::vector<PlatformTag> platforms;   ///< expanded, in file-name order
+  std::optional<std::string> variant_label;  ///< PEP 825: "cu128", "null"; nullopt for a non-variant wheel
 
-  /// Parses a wheel file name (a basename; URL-decoded by the caller). Errors are
+  /// Parses a wheel file name (a basename; URL-decoded by the caller). Six '-' fields are a build
+  /// tag when the third starts with a digit, else a variant label; seven are both. Errors are
   /// Errc::invalid_input quoting the name: not ending in ".whl", wrong number of '-' fields,
   /// an invalid distribution name, an invalid PEP 440 version, a build tag not starting with a
-  /// digit, an empty tag field.
+  /// digit, an empty tag field, a variant label outside ^[0-9a-z_.]{1,16}$.
   static Expected<WheelName> parse(std::string_view filename);
 };
+
+/// The longest variant label PEP 825 allows.
+inline constexpr std::size_t kMaxVariantLabel = 16;
+/// Why `label` is not a PEP 825 variant label (^[0-9a-z_.]{1,16}$), naming it; empty when it is one.
+std::string variant_label_error(std::string_view label);
 
 /// PEP 427's order of build tags, the tie-breaker between files equal in all else: a file without
 /// one sorts first (an empty tuple), then (the leading digits as a number, the rest as a string),

@@ -13,18 +13,20 @@
 #include <vector>
 
 #include "wheelfit/machine/machine.hpp"
+#include "wheelfit/model/combo.hpp"
 #include "wheelfit/model/numeric_version.hpp"
+#include "wheelfit/model/variant.hpp"
 #include "wheelfit/model/wheel.hpp"
 #include "wheelfit/policies/policy.hpp"
 #include "wheelfit/util/expected.hpp"
 
 namespace wheelfit::resolve {
 
-enum class Demand { gpu_arch, torch, line, python, cpu_arch, os, glibc };
+enum class Demand { gpu_arch, torch, line, python, cpu_arch, os, glibc, variant };
 /// The demand's name; Demand::line is named by the backend ("cuda"), "line" without a notation.
 std::string_view to_string(Demand d) noexcept;
 std::string demand_name(Demand d, const policies::LineNotation& notation);
-/// All seven, in report order.
+/// All eight, in report order (variant: PEP 825 variant properties, judged only for variant wheels).
 const std::vector<Demand>& all_demands();
 
 /// One failed demand: what the wheel asks, what the machine has.
@@ -85,5 +87,24 @@ struct DriverVerdict {
   std::optional<Failure> failure;
 };
 DriverVerdict judge_driver(const model::NumericVersion& line, const machine::Machine& m, const policies::Policy& policy);
+
+// ---- variant: PEP 825 variant properties
+
+/// What the machine supports: the backend's native provider (from the machine's driver and
+/// device targets), the core's `abi_dependency :: torch` (from `torch`, a version such as "2.9.0"
+/// or a combo's minor "2.9"; empty: none), then the machine's own variant_properties replacing the
+/// namespaces it names. What could not be computed is said in the result's notes.
+model::VariantSupport variant_support(const machine::Machine& m, const policies::Policy& policy,
+                                      const std::optional<std::vector<std::string>>& targets, const std::string& torch);
+
+/// The torch version `abi_dependency :: torch` is judged against under `combo`: the machine's own
+/// torch (its public version) when its combo is `combo`, else the combo's torch minor.
+std::string variant_torch(const machine::Machine& m, const policies::Policy& policy, const model::Combo& combo);
+
+/// How a variant wheel's label fares (PEP 825): compatible with its ordering key, or the
+/// properties that fail. `file` is the package version's variants file (nullptr: `problem` says
+/// why there is none); a non-variant wheel is not judged here.
+model::VariantOrder::Verdict judge_variant(const std::string& label, const model::VariantsFile* file, const std::string& problem,
+                                           const model::VariantSupport& support);
 
 }  // namespace wheelfit::resolve

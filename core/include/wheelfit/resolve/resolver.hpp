@@ -59,6 +59,13 @@ struct Pick {
   std::string sha256_source;          ///< "#sha256= fragment", "packages.json"
   std::string arch_source;            ///< where the arch list came from
   std::vector<Demand> unchecked;
+  /// A variant wheel's label (PEP 825) and all of its properties ("ns :: feature :: value");
+  /// nullopt for a non-variant wheel.
+  std::optional<std::string> variant_label = {};
+  std::vector<std::string> variant_properties = {};
+  /// The package version's variants file (URL, the page's sha256 when given), for a variant wheel.
+  std::string variants_url = {};
+  std::optional<std::string> variants_sha256 = {};
 };
 
 struct PackageOutcome {
@@ -132,6 +139,8 @@ struct Resolution {
   std::vector<std::string> warnings;
   /// When no tier covered every package and Inputs::advise: which combos would.
   std::optional<Advice> advice;
+  /// What the machine supports for PEP 825 variants under the chosen combo (or its own torch).
+  model::VariantSupport variants = {};
   /// The packages left unresolved by the last tier evaluated (empty when resolved).
   [[nodiscard]] const std::vector<PackageOutcome>* unresolved_tier() const;
   [[nodiscard]] bool ok() const noexcept { return combo.has_value(); }

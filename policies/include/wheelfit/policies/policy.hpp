@@ -29,6 +29,7 @@
 #include "wheelfit/model/combo.hpp"
 #include "wheelfit/model/numeric_version.hpp"
 #include "wheelfit/model/platform.hpp"
+#include "wheelfit/model/variant.hpp"
 #include "wheelfit/util/expected.hpp"
 
 namespace wheelfit::policies {
@@ -61,6 +62,10 @@ class DeviceRules {
     std::vector<std::pair<std::string, std::vector<std::string>>> entries;
   };
   [[nodiscard]] virtual Expected<DeviceCode> read_code(std::string_view section, std::string_view bytes) const;
+  /// The backend's native PEP 825 variant provider (plugin_abi.h variant_properties): what the
+  /// machine whose facts `facts_json` holds supports. Errc::unsupported when the backend
+  /// provides no variant namespace; Errc::invalid_input when its answer is not the contract's.
+  [[nodiscard]] virtual Expected<model::VariantSupport> variant_support(const std::string& facts_json) const;
 };
 
 /// The run-time errors a user meets when a demand fails, as the backend's runtime words them
