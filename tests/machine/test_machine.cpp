@@ -54,7 +54,7 @@ TEST_CASE("profile_keys lists the flat keys in order", "[machine]") {
   std::vector<std::string> keys;
   for (auto k : wheelfit::machine::profile_keys()) keys.emplace_back(k);
   CHECK(keys == std::vector<std::string>{"os", "cpu_arch", "glibc", "python", "torch", "backend", "driver_version",
-                                         "driver_line", "gpus"});
+                                         "driver_line", "gpus", "variant_properties"});
 }
 
 TEST_CASE("parse_machine_profile reads a TOML profile", "[machine]") {
@@ -222,7 +222,7 @@ TEST_CASE("parse_machine_profile refuses bad profiles", "[machine]") {
       {"os = \"linux\"\ncolour = \"blue\"\n", {"prof.x:2:", "unknown key 'colour'"}},
       {"{\"Glibc\": \"2.35\"}", {"unknown key 'Glibc'"}},
       {"gpu = [\"9.0\"]\n", {"unknown key 'gpu'",
-                                "known keys: os, cpu_arch, glibc, python, torch, backend, driver_version, driver_line, gpus;"}},
+                                "known keys: os, cpu_arch, glibc, python, torch, backend, driver_version, driver_line, gpus, variant_properties;"}},
       // bad values
       {"python = \"3.12.1\"\n", {"python = '3.12.1'", "major.minor"}},
       {"python = \"3\"\n", {"python = '3'", "major.minor"}},

@@ -75,9 +75,13 @@ std::string DetectResult::report() const {
   std::ostringstream out;
   const json::object profile = json::parse(machine::to_json(d.machine)).as_object();
   const json::object& provenance = profile.at("provenance").as_object();
+  // variant_properties is no detected fact: shown only when an override or profile gave it.
+  std::vector<std::string_view> keys;
+  for (auto key : machine::profile_keys())
+    if (key != "variant_properties" || profile.if_contains(key)) keys.push_back(key);
   std::size_t width = 0;
-  for (auto key : machine::profile_keys()) width = std::max(width, key.size());
-  for (auto key : machine::profile_keys()) {
+  for (auto key : keys) width = std::max(width, key.size());
+  for (auto key : keys) {
     out << std::left << std::setw(static_cast<int>(width + 2)) << key;
     if (const auto* v = profile.if_contains(key)) {
       const std::string value = fact_text(*v);

@@ -33,7 +33,7 @@ struct Subject {
 /// section it cannot read is a warning.
 void read_device_code(std::vector<FileReport>& files, const policies::Policy& policy, std::vector<std::string>& warnings);
 
-/// Judges all seven demands, in resolve::all_demands() order, and collects the warnings.
+/// Judges all seven demands (and variant, for a variant wheel), in resolve::all_demands() order, and collects the warnings.
 Explanation judge(Subject subject, const machine::Machine& machine, const policies::Policy& policy);
 
 /// The subject of a wheel name (no binaries yet).

@@ -580,12 +580,6 @@ DemandReport judge_glibc(Ctx& c) {
 
 DemandReport judge_variant(Ctx& c) {
   Judgement j(Demand::variant);
-  if (!c.s.wheel || !c.s.wheel->variant_label) {
-    j.machine("-");
-    j.wheel("no variant label");
-    j.ok("not a variant wheel (PEP 825)");
-    return j.done();
-  }
   const std::string& label = *c.s.wheel->variant_label;
   // The torch abi_dependency is judged against: the machine's own, as installed.
   const std::string torch = c.m.torch ? c.m.torch->public_version().str() : std::string();
@@ -624,7 +618,9 @@ Explanation judge(Subject subject, const machine::Machine& machine, const polici
       case Demand::cpu_arch: out.demands.push_back(judge_cpu(c)); break;
       case Demand::os: out.demands.push_back(judge_os(c)); break;
       case Demand::glibc: out.demands.push_back(judge_glibc(c)); break;
-      case Demand::variant: out.demands.push_back(judge_variant(c)); break;
+      case Demand::variant:  // only a variant wheel has this demand
+        if (c.s.wheel && c.s.wheel->variant_label) out.demands.push_back(judge_variant(c));
+        break;
     }
   }
   for (auto& d : out.demands) d.name = resolve::demand_name(d.demand, policy.notation());

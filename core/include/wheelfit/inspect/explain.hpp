@@ -43,7 +43,7 @@ struct FileReport {
 
 struct Explanation {
   std::string wheel;                   ///< the wheel's file name
-  std::vector<DemandReport> demands;   ///< all seven, in resolve::all_demands() order
+  std::vector<DemandReport> demands;   ///< all seven in resolve::all_demands() order, and variant for a variant wheel (PEP 825)
   std::vector<FileReport> files;       ///< one per extension module read
   std::vector<std::string> warnings;   ///< the tag claims less than the binary needs, ...
   bool binaries_read = false;          ///< false: judged on the name alone
