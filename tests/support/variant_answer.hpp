@@ -6,12 +6,12 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
-#include <cstddef>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "support/checks.hpp"
 #include "wheelfit/registry/plugin_abi.h"
 
 namespace wheelfit::test {
@@ -65,19 +65,14 @@ inline VariantAnswer call_variant_properties(const wheelfit_backend_v2& d, const
   return read_variant_answer(answer ? answer : "", ns);
 }
 
-/// Facts that a provider refuses, and a part of the error it gives for them.
-struct Refusal {
-  const char* facts;
-  const char* says;
-};
-
-/// `provider` (facts JSON in, answer JSON out) answers each row's facts with an error that says
-/// what the row says.
-template <class Provider, std::size_t N>
-void check_refusals(const Provider& provider, const Refusal (&rows)[N]) {
+/// `provider` (facts JSON in, answer JSON out) answers each row's facts (its input) with an
+/// error that holds every part of the row (checks.hpp's Refusal).
+template <class Provider>
+void check_variant_refusals(const Provider& provider, const std::vector<Refusal>& rows) {
   for (const auto& row : rows) {
-    CAPTURE(row.facts);
-    CHECK_THAT(read_variant_answer(provider(row.facts), "").error, Catch::Contains(row.says));
+    CAPTURE(row.input);
+    const std::string error = read_variant_answer(provider(row.input), "").error;
+    for (const auto& part : row.parts) CHECK_THAT(error, Catch::Contains(part));
   }
 }
 

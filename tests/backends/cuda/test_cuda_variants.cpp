@@ -199,19 +199,19 @@ TEST_CASE("nvidia variants leave out what the facts do not know", "[variants][cu
 }
 
 TEST_CASE("nvidia variants refuse malformed facts, naming what is wrong", "[variants][cuda]") {
-  const wheelfit::test::Refusal rows[] = {
-      {"", "the facts are not JSON"},
-      {"{\"driver_line\": ", "the facts are not JSON"},
-      {"[]", "the facts are an array, not a JSON object"},
-      {R"({"driver_line": 12.8})", "the facts' \"driver_line\" is a number, not a string"},
-      {R"({"driver_version": true})", "the facts' \"driver_version\" is a boolean, not a string"},
-      {R"({"gpus": "9.0"})", "the facts' \"gpus\" is a string, not an array of device targets"},
-      {R"({"gpus": ["9.0", 8.6]})", "item 2 of the facts' \"gpus\" is a number, not a device target"},
-      {R"({"driver_line": "twelve"})", "the facts' driver_line \"twelve\" is not a CUDA version"},
-      {R"({"driver_line": "12.8", "gpus": ["9"]})", "the facts' gpus item \"9\" is not a compute capability"},
-      {R"({"driver_line": "12.8", "gpus": ["gfx90a"]})", "the facts' gpus item \"gfx90a\" is not a compute capability"},
+  const std::vector<wheelfit::test::Refusal> rows = {
+      {"", {"the facts are not JSON"}},
+      {"{\"driver_line\": ", {"the facts are not JSON"}},
+      {"[]", {"the facts are an array, not a JSON object"}},
+      {R"({"driver_line": 12.8})", {"the facts' \"driver_line\" is a number, not a string"}},
+      {R"({"driver_version": true})", {"the facts' \"driver_version\" is a boolean, not a string"}},
+      {R"({"gpus": "9.0"})", {"the facts' \"gpus\" is a string, not an array of device targets"}},
+      {R"({"gpus": ["9.0", 8.6]})", {"item 2 of the facts' \"gpus\" is a number, not a device target"}},
+      {R"({"driver_line": "twelve"})", {"the facts' driver_line \"twelve\" is not a CUDA version"}},
+      {R"({"driver_line": "12.8", "gpus": ["9"]})", {"the facts' gpus item \"9\" is not a compute capability"}},
+      {R"({"driver_line": "12.8", "gpus": ["gfx90a"]})", {"the facts' gpus item \"gfx90a\" is not a compute capability"}},
   };
-  wheelfit::test::check_refusals(cuda::variant_properties_json, rows);
+  wheelfit::test::check_variant_refusals(cuda::variant_properties_json, rows);
 }
 
 TEST_CASE("the CUDA descriptor's variant_properties is the nvidia provider", "[variants][cuda]") {

@@ -69,17 +69,17 @@ TEST_CASE("amd variants: gfx_arch then rocm_version, as AMD's provider orders th
 }
 
 TEST_CASE("amd variants refuse malformed facts, naming what is wrong", "[variants][rocm]") {
-  const wheelfit::test::Refusal rows[] = {
-      {"nope", "the facts are not JSON"},
-      {R"("gfx90a")", "the facts are a string, not a JSON object"},
-      {R"({"gpus": {"0": "gfx90a"}})", "the facts' \"gpus\" is an object, not an array of device targets"},
-      {R"({"gpus": [null]})", "item 1 of the facts' \"gpus\" is null, not a device target"},
-      {R"({"driver_line": "6.x"})", "the facts' driver_line \"6.x\" is not a ROCm version"},
-      {R"({"driver_line": ""})", "the facts' driver_line \"\" is not a ROCm version"},
-      {R"({"gpus": ["9.0"]})", "the facts' gpus item \"9.0\" is not a gfx target"},
-      {R"({"gpus": ["gfx9-generic"]})", "the facts' gpus item \"gfx9-generic\" is a generic processor, not a device's"},
+  const std::vector<wheelfit::test::Refusal> rows = {
+      {"nope", {"the facts are not JSON"}},
+      {R"("gfx90a")", {"the facts are a string, not a JSON object"}},
+      {R"({"gpus": {"0": "gfx90a"}})", {"the facts' \"gpus\" is an object, not an array of device targets"}},
+      {R"({"gpus": [null]})", {"item 1 of the facts' \"gpus\" is null, not a device target"}},
+      {R"({"driver_line": "6.x"})", {"the facts' driver_line \"6.x\" is not a ROCm version"}},
+      {R"({"driver_line": ""})", {"the facts' driver_line \"\" is not a ROCm version"}},
+      {R"({"gpus": ["9.0"]})", {"the facts' gpus item \"9.0\" is not a gfx target"}},
+      {R"({"gpus": ["gfx9-generic"]})", {"the facts' gpus item \"gfx9-generic\" is a generic processor, not a device's"}},
   };
-  wheelfit::test::check_refusals(rocm::variant_properties_json, rows);
+  wheelfit::test::check_variant_refusals(rocm::variant_properties_json, rows);
 }
 
 TEST_CASE("the ROCm descriptor's variant_properties is the amd provider", "[variants][rocm]") {
