@@ -6,6 +6,7 @@
 #include "wheelfit/backends/cuda_detect.hpp"
 #include "wheelfit/backends/cuda_fatbin.hpp"
 #include "wheelfit/backends/cuda_rules.hpp"
+#include "wheelfit/backends/cuda_variants.hpp"
 #include "wheelfit/registry/plugin_support.hpp"
 
 namespace wheelfit::backends::cuda {
@@ -91,6 +92,7 @@ const wheelfit_backend_v2* descriptor() {
     b.detect = &plugin::detect_entry<&detect_json>;  // never throws; wrapped anyway
     plugin::set_target_functions<&target, &target_list, &coverage>(b);
     b.read_device_code = &plugin::device_code_entry<&device_code>;
+    b.variant_properties = &plugin::variant_properties_entry<&variant_properties_json>;
     return b;
   }();
   return &d;

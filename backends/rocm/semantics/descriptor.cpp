@@ -1,11 +1,13 @@
 // The ROCm backend's descriptor: no wheel index is published yet (configuring one is data:
 // WHEELFIT_ROCM_WHEELS_INDEX or --index), its policy data (data/policy.json, sources in
-// data/SOURCES.md), gfx target rules, the .hip_fatbin reader and KFD detection.
+// data/SOURCES.md), gfx target rules, the .hip_fatbin reader, KFD detection and the native
+// variant provider (the `amd` namespace, rocm_variants.hpp).
 
 #include "wheelfit/backends/rocm_backend.hpp"
 #include "wheelfit/backends/rocm_detect.hpp"
 #include "wheelfit/backends/rocm_offload.hpp"
 #include "wheelfit/backends/rocm_targets.hpp"
+#include "wheelfit/backends/rocm_variants.hpp"
 #include "wheelfit/registry/plugin_support.hpp"
 
 namespace wheelfit::backends::rocm {
@@ -53,6 +55,7 @@ const wheelfit_backend_v2* descriptor() {
     b.detect = &plugin::detect_entry<&detect_json>;
     plugin::set_target_functions<&target, &target_list, &coverage>(b);
     b.read_device_code = &plugin::device_code_entry<&device_code>;
+    b.variant_properties = &plugin::variant_properties_entry<&variant_properties_json>;
     return b;
   }();
   return &d;

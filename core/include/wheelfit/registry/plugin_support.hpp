@@ -62,22 +62,57 @@ inline std::string json_escape(std::string_view text) {
   return out;
 }
 
+/// `items` as a JSON array of strings: ["a", "b"].
+inline std::string json_string_array(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", \"" : "\"") + json_escape(items[i]) + "\"";
+  return out + "]";
+}
+
+/// Named lists of strings, in an order that the JSON object keeps.
+using NamedLists = std::vector<std::pair<std::string, std::vector<std::string>>>;
+
+/// `lists` as a JSON object in their order: {"<name>": ["<item>", ...], ...}.
+inline std::string json_named_lists(const NamedLists& lists) {
+  std::string out = "{";
+  for (std::size_t k = 0; k < lists.size(); ++k) {
+    out += (k ? ", \"" : "\"") + json_escape(lists[k].first) + "\": " + json_string_array(lists[k].second);
+  }
+  return out + "}";
+}
+
 /// The JSON read_device_code answers (plugin_abi.h): {"list": "<list>", "entries": {"<kind>":
 /// ["<entry>", ...], ...}} with the kinds in the order given.
-inline std::string device_code_answer(std::string_view list,
-                                      const std::vector<std::pair<std::string, std::vector<std::string>>>& entries) {
-  std::string out = "{\"list\": \"" + json_escape(list) + "\", \"entries\": {";
-  for (std::size_t k = 0; k < entries.size(); ++k) {
-    out += (k ? ", \"" : "\"") + json_escape(entries[k].first) + "\": [";
-    const auto& items = entries[k].second;
-    for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", \"" : "\"") + json_escape(items[i]) + "\"";
-    out += "]";
-  }
-  return out + "}}";
+inline std::string device_code_answer(std::string_view list, const NamedLists& entries) {
+  return "{\"list\": \"" + json_escape(list) + "\", \"entries\": " + json_named_lists(entries) + "}";
 }
 
 /// The answer of read_device_code for bytes it cannot read: {"error": "<what>"}.
 inline std::string device_code_error(std::string_view what) { return "{\"error\": \"" + json_escape(what) + "\"}"; }
+
+/// One feature of a backend's variant namespace as variant_properties reports it (plugin_abi.h).
+struct VariantFeature {
+  std::string name;                 ///< "sm_arch"
+  std::vector<std::string> values;  ///< the values this machine supports, best first
+  NamedLists devices;               ///< per device target, the values that serve that one device; empty: none given
+};
+
+/// The JSON variant_properties answers (plugin_abi.h) for the namespace `ns`: {"properties":
+/// {"<ns>": {"<feature>": [...], ...}}, "devices": {"<ns> :: <feature>": {"<target>": [...]}},
+/// "notes": [...]}, the features in the order given (their priority; JSON key order is kept).
+/// No feature is {"properties": {"<ns>": {}}, ...}: the namespace is known, nothing supported.
+inline std::string variant_properties_answer(std::string_view ns, const std::vector<VariantFeature>& features,
+                                             const std::vector<std::string>& notes) {
+  NamedLists properties;
+  std::string devices;
+  for (const auto& f : features) {
+    properties.emplace_back(f.name, f.values);
+    if (f.devices.empty()) continue;
+    devices += (devices.empty() ? "\"" : ", \"") + json_escape(std::string(ns) + " :: " + f.name) + "\": " + json_named_lists(f.devices);
+  }
+  return "{\"properties\": {\"" + json_escape(ns) + "\": " + json_named_lists(properties) + "}, \"devices\": {" + devices +
+         "}, \"notes\": " + json_string_array(notes) + "}";
+}
 
 /// The detection result for "detection itself failed": {"present": false, "error": "<what>"}.
 inline std::string detection_error_json(std::string_view what) {
