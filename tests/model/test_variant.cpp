@@ -229,10 +229,10 @@ TEST_CASE("the every-device rule: each GPU must be served by one of a variant's 
   CHECK(v.failures[0].machine.find("judges the highest GPU") != std::string::npos);
 }
 
-TEST_CASE("abi_dependency :: torch: the most specific version first", "[model][variants]") {
-  CHECK(model::abi_dependency_torch("2.9.0") == model::FeatureValues{{"torch", {"2.9.0", "2.9", "2"}}});
-  CHECK(model::abi_dependency_torch("2.8") == model::FeatureValues{{"torch", {"2.8", "2"}}});
-  CHECK(model::abi_dependency_torch("2.9.1+cu128") == model::FeatureValues{{"torch", {"2.9.1", "2.9", "2"}}});
+TEST_CASE("abi_dependency :: torch: variantlib's order, the major first", "[model][variants]") {
+  CHECK(model::abi_dependency_torch("2.9.0") == model::FeatureValues{{"torch", {"2", "2.9", "2.9.0"}}});
+  CHECK(model::abi_dependency_torch("2.8") == model::FeatureValues{{"torch", {"2", "2.8"}}});
+  CHECK(model::abi_dependency_torch("2.9.1+cu128") == model::FeatureValues{{"torch", {"2", "2.9", "2.9.1"}}});
 }
 
 TEST_CASE("parse_variant_properties reads a profile's object and writes it back", "[model][variants]") {

@@ -375,14 +375,12 @@ int compare_variants(const std::optional<std::string>& a, const VariantOrder::Ve
 }
 
 FeatureValues abi_dependency_torch(std::string_view torch_public_version) {
-  std::string v(torch_public_version.substr(0, torch_public_version.find('+')));
+  // variantlib's order (resolver/lib.py, _generate_version_matches): the major, then major.minor,
+  // then the whole release; each value is matched as =={value}.*.
+  const std::string v(torch_public_version.substr(0, torch_public_version.find('+')));
   std::vector<std::string> values;
-  for (std::string cut = v; !cut.empty();) {
-    values.push_back(cut);
-    const auto dot = cut.rfind('.');
-    if (dot == std::string::npos) break;
-    cut.resize(dot);
-  }
+  for (std::size_t dot = v.find('.'); dot != std::string::npos; dot = v.find('.', dot + 1)) values.push_back(v.substr(0, dot));
+  if (!v.empty()) values.push_back(v);
   return {{"torch", std::move(values)}};
 }
 

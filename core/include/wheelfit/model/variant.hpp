@@ -133,8 +133,8 @@ class VariantOrder {
 int compare_variants(const std::optional<std::string>& a, const VariantOrder::Verdict* va,
                      const std::optional<std::string>& b, const VariantOrder::Verdict* vb);
 
-/// The core's own provider, `abi_dependency :: torch`: the values a torch version supports, most
-/// specific first ("2.9.0", "2.9", "2"); a local label is ignored.
+/// The core's own provider, `abi_dependency :: torch`: the values a torch version supports, in
+/// variantlib's order, least specific first ("2", "2.9", "2.9.0"); a local label is ignored.
 FeatureValues abi_dependency_torch(std::string_view torch_public_version);
 
 }  // namespace wheelfit::model
