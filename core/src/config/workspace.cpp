@@ -128,10 +128,12 @@ Expected<std::vector<Package>> read_cuda(const toml::table& doc, const std::stri
       return fail(file, item, key + ": '" + requested + "' is not a valid package name");
     }
     std::string name = model::normalize_name(requested);
-    if (is_torch_family(name)) {
+    // torch itself may be listed: against an index that serves variant wheels of torch (PEP 825)
+    // it resolves like any package; against a label-based index the resolver refuses it.
+    if (is_torch_family(name) && name != "torch") {
       return fail(file, item,
-                  key + ": the torch family is derived from the resolved combo; remove '" + requested +
-                      "' from [cuda] packages");
+                  key + ": the torch family is derived from the resolved combo (or from torch, when torch is "
+                        "resolved from a variant index); remove '" + requested + "' from [cuda] packages");
     }
     for (const auto& earlier : packages) {
       if (earlier.name == name) {

@@ -200,7 +200,8 @@ Expected<VariantsFile> parse_variants_json(std::string_view body, std::string_vi
     if (!p) return p.error();
     if (view(label) == "null" && !p->empty()) return r.fail(at, "the null variant has properties (it must have none)");
     for (const auto& [n, features] : *p) {
-      if (std::find(f.namespace_order.begin(), f.namespace_order.end(), n) == f.namespace_order.end()) {
+      // abi_dependency is ordered last when the file does not order it (variantlib's rule).
+      if (n != "abi_dependency" && std::find(f.namespace_order.begin(), f.namespace_order.end(), n) == f.namespace_order.end()) {
         return r.fail(at + "." + n, "namespace '" + n + "' is not listed in default-priorities.namespace");
       }
     }
@@ -252,6 +253,7 @@ VariantOrder::VariantOrder(const VariantsFile* file, const VariantSupport& suppo
     : file_(file), support_(support), file_problem_(std::move(file_problem)) {
   if (!file_) return;
   namespaces_ = file_->namespace_order;
+  append_missing(namespaces_, {"abi_dependency"});
   for (const auto& n : namespaces_) {
     auto& features = features_[n];
     if (auto it = file_->feature_order.find(n); it != file_->feature_order.end()) features = it->second;

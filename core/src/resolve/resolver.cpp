@@ -80,7 +80,11 @@ ComboOrReason machine_combo(const machine::Machine& m, const policies::Policy& p
                             "; wheelfit does not guess it from the driver"};
 }
 
-Expected<Resolution> resolve(const Inputs& in) {
+namespace {
+
+// The resolve itself; `torch`: the torch wheel a variant index resolved first (its version is
+// then the machine's torch), or nullptr.
+Expected<Resolution> resolve_on(const Inputs& in, const Pick* torch) {
   const auto& m = in.machine;
   if (!m.os) return unexpected(Errc::usage, "the machine's OS is unknown: set os in the machine profile or WHEELFIT_OVERRIDE_OS");
   if (!m.cpu_arch) return unexpected(Errc::usage, "the machine's CPU arch is unknown: set cpu_arch in the machine profile or WHEELFIT_OVERRIDE_CPU_ARCH");
@@ -204,6 +208,8 @@ Expected<Resolution> resolve(const Inputs& in) {
       t2.reason = "the " + (in.backend.empty() ? combo_name : in.backend) + " backend has no fallback combo for " + *m.cpu_arch;
     } else if (t1_ok) {
       t2.reason = "not needed: tier 1 covered every package";
+    } else if (torch) {
+      t2.reason = "torch is resolved from the index (" + torch->filename + "): its version fixes the combo";
     } else if (!in.fallback) {
       t2.reason = "--no-fallback";
     } else if (res.tiers[0].combo && *res.tiers[0].combo == *t2.combo) {
@@ -226,6 +232,10 @@ Expected<Resolution> resolve(const Inputs& in) {
 
   // Torch family pins for the chosen combo; without one, the combos that would cover everything.
   if (res.combo) res.pins = pins_for(in.policy, *res.combo, res.warnings);
+  if (torch) {
+    // torch is a pick (an exact, hash-pinned wheel), not a version-range pin.
+    std::erase_if(res.pins, [](const Pin& p) { return p.name == "torch"; });
+  }
   if (!res.combo && in.advise && !res.advice) res.advice = advise(advice_inputs);
   if (res.combo) res.advice.reset();  // advice is for an unresolved workspace only
 
@@ -250,6 +260,67 @@ Expected<Resolution> resolve(const Inputs& in) {
                            ": this relies on " + name + " minor-version compatibility; upgrade the driver if kernels fail");
   }
   return res;
+}
+
+}  // namespace
+
+Expected<Resolution> resolve(const Inputs& in) {
+  // torch listed as a package: it must come from an index that serves variant wheels of it
+  // (PEP 825), and it is resolved first, on the machine as it is; its version then is the
+  // machine's torch for everything else (tier 1's combo, labels, abi_dependency, the family pins).
+  const config::Env* env = nullptr;
+  const config::Package* pkg = nullptr;
+  for (const auto& e : in.workspace.envs) {
+    for (const auto& p : e.packages) {
+      if (p.name == "torch" && !pkg) {
+        env = &e;
+        pkg = &p;
+      }
+    }
+  }
+  if (!pkg) return resolve_on(in, nullptr);
+  const auto& m = in.machine;
+  if (!m.os || !m.cpu_arch || (!env->python && !m.python)) return resolve_on(in, nullptr);  // its usage error
+  std::optional<Listing> owned;
+  const Listing* listing = nullptr;
+  if (in.prepared) {
+    if (auto it = in.prepared->listings.find("torch"); it != in.prepared->listings.end()) listing = &it->second;
+  }
+  if (!listing) listing = &owned.emplace(listing_for("torch", in.index, in.policy, DigestBook(in.index)));
+  const bool variants = std::any_of(listing->candidates.begin(), listing->candidates.end(),
+                                    [](const Candidate& c) { return c.wheel && c.wheel->variant_label; });
+  if (!variants) {
+    return unexpected(Errc::usage, env->file + ": torch is listed in its packages, but " +
+                                       index::index_url_for(in.index.base_url, "torch/") +
+                                       " serves no variant wheels of torch (PEP 825): against a label-based index the "
+                                       "torch family is derived from the resolved combo; remove 'torch' from the packages");
+  }
+  auto targets = device_targets(m, in.policy);
+  if (!targets) return targets.error();
+  model::PythonTarget py;
+  if (env->python) {
+    py.version = env->python->truncated(2);
+  } else {
+    py.version = m.python->truncated(2);
+    py.free_threaded = m.python_free_threaded;
+  }
+  const model::PlatformTarget platform{*m.os, *m.cpu_arch, m.glibc};
+  const model::VariantSupport support = variant_support(m, in.policy, *targets, "");
+  const Combo unbound{};  // torch's own wheels carry no combo label
+  ArchCache archs;
+  Context ctx{m, *targets, in.policy, unbound, py, platform, pkg->name, archs, false, &in.inspect};
+  ctx.variants = &support;
+  auto outcome = resolve_package(env->name, *pkg, listing->candidates, listing->status, listing->reason, ctx);
+  if (outcome.status != PackageOutcome::Status::resolved) return resolve_on(in, nullptr);  // reported with the tiers
+  const Pick& pick = *outcome.pick;
+  machine::Machine with = m;
+  const auto version = model::Version::parse(pick.version);
+  const bool labelled = pick.variant_label && *pick.variant_label != "null";
+  auto torch = labelled ? model::Version::parse(version->public_version().str() + "+" + *pick.variant_label) : version;
+  with.torch = torch ? *torch : *version;
+  with.provenance["torch"] = "the torch wheel resolved from the index (" + pick.filename + ")";
+  const Inputs again{in.workspace, with, in.policy, in.index, in.backend, in.inspect, in.combo, in.fallback, in.advise, in.prepared};
+  return resolve_on(again, &pick);
 }
 
 }  // namespace wheelfit::resolve
