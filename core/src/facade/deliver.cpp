@@ -51,7 +51,37 @@ void take_facts(Wheel& w, const index::IndexSnapshot& snap) {
   }
 }
 
-std::vector<Wheel> union_of_picks(const FleetResult& fleet) {
+/// A variant wheel's package-version variants file (PEP 825), published beside it: expected to be
+/// the bytes the resolver judged (the page's digest, else the digest of the body it read).
+void add_variants_file(std::vector<Wheel>& out, std::map<std::string, std::size_t>& by_url, const resolve::Pick& pick,
+                       const std::string& machine, const index::IndexSnapshot* snap) {
+  auto [it, fresh] = by_url.try_emplace(pick.variants_url, out.size());
+  if (fresh) {
+    Wheel w;
+    w.wanted.url = pick.variants_url;
+    w.wanted.filename = detail::file_name_of(pick.variants_url);
+    w.wanted.sha256 = pick.variants_sha256;
+    w.project = pick.name;
+    w.anchors.push_back(w.wanted.filename);
+    if (!w.wanted.sha256 && snap) {
+      if (auto page = snap->projects.find(pick.name); page != snap->projects.end()) {
+        for (const auto& doc : page->second.variants) {
+          if (doc.url != pick.variants_url || !doc.file) continue;
+          deliver::Sha256 h;
+          h.update(doc.body);
+          w.wanted.sha256 = h.hex();
+        }
+      }
+    }
+    out.push_back(std::move(w));
+  }
+  Wheel& w = out[it->second];
+  if (std::find(w.machines.begin(), w.machines.end(), machine) == w.machines.end()) w.machines.push_back(machine);
+}
+
+/// Every machine's picks, merged by URL; `variants_files`: with the variants files of the variant
+/// wheels among them (a mirror publishes them; a download folder holds wheels only).
+std::vector<Wheel> union_of_picks(const FleetResult& fleet, bool variants_files) {
   std::vector<Wheel> out;
   std::map<std::string, std::size_t> by_url;
   for (std::size_t m = 0; m < fleet.machines.size(); ++m) {
@@ -72,6 +102,7 @@ std::vector<Wheel> union_of_picks(const FleetResult& fleet) {
       if (std::find(w.anchors.begin(), w.anchors.end(), pick.filename) == w.anchors.end()) w.anchors.push_back(pick.filename);
       const std::string& name = fleet.fleet[m].name;
       if (std::find(w.machines.begin(), w.machines.end(), name) == w.machines.end()) w.machines.push_back(name);
+      if (variants_files && pick.variant_label && !pick.variants_url.empty()) add_variants_file(out, by_url, pick, name, r.index.get());
     }
   }
   return out;
@@ -367,6 +398,11 @@ void add_view_locks(mirror::Machine& machine, const ResolveResult& r,
       w.size = it->second->bytes;
       w.sha256 = it->second->sha256;
     }
+    if (w.variants_location) {  // the variants file, published beside the wheel
+      const std::string file = detail::file_name_of(*w.variants_location);
+      w.variants_location = base_url ? mirror::file_href(file, base_url, 0) : "../../files/" + file;
+      if (auto it = delivered.find(file); it != delivered.end()) w.variants_sha256 = it->second->sha256;
+    }
   }
   std::string view_url;
   if (base_url) {
@@ -400,7 +436,7 @@ DownloadResult download(const DownloadRequest& req) {
     out.error = out.resolved.error;
     return out;
   }
-  const auto wheels = union_of_picks(out.resolved);
+  const auto wheels = union_of_picks(out.resolved, false);
   // Held while anything is written: a second run on DIR waits (or, --no-wait, stops) before it
   // opens a part; a resolve that picks nothing creates no folder.
   std::optional<util::FolderLock> lock;
@@ -463,7 +499,7 @@ MirrorResult mirror(const MirrorRequest& req) {
     out.unpublished = "no machine resolved: nothing was fetched or published, and " + req.out + "/current is as it was";
     return out;
   }
-  auto wheels = union_of_picks(out.resolved);
+  auto wheels = union_of_picks(out.resolved, true);
   std::vector<Wheel> torch;
   std::shared_ptr<transport::Transport> torch_transport;  // reused by the fetch below
   if (req.with_torch) {

@@ -191,6 +191,10 @@ std::vector<output::LockedWheel> ResolveResult::locked_wheels() const {
     w.filename = detail::file_name_of(pick.url);
     w.location = util::strip_credentials(pick.url);
     w.sha256 = pick.sha256;
+    if (pick.variant_label && !pick.variants_url.empty()) {
+      w.variants_location = util::strip_credentials(pick.variants_url);
+      w.variants_sha256 = pick.variants_sha256;
+    }
     out.push_back(std::move(w));
   }
   return out;

@@ -181,6 +181,7 @@ std::string packages_json(const Snapshot& s, const std::vector<File>& files) {
       if (p == project) torch_free = tf;
     json::array wheels;
     for (const File* f : list) {
+      if (!f->filename.ends_with(".whl")) continue;  // packages.json lists wheels only (a variants file is on the pages)
       json::object w{{"filename", f->filename}};
       for (const auto& [k, v] : f->fields) w[k] = v;
       w["url"] = file_href(f->filename, s.base_url, false);
@@ -360,13 +361,15 @@ Expected<Published> publish(const Snapshot& s) {
                                             std::to_string(f.size));
     }
     if (auto p = place(src, tmp / "files" / f.filename); !p) return p.error();
+    upload_time[i] = mtime_of(src);
+    // A package version's variants file (PEP 825) is published beside its wheels; it has no METADATA.
+    if (!f.filename.ends_with(".whl")) continue;
     const fs::path cached = metadata_cache(pool, f.sha256);
     auto metadata = metadata_of(src, cached);
     if (!metadata) return metadata.error().with_context("mirror: the metadata of " + f.filename);
     deliver::Sha256 h;
     h.update(*metadata);
     metadata_sha256[i] = h.hex();
-    upload_time[i] = mtime_of(src);
     if (auto p = place(cached, tmp / "files" / (f.filename + ".metadata")); !p) return p.error();
   }
   // The tree's files are written without an fsync each (a hundred pages with the views), then

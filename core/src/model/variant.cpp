@@ -335,7 +335,13 @@ VariantOrder::Verdict VariantOrder::judge(std::string_view label) const {
         if (has && ok) best = static_cast<std::ptrdiff_t>(i);
       }
       if (best < 0) {
-        v.failures.push_back({wheel, "not supported: " + origin_of(ns) + " supports " + util::join(*sup, ", ")});
+        std::string machine = "not supported: " + origin_of(ns) + " supports " + util::join(*sup, ", ");
+        if (auto d = support_.devices.find(ns + " :: " + feature); d != support_.devices.end() && !d->second.empty()) {
+          std::vector<std::string> targets;
+          for (const auto& [target, serving] : d->second) targets.push_back(target);
+          machine += " (GPUs " + support_.device_prefix + util::join(targets, ", ") + ")";
+        }
+        v.failures.push_back({wheel, std::move(machine)});
         continue;
       }
       // The every-device rule, where the provider says which values serve each device.

@@ -64,6 +64,17 @@ std::string pylock_toml(const std::vector<LockedWheel>& wheels, const std::optio
     package.insert("name", w.name);
     package.insert("version", w.version);
     package.insert("wheels", std::move(list));
+    if (w.variants_location) {  // PEP 825's [packages.variants-json]
+      toml::table variants;
+      variants.insert(w.relative ? "path" : "url", *w.variants_location);
+      if (w.variants_sha256) {
+        toml::table vh;
+        vh.insert("sha256", *w.variants_sha256);
+        vh.is_inline(true);
+        variants.insert("hashes", std::move(vh));
+      }
+      package.insert("variants-json", std::move(variants));
+    }
     packages.push_back(std::move(package));
   }
   doc.insert("packages", std::move(packages));

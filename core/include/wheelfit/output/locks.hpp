@@ -22,6 +22,10 @@ struct LockedWheel {
   bool relative = false;
   std::optional<std::uint64_t> size;
   std::optional<std::string> sha256;  ///< lower-case hex
+  /// A variant wheel's package-version variants file (PEP 825: pylock's [packages.variants-json]):
+  /// where it is (as `location`, relative or not) and its digest.
+  std::optional<std::string> variants_location = {};
+  std::optional<std::string> variants_sha256 = {};
 };
 
 /// requirements.txt for `pip install --require-hashes --no-deps -r`: one line per wheel,
