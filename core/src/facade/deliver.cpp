@@ -51,32 +51,40 @@ void take_facts(Wheel& w, const index::IndexSnapshot& snap) {
   }
 }
 
+/// The file of `url` in the union (added, as `project`'s file with `sha256`, when new), with
+/// `machine` among those that picked it.
+Wheel& union_file(std::vector<Wheel>& out, std::map<std::string, std::size_t>& by_url, const std::string& url,
+                  const std::string& project, const std::optional<std::string>& sha256, const std::string& machine) {
+  auto [it, fresh] = by_url.try_emplace(url, out.size());
+  if (fresh) {
+    Wheel& w = out.emplace_back();
+    w.wanted.url = url;
+    w.wanted.filename = detail::file_name_of(url);
+    w.wanted.sha256 = sha256;
+    w.project = project;
+  }
+  Wheel& w = out[it->second];
+  if (std::find(w.machines.begin(), w.machines.end(), machine) == w.machines.end()) w.machines.push_back(machine);
+  return w;
+}
+
 /// A variant wheel's package-version variants file (PEP 825), published beside it: expected to be
 /// the bytes the resolver judged (the page's digest, else the digest of the body it read).
 void add_variants_file(std::vector<Wheel>& out, std::map<std::string, std::size_t>& by_url, const resolve::Pick& pick,
                        const std::string& machine, const index::IndexSnapshot* snap) {
-  auto [it, fresh] = by_url.try_emplace(pick.variants_url, out.size());
-  if (fresh) {
-    Wheel w;
-    w.wanted.url = pick.variants_url;
-    w.wanted.filename = detail::file_name_of(pick.variants_url);
-    w.wanted.sha256 = pick.variants_sha256;
-    w.project = pick.name;
-    w.anchors.push_back(w.wanted.filename);
-    if (!w.wanted.sha256 && snap) {
-      if (auto page = snap->projects.find(pick.name); page != snap->projects.end()) {
-        for (const auto& doc : page->second.variants) {
-          if (doc.url != pick.variants_url || !doc.file) continue;
-          deliver::Sha256 h;
-          h.update(doc.body);
-          w.wanted.sha256 = h.hex();
-        }
+  std::optional<std::string> sha256 = pick.variants_sha256;
+  if (!sha256 && snap) {
+    if (auto page = snap->projects.find(pick.name); page != snap->projects.end()) {
+      for (const auto& doc : page->second.variants) {
+        if (doc.url != pick.variants_url || !doc.file) continue;
+        deliver::Sha256 h;
+        h.update(doc.body);
+        sha256 = h.hex();
       }
     }
-    out.push_back(std::move(w));
   }
-  Wheel& w = out[it->second];
-  if (std::find(w.machines.begin(), w.machines.end(), machine) == w.machines.end()) w.machines.push_back(machine);
+  Wheel& w = union_file(out, by_url, pick.variants_url, pick.name, sha256, machine);
+  if (w.anchors.empty()) w.anchors.push_back(w.wanted.filename);
 }
 
 /// Every machine's picks, merged by URL; `variants_files`: with the variants files of the variant
@@ -88,20 +96,11 @@ std::vector<Wheel> union_of_picks(const FleetResult& fleet, bool variants_files)
     const auto& r = fleet.machines[m];
     if (!r.resolution || !r.resolution->ok()) continue;
     for (const auto& pick : r.resolution->picks) {
-      auto [it, fresh] = by_url.try_emplace(pick.url, out.size());
-      if (fresh) {
-        Wheel w;
-        w.wanted.url = pick.url;
-        w.wanted.filename = detail::file_name_of(pick.url);
-        w.wanted.sha256 = pick.sha256;
-        w.project = pick.name;
-        if (r.index) take_facts(w, *r.index);
-        out.push_back(std::move(w));
-      }
-      Wheel& w = out[it->second];
-      if (std::find(w.anchors.begin(), w.anchors.end(), pick.filename) == w.anchors.end()) w.anchors.push_back(pick.filename);
       const std::string& name = fleet.fleet[m].name;
-      if (std::find(w.machines.begin(), w.machines.end(), name) == w.machines.end()) w.machines.push_back(name);
+      const bool fresh = !by_url.count(pick.url);
+      Wheel& w = union_file(out, by_url, pick.url, pick.name, pick.sha256, name);
+      if (fresh && r.index) take_facts(w, *r.index);
+      if (std::find(w.anchors.begin(), w.anchors.end(), pick.filename) == w.anchors.end()) w.anchors.push_back(pick.filename);
       if (variants_files && pick.variant_label && !pick.variants_url.empty()) add_variants_file(out, by_url, pick, name, r.index.get());
     }
   }
