@@ -102,7 +102,7 @@ TEST_CASE("wheelfit plugins lists the built backends: cuda and rocm", "[cli][plu
     CHECK(cuda.at("index_url") == "https://comfy-forge.github.io/cuda-wheels/");
     CHECK(cuda.at("index_env") == "COMFY_ENV_CUDA_WHEELS_INDEX");
     CHECK(cuda.at("releases_repo") == "Comfy-Forge/cuda-wheels");
-    CHECK(cuda.at("torch_labels").as_array() == boost::json::array{"cu{line:nodot}", "cu{line:nodot}.*"});
+    CHECK(cuda.at("torch_labels").as_array() == boost::json::array{"cu{line:nodot}", "cu{line:nodot}.*", "cuda{line}"});
     CHECK(cuda.at("combo_labels").as_array() == boost::json::array{"cu{line:nodot}torch{torch}", "pt{torch}cu{line:nodot}"});
     CHECK(cuda.at("torch_index_pattern") == "https://download.pytorch.org/whl/cu{line_nodot}");
     CHECK(cuda.at("line").at("key") == "cuda");

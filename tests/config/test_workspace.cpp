@@ -301,7 +301,7 @@ TEST_CASE("load_workspace makes env names unique and stops at the first bad file
   write_file(dir / "b" / "a" / "comfy-env.toml", "python = \"3.12\"\n");
   write_file(dir / "a.comfy-env.toml", "");
   write_file(dir / "a-2.toml", "");
-  write_file(dir / "bad.comfy-env.toml", "[cuda]\npackages = [\"torch\"]\n");
+  write_file(dir / "bad.comfy-env.toml", "[cuda]\npackages = [\"torchvision\"]\n");
 
   SECTION("unique names") {
     const auto ws = load_workspace({(dir / "a" / "comfy-env.toml").string(), (dir / "b" / "a" / "comfy-env.toml").string(),
