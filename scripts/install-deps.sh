@@ -34,14 +34,17 @@ if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
-# apt enables (and, without a policy-rc.d, starts) these as system services; the tests start
-# their own on loopback, so none is left running or enabled. Tolerates neither tool existing.
+# apt enables these as system services and, without a policy-rc.d, starts them (listening on
+# every address: 3128, 88, 749). The tests start their own on loopback, so none is left running
+# or enabled; tolerates systemctl, service and update-rc.d each being absent.
+systemd_running=false
+[[ -d /run/systemd/system ]] && systemd_running=true
 for service in squid krb5-kdc krb5-admin-server; do
   [[ " ${missing[*]} " == *" ${service} "* ]] || continue
-  if command -v systemctl >/dev/null && [[ -d /run/systemd/system ]]; then
-    $sudo systemctl disable --now "$service" >/dev/null 2>&1 || true
-  elif command -v service >/dev/null; then
-    $sudo service "$service" stop >/dev/null 2>&1 || true
+  if command -v systemctl >/dev/null; then
+    if $systemd_running; then $sudo systemctl stop "$service" >/dev/null 2>&1 || true; fi
+    $sudo systemctl disable "$service" >/dev/null 2>&1 || true  # works without a running systemd too
   fi
+  if ! $systemd_running && command -v service >/dev/null; then $sudo service "$service" stop >/dev/null 2>&1 || true; fi
   if command -v update-rc.d >/dev/null; then $sudo update-rc.d "$service" disable >/dev/null 2>&1 || true; fi
 done

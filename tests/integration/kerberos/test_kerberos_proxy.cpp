@@ -113,7 +113,7 @@ TEST_CASE("Through squid with a Kerberos ticket: http, CONNECT, one connection, 
     CHECK(contains(run.out, "pkg-1.0"));
     const std::string log = w.rig.access_log();
     INFO(log);
-    CHECK(contains(log, "TCP_DENIED/407 GET " + w.origin.url("/pkg/")));
+    CHECK(contains(log, "TCP_DENIED/407 GET " + w.origin.url("/")));  // packages.json or /pkg/: the first
     CHECK(contains(log, "/200 GET " + w.origin.url("/pkg/") + " alice@TEST.LOCAL"));
     check_no_token(run, cache);
   }
