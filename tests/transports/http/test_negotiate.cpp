@@ -381,11 +381,14 @@ TEST_CASE("CONNECT answers a 407 Negotiate on the same connection, draining its 
   }
   SECTION("a GSS-API that never answers fails within the connect timeout, naming the KDC") {
     plan->block = true;
+    struct ReleaseAtEnd {
+      FakeGssPlan& plan;
+      ~ReleaseAtEnd() { plan.release(); }
+    } release_at_end{*plan};
     o.connect_timeout = std::chrono::milliseconds(300);
     auto t = make(o);
     check_failure(t->get(req(origin.url("/simple/"))), NetErrc::proxy,
                   {"asked for Negotiate (Kerberos)", "GSS-API gave no token within", "is the KDC reachable?"});
-    plan->release();
   }
 }
 
