@@ -56,7 +56,7 @@ set(CPACK_DEBIAN_DEV_PACKAGE_NAME libwheelfit-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 # The static libraries need these to link; the headers include Boost's.
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "libwheelfit0 (= ${_deb_version}), libboost1.81-dev, libboost-json1.81-dev, \
-libtomlplusplus-dev, libfmt-dev, libssl-dev, zlib1g-dev")
+libtomlplusplus-dev, libfmt-dev, libssl-dev, zlib1g-dev, libkrb5-dev, pkg-config")
 set(CPACK_DEBIAN_DEV_DESCRIPTION "which prebuilt GPU wheel will run on this machine - development files
 wheelfit judges the wheels of a PEP 503 index against one machine and pins the
 answer. This package holds what building against it needs: the headers of the

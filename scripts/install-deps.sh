@@ -7,11 +7,13 @@
 #   scripts/install-deps.sh --package   what building and checking the Debian packages needs
 set -euo pipefail
 build=(g++ cmake ninja-build pkg-config libboost1.81-dev libboost-json1.81-dev
-       libtomlplusplus-dev libfmt-dev libssl-dev zlib1g-dev)
+       libtomlplusplus-dev libfmt-dev libssl-dev zlib1g-dev
+       libkrb5-dev)  # GSS-API for Negotiate (Kerberos) proxy authentication
 tests=(catch2
        clang libclang-rt-14-dev  # the libFuzzer targets (scripts/fuzz.sh)
        lld                       # a faster linker (ld.gold otherwise)
-       nginx-light python3-pip python3-venv curl)  # the mirror's integration test and bench_download: a real server and clients
+       nginx-light python3-pip python3-venv curl  # the mirror's integration test and bench_download: a real server and clients
+       krb5-kdc krb5-admin-server krb5-user squid)  # the Negotiate proxy test: a KDC and a Kerberos proxy
 package=(dpkg-dev file lintian)  # cpack's dpkg-shlibdeps, and Debian's package checker
 case "${1:-}" in
   --demo) packages=("${build[@]}") ;;
@@ -32,3 +34,17 @@ if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# apt enables these as system services and, without a policy-rc.d, starts them (listening on
+# every address: 3128, 88, 749). The tests start their own on loopback, so none is left running
+# or enabled; tolerates systemctl, service and update-rc.d each being absent.
+systemd_running=false
+[[ -d /run/systemd/system ]] && systemd_running=true
+for service in squid krb5-kdc krb5-admin-server; do
+  [[ " ${missing[*]} " == *" ${service} "* ]] || continue
+  if command -v systemctl >/dev/null; then
+    if $systemd_running; then $sudo systemctl stop "$service" >/dev/null 2>&1 || true; fi
+    $sudo systemctl disable "$service" >/dev/null 2>&1 || true  # works without a running systemd too
+  fi
+  if ! $systemd_running && command -v service >/dev/null; then $sudo service "$service" stop >/dev/null 2>&1 || true; fi
+  if command -v update-rc.d >/dev/null; then $sudo update-rc.d "$service" disable >/dev/null 2>&1 || true; fi
+done

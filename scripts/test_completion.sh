@@ -102,7 +102,7 @@ expect 'wheelfit nosuch --'
 # --- each command's options, exactly as its parse_args call in apps/wheelfit/cmd_*.cpp ---------
 resolve_values=(--index --policy --backend --python --retries --timeout --jobs --user-agent --cache-dir
   --cache-max-size --releases-repo --allow-insecure-host --combo --cert --client-cert --machine --machines
-  --speed-limit --speed-time --max-time)
+  --speed-limit --speed-time --max-time --proxy-auth)
 resolve_switches=(--json --no-cache --offline --no-fallback)
 expect 'wheelfit resolve -' "${resolve_values[@]}" --output -o --format --pixi-pins "${resolve_switches[@]}" --inspect
 expect 'wheelfit download -' "${resolve_values[@]}" --dir -d "${resolve_switches[@]}" --no-wait
@@ -110,8 +110,8 @@ expect 'wheelfit mirror -' "${resolve_values[@]}" --out --base-url --torch-index
 expect 'wheelfit plugins -' --json
 expect 'wheelfit detect -' --python --backend --json
 expect 'wheelfit explain -' --machine --python --policy --timeout --retries --user-agent \
-  --allow-insecure-host --cert --client-cert --speed-limit --speed-time --max-time --json
-expect 'wheelfit doctor -' --python --machine --policy --site --json
+  --allow-insecure-host --cert --client-cert --speed-limit --speed-time --max-time --proxy-auth --json
+expect 'wheelfit doctor -' --python --machine --policy --site --url --proxy-auth --json
 expect 'wheelfit cache -' --cache-dir --cache-max-size --json
 expect 'wheelfit version -'
 expect 'wheelfit resolve --mach' --machine --machines
@@ -169,6 +169,8 @@ expect 'wheelfit resolve --backend c' cuda cpu
 expect 'wheelfit resolve --backend=c' cuda cpu
 expect 'wheelfit detect --backend ' cuda rocm cpu
 expect 'wheelfit mirror --backend r' rocm
+expect 'wheelfit resolve --proxy-auth ' auto basic negotiate none
+expect 'wheelfit doctor --proxy-auth=n' negotiate none
 expect 'wheelfit resolve --timeout '
 expect 'wheelfit resolve --jobs 4 --combo '
 expect 'wheelfit mirror --base-url '

@@ -130,7 +130,7 @@ long bounded_number(std::string_view flag, const std::string& value, long lo, lo
   return n;
 }
 
-// The network knobs (README "Network"): flags first, then WHEELFIT_USER_AGENT; --cert and
+// The network knobs (README "Network"): flags first, then WHEELFIT_PROXY_AUTH and WHEELFIT_USER_AGENT; --cert and
 // --client-cert before the variables the transport reads.
 transports::HttpOptions http_options(const Args& parsed) {
   transports::HttpOptions o;
@@ -168,6 +168,16 @@ transports::HttpOptions http_options(const Args& parsed) {
     if (v->empty()) throw UsageError{"--client-cert: give a PEM file with the certificate and its key"};
     o.client_cert = *v;
     o.client_cert_source = "--client-cert";
+  }
+  // How to authenticate to a proxy (README "Network"): the flag, else WHEELFIT_PROXY_AUTH.
+  if (auto v = parsed.value("--proxy-auth")) {
+    auto auth = transports::parse_proxy_auth(*v, "--proxy-auth");
+    if (!auth) throw UsageError{auth.error().message};
+    o.proxy_auth = *auth;
+  } else if (auto e = env("WHEELFIT_PROXY_AUTH"); e && !e->empty()) {
+    auto auth = transports::parse_proxy_auth(*e, "WHEELFIT_PROXY_AUTH");
+    if (!auth) throw UsageError{auth.error().message};
+    o.proxy_auth = *auth;
   }
   if (auto v = parsed.value("--user-agent")) o.user_agent = *v;
   else if (auto e = env("WHEELFIT_USER_AGENT"); e && !e->empty()) o.user_agent = *e;

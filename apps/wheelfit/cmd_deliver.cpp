@@ -17,7 +17,7 @@ namespace {
 const std::set<std::string, std::less<>> kResolveValues = {
     "--index", "--policy", "--backend", "--python", "--retries", "--timeout", "--jobs", "--user-agent", "--cache-dir",
     "--cache-max-size", "--releases-repo", "--allow-insecure-host", "--combo", "--cert", "--client-cert", "--machine", "--machines",
-    "--speed-limit", "--speed-time", "--max-time"};
+    "--speed-limit", "--speed-time", "--max-time", "--proxy-auth"};
 const std::set<std::string, std::less<>> kResolveSwitches = {"--json", "--no-cache", "--offline", "--no-fallback"};
 
 std::set<std::string, std::less<>> with(std::set<std::string, std::less<>> base, std::initializer_list<const char*> more) {

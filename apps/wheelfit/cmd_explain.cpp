@@ -8,7 +8,7 @@
 namespace wheelfit::cli {
 
 int run_explain(const std::vector<std::string_view>& argv) {
-  const Args args = parse_args(argv, {"--machine", "--python", "--policy", "--timeout", "--retries", "--user-agent",
+  const Args args = parse_args(argv, {"--machine", "--python", "--policy", "--timeout", "--retries", "--user-agent", "--proxy-auth",
                                      "--allow-insecure-host", "--cert", "--client-cert", "--speed-limit", "--speed-time",
                                      "--max-time"}, {"--json"});
   const bool as_json = args.has("--json");

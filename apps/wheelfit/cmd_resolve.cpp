@@ -12,7 +12,7 @@ namespace wheelfit::cli {
 int run_resolve(const std::vector<std::string_view>& argv) {
   const Args parsed = parse_args(argv,
                                  {"--index", "--machine", "--policy", "--backend", "--output", "--python", "--retries",
-                                  "--timeout", "--jobs", "--user-agent", "--cache-dir", "--cache-max-size", "--releases-repo",
+                                  "--timeout", "--jobs", "--user-agent", "--proxy-auth", "--cache-dir", "--cache-max-size", "--releases-repo",
                                   "--allow-insecure-host", "--combo", "--cert", "--client-cert", "--machines",
                                   "--speed-limit", "--speed-time", "--max-time", "--format", "--pixi-pins"},
                                  {"--json", "--no-cache", "--offline", "--inspect", "--no-fallback"}, {{"-o", "--output"}},

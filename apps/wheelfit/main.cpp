@@ -65,6 +65,9 @@ network options (http(s) indexes; README "Network"):
   --max-time S          bound the whole command: at S seconds what is in flight stops and the
                         command fails (exit 4 while reading the index, 5 while fetching wheels)
   --user-agent UA       default wheelfit/<version> (also WHEELFIT_USER_AGENT)
+  --proxy-auth M        auto (default), basic, negotiate or none: how to authenticate to the proxy
+                        (also WHEELFIT_PROXY_AUTH); auto: Basic with user:password in the proxy
+                        URL, else Negotiate (Kerberos: a ticket from kinit) when the proxy asks
   --allow-insecure-host HOST[:PORT][,...]   send credentials (URL user:password, WHEELFIT_INDEX_TOKEN,
                         netrc) over plain http to these hosts too (also WHEELFIT_ALLOW_INSECURE_HOST)
   credentials: user:password in the URL, WHEELFIT_INDEX_TOKEN (bearer, the index only), NETRC or
@@ -93,7 +96,7 @@ explain options:
   --json                one object: demands [{demand, wheel, machine, verdict, detail}], files
                         [{path, sass, ptx, glibc, needed}], warnings, bytes_fetched, wheel_size
   --timeout S, --retries N, --user-agent UA, --allow-insecure-host HOST, --cert FILE,
-  --client-cert FILE, --speed-limit BYTES, --speed-time S, --max-time S
+  --client-cert FILE, --speed-limit BYTES, --speed-time S, --max-time S, --proxy-auth M
                         for a URL (read with HTTP Range requests)
   exit: 0 everything fits, 1 a demand fails, 2 bad input, 4 the URL could not be read
 
@@ -101,6 +104,9 @@ doctor options:
   --python PATH         the interpreter whose installed distributions are walked (default python3)
   --site DIR            walk this site folder instead of the interpreter's
   --machine FILE, --policy FILE, --json   as for explain; exit 0 all fit, 1 one fails, 2 bad input
+  --url URL             instead: which proxy (and from which variable) and which authentication
+                        a request to URL would use; for Negotiate the service and the Kerberos
+                        ticket (--proxy-auth M as for resolve)
 
 download options (and the resolve options: --index, --machine, --policy, --combo, network):
   -d, --dir DIR         where the wheels go (created when missing); a file already there with the

@@ -102,7 +102,7 @@ fs::path plugins_beside_library() {
   return dir.parent_path() / "plugins";
 }
 
-// retries / timeout / speed_limit / speed_time / max_time / jobs / user_agent / cert / client_cert
+// retries / timeout / speed_limit / speed_time / max_time / jobs / user_agent / proxy_auth / cert / client_cert
 // into `net`; false when `key` is none of them.
 bool network_key(const std::string& key, const json::value& v, wheelfit::transports::HttpOptions& net) {
   if (key == "cert" || key == "client_cert") {
@@ -118,6 +118,10 @@ bool network_key(const std::string& key, const json::value& v, wheelfit::transpo
     if (net.user_agent.empty() || control) {
       throw BadRequest{"request.user_agent: must be one non-empty line without control characters"};
     }
+  } else if (key == "proxy_auth") {
+    auto auth = wheelfit::transports::parse_proxy_auth(string_of(v, key), "request.proxy_auth");
+    if (!auth) throw BadRequest{auth.error().message};
+    net.proxy_auth = *auth;
   } else if (key == "retries") {
     net.retry.retries = static_cast<int>(number_of(v, key, 0, 20));
   } else if (key == "timeout") {
@@ -230,7 +234,7 @@ wheelfit::api::ResolveRequest request_of(const json::value& doc, std::optional<s
     } else {
       throw BadRequest{"request: unknown key '" + key + "' (known: configs, envs, machine, machines, index, backend, policy, offline, "
                        "no_cache, cache_dir, cache_max_size, retries, timeout, speed_limit, speed_time, max_time, jobs, user_agent, "
-                       "allow_insecure_host, "
+                       "proxy_auth, allow_insecure_host, "
                        "cert, client_cert, releases_repo, inspect, combo, no_fallback)"};
     }
   }
@@ -258,7 +262,7 @@ wheelfit::api::ExplainRequest explain_request_of(const json::value& doc) {
     } else if (key == "jobs" || !network_key(key, v, r.network)) {  // one wheel: no jobs to share
       throw BadRequest{"request: unknown key '" + key + "' (known: wheel, machine, python, policy, retries, timeout, speed_limit, "
                        "speed_time, max_time, user_agent, "
-                       "allow_insecure_host, cert, client_cert)"};
+                       "proxy_auth, allow_insecure_host, cert, client_cert)"};
     }
   }
   if (!wheel) throw BadRequest{"request.wheel: missing (a .whl file, its URL, or a wheel file name)"};

@@ -5,6 +5,9 @@
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 
+#include <array>
+#include <charconv>
+
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/beast/http/error.hpp>
@@ -94,14 +97,20 @@ void HttpTransport::prepare_connect_request(Connecting& k) const {
   rq.version(11);
   rq.set(http::field::host, route.url.host_port());
   rq.set(http::field::user_agent, opts_.user_agent);
-  if (!route.proxy->userinfo.empty()) rq.set(http::field::proxy_authorization, basic_auth(route.proxy->userinfo));
+  const std::string auth = k.auth.header.empty() ? basic_header(*route.proxy) : k.auth.header;
+  if (auth.empty()) {
+    rq.erase(http::field::proxy_authorization);
+  } else {
+    rq.set(http::field::proxy_authorization, auth);
+  }
   k.connect_answer.emplace();
   k.connect_answer->header_limit(static_cast<std::uint32_t>(std::min<std::size_t>(opts_.max_header_bytes, UINT32_MAX)));
   k.connect_answer->skip(true);
 }
 
-/// After the proxy's answer to CONNECT: true when the tunnel is open.
-bool HttpTransport::tunnel_result(Connecting& k, const error_code& ec) const {
+/// After the proxy's answer to CONNECT: open, failed (k.failure set), or challenged (a 407 to
+/// answer with Negotiate: k.challenge).
+HttpTransport::Tunnel HttpTransport::tunnel_result(Connecting& k, const error_code& ec) {
   const Route& route = *k.route;
   const Url& proxy = *route.proxy;
   if (ec) {
@@ -116,13 +125,19 @@ bool HttpTransport::tunnel_result(Connecting& k, const error_code& ec) const {
                                                      route.url.host_port() + ": " + ec.message() + " (" +
                                                      redact(route.url.str()) + ")"));
     }
-    return false;
+    return Tunnel::failed;
   }
   const auto& answer = k.connect_answer->get();
   const int s = answer.result_int();
+  std::vector<std::string> offered;
+  for (auto [it, end] = answer.equal_range(http::field::proxy_authenticate); it != end; ++it) {
+    offered.emplace_back(it->value());
+  }
   if (s == 407) {
-    k.failure = fail(proxy_auth_error(proxy, route.url), s);
-    return false;
+    k.challenge = negotiate_allowed(proxy) ? negotiate_challenge(offered) : std::nullopt;
+    if (k.challenge) return Tunnel::challenged;
+    k.failure = fail(proxy_auth_error(proxy, route.url, offered, k.auth.negotiation != nullptr), s);
+    return Tunnel::failed;
   }
   if (s < 200 || s >= 300) {
     const std::string msg = "proxy " + proxy.host_port() + " refused the tunnel to " + route.url.host_port() +
@@ -130,10 +145,14 @@ bool HttpTransport::tunnel_result(Connecting& k, const error_code& ec) const {
                             redact(route.url.str()) + ")";
     const bool transient = s == 502 || s == 503 || s == 504 || s == 408 || s == 429;
     k.failure = fail(net_error(transient ? NetErrc::http_status : NetErrc::proxy, msg), s);
-    return false;
+    return Tunnel::failed;
+  }
+  if (auto mutual = negotiate_finish(k.auth, route, offered)) {
+    k.failure = fail(std::move(*mutual), s);
+    return Tunnel::failed;
   }
   k.conn->buffer.consume(k.conn->buffer.size());
-  return true;
+  return Tunnel::open;
 }
 
 /// Before the first https connection: the system store, when no other was chosen (loaded now, not
@@ -196,28 +215,12 @@ Error HttpTransport::tls_error(const Connecting& k, const error_code& ec) const 
                                                redact(url.str()) + ")");
 }
 
-net::awaitable<void> HttpTransport::connect(Connecting& k) {
-  const Route& route = *k.route;
-  const Url& hop = route.proxy ? *route.proxy : route.url;
-  const auto connect_until = Clock::now() + opts_.connect_timeout;
+/// A TCP connection to the first hop (k.endpoints): k.conn, or k.failure.
+net::awaitable<void> HttpTransport::open_tcp(Connecting& k) {
   error_code ec;
-  tcp::resolver resolver(ioc_);
-  tcp::resolver::results_type endpoints;
-  k.by_deadline = k.until <= connect_until;
-  if (!k.by_deadline) k.until = connect_until;
-  k.hop_name = (route.proxy ? "proxy " : "") + hop.host_port();
-  k.port_text = std::to_string(hop.port);
-  if (route.url.scheme == "https" && !trust_ready(k)) co_return;
-
-  endpoints = co_await resolver.async_resolve(hop.host, k.port_text, tok(ec));
-  if (ec) {
-    k.failure = fail(net_error(NetErrc::connect_failed, "cannot resolve " + k.hop_name + ": " + ec.message() + " (" +
-                                                            redact(route.url.str()) + ")"));
-    co_return;
-  }
   k.conn = std::make_unique<Conn>(ioc_);
   k.conn->plain->expires_at(k.until);
-  co_await k.conn->plain->async_connect(endpoints, tok(ec));
+  co_await k.conn->plain->async_connect(k.endpoints, tok(ec));
   if (ec) {
     k.failure = fail(tcp_error(k, ec));
     k.conn.reset();
@@ -225,9 +228,22 @@ net::awaitable<void> HttpTransport::connect(Connecting& k) {
   }
   ++stats_.connections;
   k.conn->plain->socket().set_option(tcp::no_delay(true), ec);
-  ec = {};
+}
 
-  if (route.tunnel()) {
+/// CONNECT through the proxy on k.conn, answering its Negotiate challenges (each leg on the same
+/// connection when the proxy keeps it, else on a new one): the tunnel open, or k.conn reset and
+/// k.failure set.
+net::awaitable<void> HttpTransport::open_tunnel(Connecting& k) {
+  error_code ec;
+  if (negotiate_first(*k.route->proxy)) {
+    co_await negotiate_step(k.auth, *k.route, k.challenge, k.until);
+  }
+  for (;;) {
+    if (k.auth.failure) {
+      k.failure = fail(std::move(*k.auth.failure), 407);
+      k.conn.reset();
+      co_return;
+    }
     prepare_connect_request(k);
     k.conn->plain->expires_at(k.until);
     co_await http::async_write(*k.conn->plain, k.connect_request, tok(ec));
@@ -235,10 +251,78 @@ net::awaitable<void> HttpTransport::connect(Connecting& k) {
       k.conn->plain->expires_at(k.until);
       co_await http::async_read_header(*k.conn->plain, k.conn->buffer, *k.connect_answer, tok(ec));
     }
-    if (!tunnel_result(k, ec)) {
+    const Tunnel t = tunnel_result(k, ec);
+    if (t == Tunnel::open) co_return;
+    if (t == Tunnel::failed) {
       k.conn.reset();
       co_return;
     }
+    co_await drain_connect_answer(k);
+    co_await negotiate_step(k.auth, *k.route, k.challenge, k.until);
+    if (!k.reusable && !k.auth.failure) {
+      if (k.auth.negotiation && k.auth.negotiation->legs() > 1) {
+        // The context's state lives on the old connection: a multi-leg exchange cannot move.
+        k.auth.failure = negotiate_error(*k.route, "closed the connection in the middle of a Negotiate exchange");
+        continue;
+      }
+      k.conn->close();
+      co_await open_tcp(k);
+      if (!k.conn) co_return;
+    }
+  }
+}
+
+net::awaitable<void> HttpTransport::drain_connect_answer(Connecting& k) {
+  error_code ec;
+  std::array<char, 4096> scratch{};
+  const auto& answer = k.connect_answer->get();
+  const auto length = answer.find(http::field::content_length);
+  std::uint64_t left = 0;
+  k.reusable = answer.keep_alive() && length != answer.end() && answer.find(http::field::transfer_encoding) == answer.end();
+  if (k.reusable) {
+    const auto text = length->value();
+    const auto parsed = std::from_chars(text.data(), text.data() + text.size(), left);
+    k.reusable = parsed.ec == std::errc() && parsed.ptr == text.data() + text.size() && left <= (1u << 20);
+  }
+  if (!k.reusable) co_return;
+  const std::uint64_t buffered = std::min<std::uint64_t>(left, k.conn->buffer.size());
+  k.conn->buffer.consume(static_cast<std::size_t>(buffered));
+  left -= buffered;
+  while (left > 0) {
+    k.conn->plain->expires_at(k.until);
+    const std::size_t got = co_await k.conn->plain->async_read_some(
+        net::buffer(scratch.data(), static_cast<std::size_t>(std::min<std::uint64_t>(left, scratch.size()))), tok(ec));
+    if (ec) {
+      k.reusable = false;
+      co_return;
+    }
+    left -= got;
+  }
+}
+
+net::awaitable<void> HttpTransport::connect(Connecting& k) {
+  const Route& route = *k.route;
+  const Url& hop = route.proxy ? *route.proxy : route.url;
+  const auto connect_until = Clock::now() + opts_.connect_timeout;
+  error_code ec;
+  tcp::resolver resolver(ioc_);
+  k.by_deadline = k.until <= connect_until;
+  if (!k.by_deadline) k.until = connect_until;
+  k.hop_name = (route.proxy ? "proxy " : "") + hop.host_port();
+  k.port_text = std::to_string(hop.port);
+  if (route.url.scheme == "https" && !trust_ready(k)) co_return;
+
+  k.endpoints = co_await resolver.async_resolve(hop.host, k.port_text, tok(ec));
+  if (ec) {
+    k.failure = fail(net_error(NetErrc::connect_failed, "cannot resolve " + k.hop_name + ": " + ec.message() + " (" +
+                                                            redact(route.url.str()) + ")"));
+    co_return;
+  }
+  co_await open_tcp(k);
+  if (!k.conn) co_return;
+  if (route.tunnel()) {
+    co_await open_tunnel(k);
+    if (!k.conn) co_return;
   }
 
   if (route.url.scheme == "https") {

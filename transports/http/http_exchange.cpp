@@ -19,7 +19,7 @@ std::string host_header(const Url& u) {
 }  // namespace
 
 void HttpTransport::prepare_request(const Route& route, const Request& req, const Headers& headers,
-                                    http::request<http::empty_body>& rq) const {
+                                    const ProxyAuthState& auth, http::request<http::empty_body>& rq) const {
   rq.method(http::verb::get);
   rq.target(route.absolute_form() ? route.url.str() : route.url.target);
   rq.version(11);
@@ -40,9 +40,28 @@ void HttpTransport::prepare_request(const Route& route, const Request& req, cons
     }
   }
   if (!has_auth && !route.authorization.empty()) rq.set(http::field::authorization, route.authorization);
-  if (route.absolute_form() && !route.proxy->userinfo.empty()) {
-    rq.set(http::field::proxy_authorization, basic_auth(route.proxy->userinfo));
+  if (route.absolute_form()) {
+    const std::string proxy_auth = auth.header.empty() ? basic_header(*route.proxy) : auth.header;
+    if (!proxy_auth.empty()) rq.set(http::field::proxy_authorization, proxy_auth);
   }
+}
+
+void HttpTransport::begin_exchange(Exchange& x, Conn& c, const Route& route, const Request& req,
+                                   Clock::time_point deadline, bool reused, Outcome& o) const {
+  x.conn = &c;
+  x.req = &req;
+  x.route = &route;
+  x.deadline = deadline;
+  x.reused = reused;
+  o = Outcome{};
+  x.out = &o;
+  x.request = {};
+  x.parser.reset();
+  x.by_deadline = false;
+  x.gunzip.reset();
+  x.wire = 0;
+  x.streaming = false;
+  x.floor = SpeedFloor(opts_.speed_limit, opts_.speed_time);
 }
 
 // GCC 12 inlines Asio's frame allocation (aligned_alloc) into this coroutine's ramp and then takes
@@ -57,6 +76,8 @@ net::awaitable<void> HttpTransport::attempt_once(const Route& route, const Reque
   Connecting k;
   Exchange x;
   bool reused = false;
+  ProxyAuthState auth;
+  std::optional<std::string> challenge;
 
   co_await acquire(key);
   SlotGuard guard(this, key);
@@ -73,18 +94,41 @@ net::awaitable<void> HttpTransport::attempt_once(const Route& route, const Reque
     c = std::move(k.conn);
   }
 
-  x.conn = c.get();
-  x.req = &req;
-  x.route = &route;
-  x.deadline = deadline;
-  x.reused = reused;
-  x.out = &o;
-  x.floor = SpeedFloor(opts_.speed_limit, opts_.speed_time);
-  prepare_request(route, req, headers, x.request);
-  if (c->tls) {
-    co_await exchange(*c->tls, x);
-  } else {
-    co_await exchange(*c->plain, x);
+  // Through a proxy in absolute form: a Negotiate token first when the proxy wants one, and
+  // each 407 offering Negotiate answered on this connection (or a new one when it closes).
+  if (route.absolute_form() && negotiate_first(*route.proxy)) {
+    co_await negotiate_step(auth, route, challenge, std::min(deadline, Clock::now() + opts_.idle_timeout));
+  }
+  for (;;) {
+    if (auth.failure) {
+      o = fail(std::move(*auth.failure), 407);
+      break;
+    }
+    begin_exchange(x, *c, route, req, deadline, reused, o);
+    prepare_request(route, req, headers, auth, x.request);
+    if (c->tls) {
+      co_await exchange(*c->tls, x);
+    } else {
+      co_await exchange(*c->plain, x);
+    }
+    if (!proxy_challenged(o, route, auth, challenge)) break;
+    co_await negotiate_step(auth, route, challenge, std::min(deadline, Clock::now() + opts_.idle_timeout));
+    if (o.keep || auth.failure) continue;
+    if (auth.negotiation->legs() > 1) {  // a multi-leg context cannot move to another connection
+      auth.failure = negotiate_error(route, "closed the connection in the middle of a Negotiate exchange");
+      continue;
+    }
+    c->close();
+    k.route = &route;
+    k.until = deadline;
+    k.failure = Outcome{};
+    co_await connect(k);
+    if (!k.conn) {
+      o = std::move(k.failure);
+      co_return;
+    }
+    c = std::move(k.conn);
+    reused = false;
   }
   if (o.ok && o.keep) {
     put_idle(key, std::move(c));

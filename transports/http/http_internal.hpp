@@ -159,6 +159,14 @@ struct Route {
   }
 };
 
+/// Authentication to the proxy on one connection: the Negotiate exchange in progress (when the
+/// proxy asked for it or --proxy-auth negotiate) and the Proxy-Authorization to send next.
+struct ProxyAuthState {
+  std::unique_ptr<ProxyNegotiation> negotiation;
+  std::string header;  ///< "Negotiate <base64>" for the next request or CONNECT; "" none
+  std::optional<Error> failure;  ///< set when no token could be made
+};
+
 /// The result of one attempt: a complete response, or an error.
 struct Outcome {
   bool ok = false;
@@ -292,9 +300,12 @@ class HttpTransport final : public Transport {
   bool route_for(const Url& url, Route& route, Slot& result);
   bool finish(Outcome& o, const Request& req, Url& url, Headers& headers, int& hops, Slot& result) const;
   net::awaitable<void> fetch(const Request& req, Slot& result);
-  static void classify_status(Outcome& o, const Route& route);
+  void classify_status(Outcome& o, const Route& route) const;
   static bool limited403(const Outcome& o);
-  static Error proxy_auth_error(const Url& proxy, const Url& target);
+  /// A 407 that is not answered: names the proxy, what it offers and why wheelfit sent nothing
+  /// more (the mode, no user:password). `negotiated`: a Negotiate token went out.
+  [[nodiscard]] Error proxy_auth_error(const Url& proxy, const Url& target, const std::vector<std::string>& offered,
+                                       bool negotiated) const;
   Next after_attempt(Outcome& o, const Route& route, Counters& n, Clock::time_point deadline, milliseconds& wait);
   net::awaitable<void> with_retries(const Route& route, const Request& req, const Headers& headers,
                                     Clock::time_point deadline, Outcome& o);
@@ -310,11 +321,16 @@ class HttpTransport final : public Transport {
     bool by_deadline = false;
     std::string hop_name;
     std::string port_text;
+    tcp::resolver::results_type endpoints;
     std::unique_ptr<Conn> conn;
     http::request<http::empty_body> connect_request;
     std::optional<http::response_parser<http::empty_body>> connect_answer;
+    ProxyAuthState auth;             ///< Negotiate with the proxy during CONNECT
+    std::optional<std::string> challenge;  ///< the 407's Negotiate challenge, to answer next
+    bool reusable = false;           ///< the 407's body was drained: the next CONNECT goes on this connection
     Outcome failure;
   };
+  enum class Tunnel { open, failed, challenged };
 
   net::awaitable<void> acquire(const std::string& key);
   void release(const std::string& key);
@@ -324,7 +340,35 @@ class HttpTransport final : public Transport {
   Error connect_timeout_error(const Connecting& k, const char* stage) const;
   Error tcp_error(const Connecting& k, const error_code& ec) const;
   void prepare_connect_request(Connecting& k) const;
-  bool tunnel_result(Connecting& k, const error_code& ec) const;
+  Tunnel tunnel_result(Connecting& k, const error_code& ec);
+  net::awaitable<void> open_tcp(Connecting& k);
+  net::awaitable<void> open_tunnel(Connecting& k);
+  /// Reads the rest of a 407 to CONNECT (its Content-Length body) so the connection can carry
+  /// the next leg; k.reusable says whether it can.
+  net::awaitable<void> drain_connect_answer(Connecting& k);
+
+  // ---- authentication to the proxy: Basic, Negotiate (http_proxy_auth.cpp) ----
+
+  /// "Basic <base64>" when the mode sends the proxy URL's user:password, else "".
+  [[nodiscard]] std::string basic_header(const Url& proxy) const;
+  /// Whether a 407 offering Negotiate is answered with it (auto without user:password, negotiate).
+  [[nodiscard]] bool negotiate_allowed(const Url& proxy) const;
+  /// Whether the first request or CONNECT through `proxy` carries a Negotiate token (negotiate
+  /// forced, or the proxy asked for Negotiate before in this transport).
+  [[nodiscard]] bool negotiate_first(const Url& proxy) const;
+  /// The next Negotiate token for `st` (`challenge`: a 407's, or nullopt before any; reset
+  /// here): st.header, or st.failure naming the proxy. The GSS-API step runs on a thread of its
+  /// own, bounded by `until`: a KDC that does not answer cannot hold the io thread.
+  net::awaitable<void> negotiate_step(ProxyAuthState& st, const Route& route, std::optional<std::string>& challenge,
+                                      Clock::time_point until);
+  /// One GSS-API step on a thread of its own (`context` and `input` are moved there): `out` set,
+  /// or left empty when `until` passed first (the call then finishes alone, its result dropped).
+  net::awaitable<void> gss_call(std::shared_ptr<GssContext>& context, std::string& input, Clock::time_point until,
+                                std::optional<GssStep>& out);
+  /// After the proxy's final (non-407) answer with these Proxy-Authenticate values: the mutual
+  /// authentication check when a Negotiate exchange ran; the error naming the proxy, or nullopt.
+  std::optional<Error> negotiate_finish(ProxyAuthState& st, const Route& route, const std::vector<std::string>& values);
+  Error negotiate_error(const Route& route, const std::string& what) const;
   bool trust_ready(Connecting& k);
   void prepare_tls(Connecting& k);
   Error tls_error(const Connecting& k, const error_code& ec) const;
@@ -349,8 +393,15 @@ class HttpTransport final : public Transport {
     SpeedFloor floor;                ///< the low-speed rule over this attempt's reads
   };
 
-  void prepare_request(const Route& route, const Request& req, const Headers& headers,
+  void prepare_request(const Route& route, const Request& req, const Headers& headers, const ProxyAuthState& auth,
                        http::request<http::empty_body>& rq) const;
+  /// Sets up `x` for one exchange on `c` (fresh parser, decoder and speed floor; `o` emptied).
+  void begin_exchange(Exchange& x, Conn& c, const Route& route, const Request& req, Clock::time_point deadline,
+                      bool reused, Outcome& o) const;
+  /// After an exchange through a proxy in absolute form: true when `o` is a 407 to answer with
+  /// Negotiate (its challenge in `challenge`); otherwise the mutual check and the proxy's
+  /// authentication headers dropped from the answer.
+  bool proxy_challenged(Outcome& o, const Route& route, ProxyAuthState& auth, std::optional<std::string>& challenge);
   net::awaitable<void> attempt_once(const Route& route, const Request& req, const Headers& headers,
                                     Clock::time_point deadline, Outcome& o);
   Error timeout_error(const Exchange& x, const char* doing) const;
@@ -385,6 +436,8 @@ class HttpTransport final : public Transport {
   std::map<std::string, std::vector<std::unique_ptr<Conn>>> idle_;
   std::map<std::string, HostSlot> slots_;
   std::set<std::string> refused_origins_;  ///< origins already warned about a credential not sent over http
+  std::set<std::string> negotiate_proxies_;  ///< proxies (host:port) that asked for Negotiate: tokens go out first
+  std::shared_ptr<Gss> gss_;  ///< opts_.gss, or system_gss() once Negotiate is first needed
   Stats stats_;
   std::mt19937_64 rng_;
 };

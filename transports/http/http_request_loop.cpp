@@ -128,14 +128,18 @@ net::awaitable<void> HttpTransport::fetch(const Request& req, Slot& result) {
 }
 
 /// Classifies a complete response: what the caller gets or what a retry decision sees.
-void HttpTransport::classify_status(Outcome& o, const Route& route) {
+void HttpTransport::classify_status(Outcome& o, const Route& route) const {
   const int s = o.status;
   if ((s >= 200 && s < 300) || s == 304 || is_redirect_status(s)) return;
   o.ok = false;
   if (s == 404 || s == 410) {
     o.error = Error(Errc::not_found, "not found: HTTP " + std::to_string(s) + " from " + where(route.url));
   } else if (s == 407 && route.absolute_form()) {
-    o.error = proxy_auth_error(*route.proxy, route.url);
+    std::vector<std::string> offered;
+    for (const auto& [k, v] : o.headers) {
+      if (iequals(k, "proxy-authenticate")) offered.push_back(v);
+    }
+    o.error = proxy_auth_error(*route.proxy, route.url, offered, false);
   } else {
     o.error = net_error(NetErrc::http_status, "HTTP " + std::to_string(s) + " from " + where(route.url));
   }
@@ -146,13 +150,6 @@ bool HttpTransport::limited403(const Outcome& o) {
   if (o.status != 403) return false;
   const auto left = transport::find_header(o.headers, "x-ratelimit-remaining");
   return left && *left == "0";
-}
-
-Error HttpTransport::proxy_auth_error(const Url& proxy, const Url& target) {
-  const std::string what = proxy.userinfo.empty()
-                               ? "requires proxy authentication (HTTP 407); put user:password in the proxy URL"
-                               : "rejected the proxy authentication credentials (HTTP 407)";
-  return net_error(NetErrc::proxy, "proxy " + proxy.host_port() + " " + what + " (" + redact(target.str()) + ")");
 }
 
 /// After one attempt: done (o holds the answer or the final error), again (a stale keep-alive

@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "wheelfit/index/links.hpp"
+#include "wheelfit/transports/negotiate.hpp"
 #include "wheelfit/util/secrets.hpp"
 #include "wheelfit/util/text.hpp"
 
@@ -635,20 +636,6 @@ std::optional<std::chrono::seconds> parse_retry_after(std::string_view value, st
 
 std::string redact(std::string_view text) { return util::redact(text); }
 
-std::string basic_auth(std::string_view userinfo) {
-  constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out = "Basic ";
-  for (std::size_t i = 0; i < userinfo.size(); i += 3) {
-    const std::size_t n = std::min<std::size_t>(3, userinfo.size() - i);
-    std::uint32_t chunk = 0;
-    for (std::size_t k = 0; k < 3; ++k) {
-      chunk = chunk << 8 | (k < n ? static_cast<unsigned char>(userinfo[i + k]) : 0u);
-    }
-    for (std::size_t k = 0; k < 4; ++k) {
-      out += k <= n ? kAlphabet[(chunk >> (18 - 6 * k)) & 0x3f] : '=';
-    }
-  }
-  return out;
-}
+std::string basic_auth(std::string_view userinfo) { return "Basic " + base64_encode(userinfo); }
 
 }  // namespace wheelfit::transports

@@ -11,7 +11,7 @@
 #   - the value after an option: file names after --machine, --policy, --cert, --client-cert,
 #     -o/--output and --python; folder names after --machines, --cache-dir, -d/--dir, --out,
 #     --site and --index (a URL or a folder: folders are offered); cuda, rocm and cpu after
-#     --backend; nothing after options that take a number, a size or free text. Both
+#     --backend; auto, basic, negotiate and none after --proxy-auth; nothing after options that take a number, a size or free text. Both
 #     "--flag VALUE" and "--flag=VALUE" are understood;
 #   - the other words: comfy-env.toml configs for resolve, download and mirror (*.toml files and
 #     folders first, every file when no *.toml matches), a wheel for explain (*.whl the same
@@ -28,7 +28,7 @@ _wheelfit_commands='resolve plugins detect explain doctor cache download mirror 
 # (kResolveValues in cmd_deliver.cpp), then the switches (kResolveSwitches).
 _wheelfit_resolve_values='--index --machine --machines --policy --backend --python --retries --timeout
   --jobs --user-agent --cache-dir --cache-max-size --releases-repo --allow-insecure-host --combo
-  --cert --client-cert --speed-limit --speed-time --max-time'
+  --cert --client-cert --speed-limit --speed-time --max-time --proxy-auth'
 _wheelfit_resolve_switches='--json --no-cache --offline --no-fallback'
 
 # Sets `values` (options that take a value, short forms included) and `switches` (options that
@@ -57,11 +57,11 @@ _wheelfit_options() {
       ;;
     explain)
       values='--machine --python --policy --timeout --retries --user-agent --allow-insecure-host
-        --cert --client-cert --speed-limit --speed-time --max-time'
+        --cert --client-cert --speed-limit --speed-time --max-time --proxy-auth'
       switches='--json'
       ;;
     doctor)
-      values='--python --machine --policy --site'
+      values='--python --machine --policy --site --url --proxy-auth'
       switches='--json'
       ;;
     cache)
@@ -138,6 +138,7 @@ _wheelfit_words() {
 _wheelfit_value() {
   case $1 in
     --backend) _wheelfit_words 'cuda rocm cpu' ;;
+    --proxy-auth) _wheelfit_words 'auto basic negotiate none' ;;
     --machine | --policy | --cert | --client-cert | --output | -o | --python) _wheelfit_paths files ;;
     --machines | --cache-dir | --dir | -d | --out | --site | --index) _wheelfit_paths dirs ;;
     *) ;;  # a number, a size, a URL, a combo, free text: nothing to offer

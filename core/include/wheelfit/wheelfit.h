@@ -22,6 +22,8 @@
  *   "speed_limit" (bytes/s, 0-2^30; 0: off), "speed_time" (seconds, 1-3600): the low-speed rule
  *               (`--speed-limit` / `--speed-time`); "max_time" (seconds, 1-86400): the whole call's
  *               bound from its start (`--max-time`; exit 4 when the index read runs out of it)
+ *   "proxy_auth": "auto", "basic", "negotiate" or "none" (`--proxy-auth`): how to authenticate to
+ *               the proxy; Negotiate uses the Kerberos ticket of KRB5CCNAME (README "Network")
  * The backend plugins are loaded from WHEELFIT_PLUGIN_PATH's folders, then the folder beside the
  * library (<prefix>/lib/wheelfit/plugins installed; <build>/plugins in a build tree).
  * Thread safety: calls may run concurrently. */
@@ -43,7 +45,7 @@ WHEELFIT_API const char* wheelfit_version(void);
 /* Resolves a request (above). */
 WHEELFIT_API int wheelfit_resolve_json(const char* request_json, char** result_json);
 /* Explains one wheel: {"wheel": ".whl path, URL or file name", "machine": {...}, "python",
- * "policy", "retries", "timeout", "speed_limit", "speed_time", "max_time", "user_agent"}; the result is what `wheelfit explain --json`
+ * "policy", "retries", "timeout", "speed_limit", "speed_time", "max_time", "user_agent", "proxy_auth"}; the result is what `wheelfit explain --json`
  * prints (0 it fits, 1 a demand fails). */
 WHEELFIT_API int wheelfit_explain_json(const char* request_json, char** result_json);
 /* Detects this machine: {"python": "path", "backend": "name"} (both optional); the result is what

@@ -268,6 +268,10 @@ struct DoctorRequest {
   bool env_overrides = true;                ///< apply WHEELFIT_OVERRIDE_* / CONDA_OVERRIDE_* to `machine`
   std::optional<std::string> policy_file;   ///< nullopt: WHEELFIT_POLICY, else the backend's data
   const registry::Registry* backends = nullptr;  ///< nullptr: load the default plugin folders
+  /// Instead of the distributions: the route a request to this URL would take (the proxy, where
+  /// it came from, the authentication; for Negotiate the service and the Kerberos credential).
+  std::optional<std::string> url;
+  transports::HttpOptions network;          ///< the proxy settings `url` is planned with
   /// This call's messages (warnings, retries, debug), from every thread the call uses; empty:
   /// the process sink (log::set_sink). Called on the call's threads, one message at a time each.
   log::Sink log_sink;
@@ -277,6 +281,7 @@ struct DoctorResult {
   int exit_code = kExitBadInput;            ///< 0 everything fits, 1 something will not run, 2 bad input
   std::optional<Error> error;
   std::optional<inspect::DoctorReport> doctor;
+  std::optional<transports::ProxyPlan> route;  ///< DoctorRequest::url's route (then no `doctor`)
   /// The object `wheelfit doctor --json` prints, or {"error": {"exit_code", "message"}}.
   [[nodiscard]] std::string json() const;
   /// The human report; on an error, "wheelfit: <message>\n".

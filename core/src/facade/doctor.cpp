@@ -12,7 +12,28 @@
 namespace wheelfit::api {
 namespace json = boost::json;
 
+namespace {
+
+json::object route_json(const transports::ProxyPlan& p) {
+  return json::object{{"url", p.url},
+                      {"proxy", p.proxy ? json::value(json::string(*p.proxy)) : json::value(nullptr)},
+                      {"source", p.source},
+                      {"method", p.method},
+                      {"detail", p.detail}};
+}
+
+std::string route_report(const transports::ProxyPlan& p) {
+  std::ostringstream out;
+  out << "url:    " << p.url << "\nproxy:  " << p.proxy.value_or("none") << " (" << p.source << ")\nmethod: " << p.method
+      << "\n";
+  if (!p.detail.empty()) out << "        " << p.detail << "\n";
+  return out.str();
+}
+
+}  // namespace
+
 std::string DoctorResult::json() const {
+  if (!error && route) return json::serialize(json::object{{"route", route_json(*route)}}) + "\n";
   if (error || !doctor) {
     return json::serialize(json::object{{"error", json::object{{"exit_code", exit_code},
                                                                {"message", error ? error->message : "no result"}}}}) + "\n";
@@ -45,6 +66,7 @@ std::string DoctorResult::json() const {
 }
 
 std::string DoctorResult::report() const {
+  if (!error && route) return route_report(*route);
   if (error || !doctor) return "wheelfit: " + (error ? error->message : std::string("no result")) + "\n";
   std::ostringstream out;
   out << "site folders:";
@@ -80,6 +102,13 @@ std::string DoctorResult::report() const {
 DoctorResult doctor(const DoctorRequest& req) {
   const log::ScopedSink call_log(req.log_sink);
   DoctorResult r;
+  if (req.url) {  // the network route only: no machine, no interpreter
+    auto plan = transports::plan_proxy(req.network, *req.url);
+    if (!plan) return detail::failed(std::move(r), kExitBadInput, plan.error().message);
+    r.route = std::move(*plan);
+    r.exit_code = kExitResolved;
+    return r;
+  }
   std::unique_ptr<registry::Registry> owned;
   auto reg = detail::backends_of(req.backends, owned);
   if (!reg) return detail::failed(std::move(r), kExitBadInput, reg.error().message);

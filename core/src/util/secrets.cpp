@@ -26,16 +26,22 @@ constexpr std::array<std::string_view, 24> kCredentialParams = {
 struct HeaderRule {
   std::string_view name;
   bool keeps_scheme;  ///< "Bearer ***": the scheme word says which credential, not what it was
+  bool challenge;     ///< a server's challenge: a value of one word ("Negotiate") is only its scheme
 };
-constexpr std::array<HeaderRule, 9> kCredentialHeaders = {{{"authorization", true},
-                                                          {"proxy-authorization", true},
-                                                          {"cookie", false},
-                                                          {"set-cookie", false},
-                                                          {"x-api-key", false},
-                                                          {"private-token", false},
-                                                          {"job-token", false},
-                                                          {"x-auth-token", false},
-                                                          {"x-jfrog-art-api", false}}};
+constexpr std::array<HeaderRule, 11> kCredentialHeaders = {{{"authorization", true, false},
+                                                           {"proxy-authorization", true, false},
+                                                           {"www-authenticate", true, true},
+                                                           {"proxy-authenticate", true, true},
+                                                           {"cookie", false, false},
+                                                           {"set-cookie", false, false},
+                                                           {"x-api-key", false, false},
+                                                           {"private-token", false, false},
+                                                           {"job-token", false, false},
+                                                           {"x-auth-token", false, false},
+                                                           {"x-jfrog-art-api", false, false}}};
+
+// A Negotiate (SPNEGO) token written anywhere: "Negotiate " and at least this many base64 bytes.
+constexpr std::size_t kMinNegotiateToken = 20;
 
 // Token shapes: GitHub (classic, OAuth, user-to-server, server-to-server, refresh; fine-grained)
 // and GitLab personal access tokens. A prefix counts only with at least this many token bytes
@@ -96,7 +102,11 @@ void redact_headers(std::string& s) {
     while (end < s.size() && s[end] != '\r' && s[end] != '\n') ++end;
     if (rule->keeps_scheme) {
       const std::size_t space = std::string_view(s).substr(v, end - v).find(' ');
-      if (space != std::string_view::npos) v += space + 1;
+      if (space != std::string_view::npos) {
+        v += space + 1;
+      } else if (rule->challenge) {
+        v = end;
+      }
     }
     if (end > v) s.replace(v, end - v, kHidden);
     colon = v;
@@ -113,6 +123,20 @@ void redact_query(std::string& s) {
     while (end < s.size() && s[end] != '&' && s[end] != ';' && !ends_url_text(s[end])) ++end;
     if (end > eq + 1) s.replace(eq + 1, end - eq - 1, kHidden);
     p = eq;
+  }
+}
+
+// "Negotiate YIIC..." -> "Negotiate ***", wherever it is written (a token outside a header line).
+void redact_negotiate_tokens(std::string& s) {
+  constexpr std::string_view kWord = "negotiate ";
+  const auto is_base64 = [](char c) { return is_alnum(c) || c == '+' || c == '/' || c == '='; };
+  for (std::size_t i = 0; i + kWord.size() < s.size(); ++i) {
+    if (!iequals(std::string_view(s).substr(i, kWord.size()), kWord)) continue;
+    const std::size_t start = i + kWord.size();
+    std::size_t end = start;
+    while (end < s.size() && is_base64(s[end])) ++end;
+    if (end - start >= kMinNegotiateToken) s.replace(start, end - start, kHidden);
+    i = start;
   }
 }
 
@@ -164,6 +188,7 @@ std::string redact(std::string_view text) {
   redact_headers(out);
   redact_query(out);
   redact_token_shapes(out);
+  redact_negotiate_tokens(out);
   return out;
 }
 

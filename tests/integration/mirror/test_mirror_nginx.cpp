@@ -38,6 +38,8 @@ using namespace wheelfit;
 using test::contains;
 using test::read_file;
 using test::write_file;
+using testing::free_loopback_port;
+using testing::loopback_accepts;
 
 fs::path farmgen_exe() { return fs::path(WHEELFIT_BINARY_DIR) / "apps/farmgen/wheelfit-farmgen"; }
 
@@ -45,30 +47,6 @@ std::string nginx_exe() {
   for (const char* p : {"/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx"})
     if (::access(p, X_OK) == 0) return p;
   return "nginx";
-}
-
-/// A TCP port nobody listens on now (bound, read, released).
-std::uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  socklen_t len = sizeof a;
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
-bool accepts(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  ::close(fd);
-  return ok;
 }
 
 /// An nginx.conf's start, up to and into `http {`: this test's own pid file, logs and temp folders.
@@ -111,7 +89,7 @@ class Child {
 /// nginx serving `root` on 127.0.0.1:<port>, with its own config, logs and temp folders.
 class Nginx {
  public:
-  Nginx(const fs::path& prefix, const fs::path& root) : port_(free_port()) {
+  Nginx(const fs::path& prefix, const fs::path& root) : port_(free_loopback_port()) {
     fs::create_directories(prefix / "logs");
     const std::string conf = (prefix / "nginx.conf").string();
     std::ofstream(conf) << nginx_prologue(prefix) << "  access_log " << (prefix / "logs/access.log").string() << ";\n"
@@ -122,8 +100,8 @@ class Nginx {
     // goes before ctest's limit instead of holding the test's output pipe open; timeout relays
     // the SIGQUIT of a normal stop.
     child_ = std::make_unique<Child>(std::vector<std::string>{"timeout", "240", nginx_exe(), "-p", prefix.string(), "-c", conf});
-    for (int i = 0; i < 500 && !accepts(port_); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (!accepts(port_)) FAIL("nginx did not start: " << read_log(prefix / "logs/error.log"));
+    for (int i = 0; i < 500 && !loopback_accepts(port_); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!loopback_accepts(port_)) FAIL("nginx did not start: " << read_log(prefix / "logs/error.log"));
   }
   ~Nginx() {
     if (child_) child_->kill(SIGQUIT);
@@ -330,7 +308,7 @@ namespace {
 /// names the file served and its Content-Type.
 class ShippedNginx {
  public:
-  ShippedNginx(const fs::path& prefix, const fs::path& root) : port_(free_port()) {
+  ShippedNginx(const fs::path& prefix, const fs::path& root) : port_(free_loopback_port()) {
     fs::create_directories(prefix / "logs");
     std::string block = read_file(fs::path(WHEELFIT_SOURCE_DIR) / "packaging/nginx/wheelfit-mirror.conf");
     const auto set_line = [&](const std::string& marker, const std::string& line) {
@@ -347,8 +325,8 @@ class ShippedNginx {
                         << "  access_log " << log_.string() << " served;\n"
                         << block << "}\n";
     child_ = std::make_unique<Child>(std::vector<std::string>{"timeout", "300", nginx_exe(), "-p", prefix.string(), "-c", conf});
-    for (int i = 0; i < 500 && !accepts(port_); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (!accepts(port_)) FAIL("nginx did not start: " << read_file(prefix / "logs/error.log"));
+    for (int i = 0; i < 500 && !loopback_accepts(port_); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!loopback_accepts(port_)) FAIL("nginx did not start: " << read_file(prefix / "logs/error.log"));
   }
   ~ShippedNginx() {
     if (child_) child_->kill(SIGQUIT);

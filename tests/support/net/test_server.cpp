@@ -831,13 +831,17 @@ bool forward(Connection& client, const HttpRequest& request) {
 
 struct TestProxy::Impl {
   Gate gate;
+  bool keep_answered;
   TestServer server;  // last: it stops (joining every script using `gate`) before gate goes
 
-  explicit Impl(Gate g) : gate(std::move(g)), server([this](Conn& c) { handle(connection_of(c)); }) {}
+  Impl(Gate g, bool keep) : gate(std::move(g)), keep_answered(keep), server([this](Conn& c) { handle(connection_of(c)); }) {}
 
   void handle(Connection& client) const {
     while (auto request = client.read_request(std::chrono::seconds(30))) {
-      if (gate && !gate(client, *request)) return;
+      if (gate && !gate(client, *request)) {
+        if (keep_answered) continue;
+        return;
+      }
       if (iequals(request->method, "CONNECT")) {
         tunnel(client, *request);
         return;
@@ -847,7 +851,31 @@ struct TestProxy::Impl {
   }
 };
 
-TestProxy::TestProxy(Gate gate) : impl_(std::make_unique<Impl>(std::move(gate))) {}
+std::uint16_t free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  const bool ok = fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
+  if (fd >= 0) ::close(fd);
+  if (!ok) throw std::runtime_error("no free loopback port");
+  return ntohs(a.sin_port);
+}
+
+bool loopback_accepts(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool ok = fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  if (fd >= 0) ::close(fd);
+  return ok;
+}
+
+TestProxy::TestProxy(Gate gate, bool keep_answered) : impl_(std::make_unique<Impl>(std::move(gate), keep_answered)) {}
 TestProxy::~TestProxy() = default;
 std::uint16_t TestProxy::port() const { return impl_->server.port(); }
 std::string TestProxy::url(std::string_view userinfo) const {

@@ -53,6 +53,13 @@ class Conn {
   [[nodiscard]] virtual int fd() const = 0;
 };
 
+/// A TCP port on 127.0.0.1 nothing listens on now (bound, read, released): for a server the
+/// test starts as a process (nginx, squid, a KDC). Throws std::runtime_error when none is free.
+std::uint16_t free_loopback_port();
+
+/// Whether something accepts TCP connections on 127.0.0.1:`port` (a started server is ready).
+bool loopback_accepts(std::uint16_t port);
+
 /// A complete HTTP/1.1 response: status line with the standard reason, Content-Length, the extra
 /// headers, "Connection: close" unless keep_alive, then the body.
 std::string http_response(int status, std::string_view body, const TestHeaders& extra = {}, bool keep_alive = true);
@@ -120,10 +127,13 @@ ConnScript serve(std::function<std::string(const HttpRequest&)> handler);
 /// (splicing bytes both ways) and forwards absolute-form plain-http requests. `script` sees each
 /// client connection first and may answer it itself (407, 403 HTML, reset) and return false;
 /// returning true lets the default tunnelling continue with the request already read.
+/// `keep_answered`: after the gate answered (false), the next request on the same connection is
+/// read (a 407 then another CONNECT with credentials, as a Negotiate proxy sees them); by default
+/// the connection ends there.
 class TestProxy {
  public:
   using Gate = std::function<bool(Conn&, const HttpRequest&)>;
-  explicit TestProxy(Gate gate = nullptr);
+  explicit TestProxy(Gate gate = nullptr, bool keep_answered = false);
   ~TestProxy();
   TestProxy(const TestProxy&) = delete;
   TestProxy& operator=(const TestProxy&) = delete;

@@ -7,14 +7,15 @@
 // - URL userinfo: the password of "scheme://user:password@host" (the user name stays in redacted
 //   text, so a reader sees whose credentials were used), or a bare "scheme://token@host";
 // - the values of credential headers: Authorization and Proxy-Authorization (the scheme word,
-//   "Basic" / "Bearer", stays), Cookie, Set-Cookie, X-Api-Key, Private-Token, Job-Token,
+//   "Basic" / "Bearer" / "Negotiate", stays), WWW-Authenticate and Proxy-Authenticate (a
+//   server's token or parameters after the scheme word; a bare "Negotiate" stays), Cookie, Set-Cookie, X-Api-Key, Private-Token, Job-Token,
 //   X-Auth-Token, X-JFrog-Art-Api;
 // - the values of credential query parameters, by name (ASCII case-insensitive): access_token,
 //   api_key, api-key, apikey, auth, auth_token, client_secret, id_token, job_token, jwt, passwd,
 //   password, private_token, refresh_token, secret, session_token, sig, signature, token,
 //   X-Amz-Credential, X-Amz-Security-Token, X-Amz-Signature, X-Goog-Credential, X-Goog-Signature;
 // - GitHub and GitLab token shapes anywhere in text ("ghp_..." and its kin, "github_pat_...",
-//   "glpat-...").
+//   "glpat-..."), and "Negotiate <token>" (20 or more base64 characters) anywhere in text.
 // Thread safety: all functions are pure except create_private_directories (the file system).
 
 #include <filesystem>

@@ -13,8 +13,8 @@
 // credentials, netrc; https only unless the host is allowed insecure); TLS 1.2+, peer and
 // host-name verification, SNI except for IP literals, the trust store of trust_store.hpp (a
 // client certificate when one is given); proxies from ProxyConfig (CONNECT tunnels for https,
-// TLS verified against the origin; absolute-form requests for http; Basic auth to the proxy
-// only). 404 / 410 -> Errc::not_found; other non-2xx -> NetErrc::http_status (after retries for
+// TLS verified against the origin; absolute-form requests for http; Basic or Negotiate
+// (Kerberos, negotiate.hpp) auth to the proxy only, per `proxy_auth`). 404 / 410 -> Errc::not_found; other non-2xx -> NetErrc::http_status (after retries for
 // the transient ones), the status in the message ("HTTP 403 from host:port for URL").
 // 304 (conditional requests) -> a Response with status 304 and an empty body.
 // Thread safety: one caller at a time.
@@ -28,6 +28,7 @@
 
 #include "wheelfit/transport/transport.hpp"
 #include "wheelfit/transports/credentials.hpp"
+#include "wheelfit/transports/negotiate.hpp"
 #include "wheelfit/transports/net_policy.hpp"
 
 namespace wheelfit::transports {
@@ -57,6 +58,11 @@ struct HttpOptions {
   std::size_t max_header_bytes = 64u << 10;  ///< the whole response header
   ProxyConfig proxy;        ///< ProxyConfig::from_env() by default (set in make_http_transport)
   bool proxy_from_env = true;  ///< false: use `proxy` as given
+  /// How to authenticate to the proxy (negotiate.hpp): auto = Basic with the proxy URL's
+  /// user:password, else Negotiate (Kerberos) when a 407 offers it.
+  ProxyAuth proxy_auth = ProxyAuth::automatic;
+  /// The GSS-API behind Negotiate; nullptr: system_gss() (MIT Kerberos), made when first needed.
+  std::shared_ptr<Gss> gss;
   /// TLS trust (trust_store.hpp has the order): ca_file (a PEM bundle; a folder is taken as
   /// ca_dir) and / or ca_dir (a folder of hashed certificates) replace the system roots;
   /// `ca_source` names them in errors and reports ("--cert"). Without them: PIP_CERT,
@@ -78,6 +84,19 @@ struct HttpOptions {
 /// flag or variable it came from. The system store is loaded at the first https connection;
 /// when it holds no certificate, each https request fails with NetErrc::certificate naming it.
 Expected<std::unique_ptr<transport::Transport>> make_http_transport(HttpOptions options = {});
+
+/// What the transport would do for `url` (`wheelfit doctor --url`): the proxy and the method.
+struct ProxyPlan {
+  std::string url;                   ///< the URL, credentials stripped
+  std::optional<std::string> proxy;  ///< the proxy URL (password redacted); nullopt: direct
+  std::string source;                ///< where the proxy came from: "https_proxy", "no_proxy (direct)", ...
+  std::string method;                ///< "none", "basic", "negotiate", "negotiate when the proxy asks for it"
+  std::string detail;                ///< Negotiate: the service and the credential (or GSS-API's error)
+};
+
+/// The plan for `url` under `options` (the proxy variables read as make_http_transport reads
+/// them). Errors: the URL or the proxy URL does not parse (Errc::invalid_input / unsupported).
+Expected<ProxyPlan> plan_proxy(const HttpOptions& options, std::string_view url);
 
 /// One transport for every scheme: file:// URLs and plain paths to the file transport, http(s)
 /// to an http transport made from `options`. Errc::unsupported (naming the URL) for other

@@ -1,0 +1,153 @@
+#pragma once
+// Negotiate (SPNEGO, RFC 4559) authentication to a proxy: the Kerberos ticket of the user's
+// credential cache (KRB5CCNAME, else the default cache), as GSS-API makes it into a token for the
+// service "HTTP@<proxy host>", sent as `Proxy-Authorization: Negotiate <base64>` (docs/decisions/0016).
+//
+// Three layers, so that all but the first are tested without a KDC:
+// - Gss / GssContext: the GSS-API calls (system_gss(): MIT Kerberos, negotiate_gss.cpp); tests give
+//   a fake through HttpOptions::gss;
+// - ProxyNegotiation: the exchange with one proxy over one connection (the challenges, the legs,
+//   the mutual-authentication check, the error texts), pure apart from its GssContext;
+// - the http transport: when to start one, on which connection, under which deadline.
+// No token or password is ever part of an error, a log line or a report.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "wheelfit/util/expected.hpp"
+
+namespace wheelfit::transports {
+
+/// How the http transport authenticates to a proxy (--proxy-auth, WHEELFIT_PROXY_AUTH).
+enum class ProxyAuth {
+  automatic,  ///< Basic when the proxy URL has user:password, else Negotiate when the proxy asks for it
+  basic,      ///< Basic only (the proxy URL's user:password)
+  negotiate,  ///< Negotiate only, from the first request on; the proxy URL's user:password is never sent
+  none,       ///< nothing: a 407 fails
+};
+
+/// "auto", "basic", "negotiate", "none".
+[[nodiscard]] std::string_view proxy_auth_name(ProxyAuth auth) noexcept;
+
+/// Parses "auto" / "basic" / "negotiate" / "none" (ASCII case-insensitive). Errc::invalid_input
+/// naming `source` (the flag or variable) and the values otherwise.
+Expected<ProxyAuth> parse_proxy_auth(std::string_view text, std::string_view source);
+
+/// What one call of gss_init_sec_context gave.
+struct GssStep {
+  enum class State { complete, continue_needed, failed };
+  State state = State::failed;
+  std::string token;  ///< the output token (raw bytes) for the peer; may be empty
+  std::string error;  ///< failed: GSS-API's own words ("No credentials cache found (filename: ...)")
+  /// failed for want of a usable credential (no cache, no ticket, an expired one): "run kinit"
+  bool no_credential = false;
+  /// failed because the KDC does not know the service ("Server ... not found in Kerberos database")
+  bool unknown_service = false;
+};
+
+/// One GSS-API security context (one authentication). Used by one thread at a time; it may be
+/// a thread other than the one that made it.
+class GssContext {
+ public:
+  virtual ~GssContext() = default;
+  GssContext(const GssContext&) = delete;
+  GssContext& operator=(const GssContext&) = delete;
+
+  /// The next step: `input` is the peer's last token (raw bytes; empty on the first step).
+  /// Blocking: the first step may ask the KDC for a service ticket.
+  GssStep step(std::string_view input) { return step_impl(input); }
+
+ protected:
+  GssContext() = default;
+
+ private:
+  virtual GssStep step_impl(std::string_view input) = 0;
+};
+
+/// The GSS-API library. Thread safety: start() and credential() may be called from any thread.
+class Gss {
+ public:
+  virtual ~Gss() = default;
+  Gss(const Gss&) = delete;
+  Gss& operator=(const Gss&) = delete;
+
+  /// A context for the host-based service `service` ("HTTP@proxy.example"): SPNEGO, mutual
+  /// authentication asked, the default initiator credential.
+  std::unique_ptr<GssContext> start(const std::string& service) { return start_impl(service); }
+  /// The default credential as `wheelfit doctor` shows it ("alice@TEST.LOCAL, valid for 9 h 59
+  /// min"), or the error with GSS-API's words ("No credentials cache found ...: run kinit").
+  Expected<std::string> credential() { return credential_impl(); }
+
+ protected:
+  Gss() = default;
+
+ private:
+  virtual std::unique_ptr<GssContext> start_impl(const std::string& service) = 0;
+  virtual Expected<std::string> credential_impl() = 0;
+};
+
+/// The system's GSS-API: MIT Kerberos (libgssapi_krb5), the Kerberos mechanism under SPNEGO.
+std::shared_ptr<Gss> system_gss();
+
+/// The Negotiate challenge among a response's Proxy-Authenticate values (each may list several
+/// challenges, comma-separated): nullopt when none offers Negotiate; "" for a bare
+/// "Negotiate"; else its token (base64, as sent).
+[[nodiscard]] std::optional<std::string> negotiate_challenge(const std::vector<std::string>& proxy_authenticate);
+
+/// The schemes the values offer, in order, each once: "Negotiate, NTLM, Basic" ("" for none).
+[[nodiscard]] std::string offered_schemes(const std::vector<std::string>& proxy_authenticate);
+
+/// Base64 (RFC 4648, padded) of raw bytes, and back (nullopt for text that is not base64).
+[[nodiscard]] std::string base64_encode(std::string_view bytes);
+[[nodiscard]] std::optional<std::string> base64_decode(std::string_view text);
+
+/// The client side of Negotiate with one proxy over one connection (RFC 4559 sections 4-5).
+/// Each sentence it returns as an error continues "proxy <host:port> " (the transport adds that
+/// and the URL), says that the proxy asked for Negotiate (Kerberos) and what GSS-API answered.
+/// Lifetime: shares the Gss; its context may outlive it on another thread (shared_ptr).
+class ProxyNegotiation {
+ public:
+  static constexpr int kMaxLegs = 5;  ///< tokens sent on one connection before giving up
+
+  /// For the proxy `proxy_host` (the proxy URL's host, as written: the service is
+  /// "HTTP@<proxy_host>").
+  ProxyNegotiation(std::shared_ptr<Gss> gss, std::string proxy_host);
+
+  [[nodiscard]] const std::string& service() const noexcept { return service_; }
+  [[nodiscard]] int legs() const noexcept { return legs_; }
+
+  /// Before the next step: the raw input for it, given the 407's Negotiate challenge (nullopt: a
+  /// token sent before any challenge). Errors: the proxy answered our token with a bare
+  /// "Negotiate" (it refused the ticket), a token that is not base64, a context already
+  /// complete, more than kMaxLegs legs.
+  Expected<std::string> next_input(std::optional<std::string_view> challenge);
+  /// The context to step with that input (made at the first call).
+  std::shared_ptr<GssContext> context();
+  /// After the step: the Proxy-Authorization value "Negotiate <base64>", or the error with
+  /// GSS-API's words and what to do ("run kinit").
+  Expected<std::string> header_after(GssStep step);
+  /// The proxy's answer was not a 407: its final token (`final_token`, base64) is checked when
+  /// one came (mutual authentication: a token the context does not accept fails); none (squid's
+  /// 200 carries none) is accepted. Steps the context in the calling thread (no KDC involved).
+  Expected<void> finish(std::optional<std::string_view> final_token);
+  /// next_input + step + header_after in the calling thread.
+  Expected<std::string> respond(std::optional<std::string_view> challenge);
+
+  /// The error for a step that did not finish within the request's time ("... no answer from
+  /// GSS-API within 10000 ms (is the KDC reachable?)").
+  [[nodiscard]] std::string timeout_text(std::string_view limit) const;
+
+ private:
+  std::string asked() const;
+
+  std::shared_ptr<Gss> gss_;
+  std::string service_;
+  std::shared_ptr<GssContext> context_;
+  int legs_ = 0;
+  bool complete_ = false;
+};
+
+}  // namespace wheelfit::transports
