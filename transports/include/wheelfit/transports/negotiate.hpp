@@ -1,7 +1,7 @@
 #pragma once
 // Negotiate (SPNEGO, RFC 4559) authentication to a proxy: the Kerberos ticket of the user's
 // credential cache (KRB5CCNAME, else the default cache), as GSS-API makes it into a token for the
-// service "HTTP@<proxy host>", sent as `Proxy-Authorization: Negotiate <base64>` (docs/decisions/0016).
+// service "HTTP@<proxy host>", sent as `Proxy-Authorization: Negotiate <base64>` (docs/decisions/0017).
 //
 // Three layers, so that all but the first are tested without a KDC:
 // - Gss / GssContext: the GSS-API calls (system_gss(): MIT Kerberos, negotiate_gss.cpp); tests give
