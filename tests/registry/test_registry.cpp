@@ -135,6 +135,7 @@ TEST_CASE("read_descriptor checks the version first, then size, fields, name, po
 
 namespace {
 const char* read_code_ok(const char*, const unsigned char*, std::size_t) { return R"({"list": "", "entries": {}})"; }
+const char* variant_properties_ok(const char*) { return R"({"properties": {}})"; }
 }  // namespace
 
 TEST_CASE("read_descriptor copies every field of a good descriptor", "[registry]") {
@@ -166,6 +167,21 @@ TEST_CASE("read_descriptor copies every field of a good descriptor", "[registry]
     auto with_code = registry::read_descriptor(&d, "/p/good.so");
     REQUIRE(with_code);
     CHECK(with_code->targets.read_device_code == &read_code_ok);
+  }
+  SECTION("variant_properties (revision 1) is read only when the size covers it") {
+    d.size = sizeof(wheelfit_backend_v2);
+    d.variant_properties = &variant_properties_ok;
+    auto with_variants = registry::read_descriptor(&d, "/p/good.so");
+    REQUIRE(with_variants);
+    CHECK(with_variants->targets.variant_properties == &variant_properties_ok);
+    // A plugin built against the first revision: its descriptor ends after read_device_code;
+    // whatever follows in memory is not read, and it still loads.
+    d.size = static_cast<std::uint32_t>(WHEELFIT_BACKEND_V2_MIN_SIZE);
+    auto first = registry::read_descriptor(&d, "/p/old.so");
+    REQUIRE(first);
+    CHECK(first->targets.variant_properties == nullptr);
+    d.size = static_cast<std::uint32_t>(WHEELFIT_BACKEND_V2_MIN_SIZE - 1);
+    CHECK_FALSE(registry::read_descriptor(&d, "/p/old.so"));
   }
 }
 
