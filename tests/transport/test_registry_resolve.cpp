@@ -1,6 +1,6 @@
 // api::resolve through a transport registry of the test's own: an index under a scheme the test
-// registers (mem://), read with no caller transport, and an index whose scheme nobody reads (exit
-// 2, naming it and the registered ones).
+// registers (mem://; its wheels link to https, a scheme an index may link to), read with no caller
+// transport, and an index whose scheme nobody reads (exit 2, naming it and the registered ones).
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -28,7 +28,7 @@ class MemIndex final : public transport::Transport {
     std::string body = "<html><body>\n";
     for (const char* f : {"pkg_a-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl",
                           "pkg_a-1.0+cu126torch2.7-cp312-cp312-manylinux_2_28_x86_64.whl"}) {
-      body += "<a href=\"mem://wheels/files/" + std::string(f) + "#sha256=" + std::string(64, 'c') + "\">" + f + "</a>\n";
+      body += "<a href=\"https://files.test/" + std::string(f) + "#sha256=" + std::string(64, 'c') + "\">" + f + "</a>\n";
     }
     return transport::Response{request.url, "text/html", body + "</body></html>\n", 200, {}, false};
   }
@@ -61,7 +61,7 @@ TEST_CASE("api::resolve composes its stack through the request's transport regis
   REQUIRE(r.exit_code == api::kExitResolved);
   REQUIRE(r.resolution);
   REQUIRE(r.resolution->picks.size() == 1);
-  CHECK(r.resolution->picks[0].url == "mem://wheels/files/pkg_a-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl");
+  CHECK(r.resolution->picks[0].url == "https://files.test/pkg_a-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl");
   CHECK(r.index_url == "mem://wheels/simple/");
   CHECK(asked >= 1);
   CHECK_FALSE(r.trust);  // no http rules registered: no trust store to report
