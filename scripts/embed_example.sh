@@ -2,7 +2,7 @@
 # The library end to end, installed: installs wheelfit from a build folder into a temporary
 # prefix (`cmake --install`), then
 #   1. builds examples/embed/cpp against it (find_package(wheelfit), wheelfit::wheelfit) and runs
-#      it: a resolve through the example's in-memory Transport must pick the cu128/torch2.8 wheel;
+#      it: a resolve through the example's mem:// transport must pick the cu128/torch2.8 wheel;
 #   2. writes a tiny local PEP 503 index and resolves it for examples/machines/x86_64-h100-cu128.toml
 #      twice: with the installed `wheelfit resolve --json` and with examples/embed/python (ctypes
 #      over the installed libwheelfit.so.0, no build step); the two objects must be equal;
@@ -39,7 +39,7 @@ run_example() {
   set -e
   [[ $rc == 0 ]] || { cat "$work/cpp.out" >&2; fail "embed_resolve exited $rc, expected 0"; }
   local text
-  for text in "resolved: cu12.8/torch2.8 via tier 1 (bootstrap)" \
+  for text in "resolved: cu12.8/torch2.8 via tier 1 (bootstrap)" "mem://wheels.example.internal/simple/" \
               "flash_attn-2.8.3+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl#sha256=" \
               'torch = { index = "https://download.pytorch.org/whl/cu128", version = "==2.8.*" }'; do
     grep -qF -- "$text" "$work/cpp.out" || { cat "$work/cpp.out" >&2; fail "embed_resolve's output lacks: $text"; }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "wheelfit/transports/register.hpp"
 #include "wheelfit/util/allocator.hpp"
 #include "wheelfit/util/atomic_file.hpp"
 #include "wheelfit/util/log.hpp"
@@ -181,6 +182,12 @@ int main(int argc, char** argv) {
   if (args[0] == "version" || args[0] == "--version") {
     std::cout << "wheelfit " << WHEELFIT_VERSION << "\n";
     return cli::kOk;
+  }
+  // The one registration of the transports (file, http(s), the cache, the Releases failover),
+  // as the backends are loaded: every command's façade call reads through this registry.
+  if (auto done = transports::register_transports(transport::default_registry()); !done) {
+    std::cerr << "wheelfit: transports: " << done.error().message << "\n";
+    return cli::kInternal;
   }
   const std::string_view command = args[0];
   args.erase(args.begin());

@@ -285,11 +285,11 @@ TEST_CASE("api::cache: info, prune to the cap, clean; the cap from the request, 
     std::uint64_t entries_after, max_size_used;
   };
   auto row = GENERATE(values<Row>({
-      {"info: the default cap", api::CacheAction::info, std::nullopt, std::nullopt, 0, 3, transports::kDefaultCacheMaxSize},
+      {"info: the default cap", api::CacheAction::info, std::nullopt, std::nullopt, 0, 3, transport::kDefaultCacheMaxSize},
       {"prune: the request's cap", api::CacheAction::prune, 250, "1G", 0, 2, 250},
       {"prune: the variable's cap", api::CacheAction::prune, std::nullopt, "150B", 0, 1, 150},
       {"prune: a bad variable is exit 2", api::CacheAction::prune, std::nullopt, "lots", 2, 3, 0},
-      {"clean: everything", api::CacheAction::clean, std::nullopt, std::nullopt, 0, 0, transports::kDefaultCacheMaxSize},
+      {"clean: everything", api::CacheAction::clean, std::nullopt, std::nullopt, 0, 0, transport::kDefaultCacheMaxSize},
   }));
   CAPTURE(row.what);
   test::ScopedEnv env("WHEELFIT_CACHE_MAX_SIZE", row.env);

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <string_view>
 
+#include "wheelfit/transports/register.hpp"
+
 int main(int argc, char* argv[]) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
@@ -19,6 +21,12 @@ int main(int argc, char* argv[]) {
                   WHEELFIT_SHARED_FIXTURES);
       return 77;
     }
+  }
+  // The one registration of the built-in transports, as the wheelfit executable makes it: the
+  // façade tests read through transport::default_registry().
+  if (auto done = wheelfit::transports::register_transports(wheelfit::transport::default_registry()); !done) {
+    std::fprintf(stderr, "register_transports: %s\n", done.error().message.c_str());
+    return 70;
   }
   return Catch::Session().run(argc, argv);
 }

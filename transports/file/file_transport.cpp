@@ -13,36 +13,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool has_scheme(std::string_view s) {
-  const auto colon = s.find("://");
-  if (colon == std::string_view::npos || colon == 0) return false;
-  for (std::size_t i = 0; i < colon; ++i) {
-    const char c = s[i];
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'));
-    if (!ok) return false;
-  }
-  return true;
-}
-
-std::string encode_path(std::string_view path) {
-  static constexpr char hex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(path.size());
-  for (unsigned char c : path) {
-    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                       c == '/' || c == '-' || c == '_' || c == '.' || c == '~' || c == '+' || c == '@' ||
-                       c == ',' || c == '=' || c == ':';
-    if (plain) {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
-}
-
 std::string content_type_for(const fs::path& p) {
   const auto ext = p.extension().string();
   if (ext == ".json") return "application/json";
@@ -136,38 +106,5 @@ class FileTransport final : public transport::Transport {
 
 std::unique_ptr<transport::Transport> make_file_transport() { return std::make_unique<FileTransport>(); }
 
-bool is_local(std::string_view s) { return !has_scheme(s) || s.starts_with("file://") || s.starts_with("FILE://"); }
-
-std::string to_url(std::string_view s, bool directory) {
-  std::string out;
-  if (has_scheme(s)) {
-    out = std::string(s);
-  } else {
-    std::error_code ec;
-    fs::path abs = fs::absolute(fs::path(std::string(s)), ec);
-    std::string path = (ec ? fs::path(std::string(s)) : abs).lexically_normal().generic_string();
-    if (!s.empty() && s.back() == '/' && (path.empty() || path.back() != '/')) path += '/';
-    out = "file://" + encode_path(path);
-  }
-  if (directory && (out.empty() || out.back() != '/')) out += '/';
-  return out;
-}
-
-Expected<std::string> to_path(std::string_view url) {
-  if (!has_scheme(url)) return std::string(url);
-  std::string_view rest = url.substr(7);
-  if (!url.substr(0, 7).starts_with("file://") && !url.substr(0, 7).starts_with("FILE://")) {
-    return unexpected(Errc::unsupported, std::string(url) + ": the file transport reads only file:// URLs and paths");
-  }
-  std::string_view host = rest.substr(0, rest.find('/'));
-  if (!host.empty() && host != "localhost") {
-    return unexpected(Errc::invalid_input, std::string(url) + ": a file URL with host '" + std::string(host) + "' is not local");
-  }
-  rest.remove_prefix(host.size());
-  if (auto q = rest.find_first_of("?#"); q != std::string_view::npos) rest = rest.substr(0, q);
-  std::string path = index::percent_decode(rest);
-  if (path.find('\0') != std::string::npos) return unexpected(Errc::invalid_input, std::string(url) + ": NUL byte in path");
-  return path;
-}
 
 }  // namespace wheelfit::transports

@@ -37,7 +37,6 @@
 
 namespace wheelfit::transports {
 
-std::string default_user_agent() { return std::string("wheelfit/") + WHEELFIT_VERSION; }
 
 namespace detail {
 

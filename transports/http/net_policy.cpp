@@ -281,25 +281,6 @@ Expected<Url> resolve_location(const Url& base, std::string_view location) {
 // ---------------------------------------------------------------------------------------------
 // Proxies
 
-ProxyConfig ProxyConfig::from_env(const std::function<const char*(const char*)>& getenv) {
-  // curl treats a set-but-empty variable as unset, so an empty lower-case one lets the
-  // upper-case one through.
-  const auto read = [&](const char* name) -> std::string {
-    const char* value = getenv ? getenv(name) : std::getenv(name);
-    return value ? std::string(value) : std::string();
-  };
-  const auto either = [&](const char* lower_name, const char* upper_name) {
-    std::string value = read(lower_name);
-    return value.empty() ? read(upper_name) : value;
-  };
-  ProxyConfig config;
-  config.http_proxy = read("http_proxy");  // never HTTP_PROXY: a CGI request can set it ("httpoxy")
-  config.https_proxy = either("https_proxy", "HTTPS_PROXY");
-  config.all_proxy = either("all_proxy", "ALL_PROXY");
-  config.no_proxy = either("no_proxy", "NO_PROXY");
-  return config;
-}
-
 Expected<std::optional<Url>> proxy_for(const ProxyConfig& config, const Url& target) {
   if (no_proxy_matches(config.no_proxy, target.ipv6 ? "[" + target.host + "]" : target.host)) {
     return std::optional<Url>();
@@ -393,13 +374,6 @@ bool no_proxy_matches(std::string_view no_proxy, std::string_view host) {
 // ---------------------------------------------------------------------------------------------
 // Retries
 
-std::chrono::milliseconds RetryPolicy::backoff(int attempt, double random01) const {
-  const double doublings = std::clamp(attempt, 1, 62) - 1;
-  const double full = std::min(static_cast<double>(cap.count()), static_cast<double>(base.count()) * std::exp2(doublings));
-  const double r = std::clamp(random01, 0.0, 1.0);
-  return std::chrono::milliseconds(static_cast<std::int64_t>(std::floor(full / 2 + r * (full - full / 2))));
-}
-
 bool SpeedFloor::add(std::uint64_t bytes, std::chrono::steady_clock::time_point now) {
   if (limit_ == 0 || time_.count() <= 0) return true;
   if (!started_) {  // the first read opens the first window
@@ -425,15 +399,6 @@ std::string SpeedFloor::shortfall() const {
   return std::to_string(window_bytes_) + (window_bytes_ == 1 ? " byte" : " bytes") + " in " +
          std::to_string(short_elapsed_.count()) + " ms, under the floor of " + std::to_string(limit_) +
          " bytes/s over " + std::to_string(time_.count()) + " ms";
-}
-
-MaxTime MaxTime::from_now(std::chrono::milliseconds total, std::string source) {
-  return MaxTime{std::chrono::steady_clock::now() + total, total, std::move(source)};
-}
-
-std::string MaxTime::name() const {
-  const auto ms = total.count();
-  return "the " + source + " of " + (ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms");
 }
 
 namespace {

@@ -117,15 +117,6 @@ std::optional<Field> field_of(std::string_view word) {
 
 }  // namespace
 
-const NetrcEntry* Netrc::find(std::string_view host) const {
-  const NetrcEntry* fallback = nullptr;
-  for (const auto& e : entries) {
-    if (!e.is_default && util::iequals(e.machine, host)) return &e;
-    if (e.is_default && !fallback) fallback = &e;
-  }
-  return fallback;
-}
-
 Expected<Netrc> parse_netrc(std::string_view text, std::string_view source) {
   Lexer lex(text, source);
   if (text.size() > kMaxNetrcBytes) {

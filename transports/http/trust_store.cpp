@@ -75,22 +75,6 @@ TrustChoice choose_trust(const HttpOptions& options, const std::function<const c
   return out;
 }
 
-std::string TrustChoice::source() const {
-  if (locations.empty()) return "system";
-  std::string out;
-  for (const auto& l : locations) {
-    if (out.find(l.source) == std::string::npos) out += (out.empty() ? "" : " + ") + l.source;
-  }
-  return out;
-}
-
-std::string TrustChoice::describe() const {
-  if (locations.empty()) return "the system store";
-  std::string out;
-  for (const auto& l : locations) out += (out.empty() ? "" : ", ") + l.path + " (" + l.source + ")";
-  return out;
-}
-
 namespace detail {
 namespace {
 

@@ -10,7 +10,10 @@
 // WHEELFIT_POLICY, WHEELFIT_RELEASES_REPO, WHEELFIT_INDEX_TOKEN, WHEELFIT_OVERRIDE_* on a given
 // machine, proxies, trust stores, NETRC and WHEELFIT_ALLOW_INSECURE_HOST in the transports). The
 // userinfo of an index or wheel URL leaves the URL at the start of a call and goes to the
-// transport as that origin's credential (transports/credentials.hpp): no result carries it.
+// transport as that origin's credential (the http rules of the transport registry): no result
+// carries it. Every transport stack is composed by a transport registry (transport/registry.hpp):
+// the request's, else transport::default_registry(), which the program fills at start-up
+// (wheelfit::transports::register_transports); a URL whose scheme none reads is exit 2.
 //
 // Thread safety: calls may run concurrently, each with its own request; a caller-supplied
 // Registry is only read. Log lines go to the process-wide sink of util/log.hpp.
@@ -34,10 +37,9 @@
 #include "wheelfit/policies/policy.hpp"
 #include "wheelfit/registry/registry.hpp"
 #include "wheelfit/resolve/resolver.hpp"
+#include "wheelfit/transport/options.hpp"
+#include "wheelfit/transport/registry.hpp"
 #include "wheelfit/transport/transport.hpp"
-#include "wheelfit/transports/cache_housekeeping.hpp"
-#include "wheelfit/transports/http_transport.hpp"
-#include "wheelfit/transports/trust_store.hpp"
 #include "wheelfit/util/expected.hpp"
 #include "wheelfit/util/log.hpp"
 
@@ -75,11 +77,11 @@ struct ResolveRequest {
   std::optional<std::string> index;         ///< nullopt: the backend's variable, else its default
   std::optional<std::string> policy_file;   ///< nullopt: WHEELFIT_POLICY, else the backend's data
   std::optional<std::string> releases_repo; ///< nullopt: WHEELFIT_RELEASES_REPO, else derived
-  transports::HttpOptions network;
+  transport::HttpOptions network;
   bool use_cache = true;                    ///< the on-disk HTTP cache (http(s) indexes)
   std::optional<std::string> cache_dir;     ///< nullopt: $XDG_CACHE_HOME/wheelfit/http
   /// The cache's size cap, applied once the resolve's writes are done (least recently used
-  /// entries first); nullopt: WHEELFIT_CACHE_MAX_SIZE, else transports::kDefaultCacheMaxSize.
+  /// entries first); nullopt: WHEELFIT_CACHE_MAX_SIZE, else transport::kDefaultCacheMaxSize.
   std::optional<std::uint64_t> cache_max_size;
   bool offline = false;                     ///< answer only from the cache
   bool inspect = false;                     ///< read the would-be picks' binaries
@@ -91,6 +93,8 @@ struct ResolveRequest {
   std::shared_ptr<transport::Transport> transport;
   /// The loaded backends; nullptr: load the default plugin folders (registry::plugin_dirs()).
   const registry::Registry* backends = nullptr;
+  /// The transports (transport/registry.hpp); nullptr: transport::default_registry().
+  const transport::Registry* transports = nullptr;
   /// This call's messages (warnings, retries, debug), from every thread the call uses; empty:
   /// the process sink (log::set_sink). Called on the call's threads, one message at a time each.
   log::Sink log_sink;
@@ -116,7 +120,7 @@ struct ResolveResult {
   std::string fetch_note, failover_note;
   /// The TLS trust store and client certificate of a remote index read with wheelfit's own
   /// transport (request.network; README "TLS"); nullopt for a local index or a caller's transport.
-  std::optional<transports::TrustChoice> trust;
+  std::optional<transport::TrustChoice> trust;
   /// The index as it was read (pages, packages.json), shared by the machines of a fleet that read
   /// the same one: what a mirror writes back (requires-python, packages.json's fields). Set with
   /// `resolution`.
@@ -213,8 +217,10 @@ struct ExplainRequest {
   bool env_overrides = true;                ///< apply WHEELFIT_OVERRIDE_* / CONDA_OVERRIDE_* to `machine`
   std::optional<std::string> python;        ///< detection's interpreter (only without `machine`)
   std::optional<std::string> policy_file;   ///< nullopt: WHEELFIT_POLICY, else the backend's data
-  transports::HttpOptions network;
+  transport::HttpOptions network;
   const registry::Registry* backends = nullptr;  ///< nullptr: load the default plugin folders
+  /// The transports (transport/registry.hpp); nullptr: transport::default_registry().
+  const transport::Registry* transports = nullptr;
   /// This call's messages (warnings, retries, debug), from every thread the call uses; empty:
   /// the process sink (log::set_sink). Called on the call's threads, one message at a time each.
   log::Sink log_sink;
@@ -271,7 +277,9 @@ struct DoctorRequest {
   /// Instead of the distributions: the route a request to this URL would take (the proxy, where
   /// it came from, the authentication; for Negotiate the service and the Kerberos credential).
   std::optional<std::string> url;
-  transports::HttpOptions network;          ///< the proxy settings `url` is planned with
+  transport::HttpOptions network;          ///< the proxy settings `url` is planned with
+  /// The transports (transport/registry.hpp); nullptr: transport::default_registry().
+  const transport::Registry* transports = nullptr;
   /// This call's messages (warnings, retries, debug), from every thread the call uses; empty:
   /// the process sink (log::set_sink). Called on the call's threads, one message at a time each.
   log::Sink log_sink;
@@ -281,7 +289,7 @@ struct DoctorResult {
   int exit_code = kExitBadInput;            ///< 0 everything fits, 1 something will not run, 2 bad input
   std::optional<Error> error;
   std::optional<inspect::DoctorReport> doctor;
-  std::optional<transports::ProxyPlan> route;  ///< DoctorRequest::url's route (then no `doctor`)
+  std::optional<transport::ProxyPlan> route;  ///< DoctorRequest::url's route (then no `doctor`)
   /// The object `wheelfit doctor --json` prints, or {"error": {"exit_code", "message"}}.
   [[nodiscard]] std::string json() const;
   /// The human report; on an error, "wheelfit: <message>\n".
@@ -301,7 +309,9 @@ enum class CacheAction {
 struct CacheRequest {
   CacheAction action = CacheAction::info;
   std::optional<std::string> cache_dir;    ///< nullopt: $XDG_CACHE_HOME/wheelfit/http, as resolve uses
-  std::optional<std::uint64_t> max_size;   ///< nullopt: WHEELFIT_CACHE_MAX_SIZE, else transports::kDefaultCacheMaxSize
+  std::optional<std::uint64_t> max_size;   ///< nullopt: WHEELFIT_CACHE_MAX_SIZE, else transport::kDefaultCacheMaxSize
+  /// Whose housekeeping (the cache decorator's, transport/registry.hpp); nullptr: transport::default_registry().
+  const transport::Registry* transports = nullptr;
   /// This call's messages; empty: the process sink (log::set_sink).
   log::Sink log_sink;
 };
@@ -311,7 +321,7 @@ struct CacheResult {
   std::optional<Error> error;
   CacheAction action = CacheAction::info;
   std::uint64_t max_size = 0;                        ///< the size cap in force
-  std::optional<transports::CacheCleanup> outcome;   ///< before and after (info: the same)
+  std::optional<transport::CacheCleanup> outcome;   ///< before and after (info: the same)
   /// {"action", "dir", "max_size", "entries", "bytes", "temp_files", "other_bytes", "removed":
   /// {"entries", "bytes", "temp_files"}} (the counts after the action), or {"error": {...}}.
   [[nodiscard]] std::string json() const;
@@ -319,7 +329,7 @@ struct CacheResult {
   [[nodiscard]] std::string report() const;
 };
 
-/// Looks after the on-disk HTTP cache (transports/cache_housekeeping.hpp).
+/// Looks after the on-disk HTTP cache (the cache housekeeping of the transport registry).
 CacheResult cache(const CacheRequest& request);
 
 /// `wheelfit download`: resolve (one machine, or a fleet), then fetch every picked wheel into a
@@ -421,6 +431,6 @@ machine::BackendPayloads detect_backends(const registry::Registry& registry);
 /// driver) or python (the env's) on machine `m`; torch is left to the combo. A wheel that cannot
 /// be read is kept, with a warning. `policy` must outlive the hook.
 resolve::InspectHook make_inspect_hook(const machine::Machine& m, const policies::Policy& policy,
-                                       const transports::HttpOptions& net);
+                                       const transport::HttpOptions& net, const transport::Registry& transports);
 
 }  // namespace wheelfit::api

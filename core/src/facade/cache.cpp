@@ -4,7 +4,6 @@
 #include <boost/json.hpp>
 
 #include "common.hpp"
-#include "wheelfit/transports/cache_housekeeping.hpp"
 #include "wheelfit/wheelfit.hpp"
 
 namespace wheelfit::api {
@@ -46,21 +45,25 @@ CacheResult cache(const CacheRequest& req) {
   const log::ScopedSink call_log(req.log_sink);
   CacheResult r;
   r.action = req.action;
-  auto root = detail::http_cache_root(req.cache_dir);
+  const auto& transports = detail::transports_of(req.transports);
+  auto root = detail::http_cache_root(req.cache_dir, transports);
   if (!root) return detail::failed(std::move(r), kExitBadInput, root.error().message);
   auto cap = detail::cache_max_size(req.max_size);
   if (!cap) return detail::failed(std::move(r), kExitBadInput, cap.error().message);
   r.max_size = *cap;
-  Expected<transports::CacheCleanup> done = unexpected(Errc::usage, "no cache action");
+  // The housekeeping is the cache decorator's, registered with it.
+  const auto* keeping = transports.cache_keeping();
+  if (!keeping) return detail::failed(std::move(r), kExitBadInput, "no on-disk cache is registered with the transports");
+  Expected<transport::CacheCleanup> done = unexpected(Errc::usage, "no cache action");
   switch (req.action) {
     case CacheAction::info: {
-      auto usage = transports::cache_usage(*root);
-      if (usage) done = transports::CacheCleanup{*usage, *usage, 0, 0, 0};
+      auto usage = keeping->usage(*root);
+      if (usage) done = transport::CacheCleanup{*usage, *usage, 0, 0, 0};
       else done = usage.error();
       break;
     }
-    case CacheAction::prune: done = transports::prune_cache(*root, *cap); break;
-    case CacheAction::clean: done = transports::clean_cache(*root); break;
+    case CacheAction::prune: done = keeping->prune(*root, *cap); break;
+    case CacheAction::clean: done = keeping->clean(*root); break;
   }
   if (!done) return detail::failed(std::move(r), kExitBadInput, done.error().message);
   r.outcome = std::move(*done);

@@ -4,8 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "wheelfit/transports/cache_transport.hpp"
-#include "wheelfit/transports/file_transport.hpp"
+#include "wheelfit/index/file_url.hpp"
 #include "wheelfit/index/links.hpp"
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/util/secrets.hpp"
@@ -18,32 +17,25 @@ std::optional<std::string> env(const char* name) {
   return std::nullopt;
 }
 
-Expected<std::string> take_credentials(const std::string& url, const std::string& what,
-                                       const std::optional<std::string>& token, transports::HttpOptions& net) {
-  if (net.credentials_from_env) {
-    transports::add_credentials_from_env(net.credentials);
-    net.credentials_from_env = false;
-  }
-  auto parsed = transports::parse_url(url);
-  if (!parsed) return parsed.error();
-  const std::string bearer(token ? util::trim(*token) : std::string_view());
-  if (parsed->userinfo.empty() && bearer.empty()) return url;
-  if (std::any_of(bearer.begin(), bearer.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
-    return unexpected(Errc::invalid_input, "WHEELFIT_INDEX_TOKEN holds a control character");
-  }
-  const std::string source = parsed->userinfo.empty() ? "WHEELFIT_INDEX_TOKEN" : what;
-  if (!transports::may_send_credentials(net.credentials, *parsed)) {
-    transports::AuthChoice refused;
-    refused.source = source;
-    return unexpected(Errc::invalid_input, transports::refusal_message(refused, *parsed));
-  }
-  net.credentials.origins.push_back({parsed->origin(), parsed->userinfo, bearer, source});
-  return util::without_userinfo(url);
+const transport::Registry& transports_of(const transport::Registry* given) {
+  return given ? *given : transport::default_registry();
 }
 
-Expected<std::filesystem::path> http_cache_root(const std::optional<std::string>& dir) {
+Expected<std::string> take_credentials(const std::string& url, const std::string& what,
+                                       const std::optional<std::string>& token, transport::HttpOptions& net,
+                                       const transport::Registry& transports) {
+  const auto* rules = transports.http_rules();
+  if (!rules || !rules->take_credentials) return url;
+  return rules->take_credentials(url, what, token, net);
+}
+
+Expected<std::filesystem::path> http_cache_root(const std::optional<std::string>& dir, const transport::Registry& transports) {
   if (dir && !dir->empty()) return std::filesystem::path(*dir);
-  auto root = transports::default_cache_dir();
+  const auto* keeping = transports.cache_keeping();
+  if (!keeping || !keeping->default_dir) {
+    return unexpected(Errc::usage, "no on-disk cache is registered with the transports (give --no-cache)");
+  }
+  auto root = keeping->default_dir();
   if (!root) return Error(root.error().code, root.error().message + " (or give --cache-dir DIR, or --no-cache)");
   return *root / "http";
 }
@@ -51,7 +43,7 @@ Expected<std::filesystem::path> http_cache_root(const std::optional<std::string>
 Expected<std::uint64_t> cache_max_size(const std::optional<std::uint64_t>& given) {
   if (given) return *given;
   const auto value = env("WHEELFIT_CACHE_MAX_SIZE");
-  if (!value || util::trim(*value).empty()) return transports::kDefaultCacheMaxSize;
+  if (!value || util::trim(*value).empty()) return transport::kDefaultCacheMaxSize;
   auto size = util::parse_size(*value);
   if (!size) return size.error().with_context("WHEELFIT_CACHE_MAX_SIZE");
   return size;
@@ -61,7 +53,7 @@ bool is_remote(std::string_view s) { return s.starts_with("http://") || s.starts
 
 Expected<std::unique_ptr<inspect::ByteSource>> open_wheel(const std::string& where, transport::Transport* remote) {
   if (is_remote(where)) return inspect::open_remote_source(*remote, where);
-  auto path = transports::to_path(where);
+  auto path = index::to_path(where);
   if (!path) return path.error();
   return inspect::open_file_source(*path);
 }

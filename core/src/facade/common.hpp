@@ -27,11 +27,14 @@ Result failed(Result r, int code, const std::string& message) {
 Expected<policies::Policy> judging_policy_for(const registry::Registry& reg, const machine::Machine& m,
                                               const std::optional<std::string>& policy_file);
 
-/// The HTTP cache's root: `dir` when given, else default_cache_dir()/http (beside interpreters/,
-/// the detection cache). The error says how to name one.
-Expected<std::filesystem::path> http_cache_root(const std::optional<std::string>& dir);
+/// The transport registry a call uses: `given`, else transport::default_registry().
+const transport::Registry& transports_of(const transport::Registry* given);
+/// The HTTP cache's root: `dir` when given, else the cache's default folder/http (beside
+/// interpreters/, the detection cache). The error says how to name one, or that `transports`
+/// has no cache registered.
+Expected<std::filesystem::path> http_cache_root(const std::optional<std::string>& dir, const transport::Registry& transports);
 /// The cache's size cap: `given`, else WHEELFIT_CACHE_MAX_SIZE (util::parse_size; an error naming
-/// the variable), else transports::kDefaultCacheMaxSize.
+/// the variable), else transport::kDefaultCacheMaxSize.
 Expected<std::uint64_t> cache_max_size(const std::optional<std::uint64_t>& given);
 
 /// The process environment variable, if set.
@@ -41,11 +44,14 @@ std::optional<std::string> env(const char* name);
 std::string file_name_of(std::string_view url);
 /// The http(s) URL `url` without its userinfo, which goes to `net.credentials` for the URL's
 /// origin (source `what`), as does `token` (a bearer token, WHEELFIT_INDEX_TOKEN) when given and
-/// not blank. Reads the environment's credentials into `net` first (netrc, hosts allowed
-/// insecure) when `net.credentials_from_env`. Errc::invalid_input when such a credential would go
-/// over plain http to a host not allowed insecure, or the token holds a control character.
+/// not blank: the http rules of `transports` (HttpRules::take_credentials), which read the
+/// environment's credentials into `net` first (netrc, hosts allowed insecure) when
+/// `net.credentials_from_env`. Errc::invalid_input when such a credential would go over plain
+/// http to a host not allowed insecure, or the token holds a control character. `url` as it is
+/// when no http rules are registered (then no transport sends a credential).
 Expected<std::string> take_credentials(const std::string& url, const std::string& what,
-                                       const std::optional<std::string>& token, transports::HttpOptions& net);
+                                       const std::optional<std::string>& token, transport::HttpOptions& net,
+                                       const transport::Registry& transports);
 /// http:// or https://.
 bool is_remote(std::string_view s);
 /// A wheel's bytes: a URL (Range requests through `remote`), a file:// URL or a path.

@@ -14,7 +14,6 @@
 #include "wheelfit/model/specifier.hpp"
 #include "wheelfit/model/wheel.hpp"
 #include "wheelfit/resolve/demands.hpp"
-#include "wheelfit/transports/file_transport.hpp"
 #include "wheelfit/wheelfit.hpp"
 
 #include "common.hpp"
@@ -209,14 +208,16 @@ FleetResult resolve_all(const ResolveRequest& req, const std::vector<FleetMachin
 /// need them as its pages do).
 Expected<std::shared_ptr<transport::Transport>> download_transport(const ResolveRequest& req, unsigned jobs) {
   if (req.transport) return req.transport;
-  transports::HttpOptions net = req.network;
-  net.jobs = jobs;
-  net.per_host = jobs;
+  const auto& transports = detail::transports_of(req.transports);
+  transport::StackOptions options;  // no cache: wheels are fetched once, into DIR
+  options.network = req.network;
+  options.network.jobs = jobs;
+  options.network.per_host = jobs;
   if (req.index && detail::is_remote(*req.index)) {
-    auto clean = detail::take_credentials(*req.index, "--index", detail::env("WHEELFIT_INDEX_TOKEN"), net);
+    auto clean = detail::take_credentials(*req.index, "--index", detail::env("WHEELFIT_INDEX_TOKEN"), options.network, transports);
     if (!clean) return clean.error();
   }
-  auto made = transports::make_transport(net);
+  auto made = transports.make(options);
   if (!made) return made.error();
   return std::shared_ptr<transport::Transport>(std::move(*made));
 }

@@ -14,7 +14,7 @@ namespace json = boost::json;
 
 namespace {
 
-json::object route_json(const transports::ProxyPlan& p) {
+json::object route_json(const transport::ProxyPlan& p) {
   return json::object{{"url", p.url},
                       {"proxy", p.proxy ? json::value(json::string(*p.proxy)) : json::value(nullptr)},
                       {"source", p.source},
@@ -22,7 +22,7 @@ json::object route_json(const transports::ProxyPlan& p) {
                       {"detail", p.detail}};
 }
 
-std::string route_report(const transports::ProxyPlan& p) {
+std::string route_report(const transport::ProxyPlan& p) {
   std::ostringstream out;
   out << "url:    " << p.url << "\nproxy:  " << p.proxy.value_or("none") << " (" << p.source << ")\nmethod: " << p.method
       << "\n";
@@ -103,7 +103,11 @@ DoctorResult doctor(const DoctorRequest& req) {
   const log::ScopedSink call_log(req.log_sink);
   DoctorResult r;
   if (req.url) {  // the network route only: no machine, no interpreter
-    auto plan = transports::plan_proxy(req.network, *req.url);
+    const auto* rules = detail::transports_of(req.transports).http_rules();
+    if (!rules || !rules->plan_proxy) {
+      return detail::failed(std::move(r), kExitBadInput, "--url: no http transport is registered to plan a route with");
+    }
+    auto plan = rules->plan_proxy(req.network, *req.url);
     if (!plan) return detail::failed(std::move(r), kExitBadInput, plan.error().message);
     r.route = std::move(*plan);
     r.exit_code = kExitResolved;

@@ -163,10 +163,12 @@ ExplainResult explain(const ExplainRequest& req) {
   const log::ScopedSink call_log(req.log_sink);
   ExplainResult r;
   // A URL's userinfo goes to the transport's credentials: no message of this call shows it.
-  transports::HttpOptions net = req.network;
+  const auto& transports = detail::transports_of(req.transports);
+  transport::StackOptions stack;
   std::string wheel = req.wheel;
+  stack.network = req.network;
   if (detail::is_remote(wheel)) {
-    auto clean = detail::take_credentials(wheel, "the wheel URL", std::nullopt, net);
+    auto clean = detail::take_credentials(wheel, "the wheel URL", std::nullopt, stack.network, transports);
     if (!clean) return detail::failed(std::move(r), kExitBadInput, util::redact(wheel) + ": " + clean.error().message);
     wheel = std::move(*clean);
   }
@@ -209,7 +211,7 @@ ExplainResult explain(const ExplainRequest& req) {
   } else {
     std::unique_ptr<transport::Transport> transport;
     if (r.origin == "url") {
-      auto made = transports::make_transport(net);
+      auto made = transports.make(wheel, stack);
       if (!made) return detail::failed(std::move(r), kExitBadInput, made.error().message);
       transport = std::move(*made);
     }

@@ -21,9 +21,7 @@
 
 #include "wheelfit/index/index_client.hpp"
 #include "wheelfit/model/name.hpp"
-#include "wheelfit/transports/cache_transport.hpp"
-#include "wheelfit/transports/file_transport.hpp"
-#include "wheelfit/transports/releases.hpp"
+#include "wheelfit/index/file_url.hpp"
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/util/read_file.hpp"
 #include "wheelfit/wheelfit.hpp"
@@ -123,8 +121,8 @@ struct IndexPart {
   std::string index_url, index_origin, policy_source;
   std::optional<policies::Policy> policy;
   std::optional<model::Combo> combo;  // --combo, in the backend's notation
-  transports::HttpOptions net;        // the request's, with the index URL's credentials
-  std::optional<transports::TrustChoice> trust;
+  transport::HttpOptions net;         // the request's, with the index URL's credentials
+  std::optional<transport::TrustChoice> trust;
   std::shared_ptr<const index::IndexSnapshot> snapshot;  // shared with each result (a mirror writes its facts back)
   std::shared_ptr<const resolve::PreparedCandidates> prepared;  // the snapshot's candidates, parsed once
   std::string source, fetch_note;
@@ -151,12 +149,18 @@ IndexPart read_index_part(const ResolveRequest& req, const RequestPart& rp, cons
   p.policy = std::move(*policy);
 
   // The index: a local mirror read as it is, or http(s) through the cache with the Releases API
-  // as the failover when the pages cannot be read; or the caller's own transport.
-  const bool local = transports::is_local(choice.url);
+  // as the failover when the pages cannot be read; or the caller's own transport. The stack is
+  // the transport registry's (another scheme: whichever transport registered it).
+  const auto& transports = detail::transports_of(req.transports);
+  const bool local = index::is_local(choice.url);
+  const bool remote = detail::is_remote(choice.url);
   const std::string where = choice.origin == "--index" ? "--index: " : choice.origin + ": ";
-  p.index_url = local ? transports::to_url(choice.url, true) : index::normalize_base(choice.url);
+  p.index_url = local ? index::to_url(choice.url, true) : index::normalize_base(choice.url);
+  if (!req.transport) {
+    if (auto known = transports.check(p.index_url, where); !known) return fail(kExitBadInput, known.error().message);
+  }
   if (local && !req.transport) {
-    auto root = transports::to_path(p.index_url);
+    auto root = index::to_path(p.index_url);
     if (!root) return fail(kExitBadInput, where + choice.url + ": no such directory");
     std::error_code ec;
     const bool dir = std::filesystem::is_directory(*root, ec);
@@ -168,51 +172,47 @@ IndexPart read_index_part(const ResolveRequest& req, const RequestPart& rp, cons
   // Credentials in the index URL (and WHEELFIT_INDEX_TOKEN) leave the URL for the transport's
   // per-origin credentials: from here on no URL of this resolve carries a password.
   p.net = req.network;
-  if (!local) {
-    if (auto url = transports::parse_url(p.index_url); !url) return fail(kExitBadInput, where + url.error().message);
-    auto clean = detail::take_credentials(p.index_url, choice.origin, env("WHEELFIT_INDEX_TOKEN"), p.net);
+  if (remote) {
+    auto clean = detail::take_credentials(p.index_url, choice.origin, env("WHEELFIT_INDEX_TOKEN"), p.net, transports);
     if (!clean) return fail(kExitBadInput, where + clean.error().message);
     p.index_url = std::move(*clean);
   }
   std::shared_ptr<transport::Transport> transport = req.transport;
   if (!transport) {
-    auto made = transports::make_transport(p.net);
-    if (!made) return fail(kExitBadInput, made.error().message);
-    std::unique_ptr<transport::Transport> stack = std::move(*made);
-    if (!local && req.use_cache) {
-      auto root = detail::http_cache_root(req.cache_dir);
+    transport::StackOptions stack{p.net, std::nullopt};
+    if (remote && req.use_cache && transports.cache_keeping()) {
+      auto root = detail::http_cache_root(req.cache_dir, transports);
       if (!root) return fail(kExitBadInput, root.error().message);
       auto cap = detail::cache_max_size(req.cache_max_size);
       if (!cap) return fail(kExitBadInput, cap.error().message);
-      transports::CacheOptions cache{*root, req.offline, *cap};
-      auto cached = transports::make_cache_transport(std::move(stack), cache);
-      if (!cached) return fail(kExitBadInput, "--cache-dir: " + cached.error().message);
-      stack = std::move(*cached);
+      stack.cache = transport::CacheOptions{*root, req.offline, *cap};
     }
-    transport = std::move(stack);
-    if (!local) p.trust = transports::choose_trust(req.network);  // what make_transport loaded
+    auto made = transports.make(p.index_url, stack);
+    if (!made) return fail(kExitBadInput, made.error().message);
+    transport = std::move(*made);
+    if (const auto* rules = transports.http_rules(); remote && rules && rules->choose_trust) {
+      p.trust = rules->choose_trust(req.network);  // what the http transport loaded
+    }
   }
   // The Releases repository: the request's, else WHEELFIT_RELEASES_REPO, else the backend's own
-  // when its default index is used, else the one a github.io index URL names.
-  std::optional<transports::ReleasesSource> releases;
-  if (!local && !req.offline && !req.transport) {
+  // when its default index is used, else (the failover derives it) the one a github.io index URL names.
+  const transport::IndexFailover* failover = transports.index_failover();
+  transport::FailoverRequest releases;
+  if (failover && remote && !req.offline && !req.transport) {
     // (A string, empty for none: GCC 12 warns falsely about an optional<string> here.)
     std::string repo = req.releases_repo ? *req.releases_repo : env("WHEELFIT_RELEASES_REPO").value_or("");
     if (repo.empty() && choice.url == info.index_url && !info.releases_repo.empty()) repo = info.releases_repo;
-    if (repo.empty()) repo = transports::repo_of_pages_url(p.index_url).value_or("");
-    if (!repo.empty()) {
-      if (std::count(repo.begin(), repo.end(), '/') != 1 || repo.front() == '/' || repo.back() == '/') {
-        return fail(kExitBadInput, "--releases-repo / WHEELFIT_RELEASES_REPO: '" + repo + "' is not OWNER/NAME");
-      }
-      releases = transports::ReleasesSource::from_env(repo);
-      if (auto api = transports::parse_url(releases->api_base)) {
-        releases->token_over_http = transports::insecure_host_allowed(p.net.credentials.insecure_hosts, *api);
-      }
+    if (!repo.empty() && (std::count(repo.begin(), repo.end(), '/') != 1 || repo.front() == '/' || repo.back() == '/')) {
+      return fail(kExitBadInput, "--releases-repo / WHEELFIT_RELEASES_REPO: '" + repo + "' is not OWNER/NAME");
     }
+    releases.repo = std::move(repo);
+    releases.credentials = p.net.credentials;
+  } else {
+    failover = nullptr;
   }
 
   p.snapshot = std::make_shared<const index::IndexSnapshot>(
-      transports::read_index_with_failover(*transport, p.index_url, rp.names, releases));
+      failover ? failover->read(*transport, p.index_url, rp.names, releases) : index::read_index(*transport, p.index_url, rp.names));
   // Not one page could be read (and no failover answered): that is no verdict on the wheels.
   const auto& pages = p.snapshot->projects;
   if (!pages.empty() && std::all_of(pages.begin(), pages.end(), [](const auto& pg) {
@@ -313,7 +313,7 @@ void finish_machine(const ResolveRequest& req, Pending& p) {
   ResolveResult& r = p.result;
   const IndexPart& part = *p.part;
   resolve::Inputs inputs{r.workspace, r.machine, *part.policy, *part.snapshot, p.backend};
-  if (req.inspect) inputs.inspect = make_inspect_hook(r.machine, *part.policy, part.net);  // read the picks' binaries
+  if (req.inspect) inputs.inspect = make_inspect_hook(r.machine, *part.policy, part.net, detail::transports_of(req.transports));  // read the picks' binaries
   inputs.combo = part.combo;
   inputs.fallback = req.fallback;
   inputs.prepared = part.prepared.get();

@@ -11,9 +11,6 @@
 #include "wheelfit/inspect/source.hpp"
 #include "wheelfit/model/name.hpp"
 #include "wheelfit/output/report.hpp"
-#include "wheelfit/transports/cache_transport.hpp"
-#include "wheelfit/transports/file_transport.hpp"
-#include "wheelfit/transports/releases.hpp"
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/wheelfit.hpp"
 
@@ -85,13 +82,13 @@ machine::BackendPayloads detect_backends(const registry::Registry& reg) {
 }
 
 resolve::InspectHook make_inspect_hook(const machine::Machine& m, const policies::Policy& policy,
-                                       const transports::HttpOptions& net) {
+                                       const transport::HttpOptions& net, const transport::Registry& transports) {
   struct State {
     std::unique_ptr<transport::Transport> transport;
     std::map<std::string, resolve::Inspection> seen;  // by URL and Python
   };
   auto state = std::make_shared<State>();
-  return [state, m, &policy, net](const resolve::Pick& pick) -> resolve::Inspection {
+  return [state, m, &policy, net, &transports](const resolve::Pick& pick) -> resolve::Inspection {
     const std::string key = pick.url + "|" + pick.python;
     if (auto it = state->seen.find(key); it != state->seen.end()) return it->second;
     resolve::Inspection out;
@@ -108,7 +105,7 @@ resolve::InspectHook make_inspect_hook(const machine::Machine& m, const policies
       }
     }
     if (!state->transport && is_remote(pick.url)) {
-      auto made = transports::make_transport(net);
+      auto made = transports.make(transport::StackOptions{net, std::nullopt});
       if (!made) {
         log::warn("--inspect: " + made.error().message + "; " + pick.filename + " not inspected");
         return out;
@@ -146,7 +143,7 @@ resolve::InspectHook make_inspect_hook(const machine::Machine& m, const policies
 namespace {
 
 // What the reports print of a trust choice.
-std::optional<output::TlsNote> tls_note(const std::optional<transports::TrustChoice>& trust) {
+std::optional<output::TlsNote> tls_note(const std::optional<transport::TrustChoice>& trust) {
   if (!trust) return std::nullopt;
   output::TlsNote note;
   note.trust_from = trust->source();

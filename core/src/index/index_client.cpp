@@ -68,12 +68,14 @@ Where where_of(std::string_view url) {
   return Where::other;
 }
 
-/// Why a page at `page` may not link `link_url` (of kind `link`); "" when it may.
+/// Why a page at `page` may not link `link_url` (of kind `link`); "" when it may. A page of
+/// another scheme (a transport an embedder registered, mem://) is held to https's rules: its
+/// links may be https only.
 std::string refusal(Where page, Where link, std::string_view link_url) {
   if (link == Where::other) return "scheme '" + std::string(link_url.substr(0, std::min<std::size_t>(link_url.find(':'), 20))) + "' is not followed";
   if (link == Where::local && page != Where::local) return "a local file link on a remote page";
   if (link == Where::http && page == Where::https) return "an http:// link on an https page (a downgrade)";
-  if (page == Where::other) return "the page's own URL is neither http(s) nor local";
+  if (link == Where::http && page == Where::other) return "an http:// link on a page that is not http (a downgrade)";
   return "";
 }
 

@@ -1,19 +1,23 @@
-// Embedding wheelfit's façade: a resolve against an index this program holds in memory (a
-// Transport of its own, as a company mirror or a test would), for a machine it describes, with the
-// backends loaded from the installed plugin folder. Prints the report and the JSON; exits with
-// wheelfit's exit code.
+// Embedding wheelfit's façade: a resolve against an index this program holds in memory, under a
+// URL scheme of its own (mem://, as an object store or a company mirror would be): a Transport
+// registered for "mem" in a transport registry beside wheelfit's built-ins (file, http, https, the
+// cache, the Releases failover), for a machine it describes, with the backends loaded from the
+// installed plugin folder. Prints the report and the JSON; exits with wheelfit's exit code.
 //
 //   embed_resolve [PLUGIN_DIR]      (default: the installed package's WHEELFIT_PLUGIN_DIR)
 #include <iostream>
 #include <map>
+#include <memory>
 #include <string>
 
+#include <wheelfit/transport/registry.hpp>
+#include <wheelfit/transports/register.hpp>
 #include <wheelfit/version.hpp>
 #include <wheelfit/wheelfit.hpp>
 
 namespace {
 
-// The index: a PEP 503 project page per URL; anything else is a 404.
+// The mem:// index: a PEP 503 project page per URL; anything else is a 404.
 class InMemoryIndex final : public wheelfit::transport::Transport {
  public:
   explicit InMemoryIndex(std::map<std::string, std::string> pages) : pages_(std::move(pages)) {}
@@ -55,16 +59,32 @@ int main(int argc, char** argv) {
     }
   }
 
+  // The transports, registered once at start-up: wheelfit's built-ins, then mem:// (one index
+  // object per stack; the factory gets the request's plain options and may ignore them).
+  wheelfit::transport::Registry transports;
+  if (auto done = wheelfit::transports::register_transports(transports); !done) {
+    std::cerr << "embed_resolve: " << done.error().message << "\n";
+    return wheelfit::api::kExitInternal;
+  }
+  const auto mem = [](const wheelfit::transport::StackOptions&)
+      -> wheelfit::Expected<std::unique_ptr<wheelfit::transport::Transport>> {
+    return std::unique_ptr<wheelfit::transport::Transport>(std::make_unique<InMemoryIndex>(std::map<std::string, std::string>{
+        {"mem://wheels.example.internal/simple/flash-attn/",
+         "<html><body>\n" + anchor("flash_attn-2.8.3+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl", 'a') +
+             anchor("flash_attn-2.8.3+cu126torch2.7-cp312-cp312-manylinux_2_28_x86_64.whl", 'b') + "</body></html>\n"}}));
+  };
+  if (auto added = transports.add_transport({"mem", {"mem"}, mem}); !added) {
+    std::cerr << "embed_resolve: " << added.error().message << "\n";
+    return wheelfit::api::kExitInternal;
+  }
+
   wheelfit::api::ResolveRequest request;
   request.envs = {{"demo", "3.12", {"flash_attn"}}};
   request.machine = machine;
   request.env_overrides = false;
-  request.index = "https://wheels.example.internal/simple/";
+  request.index = "mem://wheels.example.internal/simple/";
   request.backends = &backends;
-  request.transport = std::make_shared<InMemoryIndex>(std::map<std::string, std::string>{
-      {"https://wheels.example.internal/simple/flash-attn/",
-       "<html><body>\n" + anchor("flash_attn-2.8.3+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl", 'a') +
-           anchor("flash_attn-2.8.3+cu126torch2.7-cp312-cp312-manylinux_2_28_x86_64.whl", 'b') + "</body></html>\n"}});
+  request.transports = &transports;
 
   const auto result = wheelfit::api::resolve(request);
   std::cout << result.report() << result.json();

@@ -22,31 +22,19 @@
 #include <filesystem>
 #include <string>
 
+#include "wheelfit/transport/options.hpp"
 #include "wheelfit/util/expected.hpp"
 
 namespace wheelfit::transports {
 
-/// The size cap when none is given (`--cache-max-size`, WHEELFIT_CACHE_MAX_SIZE): 1 GiB.
-inline constexpr std::uint64_t kDefaultCacheMaxSize = std::uint64_t{1} << 30;
+/// The size cap when none is given (options.hpp): 1 GiB.
+using transport::kDefaultCacheMaxSize;
 /// How old a temporary file of a writer that may still run must be before it is removed.
 inline constexpr std::chrono::seconds kStaleTempAge = std::chrono::hours(1);
 
-/// What the cache holds.
-struct CacheUsage {
-  std::filesystem::path root;    ///< the cache root
-  std::uint64_t entries = 0;     ///< entry files (v2/*.entry)
-  std::uint64_t bytes = 0;       ///< their size in bytes (what the cap limits)
-  std::uint64_t temp_files = 0;  ///< temporary files: writes in flight, or left by a killed run
-  std::uint64_t other_bytes = 0; ///< wheelfit's other files: temporary files, a v1/ of an old wheelfit
-};
-
-/// What prune_cache or clean_cache did.
-struct CacheCleanup {
-  CacheUsage before, after;
-  std::uint64_t removed_entries = 0;
-  std::uint64_t removed_bytes = 0;
-  std::uint64_t removed_temp_files = 0;
-};
+/// What the cache holds, and what a prune or clean did (options.hpp).
+using transport::CacheCleanup;
+using transport::CacheUsage;
 
 /// What the cache under `root` holds. A missing root holds nothing. Errc::invalid_input naming
 /// the folder when it holds no wheelfit cache; Errc::io_error naming it when it cannot be read.

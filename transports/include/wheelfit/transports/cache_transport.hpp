@@ -36,13 +36,8 @@
 
 namespace wheelfit::transports {
 
-struct CacheOptions {
-  std::filesystem::path dir;   ///< the cache root; default_cache_dir() when empty
-  bool offline = false;
-  /// The size cap (cache_housekeeping.hpp): once a transport's writes are on disk (flush(),
-  /// destruction), the least recently used entries beyond it are removed.
-  std::uint64_t max_size = kDefaultCacheMaxSize;
-};
+/// The options (options.hpp).
+using transport::CacheOptions;
 
 /// $XDG_CACHE_HOME/wheelfit, else $HOME/.cache/wheelfit; Errc::invalid_input when neither is
 /// set (or is relative).

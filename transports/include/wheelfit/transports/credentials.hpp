@@ -24,20 +24,9 @@
 
 namespace wheelfit::transports {
 
-/// A credential given for one origin.
-struct OriginCredential {
-  std::string origin;    ///< Url::origin(): "https://host" or "http://host:8080"
-  std::string userinfo;  ///< "user:password" (percent-decoded) for Basic, or ""
-  std::string token;     ///< a bearer token, or "" (userinfo wins when both are set)
-  std::string source;    ///< where it came from, for messages: "--index", "WHEELFIT_INDEX_TOKEN"
-};
-
-struct Credentials {
-  std::vector<OriginCredential> origins;
-  std::optional<Netrc> netrc;
-  std::string netrc_source;                 ///< the file the netrc was read from
-  std::vector<std::string> insecure_hosts;  ///< "host", "host:port", "[v6]:port", lower-cased
-};
+/// The credentials the rules apply to (options.hpp: plain structs of the core).
+using transport::Credentials;
+using transport::OriginCredential;
 
 /// Splits a host list ("a.test, 10.0.0.5:8080 [::1]:8443": commas and/or white space) into
 /// lower-cased entries. Errc::invalid_input naming `source` and the entry for one that is not a

@@ -9,23 +9,16 @@
 #include <string>
 #include <string_view>
 
+#include "wheelfit/index/file_url.hpp"
 #include "wheelfit/transport/transport.hpp"
 
 namespace wheelfit::transports {
 
 std::unique_ptr<transport::Transport> make_file_transport();
 
-/// True when `url_or_path` is something the file transport reads: a file:// URL or a path
-/// without a scheme.
-bool is_local(std::string_view url_or_path);
-
-/// Turns a local path (relative or absolute) into an absolute file:// URL with the path's
-/// reserved characters percent-encoded; file:// and other URLs come back unchanged. When
-/// `directory` is true a trailing '/' is ensured.
-std::string to_url(std::string_view url_or_path, bool directory);
-
-/// The local path a file:// URL (or plain path) names, percent-decoded once. Errc::invalid_input
-/// for a file URL with a host other than "" or "localhost", or a NUL byte.
-Expected<std::string> to_path(std::string_view url);
+/// file:// URLs and plain paths (the core's index/file_url.hpp).
+using index::is_local;
+using index::to_path;
+using index::to_url;
 
 }  // namespace wheelfit::transports

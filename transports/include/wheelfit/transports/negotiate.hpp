@@ -17,17 +17,14 @@
 #include <string_view>
 #include <vector>
 
+#include "wheelfit/transport/gss.hpp"
+#include "wheelfit/transport/options.hpp"
 #include "wheelfit/util/expected.hpp"
 
 namespace wheelfit::transports {
 
-/// How the http transport authenticates to a proxy (--proxy-auth, WHEELFIT_PROXY_AUTH).
-enum class ProxyAuth {
-  automatic,  ///< Basic when the proxy URL has user:password, else Negotiate when the proxy asks for it
-  basic,      ///< Basic only (the proxy URL's user:password)
-  negotiate,  ///< Negotiate only, from the first request on; the proxy URL's user:password is never sent
-  none,       ///< nothing: a 407 fails
-};
+/// How the http transport authenticates to a proxy (options.hpp).
+using transport::ProxyAuth;
 
 /// "auto", "basic", "negotiate", "none".
 [[nodiscard]] std::string_view proxy_auth_name(ProxyAuth auth) noexcept;
@@ -36,58 +33,10 @@ enum class ProxyAuth {
 /// naming `source` (the flag or variable) and the values otherwise.
 Expected<ProxyAuth> parse_proxy_auth(std::string_view text, std::string_view source);
 
-/// What one call of gss_init_sec_context gave.
-struct GssStep {
-  enum class State { complete, continue_needed, failed };
-  State state = State::failed;
-  std::string token;  ///< the output token (raw bytes) for the peer; may be empty
-  std::string error;  ///< failed: GSS-API's own words ("No credentials cache found (filename: ...)")
-  /// failed for want of a usable credential (no cache, no ticket, an expired one): "run kinit"
-  bool no_credential = false;
-  /// failed because the KDC does not know the service ("Server ... not found in Kerberos database")
-  bool unknown_service = false;
-};
-
-/// One GSS-API security context (one authentication). Used by one thread at a time; it may be
-/// a thread other than the one that made it.
-class GssContext {
- public:
-  virtual ~GssContext() = default;
-  GssContext(const GssContext&) = delete;
-  GssContext& operator=(const GssContext&) = delete;
-
-  /// The next step: `input` is the peer's last token (raw bytes; empty on the first step).
-  /// Blocking: the first step may ask the KDC for a service ticket.
-  GssStep step(std::string_view input) { return step_impl(input); }
-
- protected:
-  GssContext() = default;
-
- private:
-  virtual GssStep step_impl(std::string_view input) = 0;
-};
-
-/// The GSS-API library. Thread safety: start() and credential() may be called from any thread.
-class Gss {
- public:
-  virtual ~Gss() = default;
-  Gss(const Gss&) = delete;
-  Gss& operator=(const Gss&) = delete;
-
-  /// A context for the host-based service `service` ("HTTP@proxy.example"): SPNEGO, mutual
-  /// authentication asked, the default initiator credential.
-  std::unique_ptr<GssContext> start(const std::string& service) { return start_impl(service); }
-  /// The default credential as `wheelfit doctor` shows it ("alice@TEST.LOCAL, valid for 9 h 59
-  /// min"), or the error with GSS-API's words ("No credentials cache found ...: run kinit").
-  Expected<std::string> credential() { return credential_impl(); }
-
- protected:
-  Gss() = default;
-
- private:
-  virtual std::unique_ptr<GssContext> start_impl(const std::string& service) = 0;
-  virtual Expected<std::string> credential_impl() = 0;
-};
+/// The GSS-API seam (the core's gss.hpp).
+using transport::Gss;
+using transport::GssContext;
+using transport::GssStep;
 
 /// The system's GSS-API: MIT Kerberos (libgssapi_krb5), the Kerberos mechanism under SPNEGO.
 std::shared_ptr<Gss> system_gss();

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "wheelfit/transport/options.hpp"
 #include "wheelfit/transport/transport.hpp"
 #include "wheelfit/util/expected.hpp"
 
@@ -42,15 +43,8 @@ Expected<Url> parse_url(std::string_view url);
 /// absolute-path and relative forms).
 Expected<Url> resolve_location(const Url& base, std::string_view location);
 
-/// The proxy settings of curl: http_proxy (lower case only, as curl: HTTP_PROXY is ignored for
-/// CGI safety), HTTPS_PROXY / https_proxy, ALL_PROXY / all_proxy, NO_PROXY / no_proxy (lower
-/// case wins when both are set).
-struct ProxyConfig {
-  std::string http_proxy, https_proxy, all_proxy, no_proxy;
-
-  /// Reads the variables through `getenv` (the process environment by default).
-  static ProxyConfig from_env(const std::function<const char*(const char*)>& getenv = nullptr);
-};
+/// The proxy settings of curl (options.hpp).
+using transport::ProxyConfig;
 
 /// The proxy for one origin: nullopt = connect directly. The proxy URL may lack a scheme
 /// ("proxy:3128" = http://); its userinfo becomes Basic Proxy-Authorization. Errc::invalid_input
@@ -63,18 +57,8 @@ Expected<std::optional<Url>> proxy_for(const ProxyConfig& config, const Url& tar
 /// as curl does (the port is not compared).
 bool no_proxy_matches(std::string_view no_proxy, std::string_view host);
 
-/// Retry timing (docs/network-faults.md defaults; tests shrink them).
-struct RetryPolicy {
-  int retries = 3;                                 ///< attempts after the first
-  std::chrono::milliseconds base{1000};            ///< first backoff
-  std::chrono::milliseconds cap{30000};            ///< no backoff above this
-  std::chrono::milliseconds max_wait{60000};       ///< a Retry-After / reset wait above this: give up at once
-  int max_reconnects = 5;                          ///< stale keep-alive reconnects, not charged
-
-  /// The jittered exponential wait before retry `attempt` (1-based): uniform in
-  /// [d/2, d] with d = min(cap, base * 2^(attempt-1)). `random01` gives a value in [0, 1).
-  [[nodiscard]] std::chrono::milliseconds backoff(int attempt, double random01) const;
-};
+/// Retry timing (options.hpp).
+using transport::RetryPolicy;
 
 /// The low-speed rule of one attempt (curl's --speed-limit / --speed-time): the bytes an attempt
 /// receives are counted in windows of `time`, the first opening when its first read completes (the
@@ -99,19 +83,8 @@ class SpeedFloor {
   std::chrono::milliseconds short_elapsed_{0};  ///< the window that fell short: its length
 };
 
-/// A bound on a whole call (--max-time): every request, attempt and wait of the transports made
-/// with it ends by `end`; past it, what is in flight fails with NetErrc::deadline naming `source`.
-struct MaxTime {
-  std::chrono::steady_clock::time_point end;
-  std::chrono::milliseconds total{0};  ///< as given, for messages
-  std::string source = "--max-time";   ///< the flag or key that set it, for messages
-
-  /// A bound of `total` from now.
-  static MaxTime from_now(std::chrono::milliseconds total, std::string source = "--max-time");
-  [[nodiscard]] bool passed() const { return std::chrono::steady_clock::now() >= end; }
-  /// "the --max-time of 5 s" (ms below a second).
-  [[nodiscard]] std::string name() const;
-};
+/// A bound on a whole call (options.hpp).
+using transport::MaxTime;
 
 /// What a failed attempt asks for.
 struct RetryDecision {

@@ -16,25 +16,14 @@
 #include <string_view>
 #include <vector>
 
+#include "wheelfit/transport/options.hpp"
 #include "wheelfit/util/expected.hpp"
 
 namespace wheelfit::transports {
 
-struct NetrcEntry {
-  std::string machine;     ///< the host as written, lower-cased; "" for `default`
-  bool is_default = false;
-  std::string login, password, account;
-  std::size_t line = 0;    ///< where the entry starts (1-based), for messages
-};
-
-struct Netrc {
-  std::vector<NetrcEntry> entries;  ///< in file order
-
-  /// The credentials for `host`: the first `machine` entry naming it (ASCII case-insensitive),
-  /// else the first `default` entry (as Python's netrc module; the entry order otherwise does not
-  /// matter); nullptr when neither exists.
-  [[nodiscard]] const NetrcEntry* find(std::string_view host) const;
-};
+/// The parsed file (options.hpp: plain structs of the core).
+using transport::Netrc;
+using transport::NetrcEntry;
 
 /// The largest netrc text parse_netrc reads.
 inline constexpr std::size_t kMaxNetrcBytes = 1u << 20;

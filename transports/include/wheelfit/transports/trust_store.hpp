@@ -27,22 +27,9 @@
 
 namespace wheelfit::transports {
 
-/// One place certificates are read from.
-struct TrustLocation {
-  std::string path;
-  bool directory = false;  ///< a folder of hashed certificates (<hash>.0), else a PEM file
-  std::string source;      ///< "--cert", "REQUESTS_CA_BUNDLE", "SSL_CERT_DIR", ...
-};
-
-struct TrustChoice {
-  std::vector<TrustLocation> locations;      ///< empty: the system store
-  std::optional<TrustLocation> client_cert;  ///< mutual TLS
-
-  /// Where the trust store came from: the flag or variable, or "system".
-  [[nodiscard]] std::string source() const;
-  /// "the system store", or "/etc/corp-ca.pem (REQUESTS_CA_BUNDLE)", for reports.
-  [[nodiscard]] std::string describe() const;
-};
+/// The choice (options.hpp: plain structs of the core, as ResolveResult::trust reports it).
+using transport::TrustChoice;
+using transport::TrustLocation;
 
 /// The variables read for the trust store, in the order they are tried.
 const std::vector<std::string>& trust_variables();

@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +19,8 @@
 
 #include "wheelfit/machine/machine.hpp"
 #include "wheelfit/registry/registry.hpp"
+#include "wheelfit/transports/http_transport.hpp"
+#include "wheelfit/transports/register.hpp"
 #include "wheelfit/util/text.hpp"
 #include "wheelfit/wheelfit.hpp"
 
@@ -323,13 +327,27 @@ int guarded(const char* request_json, char** result_json, Call&& call) noexcept 
   }
 }
 
-// Loads the plugins into a registry of the call's own, hands it to `request`, runs `call`.
+// The library's transports: the built-ins, registered into a registry of the library's own when a
+// call first needs them (the one registration; a program's transport::default_registry() is left
+// to the program). Thread-safe: a function-local static.
+const wheelfit::transport::Registry& library_transports() {
+  static const auto registry = [] {
+    auto reg = std::make_unique<wheelfit::transport::Registry>();
+    if (auto done = wheelfit::transports::register_transports(*reg); !done) throw std::runtime_error(done.error().message);
+    return reg;
+  }();
+  return *registry;
+}
+
+// Loads the plugins into a registry of the call's own, hands it and the library's transports to
+// `request`, runs `call`.
 template <class Request, class Call>
 int with_backends(Request request, Call&& call, char** out) {
   wheelfit::registry::Registry reg;
   auto report = load_backends(reg);
   if (!report.ok()) return error_out(wheelfit::api::kExitBadInput, "backend plugins: " + report.error->message, out);
   request.backends = &reg;
+  request.transports = &library_transports();
   const auto result = call(request);
   *out = copy_out(result.json());
   return result.exit_code;

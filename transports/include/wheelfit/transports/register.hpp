@@ -1,0 +1,19 @@
+#pragma once
+// The built-in transports, registered into a transport registry (core's transport/registry.hpp)
+// by one explicit call at start-up: the wheelfit executable, the C API library and an embedder
+// that wants them call it once, as they load the backend plugins.
+
+#include "wheelfit/transport/registry.hpp"
+#include "wheelfit/util/expected.hpp"
+
+namespace wheelfit::transports {
+
+/// Registers into `registry`:
+/// - transports: "file" (file:// URLs and plain paths), "http" (http://, https://);
+/// - decorators: "cache" (order 10: the on-disk HTTP cache, when StackOptions::cache is set);
+/// - services: the http rules (credentials, proxy plan, trust store), the cache's housekeeping,
+///   and the index failover "releases" (the GitHub Releases API).
+/// Errc::invalid_input when any of them is registered already (a second call), naming it.
+Expected<void> register_transports(transport::Registry& registry);
+
+}  // namespace wheelfit::transports

@@ -1,0 +1,97 @@
+// The built-in transports into a registry (register.hpp): each factory converts the core's plain
+// options (transport/options.hpp) into its transport; the services forward to the transports'
+// own functions.
+#include "wheelfit/transports/register.hpp"
+
+#include <algorithm>
+
+#include "wheelfit/index/index_client.hpp"
+#include "wheelfit/transports/cache_housekeeping.hpp"
+#include "wheelfit/transports/cache_transport.hpp"
+#include "wheelfit/transports/credentials.hpp"
+#include "wheelfit/transports/file_transport.hpp"
+#include "wheelfit/transports/http_transport.hpp"
+#include "wheelfit/transports/releases.hpp"
+#include "wheelfit/transports/trust_store.hpp"
+#include "wheelfit/util/secrets.hpp"
+#include "wheelfit/util/text.hpp"
+
+namespace wheelfit::transports {
+namespace {
+
+using transport::StackOptions;
+using TransportPtr = std::unique_ptr<transport::Transport>;
+
+// The façade's take_credentials: the URL's userinfo and the bearer token become the origin's
+// credential, the environment's (netrc, hosts allowed insecure) read first when asked.
+Expected<std::string> take_credentials(const std::string& url, const std::string& what,
+                                       const std::optional<std::string>& token, HttpOptions& net) {
+  if (net.credentials_from_env) {
+    add_credentials_from_env(net.credentials);
+    net.credentials_from_env = false;
+  }
+  auto parsed = parse_url(url);
+  if (!parsed) return parsed.error();
+  const std::string bearer(token ? util::trim(*token) : std::string_view());
+  if (parsed->userinfo.empty() && bearer.empty()) return url;
+  if (std::any_of(bearer.begin(), bearer.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+    return unexpected(Errc::invalid_input, "WHEELFIT_INDEX_TOKEN holds a control character");
+  }
+  const std::string source = parsed->userinfo.empty() ? "WHEELFIT_INDEX_TOKEN" : what;
+  if (!may_send_credentials(net.credentials, *parsed)) {
+    AuthChoice refused;
+    refused.source = source;
+    return unexpected(Errc::invalid_input, refusal_message(refused, *parsed));
+  }
+  net.credentials.origins.push_back({parsed->origin(), parsed->userinfo, bearer, source});
+  return util::without_userinfo(url);
+}
+
+// The Releases failover: the request's repository, else the one a github.io index URL names;
+// none: the index as it reads.
+index::IndexSnapshot read_with_releases(transport::Transport& stack, const std::string& base,
+                                        const std::vector<std::string>& names, const transport::FailoverRequest& request) {
+  std::string repo = request.repo.empty() ? repo_of_pages_url(base).value_or("") : request.repo;
+  std::optional<ReleasesSource> releases;
+  if (!repo.empty()) {
+    releases = ReleasesSource::from_env(std::move(repo));
+    if (auto api = parse_url(releases->api_base)) {
+      releases->token_over_http = insecure_host_allowed(request.credentials.insecure_hosts, *api);
+    }
+  }
+  return read_index_with_failover(stack, base, names, releases);
+}
+
+}  // namespace
+
+Expected<void> register_transports(transport::Registry& registry) {
+  const auto file = [](const StackOptions&) -> Expected<TransportPtr> { return make_file_transport(); };
+  if (auto r = registry.add_transport({"file", {"file"}, file}); !r) return r;
+  const auto http = [](const StackOptions& o) { return make_http_transport(o.network); };
+  if (auto r = registry.add_transport({"http", {"http", "https"}, http}); !r) return r;
+  // The cache wraps the whole stack: it stores http(s) answers and passes the rest through.
+  const auto cache = [](TransportPtr inner, const StackOptions& o) -> Expected<TransportPtr> {
+    if (!o.cache) return inner;
+    auto cached = make_cache_transport(std::move(inner), *o.cache);
+    if (!cached) return Error(cached.error().code, "--cache-dir: " + cached.error().message);
+    return cached;
+  };
+  if (auto r = registry.add_decorator({"cache", 10, cache}); !r) return r;
+
+  transport::HttpRules rules;
+  rules.take_credentials = take_credentials;
+  rules.plan_proxy = [](const HttpOptions& net, std::string_view url) { return plan_proxy(net, url); };
+  rules.choose_trust = [](const HttpOptions& net) { return choose_trust(net); };
+  if (auto r = registry.set_http_rules(std::move(rules)); !r) return r;
+
+  transport::CacheKeeping keeping;
+  keeping.default_dir = default_cache_dir;
+  keeping.usage = cache_usage;
+  keeping.prune = [](const std::filesystem::path& root, std::uint64_t max_bytes) { return prune_cache(root, max_bytes); };
+  keeping.clean = clean_cache;
+  if (auto r = registry.set_cache_keeping(std::move(keeping)); !r) return r;
+
+  return registry.set_index_failover({"releases", read_with_releases});
+}
+
+}  // namespace wheelfit::transports
