@@ -15,7 +15,7 @@
 namespace {
 
 // `s` as a netrc quoted token (curl's escapes).
-std::string quoted(std::string_view s) {
+std::string netrc_quoted(std::string_view s) {
   static constexpr std::pair<char, std::string_view> kEscapes[] = {
       {'\\', "\\\\"}, {'"', "\\\""}, {'\n', "\\n"}, {'\r', "\\r"}, {'\t', "\\t"}};
   std::string out = "\"";
@@ -30,10 +30,10 @@ std::string quoted(std::string_view s) {
 std::string write_back(const wheelfit::transports::Netrc& n) {
   std::string out;
   for (const auto& e : n.entries) {
-    out += e.is_default ? "default" : "machine " + quoted(e.machine);
-    if (!e.login.empty()) out += "\n  login " + quoted(e.login);
-    if (!e.password.empty()) out += "\n  password " + quoted(e.password);
-    if (!e.account.empty()) out += "\n  account " + quoted(e.account);
+    out += e.is_default ? "default" : "machine " + netrc_quoted(e.machine);
+    if (!e.login.empty()) out += "\n  login " + netrc_quoted(e.login);
+    if (!e.password.empty()) out += "\n  password " + netrc_quoted(e.password);
+    if (!e.account.empty()) out += "\n  account " + netrc_quoted(e.account);
     out += "\n";
   }
   return out;

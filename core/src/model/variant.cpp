@@ -347,11 +347,12 @@ VariantOrder::Verdict VariantOrder::judge(std::string_view label) const {
       // The every-device rule, where the provider says which values serve each device.
       if (auto d = support_.devices.find(ns + " :: " + feature); d != support_.devices.end()) {
         std::vector<std::string> unserved;
-        for (const auto& [target, serving] : d->second) {
+        for (const auto& device : d->second) {  // (target, the values serving it)
+          const auto& serving = device.second;
           const bool served = std::any_of(values.begin(), values.end(), [&](const std::string& val) {
             return std::find(serving.begin(), serving.end(), val) != serving.end();
           });
-          if (!served) unserved.push_back(support_.device_prefix + target);
+          if (!served) unserved.push_back(support_.device_prefix + device.first);
         }
         if (!unserved.empty()) {
           v.failures.push_back({wheel, "not every GPU is served: " + util::join(unserved, ", ") +
