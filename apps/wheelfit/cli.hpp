@@ -73,6 +73,9 @@ transports::HttpOptions http_options(const Args& parsed);
 /// --cache-max-size SIZE (util::parse_size: 500M, 1GiB), or nullopt when not given; a UsageError
 /// naming the flag for a bad size.
 std::optional<std::uint64_t> cache_max_size(const Args& parsed);
+/// The ResolveRequest of the options resolve, download and mirror share (configs, index, policy,
+/// backend, network, cache, combo, fallback); a command adds its own (resolve: --inspect).
+api::ResolveRequest resolve_request(const Args& parsed);
 
 /// --machine FILE loaded as a machine profile (nullopt without --machine); the error names
 /// --machine and the file.

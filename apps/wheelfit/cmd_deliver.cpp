@@ -25,26 +25,6 @@ std::set<std::string, std::less<>> with(std::set<std::string, std::less<>> base,
   return base;
 }
 
-/// The ResolveRequest part, as `wheelfit resolve` builds it.
-ResolveRequest resolve_part(const Args& parsed) {
-  if (parsed.has("--offline") && parsed.has("--no-cache")) throw UsageError{"--offline reads only the cache; it does not go with --no-cache"};
-  ResolveRequest request;
-  request.configs = parsed.positional;
-  request.python = parsed.value("--python");
-  request.backend = parsed.value("--backend");
-  request.index = parsed.value("--index");
-  request.policy_file = parsed.value("--policy");
-  request.releases_repo = parsed.value("--releases-repo");
-  request.network = http_options(parsed);
-  request.use_cache = !parsed.has("--no-cache");
-  request.cache_dir = parsed.value("--cache-dir");
-  request.cache_max_size = cache_max_size(parsed);
-  request.offline = parsed.has("--offline");
-  request.combo = parsed.value("--combo");
-  request.fallback = !parsed.has("--no-fallback");
-  return request;
-}
-
 unsigned jobs_of(const Args& parsed) {
   const auto v = parsed.value("--jobs");
   return v ? static_cast<unsigned>(bounded_number("--jobs", *v, 1, 64)) : 4u;
@@ -73,7 +53,7 @@ int run_download(const std::vector<std::string_view>& argv) {
   if (!dir || dir->empty()) throw UsageError{"download: give the folder to download into (-d DIR)"};
 
   api::DownloadRequest request;
-  request.resolve = resolve_part(parsed);
+  request.resolve = resolve_request(parsed);
   request.dir = *dir;
   request.jobs = jobs_of(parsed);
   request.wait = !parsed.has("--no-wait");
@@ -104,7 +84,7 @@ int run_mirror(const std::vector<std::string_view>& argv) {
   }
 
   api::MirrorRequest request;
-  request.resolve = resolve_part(parsed);
+  request.resolve = resolve_request(parsed);
   request.out = *out;
   request.base_url = parsed.value("--base-url");
   request.prune = parsed.has("--prune");

@@ -9,6 +9,25 @@
 
 namespace wheelfit::cli {
 
+api::ResolveRequest resolve_request(const Args& parsed) {
+  if (parsed.has("--offline") && parsed.has("--no-cache")) throw UsageError{"--offline reads only the cache; it does not go with --no-cache"};
+  api::ResolveRequest request;
+  request.configs = parsed.positional;
+  request.python = parsed.value("--python");
+  request.backend = parsed.value("--backend");
+  request.index = parsed.value("--index");
+  request.policy_file = parsed.value("--policy");
+  request.releases_repo = parsed.value("--releases-repo");
+  request.network = http_options(parsed);
+  request.use_cache = !parsed.has("--no-cache");
+  request.cache_dir = parsed.value("--cache-dir");
+  request.cache_max_size = cache_max_size(parsed);
+  request.offline = parsed.has("--offline");
+  request.combo = parsed.value("--combo");
+  request.fallback = !parsed.has("--no-fallback");
+  return request;
+}
+
 int run_resolve(const std::vector<std::string_view>& argv) {
   const Args parsed = parse_args(argv,
                                  {"--index", "--machine", "--policy", "--backend", "--output", "--python", "--retries",
@@ -41,21 +60,8 @@ int run_resolve(const std::vector<std::string_view>& argv) {
     throw UsageError{"--python names this machine's interpreter; it does not go with --machines"};
   }
 
-  ResolveRequest request;
-  request.configs = parsed.positional;
-  request.python = parsed.value("--python");
-  request.backend = parsed.value("--backend");
-  request.index = parsed.value("--index");
-  request.policy_file = parsed.value("--policy");
-  request.releases_repo = parsed.value("--releases-repo");
-  request.network = http_options(parsed);
-  request.use_cache = !parsed.has("--no-cache");
-  request.cache_dir = parsed.value("--cache-dir");
-  request.cache_max_size = cache_max_size(parsed);
-  request.offline = parsed.has("--offline");
+  ResolveRequest request = resolve_request(parsed);
   request.inspect = parsed.has("--inspect");
-  request.combo = parsed.value("--combo");
-  request.fallback = !parsed.has("--no-fallback");
 
   // The backends (plugins, loaded once, skipped files logged) and the profiles, if given: each
   // describes another machine as it is; without one, this machine is detected.
