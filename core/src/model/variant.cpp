@@ -258,13 +258,7 @@ VariantOrder::VariantOrder(const VariantsFile* file, const VariantSupport& suppo
     auto& features = features_[n];
     if (auto it = file_->feature_order.find(n); it != file_->feature_order.end()) features = it->second;
     // The supported features of the namespace, in the supplier's order.
-    const FeatureValues* supplied = nullptr;
-    const bool pinned = support_.overridden.count(n) > 0;
-    for (const auto& [sn, fv] : file_->static_properties)
-      if (sn == n && !pinned) supplied = &fv;
-    if (!supplied)
-      for (const auto& [sn, fv] : support_.properties)
-        if (sn == n) supplied = &fv;
+    const FeatureValues* supplied = supplier(n);
     if (!supplied) continue;
     for (const auto& [feature, values] : *supplied) {
       append_missing(features, {feature});
@@ -277,21 +271,25 @@ VariantOrder::VariantOrder(const VariantsFile* file, const VariantSupport& suppo
   }
 }
 
-bool VariantOrder::namespace_supported(std::string_view ns) const {
-  const bool pinned = support_.overridden.count(ns) > 0;
-  if (file_ && !pinned && has_namespace(file_->static_properties, ns)) return true;
-  return has_namespace(support_.properties, ns);
+bool VariantOrder::from_file(std::string_view ns) const {
+  return file_ && support_.overridden.count(ns) == 0 && has_namespace(file_->static_properties, ns);
+}
+
+const FeatureValues* VariantOrder::supplier(std::string_view ns) const {
+  const VariantProperties& from = from_file(ns) ? file_->static_properties : support_.properties;
+  auto it = std::find_if(from.begin(), from.end(), [&](const auto& e) { return e.first == ns; });
+  return it == from.end() ? nullptr : &it->second;
 }
 
 const std::vector<std::string>* VariantOrder::supported(std::string_view ns, std::string_view feature) const {
-  const bool pinned = support_.overridden.count(ns) > 0;
-  if (file_ && !pinned && has_namespace(file_->static_properties, ns)) return find_values(file_->static_properties, ns, feature);
-  return find_values(support_.properties, ns, feature);
+  const FeatureValues* features = supplier(ns);
+  if (!features) return nullptr;
+  auto it = std::find_if(features->begin(), features->end(), [&](const auto& e) { return e.first == feature; });
+  return it == features->end() ? nullptr : &it->second;
 }
 
 std::string VariantOrder::origin_of(std::string_view ns) const {
-  const bool pinned = support_.overridden.count(ns) > 0;
-  if (file_ && !pinned && has_namespace(file_->static_properties, ns)) return "static-properties of " + file_->source;
+  if (from_file(ns)) return "static-properties of " + file_->source;
   auto it = support_.origin.find(ns);
   return it == support_.origin.end() ? std::string("?") : it->second;
 }
@@ -316,7 +314,7 @@ VariantOrder::Verdict VariantOrder::judge(std::string_view label) const {
     const auto ns_index = index_of(namespaces_, ns);
     for (const auto& [feature, values] : features) {
       const std::string wheel = ns + " :: " + feature + " :: " + util::join(values, ", ");
-      if (!namespace_supported(ns)) {
+      if (!supplier(ns)) {
         v.failures.push_back({wheel, "no provider for namespace '" + ns + "' on this machine"});
         continue;
       }

@@ -21,32 +21,17 @@ class PluginRules final : public policies::DeviceRules {
     const std::string name(section);
     const char* out =
         fns_.read_device_code(name.c_str(), reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
-    namespace json = boost::json;
-    json::error_code ec;
-    const json::value v = json::parse(out ? out : "", ec);
-    const json::object* o = ec ? nullptr : v.if_object();
-    auto bad = [&](const std::string& why) {
-      return unexpected(Errc::invalid_input, "the backend's device-code reader broke its contract: " + why);
-    };
-    if (!o) return bad("not a JSON object");
-    if (const auto* err = o->if_contains("error")) {
-      return unexpected(Errc::invalid_input, err->is_string() ? std::string(err->get_string()) : "unreadable device code");
-    }
+    const std::string broke = "the backend's device-code reader broke its contract: ";
+    auto o = answer_object(out, broke, "", "unreadable device code");
+    if (!o) return o.error();
     DeviceCode code;
     const auto* list = o->if_contains("list");
-    if (!list || !list->is_string()) return bad("no \"list\" string");
+    if (!list || !list->is_string()) return unexpected(Errc::invalid_input, broke + "no \"list\" string");
     code.list = std::string(list->get_string());
     if (const auto* entries = o->if_contains("entries")) {
-      if (!entries->is_object()) return bad("\"entries\" is not an object");
-      for (const auto& kv : entries->get_object()) {
-        if (!kv.value().is_array()) return bad("entries." + std::string(kv.key()) + " is not an array");
-        std::vector<std::string> items;
-        for (const auto& item : kv.value().get_array()) {
-          if (!item.is_string()) return bad("entries." + std::string(kv.key()) + " holds a non-string");
-          items.emplace_back(item.get_string());
-        }
-        code.entries.emplace_back(std::string(kv.key()), std::move(items));
-      }
+      auto lists = named_lists(*entries, "entries", broke);
+      if (!lists) return lists.error();
+      code.entries = std::move(*lists);
     }
     return code;
   }
@@ -54,38 +39,21 @@ class PluginRules final : public policies::DeviceRules {
   Expected<model::VariantSupport> variant_support(const std::string& facts_json) const override {
     if (!fns_.variant_properties) return DeviceRules::variant_support(facts_json);
     const char* out = fns_.variant_properties(facts_json.c_str());
-    namespace json = boost::json;
-    json::error_code ec;
-    const json::value v = json::parse(out ? out : "", ec);
-    const json::object* o = ec ? nullptr : v.if_object();
-    auto bad = [&](const std::string& why) {
-      return unexpected(Errc::invalid_input, "the backend's variant provider broke its contract: " + why);
-    };
-    if (!o) return bad("not a JSON object");
-    if (const auto* err = o->if_contains("error")) {
-      return unexpected(Errc::invalid_input, "the backend's variant provider failed: " +
-                                                 (err->is_string() ? std::string(err->get_string()) : std::string("no reason given")));
-    }
+    const std::string broke = "the backend's variant provider broke its contract: ";
+    auto o = answer_object(out, broke, "the backend's variant provider failed: ", "no reason given");
+    if (!o) return o.error();
     model::VariantSupport support;
     if (const auto* props = o->if_contains("properties")) {
-      auto p = model::parse_variant_properties(json::serialize(*props), "the backend's variant properties");
-      if (!p) return bad(p.error().message);
+      auto p = model::parse_variant_properties(boost::json::serialize(*props), "the backend's variant properties");
+      if (!p) return unexpected(Errc::invalid_input, broke + p.error().message);
       support.properties = std::move(*p);
     }
     if (const auto* devices = o->if_contains("devices")) {
-      if (!devices->is_object()) return bad("\"devices\" is not an object");
+      if (!devices->is_object()) return unexpected(Errc::invalid_input, broke + "\"devices\" is not an object");
       for (const auto& [feature, targets] : devices->get_object()) {
-        if (!targets.is_object()) return bad("devices." + std::string(feature) + " is not an object");
-        auto& rows = support.devices[std::string(feature)];
-        for (const auto& [target, values] : targets.get_object()) {
-          if (!values.is_array()) return bad("devices." + std::string(feature) + "." + std::string(target) + " is not an array");
-          std::vector<std::string> list;
-          for (const auto& item : values.get_array()) {
-            if (!item.is_string()) return bad("devices." + std::string(feature) + " holds a non-string");
-            list.emplace_back(item.get_string());
-          }
-          rows.emplace_back(std::string(target), std::move(list));
-        }
+        auto rows = named_lists(targets, "devices." + std::string(feature), broke);
+        if (!rows) return rows.error();
+        support.devices[std::string(feature)] = std::move(*rows);
       }
     }
     if (const auto* notes = o->if_contains("notes"); notes && notes->is_array()) {
@@ -110,6 +78,39 @@ class PluginRules final : public policies::DeviceRules {
   }
 
  private:
+  // A function's JSON answer (plugin_abi.h) as an object. Not an object: `broke` + why; an
+  // "error" member: `failed` + its text (`no_reason` when it is not a string).
+  static Expected<boost::json::object> answer_object(const char* out, const std::string& broke, const std::string& failed,
+                                                     const char* no_reason) {
+    boost::json::error_code ec;
+    boost::json::value v = boost::json::parse(out ? out : "", ec);
+    if (ec || !v.is_object()) return unexpected(Errc::invalid_input, broke + "not a JSON object");
+    if (const auto* err = v.get_object().if_contains("error")) {
+      return unexpected(Errc::invalid_input, failed + (err->is_string() ? std::string(err->get_string()) : std::string(no_reason)));
+    }
+    return std::move(v.get_object());
+  }
+
+  // {"<name>": ["<text>", ...], ...} at `path`, in order; a wrong shape is `broke` + where.
+  static Expected<std::vector<std::pair<std::string, std::vector<std::string>>>> named_lists(const boost::json::value& v,
+                                                                                             const std::string& path,
+                                                                                             const std::string& broke) {
+    auto bad = [&](const std::string& why) { return unexpected(Errc::invalid_input, broke + why); };
+    if (!v.is_object()) return bad(path + " is not an object");
+    std::vector<std::pair<std::string, std::vector<std::string>>> out;
+    for (const auto& kv : v.get_object()) {
+      const std::string at = path + "." + std::string(kv.key());
+      if (!kv.value().is_array()) return bad(at + " is not an array");
+      std::vector<std::string> items;
+      for (const auto& item : kv.value().get_array()) {
+        if (!item.is_string()) return bad(at + " holds a non-string");
+        items.emplace_back(item.get_string());
+      }
+      out.emplace_back(std::string(kv.key()), std::move(items));
+    }
+    return out;
+  }
+
   static Expected<std::string> call(const char* (*fn)(const char*, int*), std::string_view text) {
     const std::string in(text);
     int ok = 0;

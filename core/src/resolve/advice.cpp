@@ -103,8 +103,11 @@ class Search {
     const auto key = key_of(combo);
     static const std::vector<const Candidate*> kNone;
     // Variants are judged on the machine as it is (its driver included): a provider's CUDA bounds
-    // are what the driver runs.
-    const model::VariantSupport variants = variant_support(m_, policy_, a_.targets, variant_torch(m_, policy_, combo));
+    // are what the driver runs. Asked once per torch: combos share their torch minors.
+    const std::string torch = variant_torch(m_, policy_, combo);
+    auto known = variants_.find(torch);
+    if (known == variants_.end()) known = variants_.emplace(torch, variant_support(m_, policy_, a_.targets, torch)).first;
+    const model::VariantSupport& variants = known->second;
     for (std::size_t i = 0; i < a_.envs.size(); ++i) {
       const auto& py = pythons[i];
       for (const auto& pkg : a_.envs[i].env->packages) {
@@ -185,6 +188,7 @@ class Search {
   const policies::Policy& policy_;
   const machine::Machine& m_;
   machine::Machine fixed_;
+  std::map<std::string, model::VariantSupport> variants_;  // what the machine supports, by the torch judged against
   model::PlatformTarget platform_target_;
   std::optional<std::string> platform_;
   std::vector<Combo> combos_;

@@ -137,12 +137,22 @@ Expected<Resolution> resolve_on(const Inputs& in, const Pick* torch) {
   }
 
   std::map<std::string, ArchCache> arch_caches;  // per package, shared by the tiers
+  // What the machine supports for variants depends on the torch judged against only: the
+  // provider is asked once per torch (the tiers and the report share it), its notes warned once.
+  std::map<std::string, model::VariantSupport> supports;
+  auto support_for = [&](const std::string& torch_version) -> const model::VariantSupport& {
+    auto [it, fresh] = supports.try_emplace(torch_version);
+    if (fresh) {
+      it->second = variant_support(m, in.policy, *targets, torch_version);
+      for (const auto& note : it->second.notes) {
+        if (std::find(res.warnings.begin(), res.warnings.end(), note) == res.warnings.end()) res.warnings.push_back(note);
+      }
+    }
+    return it->second;
+  };
   auto run_tier = [&](TierOutcome& tier) {
     bool all = true;
-    const model::VariantSupport variants = variant_support(m, in.policy, *targets, variant_torch(m, in.policy, *tier.combo));
-    for (const auto& note : variants.notes) {
-      if (std::find(res.warnings.begin(), res.warnings.end(), note) == res.warnings.end()) res.warnings.push_back(note);
-    }
+    const model::VariantSupport& variants = support_for(variant_torch(m, in.policy, *tier.combo));
     for (const auto& e : envs) {
       for (const auto& pkg : e.env->packages) {
         const Listing& l = *listing.at(pkg.name);
@@ -239,9 +249,8 @@ Expected<Resolution> resolve_on(const Inputs& in, const Pick* torch) {
   if (!res.combo && in.advise && !res.advice) res.advice = advise(advice_inputs);
   if (res.combo) res.advice.reset();  // advice is for an unresolved workspace only
 
-  res.variants = variant_support(m, in.policy, *targets,
-                                 res.combo ? variant_torch(m, in.policy, *res.combo)
-                                           : m.torch ? m.torch->public_version().str() : std::string());
+  res.variants = support_for(res.combo ? variant_torch(m, in.policy, *res.combo)
+                                       : m.torch ? m.torch->public_version().str() : std::string());
 
   // Say what could not be checked.
   const std::string& name = in.policy.notation().name;

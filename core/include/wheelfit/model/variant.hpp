@@ -120,9 +120,13 @@ class VariantOrder {
   std::vector<std::string> namespaces_;
   std::map<std::string, std::vector<std::string>, std::less<>> features_;
   std::map<std::string, std::map<std::string, std::vector<std::string>, std::less<>>, std::less<>> values_;
-  /// Supported values of (ns, feature), nullptr when the namespace has no provider.
+  /// Whether `ns`'s supported values are the file's static-properties (the machine's own
+  /// variant_properties do not name it), rather than the providers'.
+  [[nodiscard]] bool from_file(std::string_view ns) const;
+  /// The supported features of `ns` (static-properties or the providers'); nullptr: none supplies it.
+  [[nodiscard]] const FeatureValues* supplier(std::string_view ns) const;
+  /// Supported values of (ns, feature); nullptr when nothing supplies them.
   [[nodiscard]] const std::vector<std::string>* supported(std::string_view ns, std::string_view feature) const;
-  [[nodiscard]] bool namespace_supported(std::string_view ns) const;
   [[nodiscard]] std::string origin_of(std::string_view ns) const;
 };
 
