@@ -30,6 +30,7 @@
 
 #include "farmgen.hpp"
 #include "support/backend_support.hpp"
+#include "wheelfit/policies/format.hpp"
 #include "wheelfit/transports/file_transport.hpp"
 #include "wheelfit/transports/register.hpp"
 #include "wheelfit/wheelfit.hpp"
@@ -91,6 +92,7 @@ api::ResolveRequest request_for(const fs::path& farm, const std::vector<std::str
 
 int main(int argc, char** argv) {
   if (auto done = wheelfit::transports::register_transports(wheelfit::transport::default_registry()); !done) return 70;
+  if (auto done = wheelfit::policies::register_format(); !done) return 70;
   std::size_t machines = 50;
   int reps = 9, fleet_reps = 3;
   bool singles_too = true;

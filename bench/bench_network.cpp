@@ -42,7 +42,7 @@
 #include "support/test_support.hpp"
 #include "support/wheel_builder.hpp"
 #include "wheelfit/index/index_client.hpp"
-#include "wheelfit/policies/policy.hpp"
+#include "wheelfit/policy/policy.hpp"
 #include "wheelfit/transports/cache_transport.hpp"
 #include "wheelfit/transports/http_transport.hpp"
 #include "wheelfit/util/allocator.hpp"

@@ -19,6 +19,7 @@
 
 #include "wheelfit/machine/machine.hpp"
 #include "wheelfit/registry/registry.hpp"
+#include "wheelfit/policies/format.hpp"
 #include "wheelfit/transports/http_transport.hpp"
 #include "wheelfit/transports/register.hpp"
 #include "wheelfit/util/text.hpp"
@@ -334,6 +335,7 @@ const wheelfit::transport::Registry& library_transports() {
   static const auto registry = [] {
     auto reg = std::make_unique<wheelfit::transport::Registry>();
     if (auto done = wheelfit::transports::register_transports(*reg); !done) throw std::runtime_error(done.error().message);
+    if (auto done = wheelfit::policies::register_format(); !done) throw std::runtime_error(done.error().message);
     return reg;
   }();
   return *registry;

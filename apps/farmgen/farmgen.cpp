@@ -216,7 +216,7 @@ std::vector<FarmPackage> select_packages(const std::vector<FarmPackage>& list, s
   return out;
 }
 
-std::vector<GridCell> farm_grid(const policies::Policy& policy) {
+std::vector<GridCell> farm_grid(const policy::Policy& policy) {
   const model::NumericVersion py_min({3, 10});
   std::vector<GridCell> grid;
   for (const auto& cell : policy.shipped_cells()) {
@@ -313,17 +313,17 @@ std::string release_url(const std::string& base, const FarmPackage& p, std::stri
   return base + "/releases/download/" + p.name + "-latest/" + percent_plus(filename);
 }
 
-std::string channel_of(const policies::Policy& policy, const model::Combo& c) {
+std::string channel_of(const policy::Policy& policy, const model::Combo& c) {
   return policy.notation().prefix + c.line.nodot() + "/torch" + minor_str(c.torch);
 }
 
 // The local label the farm writes for a combo: the backend's first combo template.
-std::string label_of(const policies::Policy& policy, const model::Combo& c) {
+std::string label_of(const policy::Policy& policy, const model::Combo& c) {
   return policy.combo_labels().empty() ? std::string() : policy.combo_labels().front().render(c);
 }
 
 PackageOut build_package(const FarmPackage& p, const std::vector<GridCell>& grid, const std::string& base,
-                         const policies::Policy& policy, bool with_files) {
+                         const policy::Policy& policy, bool with_files) {
   PackageOut out;
   out.pkg = &p;
   const auto cells = package_cells(p, grid);
@@ -458,7 +458,7 @@ Expected<void> write_one(const fs::path& path, std::string_view content, FarmSta
 }
 
 Expected<FarmStats> write_tree(const fs::path& dir, const std::vector<PackageOut>& pkgs, const std::string& repo,
-                               const policies::Policy& policy) {
+                               const policy::Policy& policy) {
   FarmStats stats;
   // Root.
   std::vector<const PackageOut*> by_name;
@@ -529,7 +529,7 @@ bool is_empty_dir(const fs::path& p) {
 
 }  // namespace
 
-Expected<FarmStats> generate_farm(const FarmOptions& options, const policies::Policy& policy) {
+Expected<FarmStats> generate_farm(const FarmOptions& options, const policy::Policy& policy) {
   if (options.out.empty()) return Error(Errc::usage, "--out: no output directory given");
   if (options.packages && *options.packages == 0) return Error(Errc::usage, "--packages: must be at least 1");
   std::string base = options.base_url;

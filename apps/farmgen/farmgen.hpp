@@ -40,7 +40,7 @@
 
 #include "wheelfit/model/combo.hpp"
 #include "wheelfit/model/numeric_version.hpp"
-#include "wheelfit/policies/policy.hpp"
+#include "wheelfit/policy/policy.hpp"
 #include "wheelfit/util/expected.hpp"
 
 namespace wheelfit::farmgen {
@@ -84,7 +84,7 @@ struct GridCell {
   std::string platform;          ///< farm platform key
 };
 /// The full grid for a policy, in shipped_cells() order.
-std::vector<GridCell> farm_grid(const policies::Policy& policy);
+std::vector<GridCell> farm_grid(const policy::Policy& policy);
 /// The cells `package` is built for (its platforms, own_combinations, min_pytorch).
 std::vector<GridCell> package_cells(const FarmPackage& package, const std::vector<GridCell>& grid);
 
@@ -122,6 +122,6 @@ struct FarmStats {
 /// whole). Errors: Errc::usage for a bad option (packages == 0, a blank base URL, `out` naming a
 /// file or a non-empty directory that is not a farm), Errc::io_error naming the path that could
 /// not be written. On error `out` is left as it was.
-Expected<FarmStats> generate_farm(const FarmOptions& options, const policies::Policy& policy);
+Expected<FarmStats> generate_farm(const FarmOptions& options, const policy::Policy& policy);
 
 }  // namespace wheelfit::farmgen

@@ -17,7 +17,8 @@
 
 #include "farmgen.hpp"
 #include "wheelfit/model/name.hpp"
-#include "wheelfit/policies/policy.hpp"
+#include "wheelfit/policies/format.hpp"
+#include "wheelfit/policy/policy.hpp"
 #include "wheelfit/registry/registry.hpp"
 
 namespace {
@@ -113,6 +114,10 @@ int main(int argc, char** argv) {
   }
   if (!have_out) return usage_error("--out: required");
 
+  if (auto done = policies::register_format(); !done) {
+    std::cerr << "wheelfit-farmgen: " << done.error().message << "\n";
+    return 70;
+  }
   registry::Registry reg;
   const auto report = registry::load_plugins(reg, registry::plugin_dirs());
   if (!report.ok()) {
@@ -126,7 +131,7 @@ int main(int argc, char** argv) {
     std::cerr << "wheelfit-farmgen: " << (policy_file ? "--policy: " : "") << loaded.error().message << "\n";
     return 2;
   }
-  const policies::Policy& policy = *loaded;
+  const policy::Policy& policy = *loaded;
   if (!have_base && options.with_files) {
     // The files are beside the pages: link them where they are until a server's URL is given.
     std::error_code ec;

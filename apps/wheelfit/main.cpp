@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "wheelfit/policies/format.hpp"
 #include "wheelfit/transports/register.hpp"
 #include "wheelfit/util/allocator.hpp"
 #include "wheelfit/util/atomic_file.hpp"
@@ -187,6 +188,11 @@ int main(int argc, char** argv) {
   // as the backends are loaded: every command's façade call reads through this registry.
   if (auto done = transports::register_transports(transport::default_registry()); !done) {
     std::cerr << "wheelfit: transports: " << done.error().message << "\n";
+    return cli::kInternal;
+  }
+  // The policy format (policies/, format 2), installed as the core's policy reader.
+  if (auto done = policies::register_format(); !done) {
+    std::cerr << "wheelfit: policies: " << done.error().message << "\n";
     return cli::kInternal;
   }
   const std::string_view command = args[0];

@@ -2,8 +2,6 @@
 // policies/README.md). Every error names the source and the JSON path.
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -13,15 +11,24 @@
 #include "wheelfit/model/name.hpp"
 #include "wheelfit/util/read_file.hpp"
 #include "wheelfit/util/json_kind.hpp"
-#include "wheelfit/policies/policy.hpp"
+#include "wheelfit/policies/format.hpp"
+#include "wheelfit/policy/reader.hpp"
 
 namespace wheelfit::policies {
+
+using policy::DeviceRules;
+using policy::DriverRule;
+using policy::FamilyPins;
+using policy::LabelTemplate;
+using policy::line_key;
+using policy::MinDriver;
+using policy::Policy;
+
 namespace {
 
 namespace json = boost::json;
 
 constexpr std::int64_t kFormat = 2;          // the format this code reads
-constexpr std::size_t kMaxFileBytes = 16u << 20;
 
 using util::json_kind_name;
 
@@ -180,35 +187,11 @@ class Reader {
     }                                  \
   } while (0)
 
-}  // namespace
-
 // The readers of the sections of the policy JSON, one a section (backend: one a sub-object), each
-// given the section's value by parse_policy_json. A class, so that Policy's one friend declaration
-// opens its private members to all of them.
-class PolicyParser {
- public:
-  static Expected<void> format(const Reader& rd, const json::value& f, Policy&);
-  static Expected<void> version(const Reader& rd, const json::value& v, Policy& p);
-  static Expected<void> backend(const Reader& rd, const json::value& v, Policy& p);
-  static Expected<void> arch_policy(const Reader& rd, const json::value& v, Policy& p);
-  static Expected<void> arch_exceptions(const Reader& rd, const json::value& v, Policy& p);
-  static Expected<void> packages(const Reader& rd, const json::value& v, Policy& p);
-  static Expected<void> pytorch_matrix(const Reader& rd, const json::value& v, Policy& p);
-  static Expected<void> torch_family(const Reader& rd, const json::value& v, Policy& p);
-  static Expected<void> pypi_line(const Reader& rd, const json::value& v, Policy& p);
-  static Expected<void> fallback(const Reader& rd, const json::value& v, Policy& p);
-
- private:
-  static Expected<void> backend_errors(const Reader& rd, const json::object& bo, Policy& p);
-  static Expected<void> backend_line(const Reader& rd, const json::object& bo, Policy& p);
-  static Expected<void> backend_labels(const Reader& rd, const json::object& bo, Policy& p);
-  static Expected<void> backend_torch_index(const Reader& rd, const json::object& bo, Policy& p);
-  static Expected<void> backend_device(const Reader& rd, const json::object& bo, Policy& p);
-  static Expected<void> backend_driver(const Reader& rd, const json::object& bo, Policy& p);
-};
+// given the section's value by parse_policy_json; each fills its part of the policy's tables.
 
 // format
-Expected<void> PolicyParser::format(const Reader& rd, const json::value& f, Policy&) {
+Expected<void> format(const Reader& rd, const json::value& f, Policy::Tables&) {
   std::int64_t n = 0;
   if (f.is_int64()) {
     n = f.get_int64();
@@ -229,40 +212,26 @@ Expected<void> PolicyParser::format(const Reader& rd, const json::value& f, Poli
 }
 
 // version
-Expected<void> PolicyParser::version(const Reader& rd, const json::value& v, Policy& p) {
+Expected<void> version(const Reader& rd, const json::value& v, Policy::Tables& p) {
   auto s = rd.string(v, "version");
   if (!s) return s.error();
   const bool printable = std::all_of(s->begin(), s->end(), [](char c) { return c >= 0x20 && c != 0x7f; });
   if (s->empty() || s->size() > 100 || !printable) {
     return rd.error("version", quote(*s) + " is not a version string (1-100 printable characters, e.g. 2026-08-22)");
   }
-  p.version_ = std::move(*s);
+  p.version = std::move(*s);
   return {};
 }
 
-// backend: notation, label grammar, torch index, device, driver
-Expected<void> PolicyParser::backend(const Reader& rd, const json::value& v, Policy& p) {
-  auto bo = rd.object(v, "backend");
-  if (!bo) return bo.error();
-  WF_TRY(rd.only(**bo, {"line", "combo_labels", "torch_labels", "torch_index", "device", "driver", "errors"},
-                 "backend"));
-  WF_TRY(backend_errors(rd, **bo, p));
-  WF_TRY(backend_line(rd, **bo, p));
-  WF_TRY(backend_labels(rd, **bo, p));
-  WF_TRY(backend_torch_index(rd, **bo, p));
-  WF_TRY(backend_device(rd, **bo, p));
-  return backend_driver(rd, **bo, p);
-}
-
 // backend.errors: the run-time errors explain names
-Expected<void> PolicyParser::backend_errors(const Reader& rd, const json::object& bo, Policy& p) {
+Expected<void> backend_errors(const Reader& rd, const json::object& bo, Policy::Tables& p) {
   if (const auto* ev = bo.if_contains("errors")) {
     auto eo = rd.object(*ev, "backend.errors");
     if (!eo) return eo.error();
     WF_TRY(rd.only(**eo, {"no_kernel", "no_device", "driver_too_old", "wrong_torch"}, "backend.errors"));
-    for (auto [key, slot] : {std::pair{"no_kernel", &p.errors_.no_kernel}, std::pair{"no_device", &p.errors_.no_device},
-                             std::pair{"driver_too_old", &p.errors_.driver_too_old},
-                             std::pair{"wrong_torch", &p.errors_.wrong_torch}}) {
+    for (auto [key, slot] : {std::pair{"no_kernel", &p.errors.no_kernel}, std::pair{"no_device", &p.errors.no_device},
+                             std::pair{"driver_too_old", &p.errors.driver_too_old},
+                             std::pair{"wrong_torch", &p.errors.wrong_torch}}) {
       if (const auto* m = (*eo)->if_contains(key)) {
         auto value = rd.string(*m, std::string("backend.errors.") + key);
         if (!value) return value.error();
@@ -274,14 +243,14 @@ Expected<void> PolicyParser::backend_errors(const Reader& rd, const json::object
 }
 
 // backend.line: the notation
-Expected<void> PolicyParser::backend_line(const Reader& rd, const json::object& bo, Policy& p) {
+Expected<void> backend_line(const Reader& rd, const json::object& bo, Policy::Tables& p) {
   auto lv = rd.member(bo, "line", "backend");
   if (!lv) return lv.error();
   auto lo = rd.object(**lv, "backend.line");
   if (!lo) return lo.error();
   WF_TRY(rd.only(**lo, {"key", "prefix", "name"}, "backend.line"));
-  for (auto [key, slot] : {std::pair{"key", &p.notation_.key}, std::pair{"prefix", &p.notation_.prefix},
-                           std::pair{"name", &p.notation_.name}}) {
+  for (auto [key, slot] : {std::pair{"key", &p.notation.key}, std::pair{"prefix", &p.notation.prefix},
+                           std::pair{"name", &p.notation.name}}) {
     auto m = rd.member(**lo, key, "backend.line");
     if (!m) return m.error();
     auto name = rd.string(**m, std::string("backend.line.") + key);
@@ -302,8 +271,8 @@ Expected<void> PolicyParser::backend_line(const Reader& rd, const json::object& 
 }
 
 // backend.combo_labels, backend.torch_labels: the label templates
-Expected<void> PolicyParser::backend_labels(const Reader& rd, const json::object& bo, Policy& p) {
-  for (auto [key, slot] : {std::pair{"combo_labels", &p.combo_labels_}, std::pair{"torch_labels", &p.torch_labels_}}) {
+Expected<void> backend_labels(const Reader& rd, const json::object& bo, Policy::Tables& p) {
+  for (auto [key, slot] : {std::pair{"combo_labels", &p.combo_labels}, std::pair{"torch_labels", &p.torch_labels}}) {
     const std::string path = std::string("backend.") + key;
     auto m = rd.member(bo, key, "backend");
     if (!m) return m.error();
@@ -312,7 +281,7 @@ Expected<void> PolicyParser::backend_labels(const Reader& rd, const json::object
     for (std::size_t i = 0; i < texts->size(); ++i) {
       auto t = LabelTemplate::parse((*texts)[i]);
       if (!t) return rd.error(path + "[" + std::to_string(i) + "]", t.error().message);
-      const bool needs_torch = slot == &p.combo_labels_;
+      const bool needs_torch = slot == &p.combo_labels;
       if (needs_torch ? !t->has_torch() : !t->has_line()) {
         return rd.error(path + "[" + std::to_string(i) + "]",
                         quote((*texts)[i]) + (needs_torch ? " names no {torch}" : " names no {line}"));
@@ -324,7 +293,7 @@ Expected<void> PolicyParser::backend_labels(const Reader& rd, const json::object
 }
 
 // backend.torch_index
-Expected<void> PolicyParser::backend_torch_index(const Reader& rd, const json::object& bo, Policy& p) {
+Expected<void> backend_torch_index(const Reader& rd, const json::object& bo, Policy::Tables& p) {
   auto m = rd.member(bo, "torch_index", "backend");
   if (!m) return m.error();
   auto s = rd.string(**m, "backend.torch_index");
@@ -334,12 +303,12 @@ Expected<void> PolicyParser::backend_torch_index(const Reader& rd, const json::o
     return rd.error("backend.torch_index",
                     quote(*s) + " is not an http(s) URL pattern containing {line} or {line_nodot}");
   }
-  p.torch_index_pattern_ = std::move(*s);
+  p.torch_index_pattern = std::move(*s);
   return {};
 }
 
 // backend.device
-Expected<void> PolicyParser::backend_device(const Reader& rd, const json::object& bo, Policy& p) {
+Expected<void> backend_device(const Reader& rd, const json::object& bo, Policy::Tables& p) {
   auto m = rd.member(bo, "device", "backend");
   if (!m) return m.error();
   auto dobj = rd.object(**m, "backend.device");
@@ -354,28 +323,28 @@ Expected<void> PolicyParser::backend_device(const Reader& rd, const json::object
                         quote((*list)[i]) + " names no {major}");
       }
     }
-    p.runtime_libraries_ = std::move(*list);
+    p.runtime_libraries = std::move(*list);
   }
   if (const auto* prefix = (*dobj)->if_contains("prefix")) {
     auto ps = rd.string(*prefix, "backend.device.prefix");
     if (!ps) return ps.error();
-    p.device_prefix_ = std::move(*ps);
+    p.device_prefix = std::move(*ps);
   }
   auto name = rd.member(**dobj, "name", "backend.device");
   if (!name) return name.error();
   auto ns = rd.string(**name, "backend.device.name");
   if (!ns) return ns.error();
-  p.device_name_ = std::move(*ns);
+  p.device_name = std::move(*ns);
   if (const auto* cs = (*dobj)->if_contains("code_sections")) {
     auto list = rd.strings(*cs, "backend.device.code_sections");
     if (!list) return list.error();
-    p.code_sections_ = std::move(*list);
+    p.code_sections = std::move(*list);
   }
   return {};
 }
 
 // backend.driver
-Expected<void> PolicyParser::backend_driver(const Reader& rd, const json::object& bo, Policy& p) {
+Expected<void> backend_driver(const Reader& rd, const json::object& bo, Policy::Tables& p) {
   auto m = rd.member(bo, "driver", "backend");
   if (!m) return m.error();
   auto dobj = rd.object(**m, "backend.driver");
@@ -385,14 +354,14 @@ Expected<void> PolicyParser::backend_driver(const Reader& rd, const json::object
   if (!rule) return rule.error();
   auto rs = rd.string(**rule, "backend.driver.rule");
   if (!rs) return rs.error();
-  if (*rs == "same_major") p.driver_rule_ = DriverRule::same_major;
-  else if (*rs == "at_least") p.driver_rule_ = DriverRule::at_least;
-  else if (*rs == "unknown") p.driver_rule_ = DriverRule::unknown;
+  if (*rs == "same_major") p.driver_rule = DriverRule::same_major;
+  else if (*rs == "at_least") p.driver_rule = DriverRule::at_least;
+  else if (*rs == "unknown") p.driver_rule = DriverRule::unknown;
   else return rd.error("backend.driver.rule", quote(*rs) + " is not a driver rule (same_major, at_least, unknown)");
   if (const auto* why = (*dobj)->if_contains("why")) {
     auto ws = rd.string(*why, "backend.driver.why");
     if (!ws) return ws.error();
-    p.driver_why_ = std::move(*ws);
+    p.driver_why = std::move(*ws);
   }
   if (const auto* floors = (*dobj)->if_contains("floors")) {
     WF_TRY(rd.each(*floors, "backend.driver.floors", [&](const std::string& major, const json::value& entry,
@@ -410,20 +379,34 @@ Expected<void> PolicyParser::backend_driver(const Reader& rd, const json::object
         if (!ver) return ver.error();
         *slot = std::move(*ver);
       }
-      if (!p.min_driver_.emplace(mv->major(), std::move(md)).second) return rd.error(path, "duplicate line major");
+      if (!p.min_driver.emplace(mv->major(), std::move(md)).second) return rd.error(path, "duplicate line major");
       return {};
     }));
   }
   return {};
 }
 
+// backend: notation, label grammar, torch index, device, driver
+Expected<void> backend(const Reader& rd, const json::value& v, Policy::Tables& p) {
+  auto bo = rd.object(v, "backend");
+  if (!bo) return bo.error();
+  WF_TRY(rd.only(**bo, {"line", "combo_labels", "torch_labels", "torch_index", "device", "driver", "errors"},
+                 "backend"));
+  WF_TRY(backend_errors(rd, **bo, p));
+  WF_TRY(backend_line(rd, **bo, p));
+  WF_TRY(backend_labels(rd, **bo, p));
+  WF_TRY(backend_torch_index(rd, **bo, p));
+  WF_TRY(backend_device(rd, **bo, p));
+  return backend_driver(rd, **bo, p);
+}
+
 // arch_policy: platform -> line -> list
-Expected<void> PolicyParser::arch_policy(const Reader& rd, const json::value& v, Policy& p) {
-  const DeviceRules* rules = p.rules_.get();
+Expected<void> arch_policy(const Reader& rd, const json::value& v, Policy::Tables& p) {
+  const DeviceRules* rules = p.rules.get();
   return rd.each(v, "arch_policy", [&](const std::string& platform, const json::value& rows,
                                        const std::string& path) -> Expected<void> {
     WF_TRY(rd.platform_key(platform, path));
-    auto& table = p.arch_policy_[platform];
+    auto& table = p.arch_policy[platform];
     return rd.each(rows, path, [&](const std::string& line, const json::value& list,
                                    const std::string& row_path) -> Expected<void> {
       auto key = rd.line_key(line, row_path);
@@ -437,8 +420,8 @@ Expected<void> PolicyParser::arch_policy(const Reader& rd, const json::value& v,
 }
 
 // arch_exceptions: "line/torch" -> list
-Expected<void> PolicyParser::arch_exceptions(const Reader& rd, const json::value& v, Policy& p) {
-  const DeviceRules* rules = p.rules_.get();
+Expected<void> arch_exceptions(const Reader& rd, const json::value& v, Policy::Tables& p) {
+  const DeviceRules* rules = p.rules.get();
   return rd.each(v, "arch_exceptions", [&](const std::string& key, const json::value& list,
                                            const std::string& path) -> Expected<void> {
     const auto slash = key.find('/');
@@ -449,7 +432,7 @@ Expected<void> PolicyParser::arch_exceptions(const Reader& rd, const json::value
     if (!torch) return torch.error();
     auto archs = rd.arch_list(list, path, rules);
     if (!archs) return archs.error();
-    if (!p.arch_exceptions_.emplace(*line + "/" + *torch, std::move(*archs)).second) {
+    if (!p.arch_exceptions.emplace(*line + "/" + *torch, std::move(*archs)).second) {
       return rd.error(path, "duplicate exception " + *line + "/" + *torch);
     }
     return {};
@@ -457,8 +440,8 @@ Expected<void> PolicyParser::arch_exceptions(const Reader& rd, const json::value
 }
 
 // packages: name -> overrides
-Expected<void> PolicyParser::packages(const Reader& rd, const json::value& v, Policy& p) {
-  const DeviceRules* rules = p.rules_.get();
+Expected<void> packages(const Reader& rd, const json::value& v, Policy::Tables& p) {
+  const DeviceRules* rules = p.rules.get();
   return rd.each(v, "packages", [&](const std::string& name, const json::value& entry,
                                     const std::string& path) -> Expected<void> {
     if (!model::is_valid_name(name) || model::normalize_name(name) != name) {
@@ -491,13 +474,13 @@ Expected<void> PolicyParser::packages(const Reader& rd, const json::value& v, Po
         }));
       }
     }
-    p.packages_.emplace(name, std::move(po));
+    p.packages.emplace(name, std::move(po));
     return {};
   });
 }
 
 // pytorch_matrix: platform -> line -> torch -> [python]
-Expected<void> PolicyParser::pytorch_matrix(const Reader& rd, const json::value& v, Policy& p) {
+Expected<void> pytorch_matrix(const Reader& rd, const json::value& v, Policy::Tables& p) {
   std::set<std::tuple<model::NumericVersion, model::NumericVersion, model::NumericVersion, std::string>> seen;
   WF_TRY(rd.each(v, "pytorch_matrix", [&](const std::string& platform, const json::value& by_line,
                                           const std::string& ppath) -> Expected<void> {
@@ -519,13 +502,13 @@ Expected<void> PolicyParser::pytorch_matrix(const Reader& rd, const json::value&
           auto py = rd.dotted_value(arr[i], ipath, "a Python major.minor", 2);
           if (!py) return py.error();
           if (!seen.emplace(lv, *tv, *py, platform).second) return rd.error(ipath, "duplicate Python " + py->str());
-          p.cells_.push_back(Policy::Cell{model::Combo{lv, *tv}, *py, platform});
+          p.cells.push_back(Policy::Cell{model::Combo{lv, *tv}, *py, platform});
         }
         return {};
       });
     });
   }));
-  std::sort(p.cells_.begin(), p.cells_.end(), [](const Policy::Cell& a, const Policy::Cell& b) {
+  std::sort(p.cells.begin(), p.cells.end(), [](const Policy::Cell& a, const Policy::Cell& b) {
     return std::tie(a.combo.line, a.combo.torch, a.python, a.platform) <
            std::tie(b.combo.line, b.combo.torch, b.python, b.platform);
   });
@@ -533,7 +516,7 @@ Expected<void> PolicyParser::pytorch_matrix(const Reader& rd, const json::value&
 }
 
 // torch_family: torch -> {torchvision, torchaudio}
-Expected<void> PolicyParser::torch_family(const Reader& rd, const json::value& v, Policy& p) {
+Expected<void> torch_family(const Reader& rd, const json::value& v, Policy::Tables& p) {
   return rd.each(v, "torch_family", [&](const std::string& torch, const json::value& entry,
                                         const std::string& path) -> Expected<void> {
     auto key = rd.minor_key(torch, path, "a torch major.minor");
@@ -549,17 +532,17 @@ Expected<void> PolicyParser::torch_family(const Reader& rd, const json::value& v
       if (!ver) return ver.error();
       *slot = std::move(*ver);
     }
-    if (!p.family_.emplace(*key, std::move(pins)).second) return rd.error(path, "duplicate torch minor " + *key);
+    if (!p.family.emplace(*key, std::move(pins)).second) return rd.error(path, "duplicate torch minor " + *key);
     return {};
   });
 }
 
 // pypi_line: platform -> torch -> line
-Expected<void> PolicyParser::pypi_line(const Reader& rd, const json::value& v, Policy& p) {
+Expected<void> pypi_line(const Reader& rd, const json::value& v, Policy::Tables& p) {
   return rd.each(v, "pypi_line", [&](const std::string& platform, const json::value& rows,
                                      const std::string& ppath) -> Expected<void> {
     WF_TRY(rd.platform_key(platform, ppath));
-    auto& table = p.pypi_line_[platform];
+    auto& table = p.pypi_line[platform];
     return rd.each(rows, ppath, [&](const std::string& torch, const json::value& line,
                                     const std::string& path) -> Expected<void> {
       auto key = rd.minor_key(torch, path, "a torch major.minor");
@@ -573,7 +556,7 @@ Expected<void> PolicyParser::pypi_line(const Reader& rd, const json::value& v, P
 }
 
 // fallback: cpu arch -> {line, torch}
-Expected<void> PolicyParser::fallback(const Reader& rd, const json::value& v, Policy& p) {
+Expected<void> fallback(const Reader& rd, const json::value& v, Policy::Tables& p) {
   return rd.each(v, "fallback", [&](const std::string& arch, const json::value& entry,
                                     const std::string& path) -> Expected<void> {
     WF_TRY(rd.platform_key(arch, path));
@@ -589,12 +572,14 @@ Expected<void> PolicyParser::fallback(const Reader& rd, const json::value& v, Po
     auto torch = rd.dotted_value(**tm, path + ".torch", "a torch major.minor", 2);
     if (!torch) return torch.error();
     const std::string norm = model::normalize_cpu_arch(arch);
-    if (!p.fallback_.emplace(norm, model::Combo{*line, *torch}).second) {
+    if (!p.fallback.emplace(norm, model::Combo{*line, *torch}).second) {
       return rd.error(path, "duplicate CPU arch " + norm);
     }
     return {};
   });
 }
+
+}  // namespace
 
 Expected<Policy> parse_policy_json(std::string_view text, std::string_view source,
                                    std::shared_ptr<const DeviceRules> rules_ptr) {
@@ -611,37 +596,35 @@ Expected<Policy> parse_policy_json(std::string_view text, std::string_view sourc
   if (!top) return rd.error("", "expected a JSON object at the top level, got " + std::string(json_kind_name(root)));
   const json::object& obj = **top;
 
-  Policy p;
-  p.source_ = std::string(source);
-  p.rules_ = std::move(rules_ptr);
+  Policy::Tables p;
+  p.source = std::string(source);
+  p.rules = std::move(rules_ptr);
 
   // The sections in the README's order: of a file with several errors, the first section's is reported.
-  using Section = Expected<void> (*)(const Reader&, const json::value&, Policy&);
-  for (const auto& [key, read] : {std::pair<const char*, Section>{"format", &PolicyParser::format},
-                                  {"version", &PolicyParser::version},
-                                  {"backend", &PolicyParser::backend},
-                                  {"arch_policy", &PolicyParser::arch_policy},
-                                  {"arch_exceptions", &PolicyParser::arch_exceptions},
-                                  {"packages", &PolicyParser::packages},
-                                  {"pytorch_matrix", &PolicyParser::pytorch_matrix},
-                                  {"torch_family", &PolicyParser::torch_family},
-                                  {"pypi_line", &PolicyParser::pypi_line},
-                                  {"fallback", &PolicyParser::fallback}}) {
+  using Section = Expected<void> (*)(const Reader&, const json::value&, Policy::Tables&);
+  for (const auto& [key, read] : {std::pair<const char*, Section>{"format", &format},
+                                  {"version", &version},
+                                  {"backend", &backend},
+                                  {"arch_policy", &arch_policy},
+                                  {"arch_exceptions", &arch_exceptions},
+                                  {"packages", &packages},
+                                  {"pytorch_matrix", &pytorch_matrix},
+                                  {"torch_family", &torch_family},
+                                  {"pypi_line", &pypi_line},
+                                  {"fallback", &fallback}}) {
     auto v = rd.member(obj, key, "");
     if (!v) return v.error();
     WF_TRY(read(rd, **v, p));
   }
-  return p;
-}
-
-Expected<std::string> read_policy_file(const std::string& path) {
-  return util::read_file(path, kMaxFileBytes, "a policy file");
+  return Policy(std::move(p));
 }
 
 Expected<Policy> load_policy_file(const std::string& path, std::shared_ptr<const DeviceRules> rules) {
-  auto text = read_policy_file(path);
+  auto text = util::read_file(path, policy::kMaxFileBytes, "a policy file");
   if (!text) return text.error();
   return parse_policy_json(*text, path, std::move(rules));
 }
+
+Expected<void> register_format() { return policy::install_reader(&parse_policy_json); }
 
 }  // namespace wheelfit::policies

@@ -22,7 +22,7 @@
 #include "wheelfit/model/combo.hpp"
 #include "wheelfit/model/name.hpp"
 #include "wheelfit/model/wheel.hpp"
-#include "wheelfit/policies/policy.hpp"
+#include "wheelfit/policy/policy.hpp"
 #include "wheelfit/resolve/resolver.hpp"
 #include "wheelfit/transports/file_transport.hpp"
 
@@ -31,7 +31,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const policies::Policy& policy() { return test::cuda_policy(); }
+const policy::Policy& cuda_pol() { return test::cuda_policy(); }
 
 model::NumericVersion nv(const char* text) { return model::NumericVersion::parse(text).value(); }
 
@@ -50,10 +50,10 @@ std::vector<Cell> expected_grid() {
   const std::set<std::string> lines{"12.4", "12.6", "12.8", "12.9", "13.0", "13.2"};
   const std::set<std::string> platforms{"linux", "windows", "linux_aarch64"};
   std::vector<Cell> out;
-  for (const auto& c : policy().shipped_cells()) {
+  for (const auto& c : cuda_pol().shipped_cells()) {
     if (c.python.major() < 3 || (c.python.major() == 3 && c.python.minor() < 10)) continue;
     if (!lines.count(mm(c.combo.line)) || !platforms.count(c.platform)) continue;
-    if (!policy().platform_arch_list(c.combo, c.platform)) continue;
+    if (!cuda_pol().platform_arch_list(c.combo, c.platform)) continue;
     out.push_back({mm(c.combo.line), mm(c.combo.torch), mm(c.python), c.platform});
   }
   return out;
@@ -92,7 +92,7 @@ struct Farm {
   test::TempDir tmp;
   fs::path dir;
   farmgen::FarmStats stats;
-  explicit Farm(const policies::Policy& p, std::optional<std::size_t> packages = std::nullopt) : dir(tmp / "farm") {
+  explicit Farm(const policy::Policy& p, std::optional<std::size_t> packages = std::nullopt) : dir(tmp / "farm") {
     farmgen::FarmOptions o;
     o.out = dir;
     o.packages = packages;
@@ -102,7 +102,7 @@ struct Farm {
   }
 };
 const Farm& farm() {
-  static const Farm f(policy());
+  static const Farm f(cuda_pol());
   return f;
 }
 
@@ -166,8 +166,8 @@ std::vector<std::string> eligible(const model::Combo& combo, const std::string& 
     const bool built = std::any_of(cells.begin(), cells.end(), [&](const Cell& c) {
       return c.cuda == mm(combo.line) && c.torch == mm(combo.torch) && c.python == python && c.platform == platform;
     });
-    const auto archs = policy().arch_list(p.index_name, combo, platform);
-    const bool covered = archs && policy().rules()->match(archs->list, gpu.str()).value().covers();
+    const auto archs = cuda_pol().arch_list(p.index_name, combo, platform);
+    const bool covered = archs && cuda_pol().rules()->match(archs->list, gpu.str()).value().covers();
     if (built && covered) out.push_back(p.index_name);
     else if (excluded) excluded->push_back(p.index_name);
   }
@@ -177,7 +177,7 @@ std::vector<std::string> eligible(const model::Combo& combo, const std::string& 
 resolve::Resolution resolve_on(const fs::path& dir, const std::vector<std::string>& names, const machine::Machine& m) {
   auto transport = transports::make_file_transport();
   const auto snap = index::read_index(*transport, transports::to_url(dir.string(), true), names);
-  auto r = resolve::resolve({test::workspace(names), m, policy(), snap, "cuda"});
+  auto r = resolve::resolve({test::workspace(names), m, cuda_pol(), snap, "cuda"});
   REQUIRE(r.has_value());
   return std::move(*r);
 }
@@ -249,7 +249,7 @@ TEST_CASE("farmgen: --packages picks the first N or adds synthetic packages", "[
 }
 
 TEST_CASE("farmgen: the grid is the shipped cells the farm builds", "[farmgen]") {
-  const auto grid = farmgen::farm_grid(policy());
+  const auto grid = farmgen::farm_grid(cuda_pol());
   const auto want = expected_grid();
   REQUIRE(grid.size() == want.size());
   CHECK(grid.size() > 300);
@@ -265,8 +265,8 @@ TEST_CASE("farmgen: the grid is the shipped cells the farm builds", "[farmgen]")
     CHECK(c.python >= nv("3.10"));
   }
   // The policy does ship cu12.4 aarch64 cells: the arch-list rule is what drops them.
-  const bool shipped_124_arm = std::any_of(policy().shipped_cells().begin(), policy().shipped_cells().end(),
-                                           [](const policies::Policy::Cell& c) {
+  const bool shipped_124_arm = std::any_of(cuda_pol().shipped_cells().begin(), cuda_pol().shipped_cells().end(),
+                                           [](const policy::Policy::Cell& c) {
                                              return c.platform == "linux_aarch64" && c.combo.line == nv("12.4");
                                            });
   CHECK(shipped_124_arm);
@@ -277,7 +277,7 @@ TEST_CASE("farmgen: file names are the farm's", "[farmgen]") {
   const auto label = [](const auto& pol, const char* line, const char* torch) {
     return pol.combo_labels().front().render(model::Combo{nv(line), nv(torch)});
   };
-  const auto& cuda = policy();
+  const auto& cuda = cuda_pol();
   CHECK(farmgen::wheel_filename(fa, label(cuda, "12.8", "2.8"), nv("3.12"), "linux") ==
         "flash_attn-2.8.3+cu128torch2.8-cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl");
   CHECK(farmgen::wheel_filename(fa, label(cuda, "13.0", "2.10"), nv("3.10"), "linux_aarch64") ==
@@ -313,7 +313,7 @@ TEST_CASE("farmgen: every anchor is a wheel of a shipped cell, counts match the 
       CHECK(a.text_wheel.name == p.index_name);
       CHECK(a.text_wheel.distribution == p.name);
       CHECK(a.text_wheel.version.public_version().str() == model::Version::parse(p.version)->str());
-      CHECK(policy().pytorch_shipped(a.combo, nv(a.python.c_str()), a.platform));
+      CHECK(cuda_pol().pytorch_shipped(a.combo, nv(a.python.c_str()), a.platform));
       seen.insert({mm(a.combo.line), mm(a.combo.torch), a.python, a.platform});
       hrefs.insert(link.url);
       CHECK(link.url.rfind("https://github.com/Comfy-Forge/cuda-wheels/releases/download/" + p.name + "-latest/", 0) == 0);
@@ -633,10 +633,10 @@ TEST_CASE("farmgen: output is deterministic", "[farmgen]") {
   farmgen::FarmOptions o;
   o.out = tmp / "a";
   o.packages = 46;  // the real list and two synthetic packages
-  auto a = farmgen::generate_farm(o, policy());
+  auto a = farmgen::generate_farm(o, cuda_pol());
   REQUIRE(a.has_value());
   o.out = tmp / "b";
-  auto b = farmgen::generate_farm(o, policy());
+  auto b = farmgen::generate_farm(o, cuda_pol());
   REQUIRE(b.has_value());
   CHECK(a->bytes == b->bytes);
   const auto fa = all_files(tmp / "a");
@@ -647,7 +647,7 @@ TEST_CASE("farmgen: output is deterministic", "[farmgen]") {
   // The full list is byte-identical to the shared farm for the same package set.
   o.out = tmp / "c";
   o.packages = std::nullopt;
-  REQUIRE(farmgen::generate_farm(o, policy()).has_value());
+  REQUIRE(farmgen::generate_farm(o, cuda_pol()).has_value());
   CHECK(all_files(tmp / "c") == all_files(farm().dir));
 }
 
@@ -659,7 +659,7 @@ TEST_CASE("farmgen: a bad --out is an error and nothing is left half-written", "
   SECTION("a file") {
     test::write_file(tmp / "file", "keep me");
     o.out = tmp / "file";
-    auto r = farmgen::generate_farm(o, policy());
+    auto r = farmgen::generate_farm(o, cuda_pol());
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().is(Errc::usage));
     CHECK_THAT(r.error().message, Catch::Contains("file"));
@@ -668,14 +668,14 @@ TEST_CASE("farmgen: a bad --out is an error and nothing is left half-written", "
   SECTION("below a file") {
     test::write_file(tmp / "file", "keep me");
     o.out = tmp / "file" / "farm";
-    auto r = farmgen::generate_farm(o, policy());
+    auto r = farmgen::generate_farm(o, cuda_pol());
     REQUIRE_FALSE(r.has_value());
     CHECK_THAT(r.error().message, Catch::Contains("file"));
   }
   SECTION("a non-empty directory that holds no farm") {
     test::write_file(tmp / "dir" / "notes.txt", "mine");
     o.out = tmp / "dir";
-    auto r = farmgen::generate_farm(o, policy());
+    auto r = farmgen::generate_farm(o, cuda_pol());
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().is(Errc::usage));
     CHECK(test::read_file(tmp / "dir" / "notes.txt") == "mine");
@@ -683,19 +683,19 @@ TEST_CASE("farmgen: a bad --out is an error and nothing is left half-written", "
   SECTION("zero packages, a blank base URL") {
     o.out = tmp / "farm";
     o.packages = 0;
-    CHECK_FALSE(farmgen::generate_farm(o, policy()).has_value());
+    CHECK_FALSE(farmgen::generate_farm(o, cuda_pol()).has_value());
     o.packages = 1;
     o.base_url = "";
-    CHECK_FALSE(farmgen::generate_farm(o, policy()).has_value());
+    CHECK_FALSE(farmgen::generate_farm(o, cuda_pol()).has_value());
     CHECK_FALSE(fs::exists(tmp / "farm"));
   }
   SECTION("an earlier farm is replaced whole") {
     o.out = tmp / "farm";
     o.packages = 3;
-    REQUIRE(farmgen::generate_farm(o, policy()).has_value());
+    REQUIRE(farmgen::generate_farm(o, cuda_pol()).has_value());
     REQUIRE(fs::exists(tmp / "farm" / "cumesh" / "index.html"));
     o.packages = 2;
-    auto r = farmgen::generate_farm(o, policy());
+    auto r = farmgen::generate_farm(o, cuda_pol());
     REQUIRE(r.has_value());
     CHECK(r->packages == 2);
     CHECK_FALSE(fs::exists(tmp / "farm" / "cumesh"));

@@ -4,7 +4,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "wheelfit/policies/policy.hpp"
+#include "wheelfit/policies/format.hpp"
+#include "wheelfit/policy/policy.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

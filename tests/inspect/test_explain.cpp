@@ -30,7 +30,7 @@ machine::Machine h100(std::vector<std::pair<std::string, std::string>> changes =
   return make_machine(facts);
 }
 
-const policies::Policy& policy() { return test::cuda_policy(); }
+const policy::Policy& cuda_pol() { return test::cuda_policy(); }
 
 struct Lib {
   std::uint16_t machine = 62;
@@ -76,7 +76,7 @@ std::string wheel_of(const std::string& so, const std::string& member = kModule)
 
 inspect::Explanation explain(const std::string& zip, const std::string& name, const machine::Machine& m) {
   auto src = inspect::memory_source(zip, name);
-  auto e = inspect::explain_wheel(*src, name, m, policy());
+  auto e = inspect::explain_wheel(*src, name, m, cuda_pol());
   if (!e) FAIL(e.error().message);
   return std::move(*e);
 }
@@ -313,7 +313,7 @@ TEST_CASE("explain: unknown machine facts are unknown, never guessed", "[inspect
 }
 
 TEST_CASE("explain: a bare wheel name is judged on its name and the policy", "[inspect][explain]") {
-  auto e = inspect::explain_name(kName, h100(), policy());
+  auto e = inspect::explain_name(kName, h100(), cuda_pol());
   REQUIRE(e);
   CHECK_FALSE(e->binaries_read);
   CHECK(e->files.empty());
@@ -321,18 +321,18 @@ TEST_CASE("explain: a bare wheel name is judged on its name and the policy", "[i
   CHECK(demand(*e, Demand::gpu_arch).wheel.find("7.5;8.0;8.6;9.0+PTX") != std::string::npos);
   CHECK(demand(*e, Demand::gpu_arch).wheel.find("binaries not read") != std::string::npos);
 
-  auto old = inspect::explain_name(kName, h100({{"gpus", "6.1"}, {"glibc", "2.27"}}), policy());
+  auto old = inspect::explain_name(kName, h100({{"gpus", "6.1"}, {"glibc", "2.27"}}), cuda_pol());
   REQUIRE(old);
   CHECK(demand(*old, Demand::gpu_arch).verdict == Verdict::fails);
   CHECK(demand(*old, Demand::glibc).verdict == Verdict::fails);
   CHECK(demand(*old, Demand::glibc).detail.find("is not a supported wheel on this platform") != std::string::npos);
 
-  auto plain = inspect::explain_name("numpy-2.1.0-cp312-cp312-manylinux_2_17_x86_64.whl", h100(), policy());
+  auto plain = inspect::explain_name("numpy-2.1.0-cp312-cp312-manylinux_2_17_x86_64.whl", h100(), cuda_pol());
   REQUIRE(plain);
   CHECK(demand(*plain, Demand::torch).verdict == Verdict::ok);
   CHECK(demand(*plain, Demand::gpu_arch).verdict == Verdict::unknown);
 
-  auto bad = inspect::explain_name("not-a-wheel.zip", h100(), policy());
+  auto bad = inspect::explain_name("not-a-wheel.zip", h100(), cuda_pol());
   REQUIRE_FALSE(bad);
   CHECK(bad.error().is(Errc::invalid_input));
   CHECK(bad.error().message.find("not-a-wheel.zip") != std::string::npos);
@@ -340,7 +340,7 @@ TEST_CASE("explain: a bare wheel name is judged on its name and the policy", "[i
 
 TEST_CASE("explain: a file that is not a zip is an error naming it; a bad member is a warning", "[inspect][explain]") {
   auto src = inspect::memory_source("this is not a zip at all", "broken.whl");
-  auto e = inspect::explain_wheel(*src, kName, h100(), policy());
+  auto e = inspect::explain_wheel(*src, kName, h100(), cuda_pol());
   REQUIRE_FALSE(e);
   CHECK(e.error().message.find("broken.whl") != std::string::npos);
 

@@ -11,7 +11,8 @@
 
 #include "support/backend_support.hpp"
 #include "support/test_support.hpp"
-#include "wheelfit/policies/policy.hpp"
+#include "wheelfit/policies/format.hpp"
+#include "wheelfit/policy/policy.hpp"
 #include "support/model_support.hpp"
 
 using wheelfit::Errc;
@@ -43,7 +44,7 @@ TEST_CASE("the CUDA backend's policy parses and names itself", "[policies]") {
   CHECK(p.notation().key == "cuda");
   CHECK(p.notation().prefix == "cu");
   CHECK(p.device_prefix() == "sm ");
-  CHECK(p.driver_rule() == pol::DriverRule::same_major);
+  CHECK(p.driver_rule() == wheelfit::policy::DriverRule::same_major);
   REQUIRE(p.rules() != nullptr);
 }
 
@@ -122,11 +123,11 @@ TEST_CASE("Policy::platform_arch_list ignores package overrides", "[policies]") 
   REQUIRE(arm);
   CHECK(arm->list == "8.0;9.0+PTX;10.0;11.0;12.0+PTX");
   CHECK(arm->provenance == "farm policy 13.0 (linux_aarch64)");
-  CHECK(p.rules()->match(arm->list, "11.0")->kind == pol::DeviceRules::Match::Kind::native);
+  CHECK(p.rules()->match(arm->list, "11.0")->kind == wheelfit::policy::DeviceRules::Match::Kind::native);
   auto arm128 = p.platform_arch_list(combo("12.8", "2.9"), "linux_aarch64");
   REQUIRE(arm128);
   CHECK(arm128->list == "8.0;9.0+PTX;10.0;12.0+PTX");
-  CHECK(p.rules()->match(arm128->list, "11.0")->kind == pol::DeviceRules::Match::Kind::jit);  // Thor only through compute_90 JIT
+  CHECK(p.rules()->match(arm128->list, "11.0")->kind == wheelfit::policy::DeviceRules::Match::Kind::jit);  // Thor only through compute_90 JIT
   CHECK_FALSE(p.platform_arch_list(combo("12.4", "2.5"), "linux_aarch64"));
   CHECK(p.platform_arch_list(combo("13.2", "2.13"), "windows")->provenance == "farm policy 13.2 (windows)");
 }
@@ -320,7 +321,7 @@ constexpr const char* kMinimal = R"({
   "fallback": {"x86_64": {"line": "12.8", "torch": "2.8"}}
 })";
 
-std::shared_ptr<const pol::DeviceRules> cuda_rules() { return wheelfit::registry::device_rules(wheelfit::test::cuda_backend()); }
+std::shared_ptr<const wheelfit::policy::DeviceRules> cuda_rules() { return wheelfit::registry::device_rules(wheelfit::test::cuda_backend()); }
 
 // kMinimal with `edit` applied to its JSON value.
 std::string mutated(const std::function<void(boost::json::object&)>& edit) {
@@ -584,7 +585,7 @@ TEST_CASE("LabelTemplate matches and renders local labels", "[policies][labels]"
   };
   for (const auto& r : rows) {
     CAPTURE(r.tmpl, r.label);
-    auto t = pol::LabelTemplate::parse(r.tmpl);
+    auto t = wheelfit::policy::LabelTemplate::parse(r.tmpl);
     REQUIRE(t);
     auto parts = t->match(r.label);
     if (!r.line && !r.torch) {
@@ -597,11 +598,11 @@ TEST_CASE("LabelTemplate matches and renders local labels", "[policies][labels]"
     CHECK(parts->torch.has_value() == (r.torch != nullptr));
     if (r.torch) CHECK(parts->torch->str() == r.torch);
   }
-  CHECK(pol::LabelTemplate::parse("rocm{line}torch{torch}")->render(combo("6.2.4", "2.7")) == "rocm6.2.4torch2.7");
-  CHECK(pol::LabelTemplate::parse("cu{line:nodot}torch{torch}")->render(combo("12.8", "2.10")) == "cu128torch2.10");
+  CHECK(wheelfit::policy::LabelTemplate::parse("rocm{line}torch{torch}")->render(combo("6.2.4", "2.7")) == "rocm6.2.4torch2.7");
+  CHECK(wheelfit::policy::LabelTemplate::parse("cu{line:nodot}torch{torch}")->render(combo("12.8", "2.10")) == "cu128torch2.10");
   for (const char* bad : {"", "cu", "{cuda}", "cu{line", "cu}line", "{line}{torch}", "*{line}", "cu{line:dot}"}) {
     CAPTURE(bad);
-    CHECK_FALSE(pol::LabelTemplate::parse(bad));
+    CHECK_FALSE(wheelfit::policy::LabelTemplate::parse(bad));
   }
 }
 

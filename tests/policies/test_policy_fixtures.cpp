@@ -12,7 +12,8 @@
 
 #include "support/backend_support.hpp"
 #include "support/test_support.hpp"
-#include "wheelfit/policies/policy.hpp"
+#include "wheelfit/policies/format.hpp"
+#include "wheelfit/policy/policy.hpp"
 #include "support/model_support.hpp"
 
 using wheelfit::model::Combo;

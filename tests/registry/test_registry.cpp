@@ -204,13 +204,13 @@ TEST_CASE("make_policy wires the backend's target functions into its built-in po
   REQUIRE(list);
   auto m = policy->rules()->match(*list, "9.0");
   REQUIRE(m);
-  CHECK(m->kind == policies::DeviceRules::Match::Kind::native);
+  CHECK(m->kind == policy::DeviceRules::Match::Kind::native);
   auto jit = policy->rules()->match(*list, "10.0");
   REQUIRE(jit);
-  CHECK(jit->kind == policies::DeviceRules::Match::Kind::jit);
+  CHECK(jit->kind == policy::DeviceRules::Match::Kind::jit);
   auto none = policy->rules()->match(*list, "7.5");
   REQUIRE(none);
-  CHECK(none->kind == policies::DeviceRules::Match::Kind::none);
+  CHECK(none->kind == policy::DeviceRules::Match::Kind::none);
   CHECK_FALSE(policy->rules()->match(*list, "banana"));  // -1 from the plugin: an error
 
   SECTION("the same as device_rules gives") {
@@ -281,7 +281,7 @@ TEST_CASE("make_policy: the test plugin's functions, and a backend without funct
   CHECK(policy->notation().prefix == "ts");
   CHECK(policy->rules()->parse_target(" TS1 ").value() == "ts1");
   CHECK(policy->rules()->parse_list("a; B ;;c+jit").value() == "a;b;c+jit");
-  CHECK(policy->rules()->match("a;c+jit", "c")->kind == policies::DeviceRules::Match::Kind::jit);
+  CHECK(policy->rules()->match("a;c+jit", "c")->kind == policy::DeviceRules::Match::Kind::jit);
   CHECK(policy->rules()->match("a;c+jit", "c")->via == "c+jit");
   CHECK_FALSE(policy->rules()->parse_list(" ; "));
 

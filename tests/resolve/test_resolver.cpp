@@ -5,7 +5,8 @@
 #include "support/backend_support.hpp"
 #include "support/resolve_support.hpp"
 #include "support/test_support.hpp"
-#include "wheelfit/policies/policy.hpp"
+#include "wheelfit/policies/format.hpp"
+#include "wheelfit/policy/policy.hpp"
 #include "wheelfit/resolve/resolver.hpp"
 
 using namespace wheelfit;
@@ -14,10 +15,10 @@ using test::Anchor;
 
 namespace {
 
-const policies::Policy& policy() { return test::cuda_policy(); }
+const policy::Policy& cuda_pol() { return test::cuda_policy(); }
 
 resolve::Resolution run(const config::Workspace& ws, const machine::Machine& m, const index::IndexSnapshot& snap) {
-  auto r = resolve::resolve({ws, m, policy(), snap, "cuda"});
+  auto r = resolve::resolve({ws, m, cuda_pol(), snap, "cuda"});
   REQUIRE(r.has_value());
   return std::move(*r);
 }
@@ -291,7 +292,7 @@ TEST_CASE("tier 1 comes from torch's label, or PyPI's line from the policy, neve
   }));
   CAPTURE(row.torch);
   const auto m = test::h100_with({{"torch", row.torch}});
-  auto c = resolve::machine_combo(m, policy());
+  auto c = resolve::machine_combo(m, cuda_pol());
   if (c.combo) CHECK(wheelfit::test::cuda_policy().combo_str(*c.combo) == row.expected);
   else CHECK_THAT(c.reason, Catch::Contains(row.expected));
 }
@@ -371,7 +372,7 @@ TEST_CASE("resolve refuses inputs that make it meaningless", "[resolve][errors]"
   auto snap = test::snapshot({{"pkg", {}}});
   SECTION("no Python anywhere") {
     const auto m = test::h100_with({{"python", ""}});
-    auto r = resolve::resolve({test::workspace({"pkg"}), m, policy(), snap, "cuda"});
+    auto r = resolve::resolve({test::workspace({"pkg"}), m, cuda_pol(), snap, "cuda"});
     REQUIRE_FALSE(r);
     CHECK(r.error().is(Errc::usage));
     CHECK_THAT(r.error().message, Catch::Contains("env/comfy-env.toml") && Catch::Contains("python"));
@@ -379,7 +380,7 @@ TEST_CASE("resolve refuses inputs that make it meaningless", "[resolve][errors]"
   SECTION("no OS") {
     auto m = test::h100();
     m.os.reset();
-    auto r = resolve::resolve({test::workspace({"pkg"}), m, policy(), snap, "cuda"});
+    auto r = resolve::resolve({test::workspace({"pkg"}), m, cuda_pol(), snap, "cuda"});
     REQUIRE_FALSE(r);
     CHECK(r.error().is(Errc::usage));
   }
@@ -430,7 +431,7 @@ TEST_CASE("resolve reads the machine's GPUs by the backend's grammar", "[resolve
     CAPTURE(row.gpus);
     auto m = test::h100();
     REQUIRE(machine::set_fact(m, "gpus", row.gpus, "profile m.toml"));
-    auto r = resolve::resolve({test::workspace({"pkg"}), m, policy(), snap, "cuda"});
+    auto r = resolve::resolve({test::workspace({"pkg"}), m, cuda_pol(), snap, "cuda"});
     if (!row.error.empty()) {
       REQUIRE_FALSE(r);
       CHECK(r.error().is(Errc::invalid_input));

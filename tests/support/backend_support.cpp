@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "wheelfit/backends/cuda_rules.hpp"
+#include "wheelfit/policies/format.hpp"
 #include "wheelfit/backends/rocm_backend.hpp"
 
 namespace wheelfit::test {
@@ -14,7 +15,8 @@ registry::BackendInfo read(const wheelfit_backend_v2* descriptor, const char* or
   return *info;
 }
 
-policies::Policy policy_of(const registry::BackendInfo& info) {
+policy::Policy policy_of(const registry::BackendInfo& info) {
+  if (auto done = policies::register_format(); !done) throw std::logic_error(done.error().message);  // benches have no catch_main
   auto p = registry::make_policy(info, std::nullopt);
   if (!p) throw std::logic_error(p.error().message);
   return std::move(*p);
@@ -23,7 +25,7 @@ policies::Policy policy_of(const registry::BackendInfo& info) {
 /// A shipped backend read once: its descriptor as the registry reads a plugin's, then its policy.
 struct InProcess {
   registry::BackendInfo info;
-  policies::Policy policy;
+  policy::Policy policy;
   InProcess(const wheelfit_backend_v2* descriptor, const char* origin)
       : info(read(descriptor, origin)), policy(policy_of(info)) {}
 };
@@ -41,9 +43,9 @@ const InProcess& rocm() {
 }  // namespace
 
 const registry::BackendInfo& cuda_backend() { return cuda().info; }
-const policies::Policy& cuda_policy() { return cuda().policy; }
+const policy::Policy& cuda_policy() { return cuda().policy; }
 const registry::BackendInfo& rocm_backend() { return rocm().info; }
-const policies::Policy& rocm_policy() { return rocm().policy; }
+const policy::Policy& rocm_policy() { return rocm().policy; }
 
 const registry::Registry& shipped_backends() {
   static const registry::Registry reg = [] {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string_view>
 
+#include "wheelfit/policies/format.hpp"
 #include "wheelfit/transports/register.hpp"
 
 int main(int argc, char* argv[]) {
@@ -26,6 +27,10 @@ int main(int argc, char* argv[]) {
   // façade tests read through transport::default_registry().
   if (auto done = wheelfit::transports::register_transports(wheelfit::transport::default_registry()); !done) {
     std::fprintf(stderr, "register_transports: %s\n", done.error().message.c_str());
+    return 70;
+  }
+  if (auto done = wheelfit::policies::register_format(); !done) {
+    std::fprintf(stderr, "register_format: %s\n", done.error().message.c_str());
     return 70;
   }
   return Catch::Session().run(argc, argv);

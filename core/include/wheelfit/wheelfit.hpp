@@ -34,7 +34,7 @@
 #include "wheelfit/machine/detect.hpp"
 #include "wheelfit/machine/machine.hpp"
 #include "wheelfit/mirror/mirror.hpp"
-#include "wheelfit/policies/policy.hpp"
+#include "wheelfit/policy/policy.hpp"
 #include "wheelfit/registry/registry.hpp"
 #include "wheelfit/resolve/resolver.hpp"
 #include "wheelfit/transport/options.hpp"
@@ -422,7 +422,7 @@ Expected<const registry::BackendInfo*> judging_backend(const registry::Registry&
                                                        const std::optional<std::string>& name, const machine::Machine& m);
 /// The policy a call judges with: `file`, else WHEELFIT_POLICY, else the backend's own data;
 /// with the backend's device rules either way. Errors name the source ("--policy", ...).
-Expected<policies::Policy> judging_policy(const registry::BackendInfo& backend, const std::optional<std::string>& file);
+Expected<policy::Policy> judging_policy(const registry::BackendInfo& backend, const std::optional<std::string>& file);
 /// Every loaded backend's detection as (name, detect JSON); a backend whose detect() call fails
 /// outside its JSON gets {"present": false, "error": ...}.
 machine::BackendPayloads detect_backends(const registry::Registry& registry);
@@ -430,7 +430,7 @@ machine::BackendPayloads detect_backends(const registry::Registry& registry);
 /// file) and rejects it when its binaries fail gpu_arch, glibc, cpu_arch, os, the line (the
 /// driver) or python (the env's) on machine `m`; torch is left to the combo. A wheel that cannot
 /// be read is kept, with a warning. `policy` must outlive the hook.
-resolve::InspectHook make_inspect_hook(const machine::Machine& m, const policies::Policy& policy,
+resolve::InspectHook make_inspect_hook(const machine::Machine& m, const policy::Policy& policy,
                                        const transport::HttpOptions& net, const transport::Registry& transports);
 
 }  // namespace wheelfit::api

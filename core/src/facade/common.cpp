@@ -58,7 +58,7 @@ Expected<std::unique_ptr<inspect::ByteSource>> open_wheel(const std::string& whe
   return inspect::open_file_source(*path);
 }
 
-Expected<policies::Policy> judging_policy_for(const registry::Registry& reg, const machine::Machine& m,
+Expected<policy::Policy> judging_policy_for(const registry::Registry& reg, const machine::Machine& m,
                                               const std::optional<std::string>& policy_file) {
   auto backend = judging_backend(reg, std::nullopt, m);
   if (!backend) return backend.error();

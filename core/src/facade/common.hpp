@@ -24,7 +24,7 @@ Result failed(Result r, int code, const std::string& message) {
 
 /// The policy `explain` and `doctor` judge `m` by: the judging backend's (or `policy_file`),
 /// checked to read the machine's device targets.
-Expected<policies::Policy> judging_policy_for(const registry::Registry& reg, const machine::Machine& m,
+Expected<policy::Policy> judging_policy_for(const registry::Registry& reg, const machine::Machine& m,
                                               const std::optional<std::string>& policy_file);
 
 /// The transport registry a call uses: `given`, else transport::default_registry().

@@ -119,7 +119,7 @@ Expected<void> prepare_request(const ResolveRequest& req, RequestPart& out) {
 struct IndexPart {
   std::optional<Failure> failure;
   std::string index_url, index_origin, policy_source;
-  std::optional<policies::Policy> policy;
+  std::optional<policy::Policy> policy;
   std::optional<model::Combo> combo;  // --combo, in the backend's notation
   transport::HttpOptions net;         // the request's, with the index URL's credentials
   std::optional<transport::TrustChoice> trust;
@@ -142,7 +142,7 @@ IndexPart read_index_part(const ResolveRequest& req, const RequestPart& rp, cons
   if (!policy) return fail(kExitBadInput, policy.error().message);
   p.policy_source = policy->source();
   if (req.combo) {
-    auto parsed = policies::parse_combo_str(policy->notation(), *req.combo);
+    auto parsed = policy::parse_combo_str(policy->notation(), *req.combo);
     if (!parsed) return fail(kExitBadInput, "--combo: " + parsed.error().message);
     p.combo = *parsed;
   }

@@ -54,7 +54,7 @@ Expected<const registry::BackendInfo*> judging_backend(const registry::Registry&
                                              (known.empty() ? "none: no plugin was loaded" : known) + ")");
 }
 
-Expected<policies::Policy> judging_policy(const registry::BackendInfo& backend, const std::optional<std::string>& file_arg) {
+Expected<policy::Policy> judging_policy(const registry::BackendInfo& backend, const std::optional<std::string>& file_arg) {
   std::optional<std::string> file = file_arg;
   const bool from_flag = file.has_value();
   if (!file) file = env("WHEELFIT_POLICY");
@@ -81,7 +81,7 @@ machine::BackendPayloads detect_backends(const registry::Registry& reg) {
   return out;
 }
 
-resolve::InspectHook make_inspect_hook(const machine::Machine& m, const policies::Policy& policy,
+resolve::InspectHook make_inspect_hook(const machine::Machine& m, const policy::Policy& policy,
                                        const transport::HttpOptions& net, const transport::Registry& transports) {
   struct State {
     std::unique_ptr<transport::Transport> transport;

@@ -103,7 +103,7 @@ std::optional<model::WheelName> tags_of(const fs::path& wheel_file, const std::s
 }  // namespace
 
 Expected<DoctorReport> doctor(const std::vector<std::string>& site_dirs, const machine::Machine& machine,
-                              const policies::Policy& policy, const DoctorOptions& options) {
+                              const policy::Policy& policy, const DoctorOptions& options) {
   DoctorReport report;
   report.site_dirs = site_dirs;
   std::set<std::string> seen;  // normalised names: an earlier site folder shadows a later one

@@ -54,7 +54,7 @@ std::string module_name(std::string_view path) {
 }
 
 // "sm_80, sm_90 (sass), compute_90 (ptx)": each kind's entries, in the backend's words.
-std::string entries_text(const policies::DeviceRules::DeviceCode& code) {
+std::string entries_text(const policy::DeviceRules::DeviceCode& code) {
   std::vector<std::string> parts;
   for (const auto& [kind, items] : code.entries) {
     if (!items.empty()) parts.push_back(join(items, ", ") + " (" + kind + ")");
@@ -114,7 +114,7 @@ class Judgement {
 struct Ctx {
   const Subject& s;
   const machine::Machine& m;
-  const policies::Policy& policy;
+  const policy::Policy& policy;
   std::optional<std::vector<std::string>> gpus;  // the machine's targets, canonical (the backend's grammar)
   std::vector<std::string>& warnings;
   std::vector<const FileReport*> parsed;  // files whose binary parsed
@@ -139,7 +139,7 @@ DemandReport judge_gpu(Ctx& c) {
     if (!f->device.list.empty()) kernels.push_back(f);
 
   // The farm's arch list for this wheel (when the name says its combo and platform).
-  std::optional<policies::ArchSource> policy_list;
+  std::optional<policy::ArchSource> policy_list;
   std::optional<std::string> platform;
   if (c.s.combo && c.s.wheel) {
     for (const auto& t : c.s.wheel->platforms) {
@@ -347,7 +347,7 @@ DemandReport judge_line(Ctx& c) {
   }
 
   // The driver must run the runtime.
-  if (c.policy.driver_rule() == policies::DriverRule::unknown) {
+  if (c.policy.driver_rule() == policy::DriverRule::unknown) {
     j.unknown("the driver's " + name + " support is not checked: " +
               (c.policy.driver_why().empty() ? "the backend has no driver rule" : c.policy.driver_why()));
     return j.done();
@@ -597,7 +597,7 @@ DemandReport judge_variant(Ctx& c) {
 
 }  // namespace
 
-Explanation judge(Subject subject, const machine::Machine& machine, const policies::Policy& policy) {
+Explanation judge(Subject subject, const machine::Machine& machine, const policy::Policy& policy) {
   Explanation out;
   out.wheel = subject.display;
   out.binaries_read = subject.binaries_read;
@@ -628,7 +628,7 @@ Explanation judge(Subject subject, const machine::Machine& machine, const polici
   return out;
 }
 
-void read_device_code(std::vector<FileReport>& files, const policies::Policy& policy, std::vector<std::string>& warnings) {
+void read_device_code(std::vector<FileReport>& files, const policy::Policy& policy, std::vector<std::string>& warnings) {
   for (auto& f : files) {
     if (!f.info || f.info->device_code.empty() || !policy.rules()) continue;
     std::vector<std::string> lists;

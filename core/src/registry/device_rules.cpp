@@ -1,4 +1,4 @@
-// A backend's target functions (plugin_abi.h) as policies::DeviceRules, and the policy a
+// A backend's target functions (plugin_abi.h) as policy::DeviceRules, and the policy a
 // command judges with.
 #include <utility>
 
@@ -6,10 +6,12 @@
 
 #include "wheelfit/registry/registry.hpp"
 
+#include "wheelfit/policy/reader.hpp"
+
 namespace wheelfit::registry {
 namespace {
 
-class PluginRules final : public policies::DeviceRules {
+class PluginRules final : public policy::DeviceRules {
  public:
   explicit PluginRules(TargetFunctions fns) : fns_(fns) {}
 
@@ -125,20 +127,20 @@ class PluginRules final : public policies::DeviceRules {
 
 }  // namespace
 
-std::shared_ptr<const policies::DeviceRules> device_rules(const BackendInfo& backend) {
+std::shared_ptr<const policy::DeviceRules> device_rules(const BackendInfo& backend) {
   if (!backend.targets.parse_target || !backend.targets.parse_target_list || !backend.targets.match_targets) {
     return nullptr;
   }
   return std::make_shared<PluginRules>(backend.targets);
 }
 
-Expected<policies::Policy> make_policy(const BackendInfo& backend, const std::optional<std::string>& policy_file) {
+Expected<policy::Policy> make_policy(const BackendInfo& backend, const std::optional<std::string>& policy_file) {
   auto rules = device_rules(backend);
   if (!rules) {
     return unexpected(Errc::invalid_input, backend.origin + ": backend " + backend.name + " supplies no target functions");
   }
-  if (policy_file) return policies::load_policy_file(*policy_file, std::move(rules));
-  return policies::parse_policy_json(backend.policy_json, backend.origin + " (built-in policy)", std::move(rules));
+  if (policy_file) return policy::read_file(*policy_file, std::move(rules));
+  return policy::read(backend.policy_json, backend.origin + " (built-in policy)", std::move(rules));
 }
 
 }  // namespace wheelfit::registry

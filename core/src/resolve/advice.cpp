@@ -18,7 +18,7 @@ namespace wheelfit::resolve::detail {
 using model::NumericVersion;
 using util::join;
 
-std::vector<Pin> pins_for(const policies::Policy& policy, const Combo& combo, std::vector<std::string>& warnings) {
+std::vector<Pin> pins_for(const policy::Policy& policy, const Combo& combo, std::vector<std::string>& warnings) {
   std::vector<Pin> pins;
   const auto index = policy.torch_index_url(combo.line);
   const auto& t = combo.torch;
@@ -99,7 +99,7 @@ class Search {
   /// `first_miss`: stop at the first package it misses (the caller wants a full cover only).
   Verdict judge_combo(const Combo& combo, const std::vector<model::PythonTarget>& pythons, bool first_miss = false) {
     Verdict v;
-    const std::string combo_text = policies::combo_str(policy_.notation(), combo);
+    const std::string combo_text = policy::combo_str(policy_.notation(), combo);
     const auto key = key_of(combo);
     static const std::vector<const Candidate*> kNone;
     // Variants are judged on the machine as it is (its driver included): a provider's CUDA bounds
@@ -185,7 +185,7 @@ class Search {
   }
 
   const AdviceInputs& a_;
-  const policies::Policy& policy_;
+  const policy::Policy& policy_;
   const machine::Machine& m_;
   machine::Machine fixed_;
   std::map<std::string, model::VariantSupport> variants_;  // what the machine supports, by the torch judged against
@@ -198,7 +198,7 @@ class Search {
 };
 
 // The Pythons PyTorch ships for this platform, newest first, besides the envs' own.
-std::vector<NumericVersion> other_pythons(const policies::Policy& policy, const std::optional<std::string>& platform,
+std::vector<NumericVersion> other_pythons(const policy::Policy& policy, const std::optional<std::string>& platform,
                                           const std::vector<model::PythonTarget>& own) {
   std::set<NumericVersion> all;
   if (!platform) return {};

@@ -40,13 +40,13 @@ struct Candidate {
 // The arch lists a package's candidates are judged against, looked up once per (combo,
 // platform), each with the machine's targets it does not cover (the backend's rule, asked once).
 struct JudgedList {
-  policies::ArchSource source;
+  policy::ArchSource source;
   std::vector<std::string> uncovered;
 };
 
 class ArchCache {
  public:
-  const std::optional<JudgedList>& get(const policies::Policy& policy, const std::string& package, const Combo& combo,
+  const std::optional<JudgedList>& get(const policy::Policy& policy, const std::string& package, const Combo& combo,
                                        const std::string& platform, const std::vector<std::string>& targets) {
     // Found without building a key: the lookup compares references to the combo and platform.
     auto it = cache_.find(std::tie(combo.line, combo.torch, platform));
@@ -69,7 +69,7 @@ class ArchCache {
 struct Context {
   const machine::Machine& machine;
   const std::optional<std::vector<std::string>>& targets;  ///< canonical device targets
-  const policies::Policy& policy;
+  const policy::Policy& policy;
   const Combo& combo;
   const model::PythonTarget& python;
   const model::PlatformTarget& platform;
@@ -88,7 +88,7 @@ struct Judged {
   int python_rank = 0;
   int platform_rank = 0;
   bool any_platform = false;  ///< it fits only through the `any` platform tag
-  const policies::ArchSource* archs = nullptr;  // the list gpu_arch was judged on (cached)
+  const policy::ArchSource* archs = nullptr;  // the list gpu_arch was judged on (cached)
   model::VariantOrder::Verdict variant;          // a variant wheel's verdict (its ordering key)
 };
 
@@ -125,7 +125,7 @@ class DigestBook {
 };
 
 /// A package's listing from the index, its candidates parsed.
-Listing listing_for(const std::string& package, const index::IndexSnapshot& snap, const policies::Policy& policy,
+Listing listing_for(const std::string& package, const index::IndexSnapshot& snap, const policy::Policy& policy,
                     const DigestBook& digests);
 
 /// One env as the resolver judges it: its packages and its Python.
@@ -135,7 +135,7 @@ struct EnvTarget {
 };
 
 /// The torch family pins of a combo and their index (a warning when the family table lacks it).
-std::vector<Pin> pins_for(const policies::Policy& policy, const Combo& combo, std::vector<std::string>& warnings);
+std::vector<Pin> pins_for(const policy::Policy& policy, const Combo& combo, std::vector<std::string>& warnings);
 
 /// What advice() needs: the resolve's inputs and what resolve() already read.
 struct AdviceInputs {
@@ -155,14 +155,14 @@ Advice advise(const AdviceInputs& a);
 bool better_suggestion(const Suggestion& a, const Suggestion& b, const std::optional<model::NumericVersion>& reference);
 
 /// "<list> (<provenance>)": an arch list as the verdicts write it.
-std::string arch_text(const policies::ArchSource& a);
+std::string arch_text(const policy::ArchSource& a);
 
 /// Every candidate the index offers for `package` (its page, else its packages.json entry; a link
 /// listed twice with the same text and href is one candidate); `status` and `reason` say why there
 /// are none (not published, the page could not be read). A file whose name `digests` finds in
 /// conflict is a candidate with a note and no sha256, and one warning names its digests.
 std::vector<Candidate> candidates_for(const std::string& package, const index::IndexSnapshot& snap,
-                                      const policies::Policy& policy, const DigestBook& digests,
+                                      const policy::Policy& policy, const DigestBook& digests,
                                       PackageOutcome::Status& status, std::string& reason,
                                       std::vector<std::string>& warnings);
 

@@ -27,7 +27,7 @@ using namespace detail;
 // Why a fallback combo cannot serve this machine, or "" when it may be tried.
 std::string fallback_skip_reason(const Combo& combo, const std::vector<EnvTarget>& envs, const machine::Machine& m,
                                  const std::optional<std::vector<std::string>>& targets,
-                                 const policies::Policy& policy, const std::optional<std::string>& platform) {
+                                 const policy::Policy& policy, const std::optional<std::string>& platform) {
   const std::string& line_name = policy.notation().name;
   if (!platform) {
     return "the farm builds nothing for " + std::string(model::to_string(*m.os)) + " " + *m.cpu_arch;
@@ -55,7 +55,7 @@ std::string fallback_skip_reason(const Combo& combo, const std::vector<EnvTarget
 
 }  // namespace
 
-ComboOrReason machine_combo(const machine::Machine& m, const policies::Policy& policy) {
+ComboOrReason machine_combo(const machine::Machine& m, const policy::Policy& policy) {
   if (!m.torch) return {std::nullopt, "no torch installed (the machine has no torch)"};
   const auto& torch = *m.torch;
   const std::string shown = torch.str();
@@ -256,14 +256,14 @@ Expected<Resolution> resolve_on(const Inputs& in, const Pick* torch) {
   const std::string& name = in.policy.notation().name;
   if (!m.gpus) res.warnings.push_back("gpu_arch not checked: the machine's GPUs are unknown (set gpus in the profile or WHEELFIT_OVERRIDE_GPUS)");
   else if (!in.policy.rules()) res.warnings.push_back("gpu_arch not checked: the policy was read without the backend's device rules");
-  if (in.policy.driver_rule() == policies::DriverRule::unknown) {
+  if (in.policy.driver_rule() == policy::DriverRule::unknown) {
     res.warnings.push_back("the driver's " + name + " support not checked: " +
                            (in.policy.driver_why().empty() ? "the backend has no driver rule" : in.policy.driver_why()));
   } else if (!m.driver_line && !m.driver_version) {
     res.warnings.push_back("the driver's " + name + " support not checked: driver_line and driver_version are unknown");
   }
   if (!m.glibc && *m.os == model::Os::linux_) res.warnings.push_back("glibc floor not checked: the machine's glibc is unknown");
-  if (res.combo && in.policy.driver_rule() == policies::DriverRule::same_major && m.driver_line &&
+  if (res.combo && in.policy.driver_rule() == policy::DriverRule::same_major && m.driver_line &&
       m.driver_line->major() == res.combo->line.major() && *m.driver_line < res.combo->line) {
     res.warnings.push_back("the driver supports " + name + " " + m.driver_line->str() + ", older than " + res.combo->line.str() +
                            ": this relies on " + name + " minor-version compatibility; upgrade the driver if kernels fail");

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include <wheelfit/policies/format.hpp>
 #include <wheelfit/transport/registry.hpp>
 #include <wheelfit/transports/register.hpp>
 #include <wheelfit/version.hpp>
@@ -63,6 +64,11 @@ int main(int argc, char** argv) {
   // object per stack; the factory gets the request's plain options and may ignore them).
   wheelfit::transport::Registry transports;
   if (auto done = wheelfit::transports::register_transports(transports); !done) {
+    std::cerr << "embed_resolve: " << done.error().message << "\n";
+    return wheelfit::api::kExitInternal;
+  }
+  // The policy format the backends' policies are written in, installed once as well.
+  if (auto done = wheelfit::policies::register_format(); !done) {
     std::cerr << "embed_resolve: " << done.error().message << "\n";
     return wheelfit::api::kExitInternal;
   }

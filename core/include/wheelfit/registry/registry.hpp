@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-#include "wheelfit/policies/policy.hpp"
+#include "wheelfit/policy/policy.hpp"
 #include "wheelfit/registry/plugin_abi.h"
 #include "wheelfit/util/expected.hpp"
 
@@ -67,10 +67,10 @@ Expected<BackendInfo> read_descriptor(const wheelfit_backend_v2* descriptor, con
 /// The policy a resolve or explain judges with for `backend`: the file `policy_file` when given
 /// (--policy / WHEELFIT_POLICY), else the backend's own policy data, with the backend's target
 /// functions as its DeviceRules. Errors name the file or "<origin> (built-in policy)".
-Expected<policies::Policy> make_policy(const BackendInfo& backend, const std::optional<std::string>& policy_file);
+Expected<policy::Policy> make_policy(const BackendInfo& backend, const std::optional<std::string>& policy_file);
 
 /// The backend's target functions as DeviceRules (what make_policy wires into the policy).
-std::shared_ptr<const policies::DeviceRules> device_rules(const BackendInfo& backend);
+std::shared_ptr<const policy::DeviceRules> device_rules(const BackendInfo& backend);
 
 struct PluginLoadReport;
 struct PluginDir;

@@ -1,7 +1,7 @@
 // Policy queries. Parsing lives in parse_policy.cpp, label templates in label_template.cpp; the
 // device rules are the backend's (registry::make_policy).
 
-#include "wheelfit/policies/policy.hpp"
+#include "wheelfit/policy/policy.hpp"
 #include "wheelfit/util/text.hpp"
 
 #include <algorithm>
@@ -9,7 +9,7 @@
 
 #include "wheelfit/model/name.hpp"
 
-namespace wheelfit::policies {
+namespace wheelfit::policy {
 namespace {
 
 // Tables are keyed by major.minor, whatever precision the caller has ("12.8.1" -> "12.8").
@@ -69,7 +69,7 @@ Expected<model::Combo> parse_combo_str(const LineNotation& notation, std::string
 
 std::optional<model::Combo> Policy::parse_combo_label(std::string_view local_label) const {
   if (local_label.starts_with('+')) local_label.remove_prefix(1);  // "+cu128torch2.8" as printed
-  for (const auto& t : combo_labels_) {
+  for (const auto& t : t_.combo_labels) {
     if (auto parts = t.match(local_label); parts && parts->torch) {
       return model::Combo{parts->line.value_or(model::NumericVersion{}), *parts->torch};
     }
@@ -79,7 +79,7 @@ std::optional<model::Combo> Policy::parse_combo_label(std::string_view local_lab
 
 std::optional<model::NumericVersion> Policy::parse_torch_label(std::string_view local_label) const {
   if (local_label.starts_with('+')) local_label.remove_prefix(1);  // "+cu128" as printed after a version
-  for (const auto& t : torch_labels_) {
+  for (const auto& t : t_.torch_labels) {
     if (auto parts = t.match(local_label); parts && parts->line) return parts->line;
   }
   return std::nullopt;
@@ -95,7 +95,7 @@ Expected<model::VariantSupport> DeviceRules::variant_support(const std::string&)
 
 std::optional<std::uint32_t> Policy::runtime_major(std::string_view needed) const {
   static constexpr std::string_view kMajor = "{major}";
-  for (const auto& pattern : runtime_libraries_) {
+  for (const auto& pattern : t_.runtime_libraries) {
     const auto at = pattern.find(kMajor);
     if (at == std::string::npos) continue;
     const std::string_view before = std::string_view(pattern).substr(0, at);
@@ -116,23 +116,23 @@ std::optional<std::uint32_t> Policy::runtime_major(std::string_view needed) cons
 }
 
 std::optional<MinDriver> Policy::min_driver(std::uint32_t line_major) const {
-  const auto it = min_driver_.find(line_major);
-  if (it == min_driver_.end()) return std::nullopt;
+  const auto it = t_.min_driver.find(line_major);
+  if (it == t_.min_driver.end()) return std::nullopt;
   return it->second;
 }
 
 std::optional<ArchSource> Policy::arch_list(std::string_view package, const model::Combo& combo,
                                             std::string_view platform) const {
   const std::string line = line_key(combo.line);
-  const auto plat = arch_policy_.find(std::string(platform));
-  if (plat == arch_policy_.end() || !plat->second.contains(line)) return std::nullopt;  // not built there
+  const auto plat = t_.arch_policy.find(std::string(platform));
+  if (plat == t_.arch_policy.end() || !plat->second.contains(line)) return std::nullopt;  // not built there
 
   const std::string name = model::normalize_name(package);
-  if (const auto pkg = packages_.find(name); pkg != packages_.end()) {
+  if (const auto pkg = t_.packages.find(name); pkg != t_.packages.end()) {
     const bool arm = is_aarch64_platform(platform);
     const auto& by_line = arm ? pkg->second.by_line_aarch64 : pkg->second.by_line;
     if (const auto row = by_line.find(line); row != by_line.end()) {
-      return ArchSource{row->second, "package " + name + ", " + notation_.key + " " + line + " (" +
+      return ArchSource{row->second, "package " + name + ", " + t_.notation.key + " " + line + " (" +
                                          (arm ? "arch_list_by_line_aarch64" : "arch_list_by_line") + ")"};
     }
     const auto& all = arm ? pkg->second.all_aarch64 : pkg->second.all;
@@ -145,13 +145,13 @@ std::optional<ArchSource> Policy::arch_list(std::string_view package, const mode
 
 std::optional<ArchSource> Policy::platform_arch_list(const model::Combo& combo, std::string_view platform) const {
   const std::string line = line_key(combo.line);
-  const auto plat = arch_policy_.find(std::string(platform));
-  if (plat == arch_policy_.end()) return std::nullopt;
+  const auto plat = t_.arch_policy.find(std::string(platform));
+  if (plat == t_.arch_policy.end()) return std::nullopt;
   const auto row = plat->second.find(line);
   if (row == plat->second.end()) return std::nullopt;
   if (!is_aarch64_platform(platform)) {  // the farm never applies exceptions on ARM
     const std::string key = line + "/" + minor_key(combo.torch);
-    if (const auto exc = arch_exceptions_.find(key); exc != arch_exceptions_.end()) {
+    if (const auto exc = t_.arch_exceptions.find(key); exc != t_.arch_exceptions.end()) {
       return ArchSource{exc->second, "exception " + key};
     }
   }
@@ -169,37 +169,37 @@ bool Policy::pytorch_shipped(const model::Combo& combo, const model::NumericVers
                          std::string_view>;
   const Key key{line, torch, py, platform};
   auto as_key = [](const Cell& c) { return Key{c.combo.line, c.combo.torch, c.python, c.platform}; };
-  const auto it = std::lower_bound(cells_.begin(), cells_.end(), key,
+  const auto it = std::lower_bound(t_.cells.begin(), t_.cells.end(), key,
                                    [&](const Cell& c, const auto& k) { return as_key(c) < k; });
-  return it != cells_.end() && as_key(*it) == key;
+  return it != t_.cells.end() && as_key(*it) == key;
 }
 
 std::optional<FamilyPins> Policy::torch_family(const model::NumericVersion& torch_minor) const {
-  const auto it = family_.find(minor_key(torch_minor));
-  if (it == family_.end()) return std::nullopt;
+  const auto it = t_.family.find(minor_key(torch_minor));
+  if (it == t_.family.end()) return std::nullopt;
   return it->second;
 }
 
 std::optional<model::NumericVersion> Policy::pypi_line(const model::NumericVersion& torch_minor,
                                                        std::string_view platform) const {
-  const auto plat = pypi_line_.find(std::string(platform));
-  if (plat == pypi_line_.end()) return std::nullopt;
+  const auto plat = t_.pypi_line.find(std::string(platform));
+  if (plat == t_.pypi_line.end()) return std::nullopt;
   const auto it = plat->second.find(minor_key(torch_minor));
   if (it == plat->second.end()) return std::nullopt;
   return it->second;
 }
 
 std::optional<model::Combo> Policy::fallback_combo(std::string_view cpu_arch) const {
-  const auto it = fallback_.find(model::normalize_cpu_arch(cpu_arch));
-  if (it == fallback_.end()) return std::nullopt;
+  const auto it = t_.fallback.find(model::normalize_cpu_arch(cpu_arch));
+  if (it == t_.fallback.end()) return std::nullopt;
   return it->second;
 }
 
 std::string Policy::torch_index_url(const model::NumericVersion& line) const {
-  std::string out = torch_index_pattern_;
+  std::string out = t_.torch_index_pattern;
   replace_all(out, "{line_nodot}", line.truncated(2).nodot());
   replace_all(out, "{line}", line.str());
   return out;
 }
 
-}  // namespace wheelfit::policies
+}  // namespace wheelfit::policy

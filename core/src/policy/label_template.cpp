@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cctype>
 
-#include "wheelfit/policies/policy.hpp"
+#include "wheelfit/policy/policy.hpp"
 #include "wheelfit/util/text.hpp"
 
-namespace wheelfit::policies {
+namespace wheelfit::policy {
 namespace {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -136,4 +136,4 @@ std::optional<LabelTemplate::Parts> LabelTemplate::match(std::string_view label)
   return parts;
 }
 
-}  // namespace wheelfit::policies
+}  // namespace wheelfit::policy

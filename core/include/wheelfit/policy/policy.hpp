@@ -6,7 +6,12 @@
 // rules a table cannot hold (DeviceRules: the device-target grammar and the coverage rule),
 // which the backend plugin supplies as functions (registry::make_policy wires them in).
 //
-// What it holds (format 2, policies/README.md):
+// The core defines what a policy is: these types and the queries the resolver, explain and the
+// advice read. The data format (policy JSON, format 2) and its parser are policies/'s
+// (wheelfit::policies::register_format installs it as the reader, policy/reader.hpp); nothing in
+// the core includes them.
+//
+// What it holds (Policy::Tables; format 2 writes it as policies/README.md says):
 //   - `backend`: the line's notation ("cuda" / "cu" / "CUDA"), the local-label templates naming
 //     a combo ("cu{line:nodot}torch{torch}") and naming torch's own build ("cu{line:nodot}"),
 //     the torch index pattern, the device section names, the driver rule and floors;
@@ -32,7 +37,7 @@
 #include "wheelfit/model/variant.hpp"
 #include "wheelfit/util/expected.hpp"
 
-namespace wheelfit::policies {
+namespace wheelfit::policy {
 
 /// The backend's device-target grammar and coverage rule. Target lists and targets are text the
 /// backend interprets ("7.5;8.0;9.0+PTX" and "9.0" for CUDA, "gfx90a;gfx1100" and "gfx90a:xnack-"
@@ -148,9 +153,9 @@ enum class DriverRule {
 class Policy {
  public:
   // --- the backend's notation and grammar
-  [[nodiscard]] const LineNotation& notation() const noexcept { return notation_; }
-  /// policies::combo_str with this backend's notation.
-  [[nodiscard]] std::string combo_str(const model::Combo& combo) const { return policies::combo_str(notation_, combo); }
+  [[nodiscard]] const LineNotation& notation() const noexcept { return t_.notation; }
+  /// policy::combo_str with this backend's notation.
+  [[nodiscard]] std::string combo_str(const model::Combo& combo) const { return policy::combo_str(t_.notation, combo); }
   /// The combo a wheel's local label names (a leading '+' is optional; case-insensitive), by
   /// the first combo template that matches; nullopt when it names none.
   [[nodiscard]] std::optional<model::Combo> parse_combo_label(std::string_view local_label) const;
@@ -158,28 +163,28 @@ class Policy {
   /// first torch-label template that matches; nullopt when the label is not this backend's.
   [[nodiscard]] std::optional<model::NumericVersion> parse_torch_label(std::string_view local_label) const;
   /// The combo templates and torch-label templates, as written (for listings).
-  [[nodiscard]] const std::vector<LabelTemplate>& combo_labels() const noexcept { return combo_labels_; }
-  [[nodiscard]] const std::vector<LabelTemplate>& torch_labels() const noexcept { return torch_labels_; }
+  [[nodiscard]] const std::vector<LabelTemplate>& combo_labels() const noexcept { return t_.combo_labels; }
+  [[nodiscard]] const std::vector<LabelTemplate>& torch_labels() const noexcept { return t_.torch_labels; }
   /// What a device target is called in prose ("GPU arch", "gfx target"), and what precedes the
   /// machine's targets in a verdict ("sm " -> "sm 8.6"; "" -> "gfx803").
-  [[nodiscard]] const std::string& device_name() const noexcept { return device_name_; }
-  [[nodiscard]] const std::string& device_prefix() const noexcept { return device_prefix_; }
+  [[nodiscard]] const std::string& device_name() const noexcept { return t_.device_name; }
+  [[nodiscard]] const std::string& device_prefix() const noexcept { return t_.device_prefix; }
   /// The ELF/PE sections holding device code (".nv_fatbin"); empty when the backend names none.
-  [[nodiscard]] const std::vector<std::string>& code_sections() const noexcept { return code_sections_; }
+  [[nodiscard]] const std::vector<std::string>& code_sections() const noexcept { return t_.code_sections; }
   /// The backend's runtime library a binary links, as DT_NEEDED patterns ("libcudart.so.{major}").
-  [[nodiscard]] const std::vector<std::string>& runtime_libraries() const noexcept { return runtime_libraries_; }
+  [[nodiscard]] const std::vector<std::string>& runtime_libraries() const noexcept { return t_.runtime_libraries; }
   /// The line major a DT_NEEDED name links by those patterns ("libcudart.so.12" -> 12); nullopt
   /// when it is not the backend's runtime.
   [[nodiscard]] std::optional<std::uint32_t> runtime_major(std::string_view needed) const;
-  [[nodiscard]] const BackendErrors& errors() const noexcept { return errors_; }
+  [[nodiscard]] const BackendErrors& errors() const noexcept { return t_.errors; }
   /// The device rules; nullptr when the policy was read without them (lists are then kept as
   /// written and gpu coverage cannot be judged).
-  [[nodiscard]] const DeviceRules* rules() const noexcept { return rules_.get(); }
+  [[nodiscard]] const DeviceRules* rules() const noexcept { return t_.rules.get(); }
 
   // --- the driver
-  [[nodiscard]] DriverRule driver_rule() const noexcept { return driver_rule_; }
+  [[nodiscard]] DriverRule driver_rule() const noexcept { return t_.driver_rule; }
   /// Why the driver cannot be judged (DriverRule::unknown), as the policy says it.
-  [[nodiscard]] const std::string& driver_why() const noexcept { return driver_why_; }
+  [[nodiscard]] const std::string& driver_why() const noexcept { return t_.driver_why; }
   /// Minimum driver for a line's major; nullopt when unknown.
   [[nodiscard]] std::optional<MinDriver> min_driver(std::uint32_t line_major) const;
 
@@ -207,7 +212,7 @@ class Policy {
     model::NumericVersion python;
     std::string platform;
   };
-  [[nodiscard]] const std::vector<Cell>& shipped_cells() const noexcept { return cells_; }
+  [[nodiscard]] const std::vector<Cell>& shipped_cells() const noexcept { return t_.cells; }
   /// torchvision / torchaudio minors for a torch minor; nullopt when the table lacks it.
   [[nodiscard]] std::optional<FamilyPins> torch_family(const model::NumericVersion& torch_minor) const;
   /// The line of the torch build PyPI serves for `torch_minor` on `platform`; nullopt when
@@ -217,58 +222,55 @@ class Policy {
   /// The fallback combo for a CPU arch ("x86_64", "aarch64"); nullopt when none.
   [[nodiscard]] std::optional<model::Combo> fallback_combo(std::string_view cpu_arch) const;
   /// Every fallback combo, keyed by normalised CPU arch ("aarch64", "x86_64").
-  [[nodiscard]] const std::map<std::string, model::Combo>& fallback_combos() const noexcept { return fallback_; }
+  [[nodiscard]] const std::map<std::string, model::Combo>& fallback_combos() const noexcept { return t_.fallback; }
   /// The PyTorch index for a line: the pattern with {line} ("6.3") and {line_nodot} ("128").
   [[nodiscard]] std::string torch_index_url(const model::NumericVersion& line) const;
-  [[nodiscard]] const std::string& torch_index_pattern() const noexcept { return torch_index_pattern_; }
+  [[nodiscard]] const std::string& torch_index_pattern() const noexcept { return t_.torch_index_pattern; }
 
   /// Where this policy came from ("<plugin> (built-in policy)", or the file path) and its
   /// "version" field.
-  [[nodiscard]] const std::string& source() const noexcept { return source_; }
-  [[nodiscard]] const std::string& version() const noexcept { return version_; }
+  [[nodiscard]] const std::string& source() const noexcept { return t_.source; }
+  [[nodiscard]] const std::string& version() const noexcept { return t_.version; }
 
- private:
-  friend Expected<Policy> parse_policy_json(std::string_view text, std::string_view source,
-                                            std::shared_ptr<const DeviceRules> rules);
-  friend class PolicyParser;  ///< parse_policy_json's section readers (parse_policy.cpp)
+  /// One package's own target lists (the policy's `packages` section).
   struct PackageOverride {
     std::optional<std::string> all;                    ///< arch_list (x86_64 + Windows)
     std::optional<std::string> all_aarch64;            ///< arch_list_aarch64
     std::map<std::string, std::string> by_line;        ///< arch_list_by_line (x86_64 + Windows)
     std::map<std::string, std::string> by_line_aarch64;
   };
-  std::string source_, version_;
-  LineNotation notation_;
-  std::vector<LabelTemplate> combo_labels_, torch_labels_;
-  std::string device_name_, device_prefix_;
-  std::vector<std::string> code_sections_, runtime_libraries_;
-  BackendErrors errors_;
-  std::shared_ptr<const DeviceRules> rules_;
-  DriverRule driver_rule_ = DriverRule::unknown;
-  std::string driver_why_;
-  std::map<std::uint32_t, MinDriver> min_driver_;
-  std::map<std::string, std::map<std::string, std::string>> arch_policy_;  ///< platform -> line -> list
-  std::map<std::string, std::string> arch_exceptions_;                      ///< "12.8/2.8" -> list
-  std::map<std::string, PackageOverride> packages_;
-  std::vector<Cell> cells_;
-  std::map<std::string, FamilyPins> family_;                                 ///< "2.8" -> pins
-  std::map<std::string, std::map<std::string, model::NumericVersion>> pypi_line_;  ///< platform -> torch -> line
-  std::map<std::string, model::Combo> fallback_;                             ///< arch -> combo
-  std::string torch_index_pattern_;
+  /// What a policy holds, as a reader of the policy format fills it (policies/: format 2, whose
+  /// parser also checks the tables against each other). A Policy is built from it once and never
+  /// changes.
+  struct Tables {
+    std::string source, version;
+    LineNotation notation;
+    std::vector<LabelTemplate> combo_labels, torch_labels;
+    std::string device_name, device_prefix;
+    std::vector<std::string> code_sections, runtime_libraries;
+    BackendErrors errors;
+    std::shared_ptr<const DeviceRules> rules;
+    DriverRule driver_rule = DriverRule::unknown;
+    std::string driver_why;
+    std::map<std::uint32_t, MinDriver> min_driver;
+    std::map<std::string, std::map<std::string, std::string>> arch_policy;  ///< platform -> line -> list
+    std::map<std::string, std::string> arch_exceptions;                      ///< "12.8/2.8" -> list
+    std::map<std::string, PackageOverride> packages;
+    std::vector<Cell> cells;
+    std::map<std::string, FamilyPins> family;                                 ///< "2.8" -> pins
+    std::map<std::string, std::map<std::string, model::NumericVersion>> pypi_line;  ///< platform -> torch -> line
+    std::map<std::string, model::Combo> fallback;                             ///< arch -> combo
+    std::string torch_index_pattern;
+  };
+  explicit Policy(Tables tables) : t_(std::move(tables)) {}
+  [[nodiscard]] const Tables& tables() const noexcept { return t_; }
+
+ private:
+  Tables t_;
 };
 
 /// The key of an accelerator line in the tables: its components, at least major.minor, without
 /// trailing zeros past the minor ("12.8", "6.2.4"; 12.8.0 is "12.8").
 std::string line_key(const model::NumericVersion& line);
 
-/// Parses a policy file (format 2, policies/README.md). `rules` validates and canonicalises
-/// every target list (nullptr: lists are kept as written). Errors (Errc::invalid_input) name
-/// `source` and the JSON path; a format other than 2 is Errc::unsupported.
-Expected<Policy> parse_policy_json(std::string_view text, std::string_view source,
-                                   std::shared_ptr<const DeviceRules> rules);
-/// Reads a policy file's text (Errc::not_found / io_error / too_large name the path).
-Expected<std::string> read_policy_file(const std::string& path);
-/// Reads and parses a policy file.
-Expected<Policy> load_policy_file(const std::string& path, std::shared_ptr<const DeviceRules> rules);
-
-}  // namespace wheelfit::policies
+}  // namespace wheelfit::policy
