@@ -16,6 +16,7 @@
 
 #include "wheelfit/model/name.hpp"
 #include "wheelfit/model/version.hpp"
+#include "wheelfit/util/text.hpp"
 
 namespace wheelfit::farmgen {
 
@@ -31,26 +32,13 @@ namespace json = boost::json;
 
 namespace {
 
+using util::html_escape;
+
 std::string minor_str(const model::NumericVersion& v) {
   return std::to_string(v.major()) + "." + std::to_string(v.minor());
 }
 std::string nodot2(const model::NumericVersion& v) {
   return std::to_string(v.major()) + std::to_string(v.minor());
-}
-
-std::string html_escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
 }
 
 // JSON string literal; for ASCII input the same text as Python's json.dumps (ensure_ascii).

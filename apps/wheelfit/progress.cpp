@@ -9,14 +9,7 @@ namespace wheelfit::cli {
 
 ProgressView::ProgressView(std::ostream& out, bool terminal) : out_(out), terminal_(terminal) {}
 
-std::string ProgressView::bytes(std::uint64_t n) {
-  char buf[32];
-  if (n >= (1ull << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(n) / (1ull << 30));
-  else if (n >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(n) / (1ull << 20));
-  else if (n >= 1024) std::snprintf(buf, sizeof buf, "%.0f KiB", static_cast<double>(n) / 1024);
-  else std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(n));
-  return buf;
-}
+std::string ProgressView::bytes(std::uint64_t n) { return util::human_bytes(n, 0); }
 
 std::string ProgressView::eta(std::uint64_t left, double rate) {
   if (rate <= 0) return "ETA --";

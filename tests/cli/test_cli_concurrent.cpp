@@ -167,6 +167,24 @@ struct GatedFarm {
   }
 };
 
+/// A first run of `command` into a fresh folder (`flag` names it) on a gated farm, held mid-body.
+struct HeldFirstRun {
+  GatedFarm f;
+  TempDir logs, dir;
+  std::vector<std::string> args;
+  Child first;
+  HeldFirstRun(const char* command, const char* flag)
+      : args(f.common(command, flag, dir.path())), first(f.start_mid_body(args, logs.path())) {}
+  /// Waits until `second` waits for the first (or asks for the file), opens the gate, and checks
+  /// that both runs succeed.
+  void release_both(Child& second) {
+    f.until_waiting_or_asking(second);
+    f.gate = true;
+    CHECK(finish(first) == 0);
+    CHECK(finish(second) == 0);
+  }
+};
+
 std::vector<std::string> plus_concurrent(std::vector<std::string> args, std::initializer_list<const char*> more) {
   for (const char* m : more) args.emplace_back(m);
   return args;
@@ -176,18 +194,13 @@ std::vector<std::string> plus_concurrent(std::vector<std::string> args, std::ini
 
 TEST_CASE("wheelfit download: a second run on the folder waits for the first, never writes its part",
           "[cli][deliver][concurrency]") {
-  GatedFarm f;
-  TempDir logs, d;
-  const auto args = f.common("download", "-d", d.path());
-  Child first = f.start_mid_body(args, logs.path());
+  HeldFirstRun run("download", "-d");
+  auto& [f, logs, d, args, first] = run;
 
   SECTION("without --no-wait: it says so and waits, then finds the file in place") {
     Child second = spawn_wheelfit(args, logs.path(), "second");
     // The fixed run waits and says so; a run without the lock would ask for the file instead.
-    f.until_waiting_or_asking(second);
-    f.gate = true;
-    CHECK(finish(first) == 0);
-    CHECK(finish(second) == 0);
+    run.release_both(second);
     const std::string waited = second.stderr_text();
     INFO(waited);
     CHECK(contains(waited, "waiting for another wheelfit run (process " + std::to_string(first.pid) + ")"));
@@ -215,15 +228,10 @@ TEST_CASE("wheelfit download: a second run on the folder waits for the first, ne
 
 TEST_CASE("wheelfit mirror: a second run on --out waits; the served wheel is its page's digest",
           "[cli][mirror][concurrency]") {
-  GatedFarm f;
-  TempDir logs, out;
-  const auto args = f.common("mirror", "--out", out.path());
-  Child first = f.start_mid_body(args, logs.path());
+  HeldFirstRun run("mirror", "--out");
+  auto& [f, logs, out, args, first] = run;
   Child second = spawn_wheelfit(args, logs.path(), "second");
-  f.until_waiting_or_asking(second);
-  f.gate = true;
-  CHECK(finish(first) == 0);
-  CHECK(finish(second) == 0);
+  run.release_both(second);
   INFO(second.stderr_text());
   CHECK(contains(second.stderr_text(), (out.path() / ".lock").string()));
   CHECK(f.gets.load() == 1);
@@ -234,10 +242,8 @@ TEST_CASE("wheelfit mirror: a second run on --out waits; the served wheel is its
 
 TEST_CASE("wheelfit download: a run killed mid-body leaves a part the next run restarts from a server that ignores Range",
           "[cli][deliver][concurrency]") {
-  GatedFarm f;
-  TempDir logs, d;
-  const auto args = f.common("download", "-d", d.path());
-  Child first = f.start_mid_body(args, logs.path());
+  HeldFirstRun run("download", "-d");
+  auto& [f, logs, d, args, first] = run;
   const fs::path part = d / ("." + f.filename + ".part");
   REQUIRE(wait_until([&] { return fs::exists(part) && fs::file_size(part) > 0; }));
   ::kill(first.pid, SIGKILL);

@@ -1,17 +1,18 @@
 // `wheelfit download` and `wheelfit mirror` as a user runs them: a farm with real wheel files
 // (wheelfit-farmgen --with-files, file:// links), machine profiles, the report, the JSON, the
-// progress lines on a stderr that is not a terminal, the exit codes and the usage errors.
+// progress lines on a stderr that is not a terminal, the exit codes and the usage errors. The lock
+// files and --with-torch: test_cli_locks.cpp.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <boost/json.hpp>
 #include <chrono>
-#include <algorithm>
 #include <filesystem>
 #include <regex>
 #include <thread>
 
+#include "cli/deliver_farm.hpp"
 #include "support/cli_support.hpp"
 #include "support/net/test_server.hpp"
 #include "support/test_support.hpp"
@@ -20,67 +21,9 @@
 namespace fs = std::filesystem;
 namespace json = boost::json;
 using namespace wheelfit::test;
+using namespace wheelfit::test::cli_deliver;
 
 namespace {
-
-CliRun run_wheelfit_cli_deliver(const std::vector<std::string>& args) {
-  return run_program("env -u WHEELFIT_OVERRIDE_PYTHON -u WHEELFIT_OVERRIDE_GPUS " + clean_network_env(), built_wheelfit(), args);
-}
-
-json::object parse_object_cli_deliver(const std::string& text) {
-  boost::system::error_code ec;
-  auto v = json::parse(text, ec);
-  if (ec || !v.is_object()) FAIL("not a JSON object: " << text);
-  return v.as_object();
-}
-
-std::string sha256_of(const fs::path& p) {
-  const auto r = run_program("", "sha256sum", {p.string()});
-  return r.out.substr(0, 64);
-}
-
-// Two packages of the farm (cc_torch, cubvh) with real files; a config asking for both; an H100
-// and an A6000 (both resolve cu12.8/torch2.8 and pick the same two files) and a K40 (sm 3.5:
-// nothing covers it).
-struct Farm {
-  TempDir dir;
-  fs::path index = dir / "farm";
-  fs::path config = dir / "proj" / "comfy-env.toml";
-  fs::path machines = dir / "machines";
-  /// A profile: the common facts and these GPUs.
-  static std::string profile(const char* gpus) {
-    return "os = \"linux\"\ncpu_arch = \"x86_64\"\nglibc = \"2.35\"\npython = \"3.12\"\n"
-           "torch = \"2.8.0+cu128\"\ndriver_version = \"580.65.06\"\ncuda_driver = \"13.0\"\ngpus = [\"" +
-           std::string(gpus) + "\"]\n";
-  }
-  Farm() {
-    const auto gen = run_program("", fs::path(WHEELFIT_BINARY_DIR) / "apps/farmgen/wheelfit-farmgen",
-                                 {"--out", index.string(), "--with-files", "--packages", "2"});
-    REQUIRE(gen.code == 0);
-    write_file(config, "python = \"3.12\"\n[cuda]\npackages = [\"cc_torch\", \"cubvh\"]\n");
-    write_file(machines / "h100.toml", profile("9.0"));
-    write_file(machines / "a6000.toml", profile("8.6"));
-  }
-  [[nodiscard]] std::string machine(const char* name) const { return (machines / (std::string(name) + ".toml")).string(); }
-  [[nodiscard]] std::vector<std::string> download(const fs::path& to, std::vector<std::string> more) const {
-    std::vector<std::string> out{"download", config.string(), "--index", index.string(), "-d", to.string()};
-    out.insert(out.end(), more.begin(), more.end());
-    return out;
-  }
-  [[nodiscard]] std::vector<std::string> mirror(const fs::path& out_dir, std::vector<std::string> more) const {
-    std::vector<std::string> out{"mirror", config.string(), "--index", index.string(), "--out", out_dir.string()};
-    out.insert(out.end(), more.begin(), more.end());
-    return out;
-  }
-  /// The farm's file of `filename` (under releases/download/<tag>/).
-  [[nodiscard]] fs::path file_of(const std::string& filename) const {
-    for (const auto& e : fs::recursive_directory_iterator(index / "releases")) {
-      if (e.path().filename() == filename) return e.path();
-    }
-    FAIL("no farm file " << filename);
-    return {};
-  }
-};
 
 // The farm over loopback: its pages from one server, its wheel files from another (farmgen
 // --base-url names it). The first `trickled` connections to the files server send the header
@@ -596,131 +539,5 @@ TEST_CASE("wheelfit mirror: the index's facts are written back: requires-python,
       }
     }
     CHECK(found);
-  }
-}
-
-TEST_CASE("wheelfit resolve -o: pixi.toml, requirements*.txt or pylock*.toml by name or --format; --pixi-pins", "[cli][locks]") {
-  const Farm f;
-  const TempDir to;
-  const auto resolve_to = [&](const std::string& file, std::vector<std::string> more) {
-    std::vector<std::string> args{"resolve", f.config.string(), "--index", f.index.string(), "--machine", f.machine("h100"),
-                                  "-o", (to / file).string()};
-    args.insert(args.end(), more.begin(), more.end());
-    return run_wheelfit_cli_deliver(args);
-  };
-  const std::string cc = "cc_torch-0.0.0+cu128torch2.8-cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
-  const std::string cc_sha = sha256_of(f.file_of(cc));
-  SECTION("requirements.txt: name @ URL --hash, the torch pins named as not locked") {
-    const auto r = resolve_to("requirements-gpu.txt", {});
-    INFO(r.out << r.err);
-    REQUIRE(r.code == 0);
-    const std::string text = read_file(to / "requirements-gpu.txt");
-    CHECK_THAT(text, Catch::Contains("cc-torch @ file://"));
-    CHECK_THAT(text, Catch::Contains(" --hash=sha256:" + cc_sha + "\n"));
-    CHECK_THAT(text, Catch::Contains("# not locked here (its index publishes no digest wheelfit reads): torch==2.8.*"));
-  }
-  SECTION("pylock.toml and pylock.<name>.toml: PEP 751") {
-    for (const char* name : {"pylock.toml", "pylock.gpu.toml"}) {
-      const auto r = resolve_to(name, {});
-      INFO(r.out << r.err);
-      REQUIRE(r.code == 0);
-      const std::string text = read_file(to / name);
-      CHECK_THAT(text, Catch::Contains("lock-version = \"1.0\""));
-      CHECK_THAT(text, Catch::Contains("sha256 = \"" + cc_sha + "\""));
-    }
-  }
-  SECTION("any other name is a pixi manifest, as -o always wrote") {
-    REQUIRE(resolve_to("env.toml", {}).code == 0);
-    CHECK_THAT(read_file(to / "env.toml"), Catch::Contains("[workspace]"));
-  }
-  SECTION("--format wins over the name; --pixi-pins index pins by version from the index") {
-    REQUIRE(resolve_to("locked.lst", {"--format", "requirements"}).code == 0);
-    CHECK_THAT(read_file(to / "locked.lst"), Catch::Contains("--hash=sha256:" + cc_sha));
-    REQUIRE(resolve_to("pixi.toml", {"--pixi-pins", "index"}).code == 0);
-    CHECK_THAT(read_file(to / "pixi.toml"), Catch::Contains("cc-torch = { index = \"file://"));
-    CHECK_THAT(read_file(to / "pixi.toml"), Catch::Contains("version = \"==0.0.0+cu128torch2.8\" }"));
-  }
-  SECTION("usage errors: exit 2, nothing written") {
-    struct Row {
-      const char* file;
-      std::vector<std::string> more;
-      const char* says;
-    };
-    for (const auto& row : {Row{"pixi.toml", {"--format", "conda"}, "--format: 'conda' is not one of pixi, requirements, pylock"},
-                            Row{"pixi.toml", {"--pixi-pins", "hash"}, "--pixi-pins: 'hash' is not url or index"},
-                            Row{"pylock.toml", {"--pixi-pins", "index"}, "--pixi-pins is for a pixi.toml"}}) {
-      const auto r = resolve_to(row.file, row.more);
-      INFO(row.file << ": " << r.err);
-      CHECK(r.code == 2);
-      CHECK_THAT(r.err, Catch::Contains(row.says));
-      CHECK_FALSE(fs::exists(to / row.file));
-    }
-  }
-}
-
-namespace {
-
-/// A PEP 503 torch index per line under `root` (cu128/, cu130/): small real wheels of torch,
-/// torchvision and torchaudio with #sha256=, and decoys a machine must not get (another Python,
-/// another CPU, a version outside the pin, an older patch release).
-void torch_index_cli_deliver(const fs::path& root) {
-  const std::vector<std::pair<std::string, std::vector<std::string>>> lines = {
-      {"cu128", {"torch-2.8.0+cu128-cp312-cp312-manylinux_2_28_x86_64.whl", "torch-2.8.1+cu128-cp312-cp312-manylinux_2_28_x86_64.whl",
-                 "torch-2.8.1+cu128-cp311-cp311-manylinux_2_28_x86_64.whl", "torch-2.8.1+cu128-cp312-cp312-manylinux_2_28_aarch64.whl",
-                 "torch-2.9.0+cu128-cp312-cp312-manylinux_2_28_x86_64.whl",
-                 "torchvision-0.23.0+cu128-cp312-cp312-manylinux_2_28_x86_64.whl",
-                 "torchaudio-2.8.0+cu128-cp312-cp312-manylinux_2_28_x86_64.whl"}}};
-  for (const auto& [line, files] : lines) {
-    std::map<std::string, std::string> pages;
-    for (const auto& name : files) {
-      const std::string dist = name.substr(0, name.find('-'));
-      const std::string version = name.substr(dist.size() + 1, name.find('-', dist.size() + 1) - dist.size() - 1);
-      write_file(root / "files" / name, wheelfit::test::build_zip({{dist + "-" + version + ".dist-info/METADATA",
-                                                                  "Metadata-Version: 2.1\nName: " + dist + "\nVersion: " + version + "\n"}}));
-      pages[dist] += "<a href=\"../../files/" + name + "#sha256=" + sha256_of(root / "files" / name) + "\">" + name + "</a><br>\n";
-    }
-    for (const auto& [dist, anchors] : pages) write_file(root / line / dist / "index.html", "<html><body>\n" + anchors + "</body></html>\n");
-  }
-}
-
-}  // namespace
-
-TEST_CASE("wheelfit mirror --with-torch: each machine's torch family, the newest fitting file, in its view and its locks",
-          "[cli][mirror][torch]") {
-  const Farm f;
-  const TempDir t, out;
-  torch_index_cli_deliver(t / "torch");
-  const std::string pattern = (t / "torch").string() + "/cu{line_nodot}";
-  SECTION("mirrored, verified, listed in the machine's view and locked") {
-    const auto r = run_wheelfit_cli_deliver(f.mirror(out.path(), {"--machine", f.machine("h100"), "--with-torch", "--torch-index", pattern}));
-    INFO(r.out << r.err);
-    REQUIRE(r.code == 0);
-    const fs::path view = out / "current" / "machines" / "h100";
-    CHECK(fs::exists(out / "current" / "files" / "torch-2.8.1+cu128-cp312-cp312-manylinux_2_28_x86_64.whl"));
-    CHECK_THAT(read_file(out / "current" / "torch" / "index.html"), Catch::Contains(">torch-2.8.1+cu128-cp312-cp312-manylinux_2_28_x86_64.whl<"));
-    const std::string page = read_file(view / "torch" / "index.html");
-    CHECK_THAT(page, Catch::Contains("torch-2.8.1+cu128-cp312-cp312-manylinux_2_28_x86_64.whl"));
-    for (const char* decoy : {"torch-2.8.0+", "cp311", "aarch64", "torch-2.9.0"}) CHECK_THAT(page, !Catch::Contains(decoy));
-    CHECK(fs::exists(view / "torchvision" / "index.html"));
-    const std::string requirements = read_file(view / "requirements.txt");
-    CHECK_THAT(requirements, Catch::Contains("torch==2.8.1+cu128 --hash=sha256:" +
-                                             sha256_of(t / "torch/files/torch-2.8.1+cu128-cp312-cp312-manylinux_2_28_x86_64.whl")));
-    CHECK_THAT(requirements, Catch::Contains("torchaudio==2.8.0+cu128 --hash=sha256:"));
-    CHECK_THAT(requirements, !Catch::Contains("not locked here"));
-    CHECK_THAT(read_file(view / "pylock.toml"), Catch::Contains("name = \"torchvision\""));
-  }
-  SECTION("a --torch-index that is no index: exit 5 naming it, nothing published") {
-    const auto r = run_wheelfit_cli_deliver(f.mirror(out.path(), {"--machine", f.machine("h100"), "--with-torch", "--torch-index",
-                                                                   (t / "nowhere").string()}));
-    INFO(r.out << r.err);
-    CHECK(r.code == 5);
-    CHECK_THAT(r.err, Catch::Contains("--with-torch: the torch index"));
-    CHECK_THAT(r.err, Catch::Contains("nowhere"));
-    CHECK_FALSE(fs::exists(out / "current"));
-  }
-  SECTION("--torch-index without --with-torch is a usage error") {
-    const auto r = run_wheelfit_cli_deliver(f.mirror(out.path(), {"--machine", f.machine("h100"), "--torch-index", pattern}));
-    CHECK(r.code == 2);
-    CHECK_THAT(r.err, Catch::Contains("give --with-torch"));
   }
 }

@@ -94,36 +94,66 @@ Expected<std::optional<model::NumericVersion>> read_python(const toml::table& do
   return std::optional<model::NumericVersion>(*v);
 }
 
+/// One string of a TOML array, the key that names it ("[cuda] packages[2]") and its node, for the
+/// refusals that point at it.
+struct StringItem {
+  const toml::node* node;
+  std::string key;
+  const std::string& text;
+};
+
+/// A table of comfy-env.toml that holds one key, an array of strings: the table's name, the key,
+/// what the array holds ("strings such as [\"x\"]"), and the words around another key's name in
+/// the warning that ignores it ("<file>: [name] <before><other key><after>").
+struct SectionKey {
+  const char* name;
+  const char* key;
+  const char* shape;
+  const char* before;
+  const char* after;
+};
+
+/// The strings of `doc`'s table `what.name`, key `what.key`, each non-empty (none when the table
+/// or the key is absent); the table's other keys are warned about and ignored.
+Expected<std::vector<StringItem>> read_section_strings(const toml::table& doc, const SectionKey& what, const std::string& file,
+                                                       std::vector<std::string>& warnings) {
+  std::vector<StringItem> items;
+  const std::string section = "[" + std::string(what.name) + "]";
+  const toml::node* table_node = doc.get(what.name);
+  if (table_node == nullptr) return items;
+  const toml::table* table = table_node->as_table();
+  if (table == nullptr) return fail(file, *table_node, section + " must be a table, not " + type_name(*table_node));
+  for (const auto& [name, value] : *table) {
+    if (name.str() != what.key) warnings.push_back(file + ": " + section + " " + what.before + std::string(name.str()) + what.after);
+  }
+  const std::string key = what.key;
+  const toml::node* node = table->get(key);
+  if (node == nullptr) return items;
+  const toml::array* arr = node->as_array();
+  if (arr == nullptr) {
+    return fail(file, *node, section + " " + key + " must be an array of " + what.shape + ", not " + type_name(*node));
+  }
+  for (std::size_t i = 0; i < arr->size(); ++i) {
+    const toml::node& item = *arr->get(i);
+    std::string name = section + " " + key + "[" + std::to_string(i) + "]";
+    const auto* s = item.as_string();
+    if (s == nullptr) return fail(file, item, name + " must be a string, not " + type_name(item));
+    if (s->get().empty()) return fail(file, item, name + " is an empty string");
+    items.push_back({&item, std::move(name), s->get()});
+  }
+  return items;
+}
+
 Expected<std::vector<Package>> read_cuda(const toml::table& doc, const std::string& file,
                                          std::vector<std::string>& warnings) {
+  static constexpr SectionKey kCuda{"cuda", "packages", "package names such as [\"flash-attn\"]", "unknown key '", "' ignored"};
+  auto pkgs = read_section_strings(doc, kCuda, file, warnings);
+  if (!pkgs) return pkgs.error();
   std::vector<Package> packages;
-  const toml::node* node = doc.get("cuda");
-  if (node == nullptr) return packages;
-  const toml::table* cuda = node->as_table();
-  if (cuda == nullptr) return fail(file, *node, "[cuda] must be a table, not " + type_name(*node));
-
-  for (const auto& [key, value] : *cuda) {
-    if (key.str() != "packages") {
-      warnings.push_back(file + ": [cuda] unknown key '" + std::string(key.str()) + "' ignored");
-    }
-  }
-
-  const toml::node* pkgs_node = cuda->get("packages");
-  if (pkgs_node == nullptr) return packages;
-  const toml::array* pkgs = pkgs_node->as_array();
-  if (pkgs == nullptr) {
-    return fail(file, *pkgs_node,
-                "[cuda] packages must be an array of package names such as [\"flash-attn\"], not " +
-                    type_name(*pkgs_node));
-  }
-
-  for (std::size_t i = 0; i < pkgs->size(); ++i) {
-    const toml::node& item = *pkgs->get(i);
-    const std::string key = "[cuda] packages[" + std::to_string(i) + "]";
-    const auto* s = item.as_string();
-    if (s == nullptr) return fail(file, item, key + " must be a string, not " + type_name(item));
-    const std::string& requested = s->get();
-    if (requested.empty()) return fail(file, item, key + " is an empty string");
+  for (const StringItem& package : *pkgs) {
+    const toml::node& item = *package.node;
+    const std::string& key = package.key;
+    const std::string& requested = package.text;
     if (!model::is_valid_name(requested)) {
       return fail(file, item, key + ": '" + requested + "' is not a valid package name");
     }
@@ -148,35 +178,12 @@ Expected<std::vector<Package>> read_cuda(const toml::table& doc, const std::stri
 
 Expected<std::vector<std::string>> read_workspace(const toml::table& doc, const std::string& file,
                                                   std::vector<std::string>& warnings) {
+  static constexpr SectionKey kWorkspace{"workspace", "channels", "strings such as [\"conda-forge\"]", "key '",
+                                          "' ignored (only channels is read)"};
+  auto items = read_section_strings(doc, kWorkspace, file, warnings);
+  if (!items) return items.error();
   std::vector<std::string> channels;
-  const toml::node* node = doc.get("workspace");
-  if (node == nullptr) return channels;
-  const toml::table* ws = node->as_table();
-  if (ws == nullptr) return fail(file, *node, "[workspace] must be a table, not " + type_name(*node));
-
-  for (const auto& [key, value] : *ws) {
-    if (key.str() != "channels") {
-      warnings.push_back(file + ": [workspace] key '" + std::string(key.str()) +
-                         "' ignored (only channels is read)");
-    }
-  }
-
-  const toml::node* ch_node = ws->get("channels");
-  if (ch_node == nullptr) return channels;
-  const toml::array* arr = ch_node->as_array();
-  if (arr == nullptr) {
-    return fail(file, *ch_node,
-                "[workspace] channels must be an array of strings such as [\"conda-forge\"], not " +
-                    type_name(*ch_node));
-  }
-  for (std::size_t i = 0; i < arr->size(); ++i) {
-    const toml::node& item = *arr->get(i);
-    const std::string key = "[workspace] channels[" + std::to_string(i) + "]";
-    const auto* s = item.as_string();
-    if (s == nullptr) return fail(file, item, key + " must be a string, not " + type_name(item));
-    if (s->get().empty()) return fail(file, item, key + " is an empty string");
-    channels.push_back(s->get());
-  }
+  for (const StringItem& item : *items) channels.push_back(item.text);
   return channels;
 }
 

@@ -14,6 +14,7 @@
 #include "wheelfit/model/specifier.hpp"
 #include "wheelfit/model/wheel.hpp"
 #include "wheelfit/resolve/demands.hpp"
+#include "wheelfit/util/text.hpp"
 #include "wheelfit/wheelfit.hpp"
 
 #include "common.hpp"
@@ -275,15 +276,6 @@ json::array downloads_json(const std::vector<deliver::Delivered>& files) {
   return out;
 }
 
-std::string human_bytes(std::uint64_t n) {
-  char buf[32];
-  if (n >= (1ull << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(n) / (1ull << 30));
-  else if (n >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(n) / (1ull << 20));
-  else if (n >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(n) / 1024);
-  else std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(n));
-  return buf;
-}
-
 std::string downloads_text(const std::vector<deliver::Delivered>& files) {
   if (files.empty()) return {};
   std::string out = "downloads:\n";
@@ -299,10 +291,10 @@ std::string downloads_text(const std::vector<deliver::Delivered>& files) {
       continue;
     }
     (f.status == deliver::Delivered::Status::fetched ? fetched : present) += f.bytes;
-    out += "  " + human_bytes(f.bytes) + (f.verified ? "  sha256 verified" : "  sha256 not published: not verified") +
+    out += "  " + util::human_bytes(f.bytes) + (f.verified ? "  sha256 verified" : "  sha256 not published: not verified") +
            (f.resumed ? "  (resumed)" : f.continued ? "  (continued after a cut)" : "") + "\n";
   }
-  out += "total: " + human_bytes(fetched) + " fetched, " + human_bytes(present) + " already there";
+  out += "total: " + util::human_bytes(fetched) + " fetched, " + util::human_bytes(present) + " already there";
   if (failed) out += ", " + std::to_string(failed) + " failed";
   return out + "\n";
 }

@@ -11,6 +11,7 @@
 #include "wheelfit/model/wheel.hpp"
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/util/secrets.hpp"
+#include "wheelfit/util/text.hpp"
 #include "wheelfit/wheelfit.hpp"
 
 namespace wheelfit::api {
@@ -22,15 +23,6 @@ namespace json = boost::json;
 std::string url_filename(std::string_view url) {
   url = url.substr(0, url.find_first_of("?#"));
   return index::percent_decode(url.substr(url.find_last_of('/') + 1));
-}
-
-std::string size_text(std::uint64_t n) {
-  char buf[64];
-  if (n < 1024) return std::to_string(n) + " B";
-  if (n < (1u << 20)) std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(n) / 1024.0);
-  else if (n < (1u << 30)) std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(n) / 1048576.0);
-  else std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(n) / 1073741824.0);
-  return buf;
 }
 
 std::string joined(const std::vector<std::string>& v, const char* empty) {
@@ -122,10 +114,10 @@ std::string ExplainResult::report() const {
     for (const auto& f : e.files) read += f.info ? 1 : 0;
     out << "read " << read << " of " << e.files.size() << " compiled member" << (e.files.size() == 1 ? "" : "s");
     if (origin == "url") {
-      out << ": " << size_text(e.bytes_fetched) << " fetched of the wheel's " << size_text(e.wheel_size)
+      out << ": " << util::human_bytes(e.bytes_fetched) << " fetched of the wheel's " << util::human_bytes(e.wheel_size)
           << (e.downloaded_whole ? " (the server ignored Range requests: downloaded whole)" : " (HTTP Range requests)");
     } else {
-      out << " (a local wheel of " << size_text(e.wheel_size) << ")";
+      out << " (a local wheel of " << util::human_bytes(e.wheel_size) << ")";
     }
     out << "\n";
   }

@@ -154,17 +154,18 @@ Expected<EndRecord> read_end_record(ByteSource& source, const ZipLimits& limits,
   rec.cd_offset = le32(eocd, 16);
   rec.dir_end = eocd_pos;
 
+  // `len` bytes at `pos`: from the tail when they lie in it, else read from the source.
+  const auto read_at = [&](std::uint64_t pos, std::uint64_t len) -> Expected<std::string> {
+    if (pos >= tail_offset) return tail.substr(static_cast<std::size_t>(pos - tail_offset), static_cast<std::size_t>(len));
+    return source.read(pos, len);
+  };
+
   // The Zip64 locator sits right before the end record.
   if (eocd_pos >= kZip64LocatorSize) {
     const std::uint64_t loc_pos = eocd_pos - kZip64LocatorSize;
-    std::string loc;
-    if (loc_pos >= tail_offset) {
-      loc = tail.substr(static_cast<std::size_t>(loc_pos - tail_offset), kZip64LocatorSize);
-    } else {
-      auto r = source.read(loc_pos, kZip64LocatorSize);
-      if (!r) return r.error();
-      loc = std::move(*r);
-    }
+    auto loc_read = read_at(loc_pos, kZip64LocatorSize);
+    if (!loc_read) return loc_read.error();
+    const std::string loc = std::move(*loc_read);
     if (le32(loc, 0) == kZip64LocatorSig) {
       const std::uint32_t loc_disk = le32(loc, 4);
       const std::uint64_t rec_pos = le64(loc, 8);
@@ -174,14 +175,9 @@ Expected<EndRecord> read_end_record(ByteSource& source, const ZipLimits& limits,
         return bad(source, "the Zip64 locator points at offset " + std::to_string(rec_pos) + ", past the locator itself at " +
                                std::to_string(loc_pos) + " of the " + std::to_string(size) + "-byte archive");
       }
-      std::string r64;
-      if (rec_pos >= tail_offset) {
-        r64 = tail.substr(static_cast<std::size_t>(rec_pos - tail_offset), kZip64EocdSize);
-      } else {
-        auto r = source.read(rec_pos, kZip64EocdSize);
-        if (!r) return r.error();
-        r64 = std::move(*r);
-      }
+      auto r64_read = read_at(rec_pos, kZip64EocdSize);
+      if (!r64_read) return r64_read.error();
+      const std::string r64 = std::move(*r64_read);
       if (le32(r64, 0) != kZip64EocdSig) {
         return bad(source, "the Zip64 locator points at offset " + std::to_string(rec_pos) +
                                ", where there is no Zip64 end of central directory record");

@@ -60,15 +60,19 @@ std::error_code each_entry(const fs::path& dir, F&& f) {
   return ec;
 }
 
-Expected<void> sync_dir(const fs::path& dir) {
+/// Opens `dir` and flushes it with `flush` (fsync: the folder; syncfs: its file system); `what`
+/// names what a failed flush could not flush.
+Expected<void> flush_folder(const fs::path& dir, int (*flush)(int), const char* what) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return io_error(dir, "cannot open the folder to flush it", errno);
-  const int rc = ::fsync(fd);
+  const int rc = flush(fd);
   const int err = errno;
   ::close(fd);
-  if (rc != 0) return io_error(dir, "cannot flush the folder", err);
+  if (rc != 0) return io_error(dir, std::string("cannot flush ") + what, err);
   return {};
 }
+
+Expected<void> sync_dir(const fs::path& dir) { return flush_folder(dir, ::fsync, "the folder"); }
 
 /// Where the METADATA of the wheel with this sha256 is kept: by the wheel's digest, never by its
 /// name, so that a wheel replaced upstream under the same name (the farm's *-latest releases)
@@ -78,15 +82,7 @@ fs::path metadata_cache(const fs::path& pool, const std::string& wheel_sha256) {
 }
 
 /// Flushes the file system that holds `dir` (every file and folder of a new snapshot at once).
-Expected<void> sync_fs(const fs::path& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return io_error(dir, "cannot open the folder to flush it", errno);
-  const int rc = ::syncfs(fd);
-  const int err = errno;
-  ::close(fd);
-  if (rc != 0) return io_error(dir, "cannot flush the file system", err);
-  return {};
-}
+Expected<void> sync_fs(const fs::path& dir) { return flush_folder(dir, ::syncfs, "the file system"); }
 
 /// The METADATA of a wheel in the pool (whose digest is `wheel_sha256`), read from the wheel once
 /// and cached (metadata_cache).

@@ -1,5 +1,7 @@
 #include "wheelfit/util/text.hpp"
 
+#include <cstdio>
+
 namespace wheelfit::util {
 namespace {
 
@@ -65,6 +67,32 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
 
 bool is_http_url(std::string_view url) noexcept {
   return starts_with_ci(url, "http://") || starts_with_ci(url, "https://");
+}
+
+std::string human_bytes(std::uint64_t n, int kib_digits) {
+  char buf[40];
+  const auto in = [n](std::uint64_t unit) { return static_cast<double>(n) / static_cast<double>(unit); };
+  if (n >= (1ull << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", in(1ull << 30));
+  else if (n >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", in(1ull << 20));
+  else if (n >= 1024) std::snprintf(buf, sizeof buf, "%.*f KiB", kib_digits, in(1024));
+  else std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(n));
+  return buf;
+}
+
+std::string html_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
 }
 
 std::string escape_controls(std::string_view text, ControlEscape mode) {

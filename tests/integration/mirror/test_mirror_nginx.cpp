@@ -86,36 +86,49 @@ class Child {
   pid_t pid_ = -1;
 };
 
-/// nginx serving `root` on 127.0.0.1:<port>, with its own config, logs and temp folders.
-class Nginx {
+/// An nginx process on 127.0.0.1:<port>, stopped (SIGQUIT) on destruction.
+class NginxProcess {
  public:
-  Nginx(const fs::path& prefix, const fs::path& root) : port_(free_loopback_port()) {
-    fs::create_directories(prefix / "logs");
-    const std::string conf = (prefix / "nginx.conf").string();
-    std::ofstream(conf) << nginx_prologue(prefix) << "  access_log " << (prefix / "logs/access.log").string() << ";\n"
-                        << "  types { text/html html; application/json json; application/octet-stream whl metadata; }\n"
-                        << "  sendfile on;\n  server {\n    listen 127.0.0.1:" << port_ << ";\n"
-                        << "    root " << root.string() << ";\n  }\n}\n";
-    // Under timeout(1): should this process die without stopping it (a fatal signal), nginx still
-    // goes before ctest's limit instead of holding the test's output pipe open; timeout relays
-    // the SIGQUIT of a normal stop.
-    child_ = std::make_unique<Child>(std::vector<std::string>{"timeout", "240", nginx_exe(), "-p", prefix.string(), "-c", conf});
-    for (int i = 0; i < 500 && !loopback_accepts(port_); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (!loopback_accepts(port_)) FAIL("nginx did not start: " << read_log(prefix / "logs/error.log"));
-  }
-  ~Nginx() {
-    if (child_) child_->kill(SIGQUIT);
-  }
-  Nginx(const Nginx&) = delete;
-  Nginx& operator=(const Nginx&) = delete;
+  NginxProcess(const NginxProcess&) = delete;
+  NginxProcess& operator=(const NginxProcess&) = delete;
   [[nodiscard]] std::string url(const std::string& path = "/") const {
     return "http://127.0.0.1:" + std::to_string(port_) + path;
   }
 
+ protected:
+  NginxProcess() : port_(free_loopback_port()) {}
+  ~NginxProcess() {
+    if (child_) child_->kill(SIGQUIT);
+  }
+  [[nodiscard]] std::uint16_t port() const { return port_; }
+  /// Starts nginx with `conf` under `prefix`, for at most `seconds`; FAILs when it does not accept.
+  /// Under timeout(1): should this process die without stopping it (a fatal signal), nginx still
+  /// goes before ctest's limit instead of holding the test's output pipe open; timeout relays
+  /// the SIGQUIT of a normal stop.
+  void launch(const fs::path& prefix, const std::string& conf, const char* seconds) {
+    child_ = std::make_unique<Child>(std::vector<std::string>{"timeout", seconds, nginx_exe(), "-p", prefix.string(), "-c", conf});
+    for (int i = 0; i < 500 && !loopback_accepts(port_); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const fs::path error_log = prefix / "logs/error.log";
+    if (!loopback_accepts(port_)) FAIL("nginx did not start: " << (fs::exists(error_log) ? read_file(error_log) : "(no error log)"));
+  }
+
  private:
-  static std::string read_log(const fs::path& p) { return fs::exists(p) ? read_file(p) : "(no error log)"; }
   std::uint16_t port_;
   std::unique_ptr<Child> child_;
+};
+
+/// nginx serving `root` on 127.0.0.1:<port>, with its own config, logs and temp folders.
+class Nginx : public NginxProcess {
+ public:
+  Nginx(const fs::path& prefix, const fs::path& root) {
+    fs::create_directories(prefix / "logs");
+    const std::string conf = (prefix / "nginx.conf").string();
+    std::ofstream(conf) << nginx_prologue(prefix) << "  access_log " << (prefix / "logs/access.log").string() << ";\n"
+                        << "  types { text/html html; application/json json; application/octet-stream whl metadata; }\n"
+                        << "  sendfile on;\n  server {\n    listen 127.0.0.1:" << port() << ";\n"
+                        << "    root " << root.string() << ";\n  }\n}\n";
+    launch(prefix, conf, "240");
+  }
 };
 
 std::string python_with_pip() {
@@ -306,9 +319,9 @@ namespace {
 
 /// nginx with the shipped server block: its `listen` and `root` lines set, an access log that
 /// names the file served and its Content-Type.
-class ShippedNginx {
+class ShippedNginx : public NginxProcess {
  public:
-  ShippedNginx(const fs::path& prefix, const fs::path& root) : port_(free_loopback_port()) {
+  ShippedNginx(const fs::path& prefix, const fs::path& root) {
     fs::create_directories(prefix / "logs");
     std::string block = read_file(fs::path(WHEELFIT_SOURCE_DIR) / "packaging/nginx/wheelfit-mirror.conf");
     const auto set_line = [&](const std::string& marker, const std::string& line) {
@@ -317,29 +330,19 @@ class ShippedNginx {
       const auto start = block.rfind('\n', at) + 1;
       block.replace(start, block.find('\n', at) - start, line);
     };
-    set_line("# wheelfit: listen", "    listen 127.0.0.1:" + std::to_string(port_) + ";");
+    set_line("# wheelfit: listen", "    listen 127.0.0.1:" + std::to_string(port()) + ";");
     set_line("# wheelfit: root", "    root " + root.string() + ";");
     log_ = prefix / "logs/access.log";
     const std::string conf = (prefix / "nginx.conf").string();
     std::ofstream(conf) << nginx_prologue(prefix) << "  log_format served '$request_uri $uri $status $sent_http_content_type';\n"
                         << "  access_log " << log_.string() << " served;\n"
                         << block << "}\n";
-    child_ = std::make_unique<Child>(std::vector<std::string>{"timeout", "300", nginx_exe(), "-p", prefix.string(), "-c", conf});
-    for (int i = 0; i < 500 && !loopback_accepts(port_); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (!loopback_accepts(port_)) FAIL("nginx did not start: " << read_file(prefix / "logs/error.log"));
+    launch(prefix, conf, "300");
   }
-  ~ShippedNginx() {
-    if (child_) child_->kill(SIGQUIT);
-  }
-  ShippedNginx(const ShippedNginx&) = delete;
-  ShippedNginx& operator=(const ShippedNginx&) = delete;
-  [[nodiscard]] std::string url(const std::string& path = "/") const { return "http://127.0.0.1:" + std::to_string(port_) + path; }
   [[nodiscard]] std::string log() const { return fs::exists(log_) ? read_file(log_) : std::string(); }
 
  private:
-  std::uint16_t port_;
   fs::path log_;
-  std::unique_ptr<Child> child_;
 };
 
 // Two x86_64 machine types on different combos, and an aarch64 machine (Python 3.11: Debian's).

@@ -45,7 +45,7 @@ class ApiTransport final : public transport::Transport {
   ReleasesCachedApi& api_;
 };
 
-std::string release(const std::string& tag, const std::string& wheel) {
+std::string release_json_cached(const std::string& tag, const std::string& wheel) {
   return R"({"tag_name":")" + tag + R"(","assets":[{"name":")" + wheel +
          R"(","browser_download_url":"https://github.com/o/r/releases/download/)" + tag + "/" + wheel +
          R"(","digest":"sha256:)" + std::string(64, 'a') + R"("}]})";
@@ -57,8 +57,8 @@ TEST_CASE("Releases API pages are revalidated through the cache, 304s served fro
   test::TempDir dir;
   ReleasesCachedApi api;
   const std::string base = "https://api.test/repos/o/r/releases?per_page=100";
-  api.pages[base] = {"[" + release("a-1", "a-1.0-py3-none-any.whl") + "]", base + "&page=2"};
-  api.pages[base + "&page=2"] = {"[" + release("b-1", "b-1.0-py3-none-any.whl") + "]", ""};
+  api.pages[base] = {"[" + release_json_cached("a-1", "a-1.0-py3-none-any.whl") + "]", base + "&page=2"};
+  api.pages[base + "&page=2"] = {"[" + release_json_cached("b-1", "b-1.0-py3-none-any.whl") + "]", ""};
   transports::ReleasesSource source;
   source.api_base = "https://api.test";
   source.repo = "o/r";

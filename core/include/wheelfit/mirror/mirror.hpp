@@ -43,6 +43,7 @@
 
 #include "wheelfit/util/expected.hpp"
 #include "wheelfit/util/own_file.hpp"
+#include "wheelfit/util/text.hpp"
 
 namespace wheelfit::mirror {
 
@@ -135,8 +136,8 @@ std::string file_href(const std::string& filename, const std::optional<std::stri
 /// Whether `name` may be a view's folder (machines/<name>/): a plain, visible path segment of
 /// letters, digits, '.', '-', '_' and '+' ("" when it may; else why not).
 std::string view_name_problem(std::string_view name);
-/// '&', '<', '>', '"' and '\'' as entities.
-std::string html_escape(std::string_view text);
+/// '&', '<', '>', '"' and '\'' as entities (util::html_escape).
+using util::html_escape;
 /// Every byte outside RFC 3986's unreserved set percent-encoded ("+" -> "%2B").
 std::string percent_encode(std::string_view text);
 

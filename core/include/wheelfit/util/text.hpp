@@ -63,6 +63,13 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep);
 /// Whether `url` begins with "http://" or "https://" (the scheme case-insensitively).
 bool is_http_url(std::string_view url) noexcept;
 
+/// A byte count as people read it, in powers of 1024: "512 B", "2.7 KiB", "1.5 MiB", "2.25 GiB";
+/// `kib_digits` digits after the point in KiB (a live progress line shows whole KiB).
+[[nodiscard]] std::string human_bytes(std::uint64_t n, int kib_digits = 1);
+
+/// `text` for HTML text or a quoted attribute: '&', '<', '>', '"' and '\'' as entities.
+[[nodiscard]] std::string html_escape(std::string_view text);
+
 /// How escape_controls treats line structure.
 enum class ControlEscape {
   text,  ///< a report or a log message: '\n' and '\t' pass (they only lay the text out)
