@@ -1,17 +1,26 @@
 // bench_download: fetching a set of large wheels over loopback into an empty folder, wheelfit's
-// deliver::download next to curl and pip measured in the same run.
+// deliver::download next to curl (and pip) measured in the same run, on a tmpfs and on disk.
 //
 // Generates --files wheels of --size-mb MiB each (default 8 x 128 MiB = 1 GiB): real zips (a
 // stored member of random bytes, METADATA, WHEEL, RECORD; tag py3-none-any) that `pip download`
-// accepts. Serves them with nginx (sendfile, 2 workers) on 127.0.0.1, then fetches them all:
-//   wheelfit  deliver::download, sha256 verified, jobs 4 (parts written, fsynced, renamed)
-//   curl      one `curl -s -o` process per file, all started together
-//   curl+sha  the same, each followed by `sha256sum` of its file (verified, as wheelfit is)
-//   pip       `python3 -m pip download --no-deps --no-index --no-cache-dir -d DIR URL...`
-// Each figure: MB/s (10^6 bytes) over the whole set, best of --reps; then wheelfit/curl (goal >=
-// 0.9) and wheelfit/pip. No nginx: a note, exit 0. No curl or pip: that figure is skipped.
+// accepts. Serves them with nginx (sendfile, 2 workers) on 127.0.0.1, then fetches them all, into
+// a folder on a tmpfs (/dev/shm: the disk does not decide) and into one on disk (--tmpfs DIR,
+// --disk DIR choose them; "-" skips one):
+//   wheelfit   deliver::download, sha256 verified, --jobs at once (parts written, fsynced, read
+//              back, renamed)
+//   transport  the same http transport, --jobs at once, each body discarded (no hash, no write):
+//              what the wire gives wheelfit without the digest and the disk
+//   curl       one `curl -s -o` process per file, all started together (no check)
+//   curl+sha   the same, each followed by `sha256sum` of its file (verified, as wheelfit is)
+//   curl+sync  (on disk) the same, each followed by `sync FILE` (durable, as wheelfit is)
+//   pip        (--pip) `python3 -m pip download --no-deps --no-index --no-cache-dir -d DIR URL...`
+// The clients take turns within each rep (best of --reps each), so a load that comes and goes
+// touches them alike. Each figure: MB/s (10^6 bytes) over the whole set and CPU seconds per GB
+// (getrusage: the process's own for wheelfit and the transport, its waited-for children's for
+// the others); then the ratios to the goals. No nginx: a note, exit 0. No curl: skipped.
 //
-//   bench_download [--files N] [--size-mb N] [--reps N] [--jobs N] [--keep]
+//   bench_download [--files N] [--size-mb N] [--reps N] [--jobs N] [--tmpfs DIR] [--disk DIR]
+//                  [--pip] [--keep]
 
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -30,6 +39,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -173,42 +184,102 @@ class Nginx {
   pid_t pid_ = -1;
 };
 
-/// Best-of-reps seconds of `once` (which returns false on a failure), each into an empty `dest`.
-template <class F>
-double best_of(int reps, const fs::path& dest, F once) {
-  double best = 0;
+/// A sink that drops the body: it lends one reused block, so the transport reads into it and
+/// nothing else touches the bytes.
+class DiscardSink final : public transport::BodySink {
+ public:
+  void prepare(transport::Headers&) override {}
+  Expected<void> begin(int, const transport::Headers&) override { return {}; }
+  Expected<void> write(std::string_view) override { return {}; }
+  std::span<char> room(std::size_t want) override { return {block_.data(), std::min(want, block_.size())}; }
+  Expected<void> commit(std::size_t) override { return {}; }
+
+ private:
+  std::vector<char> block_ = std::vector<char>(1u << 20);
+};
+
+double cpu_seconds(int who) {
+  rusage ru{};
+  ::getrusage(who, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+std::string loadavg() {
+  std::ifstream in("/proc/loadavg");
+  std::string a, b, c;
+  in >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+/// One way of fetching the set into a folder: `run` returns false on a failure.
+struct Client {
+  std::string name, what;
+  std::function<bool(const fs::path& dest)> run;
+  bool own_cpu = false;  ///< its CPU is this process's (else its children's)
+  double best = 0;       ///< seconds, best of the reps
+  double cpu = 0;        ///< CPU seconds of the best rep
+};
+
+/// The clients in turn, `reps` times, each into an empty `dest`; best of each.
+void measure(std::vector<Client>& clients, int reps, const fs::path& dest) {
   for (int r = 0; r < reps; ++r) {
-    fs::remove_all(dest);
-    fs::create_directories(dest);
-    ::sync();  // the previous run's writeback is not charged to this one
-    const auto t0 = Clock::now();
-    if (!once()) return 0;
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (best == 0 || s < best) best = s;
+    for (auto& c : clients) {
+      fs::remove_all(dest);
+      fs::create_directories(dest);
+      ::sync();  // the previous run's writeback is not charged to this one
+      const int who = c.own_cpu ? RUSAGE_SELF : RUSAGE_CHILDREN;
+      const double cpu0 = cpu_seconds(who);
+      const auto t0 = Clock::now();
+      if (!c.run(dest)) {
+        std::fprintf(stderr, "%s failed\n", c.name.c_str());
+        c.best = -1;
+        continue;
+      }
+      const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+      if (c.best >= 0 && (c.best == 0 || s < c.best)) {
+        c.best = s;
+        c.cpu = cpu_seconds(who) - cpu0;
+      }
+    }
   }
   fs::remove_all(dest);
-  return best;
+}
+
+/// `exe args...` for each file at once (`args` holds FILE and URL for each); all succeeded.
+bool each_at_once(const std::vector<std::vector<std::string>>& commands) {
+  std::vector<pid_t> pids;
+  for (const auto& c : commands) pids.push_back(spawn(c));
+  bool ok = true;
+  for (auto p : pids) ok = wait_ok(p) && ok;
+  return ok;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   int files = 8, reps = 3;
-  unsigned jobs = 4;
+  unsigned jobs = 0;
   std::uint64_t size_mb = 128;
-  bool keep = false;
+  bool keep = false, with_pip = false;
+  std::string tmpfs_dir = "/dev/shm", disk_dir;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--files" && i + 1 < argc) files = std::max(1, std::atoi(argv[++i]));
     else if (a == "--size-mb" && i + 1 < argc) size_mb = std::max<std::uint64_t>(1, std::strtoull(argv[++i], nullptr, 10));
     else if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
     else if (a == "--jobs" && i + 1 < argc) jobs = static_cast<unsigned>(std::max(1, std::atoi(argv[++i])));
+    else if (a == "--tmpfs" && i + 1 < argc) tmpfs_dir = argv[++i];
+    else if (a == "--disk" && i + 1 < argc) disk_dir = argv[++i];
+    else if (a == "--pip") with_pip = true;
     else if (a == "--keep") keep = true;
     else {
-      std::fprintf(stderr, "usage: bench_download [--files N] [--size-mb N] [--reps N] [--jobs N] [--keep]\n");
+      std::fprintf(stderr, "usage: bench_download [--files N] [--size-mb N] [--reps N] [--jobs N] [--tmpfs DIR] "
+                           "[--disk DIR] [--pip] [--keep]\n");
       return 2;
     }
   }
+  if (jobs == 0) jobs = static_cast<unsigned>(files);
   const std::string nginx = find_program({"nginx", "/usr/sbin/nginx", "/sbin/nginx"});
   if (nginx.empty()) {
     std::printf("bench_download: nginx is not installed (Debian: nginx-light); nothing measured\n");
@@ -227,8 +298,9 @@ int main(int argc, char** argv) {
     wheels.push_back(write_wheel(src, i, size_mb));
     total += wheels.back().size;
   }
-  std::printf("bench_download: %d wheels, %.1f MB in all, nginx on loopback, best of %d\n", files,
-              static_cast<double>(total) / 1e6, reps);
+  const double gb = static_cast<double>(total) / 1e9;
+  std::printf("bench_download: %d wheels, %.1f MB in all, nginx on loopback, jobs %u, best of %d; %u cores, load %s\n",
+              files, static_cast<double>(total) / 1e6, jobs, reps, std::thread::hardware_concurrency(), loadavg().c_str());
   int rc = 0;
   {
     Nginx server(nginx, work / "nginx", src);
@@ -237,10 +309,6 @@ int main(int argc, char** argv) {
       if (!keep) fs::remove_all(work);
       return 0;
     }
-    const fs::path dest = work / "dest";
-    const auto mbps = [&](double s) { return s > 0 ? static_cast<double>(total) / 1e6 / s : 0.0; };
-
-    // wheelfit
     transports::HttpOptions o;
     o.jobs = jobs;
     o.per_host = jobs;
@@ -256,77 +324,110 @@ int main(int argc, char** argv) {
       x.size = w.size;
       wanted.push_back(std::move(x));
     }
-    rusage ru0{};
-    ::getrusage(RUSAGE_SELF, &ru0);
-    const double wf = best_of(reps, dest, [&] {
-      auto t = transports::make_http_transport(o);
-      if (!t) return false;
-      deliver::DownloadOptions d;
-      d.dir = dest;
-      for (const auto& got : deliver::download(**t, wanted, d)) {
-        if (got.status != deliver::Delivered::Status::fetched) {
-          std::fprintf(stderr, "wheelfit: %s\n", got.error ? got.error->message.c_str() : "not fetched");
-          return false;
-        }
-      }
-      return true;
-    });
-    rusage ru1{};
-    ::getrusage(RUSAGE_SELF, &ru1);
-    const auto secs = [](const timeval& a, const timeval& b) {
-      return static_cast<double>(b.tv_sec - a.tv_sec) + static_cast<double>(b.tv_usec - a.tv_usec) / 1e6;
-    };
-    std::printf("  wheelfit  deliver::download, sha256, jobs %u  %8.1f MB/s  (%.2f s; CPU per run: %.2f s user, %.2f s sys)\n",
-                jobs, mbps(wf), wf, secs(ru0.ru_utime, ru1.ru_utime) / reps, secs(ru0.ru_stime, ru1.ru_stime) / reps);
-
-    // curl: one process per file, all at once
-    double cu = 0, cv = 0;
-    if (const std::string curl = find_program({"curl"}); !curl.empty()) {
-      cu = best_of(reps, dest, [&] {
-        std::vector<pid_t> pids;
-        for (const auto& w : wheels) pids.push_back(spawn({curl, "-s", "-f", "-o", (dest / w.name).string(), server.url(w.name)}));
-        bool ok = true;
-        for (auto p : pids) ok = wait_ok(p) && ok;
-        return ok;
-      });
-      std::printf("  curl      %d processes at once               %8.1f MB/s  (%.2f s)\n", files, mbps(cu), cu);
-      // The same verified as wheelfit verifies: each file's sha256 checked once it is there.
-      if (const std::string sum = find_program({"sha256sum"}); !sum.empty()) {
-        cv = best_of(reps, dest, [&] {
-          std::vector<pid_t> pids;
-          for (const auto& w : wheels) {
-            const std::string file = (dest / w.name).string();
-            pids.push_back(spawn({"sh", "-c", "\"$0\" -s -f -o \"$1\" \"$2\" && \"$3\" \"$1\"", curl, file, server.url(w.name), sum}));
-          }
-          bool ok = true;
-          for (auto p : pids) ok = wait_ok(p) && ok;
-          return ok;
-        });
-        std::printf("  curl+sha  the same, then sha256sum each      %8.1f MB/s  (%.2f s)\n", mbps(cv), cv);
-      }
-    } else {
-      std::printf("  curl      not installed\n");
-    }
-
-    // pip download
-    double pp = 0;
+    const std::string curl = find_program({"curl"});
+    const std::string sum = find_program({"sha256sum"});
+    const std::string sync = find_program({"sync"});
     std::string python = find_program({"/usr/bin/python3"});
     if (python.empty()) python = find_program({"python3"});
-    if (!python.empty() && wait_ok(spawn({python, "-m", "pip", "--version"}))) {
-      pp = best_of(reps, dest, [&] {
-        std::vector<std::string> args = {python, "-m", "pip", "download", "-q", "--no-deps", "--no-index",
-                                         "--no-cache-dir", "--disable-pip-version-check", "-d", dest.string()};
-        for (const auto& w : wheels) args.push_back(server.url(w.name));
-        return wait_ok(spawn(args));
-      });
-      std::printf("  pip       %s -m pip download             %8.1f MB/s  (%.2f s)\n", python.c_str(), mbps(pp), pp);
-    } else {
-      std::printf("  pip       not installed (python3 -m pip)\n");
+    if (with_pip && (python.empty() || !wait_ok(spawn({python, "-m", "pip", "--version"})))) {
+      std::printf("  pip: not installed (python3 -m pip)\n");
+      python.clear();
     }
-    if (wf > 0 && cu > 0) std::printf("  wheelfit / curl: %.2fx (goal >= 0.9)\n", cu / wf);
-    if (wf > 0 && cv > 0) std::printf("  wheelfit / curl+sha256sum: %.2fx\n", cv / wf);
-    if (wf > 0 && pp > 0) std::printf("  wheelfit / pip:  %.2fx\n", pp / wf);
-    if (wf == 0) rc = 1;
+    // Each file's curl, then `then FILE` when given, in one shell per file.
+    const auto curls = [&](const fs::path& dest, const std::string& then) {
+      std::vector<std::vector<std::string>> commands;
+      for (const auto& w : wheels) {
+        const std::string file = (dest / w.name).string();
+        if (then.empty()) commands.push_back({curl, "-s", "-f", "-o", file, server.url(w.name)});
+        else commands.push_back({"sh", "-c", "\"$0\" -s -f -o \"$1\" \"$2\" && \"$3\" \"$1\"", curl, file, server.url(w.name), then});
+      }
+      return each_at_once(commands);
+    };
+
+    for (const auto& [label, base] : {std::pair<std::string, std::string>{"tmpfs", tmpfs_dir}, {"disk", disk_dir}}) {
+      if (base == "-") continue;
+      fs::path dest_root = base.empty() ? work : fs::path(base) / ("wheelfit-bench-download-" + std::to_string(::getpid()));
+      fs::create_directories(dest_root);
+      const fs::path dest = dest_root / "dest";
+      std::vector<Client> clients;
+      clients.push_back({"wheelfit", "deliver::download, sha256 verified", [&](const fs::path& d) {
+                           auto t = transports::make_http_transport(o);
+                           if (!t) return false;
+                           deliver::DownloadOptions opts;
+                           opts.dir = d;
+                           bool ok = true;
+                           for (const auto& got : deliver::download(**t, wanted, opts)) {
+                             if (got.status == deliver::Delivered::Status::fetched) continue;
+                             std::fprintf(stderr, "wheelfit: %s\n", got.error ? got.error->message.c_str() : "not fetched");
+                             ok = false;
+                           }
+                           return ok;
+                         }, true});
+      clients.push_back({"transport", "http transport, bodies discarded", [&](const fs::path&) {
+                           auto t = transports::make_http_transport(o);
+                           if (!t) return false;
+                           std::vector<DiscardSink> sinks(wanted.size());
+                           std::vector<transport::Request> rs(wanted.size());
+                           for (std::size_t i = 0; i < rs.size(); ++i) {
+                             rs[i].url = wanted[i].url;
+                             rs[i].max_body = std::size_t{1} << 40;
+                             rs[i].sink = &sinks[i];
+                           }
+                           bool ok = true;
+                           for (const auto& a : (*t)->get_many(rs)) ok = ok && a.has_value();
+                           return ok;
+                         }, true});
+      if (!curl.empty()) {
+        clients.push_back({"curl", std::to_string(files) + " processes at once, no check",
+                           [&](const fs::path& d) { return curls(d, ""); }});
+        if (!sum.empty()) {
+          clients.push_back({"curl+sha", "each then sha256sum", [&](const fs::path& d) { return curls(d, sum); }});
+        }
+        if (label == "disk" && !sync.empty()) {
+          clients.push_back({"curl+sync", "each then sync FILE (durable)", [&](const fs::path& d) { return curls(d, sync); }});
+        }
+      }
+      if (with_pip && !python.empty()) {
+        clients.push_back({"pip", "python3 -m pip download", [&](const fs::path& d) {
+                             std::vector<std::string> args = {python, "-m", "pip", "download", "-q", "--no-deps",
+                                                              "--no-index", "--no-cache-dir",
+                                                              "--disable-pip-version-check", "-d", d.string()};
+                             for (const auto& w : wheels) args.push_back(server.url(w.name));
+                             return wait_ok(spawn(args));
+                           }});
+      }
+      measure(clients, reps, dest);
+      if (!base.empty()) fs::remove_all(dest_root);
+      std::printf(" %s (%s):\n", label.c_str(), (base.empty() ? work : fs::path(base)).c_str());
+      const auto find = [&](const std::string& name) -> const Client* {
+        for (const auto& c : clients) {
+          if (c.name == name && c.best > 0) return &c;
+        }
+        return nullptr;
+      };
+      for (const auto& c : clients) {
+        if (c.best <= 0) {
+          std::printf("  %-10s %-40s failed\n", c.name.c_str(), c.what.c_str());
+          continue;
+        }
+        std::printf("  %-10s %-40s %8.1f MB/s  (%.2f s; %.2f CPU-s per GB)\n", c.name.c_str(), c.what.c_str(),
+                    static_cast<double>(total) / 1e6 / c.best, c.best, c.cpu / gb);
+      }
+      const Client* wf = find("wheelfit");
+      if (!wf) rc = 1;
+      const auto ratio = [&](const char* what, const Client* a, const Client* b, const char* goal) {
+        if (a && b) std::printf("  %s: %.2fx%s\n", what, b->best / a->best, goal);
+      };
+      ratio("wheelfit / curl", wf, find("curl"), " (goal >= 0.9)");
+      ratio("wheelfit / curl+sha256sum", wf, find("curl+sha"), " (goal >= 1.5)");
+      ratio("wheelfit / curl+sync", wf, find("curl+sync"), "");
+      ratio("transport (no hash, no write) / curl", find("transport"), find("curl"), "");
+      ratio("wheelfit / pip", wf, find("pip"), "");
+      if (const Client* cs = find("curl+sha"); wf && cs && cs->cpu > 0) {
+        std::printf("  CPU per GB, wheelfit / curl+sha256sum: %.2fx (goal <= 1.2)\n", wf->cpu / cs->cpu);
+      }
+    }
+    std::printf(" load after: %s\n", loadavg().c_str());
   }
   if (!keep) fs::remove_all(work);
   else std::printf("kept %s\n", work.c_str());

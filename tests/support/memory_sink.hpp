@@ -1,6 +1,7 @@
 #pragma once
 // A transport::BodySink that keeps the body in memory, for the transports' streaming tests: what
-// prepare() added, every begin(), the bytes, and a failure to inject at begin or at write.
+// prepare() added, every begin(), the bytes, and a failure to inject at begin or at write. With
+// `lend` set it also lends room() (at most `lend` bytes at a time) for the body to be read into.
 
 #include <cstddef>
 #include <optional>
@@ -18,7 +19,9 @@ struct MemorySink final : transport::BodySink {
   std::vector<transport::Headers> begin_headers;
   int prepares = 0;
   int writes = 0;
-  std::optional<Error> fail_begin, fail_write;  ///< returned by the next begin() / write()
+  int commits = 0;
+  std::size_t lend = 0;                  ///< room() lends at most this much (0: none)
+  std::optional<Error> fail_begin, fail_write;  ///< returned by the next begin() / write() / commit()
 
   void prepare(transport::Headers& headers) override {
     ++prepares;
@@ -37,6 +40,19 @@ struct MemorySink final : transport::BodySink {
     body.append(bytes);
     return {};
   }
+  std::span<char> room(std::size_t want) override {
+    lent.resize(std::min(want, lend));
+    return lent;
+  }
+  Expected<void> commit(std::size_t n) override {
+    ++commits;
+    if (fail_write) return *fail_write;
+    body.append(lent.data(), n);
+    return {};
+  }
+
+ private:
+  std::vector<char> lent;
 };
 
 }  // namespace wheelfit::test

@@ -237,7 +237,6 @@ bool HttpTransport::drain_to_sink(Exchange& x) {
 
 /// After the body loop: the outcome.
 void HttpTransport::body_read(Exchange& x, const error_code& ec) {
-  const Url& url = x.route->url;
   Outcome& o = *x.out;
   auto& p = *x.parser;
   // What arrived before a cut goes to the sink too: the retry's Range starts after it.
@@ -245,19 +244,7 @@ void HttpTransport::body_read(Exchange& x, const error_code& ec) {
   const std::uint64_t received = x.wire + p.get().body().size();
   if (ec) {
     stats_.bytes += p.get().body().size();
-    if (ec == beast::error::timeout) {
-      o = fail(timeout_error(x, "reading the body from"));
-    } else if (ec == http::error::body_limit) {
-      o = fail(Error(Errc::too_large, "the response body from " + where(url) + " exceeds the limit of " +
-                                          std::to_string(x.req->max_body) + " bytes"));
-    } else if (is_closed(ec) || ec == http::error::partial_message) {
-      o = fail(net_error(NetErrc::truncated, "the response from " + where(url) + " was cut short after " +
-                                                 std::to_string(received) + " body bytes"));
-    } else if (is_http_error(ec)) {
-      o = fail(net_error(NetErrc::protocol, "malformed response body from " + where(url) + ": " + ec.message()));
-    } else {
-      o = fail(net_error(NetErrc::truncated, "reading the body from " + where(url) + " failed: " + ec.message()));
-    }
+    body_failed(x, ec, received);
     return;
   }
   x.conn->tcp().expires_never();
@@ -271,6 +258,115 @@ void HttpTransport::body_read(Exchange& x, const error_code& ec) {
   }
   o.keep = p.get().keep_alive() && !p.need_eof() && x.conn->buffer.size() == 0;
   o.ok = true;
+}
+
+void HttpTransport::body_failed(Exchange& x, const error_code& ec, std::uint64_t received) {
+  const Url& url = x.route->url;
+  Outcome& o = *x.out;
+  if (ec == beast::error::timeout) {
+    o = fail(timeout_error(x, "reading the body from"));
+  } else if (ec == http::error::body_limit) {
+    o = fail(Error(Errc::too_large, "the response body from " + where(url) + " exceeds the limit of " +
+                                        std::to_string(x.req->max_body) + " bytes"));
+  } else if (is_closed(ec) || ec == http::error::partial_message) {
+    o = fail(net_error(NetErrc::truncated, "the response from " + where(url) + " was cut short after " +
+                                               std::to_string(received) + " body bytes"));
+  } else if (is_http_error(ec)) {
+    o = fail(net_error(NetErrc::protocol, "malformed response body from " + where(url) + ": " + ec.message()));
+  } else {
+    o = fail(net_error(NetErrc::truncated, "reading the body from " + where(url) + " failed: " + ec.message()));
+  }
+}
+
+bool HttpTransport::direct_body(Exchange& x) {
+  const auto& p = *x.parser;
+  if (!x.streaming || p.is_done() || p.chunked()) return false;
+  const auto left = p.content_length_remaining();
+  if (!left) return false;
+  x.left = *left;
+  return true;
+}
+
+bool HttpTransport::take_buffered(Exchange& x) {
+  if (!drain_to_sink(x)) return false;  // what the parser took with the header, if anything
+  auto& buffer = x.conn->buffer;
+  const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), x.left));
+  if (n == 0) return true;
+  const auto* first = static_cast<const char*>(buffer.data().data());
+  x.wire += n;
+  x.left -= n;
+  stats_.bytes += n;
+  auto ok = x.req->sink->write(std::string_view(first, n));
+  buffer.consume(n);
+  if (ok) return true;
+  *x.out = fail(ok.error());
+  x.out->sink_failed = true;
+  return false;
+}
+
+std::span<char> HttpTransport::body_room(Exchange& x) {
+  const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(x.left, kDirectRead));
+  const auto room = x.req->sink->room(want);
+  x.lent = !room.empty();
+  if (x.lent) return room;
+  if (!x.scratch) x.scratch = std::make_unique_for_overwrite<char[]>(kDirectRead);
+  return {x.scratch.get(), want};
+}
+
+bool HttpTransport::body_bytes(Exchange& x, std::span<char> room, std::size_t n) {
+  x.wire += n;
+  x.left -= n;
+  stats_.bytes += n;
+  auto ok = x.lent ? x.req->sink->commit(n) : x.req->sink->write(std::string_view(room.data(), n));
+  if (ok) return true;
+  *x.out = fail(ok.error());
+  x.out->sink_failed = true;
+  return false;
+}
+
+std::shared_ptr<BodyWatch> HttpTransport::start_watch(Exchange& x) const {
+  auto w = std::make_shared<BodyWatch>(x.conn->tcp());
+  x.conn->tcp().expires_never();
+  w->progress = Clock::now();
+  w->idle = opts_.idle_timeout;
+  w->deadline = x.deadline;
+  rewatch(w);
+  return w;
+}
+
+void HttpTransport::rewatch(const std::shared_ptr<BodyWatch>& w) {
+  const auto idle_end = w->progress + w->idle;
+  w->timer.expires_at(std::min(idle_end, w->deadline));
+  w->timer.async_wait([w](const error_code& ec) {
+    if (ec || w->done) return;
+    const auto now = Clock::now();
+    if (now < w->progress + w->idle && now < w->deadline) {
+      rewatch(w);  // bytes came since: the expiry moves on
+      return;
+    }
+    w->fired = true;
+    w->by_deadline = now >= w->deadline;
+    w->stream->cancel();
+  });
+}
+
+void HttpTransport::stop_watch(Exchange& x, BodyWatch& w, error_code& ec) {
+  w.done = true;
+  w.timer.cancel();
+  if (w.fired && ec) {
+    ec = beast::error::timeout;
+    x.by_deadline = w.by_deadline;
+  }
+}
+
+void HttpTransport::direct_done(Exchange& x, const error_code& ec) {
+  if (x.left > 0) {
+    body_failed(x, ec ? ec : error_code(net::error::eof), x.wire);
+    return;
+  }
+  x.conn->tcp().expires_never();
+  x.out->keep = !ec && x.parser->get().keep_alive() && x.conn->buffer.size() == 0;
+  x.out->ok = true;
 }
 
 }  // namespace wheelfit::transports::detail

@@ -198,6 +198,10 @@ net::awaitable<void> HttpTransport::exchange(Stream& s, Exchange& x) {
   x.by_deadline = arm(x.conn->tcp(), opts_.idle_timeout, x.deadline);
   got = co_await http::async_read_header(s, x.conn->buffer, *x.parser, tok(ec));
   if (!header_read(x, ec) || !paced(x, got)) co_return;
+  if (direct_body(x)) {
+    co_await read_direct(s, x);
+    co_return;
+  }
 
   while (!x.parser->is_done()) {
     x.by_deadline = arm(x.conn->tcp(), opts_.idle_timeout, x.deadline);
@@ -206,6 +210,33 @@ net::awaitable<void> HttpTransport::exchange(Stream& s, Exchange& x) {
     if (!decode_some(x, false) || !drain_to_sink(x) || !paced(x, got)) co_return;
   }
   body_read(x, ec);
+}
+
+template <class Stream>
+net::awaitable<void> HttpTransport::read_direct(Stream& s, Exchange& x) {
+  error_code ec;
+  std::size_t got = 0;
+  std::span<char> room;
+  std::shared_ptr<BodyWatch> watch;
+  bool ended = false;  // the sink refused the bytes or the speed floor cut them: the outcome is set
+  if (!take_buffered(x)) co_return;
+  watch = start_watch(x);
+  while (x.left > 0) {
+    room = body_room(x);
+    got = co_await s.async_read_some(net::buffer(room.data(), room.size()), tok(ec));
+    if (got > 0) watch->progress = Clock::now();
+    if (got > 0 && !body_bytes(x, room, got)) {
+      ended = true;
+      break;
+    }
+    if (ec) break;
+    if (!paced(x, got)) {
+      ended = true;
+      break;
+    }
+  }
+  stop_watch(x, *watch, ec);
+  if (!ended) direct_done(x, ec);
 }
 
 }  // namespace wheelfit::transports::detail

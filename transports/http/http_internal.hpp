@@ -15,6 +15,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -141,6 +142,19 @@ struct Conn {
     tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
     tcp().close();
   }
+};
+
+/// The idle timeout and deadline of a body read past the parser: one expiry, moved on by progress
+/// (a timer armed for every read costs as much as a small read). The timer's handler holds it, so
+/// it outlives the read loop; `done` ends it.
+struct BodyWatch {
+  explicit BodyWatch(beast::tcp_stream& s) : stream(&s), timer(s.get_executor()) {}
+  beast::tcp_stream* stream;
+  net::steady_timer timer;
+  Clock::time_point progress;  ///< the last byte's time
+  milliseconds idle{0};
+  Clock::time_point deadline;
+  bool fired = false, by_deadline = false, done = false;
 };
 
 /// Where one URL goes: directly, or via a proxy.
@@ -391,6 +405,10 @@ class HttpTransport final : public Transport {
     std::uint64_t wire = 0;          ///< body bytes received and already handed to gunzip (or the sink)
     bool streaming = false;          ///< a 2xx body going to req->sink
     SpeedFloor floor;                ///< the low-speed rule over this attempt's reads
+    // A streamed body of known length, read past the parser (read_direct):
+    std::uint64_t left = 0;          ///< its bytes still to come
+    bool lent = false;               ///< the last read went into the sink's room (else into scratch)
+    std::unique_ptr<char[]> scratch; ///< where it is read for a sink that lends no room
   };
 
   void prepare_request(const Route& route, const Request& req, const Headers& headers, const ProxyAuthState& auth,
@@ -414,6 +432,10 @@ class HttpTransport final : public Transport {
   void start_parser(Exchange& x) const;
   template <class Stream>
   net::awaitable<void> exchange(Stream& s, Exchange& x);
+  /// Reads a streamed 2xx body of known length straight into the sink's room (or a scratch
+  /// block handed to write()), up to kDirectRead bytes a read: no parser, no copy in between.
+  template <class Stream>
+  net::awaitable<void> read_direct(Stream& s, Exchange& x);
 
   // ---- the response header and body: limits, Content-Encoding, gzip (http_decode.cpp) ----
 
@@ -426,6 +448,28 @@ class HttpTransport final : public Transport {
   /// A 2xx header of a streamed request: tells the sink (false, the outcome set, when it refuses).
   bool begin_sink(Exchange& x);
   void body_read(Exchange& x, const error_code& ec);
+  /// The outcome of a body that failed after `received` bytes with `ec`.
+  void body_failed(Exchange& x, const error_code& ec, std::uint64_t received);
+
+  // ---- a streamed body of known length, past the parser (http_decode.cpp) ----
+
+  static constexpr std::size_t kDirectRead = 1u << 20;
+  /// Whether the body after this header is read by read_direct (a streamed 2xx with a
+  /// Content-Length still to come); sets x.left.
+  static bool direct_body(Exchange& x);
+  /// Hands the sink the body bytes that came with the header: false, the outcome set, when it refuses.
+  bool take_buffered(Exchange& x);
+  /// Where the next read goes: the sink's room, else the scratch block.
+  static std::span<char> body_room(Exchange& x);
+  /// `n` bytes were read into body_room()'s `room`: to the sink (false, the outcome set, when it refuses).
+  bool body_bytes(Exchange& x, std::span<char> room, std::size_t n);
+  /// After read_direct's loop: the outcome.
+  void direct_done(Exchange& x, const error_code& ec);
+  /// Starts the watch of a body read past the parser (the stream's own expiry off).
+  std::shared_ptr<BodyWatch> start_watch(Exchange& x) const;
+  static void rewatch(const std::shared_ptr<BodyWatch>& w);
+  /// Ends the watch; a read it cancelled becomes beast::error::timeout in `ec`.
+  static void stop_watch(Exchange& x, BodyWatch& w, error_code& ec);
 
   HttpOptions opts_;
   bool client_cert_;  ///< the context presents a client certificate to a server that asks

@@ -16,6 +16,10 @@
 // Timeouts: every socket operation runs under beast::tcp_stream's expiry, set to the nearer of
 // its own limit (connect / idle) and the resource's overall deadline; which one fired decides the
 // NetErrc. Errors are values; no exception leaves get() / get_many().
+// Streamed bodies (Request::sink) of known length skip the parser: read 1 MiB at a time straight
+// into the room the sink lends (BodySink::room; else a block of the exchange's, then write()),
+// under one idle expiry moved on by each read's progress (BodyWatch) instead of a timer per read.
+// Chunked and close-delimited bodies, and every body kept in memory, go through the parser.
 // The parts: http_request_loop.cpp (redirects, retries), http_connection.cpp (slots, keep-alive
 // pool, connecting), http_exchange.cpp (one attempt), http_decode.cpp (header limits, gzip),
 // http_internal.hpp (what they share); this file holds the batch runner and the factories.

@@ -1,10 +1,15 @@
 // deliver::download: the files checked, the present ones kept, the rest streamed through one
-// get_many into their parts, each verified and renamed as its answer comes in.
+// get_many into their parts, each verified and renamed as its answer comes in (on a finisher
+// thread: the transport's thread goes on receiving the others meanwhile).
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "part_sink.hpp"
 #include "wheelfit/util/atomic_file.hpp"
@@ -71,11 +76,76 @@ bool range_refused(const Error& e) {
   return transport::is(e, transport::NetErrc::http_status) && e.message.find("HTTP 416") != std::string::npos;
 }
 
+/// Runs jobs on up to `most` threads of its own (started as jobs come, each carrying the calling
+/// thread's log sink); wait() runs what is queued and joins them.
+class Finishers {
+ public:
+  explicit Finishers(std::size_t most) : most_(std::max<std::size_t>(1, most)) {}
+  ~Finishers() { wait(); }
+  Finishers(const Finishers&) = delete;
+  Finishers& operator=(const Finishers&) = delete;
+
+  void add(std::function<void()> job) {
+    const std::lock_guard lock(mutex_);
+    jobs_.push_back(std::move(job));
+    if (idle_ == 0 && threads_.size() < most_) threads_.emplace_back([this, sink = log::thread_sink()] { loop(sink); });
+    changed_.notify_one();
+  }
+
+  void wait() {
+    {
+      const std::lock_guard lock(mutex_);
+      stopping_ = true;
+      changed_.notify_all();
+    }
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+    stopping_ = false;
+  }
+
+ private:
+  void loop(const std::shared_ptr<const log::Sink>& sink) {
+    const log::ScopedSink carried(sink);
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      ++idle_;
+      changed_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+      --idle_;
+      if (jobs_.empty()) return;
+      auto job = std::move(jobs_.front());
+      jobs_.pop_front();
+      lock.unlock();
+      job();  // catches its own exceptions
+      lock.lock();
+    }
+  }
+
+  std::size_t most_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::function<void()>> jobs_;
+  std::vector<std::thread> threads_;
+  std::size_t idle_ = 0;
+  bool stopping_ = false;
+};
+
+/// At most this many files are finished (digest, fsync, read back, rename) at once.
+constexpr std::size_t kFinishers = 4;
+
 /// One download() call: the files, their sinks and results.
 class Run {
  public:
   Run(const std::vector<Wanted>& files, const DownloadOptions& options)
-      : files_(files), options_(options), out_(files.size()), sinks_(files.size()), again_(files.size(), false) {}
+      : files_(files), options_(options), out_(files.size()), sinks_(files.size()), again_(files.size(), false) {
+    // The sinks report bytes on the transport's thread, the calling one: what the finishers
+    // reported meanwhile goes first.
+    if (options_.progress) {
+      sink_progress_ = [this](const Progress& p) {
+        if (std::this_thread::get_id() == caller_) pump();
+        options_.progress(p);
+      };
+    }
+  }
 
   std::vector<Delivered> go(transport::Transport& transport) {
     std::vector<std::size_t> fetch;
@@ -102,8 +172,28 @@ class Run {
   }
 
  private:
-  void tell(Progress::Kind kind, std::size_t i, std::uint64_t done, std::optional<std::uint64_t> total) const {
-    if (options_.progress) options_.progress(Progress{kind, i, files_[i].filename, done, total, out_[i].status});
+  /// A progress event: on the calling thread at once (after those queued before it), else (a
+  /// finisher's) queued for the calling thread's next report or the end of the batch.
+  void tell(Progress::Kind kind, std::size_t i, std::uint64_t done, std::optional<std::uint64_t> total) {
+    if (!options_.progress) return;
+    const Progress p{kind, i, files_[i].filename, done, total, out_[i].status};
+    if (std::this_thread::get_id() != caller_) {
+      const std::lock_guard lock(mutex_);
+      told_.push_back(p);
+      return;
+    }
+    pump();
+    options_.progress(p);
+  }
+
+  /// The queued progress events, on the calling thread.
+  void pump() {
+    std::deque<Progress> ready;
+    {
+      const std::lock_guard lock(mutex_);
+      ready.swap(told_);
+    }
+    for (const auto& p : ready) options_.progress(p);
   }
 
   void fail(std::size_t i, Error e) {
@@ -178,7 +268,7 @@ class Run {
 
   bool open(std::size_t i) {
     sinks_[i] = std::make_unique<PartSink>(i, PartPaths(options_.dir, files_[i].filename), files_[i].size,
-                                           options_.max_file, options_.progress);
+                                           options_.max_file, sink_progress_);
     if (auto ok = sinks_[i]->open(); !ok) {
       fail(i, ok.error());
       return false;
@@ -188,6 +278,7 @@ class Run {
 
   /// Fetches `which` in one get_many; returns those to fetch once more from zero.
   std::vector<std::size_t> batch(transport::Transport& transport, const std::vector<std::size_t>& which) {
+    Finishers finishers(std::min(kFinishers, which.size()));
     std::vector<transport::Request> requests(which.size());
     for (std::size_t j = 0; j < which.size(); ++j) {
       const std::size_t i = which[j];
@@ -197,32 +288,38 @@ class Run {
       tell(Progress::Kind::started, i, sinks_[i]->bytes(), files_[i].size);
     }
     std::vector<char> settled(which.size(), 0);
-    std::vector<std::size_t> again;
     auto answers = transport.get_many(requests, [&](std::size_t j, const Expected<transport::Response>& a) {
       if (j >= which.size() || settled[j]) return;
       settled[j] = 1;
-      settle(which[j], a, again);
+      settle(which[j], a, finishers);
     });
     for (std::size_t j = 0; j < which.size(); ++j) {
       if (settled[j]) continue;
       settle(which[j], j < answers.size() ? answers[j] : Expected<transport::Response>(Error(
                                                              Errc::io_error, "the transport returned no answer")),
-             again);
+             finishers);
     }
+    finishers.wait();
+    pump();
+    std::vector<std::size_t> again;
+    again.swap(again_next_);
+    std::sort(again.begin(), again.end());
     return again;
   }
 
   /// Asks for `i` again from zero, once: true when it will be.
-  bool refetch(std::size_t i, std::vector<std::size_t>& again, const std::string& why) {
+  bool refetch(std::size_t i, const std::string& why) {
     if (again_[i]) return false;
     again_[i] = true;
     log::info(files_[i].filename + ": " + why + "; fetching it again from the start");
     sinks_[i]->restart();
-    again.push_back(i);
+    const std::lock_guard lock(mutex_);
+    again_next_.push_back(i);
     return true;
   }
 
-  void settle(std::size_t i, const Expected<transport::Response>& answer, std::vector<std::size_t>& again) {
+  /// An answer, on the calling thread: a failure settled here, a body handed to the finishers.
+  void settle(std::size_t i, const Expected<transport::Response>& answer, Finishers& finishers) {
     const Wanted& w = files_[i];
     Delivered& d = out_[i];
     PartSink& sink = *sinks_[i];
@@ -230,7 +327,7 @@ class Run {
     if (!answer) {
       // The part stays (with its validator) for a later run to continue, unless it holds nothing
       // (a 404) or the disk refused it (ENOSPC: keeping it keeps the disk full).
-      if (range_refused(answer.error()) && refetch(i, again, "the server refused the range of the partial file")) return;
+      if (range_refused(answer.error()) && refetch(i, "the server refused the range of the partial file")) return;
       if (sink.bytes() == 0 || sink.disk_failed()) discard_part(i);
       fail(i, answer.error().with_context(w.filename));
       return;
@@ -241,6 +338,21 @@ class Run {
                                         std::to_string(answer->status) + " without a body"));
       return;
     }
+    finishers.add([this, i] {
+      try {
+        complete(i);
+      } catch (const std::exception& e) {  // never expected (an allocation failure)
+        fail(i, Error(Errc::io_error, files_[i].filename + ": " + e.what()));
+      }
+    });
+  }
+
+  /// A body received whole: its digest checked, the part made durable, read back and renamed
+  /// (on a finisher thread).
+  void complete(std::size_t i) {
+    const Wanted& w = files_[i];
+    Delivered& d = out_[i];
+    PartSink& sink = *sinks_[i];
     auto digest = sink.finish();
     if (!digest) {
       if (sink.disk_failed()) discard_part(i);
@@ -250,7 +362,7 @@ class Run {
     d.bytes = sink.bytes();
     d.sha256 = *digest;
     if (w.sha256 && *digest != *w.sha256) {
-      if (sink.continued() && refetch(i, again, "the digest of the continued partial file is wrong")) return;
+      if (sink.continued() && refetch(i, "the digest of the continued partial file is wrong")) return;
       discard(i);
       fail(i, Error(Errc::invalid_input, w.filename + ": sha256 mismatch: expected " + *w.sha256 + ", got " + *digest +
                                              " (" + std::to_string(d.bytes) + " bytes from " + util::redact(w.url) +
@@ -323,6 +435,11 @@ class Run {
   std::vector<Delivered> out_;
   std::vector<std::unique_ptr<PartSink>> sinks_;
   std::vector<char> again_;  ///< already fetched again from zero
+  const std::thread::id caller_ = std::this_thread::get_id();
+  ProgressHook sink_progress_;  ///< options_.progress, after the queued events
+  std::mutex mutex_;            ///< guards told_ and again_next_
+  std::deque<Progress> told_;   ///< progress events of the finishers, for the calling thread
+  std::vector<std::size_t> again_next_;  ///< to fetch once more from zero, after this batch
 };
 
 }  // namespace

@@ -6,21 +6,28 @@
 // asks for the rest (Range: bytes=N- + If-Range); begin() takes a 200 as "start over" (the part
 // truncated, the hash restarted) and a 206 as the continuation, after checking that its
 // Content-Range starts at bytes() and hashing the part's earlier bytes (once per run).
-// Writes are gathered into 1 MiB blocks; a thread of the sink's own hashes and writes them, so
-// the transport's network thread only receives (a few blocks queued at most: a slow disk slows
-// the download, memory stays bounded). Every step that reads the part or the hash (a 206's
-// earlier bytes, finish, truncate) first waits for the queue to drain.
+// Writes are gathered into 1 MiB blocks (room() lends the transport the block itself, so a body
+// is received straight into it); a thread of the sink's own hashes, checksums and writes them,
+// starting the disk's writeback as it goes, so the transport's network thread only receives (a
+// few blocks queued at most: a slow disk slows the download, memory stays bounded; used blocks
+// are reused). Every step that reads the part or the hash (a 206's earlier bytes, finish,
+// truncate) first waits for the queue to drain.
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "checksum.hpp"
 #include "wheelfit/deliver/download.hpp"
 
 namespace wheelfit::deliver::detail {
@@ -49,10 +56,13 @@ class PartSink final : public transport::BodySink {
   void prepare(transport::Headers& headers) override;
   Expected<void> begin(int status, const transport::Headers& headers) override;
   Expected<void> write(std::string_view bytes) override;
+  std::span<char> room(std::size_t want) override;
+  Expected<void> commit(std::size_t n) override;
 
   /// After the answer: every byte on disk; the digest of the whole part.
   [[nodiscard]] Expected<std::string> finish();
-  /// fsync, hash the part's bytes on disk again and compare them with `digest` (finish()'s),
+  /// fsync, read the part's bytes on disk again and compare them with those received (their
+  /// checksum; on a difference the error names the sha256 on disk and `digest`, finish()'s),
   /// rename the part to its final name (and fsync the folder), remove the meta. Errc::io_error,
   /// nothing renamed, when the bytes on disk differ or a link, FIFO or folder holds the final name.
   [[nodiscard]] Expected<void> commit(const std::string& digest);
@@ -73,14 +83,24 @@ class PartSink final : public transport::BodySink {
   [[nodiscard]] bool disk_failed() const { return write_failed_; }
 
  private:
-  Expected<void> flush();  ///< the buffer handed to the writer, and the queue drained
+  /// A block of kWriteBlock bytes, `size` of them taken.
+  struct Block {
+    std::unique_ptr<char[]> data;
+    std::size_t size = 0;
+  };
+  using Reader = std::function<void(std::string_view)>;
+
+  Expected<void> flush();  ///< the current block handed to the writer, and the queue drained
+  Expected<void> take(std::size_t n);  ///< accounts for `n` more bytes in the current block
   Expected<void> write_out(std::string_view bytes);
-  void hand(std::string block);  ///< queues a block (waits while the queue is full)
+  void start_writeback(std::uint64_t upto);  ///< asks the disk to write the part's bytes before `upto`
+  void ready_block();  ///< the current block has memory (a reused one when there is one)
+  void hand();  ///< queues the current block (waits while the queue is full)
   Expected<void> drain();        ///< waits until every queued block is hashed and written
   void stop_writer();            ///< drains and joins the writer thread
   void writer_loop();
   Expected<void> hash_part();
-  Expected<void> hash_bytes(std::uint64_t& from, std::uint64_t to, Sha256& sha, const char* when) const;
+  Expected<void> read_part(std::uint64_t& from, std::uint64_t to, const Reader& reader, const char* when) const;
   Expected<void> verify_on_disk(const std::string& digest);
   Expected<void> truncate();
   void keep_validator(const transport::Headers& headers);
@@ -94,9 +114,10 @@ class PartSink final : public transport::BodySink {
   const ProgressHook& progress_;
   int fd_ = -1;
   Sha256 sha_;
+  Checksum sum_;              ///< of the same bytes as sha_ (compared with the bytes on disk at commit)
   std::uint64_t done_ = 0;    ///< body bytes taken (on disk + buffered)
   std::uint64_t hashed_ = 0;  ///< of which the hash covers the first hashed_
-  std::string buffer_;        ///< taken, not yet handed to the writer
+  Block current_;             ///< taken, not yet handed to the writer
   std::string name_;          ///< the final file name, for progress
   std::string validator_;     ///< for If-Range
   std::optional<Error> pending_;  ///< a failure outside begin/write (prepare's flush), told at the next call
@@ -105,7 +126,9 @@ class PartSink final : public transport::BodySink {
   std::thread writer_;
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<std::string> queue_;
+  std::deque<Block> queue_;
+  std::vector<std::unique_ptr<char[]>> spare_;  ///< written blocks, for reuse
+  std::uint64_t written_ = 0, synced_ = 0;  ///< the writer's: bytes written, of which writeback was asked for
   bool writing_ = false, stopping_ = false;
   std::optional<Error> write_error_;   ///< the writer's first failure (guarded by mutex_)
   std::atomic<bool> write_failed_{false};

@@ -1,5 +1,6 @@
 // Request::sink over http: the body streams to the sink (Response::body empty), prepare() before
-// every attempt, a sink's error is final (never retried), no overall deadline, max_body applies.
+// every attempt, a sink's error is final (never retried), no overall deadline, max_body applies; a
+// body of known length is read into the room a sink lends, and its cut is told as before.
 #include <catch2/catch.hpp>
 
 #include <thread>
@@ -143,4 +144,72 @@ TEST_CASE("sink: max_time (--max-time) ends a streamed body, and nothing starts 
                 {"the --max-time of 600 ms ran out before", "/next.whl"});
   CHECK(server.connections() == before);  // not even a connection
   CHECK(later.prepares == 0);
+}
+
+namespace {
+/// A body of `n` bytes that differ from their neighbours (a misplaced run shows).
+std::string counting_body(std::size_t n) {
+  std::string s(n, '\0');
+  for (std::size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 131 + i / 251) & 0xff);
+  return s;
+}
+}  // namespace
+
+TEST_CASE("sink: a body of known length is read into the room the sink lends", "[transports][http][sink]") {
+  const std::string body = counting_body(700000);
+  TestServer server(serve([&](const HttpRequest&) { return http_response(200, body); }));
+  auto t = make();
+  SECTION("lent room: the bytes go straight in, in order") {
+    MemorySink sink;
+    sink.lend = 4096;
+    auto r = t->get(streamed(server.url("/f.whl"), sink));
+    WHEELFIT_REQUIRE_OK(r);
+    CHECK(sink.body == body);
+    CHECK(sink.commits > 0);
+    CHECK(sink.writes <= 1);  // at most the bytes that came with the header
+  }
+  SECTION("no room lent: written from the transport's block") {
+    MemorySink sink;
+    auto r = t->get(streamed(server.url("/f.whl"), sink));
+    WHEELFIT_REQUIRE_OK(r);
+    CHECK(sink.body == body);
+    CHECK(sink.commits == 0);
+  }
+  SECTION("the connection serves the next request (keep-alive)") {
+    MemorySink a, b;
+    a.lend = b.lend = 1u << 20;
+    WHEELFIT_REQUIRE_OK(t->get(streamed(server.url("/a.whl"), a)));
+    WHEELFIT_REQUIRE_OK(t->get(streamed(server.url("/b.whl"), b)));
+    CHECK(a.body == body);
+    CHECK(b.body == body);
+    CHECK(t->stats().connections == 1);
+  }
+  CHECK(t->stats().bytes >= body.size());
+}
+
+TEST_CASE("sink: N02 a body of known length cut mid-way is truncated after what arrived", "[transports][http][sink]") {
+  const std::string body = counting_body(200000);
+  TestServer server([&](Conn& c) {
+    if (!c.read_request()) return;
+    c.write("HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, 50000));
+  });
+  auto t = make(fast_options(0));
+  MemorySink sink;
+  sink.lend = 8192;
+  auto r = t->get(streamed(server.url("/cut.whl"), sink));
+  check_failure(r, NetErrc::truncated, {"was cut short after 50000 body bytes", loopback(server.port())});
+  CHECK(sink.body == body.substr(0, 50000));  // every byte before the cut reached the sink
+  CHECK(t->stats().bytes == 50000);
+}
+
+TEST_CASE("sink: an error from commit() ends the request at once, unretried", "[transports][http][sink]") {
+  TestServer server(serve([&](const HttpRequest&) { return http_response(200, counting_body(300000)); }));
+  auto t = make(fast_options(3));
+  MemorySink sink;
+  sink.lend = 1024;
+  sink.fail_write = Error(Errc::io_error, "disk full");
+  auto r = t->get(streamed(server.url("/f.whl"), sink));
+  REQUIRE_FALSE(r);
+  CHECK(r.error().message == "disk full");
+  CHECK(server.requests().size() == 1);
 }

@@ -2,9 +2,11 @@
 // Fetching wheels into a folder: concurrent, resumable, verified, atomic, idempotent.
 //
 // Each file goes to DIR/<filename> only once its sha256 is known to be the one expected: the
-// bytes stream (transport::BodySink) into DIR/.<filename>.part, hashed as they arrive; the part is
-// fsynced, its bytes on disk hashed again, and renamed to its final name only when that digest
-// is the one expected. The whole run holds DIR/.wheelfit.lock (lock_folder); each part is opened
+// bytes stream (transport::BodySink, read straight into the part's 1 MiB blocks) into
+// DIR/.<filename>.part, hashed as they arrive; once its answer is in, a thread of the run's own
+// (the transport goes on receiving the others) fsyncs the part, reads its bytes on disk back and
+// compares them with those received (a 64-bit checksum of each; a difference is an error naming
+// the sha256 on disk), and renames it to its final name only when the digest is the one expected. The whole run holds DIR/.wheelfit.lock (lock_folder); each part is opened
 // without following a link, only as a regular file of one link, and locked while written; a link,
 // FIFO or folder at a final name is an error naming it, never replaced. A file at its final name
 // is never written in place: only replaced by a rename. Parts of files the run does not want,
@@ -18,7 +20,7 @@
 // stopped. Files without a known digest are fetched, hashed and reported as unverified.
 //
 // Thread safety: one download() at a time per transport; the progress hook is called on the
-// calling thread.
+// calling thread (what the finishing threads report waits for the calling thread's next report).
 
 #include <cstdint>
 #include <filesystem>

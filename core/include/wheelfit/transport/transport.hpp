@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -69,7 +70,8 @@ std::optional<std::string_view> find_header(const Headers& headers, std::string_
 /// Where a streamed body goes (Request::sink): a body too big to hold in memory (a wheel being
 /// downloaded). The transport calls prepare() before every attempt (the first, each retry, each
 /// redirect hop), then, for a 2xx answer, begin() once and write() for each run of body bytes.
-/// An error from begin() or write() ends the request with that error at once (never retried).
+/// An error from begin(), write() or commit() ends the request with that error at once (never
+/// retried).
 /// Called on the thread running the transport's get()/get_many(), one call at a time per sink.
 class BodySink {
  public:
@@ -80,6 +82,19 @@ class BodySink {
   virtual Expected<void> begin(int status, const Headers& headers) = 0;
   /// The next body bytes, in order.
   virtual Expected<void> write(std::string_view bytes) = 0;
+  /// Optional, to receive a body without a copy: room for up to `want` next body bytes in the
+  /// sink's own memory (empty: the sink takes write() only, the default). A transport that uses
+  /// it reads into a prefix of the room and calls commit() with how many bytes it read before
+  /// any other call; the room is the sink's until then.
+  virtual std::span<char> room(std::size_t want) {
+    (void)want;
+    return {};
+  }
+  /// The first `n` bytes of the last room() are the next body bytes: as write() of them.
+  virtual Expected<void> commit(std::size_t n) {
+    (void)n;
+    return {};
+  }
 };
 
 struct Request {
