@@ -109,6 +109,48 @@ TEST_CASE("read_index keeps a read failure apart from 'not published'", "[index]
   CHECK_THAT(snap.packages_json_note, Catch::Contains("could not be read") && Catch::Contains("503"));
 }
 
+TEST_CASE("read_index keeps packages.json's requested records only; another project's bad record costs them nothing",
+          "[index][read_index][packages-json-select]") {
+  const std::string sha(64, 'a');
+  const std::string body = R"({"schema": 1, "repo": "o/r", "packages": {
+      "other": {"wheels": [{"filename": "other-1.whl", "url": "https://h/o.whl", "sha256": "not hex"}]},
+      "pkg": {"torch_free": true, "wheels": [{"filename": "pkg-1.0-py3-none-any.whl", "url": "pkg-1.0-py3-none-any.whl",
+                                            "sha256": ")" + sha + R"("}]}}})";
+  TableTransport t;
+  t.answers.emplace("https://i.test/packages.json", page(body, "application/json"));
+  t.answers.emplace("https://i.test/pkg/", page(kWheel, "text/html"));
+  t.answers.emplace("https://i.test/other/", page("<html>" + kWheel + "<a href='#x'>x</a></html>", "text/html"));
+  struct Way {
+    const char* what;
+    index::ReadIndexOptions options;
+  };
+  for (const auto& way : {Way{"as the answers come", {}}, Way{"after the batch", {.parse_as_answers_arrive = false}}}) {
+    INFO(way.what);
+    const auto snap = index::read_index(t, "https://i.test/", {"pkg"}, way.options);
+    REQUIRE(snap.packages_json);
+    CHECK(snap.packages_json_note.empty());
+    CHECK(snap.packages_json->repo == "o/r");
+    REQUIRE(snap.packages_json->packages.size() == 1);
+    CHECK(snap.packages_json->packages.at("pkg").torch_free);
+    CHECK(snap.packages_json->sha256_for("https://i.test/pkg-1.0-py3-none-any.whl", "") == sha);  // relative url resolved
+    CHECK(snap.projects.at("pkg").status == index::ProjectPage::Status::ok);
+  }
+  SECTION("both pages, in the pages' order, each way") {
+    const auto as_they_come = index::read_index(t, "https://i.test/", {"pkg", "other"});
+    const auto after = index::read_index(t, "https://i.test/", {"pkg", "other"}, {.parse_as_answers_arrive = false});
+    CHECK(as_they_come.warnings == after.warnings);
+    CHECK_FALSE(as_they_come.packages_json);  // asked for, the bad record is refused as before
+    CHECK_THAT(as_they_come.packages_json_note,
+               Catch::Contains("packages.json ignored") && Catch::Contains("packages.other.wheels[0].sha256"));
+    CHECK(as_they_come.packages_json_note == after.packages_json_note);
+  }
+  SECTION("asked for whole, every record is checked") {
+    const auto whole = index::read_index(t, "https://i.test/", {"pkg"}, {.whole_packages_json = true});
+    CHECK_FALSE(whole.packages_json);
+    CHECK_THAT(whole.packages_json_note, Catch::Contains("packages.other.wheels[0].sha256"));
+  }
+}
+
 TEST_CASE("contain_links: what a page may link, by where it answered from (H05)", "[index][read_index]") {
   struct Row {
     const char* page;

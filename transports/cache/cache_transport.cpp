@@ -96,6 +96,15 @@ class CacheTransport final : public transport::Transport {
   }
 
   std::vector<Expected<Response>> get_many_impl(const std::vector<Request>& requests) override {
+    return get_many_hooked_impl(requests, {});
+  }
+
+  // The caller's hook hears an answer of the inner transport the moment it comes when settle()
+  // returns it unchanged (every answer but a 304: a 200 stored or not, an error, another status),
+  // so the caller's work on it runs while the rest are on the wire; the others (fresh entries,
+  // 304s, refetches) after the batch.
+  std::vector<Expected<Response>> get_many_hooked_impl(const std::vector<Request>& requests,
+                                                       const AnswerHook& caller_hook) override {
     store_.drain();  // this batch reads what the batches before it stored
     const auto now = now_seconds();
     std::vector<Plan> plans(requests.size());
@@ -152,17 +161,24 @@ class CacheTransport final : public transport::Transport {
     };
     std::vector<Expected<Response>> inner_answers;
     std::vector<char> stored(to_inner.size(), 0);  // stored[j]: the answer to inner request j is queued
+    std::vector<char> told(requests.size(), 0);    // told[i]: the caller's hook heard answer i
     if (!to_inner.empty()) {
       std::vector<Request> inner_requests;
       inner_requests.reserve(to_inner.size());
       for (auto i : to_inner) inner_requests.push_back(with_validators(requests[i], plans[i]));
       // A new entry goes to the writer the moment its answer is in, while the rest still arrive.
-      auto on_answer = [&](std::size_t j, const Expected<Response>& a) {
+      auto store_answer = [&](std::size_t j, const Expected<Response>& a) {
         if (j >= to_inner.size() || !plans[to_inner[j]].cached || !a || a->status != 200) return;
         if (parse_cache_control(a->headers).no_store) return;  // settle removes the old entry
         const auto i = to_inner[j];
         store_.put(plans[i].key, new_meta(requests[i], plans[i], *a), a->body);  // a copy: the caller keeps its own
         stored[j] = 1;
+      };
+      auto on_answer = [&](std::size_t j, const Expected<Response>& a) {
+        store_answer(j, a);
+        if (j >= to_inner.size() || (a && a->status == 304)) return;
+        told[to_inner[j]] = 1;
+        tell(caller_hook, to_inner[j], a);
       };
       auto fetch = [&] { inner_answers = inner_->get_many(inner_requests, on_answer); };
       if (need.empty()) fetch();
@@ -224,6 +240,9 @@ class CacheTransport final : public transport::Transport {
     std::vector<Expected<Response>> out;
     out.reserve(plans.size());
     for (auto& plan : plans) out.push_back(std::move(*plan.answer));
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (!told[i]) tell(caller_hook, i, out[i]);
+    }
     return out;
   }
 

@@ -463,7 +463,12 @@ class RecordingTransport final : public transport::Transport {
     return r;
   }
   std::vector<Expected<transport::Response>> get_many_impl(const std::vector<transport::Request>& requests) override {
-    auto out = inner_.get_many(requests);
+    return get_many_hooked_impl(requests, {});
+  }
+  // The caller's hook is passed through: read_index parses each answer as it comes.
+  std::vector<Expected<transport::Response>> get_many_hooked_impl(const std::vector<transport::Request>& requests,
+                                                                  const AnswerHook& on_answer) override {
+    auto out = inner_.get_many(requests, on_answer);
     for (std::size_t i = 0; i < out.size() && i < requests.size(); ++i) {
       if (!out[i]) failures.insert_or_assign(requests[i].url, out[i].error());
     }

@@ -170,67 +170,114 @@ void read_variants_files(transport::Transport& transport, IndexSnapshot& snap) {
 
 }  // namespace
 
-IndexSnapshot read_index(transport::Transport& transport, const std::string& base, const std::vector<std::string>& names) {
+namespace {
+
+/// What one answer of the batch becomes: packages.json's result, or a project's page with the
+/// warnings it raises (kept apart, and added to the snapshot in the pages' order).
+struct Outcome {
+  bool done = false;
+  std::optional<PackagesJson> packages_json;
+  std::string note;  ///< packages.json: why absent or not used
+  ProjectPage page;
+  std::vector<std::string> warnings;
+};
+
+void take_packages_json(Outcome& out, const Expected<transport::Response>& r, const std::string& url,
+                        const std::vector<std::string>& names, const ReadIndexOptions& options) {
+  // packages.json: optional. Absent is normal; malformed is reported, never trusted.
+  if (r) {
+    // Only the requested projects' records, unless asked for all (decision 0019).
+    auto parsed = options.whole_packages_json ? parse_packages_json(r->body, url) : parse_packages_json(r->body, url, names);
+    if (parsed) out.packages_json = std::move(*parsed);
+    else out.note = "packages.json ignored: " + parsed.error().message;
+  } else if (r.error().is(Errc::not_found)) {
+    out.note = "the index has no packages.json (hashes only from #sha256= fragments)";
+  } else {
+    out.note = "packages.json could not be read: " + r.error().message;
+  }
+}
+
+void take_page(Outcome& out, const Expected<transport::Response>& r, const std::string& name, const std::string& url) {
+  ProjectPage& page = out.page;
+  page.name = name;
+  page.url = url;
+  if (!r) {
+    page.status = r.error().is(Errc::not_found) ? ProjectPage::Status::not_published : ProjectPage::Status::failed;
+    page.error = r.error().message;
+    return;
+  }
+  if (const std::string type = media_type(r->content_type); !index_media_type(type)) {
+    page.status = ProjectPage::Status::failed;
+    page.error = page.url + ": not an index page (Content-Type " + type + ")";
+    return;
+  }
+  // A remote page may have been redirected; a local one is read where it was asked for.
+  page.final_url = util::is_http_url(page.url) && !r->url.empty() ? r->url : page.url;
+  auto parsed = looks_like_json(*r) ? parse_simple_json(r->body, page.final_url) : parse_simple_html(r->body, page.final_url);
+  if (!parsed) {
+    page.status = ProjectPage::Status::failed;
+    page.error = parsed.error().message;
+    return;
+  }
+  page.status = ProjectPage::Status::ok;
+  page.page = std::move(*parsed);
+  out.warnings = page.page.warnings;
+  const std::size_t first_skip = page.page.skipped.size();
+  if (const std::size_t moved = contain_links(page.page, page.final_url)) {
+    out.warnings.push_back(page_name(page) + ": " + std::to_string(moved) + " link" + (moved == 1 ? "" : "s") +
+                           " skipped: " + page.page.skipped[first_skip] +
+                           (moved > 1 ? " (and " + std::to_string(moved - 1) + " more)" : ""));
+  }
+  if (page.page.links.empty() && page.page.skipped.empty() && !looks_like_json(*r)) {
+    out.warnings.push_back(page.url + ": the page has no links at all; if the index should list " + name +
+                           ", something else (a proxy's block page?) answered in its place");
+  }
+}
+
+}  // namespace
+
+IndexSnapshot read_index(transport::Transport& transport, const std::string& base, const std::vector<std::string>& names,
+                         const ReadIndexOptions& options) {
   IndexSnapshot snap;
   snap.base_url = normalize_base(base);
 
-  std::set<std::string> unique(names.begin(), names.end());
+  const std::set<std::string> unique_set(names.begin(), names.end());
+  const std::vector<std::string> unique(unique_set.begin(), unique_set.end());
   std::vector<transport::Request> requests;
   requests.push_back({.url = index_url_for(snap.base_url, "packages.json"), .max_body = 256u << 20, .headers = {}, .compressed = true});
   for (const auto& n : unique) {
     requests.push_back({.url = index_url_for(snap.base_url, n + "/"), .max_body = 64u << 20, .headers = {}, .compressed = true});
   }
 
-  auto responses = transport.get_many(requests);
-
-  // packages.json: optional. Absent is normal; malformed is reported, never trusted.
-  if (responses[0]) {
-    auto parsed = parse_packages_json(responses[0]->body, requests[0].url);
-    if (parsed) snap.packages_json = std::move(*parsed);
-    else snap.packages_json_note = "packages.json ignored: " + parsed.error().message;
-  } else if (responses[0].error().is(Errc::not_found)) {
-    snap.packages_json_note = "the index has no packages.json (hashes only from #sha256= fragments)";
+  // Each answer is parsed the moment it is in, while the others are still on the wire (decision
+  // 0019); one the hook did not finish (it threw) is parsed after the batch.
+  std::vector<Outcome> outcomes(requests.size());
+  auto take = [&](std::size_t i, const Expected<transport::Response>& r) {
+    Outcome& out = outcomes[i];
+    if (out.done) return;
+    if (i == 0) take_packages_json(out, r, requests[0].url, unique, options);
+    else take_page(out, r, unique[i - 1], requests[i].url);
+    out.done = true;
+  };
+  std::vector<Expected<transport::Response>> responses;
+  if (options.parse_as_answers_arrive) {
+    responses = transport.get_many(requests, [&](std::size_t i, const Expected<transport::Response>& r) {
+      if (i < outcomes.size()) take(i, r);
+    });
   } else {
-    snap.packages_json_note = "packages.json could not be read: " + responses[0].error().message;
+    responses = transport.get_many(requests);
   }
+  for (std::size_t i = 0; i < outcomes.size() && i < responses.size(); ++i) {
+    if (!outcomes[i].done) outcomes[i] = {};  // a hook that threw halfway leaves nothing behind
+    take(i, responses[i]);
+  }
+  responses.clear();  // the bodies are parsed: free them before the variants batch
 
-  std::size_t i = 1;
-  for (const auto& n : unique) {
-    ProjectPage page;
-    page.name = n;
-    page.url = requests[i].url;
-    auto& r = responses[i];
-    ++i;
-    if (!r) {
-      page.status = r.error().is(Errc::not_found) ? ProjectPage::Status::not_published : ProjectPage::Status::failed;
-      page.error = r.error().message;
-    } else if (const std::string type = media_type(r->content_type); !index_media_type(type)) {
-      page.status = ProjectPage::Status::failed;
-      page.error = page.url + ": not an index page (Content-Type " + type + ")";
-    } else {
-      // A remote page may have been redirected; a local one is read where it was asked for.
-      page.final_url = util::is_http_url(page.url) && !r->url.empty() ? r->url : page.url;
-      auto parsed = looks_like_json(*r) ? parse_simple_json(r->body, page.final_url) : parse_simple_html(r->body, page.final_url);
-      if (parsed) {
-        page.status = ProjectPage::Status::ok;
-        page.page = std::move(*parsed);
-        snap.warnings.insert(snap.warnings.end(), page.page.warnings.begin(), page.page.warnings.end());
-        const std::size_t first_skip = page.page.skipped.size();
-        if (const std::size_t moved = contain_links(page.page, page.final_url)) {
-          snap.warnings.push_back(page_name(page) + ": " + std::to_string(moved) + " link" + (moved == 1 ? "" : "s") +
-                                  " skipped: " + page.page.skipped[first_skip] +
-                                  (moved > 1 ? " (and " + std::to_string(moved - 1) + " more)" : ""));
-        }
-        if (page.page.links.empty() && page.page.skipped.empty() && !looks_like_json(*r)) {
-          snap.warnings.push_back(page.url + ": the page has no links at all; if the index should list " + n +
-                                  ", something else (a proxy's block page?) answered in its place");
-        }
-      } else {
-        page.status = ProjectPage::Status::failed;
-        page.error = parsed.error().message;
-      }
-    }
-    snap.projects.emplace(n, std::move(page));
+  snap.packages_json = std::move(outcomes[0].packages_json);
+  snap.packages_json_note = std::move(outcomes[0].note);
+  for (std::size_t i = 1; i < outcomes.size(); ++i) {
+    snap.warnings.insert(snap.warnings.end(), outcomes[i].warnings.begin(), outcomes[i].warnings.end());
+    snap.projects.emplace(unique[i - 1], std::move(outcomes[i].page));
   }
   read_variants_files(transport, snap);
   return snap;

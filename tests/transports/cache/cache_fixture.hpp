@@ -30,6 +30,7 @@ struct FakeState {
   std::function<Expected<Response>(const Request&)> handler;
   std::vector<Request> requests;
   std::vector<std::size_t> batches;  // size of each get_many call
+  bool telling = false;              // the inner get_many is telling its hook of its answers
 };
 
 class FakeTransport final : public transport::Transport {
@@ -50,6 +51,13 @@ class FakeTransport final : public transport::Transport {
     s_->batches.push_back(rs.size());
     std::vector<Expected<Response>> out;
     for (const auto& r : rs) out.push_back(get_impl(r));
+    return out;
+  }
+  std::vector<Expected<Response>> get_many_hooked_impl(const std::vector<Request>& rs, const AnswerHook& on_answer) override {
+    auto out = get_many_impl(rs);
+    s_->telling = true;  // as a network transport does: each answer told before its get_many returns
+    for (std::size_t i = 0; i < out.size(); ++i) tell(on_answer, i, out[i]);
+    s_->telling = false;
     return out;
   }
   std::shared_ptr<FakeState> s_;

@@ -77,6 +77,16 @@ std::string index_url_for(std::string_view base, std::string_view relative);
 /// https page, another scheme) moves to page.skipped with the reason. Returns how many moved.
 std::size_t contain_links(Page& page, std::string_view page_url);
 
+/// How read_index reads what it fetched.
+struct ReadIndexOptions {
+  /// packages.json whole, every project's record checked (parse_packages_json(body, source)),
+  /// instead of the requested projects' records only (the default; decision 0019).
+  bool whole_packages_json = false;
+  /// Each answer parsed as soon as it is in (from the transport's answer hook, while the rest are
+  /// on the wire), instead of all of them after the batch.
+  bool parse_as_answers_arrive = true;
+};
+
 /// Reads packages.json and the page of each name (PEP 503 normalised, deduplicated) from `base`.
 /// A page whose Content-Type is neither HTML nor JSON (nor absent, nor text/plain: file mirrors)
 /// is not parsed: it fails with "not an index page (Content-Type ...)". A page's relative hrefs
@@ -86,9 +96,13 @@ std::size_t contain_links(Page& page, std::string_view page_url);
 /// {name}-{version}-variants.json link is read too (a second batch, same transport), its digest
 /// checked when the page gives one, and parsed (ProjectPage::variants; a problem is kept there
 /// and warned about, never fatal: the version's null and non-variant wheels stay usable).
+/// packages.json keeps the requested projects' records only, and a record of another project is
+/// not checked inside (parse_packages_json(body, source, only); decision 0019), unless
+/// `options.whole_packages_json`. Each answer is parsed in the transport's answer hook, on the
+/// thread that called read_index, as it comes (`options.parse_as_answers_arrive`).
 /// Never fails as a whole: each page carries its own status. Thread safety: none needed
 /// (one call, one transport).
 IndexSnapshot read_index(transport::Transport& transport, const std::string& base,
-                         const std::vector<std::string>& names);
+                         const std::vector<std::string>& names, const ReadIndexOptions& options = {});
 
 }  // namespace wheelfit::index

@@ -109,5 +109,15 @@ struct PackagesJson {
 /// JSON path of the offending value ("packages.cumm.wheels[2].sha256: not 64 hex digits"). A
 /// relative wheel url is resolved against `source` (the URL packages.json was read from).
 Expected<PackagesJson> parse_packages_json(std::string_view body, std::string_view source);
+/// parse_packages_json keeping only the records of the projects in `only` (names PEP 503
+/// normalised here; the rest are left out of `packages`): what a resolve reads. The whole body is
+/// still parsed, so malformed or truncated JSON anywhere, nesting past the parser's depth limit, a
+/// record that is not an object and a key that is empty or another key's project fail as the whole
+/// read fails, with the same message; so does every error of the top level (schema, repo,
+/// packages). The inside of a record not asked for is not checked (decision 0019): its errors do
+/// not fail the read, and its wheels' digests are not in the result. Same result as
+/// parse_packages_json restricted to `only` for every document that one accepts.
+Expected<PackagesJson> parse_packages_json(std::string_view body, std::string_view source,
+                                           const std::vector<std::string>& only);
 
 }  // namespace wheelfit::index
