@@ -1,5 +1,5 @@
 // libFuzzer target: index pages (PEP 503 HTML, PEP 691 JSON) and packages.json, whole and for
-// some projects (decision 0019: what the whole read accepts, the selective read accepts, with the
+// some projects (decision 0020: what the whole read accepts, the selective read accepts, with the
 // same records; a difference traps).
 #include <cstddef>
 #include <cstdint>

@@ -1,5 +1,5 @@
 // packages.json read for the requested projects only (parse_packages_json(body, source, only),
-// decision 0019): it fails where the whole read fails (syntax anywhere, truncation, depth, the
+// decision 0020): it fails where the whole read fails (syntax anywhere, truncation, depth, the
 // top level, a record's key or kind) with the same message, reads the requested records as the
 // whole read does, and leaves the inside of the others unchecked. Compared with the whole read on
 // generated documents, on a generated farm and on the real cuda-wheels snapshot ([fixtures]).
@@ -183,7 +183,7 @@ TEST_CASE("packages.json for some projects: repeated keys read as the whole read
   }
 }
 
-TEST_CASE("packages.json for some projects: an unrequested record's inside is not checked (decision 0019)",
+TEST_CASE("packages.json for some projects: an unrequested record's inside is not checked (decision 0020)",
           "[index][packages-json-select]") {
   const std::vector<std::string> records = {
       R"("other": {"torch_free": "yes", "wheels": []})",

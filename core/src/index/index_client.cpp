@@ -186,7 +186,7 @@ void take_packages_json(Outcome& out, const Expected<transport::Response>& r, co
                         const std::vector<std::string>& names, const ReadIndexOptions& options) {
   // packages.json: optional. Absent is normal; malformed is reported, never trusted.
   if (r) {
-    // Only the requested projects' records, unless asked for all (decision 0019).
+    // Only the requested projects' records, unless asked for all (decision 0020).
     auto parsed = options.whole_packages_json ? parse_packages_json(r->body, url) : parse_packages_json(r->body, url, names);
     if (parsed) out.packages_json = std::move(*parsed);
     else out.note = "packages.json ignored: " + parsed.error().message;
@@ -250,7 +250,7 @@ IndexSnapshot read_index(transport::Transport& transport, const std::string& bas
   }
 
   // Each answer is parsed the moment it is in, while the others are still on the wire (decision
-  // 0019); one the hook did not finish (it threw) is parsed after the batch.
+  // 0020); one the hook did not finish (it threw) is parsed after the batch.
   std::vector<Outcome> outcomes(requests.size());
   auto take = [&](std::size_t i, const Expected<transport::Response>& r) {
     Outcome& out = outcomes[i];

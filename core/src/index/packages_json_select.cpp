@@ -1,5 +1,5 @@
 // packages.json read for the requested projects only (parse_packages_json(body, source, only);
-// decision 0019): one pass of Boost.JSON's SAX parser over the whole body, which checks its syntax
+// decision 0020): one pass of Boost.JSON's SAX parser over the whole body, which checks its syntax
 // everywhere, reading the top level's facts and the requested records and only parsing the rest.
 //
 // Three readers, each falling back to the next when the document is out of the ordinary:

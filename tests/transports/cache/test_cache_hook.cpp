@@ -1,4 +1,4 @@
-// The cache decorator and its caller's answer hook (decision 0019): an answer of the inner
+// The cache decorator and its caller's answer hook (decision 0020): an answer of the inner
 // transport that the cache returns unchanged is told while the inner batch runs; fresh entries,
 // 304s and refetches after it. Either way the hook sees what get_many returns, once.
 #include "cache_fixture.hpp"

@@ -80,7 +80,7 @@ std::size_t contain_links(Page& page, std::string_view page_url);
 /// How read_index reads what it fetched.
 struct ReadIndexOptions {
   /// packages.json whole, every project's record checked (parse_packages_json(body, source)),
-  /// instead of the requested projects' records only (the default; decision 0019).
+  /// instead of the requested projects' records only (the default; decision 0020).
   bool whole_packages_json = false;
   /// Each answer parsed as soon as it is in (from the transport's answer hook, while the rest are
   /// on the wire), instead of all of them after the batch.
@@ -97,7 +97,7 @@ struct ReadIndexOptions {
 /// checked when the page gives one, and parsed (ProjectPage::variants; a problem is kept there
 /// and warned about, never fatal: the version's null and non-variant wheels stay usable).
 /// packages.json keeps the requested projects' records only, and a record of another project is
-/// not checked inside (parse_packages_json(body, source, only); decision 0019), unless
+/// not checked inside (parse_packages_json(body, source, only); decision 0020), unless
 /// `options.whole_packages_json`. Each answer is parsed in the transport's answer hook, on the
 /// thread that called read_index, as it comes (`options.parse_as_answers_arrive`).
 /// Never fails as a whole: each page carries its own status. Thread safety: none needed

@@ -114,7 +114,7 @@ Expected<PackagesJson> parse_packages_json(std::string_view body, std::string_vi
 /// still parsed, so malformed or truncated JSON anywhere, nesting past the parser's depth limit, a
 /// record that is not an object and a key that is empty or another key's project fail as the whole
 /// read fails, with the same message; so does every error of the top level (schema, repo,
-/// packages). The inside of a record not asked for is not checked (decision 0019): its errors do
+/// packages). The inside of a record not asked for is not checked (decision 0020): its errors do
 /// not fail the read, and its wheels' digests are not in the result. Same result as
 /// parse_packages_json restricted to `only` for every document that one accepts.
 Expected<PackagesJson> parse_packages_json(std::string_view body, std::string_view source,
