@@ -20,11 +20,13 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "bench_args.hpp"
 #include "wheelfit/machine/interpreter.hpp"
 #include "wheelfit/util/subprocess.hpp"
 
 namespace fs = std::filesystem;
 namespace wm = wheelfit::machine;
+namespace bench = wheelfit::bench;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -82,17 +84,11 @@ int main(int argc, char** argv) {
   int reps = 21;
   std::string python = "python3";
   std::string wheelfit = WHEELFIT_EXE;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) die(a + ": missing value");
-      return argv[++i];
-    };
-    if (a == "--reps") reps = std::max(1, std::atoi(next().c_str()));
-    else if (a == "--python") python = next();
-    else if (a == "--wheelfit") wheelfit = next();
-    else die("unknown option " + a + " (--reps N, --python PATH, --wheelfit PATH)");
-  }
+  bench::parse_args("bench_detect", argc, argv,
+                    {{"--reps", [&](const std::string& v) { reps = bench::at_least_one(v); }},
+                     {"--python", [&](const std::string& v) { python = v; }},
+                     {"--wheelfit", [&](const std::string& v) { wheelfit = v; }}},
+                    "--reps N, --python PATH, --wheelfit PATH");
 
   // The interpreter that `python` really runs.
   const char* path_env = std::getenv("PATH");

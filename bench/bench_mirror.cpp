@@ -22,11 +22,13 @@
 
 #include <boost/json.hpp>
 
+#include "bench_args.hpp"
 #include "wheelfit/deliver/download.hpp"
 #include "zip_writer.hpp"
 #include "wheelfit/util/subprocess.hpp"
 
 namespace fs = std::filesystem;
+namespace bench = wheelfit::bench;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -70,18 +72,12 @@ int main(int argc, char** argv) {
   int reps = 5;
   std::size_t size_mb = 256;
   std::string wheelfit = WHEELFIT_EXE, farmgen = FARMGEN_EXE;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) die(a + ": missing value");
-      return argv[++i];
-    };
-    if (a == "--reps") reps = std::max(1, std::atoi(next().c_str()));
-    else if (a == "--size-mb") size_mb = static_cast<std::size_t>(std::max(1, std::atoi(next().c_str())));
-    else if (a == "--wheelfit") wheelfit = next();
-    else if (a == "--farmgen") farmgen = next();
-    else die("unknown option " + a + " (--reps N, --size-mb N, --wheelfit PATH, --farmgen PATH)");
-  }
+  bench::parse_args("bench_mirror", argc, argv,
+                    {{"--reps", [&](const std::string& v) { reps = bench::at_least_one(v); }},
+                     {"--size-mb", [&](const std::string& v) { size_mb = static_cast<std::size_t>(bench::at_least_one(v)); }},
+                     {"--wheelfit", [&](const std::string& v) { wheelfit = v; }},
+                     {"--farmgen", [&](const std::string& v) { farmgen = v; }}},
+                    "--reps N, --size-mb N, --wheelfit PATH, --farmgen PATH");
   char tmpl[] = "/tmp/wheelfit-bench-mirror-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) die("cannot create a temporary folder");
   const fs::path root(tmpl), farm = root / "farm", fleet = root / "fleet", out = root / "mirror", config = root / "comfy-env.toml";

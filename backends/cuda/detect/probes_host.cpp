@@ -81,29 +81,38 @@ ProbeResult probe_nvidia_smi(const std::string& program, std::chrono::millisecon
   return facts;
 }
 
-ProbeResult probe_proc_driver_version(const DetectEnv& env) {
-  auto path = env.host_path("/proc/driver/nvidia/version");
+namespace {
+
+/// The driver version in one of the NVIDIA kernel module's files (under the host root), read by
+/// `parse`; an error names the file.
+ProbeResult probe_module_file(const DetectEnv& env, const char* file,
+                              Expected<std::string> (*parse)(std::string_view text)) {
+  auto path = env.host_path(file);
   auto text = read_small_file(path);
   if (!text) return Error(text.error().code, text.error().message + " (no NVIDIA kernel module loaded)");
-  auto version = parse_proc_driver_version(*text);
+  auto version = parse(*text);
   if (!version) return Error(version.error().code, path.string() + ": " + version.error().message);
   ProbeFacts f;
-  f.driver_version = *version;
+  f.driver_version = std::move(*version);
   return f;
 }
 
-ProbeResult probe_sys_module_version(const DetectEnv& env) {
-  auto path = env.host_path("/sys/module/nvidia/version");
-  auto text = read_small_file(path);
-  if (!text) return Error(text.error().code, text.error().message + " (no nvidia kernel module loaded)");
-  auto version = trim(*text);
+Expected<std::string> parse_module_version(std::string_view text) {
+  auto version = trim(text);
   if (!is_driver_version(version)) {
-    return Error(Errc::invalid_input,
-                 path.string() + ": not a driver version: '" + std::string(version.substr(0, 80)) + "'");
+    return Error(Errc::invalid_input, "not a driver version: '" + std::string(version.substr(0, 80)) + "'");
   }
-  ProbeFacts f;
-  f.driver_version = std::string(version);
-  return f;
+  return std::string(version);
+}
+
+}  // namespace
+
+ProbeResult probe_proc_driver_version(const DetectEnv& env) {
+  return probe_module_file(env, "/proc/driver/nvidia/version", &parse_proc_driver_version);
+}
+
+ProbeResult probe_sys_module_version(const DetectEnv& env) {
+  return probe_module_file(env, "/sys/module/nvidia/version", &parse_module_version);
 }
 
 Expected<WslPaths> find_wsl(const DetectEnv& env) {

@@ -10,6 +10,8 @@
 
 #include "links_detail.hpp"
 #include "wheelfit/index/links.hpp"
+
+#include "wheelfit/model/name.hpp"
 #include "wheelfit/util/secrets.hpp"
 #include "wheelfit/util/text.hpp"
 
@@ -77,21 +79,7 @@ bool unsafe_filename(std::string_view name) noexcept {
       [](unsigned char c) { return c < 0x20 || c == '/' || c == '\\' || c == 0x7f; });
 }
 
-std::string normalize_project_name(std::string_view name) {
-  std::string out;
-  out.reserve(name.size());
-  bool in_run = false;
-  for (char c : name) {
-    if (c == '-' || c == '_' || c == '.') {
-      if (!in_run) out += '-';
-      in_run = true;
-    } else {
-      out += to_lower_ascii(c);
-      in_run = false;
-    }
-  }
-  return out;
-}
+std::string normalize_project_name(std::string_view name) { return model::normalize_name(name); }
 
 }  // namespace detail
 

@@ -16,16 +16,16 @@
 namespace wheelfit::inspect {
 namespace {
 
-constexpr std::uint32_t kEocdSig = 0x06054b50;
-constexpr std::uint32_t kZip64LocatorSig = 0x07064b50;
-constexpr std::uint32_t kZip64EocdSig = 0x06064b50;
-constexpr std::uint32_t kCentralSig = 0x02014b50;
-constexpr std::uint32_t kLocalSig = 0x04034b50;
-constexpr std::uint64_t kEocdSize = 22;
-constexpr std::uint64_t kZip64LocatorSize = 20;
-constexpr std::uint64_t kZip64EocdSize = 56;
-constexpr std::uint64_t kCentralSize = 46;
-constexpr std::uint64_t kLocalSize = 30;
+// A zip record's signature and the size of its fixed part (APPNOTE 4.3).
+struct RecordKind {
+  std::uint32_t sig;
+  std::uint64_t size;
+};
+constexpr RecordKind kEocd{0x06054b50, 22};          ///< end of central directory
+constexpr RecordKind kZip64Locator{0x07064b50, 20};  ///< zip64 end of central directory locator
+constexpr RecordKind kZip64Eocd{0x06064b50, 56};     ///< zip64 end of central directory
+constexpr RecordKind kCentral{0x02014b50, 46};       ///< central directory header
+constexpr RecordKind kLocal{0x04034b50, 30};         ///< local file header
 constexpr std::uint64_t kMaxComment = 65535;
 constexpr std::uint64_t kFirstTail = 65536;
 constexpr std::uint64_t kRatioFloor = 1u << 20;  ///< max_ratio applies to members above 1 MiB
@@ -116,14 +116,14 @@ std::optional<std::string> read_zip64_extra(std::string_view extra, ZipEntry& e,
 Expected<EndRecord> read_end_record(ByteSource& source, const ZipLimits& limits, std::string& tail,
                                     std::uint64_t& tail_offset) {
   const std::uint64_t size = source.size();
-  if (size < kEocdSize) {
+  if (size < kEocd.size) {
     return bad(source, "a " + std::to_string(size) + "-byte file is too small to be a zip (no end of central directory record)");
   }
   // The last 64 KiB first (what a remote source fetched and cached when it opened); the full
   // 64 KiB + 21 bytes a maximal comment needs only when that finds nothing.
   std::optional<std::size_t> at;
   std::uint64_t tail_len = 0;
-  for (const std::uint64_t want : {std::min(size, kFirstTail), std::min(size, kMaxComment + kEocdSize)}) {
+  for (const std::uint64_t want : {std::min(size, kFirstTail), std::min(size, kMaxComment + kEocd.size)}) {
     if (want == tail_len) break;
     tail_len = want;
     tail_offset = size - tail_len;
@@ -132,8 +132,8 @@ Expected<EndRecord> read_end_record(ByteSource& source, const ZipLimits& limits,
     tail = std::move(*read);
     if (tail.size() != tail_len) return bad(source, "short read of the archive's tail");
     // The last signature whose comment runs exactly to the end of the file.
-    for (std::size_t i = tail.size() - kEocdSize + 1; i-- > 0;) {
-      if (le32(tail, i) == kEocdSig && le16(tail, i + 20) == tail.size() - i - kEocdSize) {
+    for (std::size_t i = tail.size() - kEocd.size + 1; i-- > 0;) {
+      if (le32(tail, i) == kEocd.sig && le16(tail, i + 20) == tail.size() - i - kEocd.size) {
         at = i;
         break;
       }
@@ -145,7 +145,7 @@ Expected<EndRecord> read_end_record(ByteSource& source, const ZipLimits& limits,
                            " bytes (truncated, or not a zip)");
   }
   const std::uint64_t eocd_pos = tail_offset + *at;
-  const std::string_view eocd = std::string_view(tail).substr(*at, kEocdSize);
+  const std::string_view eocd = std::string_view(tail).substr(*at, kEocd.size);
   const std::uint16_t disk = le16(eocd, 4), cd_disk = le16(eocd, 6);
   const std::uint16_t entries_disk = le16(eocd, 8);
   EndRecord rec;
@@ -161,29 +161,29 @@ Expected<EndRecord> read_end_record(ByteSource& source, const ZipLimits& limits,
   };
 
   // The Zip64 locator sits right before the end record.
-  if (eocd_pos >= kZip64LocatorSize) {
-    const std::uint64_t loc_pos = eocd_pos - kZip64LocatorSize;
-    auto loc_read = read_at(loc_pos, kZip64LocatorSize);
+  if (eocd_pos >= kZip64Locator.size) {
+    const std::uint64_t loc_pos = eocd_pos - kZip64Locator.size;
+    auto loc_read = read_at(loc_pos, kZip64Locator.size);
     if (!loc_read) return loc_read.error();
     const std::string loc = std::move(*loc_read);
-    if (le32(loc, 0) == kZip64LocatorSig) {
+    if (le32(loc, 0) == kZip64Locator.sig) {
       const std::uint32_t loc_disk = le32(loc, 4);
       const std::uint64_t rec_pos = le64(loc, 8);
       const std::uint32_t disks = le32(loc, 16);
       if (loc_disk != 0 || disks > 1) return bad(source, "multi-disk archives are not supported (Zip64 locator)");
-      if (passes(rec_pos, kZip64EocdSize, loc_pos)) {
+      if (passes(rec_pos, kZip64Eocd.size, loc_pos)) {
         return bad(source, "the Zip64 locator points at offset " + std::to_string(rec_pos) + ", past the locator itself at " +
                                std::to_string(loc_pos) + " of the " + std::to_string(size) + "-byte archive");
       }
-      auto r64_read = read_at(rec_pos, kZip64EocdSize);
+      auto r64_read = read_at(rec_pos, kZip64Eocd.size);
       if (!r64_read) return r64_read.error();
       const std::string r64 = std::move(*r64_read);
-      if (le32(r64, 0) != kZip64EocdSig) {
+      if (le32(r64, 0) != kZip64Eocd.sig) {
         return bad(source, "the Zip64 locator points at offset " + std::to_string(rec_pos) +
                                ", where there is no Zip64 end of central directory record");
       }
       const std::uint64_t rec_size = le64(r64, 4);
-      if (rec_size < kZip64EocdSize - 12 || passes(rec_pos + 12, rec_size, loc_pos)) {
+      if (rec_size < kZip64Eocd.size - 12 || passes(rec_pos + 12, rec_size, loc_pos)) {
         return bad(source, "the Zip64 end record at offset " + std::to_string(rec_pos) + " declares " + std::to_string(rec_size) +
                                " bytes, which does not fit before the locator at " + std::to_string(loc_pos));
       }
@@ -213,7 +213,7 @@ Expected<EndRecord> read_end_record(ByteSource& source, const ZipLimits& limits,
                            " bytes) passes the end record at offset " + std::to_string(rec.dir_end) + " of the " + std::to_string(size) +
                            "-byte archive");
   }
-  if (rec.entries > rec.cd_size / kCentralSize) {
+  if (rec.entries > rec.cd_size / kCentral.size) {
     return bad(source, std::to_string(rec.entries) + " entries cannot fit in a " + std::to_string(rec.cd_size) + "-byte central directory");
   }
   return rec;
@@ -247,11 +247,11 @@ Expected<ZipDirectory> read_zip_directory(ByteSource& source, const ZipLimits& l
   const std::string_view v(cd);
   for (std::uint64_t i = 0; i < end->entries; ++i) {
     const std::string at = "entry " + std::to_string(i);
-    if (v.size() - pos < kCentralSize) {
+    if (v.size() - pos < kCentral.size) {
       return bad(source, at + ": the central directory (" + std::to_string(v.size()) + " bytes) ends inside its header at byte " +
                              std::to_string(pos) + " (directory size or entry count lies)");
     }
-    if (le32(v, pos) != kCentralSig) {
+    if (le32(v, pos) != kCentral.sig) {
       return bad(source, at + ": no central directory header at directory byte " + std::to_string(pos) + " (offset " +
                              std::to_string(end->cd_offset + pos) + ")");
     }
@@ -263,17 +263,17 @@ Expected<ZipDirectory> read_zip_directory(ByteSource& source, const ZipLimits& l
     const std::size_t name_len = le16(v, pos + 28), extra_len = le16(v, pos + 30), comment_len = le16(v, pos + 32);
     const std::uint16_t disk_start = le16(v, pos + 34);
     e.local_header_offset = le32(v, pos + 42);
-    if (v.size() - pos - kCentralSize < name_len + extra_len + comment_len) {
+    if (v.size() - pos - kCentral.size < name_len + extra_len + comment_len) {
       return bad(source, at + ": its name, extra field and comment (" + std::to_string(name_len + extra_len + comment_len) +
                              " bytes) pass the end of the central directory");
     }
-    e.name.assign(v.substr(pos + kCentralSize, name_len));
+    e.name.assign(v.substr(pos + kCentral.size, name_len));
     const std::string named = at + " '" + printable(e.name) + "'";
     if (e.name.empty()) return bad(source, at + ": an empty name");
     if (e.name.find('\0') != std::string::npos) return bad(source, named + ": a NUL byte in the name");
     const bool usize64 = e.uncompressed_size == 0xFFFFFFFFu, csize64 = e.compressed_size == 0xFFFFFFFFu,
                offset64 = e.local_header_offset == 0xFFFFFFFFu;
-    if (auto err = read_zip64_extra(v.substr(pos + kCentralSize + name_len, extra_len), e, usize64, csize64, offset64)) {
+    if (auto err = read_zip64_extra(v.substr(pos + kCentral.size + name_len, extra_len), e, usize64, csize64, offset64)) {
       return bad(source, named + ": " + *err);
     }
     if (disk_start != 0 && disk_start != 0xFFFF) return bad(source, named + ": starts on disk " + std::to_string(disk_start));
@@ -281,7 +281,7 @@ Expected<ZipDirectory> read_zip_directory(ByteSource& source, const ZipLimits& l
       return bad(source, named + ": local header offset " + std::to_string(e.local_header_offset) + " is past the end of the " +
                              std::to_string(size) + "-byte archive");
     }
-    const std::uint64_t min_len = kLocalSize + e.name.size();
+    const std::uint64_t min_len = kLocal.size + e.name.size();
     if (passes(e.local_header_offset, min_len, end->cd_offset) ||
         passes(e.local_header_offset + min_len, e.compressed_size, end->cd_offset)) {
       return bad(source, named + ": its local header at offset " + std::to_string(e.local_header_offset) + " and " +
@@ -289,7 +289,7 @@ Expected<ZipDirectory> read_zip_directory(ByteSource& source, const ZipLimits& l
                              std::to_string(end->cd_offset) + " of the " + std::to_string(size) + "-byte archive");
     }
     dir.entries.push_back(std::move(e));
-    pos += kCentralSize + name_len + extra_len + comment_len;
+    pos += kCentral.size + name_len + extra_len + comment_len;
   }
   if (pos != v.size()) {
     return bad(source, "the central directory declares " + std::to_string(v.size()) + " bytes but its " + std::to_string(end->entries) +
@@ -305,7 +305,7 @@ Expected<ZipDirectory> read_zip_directory(ByteSource& source, const ZipLimits& l
   for (std::size_t k = 1; k < order.size(); ++k) {
     const ZipEntry& a = dir.entries[order[k - 1]];
     const ZipEntry& b = dir.entries[order[k]];
-    const std::uint64_t a_end = a.local_header_offset + kLocalSize + a.name.size() + a.compressed_size;
+    const std::uint64_t a_end = a.local_header_offset + kLocal.size + a.name.size() + a.compressed_size;
     if (a_end > b.local_header_offset) {
       return bad(source, "entry " + std::to_string(order[k - 1]) + " '" + printable(a.name) + "' (local header at " +
                              std::to_string(a.local_header_offset) + ", data ending at or after " + std::to_string(a_end) + ") overlaps entry " +
@@ -337,20 +337,20 @@ Expected<std::string> read_zip_member(ByteSource& source, const ZipEntry& entry,
                              " compressed (a zip bomb?): the ratio is above the limit of " + std::to_string(limits.max_ratio));
     }
   }
-  if (passes(entry.local_header_offset, kLocalSize, size)) {
+  if (passes(entry.local_header_offset, kLocal.size, size)) {
     return bad(source, named + ": local header offset " + std::to_string(entry.local_header_offset) + " is past the end of the " +
                            std::to_string(size) + "-byte archive");
   }
   // One read for the header and the data when the local extra field is small (the usual case).
   const std::uint64_t guess_extra = 64;
   const std::uint64_t room = size - entry.local_header_offset;
-  std::uint64_t want = kLocalSize + entry.name.size() + guess_extra;
+  std::uint64_t want = kLocal.size + entry.name.size() + guess_extra;
   want = passes(want, csize, room) ? room : want + csize;
   auto got = source.read(entry.local_header_offset, want);
   if (!got) return got.error();
   std::string buf = std::move(*got);
   if (buf.size() != want) return bad(source, named + ": short read of the local header");
-  if (le32(buf, 0) != kLocalSig) {
+  if (le32(buf, 0) != kLocal.sig) {
     return bad(source, named + ": no local header at offset " + std::to_string(entry.local_header_offset));
   }
   const std::uint16_t flags = le16(buf, 6);
@@ -362,16 +362,16 @@ Expected<std::string> read_zip_member(ByteSource& source, const ZipEntry& entry,
                            std::to_string(entry.method));
   }
   if (name_len != entry.name.size() ||
-      (kLocalSize + name_len <= buf.size() && buf.compare(kLocalSize, name_len, entry.name) != 0)) {
+      (kLocal.size + name_len <= buf.size() && buf.compare(kLocal.size, name_len, entry.name) != 0)) {
     return bad(source, named + ": the local header at offset " + std::to_string(entry.local_header_offset) +
                            " names a different member");
   }
-  const std::uint64_t data_start = entry.local_header_offset + kLocalSize + name_len + extra_len;
+  const std::uint64_t data_start = entry.local_header_offset + kLocal.size + name_len + extra_len;
   if (data_start > size || csize > size - data_start) {
     return bad(source, named + ": its data (" + std::to_string(csize) + " bytes at offset " + std::to_string(data_start) +
                            ") passes the end of the " + std::to_string(size) + "-byte archive");
   }
-  const std::uint64_t in_buf = kLocalSize + name_len + extra_len;
+  const std::uint64_t in_buf = kLocal.size + name_len + extra_len;
   std::string data;
   if (in_buf + csize <= buf.size()) {
     buf.resize(static_cast<std::size_t>(in_buf + csize));

@@ -149,24 +149,16 @@ PlatformTag parse_platform_tag(std::string_view tag) {
     out.libc = std::move(fa->floor);
     return out;
   }
-  if (v.starts_with("linux_") && v.size() > 6) {
-    out.kind = PlatformTag::Kind::linux_plain;
-    out.os = Os::linux_;
-    out.cpu_arch = normalize_cpu_arch(v.substr(6));
+  // The tags with no floor: an OS and a CPU arch.
+  const auto plain = [&out](PlatformTag::Kind kind, Os os, std::string cpu_arch) {
+    out.kind = kind;
+    out.os = os;
+    out.cpu_arch = std::move(cpu_arch);
     return out;
-  }
-  if (v == "win32") {
-    out.kind = PlatformTag::Kind::windows;
-    out.os = Os::windows;
-    out.cpu_arch = "i686";
-    return out;
-  }
-  if (v.starts_with("win_") && v.size() > 4) {
-    out.kind = PlatformTag::Kind::windows;
-    out.os = Os::windows;
-    out.cpu_arch = normalize_cpu_arch(v.substr(4));
-    return out;
-  }
+  };
+  if (v.starts_with("linux_") && v.size() > 6) return plain(PlatformTag::Kind::linux_plain, Os::linux_, normalize_cpu_arch(v.substr(6)));
+  if (v == "win32") return plain(PlatformTag::Kind::windows, Os::windows, "i686");
+  if (v.starts_with("win_") && v.size() > 4) return plain(PlatformTag::Kind::windows, Os::windows, normalize_cpu_arch(v.substr(4)));
   return out;
 }
 
