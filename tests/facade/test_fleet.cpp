@@ -378,3 +378,58 @@ TEST_CASE("resolve_fleet: twins whose resolve fails each name their own profile"
     CHECK_THAT(f.machines[i].error->message, Catch::StartsWith("profile " + fleet[i].name + ".toml: gpus: 'sm_9'"));
   }
 }
+
+TEST_CASE("resolve_fleet: each machine's result is its single resolve's, byte for byte", "[facade][fleet][memo]") {
+  // Issue 23: machines of a fleet share their judging (a package's verdicts under one Python,
+  // platform, combo, driver verdict and GPU class are made once). Every row must still read as
+  // the machine's own resolve: picks, every candidate's failure, the advice, the warnings.
+  auto req = request_for_fleet(std::make_shared<CountingTransport>());
+  req.envs.push_back({"older", std::string("3.11"), {"Flash_Attn", "cumesh"}});  // another Python, another spelling
+  const test::Facts no_torch = {{"torch", ""}};
+  const std::vector<std::pair<const char*, test::Facts>> table = {
+      {"h100", {}},
+      {"h100-sm86", {{"gpus", "8.6"}}},
+      {"h100-sm89", {{"gpus", "8.9"}}},  // the same GPU class as 8.6 for most packages
+      {"sm61", {{"gpus", "6.1"}}},
+      {"sm120", {{"gpus", "12.0"}, {"torch", "2.9.0+cu128"}}},
+      {"two-gpus", {{"gpus", "8.6, 6.1"}}},
+      {"no-gpu", {{"gpus", ""}}},
+      {"py310", {{"python", "3.10"}}},
+      {"py313t", {{"python", "3.13t"}}},
+      {"old-driver", {{"driver_version", "535.183.01"}, {"driver_line", "12.2"}}},
+      {"driver-version-only", {{"driver_line", ""}, {"driver_version", "550.127.05"}}},
+      {"torch27", {{"torch", "2.7.1+cu126"}}},
+      {"aarch64", {{"cpu_arch", "aarch64"}, {"glibc", "2.39"}}},
+      {"old-glibc", {{"glibc", "2.17"}}},
+  };
+  std::vector<api::FleetMachine> fleet;
+  for (const auto& [name, change] : table) fleet.push_back({name, test::h100_with(change)});
+  fleet.push_back({"fresh", test::make_machine({{"os", "linux"}, {"cpu_arch", "x86_64"}, {"glibc", "2.35"}, {"python", "3.12"},
+                                                {"backend", "cuda"}, {"driver_version", "570.133.07"}, {"gpus", "7.5"}})});
+  fleet.push_back({"gpus-unknown", test::make_machine({{"os", "linux"}, {"cpu_arch", "x86_64"}, {"python", "3.12"},
+                                                       {"backend", "cuda"}, {"torch", "2.8.0+cu128"}})});
+  for (const bool fallback : {true, false}) {
+    CAPTURE(fallback);
+    req.fallback = fallback;
+    const auto f = api::resolve_fleet(req, fleet);
+    REQUIRE_FALSE(f.error);
+    REQUIRE(f.machines.size() == fleet.size());
+    CHECK(f.resolves == fleet.size());
+    bool unresolved = false, advised = false;
+    for (std::size_t i = 0; i < fleet.size(); ++i) {
+      CAPTURE(fleet[i].name);
+      auto one = req;
+      one.machine = fleet[i].machine;
+      const auto single = api::resolve(one);
+      CHECK(f.machines[i].exit_code == single.exit_code);
+      CHECK(f.machines[i].json() == single.json());
+      CHECK(f.machines[i].report() == single.report());
+      if (single.resolution && !single.resolution->ok()) {
+        unresolved = true;
+        advised = advised || (single.resolution->advice && !single.resolution->advice->suggestions.empty());
+      }
+    }
+    CHECK(unresolved);  // the table holds machines with per-candidate reports
+    CHECK(advised);     // and advice
+  }
+}

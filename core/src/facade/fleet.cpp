@@ -349,10 +349,13 @@ void copy_resolve(const Pending& twin, Pending& p) {
 // What differs between the machines of one fleet request: the machine's facts (after the
 // overrides; not their provenance), which decide its backend, index part and resolve. A key for
 // finding twins; exact because twins are then compared fact by fact (same_facts).
-std::string twin_key(const machine::Machine& m) {
-  machine::Machine facts = m;
-  facts.provenance.clear();
-  return machine::to_json(facts);
+std::string twin_key(machine::Machine& m) {
+  // Without the provenance, which is set aside for the while (no copy of the machine).
+  decltype(m.provenance) provenance;
+  provenance.swap(m.provenance);
+  std::string key = machine::to_json(m);
+  provenance.swap(m.provenance);
+  return key;
 }
 
 // Every machine of `given` resolved (nullopt: this machine, detected). The request's failure
@@ -386,7 +389,13 @@ FleetResult resolve_all(const ResolveRequest& req, const std::vector<std::option
     });
     if (twin != same.end()) {
       twins.emplace_back(pending.size(), *twin);
-      Pending p = pending[*twin];  // its backend and index part, or its failure; not yet resolved
+      // Its backend and index part, or its failure; not yet resolved. The twin's machine is set
+      // aside while its row is copied: this row holds its own.
+      Pending& first = pending[*twin];
+      machine::Machine held = std::move(first.result.machine);
+      first.result.machine = {};
+      Pending p = first;
+      first.result.machine = std::move(held);
       p.result.machine = std::move(*found);
       pending.push_back(std::move(p));
       continue;
@@ -427,6 +436,7 @@ FleetResult resolve_all(const ResolveRequest& req, const std::vector<std::option
   }
 
   out.exit_code = kExitResolved;
+  out.machines.reserve(pending.size());
   for (auto& p : pending) {
     out.exit_code = std::max(out.exit_code, p.result.exit_code);
     out.machines.push_back(std::move(p.result));

@@ -9,7 +9,7 @@
 #include <set>
 #include <tuple>
 
-#include "candidates.hpp"
+#include "memo.hpp"
 #include "wheelfit/model/wheel.hpp"
 #include "wheelfit/util/text.hpp"
 
@@ -44,7 +44,6 @@ long distance(const NumericVersion& a, const NumericVersion& b) {
 }
 
 // A combo as a map key, compared without building text (line, torch).
-using ComboKey = std::tuple<NumericVersion, NumericVersion>;
 std::tuple<const NumericVersion&, const NumericVersion&> key_of(const Combo& c) { return std::tie(c.line, c.torch); }
 
 // One (combo, Pythons) judged: what it covers and what it leaves out.
@@ -52,6 +51,16 @@ struct Verdict {
   std::vector<std::string> covers, missing;
   std::size_t prereleases = 0;
 };
+
+// Whether every listing of `a` is the prepared one and they are all of them: the memo's advice
+// groups are then this resolve's.
+bool all_prepared(const AdviceInputs& a) {
+  if (!a.memo || a.listing.size() != a.in.prepared->listings.size()) return false;
+  return std::all_of(a.listing.begin(), a.listing.end(), [&](const auto& l) {
+    auto it = a.in.prepared->listings.find(l.first);
+    return it != a.in.prepared->listings.end() && &it->second == l.second;
+  });
+}
 
 class Search {
  public:
@@ -63,30 +72,17 @@ class Search {
     platform_target_ = model::PlatformTarget{*m_.os, *m_.cpu_arch, m_.glibc};
     platform_ = model::farm_platform(*m_.os, *m_.cpu_arch);
     // Every combo a requested package publishes, and each package's candidates by combo (those
-    // without a combo label serve any combo), dropping wheels whose platform never fits here.
-    std::set<ComboKey, std::less<>> seen;
-    for (const auto& [name, listing] : a.listing) {
-      auto& groups = groups_[name];
-      for (const auto& c : listing->candidates) {
-        if (!c.wheel || !c.note.empty()) continue;
-        const auto fit = model::best_platform_fit(*c.wheel, platform_target_);
-        if (!fit.os_ok || !fit.cpu_ok || !fit.glibc_ok) continue;
-        if (!c.combo) {
-          unlabeled_[name].push_back(&c);
-          continue;
-        }
-        auto g = groups.find(key_of(*c.combo));
-        if (g == groups.end()) g = groups.emplace(ComboKey{c.combo->line, c.combo->torch}, std::vector<const Candidate*>{}).first;
-        g->second.push_back(&c);
-        if (seen.find(key_of(*c.combo)) == seen.end()) {
-          seen.emplace(c.combo->line, c.combo->torch);
-          combos_.push_back(*c.combo);
-        }
-      }
+    // without a combo label serve any combo), dropping wheels whose platform never fits here:
+    // once per platform for a fleet's machines.
+    if (all_prepared(a)) {
+      groups_ = &a.memo->groups(a.in.prepared->listings, platform_target_);
+    } else {
+      own_ = advice_groups(a.listing, platform_target_);
+      groups_ = &own_;
     }
   }
 
-  [[nodiscard]] const std::vector<Combo>& combos() const { return combos_; }
+  [[nodiscard]] const std::vector<Combo>& combos() const { return groups_->combos; }
 
   // Whether PyTorch ships the combo for every env's Python (as `pythons` gives them) here.
   [[nodiscard]] bool installable(const Combo& combo, const std::vector<model::PythonTarget>& pythons) const {
@@ -100,16 +96,10 @@ class Search {
   Verdict judge_combo(const Combo& combo, const std::vector<model::PythonTarget>& pythons, bool first_miss = false) {
     Verdict v;
     const std::string combo_text = policy::combo_str(policy_.notation(), combo);
-    const auto key = key_of(combo);
-    static const std::vector<const Candidate*> kNone;
-    // Variants are judged on the machine as it is (its driver included): a provider's CUDA bounds
-    // are what the driver runs. Asked once per torch: combos share their torch minors.
-    const std::string torch = variant_torch(m_, policy_, combo);
-    auto known = variants_.find(torch);
-    if (known == variants_.end()) known = variants_.emplace(torch, variant_support(m_, policy_, a_.targets, torch)).first;
-    const model::VariantSupport& variants = known->second;
+    TierKey key{{}, combo, {}, platform_target_, kUnknownGpus, {}};
     for (std::size_t i = 0; i < a_.envs.size(); ++i) {
       const auto& py = pythons[i];
+      key.python = py;
       for (const auto& pkg : a_.envs[i].env->packages) {
         if (first_miss && !v.missing.empty()) return v;
         const std::string who = pkg.name + " (" + py.tag() + ")";
@@ -118,51 +108,73 @@ class Search {
           v.missing.push_back(who + ": " + listing.reason);
           continue;
         }
-        // The package's wheels of this combo, then those bound to no combo.
-        const auto& groups = groups_[pkg.name];
-        const auto g = groups.find(key);
-        const auto& labeled = g == groups.end() ? kNone : g->second;
-        const auto& free = unlabeled_[pkg.name];
-        if (labeled.empty() && free.empty()) {
-          v.missing.push_back(who + ": no " + combo_text + " wheel for " + py.tag() + " on " + where());
-          continue;
+        auto judged = [&] { return cover_of(pkg.name, combo, py); };
+        Cover c;
+        if (groups_ != &own_ && !a_.memo->has_variants(pkg.name)) {
+          key.package = pkg.name;
+          key.gpus = a_.gpus->of(pkg.name);
+          c = a_.memo->cover(key, judged);
+        } else {
+          c = judged();
         }
-        Context ctx{fixed_, a_.targets, policy_, combo, py, platform_target_, pkg.name, archs_[pkg.name], false, nullptr};
-        ctx.variants = &variants;
-        const Candidate* best = nullptr;
-        Judged best_judged;
-        std::set<std::string> failed;  // of the wheels built for this Python
-        bool for_python = false;
-        for (std::size_t k = 0; k < labeled.size() + free.size(); ++k) {
-          const Candidate* c = k < labeled.size() ? labeled[k] : free[k - labeled.size()];
-          if (!model::python_rank(*c->wheel, py)) continue;  // built for another Python: judge would skip it below
-          Judged j = judge(*c, ctx);
-          if (!j.verdict.fits()) {
-            const auto& f = j.verdict.failed;
-            if (std::any_of(f.begin(), f.end(), [](const Failure& x) { return x.demand == Demand::python; })) continue;
-            for_python = true;
-            for (const auto& x : f) failed.insert(demand_name(x.demand, policy_.notation()));
-            continue;
-          }
-          for_python = true;
-          if (!best || better(*c, j, *best, best_judged)) {
-            best = c;
-            best_judged = std::move(j);
-          }
+        switch (c.kind) {
+          case Cover::Kind::no_wheel: v.missing.push_back(who + ": no " + combo_text + " wheel for " + py.tag() + " on " + where()); break;
+          case Cover::Kind::fails: v.missing.push_back(who + ": its " + combo_text + " wheels fail " + c.failed); break;
+          case Cover::Kind::covered:
+            v.covers.push_back(who);
+            if (c.prerelease) ++v.prereleases;
+            break;
         }
-        if (!best && !for_python) {
-          v.missing.push_back(who + ": no " + combo_text + " wheel for " + py.tag() + " on " + where());
-          continue;
-        }
-        if (!best) {
-          v.missing.push_back(who + ": its " + combo_text + " wheels fail " + join({failed.begin(), failed.end()}, ", "));
-          continue;
-        }
-        v.covers.push_back(who);
-        if (best->wheel->version.is_prerelease()) ++v.prereleases;
       }
     }
     return v;
+  }
+
+  // How the package's wheels of `combo` (and those bound to none) fare for Python `py` here.
+  Cover cover_of(const std::string& package, const Combo& combo, const model::PythonTarget& py) {
+    static const std::vector<const Candidate*> kNone;
+    const auto& groups = groups_->labeled.at(package);
+    const auto g = groups.find(key_of(combo));
+    const auto& labeled = g == groups.end() ? kNone : g->second;
+    const auto f = groups_->unlabeled.find(package);
+    const auto& free = f == groups_->unlabeled.end() ? kNone : f->second;
+    if (labeled.empty() && free.empty()) return {};
+    Context ctx{fixed_, a_.targets, policy_, combo, py, platform_target_, package, archs_[package], false, nullptr};
+    ctx.variants = &variants_for(combo);
+    const Candidate* best = nullptr;
+    Judged best_judged;
+    std::set<std::string> failed;  // of the wheels built for this Python
+    bool for_python = false;
+    for (std::size_t k = 0; k < labeled.size() + free.size(); ++k) {
+      const Candidate* c = k < labeled.size() ? labeled[k] : free[k - labeled.size()];
+      if (!model::python_rank(*c->wheel, py)) continue;  // built for another Python: judge would skip it below
+      Judged j = judge(*c, ctx);
+      if (!j.verdict.fits()) {
+        const auto& fl = j.verdict.failed;
+        if (std::any_of(fl.begin(), fl.end(), [](const Failure& x) { return x.demand == Demand::python; })) continue;
+        for_python = true;
+        for (const auto& x : fl) failed.insert(demand_name(x.demand, policy_.notation()));
+        continue;
+      }
+      for_python = true;
+      if (!best || better(*c, j, *best, best_judged)) {
+        best = c;
+        best_judged = std::move(j);
+      }
+    }
+    if (!best && !for_python) return {};
+    if (!best) return {Cover::Kind::fails, join({failed.begin(), failed.end()}, ", "), false};
+    return {Cover::Kind::covered, {}, best->wheel->version.is_prerelease()};
+  }
+
+  // What the machine supports for variants under `combo`. Variants are judged on the machine as
+  // it is (its driver included): a provider's CUDA bounds are what the driver runs. Asked once
+  // per torch: combos share their torch minors.
+  const model::VariantSupport& variants_for(const Combo& combo) {
+    const std::string torch = variant_torch(m_, policy_, combo);
+    auto known = variants_.find(torch);
+    if (known == variants_.end()) known = variants_.emplace(torch, variant_support(m_, policy_, a_.targets, torch)).first;
+    return known->second;
   }
 
   Suggestion suggestion(const Combo& combo, Verdict v, std::optional<NumericVersion> python) {
@@ -191,9 +203,8 @@ class Search {
   std::map<std::string, model::VariantSupport> variants_;  // what the machine supports, by the torch judged against
   model::PlatformTarget platform_target_;
   std::optional<std::string> platform_;
-  std::vector<Combo> combos_;
-  std::map<std::string, std::map<ComboKey, std::vector<const Candidate*>, std::less<>>> groups_;
-  std::map<std::string, std::vector<const Candidate*>> unlabeled_;
+  AdviceGroups own_;                   // this resolve's groups, when the memo's are not
+  const AdviceGroups* groups_ = nullptr;
   std::map<std::string, ArchCache> archs_;
 };
 

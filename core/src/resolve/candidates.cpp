@@ -1,5 +1,5 @@
 // The candidates of one package and the judging of one candidate (candidates.hpp).
-#include "candidates.hpp"
+#include "memo.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -442,10 +442,13 @@ PackageOutcome resolve_package(const std::string& env, const config::Package& pk
     out.reason = cands.empty() ? "the index lists no wheels for it"
                  : rejected.empty() ? "no candidate fits"
                                     : "no candidate fits (" + std::to_string(rejected.size()) + " rejected by inspecting their binaries)";
+    std::vector<CandidateVerdict> verdicts;
+    verdicts.reserve(cands.size());
     for (std::size_t i = 0; i < cands.size(); ++i) {
-      out.candidates.push_back(judge(cands[i], detailed).verdict);
-      if (auto r = rejected.find(i); r != rejected.end()) out.candidates.back().failed.push_back(r->second);
+      verdicts.push_back(judge(cands[i], detailed).verdict);
+      if (auto r = rejected.find(i); r != rejected.end()) verdicts.back().failed.push_back(r->second);
     }
+    out.candidates = CandidateVerdicts(std::move(verdicts));
     return out;
   }
   out.status = PackageOutcome::Status::resolved;

@@ -137,6 +137,9 @@ struct EnvTarget {
 /// The torch family pins of a combo and their index (a warning when the family table lacks it).
 std::vector<Pin> pins_for(const policy::Policy& policy, const Combo& combo, std::vector<std::string>& warnings);
 
+class JudgingMemo;
+struct GpuClasses;
+
 /// What advice() needs: the resolve's inputs and what resolve() already read.
 struct AdviceInputs {
   const Inputs& in;
@@ -144,6 +147,8 @@ struct AdviceInputs {
   const std::map<std::string, const Listing*>& listing;
   const std::optional<std::vector<std::string>>& targets;
   std::optional<model::NumericVersion> reference_line;  ///< the machine's line: its torch's, else its driver's
+  JudgingMemo* memo = nullptr;                           ///< the fleet's (memo.hpp); nullptr: none
+  const GpuClasses* gpus = nullptr;                      ///< the machine's GPU classes in it
 };
 
 /// The advice search (resolver.hpp, Advice).
@@ -181,11 +186,3 @@ PackageOutcome resolve_package(const std::string& env, const config::Package& pk
                                const Context& ctx);
 
 }  // namespace wheelfit::resolve::detail
-
-namespace wheelfit::resolve {
-
-struct PreparedCandidates {
-  std::map<std::string, detail::Listing> listings;  ///< by normalised package name
-};
-
-}  // namespace wheelfit::resolve

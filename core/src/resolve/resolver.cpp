@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "candidates.hpp"
+#include "memo.hpp"
 #include "wheelfit/util/text.hpp"
 
 namespace wheelfit::resolve {
@@ -150,16 +150,36 @@ Expected<Resolution> resolve_on(const Inputs& in, const Pick* torch) {
     }
     return it->second;
   };
+  // A fleet's machines share their judging (memo.hpp): only of prepared listings, never with an
+  // inspect hook (it judges the machine's own binaries).
+  JudgingMemo* memo = in.prepared && !in.inspect ? &in.prepared->memo : nullptr;
+  const GpuClasses gpus = memo ? memo->gpu_classes(in.prepared->listings, in.policy, *targets) : GpuClasses{};
   auto run_tier = [&](TierOutcome& tier) {
     bool all = true;
     const model::VariantSupport& variants = support_for(variant_torch(m, in.policy, *tier.combo));
+    TierKey key{{}, *tier.combo, {}, platform_target, kUnknownGpus, judge_driver(tier.combo->line, m, in.policy)};
     for (const auto& e : envs) {
+      key.python = e.python;
       for (const auto& pkg : e.env->packages) {
         const Listing& l = *listing.at(pkg.name);
         ArchCache& archs = arch_caches[pkg.name];
         Context ctx{m, *targets, in.policy, *tier.combo, e.python, platform_target, pkg.name, archs, false, &in.inspect};
         ctx.variants = &variants;
-        auto outcome = resolve_package(e.env->name, pkg, l.candidates, l.status, l.reason, ctx);
+        auto judged = [&] { return resolve_package(e.env->name, pkg, l.candidates, l.status, l.reason, ctx); };
+        PackageOutcome outcome;
+        if (memo && !owned.count(pkg.name) && !memo->has_variants(pkg.name)) {
+          key.package = pkg.name;
+          key.gpus = gpus.of(pkg.name);
+          outcome = memo->outcome(key, judged);
+          outcome.env = e.env->name;  // the package's env and spelling: this one's
+          outcome.requested = pkg.requested;
+          if (outcome.pick) {
+            outcome.pick->env = e.env->name;
+            outcome.pick->requested = pkg.requested;
+          }
+        } else {
+          outcome = judged();
+        }
         all = all && outcome.status == PackageOutcome::Status::resolved;
         tier.packages.push_back(std::move(outcome));
       }
@@ -173,7 +193,7 @@ Expected<Resolution> resolve_on(const Inputs& in, const Pick* torch) {
 
   auto mc = machine_combo(m, in.policy);
   std::optional<NumericVersion> reference = mc.combo ? std::optional<NumericVersion>(mc.combo->line) : m.driver_line;
-  const AdviceInputs advice_inputs{in, envs, listing, *targets, reference};
+  const AdviceInputs advice_inputs{in, envs, listing, *targets, reference, memo, &gpus};
   const std::string combo_name = in.policy.notation().name;
 
   if (in.combo) {

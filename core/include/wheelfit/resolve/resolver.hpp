@@ -47,6 +47,32 @@ struct CandidateVerdict {
   [[nodiscard]] bool fits() const noexcept { return failed.empty() && note.empty(); }
 };
 
+/// Every candidate's verdict of one unresolved package: read-only, shared by the machines of a
+/// fleet whose judging of that package is the same (an unresolved fleet holds hundreds of
+/// thousands of verdicts, most of them equal from machine to machine). Reads like a vector.
+class CandidateVerdicts {
+ public:
+  using const_iterator = std::vector<CandidateVerdict>::const_iterator;
+  CandidateVerdicts() = default;
+  explicit CandidateVerdicts(std::vector<CandidateVerdict> all)
+      : all_(all.empty() ? nullptr : std::make_shared<const std::vector<CandidateVerdict>>(std::move(all))) {}
+  [[nodiscard]] const std::vector<CandidateVerdict>& list() const noexcept { return all_ ? *all_ : none(); }
+  [[nodiscard]] const_iterator begin() const noexcept { return list().begin(); }
+  [[nodiscard]] const_iterator end() const noexcept { return list().end(); }
+  [[nodiscard]] std::size_t size() const noexcept { return list().size(); }
+  [[nodiscard]] bool empty() const noexcept { return list().empty(); }
+  [[nodiscard]] const CandidateVerdict& front() const { return list().front(); }
+  [[nodiscard]] const CandidateVerdict& operator[](std::size_t i) const { return list()[i]; }
+  [[nodiscard]] const CandidateVerdict& at(std::size_t i) const { return list().at(i); }
+
+ private:
+  static const std::vector<CandidateVerdict>& none() noexcept {
+    static const std::vector<CandidateVerdict> empty;
+    return empty;
+  }
+  std::shared_ptr<const std::vector<CandidateVerdict>> all_;
+};
+
 struct Pick {
   std::string env;                    ///< the env (feature) it belongs to
   std::string name;                   ///< PEP 503 normalised
@@ -76,7 +102,7 @@ struct PackageOutcome {
   enum class Status { resolved, unresolved, not_published, read_failed } status = Status::unresolved;
   std::string reason;                        ///< for not_published / read_failed
   std::optional<Pick> pick;
-  std::vector<CandidateVerdict> candidates;  ///< every candidate judged (not when resolved)
+  CandidateVerdicts candidates;              ///< every candidate judged (not when resolved)
 };
 
 struct TierOutcome {
