@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <memory>
 #include <fstream>
 #include <random>
 #include <string>
@@ -137,5 +138,19 @@ inline std::vector<Delivered> download_one(transport::Transport& t, const TestSe
                                            const std::filesystem::path& dir) {
   return deliver::download(t, {wanted(server.url("/" + kName), kName, file.body)}, options_for(dir));
 }
+
+/// The setting of most download tests: `file` served with Range honoured, a folder to download
+/// into and a transport.
+struct ServedFile {
+  ServedFile(std::size_t size, unsigned seed)
+      : file{random_bytes(size, seed)}, server(testing::serve([this](const HttpRequest& r) { return answer(r, file); })) {}
+  const Served file;
+  TestServer server;
+  test::TempDir dir;
+  std::unique_ptr<transport::Transport> t = test_http::make();
+
+  /// download_one of `file` into `dir`.
+  std::vector<Delivered> download() { return download_one(*t, server, file, dir.path()); }
+};
 
 }  // namespace wheelfit::test_deliver

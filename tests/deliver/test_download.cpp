@@ -40,44 +40,36 @@ TEST_CASE("download: a whole file is fetched, verified and renamed into place", 
 }
 
 TEST_CASE("download: a file already in place is kept; a wrong one is replaced", "[deliver][download]") {
-  const Served file{random_bytes(5000, 2)};
-  TestServer server(serve([&](const HttpRequest& r) { return answer(r, file); }));
-  TempDir dir;
-  auto t = make();
+  ServedFile s(5000, 2);
   SECTION("the right digest: present, no request") {
-    test::write_file(dir / kName, file.body);
-    auto got = download_one(*t, server, file, dir.path());
-    check_delivered(got.at(0), dir.path(), file.body, Delivered::Status::present);
-    CHECK(server.requests().empty());
+    test::write_file(s.dir / kName, s.file.body);
+    check_delivered(s.download().at(0), s.dir.path(), s.file.body, Delivered::Status::present);
+    CHECK(s.server.requests().empty());
   }
   SECTION("a wrong digest: fetched again and replaced") {
-    test::write_file(dir / kName, "stale bytes");
-    auto got = download_one(*t, server, file, dir.path());
-    check_delivered(got.at(0), dir.path(), file.body);
-    CHECK(server.requests().size() == 1);
+    test::write_file(s.dir / kName, "stale bytes");
+    check_delivered(s.download().at(0), s.dir.path(), s.file.body);
+    CHECK(s.server.requests().size() == 1);
   }
 }
 
 TEST_CASE("download: S01 a digest mismatch names both digests and leaves nothing", "[deliver][download]") {
-  const Served file{random_bytes(4000, 3)};
-  TestServer server(serve([&](const HttpRequest& r) { return answer(r, file); }));
-  TempDir dir;
-  auto t = make();
-  auto w = wanted(server.url("/" + kName), kName, "what the index promised");
+  ServedFile s(4000, 3);
+  auto w = wanted(s.server.url("/" + kName), kName, "what the index promised");
   SECTION("fresh") {}
-  SECTION("over a wrong file in place") { test::write_file(dir / kName, "older"); }
-  auto got = deliver::download(*t, {w}, options_for(dir.path()));
+  SECTION("over a wrong file in place") { test::write_file(s.dir / kName, "older"); }
+  auto got = deliver::download(*s.t, {w}, options_for(s.dir.path()));
   const Delivered& d = got.at(0);
   REQUIRE(d.status == Delivered::Status::failed);
   REQUIRE(d.error);
   INFO(d.error->message);
   CHECK(test_http::contains(d.error->message, kName));
   CHECK(test_http::contains(d.error->message, *w.sha256));
-  CHECK(test_http::contains(d.error->message, sha(file.body)));
+  CHECK(test_http::contains(d.error->message, sha(s.file.body)));
   CHECK(test_http::contains(d.error->message, "a stale proxy or cache in between is the usual cause"));
-  CHECK_FALSE(fs::exists(dir / kName));
-  CHECK_FALSE(fs::exists(dir / ("." + kName + ".part")));
-  CHECK_FALSE(fs::exists(dir / ("." + kName + ".part.meta")));
+  CHECK_FALSE(fs::exists(s.dir / kName));
+  CHECK_FALSE(fs::exists(s.dir / ("." + kName + ".part")));
+  CHECK_FALSE(fs::exists(s.dir / ("." + kName + ".part.meta")));
 }
 
 TEST_CASE("download: N04 a body without Content-Length cut short is caught by the digest", "[deliver][download]") {
@@ -211,14 +203,10 @@ TEST_CASE("download: N02 a part from an earlier run", "[deliver][download]") {
 }
 
 TEST_CASE("download: N02 a part that is already whole (416) is fetched again from zero", "[deliver][download]") {
-  const Served file{random_bytes(3000, 6)};
-  TestServer server(serve([&](const HttpRequest& r) { return answer(r, file); }));
-  TempDir dir;
-  auto t = make();
-  leave_part(dir.path(), kName, file.body, file.etag);
-  auto got = download_one(*t, server, file, dir.path());
-  check_delivered(got.at(0), dir.path(), file.body);
-  CHECK(server.requests().size() == 2);
+  ServedFile s(3000, 6);
+  leave_part(s.dir.path(), kName, s.file.body, s.file.etag);
+  check_delivered(s.download().at(0), s.dir.path(), s.file.body);
+  CHECK(s.server.requests().size() == 2);
 }
 
 TEST_CASE("download: a redirect to another origin is followed without the credential", "[deliver][download]") {
