@@ -20,8 +20,6 @@ namespace {
 
 using CliDetectRun = CliRun;
 
-const std::string x86_cli_detect = "cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
-
 // A machine to detect, and a small index and config to resolve against.
 struct CliDetectWorld {
   TempDir dir;
@@ -38,9 +36,7 @@ struct CliDetectWorld {
     fs::create_directories(site);
     fs::create_directories(sysroot);
     write_fake_python(python, wheelfit::test::python_answer(python.string(), {site.string()}));
-    const std::string file = "pkg-1.0+cu128torch2.8-" + x86_cli_detect;
-    const std::string href = "https://example.test/dl/pkg-1.0%2Bcu128torch2.8-" + x86_cli_detect + "#sha256=" + std::string(64, 'a');
-    write_file(index / "pkg" / "index.html", "<html><body><a href=\"" + href + "\">" + file + "</a></body></html>");
+    write_one_wheel_index(index);
     write_file(config, "[cuda]\npackages = [\"pkg\"]\n");
     env = {{"PATH", bin.string() + ":/usr/bin:/bin"},
            {"HOME", (dir / "home").string()},

@@ -27,10 +27,7 @@ struct Fleet {
   fs::path config = dir / "proj" / "comfy-env.toml";
   fs::path machines = dir / "machines";
   Fleet() {
-    const std::string whl = "cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
-    const std::string href = "https://example.test/dl/pkg-1.0%2Bcu128torch2.8-" + whl + "#sha256=" + std::string(64, 'a');
-    write_file(index / "pkg" / "index.html",
-               "<html><body><a href=\"" + href + "\">pkg-1.0+cu128torch2.8-" + whl + "</a></body></html>");
+    write_one_wheel_index(index);
     write_file(config, "python = \"3.12\"\n[cuda]\npackages = [\"pkg\"]\n");
     const std::string common = "os = \"linux\"\ncpu_arch = \"x86_64\"\nglibc = \"2.35\"\npython = \"3.12\"\n"
                                "torch = \"2.8.0+cu128\"\ndriver_version = \"580.65.06\"\ncuda_driver = \"13.0\"\n";

@@ -28,4 +28,8 @@ std::string clean_network_env();
 /// "env -u X Y=1"; may be empty) and captures its output.
 CliRun run_program(const std::string& env_prefix, const std::filesystem::path& exe, const std::vector<std::string>& args);
 
+/// A simple index in `index` with one project, pkg, and one wheel of it: pkg-1.0+cu128torch2.8
+/// for CPython 3.12 on x86_64 (manylinux_2_28), its sha256 all 'a'.
+void write_one_wheel_index(const std::filesystem::path& index);
+
 }  // namespace wheelfit::test
