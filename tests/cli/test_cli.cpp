@@ -24,13 +24,9 @@ CliRun run_wheelfit_cli(const std::vector<std::string>& args, const std::string&
 }
 
 // A small local index and config in a temp dir.
-struct CliWorld {
-  TempDir dir;
-  fs::path index = dir / "index";
-  fs::path config = dir / "proj" / "comfy-env.toml";
+struct CliWorld : OneWheelProject {
   fs::path machine = dir / "machine.toml";
   CliWorld() {
-    write_one_wheel_index(index);
     write_file(config, "python = \"3.12\"\n[cuda]\npackages = [\"pkg\"]\n[dependencies]\nnumpy = \"*\"\n");
     write_file(machine, "os = \"linux\"\ncpu_arch = \"x86_64\"\nglibc = \"2.35\"\npython = \"3.12\"\ntorch = \"2.8.0+cu128\"\n"
                         "driver_version = \"580.65.06\"\ncuda_driver = \"13.0\"\ngpus = [\"9.0\"]\n");

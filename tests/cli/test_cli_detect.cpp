@@ -21,14 +21,11 @@ namespace {
 using CliDetectRun = CliRun;
 
 // A machine to detect, and a small index and config to resolve against.
-struct CliDetectWorld {
-  TempDir dir;
+struct CliDetectWorld : OneWheelProject {
   fs::path bin = dir / "bin";
   fs::path python = bin / "python3";
   fs::path site = dir / "site-packages";
   fs::path sysroot = dir / "root";
-  fs::path index = dir / "index";
-  fs::path config = dir / "proj" / "comfy-env.toml";
   std::map<std::string, std::string> env;
   fs::path exe = wheelfit::test::built_wheelfit();  ///< what run() runs
 
@@ -36,7 +33,6 @@ struct CliDetectWorld {
     fs::create_directories(site);
     fs::create_directories(sysroot);
     write_fake_python(python, wheelfit::test::python_answer(python.string(), {site.string()}));
-    write_one_wheel_index(index);
     write_file(config, "[cuda]\npackages = [\"pkg\"]\n");
     env = {{"PATH", bin.string() + ":/usr/bin:/bin"},
            {"HOME", (dir / "home").string()},

@@ -21,13 +21,9 @@ CliRun run_wheelfit_cli_fleet(const std::vector<std::string>& args) {
 
 // A one-package index, a config, and two profiles in machines/: an H100 (resolves) and a
 // GTX 1080 (sm 6.1: the cu128 wheel does not cover it).
-struct Fleet {
-  TempDir dir;
-  fs::path index = dir / "index";
-  fs::path config = dir / "proj" / "comfy-env.toml";
+struct Fleet : OneWheelProject {
   fs::path machines = dir / "machines";
   Fleet() {
-    write_one_wheel_index(index);
     write_file(config, "python = \"3.12\"\n[cuda]\npackages = [\"pkg\"]\n");
     const std::string common = "os = \"linux\"\ncpu_arch = \"x86_64\"\nglibc = \"2.35\"\npython = \"3.12\"\n"
                                "torch = \"2.8.0+cu128\"\ndriver_version = \"580.65.06\"\ncuda_driver = \"13.0\"\n";
