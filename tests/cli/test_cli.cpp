@@ -23,18 +23,10 @@ CliRun run_wheelfit_cli(const std::vector<std::string>& args, const std::string&
                                      wheelfit::test::built_wheelfit(), args);
 }
 
-const std::string x86_cli = "cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
-
 // A small local index and config in a temp dir.
-struct CliWorld {
-  TempDir dir;
-  fs::path index = dir / "index";
-  fs::path config = dir / "proj" / "comfy-env.toml";
+struct CliWorld : OneWheelProject {
   fs::path machine = dir / "machine.toml";
   CliWorld() {
-    const std::string file = "pkg-1.0+cu128torch2.8-" + x86_cli;
-    std::string href = "https://example.test/dl/pkg-1.0%2Bcu128torch2.8-" + x86_cli + "#sha256=" + std::string(64, 'a');
-    write_file(index / "pkg" / "index.html", "<html><body><a href=\"" + href + "\">" + file + "</a></body></html>");
     write_file(config, "python = \"3.12\"\n[cuda]\npackages = [\"pkg\"]\n[dependencies]\nnumpy = \"*\"\n");
     write_file(machine, "os = \"linux\"\ncpu_arch = \"x86_64\"\nglibc = \"2.35\"\npython = \"3.12\"\ntorch = \"2.8.0+cu128\"\n"
                         "driver_version = \"580.65.06\"\ncuda_driver = \"13.0\"\ngpus = [\"9.0\"]\n");

@@ -20,17 +20,12 @@ namespace {
 
 using CliDetectRun = CliRun;
 
-const std::string x86_cli_detect = "cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
-
 // A machine to detect, and a small index and config to resolve against.
-struct CliDetectWorld {
-  TempDir dir;
+struct CliDetectWorld : OneWheelProject {
   fs::path bin = dir / "bin";
   fs::path python = bin / "python3";
   fs::path site = dir / "site-packages";
   fs::path sysroot = dir / "root";
-  fs::path index = dir / "index";
-  fs::path config = dir / "proj" / "comfy-env.toml";
   std::map<std::string, std::string> env;
   fs::path exe = wheelfit::test::built_wheelfit();  ///< what run() runs
 
@@ -38,9 +33,6 @@ struct CliDetectWorld {
     fs::create_directories(site);
     fs::create_directories(sysroot);
     write_fake_python(python, wheelfit::test::python_answer(python.string(), {site.string()}));
-    const std::string file = "pkg-1.0+cu128torch2.8-" + x86_cli_detect;
-    const std::string href = "https://example.test/dl/pkg-1.0%2Bcu128torch2.8-" + x86_cli_detect + "#sha256=" + std::string(64, 'a');
-    write_file(index / "pkg" / "index.html", "<html><body><a href=\"" + href + "\">" + file + "</a></body></html>");
     write_file(config, "[cuda]\npackages = [\"pkg\"]\n");
     env = {{"PATH", bin.string() + ":/usr/bin:/bin"},
            {"HOME", (dir / "home").string()},

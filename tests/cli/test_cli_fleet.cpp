@@ -21,16 +21,9 @@ CliRun run_wheelfit_cli_fleet(const std::vector<std::string>& args) {
 
 // A one-package index, a config, and two profiles in machines/: an H100 (resolves) and a
 // GTX 1080 (sm 6.1: the cu128 wheel does not cover it).
-struct Fleet {
-  TempDir dir;
-  fs::path index = dir / "index";
-  fs::path config = dir / "proj" / "comfy-env.toml";
+struct Fleet : OneWheelProject {
   fs::path machines = dir / "machines";
   Fleet() {
-    const std::string whl = "cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
-    const std::string href = "https://example.test/dl/pkg-1.0%2Bcu128torch2.8-" + whl + "#sha256=" + std::string(64, 'a');
-    write_file(index / "pkg" / "index.html",
-               "<html><body><a href=\"" + href + "\">pkg-1.0+cu128torch2.8-" + whl + "</a></body></html>");
     write_file(config, "python = \"3.12\"\n[cuda]\npackages = [\"pkg\"]\n");
     const std::string common = "os = \"linux\"\ncpu_arch = \"x86_64\"\nglibc = \"2.35\"\npython = \"3.12\"\n"
                                "torch = \"2.8.0+cu128\"\ndriver_version = \"580.65.06\"\ncuda_driver = \"13.0\"\n";

@@ -23,6 +23,15 @@ wheelfit::test::CliRun run_wheelfit_cli_trust(const std::vector<std::string>& ar
   return wheelfit::test::run_program(wheelfit::test::clean_network_env() + " " + env, wheelfit::test::built_wheelfit(), args);
 }
 
+// One run of a table of trust settings: its flags and environment, and what its output names
+// (where the trust store came from, or a part of the error).
+struct TlsRun {
+  const char* what;
+  std::vector<std::string> flags;
+  std::string env;
+  std::string names;
+};
+
 const std::string kTagsCliTrust = "cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
 
 // A one-package index served over TLS by a server whose certificate a test CA issued; its page
@@ -62,13 +71,7 @@ TEST_CASE("resolve names the trust store in the index line and index.tls: --cert
           "[cli][network][tls]") {
   SecureIndex world;
   const std::string ca = world.ca.cert().string();
-  struct Row {
-    const char* what;
-    std::vector<std::string> flags;
-    std::string env;
-    std::string from;
-  };
-  const std::vector<Row> rows{
+  const std::vector<TlsRun> rows{
       {"--cert", {"--cert", ca}, "", "--cert"},
       {"REQUESTS_CA_BUNDLE", {}, "REQUESTS_CA_BUNDLE=" + wheelfit::test::shell_quote(ca), "REQUESTS_CA_BUNDLE"},
       {"--cert wins over SSL_CERT_FILE", {"--cert", ca}, "SSL_CERT_FILE=/nonexistent.pem", "--cert"},
@@ -82,7 +85,7 @@ TEST_CASE("resolve names the trust store in the index line and index.tls: --cert
     REQUIRE(r.code == 0);
     const auto out = json::parse(r.out).as_object();
     const auto& tls = out.at("index").at("tls").as_object();
-    CHECK(std::string(tls.at("trust_from").as_string()) == row.from);
+    CHECK(std::string(tls.at("trust_from").as_string()) == row.names);
     REQUIRE(tls.at("trust").as_array().size() == 1);
     CHECK(std::string(tls.at("trust").at(0).at("path").as_string()) == ca);
     CHECK(tls.at("client_cert").is_null());
@@ -98,7 +101,7 @@ TEST_CASE("resolve names the trust store in the index line and index.tls: --cert
 
     auto human = run_wheelfit_cli_trust(world.args(row.flags), row.env);
     REQUIRE(human.code == 0);
-    CHECK_THAT(human.out, Catch::Contains("; trust: " + ca + " (" + row.from + "))"));
+    CHECK_THAT(human.out, Catch::Contains("; trust: " + ca + " (" + row.names + "))"));
   }
 }
 
@@ -106,13 +109,7 @@ TEST_CASE("resolve: a trust store or client certificate that cannot be loaded st
           "[cli][network][tls]") {
   SecureIndex world;
   const std::string missing = (world.dir / "missing.pem").string();
-  struct Row {
-    const char* what;
-    std::vector<std::string> flags;
-    std::string env;
-    std::string says;
-  };
-  const std::vector<Row> rows{
+  const std::vector<TlsRun> rows{
       {"--cert", {"--cert", missing}, "", missing + " (from --cert) does not exist"},
       {"CURL_CA_BUNDLE", {}, "CURL_CA_BUNDLE=" + missing, missing + " (from CURL_CA_BUNDLE) does not exist"},
       {"--client-cert", {"--cert", world.ca.cert().string(), "--client-cert", missing}, "",
@@ -124,7 +121,7 @@ TEST_CASE("resolve: a trust store or client certificate that cannot be loaded st
     auto r = run_wheelfit_cli_trust(world.args(row.flags), row.env);
     INFO(r.err);
     CHECK(r.code == 2);
-    CHECK_THAT(r.err, Catch::Contains(row.says));
+    CHECK_THAT(r.err, Catch::Contains(row.names));
   }
   CHECK(world.server->requests().empty());
 }

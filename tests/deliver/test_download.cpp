@@ -5,143 +5,23 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
-#include <signal.h>
-#include <sys/file.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
-#include <fstream>
-#include <random>
 #include <thread>
 
-#include "support/test_support.hpp"
-#include "transports/http/test_http_support.hpp"
-#include "wheelfit/deliver/download.hpp"
+#include "deliver/download_support.hpp"
 #include "wheelfit/transports/file_transport.hpp"
 
 using namespace wheelfit;
 using namespace wheelfit::test_http;
+using namespace wheelfit::test_deliver;
 using deliver::Delivered;
 using deliver::Progress;
 using test::TempDir;
 namespace fs = std::filesystem;
-
-namespace {
-
-std::string random_bytes(std::size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::string s(n, '\0');
-  for (auto& c : s) c = static_cast<char>(gen() & 0xff);
-  return s;
-}
-
-std::string sha(std::string_view s) {
-  deliver::Sha256 h;
-  h.update(s);
-  return h.hex();
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
-/// A file as a server holds it.
-struct Served {
-  std::string body;
-  std::string etag = "\"v1\"";
-  bool ignore_range = false;
-};
-
-/// The answer of a server that honours "Range: bytes=N-" (206) when If-Range is absent or names
-/// its ETag, and sends the whole file (200) otherwise.
-std::string answer(const HttpRequest& r, const Served& f) {
-  const auto range = r.header("range");
-  const auto if_range = r.header("if-range");
-  if (range && !f.ignore_range && (!if_range || *if_range == f.etag) && range->starts_with("bytes=")) {
-    std::size_t n = 0;
-    std::from_chars(range->data() + 6, range->data() + range->size(), n);
-    if (n >= f.body.size()) return http_response(416, "", {{"Content-Range", "bytes */" + std::to_string(f.body.size())}});
-    return http_response(206, std::string_view(f.body).substr(n),
-                         {{"Content-Range", "bytes " + std::to_string(n) + "-" + std::to_string(f.body.size() - 1) + "/" +
-                                                std::to_string(f.body.size())},
-                          {"ETag", f.etag}});
-  }
-  return http_response(200, f.body, {{"ETag", f.etag}});
-}
-
-deliver::Wanted wanted(std::string url, std::string name, std::string_view body) {
-  deliver::Wanted w;
-  w.url = std::move(url);
-  w.filename = std::move(name);
-  w.sha256 = sha(body);
-  w.size = body.size();
-  return w;
-}
-
-deliver::DownloadOptions options_for(const fs::path& dir) {
-  deliver::DownloadOptions o;
-  o.dir = dir;
-  return o;
-}
-
-/// A part (and its meta) as an earlier, interrupted run left them.
-void leave_part(const fs::path& dir, const std::string& name, std::string_view bytes, std::string_view validator) {
-  test::write_file(dir / ("." + name + ".part"), bytes);
-  if (!validator.empty()) test::write_file(dir / ("." + name + ".part.meta"), std::string(validator) + "\n");
-}
-
-/// CHECKs that `d` is `body`, fetched (or `status`) and verified, with nothing else left beside it.
-void check_delivered(const Delivered& d, const fs::path& dir, std::string_view body,
-                     Delivered::Status status = Delivered::Status::fetched) {
-  INFO(d.filename << ": " << (d.error ? d.error->message : std::string("ok")));
-  REQUIRE(d.status == status);
-  CHECK(d.verified);
-  CHECK(d.bytes == body.size());
-  CHECK(d.sha256 == sha(body));
-  CHECK(d.path == dir / d.filename);
-  CHECK(slurp(dir / d.filename) == body);
-  CHECK_FALSE(fs::exists(dir / ("." + d.filename + ".part")));
-  CHECK_FALSE(fs::exists(dir / ("." + d.filename + ".part.meta")));
-}
-
-/// Counts get_many calls on the way to `inner`.
-class CountingTransport final : public transport::Transport {
- public:
-  explicit CountingTransport(transport::Transport& inner) : inner_(inner) {}
-  int batches = 0;
-  std::size_t largest = 0;
-
- private:
-  Expected<transport::Response> get_impl(const transport::Request& r) override {
-    ++batches;
-    return inner_.get(r);
-  }
-  std::vector<Expected<transport::Response>> get_many_hooked_impl(const std::vector<transport::Request>& rs,
-                                                                  const AnswerHook& hook) override {
-    ++batches;
-    largest = std::max(largest, rs.size());
-    return inner_.get_many(rs, hook);
-  }
-  transport::Transport& inner_;
-};
-
-const std::string kName = "pkg-1.0-py3-none-any.whl";
-
-/// The names in a folder, sorted.
-std::vector<std::string> names_in(const fs::path& dir) {
-  std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-}  // namespace
 
 TEST_CASE("download: a whole file is fetched, verified and renamed into place", "[deliver][download]") {
   const Served file{random_bytes(300000, 1)};
@@ -160,44 +40,36 @@ TEST_CASE("download: a whole file is fetched, verified and renamed into place", 
 }
 
 TEST_CASE("download: a file already in place is kept; a wrong one is replaced", "[deliver][download]") {
-  const Served file{random_bytes(5000, 2)};
-  TestServer server(serve([&](const HttpRequest& r) { return answer(r, file); }));
-  TempDir dir;
-  auto t = make();
+  ServedFile s(5000, 2);
   SECTION("the right digest: present, no request") {
-    test::write_file(dir / kName, file.body);
-    auto got = deliver::download(*t, {wanted(server.url("/" + kName), kName, file.body)}, options_for(dir.path()));
-    check_delivered(got.at(0), dir.path(), file.body, Delivered::Status::present);
-    CHECK(server.requests().empty());
+    test::write_file(s.dir / kName, s.file.body);
+    check_delivered(s.download().at(0), s.dir.path(), s.file.body, Delivered::Status::present);
+    CHECK(s.server.requests().empty());
   }
   SECTION("a wrong digest: fetched again and replaced") {
-    test::write_file(dir / kName, "stale bytes");
-    auto got = deliver::download(*t, {wanted(server.url("/" + kName), kName, file.body)}, options_for(dir.path()));
-    check_delivered(got.at(0), dir.path(), file.body);
-    CHECK(server.requests().size() == 1);
+    test::write_file(s.dir / kName, "stale bytes");
+    check_delivered(s.download().at(0), s.dir.path(), s.file.body);
+    CHECK(s.server.requests().size() == 1);
   }
 }
 
 TEST_CASE("download: S01 a digest mismatch names both digests and leaves nothing", "[deliver][download]") {
-  const Served file{random_bytes(4000, 3)};
-  TestServer server(serve([&](const HttpRequest& r) { return answer(r, file); }));
-  TempDir dir;
-  auto t = make();
-  auto w = wanted(server.url("/" + kName), kName, "what the index promised");
+  ServedFile s(4000, 3);
+  auto w = wanted(s.server.url("/" + kName), kName, "what the index promised");
   SECTION("fresh") {}
-  SECTION("over a wrong file in place") { test::write_file(dir / kName, "older"); }
-  auto got = deliver::download(*t, {w}, options_for(dir.path()));
+  SECTION("over a wrong file in place") { test::write_file(s.dir / kName, "older"); }
+  auto got = deliver::download(*s.t, {w}, options_for(s.dir.path()));
   const Delivered& d = got.at(0);
   REQUIRE(d.status == Delivered::Status::failed);
   REQUIRE(d.error);
   INFO(d.error->message);
   CHECK(test_http::contains(d.error->message, kName));
   CHECK(test_http::contains(d.error->message, *w.sha256));
-  CHECK(test_http::contains(d.error->message, sha(file.body)));
+  CHECK(test_http::contains(d.error->message, sha(s.file.body)));
   CHECK(test_http::contains(d.error->message, "a stale proxy or cache in between is the usual cause"));
-  CHECK_FALSE(fs::exists(dir / kName));
-  CHECK_FALSE(fs::exists(dir / ("." + kName + ".part")));
-  CHECK_FALSE(fs::exists(dir / ("." + kName + ".part.meta")));
+  CHECK_FALSE(fs::exists(s.dir / kName));
+  CHECK_FALSE(fs::exists(s.dir / ("." + kName + ".part")));
+  CHECK_FALSE(fs::exists(s.dir / ("." + kName + ".part.meta")));
 }
 
 TEST_CASE("download: N04 a body without Content-Length cut short is caught by the digest", "[deliver][download]") {
@@ -209,7 +81,7 @@ TEST_CASE("download: N04 a body without Content-Length cut short is caught by th
   });
   TempDir dir;
   auto t = make();
-  auto got = deliver::download(*t, {wanted(server.url("/" + kName), kName, file.body)}, options_for(dir.path()));
+  auto got = download_one(*t, server, file, dir.path());
   REQUIRE(got.at(0).status == Delivered::Status::failed);
   REQUIRE(got[0].error);
   INFO(got[0].error->message);
@@ -239,7 +111,7 @@ TEST_CASE("download: N02 a body cut mid-way continues with Range and If-Range", 
   });
   TempDir dir;
   auto t = make();
-  auto got = deliver::download(*t, {wanted(server.url("/" + kName), kName, file.body)}, options_for(dir.path()));
+  auto got = download_one(*t, server, file, dir.path());
   check_delivered(got.at(0), dir.path(), file.body);
   const auto reqs = server.requests();
   REQUIRE(reqs.size() == 2);
@@ -275,7 +147,7 @@ TEST_CASE("download: N07 a trickling body is cut by the low-speed limit and cont
   o.speed_time = 300ms;
   auto t = make(o);
   LogCapture logs;
-  auto got = deliver::download(*t, {wanted(server.url("/" + kName), kName, file.body)}, options_for(dir.path()));
+  auto got = download_one(*t, server, file, dir.path());
   check_delivered(got.at(0), dir.path(), file.body);
   CHECK_FALSE(logs.find(log::Level::info, "too slow").empty());  // the retry's reason
   const auto reqs = server.requests();
@@ -331,14 +203,10 @@ TEST_CASE("download: N02 a part from an earlier run", "[deliver][download]") {
 }
 
 TEST_CASE("download: N02 a part that is already whole (416) is fetched again from zero", "[deliver][download]") {
-  const Served file{random_bytes(3000, 6)};
-  TestServer server(serve([&](const HttpRequest& r) { return answer(r, file); }));
-  TempDir dir;
-  auto t = make();
-  leave_part(dir.path(), kName, file.body, file.etag);
-  auto got = deliver::download(*t, {wanted(server.url("/" + kName), kName, file.body)}, options_for(dir.path()));
-  check_delivered(got.at(0), dir.path(), file.body);
-  CHECK(server.requests().size() == 2);
+  ServedFile s(3000, 6);
+  leave_part(s.dir.path(), kName, s.file.body, s.file.etag);
+  check_delivered(s.download().at(0), s.dir.path(), s.file.body);
+  CHECK(s.server.requests().size() == 2);
 }
 
 TEST_CASE("download: a redirect to another origin is followed without the credential", "[deliver][download]") {
@@ -470,226 +338,6 @@ TEST_CASE("download: sha256_file and Sha256 agree with known digests", "[deliver
   CHECK(*d == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   CHECK(sha("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   CHECK_FALSE(deliver::sha256_file(dir / "missing"));
-}
-
-// ---- issue 20 items 1, 6, 16: what is already at the paths download writes ----
-
-namespace {
-
-/// What a hostile or stale folder holds at a path download writes.
-enum class Planted { symlink, dangling_symlink, fifo, folder, hard_link };
-
-const char* planted_name(Planted p) {
-  switch (p) {
-    case Planted::symlink: return "a symbolic link to another file";
-    case Planted::dangling_symlink: return "a dangling symbolic link";
-    case Planted::fifo: return "a FIFO";
-    case Planted::folder: return "a folder";
-    case Planted::hard_link: return "a hard link to another file";
-  }
-  return "?";
-}
-
-/// Plants `what` at `at`; the file it leads to (when any) is `victim`, holding "precious".
-void plant(Planted what, const fs::path& at, const fs::path& victim) {
-  test::write_file(victim, "precious");
-  switch (what) {
-    case Planted::symlink: fs::create_symlink(victim, at); break;
-    case Planted::dangling_symlink: fs::create_symlink(victim.string() + ".new", at); break;
-    case Planted::fifo: REQUIRE(::mkfifo(at.c_str(), 0644) == 0); break;
-    case Planted::folder: fs::create_directory(at); break;
-    case Planted::hard_link: fs::create_hard_link(victim, at); break;
-  }
-}
-
-}  // namespace
-
-TEST_CASE("download: a link, FIFO, folder or hard link at a part's path is refused, never followed", "[deliver][download][links]") {
-  const Planted what = GENERATE(Planted::symlink, Planted::dangling_symlink, Planted::fifo, Planted::folder, Planted::hard_link);
-  CAPTURE(planted_name(what));
-  const Served file{random_bytes(20000, 21)};
-  TestServer server(serve([&](const HttpRequest& r) { return answer(r, file); }));
-  TempDir dir, elsewhere;
-  const fs::path part = dir / ("." + kName + ".part");
-  const fs::path victim = elsewhere / "victim";
-  plant(what, part, victim);
-  auto t = make();
-  auto got = deliver::download(*t, {wanted(server.url("/" + kName), kName, file.body)}, options_for(dir.path()));
-  const Delivered& d = got.at(0);
-  REQUIRE(d.status == Delivered::Status::failed);
-  REQUIRE(d.error);
-  INFO(d.error->message);
-  CHECK(contains(d.error->message, part.string()));
-  CHECK(contains(d.error->message, "remove it"));
-  CHECK(slurp(victim) == "precious");
-  CHECK_FALSE(fs::exists(victim.string() + ".new"));
-  CHECK_FALSE(fs::exists(dir / kName));
-  CHECK(server.requests().empty());
-}
-
-TEST_CASE("download: a link, FIFO or folder at a final name is refused, never replaced", "[deliver][download][links]") {
-  const Planted what = GENERATE(Planted::symlink, Planted::fifo, Planted::folder);
-  CAPTURE(planted_name(what));
-  const Served file{random_bytes(20000, 22)};
-  TestServer server(serve([&](const HttpRequest& r) { return answer(r, file); }));
-  TempDir dir, elsewhere;
-  const fs::path final_name = dir / kName;
-  plant(what, final_name, elsewhere / "victim");
-  auto t = make();
-  auto got = deliver::download(*t, {wanted(server.url("/" + kName), kName, file.body)}, options_for(dir.path()));
-  REQUIRE(got.at(0).status == Delivered::Status::failed);
-  INFO(got[0].error->message);
-  CHECK(contains(got[0].error->message, final_name.string()));
-  CHECK(contains(got[0].error->message, "replaces only regular files"));
-  CHECK(slurp(elsewhere / "victim") == "precious");
-  CHECK(fs::symlink_status(final_name).type() == (what == Planted::symlink ? fs::file_type::symlink
-                                                  : what == Planted::fifo  ? fs::file_type::fifo
-                                                                           : fs::file_type::directory));
-}
-
-TEST_CASE("download: a part another process holds is left to it", "[deliver][download][concurrency]") {
-  const Served file{random_bytes(20000, 23)};
-  TestServer server(serve([&](const HttpRequest& r) { return answer(r, file); }));
-  TempDir dir;
-  const fs::path part = dir / ("." + kName + ".part");
-  test::write_file(part, "theirs");
-  const int theirs = ::open(part.c_str(), O_RDWR | O_CLOEXEC);
-  REQUIRE(theirs >= 0);
-  REQUIRE(::flock(theirs, LOCK_EX | LOCK_NB) == 0);  // flock is per open file: "another process"
-  auto t = make();
-  auto got = deliver::download(*t, {wanted(server.url("/" + kName), kName, file.body)}, options_for(dir.path()));
-  ::close(theirs);
-  REQUIRE(got.at(0).status == Delivered::Status::failed);
-  INFO(got[0].error->message);
-  CHECK(contains(got[0].error->message, "another process is writing it"));
-  CHECK(slurp(part) == "theirs");
-  CHECK(server.requests().empty());
-}
-
-TEST_CASE("download: the bytes on disk are hashed again before the rename", "[deliver][download][concurrency]") {
-  // The body streams in whole and hashes right; meanwhile something else overwrites the part's
-  // first bytes (a writer that ignores the locks). What is on disk is not what was verified.
-  const std::string body = random_bytes(3u << 20, 24);
-  TempDir dir;
-  const fs::path part = dir / ("." + kName + ".part");
-  TestServer server([&](Conn& c) {
-    if (!c.read_request()) return;
-    const std::string head = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n";
-    if (!c.write(head + body.substr(0, 2u << 20))) return;
-    const auto until = std::chrono::steady_clock::now() + 20s;
-    std::error_code ec;
-    while (fs::file_size(part, ec) < (1u << 20) && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
-    const int fd = ::open(part.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd >= 0) {
-      (void)!::pwrite(fd, "XXXXXXXX", 8, 0);
-      ::close(fd);
-    }
-    c.write(std::string_view(body).substr(2u << 20));
-  });
-  auto t = make();
-  auto got = deliver::download(*t, {wanted(server.url("/" + kName), kName, body)}, options_for(dir.path()));
-  REQUIRE(got.at(0).status == Delivered::Status::failed);
-  INFO(got[0].error->message);
-  CHECK(contains(got[0].error->message, "the bytes on disk have sha256"));
-  CHECK(contains(got[0].error->message, sha(body)));
-  CHECK_FALSE(fs::exists(dir / kName));
-  CHECK_FALSE(fs::exists(part));
-}
-
-TEST_CASE("download: parts no one will continue are removed; other files stay", "[deliver][download][leftovers]") {
-  TestServer server(serve([](const HttpRequest&) { return http_response(404, "gone"); }));
-  TempDir dir, elsewhere;
-  // An earlier run's parts of a file this run does not want, and names that are not parts.
-  test::write_file(dir / ".old-1.0-py3-none-any.whl.part", "old bytes");
-  test::write_file(dir / ".old-1.0-py3-none-any.whl.part.meta", "\"v0\"\n");
-  test::write_file(dir / "notes.part", "a user's file");
-  test::write_file(dir / ".config", "a user's file");
-  test::write_file(elsewhere / "victim", "precious");
-  fs::create_symlink(elsewhere / "victim", dir / ".linked-1.0-py3-none-any.whl.part");
-  auto t = make();
-  auto got = deliver::download(*t, {wanted(server.url("/" + kName), kName, "x")}, options_for(dir.path()));
-  REQUIRE(got.at(0).status == Delivered::Status::failed);
-  CHECK(names_in(dir.path()) ==
-        std::vector<std::string>{".config", ".linked-1.0-py3-none-any.whl.part", ".wheelfit.lock", "notes.part"});
-  CHECK(slurp(elsewhere / "victim") == "precious");
-}
-
-TEST_CASE("download: a part the disk refused is removed, not kept for a resume", "[deliver][download][leftovers]") {
-  // EFBIG past RLIMIT_FSIZE stands for ENOSPC (a disk that is full stays full while the part
-  // stays). In a child process: the limit and SIGXFSZ are process-wide.
-  TempDir dir;
-  const fs::path report = dir / "report";
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::signal(SIGXFSZ, SIG_IGN);
-    const Served file{random_bytes(3u << 20, 25)};
-    TestServer server(serve([&](const HttpRequest& r) { return answer(r, file); }));
-    const fs::path out = dir / "out";
-    fs::create_directories(out);
-    struct rlimit limit {1u << 20, 1u << 20};
-    ::setrlimit(RLIMIT_FSIZE, &limit);
-    auto t = make();
-    auto got = deliver::download(*t, {wanted(server.url("/" + kName), kName, file.body)}, options_for(out));
-    limit = {RLIM_INFINITY, RLIM_INFINITY};
-    ::setrlimit(RLIMIT_FSIZE, &limit);
-    std::ofstream(report) << (got.at(0).error ? got[0].error->message : std::string("no error")) << "\n"
-                          << (fs::exists(out / ("." + kName + ".part")) ? "part kept" : "part removed") << "\n";
-    std::_Exit(0);
-  }
-  int status = 0;
-  REQUIRE(::waitpid(pid, &status, 0) == pid);
-  REQUIRE(WIFEXITED(status));
-  const std::string text = slurp(report);
-  INFO(text);
-  CHECK(contains(text, "cannot write"));
-  CHECK(contains(text, "part removed"));
-}
-
-TEST_CASE("lock_folder: one holder at a time; the next waits, or is told at once", "[deliver][lock][concurrency]") {
-  TempDir dir;
-  const fs::path folder = dir / "wheels";
-  auto first = deliver::lock_folder(folder, {});
-  REQUIRE(first);
-  CHECK(first->path() == folder / ".wheelfit.lock");
-  SECTION("wait = false: Errc::usage naming the lock and its holder") {
-    auto second = deliver::lock_folder(folder, {.wait = false, .deadline = {}, .purpose = "downloading into " + folder.string()});
-    REQUIRE_FALSE(second);
-    CHECK(second.error().code == Errc::usage);
-    CHECK(contains(second.error().message, (folder / ".wheelfit.lock").string()));
-    CHECK(contains(second.error().message, "process " + std::to_string(::getpid())));
-    CHECK(contains(second.error().message, "downloading into " + folder.string()));
-  }
-  SECTION("a deadline ends the wait") {
-    auto second = deliver::lock_folder(folder, {.wait = true, .deadline = std::chrono::steady_clock::now() + 100ms, .purpose = {}});
-    REQUIRE_FALSE(second);
-    CHECK(second.error().code == Errc::io_error);
-    CHECK(contains(second.error().message, "gave up waiting"));
-  }
-  SECTION("waiting: told once, then taken when the holder lets go") {
-    LogCapture log;
-    std::optional<util::FolderLock> held(std::move(*first));
-    std::thread release([&] {
-      std::this_thread::sleep_for(300ms);
-      held.reset();
-    });
-    auto second = deliver::lock_folder(folder, {});
-    release.join();
-    REQUIRE(second);
-    CHECK(log.find(log::Level::info, "waiting for another wheelfit run (process " + std::to_string(::getpid()) + ")").size() == 1);
-  }
-}
-
-TEST_CASE("lock_folder: a link or FIFO at the lock's path is refused, never followed", "[deliver][lock][links]") {
-  const Planted what = GENERATE(Planted::symlink, Planted::dangling_symlink, Planted::fifo, Planted::hard_link);
-  CAPTURE(planted_name(what));
-  TempDir dir, elsewhere;
-  plant(what, dir / ".wheelfit.lock", elsewhere / "victim");
-  auto lock = deliver::lock_folder(dir.path(), {.wait = false, .deadline = {}, .purpose = {}});
-  REQUIRE_FALSE(lock);
-  CHECK(contains(lock.error().message, (dir / ".wheelfit.lock").string()));
-  CHECK(slurp(elsewhere / "victim") == "precious");
-  CHECK_FALSE(fs::exists(elsewhere / "victim.new"));
 }
 
 TEST_CASE("download: a file in place is read once; its recorded digest serves re-runs while the file is unchanged",

@@ -20,10 +20,19 @@ struct TextCase {
   std::string_view input, expected;
 };
 
-/// CHECKs `f(row.input) == row.expected` for every row, the input captured.
+/// One row of a table whose input is built at run time or whose result is not text (a list):
+/// the row owns both.
+template <class Out>
+struct CaseOf {
+  std::string input;
+  Out expected;
+};
+
+/// CHECKs `f(row.input) == row.expected` for every row (a TextCase or a CaseOf), the input
+/// captured. `f` may REQUIRE on the way (a parse that must succeed before its result is compared).
 template <class Rows, class F>
 void check_each(const Rows& rows, F&& f) {
-  for (const TextCase& row : rows) {
+  for (const auto& row : rows) {
     CAPTURE(row.input);
     CHECK(f(row.input) == row.expected);
   }

@@ -32,4 +32,11 @@ CliRun run_program(const std::string& env_prefix, const std::filesystem::path& e
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(io / "out"), read_file(io / "err")};
 }
 
+void write_one_wheel_index(const std::filesystem::path& index) {
+  const std::string file = "pkg-1.0+cu128torch2.8-cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
+  const std::string href = "https://example.test/dl/pkg-1.0%2Bcu128torch2.8-cp312-cp312-manylinux_2_24_x86_64."
+                           "manylinux_2_28_x86_64.whl#sha256=" + std::string(64, 'a');
+  write_file(index / "pkg" / "index.html", "<html><body><a href=\"" + href + "\">" + file + "</a></body></html>");
+}
+
 }  // namespace wheelfit::test

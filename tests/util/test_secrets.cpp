@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "support/checks.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/util/secrets.hpp"
 
@@ -21,10 +22,7 @@ const std::string kGithubToken = "ghp_" + std::string(36, 'A');
 }  // namespace
 
 TEST_CASE("redact hides userinfo, credential headers, credential query values and token shapes", "[util][secrets]") {
-  struct Row {
-    std::string text, expected;
-  };
-  const std::vector<Row> rows = {
+  const std::vector<test::CaseOf<std::string>> rows = {
       {"https://u:secret@h.test/x", "https://u:***@h.test/x"},
       {"https://ghp_abc@github.test/x", "https://***@github.test/x"},
       {"https://u:p@ss@h.test/", "https://u:***@h.test/"},  // '@' inside the password
@@ -53,10 +51,7 @@ TEST_CASE("redact hides userinfo, credential headers, credential query values an
       {"xghp_" + std::string(30, 'a'), "xghp_" + std::string(30, 'a')},  // inside a word: not a token
       {"", ""},
   };
-  for (const auto& r : rows) {
-    CAPTURE(r.text);
-    CHECK(util::redact(r.text) == r.expected);
-  }
+  test::check_each(rows, [](const std::string& text) { return util::redact(text); });
 }
 
 TEST_CASE("redact is linear on hostile text", "[util][secrets]") {
@@ -70,10 +65,7 @@ TEST_CASE("redact is linear on hostile text", "[util][secrets]") {
 }
 
 TEST_CASE("strip_credentials writes a URL without userinfo or credential parameters", "[util][secrets]") {
-  struct Row {
-    std::string url, expected;
-  };
-  const std::vector<Row> rows = {
+  const std::vector<test::TextCase> rows = {
       {"https://user:TOPSECRET@idx.test/simple/", "https://idx.test/simple/"},
       {"http://token@127.0.0.1:8080/x.whl#sha256=ab", "http://127.0.0.1:8080/x.whl#sha256=ab"},
       {"https://s3.test/w.whl?X-Amz-Algorithm=A&X-Amz-Credential=K&X-Amz-Signature=S",
@@ -87,10 +79,7 @@ TEST_CASE("strip_credentials writes a URL without userinfo or credential paramet
       {"/srv/index", "/srv/index"},
       {"", ""},
   };
-  for (const auto& r : rows) {
-    CAPTURE(r.url);
-    CHECK(util::strip_credentials(r.url) == r.expected);
-  }
+  test::check_each(rows, [](std::string_view url) { return util::strip_credentials(url); });
 }
 
 TEST_CASE("without_userinfo removes only the userinfo", "[util][secrets]") {

@@ -6,15 +6,13 @@
 #include <string_view>
 #include <vector>
 
+#include "support/checks.hpp"
 #include "wheelfit/util/text.hpp"
 
 using namespace wheelfit;
 
 TEST_CASE("trim removes ASCII whitespace from both ends only", "[util][text]") {
-  struct Row {
-    std::string_view in, out;
-  };
-  const std::vector<Row> rows = {
+  const std::vector<test::TextCase> rows = {
       {"", ""},
       {" \t\r\n\f\v", ""},
       {"x", "x"},
@@ -24,10 +22,7 @@ TEST_CASE("trim removes ASCII whitespace from both ends only", "[util][text]") {
       {"a \n b", "a \n b"},
       {"\xc2\xa0x", "\xc2\xa0x"},  // U+00A0 is not ASCII whitespace
   };
-  for (const auto& r : rows) {
-    CAPTURE(r.in);
-    CHECK(util::trim(r.in) == r.out);
-  }
+  test::check_each(rows, [](std::string_view in) { return util::trim(in); });
 }
 
 TEST_CASE("iequals and starts_with_ci ignore ASCII case only", "[util][text]") {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "support/checks.hpp"
 #include "support/test_support.hpp"
 #include "test_http_support.hpp"
 #include "wheelfit/transports/credentials.hpp"
@@ -53,11 +54,7 @@ std::string guarded(const HttpRequest& r, const std::string& expected) {
 }  // namespace
 
 TEST_CASE("parse_host_list: hosts and HOST:PORT, commas or spaces", "[transports][credentials]") {
-  struct Row {
-    std::string list;
-    std::vector<std::string> hosts;
-  };
-  const std::vector<Row> rows = {
+  const std::vector<test::CaseOf<std::vector<std::string>>> rows = {
       {"", {}},
       {"127.0.0.1", {"127.0.0.1"}},
       {"Mirror.Corp.TEST, 10.0.0.5:8080", {"mirror.corp.test", "10.0.0.5:8080"}},
@@ -65,12 +62,11 @@ TEST_CASE("parse_host_list: hosts and HOST:PORT, commas or spaces", "[transports
       {"[::1]:8443,[::1]", {"[::1]:8443", "[::1]"}},
       {" , a.test ,, ", {"a.test"}},
   };
-  for (const auto& r : rows) {
-    CAPTURE(r.list);
-    auto h = transports::parse_host_list(r.list, "--allow-insecure-host");
+  test::check_each(rows, [](const std::string& list) {
+    auto h = transports::parse_host_list(list, "--allow-insecure-host");
     REQUIRE(h);
-    CHECK(*h == r.hosts);
-  }
+    return *h;
+  });
   for (std::string bad : {"http://a.test", "a.test/path", "user@a.test", "a.test:0", "a.test:99999", "a.test:x",
                           "::1", "[::1", "a_b!.test", "a.test?x"}) {
     CAPTURE(bad);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "support/checks.hpp"
 #include "wheelfit/transports/netrc.hpp"
 
 using namespace wheelfit;
@@ -24,11 +25,7 @@ std::vector<std::string> flat(const transports::Netrc& n) {
 }  // namespace
 
 TEST_CASE("parse_netrc reads the forms curl accepts", "[transports][netrc]") {
-  struct Row {
-    std::string text;
-    std::vector<std::string> entries;
-  };
-  const std::vector<Row> rows = {
+  const std::vector<test::CaseOf<std::vector<std::string>>> rows = {
       {"", {}},
       {"   \n\t\n", {}},
       {"machine h.test login alice password s3cret\n", {"h.test|alice|s3cret|"}},
@@ -47,12 +44,11 @@ TEST_CASE("parse_netrc reads the forms curl accepts", "[transports][netrc]") {
       {"machine m login machine password default", {"m|machine|default|"}},  // values are whatever follows
       {"machine m\n", {"m|||"}},
   };
-  for (const auto& r : rows) {
-    CAPTURE(r.text);
-    auto n = parse_netrc(r.text, "t");
+  test::check_each(rows, [](const std::string& text) {
+    auto n = parse_netrc(text, "t");
     REQUIRE(n);
-    CHECK(flat(*n) == r.entries);
-  }
+    return flat(*n);
+  });
 }
 
 TEST_CASE("parse_netrc refuses what is not a netrc, naming the line but never a token", "[transports][netrc]") {
