@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <set>
-#include <sstream>
 #include <tuple>
 
 #include <boost/json.hpp>

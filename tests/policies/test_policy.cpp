@@ -4,10 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <boost/json.hpp>
-#include <cctype>
 #include <functional>
-#include <set>
-#include <thread>
 
 #include "support/backend_support.hpp"
 #include "support/test_support.hpp"
