@@ -99,29 +99,30 @@ bool JudgingMemo::has_variants(const std::string& package) const { return varian
 
 namespace {
 
-// The value under `key` in `map`, made by `make` (outside the lock) on first use; a value made
+// The value under `key` in its shard, made by `make` (outside the lock) on first use; a value made
 // twice by two threads at once is kept once (both are equal: judging is deterministic).
-template <typename Map, typename Value>
-const Value& memoised(std::mutex& mu, Map& map, const TierKey& key, const std::function<Value()>& make) {
+template <typename Shards, typename Value>
+const Value& memoised(Shards& shards, const TierKey& key, const std::function<Value()>& make) {
   const HashedRef ref{hash_of(key), &key};
+  auto& shard = shards[(ref.hash >> 32) % shards.size()];
   {
-    const std::lock_guard lock(mu);
-    if (auto it = map.find(ref); it != map.end()) return it->second;
+    const std::lock_guard lock(shard.mu);
+    if (auto it = shard.map.find(ref); it != shard.map.end()) return it->second;
   }
   Value made = make();
-  const std::lock_guard lock(mu);
-  if (auto it = map.find(ref); it != map.end()) return it->second;
-  return map.emplace(HashedKey{ref.hash, key}, std::move(made)).first->second;
+  const std::lock_guard lock(shard.mu);
+  if (auto it = shard.map.find(ref); it != shard.map.end()) return it->second;
+  return shard.map.emplace(HashedKey{ref.hash, key}, std::move(made)).first->second;
 }
 
 }  // namespace
 
 const PackageOutcome& JudgingMemo::outcome(const TierKey& key, const std::function<PackageOutcome()>& make) {
-  return memoised(mu_, outcomes_, key, make);
+  return memoised(outcomes_, key, make);
 }
 
 const Cover& JudgingMemo::cover(const TierKey& key, const std::function<Cover()>& make) {
-  return memoised(mu_, covers_, key, make);
+  return memoised(covers_, key, make);
 }
 
 const AdviceGroups& JudgingMemo::groups(const std::map<std::string, Listing>& listings, const model::PlatformTarget& platform) {

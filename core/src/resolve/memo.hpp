@@ -7,8 +7,10 @@
 // cover of a package under a combo are memoised by them. Packages with variant wheels (judged
 // on the machine's variant support) and resolves with an inspect hook are never memoised.
 //
-// Thread safety: every call may come from several threads at once (one mutex; a value, once
-// stored, is never changed or moved, so the references handed out stay valid and unlocked).
+// Thread safety: every call may come from several threads at once (a mutex for the classes and
+// groups, one per shard of the memoised values; a value, once stored, is never changed or moved,
+// so the references handed out stay valid and unlocked).
+#include <array>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -16,6 +18,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "candidates.hpp"
@@ -62,7 +65,8 @@ struct TierKey {
   }
 };
 
-/// A key with its hash, ordered by the hash first (a lookup compares integers, seldom keys).
+/// A key with its hash (stored once, compared first: a lookup seldom compares whole keys), and a
+/// borrowed one to look up with (no key copied until one is stored).
 struct HashedKey {
   std::size_t hash;
   TierKey key;
@@ -71,12 +75,16 @@ struct HashedRef {
   std::size_t hash;
   const TierKey* key;
 };
-struct HashedLess {
+struct HashedKeyHash {
+  using is_transparent = void;
+  std::size_t operator()(const HashedKey& k) const noexcept { return k.hash; }
+  std::size_t operator()(const HashedRef& k) const noexcept { return k.hash; }
+};
+struct HashedKeyEqual {
   using is_transparent = void;
   template <typename A, typename B>
   bool operator()(const A& a, const B& b) const {
-    if (a.hash != b.hash) return a.hash < b.hash;
-    return key_of(a) < key_of(b);
+    return a.hash == b.hash && key_of(a).tie() == key_of(b).tie();
   }
   static const TierKey& key_of(const HashedKey& k) { return k.key; }
   static const TierKey& key_of(const HashedRef& k) { return *k.key; }
@@ -123,8 +131,17 @@ class JudgingMemo {
   std::set<std::string, std::less<>> variant_packages_;
   std::map<std::vector<std::string>, std::map<std::string, GpuClass, std::less<>>> by_targets_;
   std::map<std::pair<std::string, std::vector<std::vector<std::string>>>, GpuClass> classes_;  ///< (package, uncovered per list)
-  std::map<HashedKey, PackageOutcome, HashedLess> outcomes_;
-  std::map<HashedKey, Cover, HashedLess> covers_;
+  /// Memoised values, spread over shards by the key's hash, each with its own lock: the fleet's
+  /// threads look up thousands of covers per machine and seldom meet on one shard. Nodes never
+  /// move (a rehash relinks them), so a reference handed out stays valid.
+  template <typename Value>
+  struct Shard {
+    std::mutex mu;
+    std::unordered_map<HashedKey, Value, HashedKeyHash, HashedKeyEqual> map;
+  };
+  static constexpr std::size_t kShards = 16;
+  std::array<Shard<PackageOutcome>, kShards> outcomes_;
+  std::array<Shard<Cover>, kShards> covers_;
   std::map<PlatformKey, AdviceGroups> groups_;
 };
 
