@@ -5,6 +5,7 @@
 // platform. The candidates are grouped by combo once, so each combo judges only its own wheels:
 // the whole search costs about one more pass over the index's candidates per Python tried.
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <set>
 #include <tuple>
@@ -47,10 +48,7 @@ long distance(const NumericVersion& a, const NumericVersion& b) {
 std::tuple<const NumericVersion&, const NumericVersion&> key_of(const Combo& c) { return std::tie(c.line, c.torch); }
 
 // One (combo, Pythons) judged: what it covers and what it leaves out.
-struct Verdict {
-  std::vector<std::string> covers, missing;
-  std::size_t prereleases = 0;
-};
+using Verdict = AdviceVerdict;
 
 // Whether every listing of `a` is the prepared one and they are all of them: the memo's advice
 // groups are then this resolve's.
@@ -80,6 +78,16 @@ class Search {
       own_ = advice_groups(a.listing, platform_target_);
       groups_ = &own_;
     }
+    memo_covers_ = groups_ != &own_ && a.gpus;
+    memoised_ = memo_covers_ && std::none_of(a.envs.begin(), a.envs.end(), [&](const EnvTarget& e) {
+      return std::any_of(e.env->packages.begin(), e.env->packages.end(), [&](const auto& p) { return a.memo->has_variants(p.name); });
+    });
+    if (memoised_) {
+      // GPU classes: the same targets share one map in the memo, so its address names them.
+      platform_key_ = std::string(model::to_string(platform_target_.os)) + ' ' + platform_target_.cpu_arch + ' ' +
+                      (platform_target_.glibc ? platform_target_.glibc->str() : "-") + ' ' + std::to_string(a.gpus->all) + ' ' +
+                      std::to_string(reinterpret_cast<std::uintptr_t>(a.gpus->by_package));
+    }
   }
 
   [[nodiscard]] const std::vector<Combo>& combos() const { return groups_->combos; }
@@ -93,7 +101,29 @@ class Search {
   }
 
   /// `first_miss`: stop at the first package it misses (the caller wants a full cover only).
-  Verdict judge_combo(const Combo& combo, const std::vector<model::PythonTarget>& pythons, bool first_miss = false) {
+  /// The verdict is the fleet's (memo.hpp) when every cover in it is: machines alike on what it
+  /// depends on (the combo, the platform, the GPU classes, each env's Python and packages) share it.
+  const Verdict& judge_combo(const Combo& combo, const std::vector<model::PythonTarget>& pythons, bool first_miss = false) {
+    auto judged = [&] { return judge_combo_now(combo, pythons, first_miss); };
+    if (!memoised_) return own_verdicts_.emplace_back(judged());
+    std::string key = platform_key_;
+    key += first_miss ? "|first|" : "|all|";
+    key += combo.line.str();
+    key += '|';
+    key += combo.torch.str();
+    for (std::size_t i = 0; i < a_.envs.size(); ++i) {
+      key += '|';
+      key += pythons[i].version.str();
+      key += pythons[i].free_threaded ? "t" : "";
+      for (const auto& pkg : a_.envs[i].env->packages) {
+        key += ' ';
+        key += pkg.name;
+      }
+    }
+    return a_.memo->verdict(key, judged);
+  }
+
+  Verdict judge_combo_now(const Combo& combo, const std::vector<model::PythonTarget>& pythons, bool first_miss) {
     Verdict v;
     const std::string combo_text = policy::combo_str(policy_.notation(), combo);
     TierKey key{{}, combo, {}, platform_target_, kUnknownGpus, {}};
@@ -110,7 +140,7 @@ class Search {
         }
         auto judged = [&] { return cover_of(pkg.name, combo, py); };
         Cover c;
-        if (groups_ != &own_ && !a_.memo->has_variants(pkg.name)) {
+        if (memo_covers_ && !a_.memo->has_variants(pkg.name)) {
           key.package = pkg.name;
           key.gpus = a_.gpus->of(pkg.name);
           c = a_.memo->cover(key, judged);
@@ -177,12 +207,12 @@ class Search {
     return known->second;
   }
 
-  Suggestion suggestion(const Combo& combo, Verdict v, std::optional<NumericVersion> python) {
+  Suggestion suggestion(const Combo& combo, const Verdict& v, std::optional<NumericVersion> python) {
     Suggestion s;
     s.kind = python ? Suggestion::Kind::python : Suggestion::Kind::combo;
     s.combo = combo;
     s.python = std::move(python);
-    s.covers = std::move(v.covers);
+    s.covers = v.covers;
     s.prereleases = v.prereleases;
     std::vector<std::string> ignored;  // the tiers already warn about a missing family entry
     s.pins = pins_for(policy_, combo, ignored);
@@ -205,6 +235,10 @@ class Search {
   std::optional<std::string> platform_;
   AdviceGroups own_;                   // this resolve's groups, when the memo's are not
   const AdviceGroups* groups_ = nullptr;
+  bool memo_covers_ = false;           // covers memoised (the groups are the memo's)
+  bool memoised_ = false;              // whole verdicts memoised: every requested package's covers are
+  std::string platform_key_;           // what the verdicts' keys begin with: platform and GPU classes
+  std::deque<Verdict> own_verdicts_;   // the verdicts of this resolve, when not memoised
   std::map<std::string, ArchCache> archs_;
 };
 
@@ -246,22 +280,22 @@ Advice advise(const AdviceInputs& a) {
   auto ranked = [&](const Suggestion& x, const Suggestion& y) { return better_suggestion(x, y, a.reference_line); };
 
   // The combos that keep every env's Python; the near misses when none covers everything.
-  std::vector<std::pair<Combo, Verdict>> misses;
+  std::vector<std::pair<Combo, const Verdict*>> misses;
   for (const auto& combo : search.combos()) {
     if (!search.installable(combo, own)) continue;
     ++out.combos_searched;
-    Verdict v = search.judge_combo(combo, own);
-    if (v.missing.empty()) out.suggestions.push_back(search.suggestion(combo, std::move(v), std::nullopt));
-    else misses.emplace_back(combo, std::move(v));
+    const Verdict& v = search.judge_combo(combo, own);
+    if (v.missing.empty()) out.suggestions.push_back(search.suggestion(combo, v, std::nullopt));
+    else misses.emplace_back(combo, &v);
   }
   std::sort(out.suggestions.begin(), out.suggestions.end(), ranked);
   if (out.suggestions.empty()) {
     std::stable_sort(misses.begin(), misses.end(), [&](const auto& x, const auto& y) {
-      if (x.second.missing.size() != y.second.missing.size()) return x.second.missing.size() < y.second.missing.size();
+      if (x.second->missing.size() != y.second->missing.size()) return x.second->missing.size() < y.second->missing.size();
       if (!(x.first.torch == y.first.torch)) return y.first.torch < x.first.torch;
       return y.first.line < x.first.line;
     });
-    for (std::size_t i = 0; i < misses.size() && i < 5; ++i) out.near_misses.push_back({misses[i].first, misses[i].second.missing});
+    for (std::size_t i = 0; i < misses.size() && i < 5; ++i) out.near_misses.push_back({misses[i].first, misses[i].second->missing});
   }
 
   // Another Python for every env: the best combo for each, after the combos that keep it.
@@ -272,9 +306,9 @@ Advice advise(const AdviceInputs& a) {
     std::optional<Suggestion> best;
     for (const auto& combo : search.combos()) {
       if (!search.installable(combo, pythons)) continue;
-      Verdict v = search.judge_combo(combo, pythons, /*first_miss=*/true);
+      const Verdict& v = search.judge_combo(combo, pythons, /*first_miss=*/true);
       if (!v.missing.empty()) continue;
-      Suggestion s = search.suggestion(combo, std::move(v), python);
+      Suggestion s = search.suggestion(combo, v, python);
       if (!best || ranked(s, *best)) best = std::move(s);
     }
     if (best) by_python.push_back(std::move(*best));

@@ -125,6 +125,16 @@ const Cover& JudgingMemo::cover(const TierKey& key, const std::function<Cover()>
   return memoised(covers_, key, make);
 }
 
+const AdviceVerdict& JudgingMemo::verdict(const std::string& key, const std::function<AdviceVerdict()>& make) {
+  {
+    const std::lock_guard lock(verdicts_mu_);
+    if (auto it = verdicts_.find(key); it != verdicts_.end()) return it->second;
+  }
+  AdviceVerdict made = make();
+  const std::lock_guard lock(verdicts_mu_);
+  return verdicts_.try_emplace(key, std::move(made)).first->second;
+}
+
 const AdviceGroups& JudgingMemo::groups(const std::map<std::string, Listing>& listings, const model::PlatformTarget& platform) {
   const std::lock_guard lock(mu_);
   auto it = groups_.find(PlatformKey{platform.os, platform.cpu_arch, platform.glibc});

@@ -109,6 +109,13 @@ struct AdviceGroups {
 /// Builds the groups of `listings` for `platform`.
 AdviceGroups advice_groups(const std::map<std::string, const Listing*>& listings, const model::PlatformTarget& platform);
 
+/// One combo judged by the advice for a machine's envs (advice.cpp): who it covers, what it
+/// leaves out ("pkg (cp312): ..."), and how many of its picks are pre-releases.
+struct AdviceVerdict {
+  std::vector<std::string> covers, missing;
+  std::size_t prereleases = 0;
+};
+
 class JudgingMemo {
  public:
   /// The GPU classes of `targets` under `policy` against `listings` (the prepared ones).
@@ -120,6 +127,9 @@ class JudgingMemo {
   const PackageOutcome& outcome(const TierKey& key, const std::function<PackageOutcome()>& make);
   /// The advice's cover under (package, combo, Python, platform, GPU class), made on first use.
   const Cover& cover(const TierKey& key, const std::function<Cover()>& make);
+  /// The advice's verdict on a combo under `key` (the caller spells out all it depends on: the
+  /// combo, the platform, the GPU classes, each env's Python and packages), made on first use.
+  const AdviceVerdict& verdict(const std::string& key, const std::function<AdviceVerdict()>& make);
   /// The advice groups of the prepared listings for `platform`, made on first use.
   const AdviceGroups& groups(const std::map<std::string, Listing>& listings, const model::PlatformTarget& platform);
 
@@ -143,6 +153,8 @@ class JudgingMemo {
   std::array<Shard<PackageOutcome>, kShards> outcomes_;
   std::array<Shard<Cover>, kShards> covers_;
   std::map<PlatformKey, AdviceGroups> groups_;
+  std::mutex verdicts_mu_;
+  std::unordered_map<std::string, AdviceVerdict> verdicts_;
 };
 
 }  // namespace wheelfit::resolve::detail
