@@ -17,7 +17,10 @@
 // The clients take turns within each rep (best of --reps each), so a load that comes and goes
 // touches them alike. Each figure: MB/s (10^6 bytes) over the whole set and CPU seconds per GB
 // (getrusage: the process's own for wheelfit and the transport, its waited-for children's for
-// the others); then the ratios to the goals. No nginx: a note, exit 0. No curl: skipped.
+// the others); then the ratios to the goals, and the floor: SHA-256 alone is timed first (one
+// core, from memory), and curl's CPU per GB plus the hash's is what any verifying client pays,
+// so the cores bound its speed to cores / that floor (or the wire's, curl's): wheelfit's speed
+// against that bound and its CPU per GB above the floor. No nginx: a note, exit 0. No curl: skipped.
 //
 //   bench_download [--files N] [--size-mb N] [--reps N] [--jobs N] [--tmpfs DIR] [--disk DIR]
 //                  [--pip] [--keep]
@@ -30,6 +33,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -255,6 +259,26 @@ bool each_at_once(const std::vector<std::vector<std::string>>& commands) {
   return ok;
 }
 
+// CPU seconds per GB that SHA-256 (deliver::Sha256, OpenSSL) costs on one core here, hashing
+// `total` bytes from a buffer that stays in the cache: the part of a verified download's CPU no
+// unverified client pays. The best of three.
+double sha256_cpu_per_gb(std::uint64_t total) {
+  std::string block(8u << 20, '\0');
+  for (std::size_t i = 0; i < block.size(); ++i) block[i] = static_cast<char>(i * 2654435761u >> 24);
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    timespec a{}, b{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+    deliver::Sha256 h;
+    for (std::uint64_t done = 0; done < total; done += block.size()) h.update(block);
+    (void)h.hex();
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+    const double s = static_cast<double>(b.tv_sec - a.tv_sec) + static_cast<double>(b.tv_nsec - a.tv_nsec) * 1e-9;
+    if (rep == 0 || s < best) best = s;
+  }
+  return best / (static_cast<double>(total) / 1e9);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -344,6 +368,8 @@ int main(int argc, char** argv) {
       return each_at_once(commands);
     };
 
+    const double sha_cpu = sha256_cpu_per_gb(total);
+    std::printf(" SHA-256 alone (deliver::Sha256, one core, from memory): %.2f CPU-s per GB (%.0f MB/s)\n", sha_cpu, 1e3 / sha_cpu);
     for (const auto& [label, base] : {std::pair<std::string, std::string>{"tmpfs", tmpfs_dir}, {"disk", disk_dir}}) {
       if (base == "-") continue;
       fs::path dest_root = base.empty() ? work : fs::path(base) / ("wheelfit-bench-download-" + std::to_string(::getpid()));
@@ -425,6 +451,18 @@ int main(int argc, char** argv) {
       ratio("wheelfit / pip", wf, find("pip"), "");
       if (const Client* cs = find("curl+sha"); wf && cs && cs->cpu > 0) {
         std::printf("  CPU per GB, wheelfit / curl+sha256sum: %.2fx (goal <= 1.2)\n", wf->cpu / cs->cpu);
+      }
+      // The floor of a verified download on these cores: curl's own CPU plus the hash's. When
+      // curl alone keeps every core busy, no client that hashes can reach curl's speed.
+      if (const Client* c = find("curl"); wf && c && c->cpu > 0) {
+        const double floor_cpu = c->cpu / gb + sha_cpu;
+        const double cores = std::max(1u, std::thread::hardware_concurrency());
+        const double curl_mbs = static_cast<double>(total) / 1e6 / c->best, wf_mbs = static_cast<double>(total) / 1e6 / wf->best;
+        const double floor_mbs = std::min(cores / floor_cpu * 1e3, curl_mbs);  // nor faster than the wire curl saw
+        std::printf("  floor: curl's %.2f + SHA-256's %.2f = %.2f CPU-s per GB; %u cores give at most %.1f MB/s = %.2fx curl; "
+                    "wheelfit / floor: %.2fx; wheelfit's CPU per GB above the floor: %+.2f\n",
+                    c->cpu / gb, sha_cpu, floor_cpu, static_cast<unsigned>(cores), floor_mbs, floor_mbs / curl_mbs,
+                    wf_mbs / floor_mbs, wf->cpu / gb - floor_cpu);
       }
     }
     std::printf(" load after: %s\n", loadavg().c_str());
