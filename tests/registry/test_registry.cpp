@@ -6,6 +6,8 @@
 #include <boost/json.hpp>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "plugins/test_plugin.hpp"
 #include "support/backend_support.hpp"
@@ -417,4 +419,51 @@ TEST_CASE("plugin_support: parse_entry, match_entry and device_code_entry keep e
   CHECK(std::string(plugin::device_code_entry<&code_ok>(".sec", bytes, 3)) == R"({"list": ".sec:3", "entries": {}})");
   const auto err = boost::json::parse(plugin::device_code_entry<&code_throws>(".sec", bytes, 3)).as_object();
   CHECK(err.at("error").as_string() == "bad \"bytes\"");
+}
+
+TEST_CASE("Registry::builtin_policy reads a backend's policy once and shares it, an error too", "[registry]") {
+  Registry reg;
+  auto d = test_plugin::descriptor("tp");
+  auto tp = registry::read_descriptor(&d, "tp.so");
+  REQUIRE(tp);
+  REQUIRE(reg.add(*tp));
+  BackendInfo bare = info("bare");  // no target functions: make_policy refuses it
+  bare.policy_json = test_plugin::kMinimalPolicy;
+  REQUIRE(reg.add(bare));
+
+  auto first = reg.builtin_policy("tp");
+  REQUIRE(first);
+  CHECK((*first)->source() == "tp.so (built-in policy)");
+  CHECK((*first)->version() == "test-1");
+  auto again = reg.builtin_policy("tp");
+  REQUIRE(again);
+  CHECK(again->get() == first->get());  // the same object: read once
+
+  for (int i = 0; i < 2; ++i) {  // the error is kept, and said the same each time
+    auto none = reg.builtin_policy("bare");
+    REQUIRE_FALSE(none);
+    CHECK(none.error().is(Errc::invalid_input));
+    CHECK_THAT(none.error().message, Catch::Contains("supplies no target functions"));
+  }
+  auto unknown = reg.builtin_policy("nope");
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.error().is(Errc::not_found));
+  CHECK_THAT(unknown.error().message, Catch::Contains("'nope'"));
+
+  SECTION("threads asking at once get the one policy") {
+    Registry fresh;
+    REQUIRE(fresh.add(*tp));
+    std::vector<const policy::Policy*> seen(4, nullptr);
+    {
+      std::vector<std::jthread> threads;
+      for (std::size_t t = 0; t < seen.size(); ++t) {
+        threads.emplace_back([&, t] {
+          auto p = fresh.builtin_policy("tp");
+          if (p) seen[t] = p->get();
+        });
+      }
+    }
+    REQUIRE(seen[0] != nullptr);
+    for (const auto* p : seen) CHECK(p == seen[0]);
+  }
 }

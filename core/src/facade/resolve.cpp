@@ -27,8 +27,8 @@ using detail::open_wheel;
 
 std::optional<std::string> backend_of_torch_label(const registry::Registry& registry, std::string_view local_label) {
   for (const auto* b : registry.backends()) {
-    auto policy = registry::make_policy(*b, std::nullopt);
-    if (policy && policy->parse_torch_label(local_label)) return b->name;
+    auto policy = registry.builtin_policy(b->name);  // read once per backend, not per machine
+    if (policy && (*policy)->parse_torch_label(local_label)) return b->name;
   }
   return std::nullopt;
 }

@@ -3,6 +3,10 @@
 // BOOST_DLL_USE_STD_FS is set on the target (core/CMakeLists.txt): Boost.DLL speaks
 // std::filesystem and std::error_code, so Boost.Filesystem is not needed.
 
+#include <memory>
+#include <mutex>
+#include <optional>
+
 #include <boost/dll/shared_library.hpp>
 
 #include "wheelfit/registry/registry.hpp"
@@ -15,6 +19,9 @@ struct Registry::Entry {
   boost::dll::shared_library library;              ///< empty for add(BackendInfo)
   const wheelfit_backend_v2* descriptor = nullptr;  ///< owned by the library; null without one
   BackendInfo info;
+  /// The built-in policy, read on first use (builtin_policy): its result, kept either way.
+  std::mutex policy_mu;
+  std::optional<Expected<std::shared_ptr<const policy::Policy>>> policy;
 };
 
 }  // namespace wheelfit::registry

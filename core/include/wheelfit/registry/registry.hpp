@@ -15,7 +15,8 @@
 //
 // Thread safety: load and add during start-up, on one thread; find/names/choose_index may then
 // run concurrently. detect() calls into the plugin: call it from one thread at a time per backend
-// (the returned text lives in the plugin's buffer until its next detect call).
+// (the returned text lives in the plugin's buffer until its next detect call); builtin_policy
+// may run concurrently.
 
 #include <filesystem>
 #include <map>
@@ -100,6 +101,11 @@ class Registry {
   /// Errc::unsupported "backend X has no detection" when it supplies none, Errc::invalid_input
   /// when the plugin breaks the ABI (returns NULL, or lets an exception out).
   [[nodiscard]] Expected<std::string> detect(std::string_view backend) const;
+
+  /// The backend's built-in policy (make_policy without a file), read on the first call and
+  /// shared after it, an error included: a fleet asks it for each machine's torch label. May be
+  /// called from several threads at once. Errc::not_found for an unknown backend.
+  [[nodiscard]] Expected<std::shared_ptr<const policy::Policy>> builtin_policy(std::string_view backend) const;
 
  private:
   struct Entry;  // { the library, the descriptor, the BackendInfo }: defined in registry.cpp
