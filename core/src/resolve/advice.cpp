@@ -169,7 +169,8 @@ class Search {
     const auto f = groups_->unlabeled.find(package);
     const auto& free = f == groups_->unlabeled.end() ? kNone : f->second;
     if (labeled.empty() && free.empty()) return {};
-    Context ctx{fixed_, a_.targets, policy_, combo, py, platform_target_, package, archs_[package], false, nullptr};
+    ArchCache& archs = a_.memo && a_.targets ? a_.memo->arch_cache(package, *a_.targets) : archs_[package];
+    Context ctx{fixed_, a_.targets, policy_, combo, py, platform_target_, package, archs, false, nullptr};
     ctx.variants = &variants_for(combo);
     const Candidate* best = nullptr;
     Judged best_judged;

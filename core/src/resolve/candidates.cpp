@@ -101,6 +101,13 @@ Candidate make_candidate(const std::string& package, std::string text, std::stri
   }
   c.combo = policy.parse_combo_label(parsed->version.local());
   c.wheel = std::move(*parsed);
+  c.texts.python_tags = python_tags_text(*c.wheel);
+  c.texts.platform_tags = platform_tags_text(*c.wheel);
+  c.texts.cpu_archs = cpu_archs_text(*c.wheel);
+  if (c.combo) {
+    c.texts.torch = "torch " + c.combo->torch.str();
+    c.texts.line = policy.notation().prefix + c.combo->line.str();
+  }
 
   // One file name, two digests anywhere in the snapshot: neither is trusted (warned once per file).
   const std::string& key = filename.empty() ? c.text : filename;
@@ -246,6 +253,14 @@ const model::PlatformTag& binding_floor_tag(const model::WheelName& w, const mod
 
 }  // namespace
 
+namespace {
+// A text built with the candidate, else built now (a candidate made elsewhere has none).
+template <typename Build>
+std::string or_built(const std::string& built, Build build) {
+  return built.empty() ? std::string(build()) : built;
+}
+}  // namespace
+
 Judged judge(const Candidate& c, const Context& ctx) {
   Judged j;
   if (ctx.detailed) {
@@ -265,7 +280,8 @@ Judged judge(const Candidate& c, const Context& ctx) {
 
   // python
   if (auto rank = model::python_rank(w, ctx.python)) j.python_rank = *rank;
-  else fail(Demand::python, [&] { return python_tags_text(w); }, [&] { return ctx.python.tag(); });
+  else fail(Demand::python, [&] { return or_built(c.texts.python_tags, [&] { return python_tags_text(w); }); },
+            [&] { return ctx.python.tag(); });
   // requires-python is judged against X.Y.0: the env names its Python line, not a patch release.
   if (c.requires_python && !c.requires_python->contains(*model::Version::parse(ctx.python.version.str()))) {
     fail(Demand::python, [&] { return "requires-python " + c.requires_python->str(); },
@@ -277,14 +293,19 @@ Judged judge(const Candidate& c, const Context& ctx) {
   j.platform_rank = fit.rank;
   j.any_platform = fit.tag && fit.tag->kind == model::PlatformTag::Kind::any;
   const model::PlatformTag* tag = fit.tag;
-  if (!fit.os_ok) fail(Demand::os, [&] { return platform_tags_text(w); }, [&] { return std::string(model::to_string(ctx.platform.os)); });
-  if (!fit.cpu_ok) fail(Demand::cpu_arch, [&] { return cpu_archs_text(w); }, [&] { return ctx.platform.cpu_arch; });
+  const auto platform_tags = [&] { return or_built(c.texts.platform_tags, [&] { return platform_tags_text(w); }); };
+  if (!fit.os_ok) fail(Demand::os, platform_tags, [&] { return std::string(model::to_string(ctx.platform.os)); });
+  if (!fit.cpu_ok) {
+    fail(Demand::cpu_arch, [&] { return or_built(c.texts.cpu_archs, [&] { return cpu_archs_text(w); }); },
+         [&] { return ctx.platform.cpu_arch; });
+  }
   if (!fit.glibc_ok) {
     fail(
         Demand::glibc,
         [&] {
           auto floor = tag ? libc_floor_text(binding_floor_tag(w, *tag)) : std::nullopt;
-          return floor.value_or(platform_tags_text(w)) + " (" + platform_tags_text(w) + ")";
+          const std::string tags = platform_tags();
+          return floor.value_or(tags) + " (" + tags + ")";
         },
         [&] { return ctx.platform.glibc ? "glibc " + ctx.platform.glibc->str() : std::string("glibc unknown"); });
   } else if (!fit.glibc_checked && tag && tag->libc && fit.os_ok && ctx.platform.os == model::Os::linux_) {
@@ -305,11 +326,13 @@ Judged judge(const Candidate& c, const Context& ctx) {
   if (c.combo) {
     const Combo& wc = *c.combo;
     if (!(wc.torch == ctx.combo.torch)) {
-      fail(Demand::torch, [&] { return "torch " + wc.torch.str(); }, [&] { return "combo torch " + ctx.combo.torch.str(); });
+      fail(Demand::torch, [&] { return or_built(c.texts.torch, [&] { return "torch " + wc.torch.str(); }); },
+           [&] { return "combo torch " + ctx.combo.torch.str(); });
     }
     const auto& prefix = ctx.policy.notation().prefix;
     if (!(wc.line == ctx.combo.line)) {
-      fail(Demand::line, [&] { return prefix + wc.line.str(); }, [&] { return "combo " + prefix + ctx.combo.line.str(); });
+      fail(Demand::line, [&] { return or_built(c.texts.line, [&] { return prefix + wc.line.str(); }); },
+           [&] { return "combo " + prefix + ctx.combo.line.str(); });
     } else if (auto driver = judge_driver(wc.line, ctx.machine, ctx.policy); !driver.checked) {
       j.verdict.unchecked.push_back(Demand::line);
     } else if (driver.failure) {
@@ -329,10 +352,9 @@ Judged judge(const Candidate& c, const Context& ctx) {
       const JudgedList& judged = **archs;
       j.archs = &judged.source;
       if (ctx.targets->empty()) {
-        fail(Demand::gpu_arch, [&] { return arch_text(judged.source); }, [&] { return gpus_text(ctx.policy.device_prefix(), *ctx.targets); });
+        fail(Demand::gpu_arch, [&] { return judged.text; }, [&] { return gpus_text(ctx.policy.device_prefix(), *ctx.targets); });
       } else if (!judged.uncovered.empty()) {
-        fail(Demand::gpu_arch, [&] { return arch_text(judged.source); },
-             [&] { return targets_text(ctx.policy.device_prefix(), judged.uncovered); });
+        fail(Demand::gpu_arch, [&] { return judged.text; }, [&] { return judged.uncovered_text; });
       }
     }
   }

@@ -5,6 +5,7 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,7 @@
 
 #include "wheelfit/model/specifier.hpp"
 #include "wheelfit/model/wheel.hpp"
+#include "wheelfit/resolve/demands.hpp"
 #include "wheelfit/resolve/resolver.hpp"
 
 namespace wheelfit::resolve::detail {
@@ -35,6 +37,11 @@ struct Candidate {
   std::shared_ptr<const model::VariantsFile> variants;
   std::string variants_problem;
   std::optional<std::string> variants_sha256;  // the page's digest for the variants file
+  // The wheel's side of the report's texts, built once with the candidate (judge() copies them
+  // into each failure instead of building them per machine and combo); empty: built when needed.
+  struct Texts {
+    std::string python_tags, platform_tags, cpu_archs, torch, line;
+  } texts;
 };
 
 // The arch lists a package's candidates are judged against, looked up once per (combo,
@@ -42,19 +49,28 @@ struct Candidate {
 struct JudgedList {
   policy::ArchSource source;
   std::vector<std::string> uncovered;
+  std::string text, uncovered_text;  ///< arch_text(source), targets_text of `uncovered`: the report's words
 };
+std::string arch_text(const policy::ArchSource& a);
 
+// One per package and target set: a resolve's own, or (`mu` given) one a fleet's machines with
+// the same targets share, each lookup under `mu` (an entry, once made, never moves).
 class ArchCache {
  public:
+  ArchCache() = default;
+  explicit ArchCache(std::mutex* mu) : mu_(mu) {}
   const std::optional<JudgedList>& get(const policy::Policy& policy, const std::string& package, const Combo& combo,
                                        const std::string& platform, const std::vector<std::string>& targets) {
+    std::unique_lock<std::mutex> lock;
+    if (mu_) lock = std::unique_lock(*mu_);
     // Found without building a key: the lookup compares references to the combo and platform.
     auto it = cache_.find(std::tie(combo.line, combo.torch, platform));
     if (it == cache_.end()) {
       std::optional<JudgedList> judged;
       if (auto list = policy.arch_list(package, combo, platform)) {
         auto uncovered = cover(policy, list->list, targets).uncovered;
-        judged = JudgedList{std::move(*list), std::move(uncovered)};
+        std::string text = arch_text(*list), uncovered_text = targets_text(policy.device_prefix(), uncovered);
+        judged = JudgedList{std::move(*list), std::move(uncovered), std::move(text), std::move(uncovered_text)};
       }
       it = cache_.emplace(Key{combo.line, combo.torch, platform}, std::move(judged)).first;
     }
@@ -64,6 +80,7 @@ class ArchCache {
  private:
   using Key = std::tuple<model::NumericVersion, model::NumericVersion, std::string>;  // line, torch, platform
   std::map<Key, std::optional<JudgedList>, std::less<>> cache_;
+  std::mutex* mu_ = nullptr;
 };
 
 struct Context {
@@ -159,8 +176,7 @@ Advice advise(const AdviceInputs& a);
 /// higher line, for a total order).
 bool better_suggestion(const Suggestion& a, const Suggestion& b, const std::optional<model::NumericVersion>& reference);
 
-/// "<list> (<provenance>)": an arch list as the verdicts write it.
-std::string arch_text(const policy::ArchSource& a);
+/// "<list> (<provenance>)": an arch list as the verdicts write it (declared above, beside JudgedList).
 
 /// Every candidate the index offers for `package` (its page, else its packages.json entry; a link
 /// listed twice with the same text and href is one candidate); `status` and `reason` say why there

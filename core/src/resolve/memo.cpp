@@ -125,6 +125,11 @@ const Cover& JudgingMemo::cover(const TierKey& key, const std::function<Cover()>
   return memoised(covers_, key, make);
 }
 
+ArchCache& JudgingMemo::arch_cache(const std::string& package, const std::vector<std::string>& targets) {
+  const std::lock_guard lock(archs_mu_);
+  return archs_.try_emplace(std::make_pair(package, targets)).first->second.cache;
+}
+
 const AdviceVerdict& JudgingMemo::verdict(const std::string& key, const std::function<AdviceVerdict()>& make) {
   {
     const std::lock_guard lock(verdicts_mu_);

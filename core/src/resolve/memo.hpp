@@ -130,6 +130,9 @@ class JudgingMemo {
   /// The advice's verdict on a combo under `key` (the caller spells out all it depends on: the
   /// combo, the platform, the GPU classes, each env's Python and packages), made on first use.
   const AdviceVerdict& verdict(const std::string& key, const std::function<AdviceVerdict()>& make);
+  /// The arch-list cache of `package` for machines with device targets `targets`, shared by them
+  /// (its lookups lock; the coverage rule is asked once per list and target set, not per machine).
+  ArchCache& arch_cache(const std::string& package, const std::vector<std::string>& targets);
   /// The advice groups of the prepared listings for `platform`, made on first use.
   const AdviceGroups& groups(const std::map<std::string, Listing>& listings, const model::PlatformTarget& platform);
 
@@ -153,6 +156,12 @@ class JudgingMemo {
   std::array<Shard<PackageOutcome>, kShards> outcomes_;
   std::array<Shard<Cover>, kShards> covers_;
   std::map<PlatformKey, AdviceGroups> groups_;
+  struct SharedArchCache {
+    std::mutex mu;
+    ArchCache cache{&mu};
+  };
+  std::mutex archs_mu_;
+  std::map<std::pair<std::string, std::vector<std::string>>, SharedArchCache, std::less<>> archs_;
   std::mutex verdicts_mu_;
   std::unordered_map<std::string, AdviceVerdict> verdicts_;
 };

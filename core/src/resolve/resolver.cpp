@@ -162,7 +162,8 @@ Expected<Resolution> resolve_on(const Inputs& in, const Pick* torch) {
       key.python = e.python;
       for (const auto& pkg : e.env->packages) {
         const Listing& l = *listing.at(pkg.name);
-        ArchCache& archs = arch_caches[pkg.name];
+        // A fleet's machines with the same targets share their arch lists' coverage.
+        ArchCache& archs = memo && *targets ? memo->arch_cache(pkg.name, **targets) : arch_caches[pkg.name];
         Context ctx{m, *targets, in.policy, *tier.combo, e.python, platform_target, pkg.name, archs, false, &in.inspect};
         ctx.variants = &variants;
         auto judged = [&] { return resolve_package(e.env->name, pkg, l.candidates, l.status, l.reason, ctx); };
