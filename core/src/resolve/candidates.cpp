@@ -259,6 +259,14 @@ template <typename Build>
 std::string or_built(const std::string& built, Build build) {
   return built.empty() ? std::string(build()) : built;
 }
+
+const Context::MachineTexts& machine_texts(const Context& ctx) {
+  if (!ctx.machine_texts) {
+    ctx.machine_texts.emplace(Context::MachineTexts{ctx.python.tag(), "combo torch " + ctx.combo.torch.str(),
+                                                    "combo " + ctx.policy.notation().prefix + ctx.combo.line.str()});
+  }
+  return *ctx.machine_texts;
+}
 }  // namespace
 
 Judged judge(const Candidate& c, const Context& ctx) {
@@ -281,7 +289,7 @@ Judged judge(const Candidate& c, const Context& ctx) {
   // python
   if (auto rank = model::python_rank(w, ctx.python)) j.python_rank = *rank;
   else fail(Demand::python, [&] { return or_built(c.texts.python_tags, [&] { return python_tags_text(w); }); },
-            [&] { return ctx.python.tag(); });
+            [&] { return machine_texts(ctx).python; });
   // requires-python is judged against X.Y.0: the env names its Python line, not a patch release.
   if (c.requires_python && !c.requires_python->contains(*model::Version::parse(ctx.python.version.str()))) {
     fail(Demand::python, [&] { return "requires-python " + c.requires_python->str(); },
@@ -327,12 +335,12 @@ Judged judge(const Candidate& c, const Context& ctx) {
     const Combo& wc = *c.combo;
     if (!(wc.torch == ctx.combo.torch)) {
       fail(Demand::torch, [&] { return or_built(c.texts.torch, [&] { return "torch " + wc.torch.str(); }); },
-           [&] { return "combo torch " + ctx.combo.torch.str(); });
+           [&] { return machine_texts(ctx).torch; });
     }
     const auto& prefix = ctx.policy.notation().prefix;
     if (!(wc.line == ctx.combo.line)) {
       fail(Demand::line, [&] { return or_built(c.texts.line, [&] { return prefix + wc.line.str(); }); },
-           [&] { return "combo " + prefix + ctx.combo.line.str(); });
+           [&] { return machine_texts(ctx).line; });
     } else if (auto driver = judge_driver(wc.line, ctx.machine, ctx.policy); !driver.checked) {
       j.verdict.unchecked.push_back(Demand::line);
     } else if (driver.failure) {
@@ -345,7 +353,15 @@ Judged judge(const Candidate& c, const Context& ctx) {
     std::optional<std::string> platform;
     if (tag && tag->os) platform = model::farm_platform(*tag->os, tag->cpu_arch);
     const std::optional<JudgedList>* archs = nullptr;
-    if (platform && ctx.targets) archs = &ctx.archs.get(ctx.policy, ctx.package, *c.combo, *platform, *ctx.targets);
+    if (platform && ctx.targets) {
+      auto& last = ctx.last_archs;
+      if (last.judged && *last.combo == *c.combo && last.platform == *platform) {
+        archs = last.judged;
+      } else {
+        archs = &ctx.archs.get(ctx.policy, ctx.package, *c.combo, *platform, *ctx.targets);
+        last = {&*c.combo, *platform, archs};
+      }
+    }
     if (!ctx.targets || !archs || !*archs) {
       j.verdict.unchecked.push_back(Demand::gpu_arch);
     } else {

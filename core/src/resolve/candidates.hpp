@@ -98,6 +98,19 @@ struct Context {
   const InspectHook* inspect = nullptr;  ///< resolve --inspect: may reject a would-be pick
   /// What the machine supports for variants under this combo; nullptr: variant wheels are unchecked.
   const model::VariantSupport* variants = nullptr;
+  /// The arch list judge() looked up last: a package's candidates come combo by combo, so most
+  /// lookups ask again for the same combo and platform (and skip the cache's lock and search).
+  struct LastArchs {
+    const Combo* combo = nullptr;  ///< the candidate's (the candidates outlive the context)
+    std::string platform;
+    const std::optional<JudgedList>* judged = nullptr;
+  };
+  mutable LastArchs last_archs{};
+  /// The machine's side of the report's texts under this context, built on first use.
+  struct MachineTexts {
+    std::string python, torch, line;  ///< "cp312", "combo torch 2.8", "combo cu12.8"
+  };
+  mutable std::optional<MachineTexts> machine_texts{};
 };
 
 struct Judged {
