@@ -169,7 +169,7 @@ class Search {
     const auto f = groups_->unlabeled.find(package);
     const auto& free = f == groups_->unlabeled.end() ? kNone : f->second;
     if (labeled.empty() && free.empty()) return {};
-    ArchCache& archs = a_.memo && a_.targets ? a_.memo->arch_cache(package, *a_.targets) : archs_[package];
+    ArchCache& archs = arch_cache(package);
     Context ctx{fixed_, a_.targets, policy_, combo, py, platform_target_, package, archs, false, nullptr};
     ctx.variants = &variants_for(combo);
     const Candidate* best = nullptr;
@@ -196,6 +196,15 @@ class Search {
     if (!best && !for_python) return {};
     if (!best) return {Cover::Kind::fails, join({failed.begin(), failed.end()}, ", "), false};
     return {Cover::Kind::covered, {}, best->wheel->version.is_prerelease()};
+  }
+
+  // The package's arch-list cache: the fleet's for the machine's targets (asked of the memo once
+  // per package), else this resolve's own.
+  ArchCache& arch_cache(const std::string& package) {
+    if (!a_.memo || !a_.targets) return archs_[package];
+    auto [it, fresh] = shared_archs_.try_emplace(package, nullptr);
+    if (fresh) it->second = &a_.memo->arch_cache(package, *a_.targets);
+    return *it->second;
   }
 
   // What the machine supports for variants under `combo`. Variants are judged on the machine as
@@ -241,6 +250,7 @@ class Search {
   std::string platform_key_;           // what the verdicts' keys begin with: platform and GPU classes
   std::deque<Verdict> own_verdicts_;   // the verdicts of this resolve, when not memoised
   std::map<std::string, ArchCache> archs_;
+  std::map<std::string, ArchCache*> shared_archs_;  // the memo's, by package
 };
 
 // The Pythons PyTorch ships for this platform, newest first, besides the envs' own.
