@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <boost/json.hpp>
+#include <cstdio>
 
 #include "farmgen.hpp"
 #include "support/backend_support.hpp"
@@ -281,6 +282,33 @@ TEST_CASE("load_fleet: every profile of a folder, sorted, named by stem", "[faca
   }
   SECTION("a missing folder") {
     CHECK_FALSE(api::load_fleet((tmp / "none").string()));
+  }
+  SECTION("hundreds of profiles, read on several threads: each in its row, in file order") {
+    for (int k = 0; k < 300; ++k) {
+      char name[16];
+      std::snprintf(name, sizeof name, "m%03d", k);
+      if (k % 7 == 3) test::write_file(tmp / (std::string(name) + ".toml"), "glibc = 2.35\n");  // not a string: bad
+      else test::write_file(tmp / (std::string(name) + ".json"), R"({"os": "linux", "cpu_arch": "x86_64", "python": "3.)" +
+                                                                    std::to_string(10 + k % 4) + "\"}");
+    }
+    auto fleet = api::load_fleet(tmp.path().string());
+    REQUIRE(fleet);
+    REQUIRE(fleet->size() == 300);
+    for (int k = 0; k < 300; ++k) {
+      const auto& row = (*fleet)[static_cast<std::size_t>(k)];
+      char name[16];
+      std::snprintf(name, sizeof name, "m%03d", k);
+      INFO(name);
+      CHECK(row.name == name);
+      if (k % 7 == 3) {
+        REQUIRE(row.error);
+        CHECK_THAT(row.error->message, Catch::StartsWith("--machines: ") && Catch::Contains(std::string(name) + ".toml"));
+      } else {
+        REQUIRE_FALSE(row.error);
+        REQUIRE(row.machine.python);
+        CHECK(row.machine.python->str() == "3." + std::to_string(10 + k % 4));
+      }
+    }
   }
   SECTION("two profiles with one stem") {
     std::filesystem::copy_file(examples / "x86_64-h100-cu128.toml", tmp / "a.toml");
