@@ -101,13 +101,6 @@ Candidate make_candidate(const std::string& package, std::string text, std::stri
   }
   c.combo = policy.parse_combo_label(parsed->version.local());
   c.wheel = std::move(*parsed);
-  c.texts.python_tags = python_tags_text(*c.wheel);
-  c.texts.platform_tags = platform_tags_text(*c.wheel);
-  c.texts.cpu_archs = cpu_archs_text(*c.wheel);
-  if (c.combo) {
-    c.texts.torch = "torch " + c.combo->torch.str();
-    c.texts.line = policy.notation().prefix + c.combo->line.str();
-  }
 
   // One file name, two digests anywhere in the snapshot: neither is trusted (warned once per file).
   const std::string& key = filename.empty() ? c.text : filename;
@@ -255,9 +248,17 @@ const model::PlatformTag& binding_floor_tag(const model::WheelName& w, const mod
 
 namespace {
 // A text built with the candidate, else built now (a candidate made elsewhere has none).
-template <typename Build>
-std::string or_built(const std::string& built, Build build) {
-  return built.empty() ? std::string(build()) : built;
+// The wheel's side of a candidate's failure texts, made on first use.
+const WheelTexts& texts_of(const Candidate& c, const policy::Policy& policy) {
+  return c.texts.get([&] {
+    const auto& w = *c.wheel;
+    WheelTexts t{python_tags_text(w), platform_tags_text(w), cpu_archs_text(w), {}, {}};
+    if (c.combo) {
+      t.torch = "torch " + c.combo->torch.str();
+      t.line = policy.notation().prefix + c.combo->line.str();
+    }
+    return t;
+  });
 }
 
 const Context::MachineTexts& machine_texts(const Context& ctx) {
@@ -288,8 +289,7 @@ Judged judge(const Candidate& c, const Context& ctx) {
 
   // python
   if (auto rank = model::python_rank(w, ctx.python)) j.python_rank = *rank;
-  else fail(Demand::python, [&] { return or_built(c.texts.python_tags, [&] { return python_tags_text(w); }); },
-            [&] { return machine_texts(ctx).python; });
+  else fail(Demand::python, [&] { return texts_of(c, ctx.policy).python_tags; }, [&] { return machine_texts(ctx).python; });
   // requires-python is judged against X.Y.0: the env names its Python line, not a patch release.
   if (c.requires_python && !c.requires_python->contains(*model::Version::parse(ctx.python.version.str()))) {
     fail(Demand::python, [&] { return "requires-python " + c.requires_python->str(); },
@@ -301,11 +301,10 @@ Judged judge(const Candidate& c, const Context& ctx) {
   j.platform_rank = fit.rank;
   j.any_platform = fit.tag && fit.tag->kind == model::PlatformTag::Kind::any;
   const model::PlatformTag* tag = fit.tag;
-  const auto platform_tags = [&] { return or_built(c.texts.platform_tags, [&] { return platform_tags_text(w); }); };
+  const auto platform_tags = [&] { return texts_of(c, ctx.policy).platform_tags; };
   if (!fit.os_ok) fail(Demand::os, platform_tags, [&] { return std::string(model::to_string(ctx.platform.os)); });
   if (!fit.cpu_ok) {
-    fail(Demand::cpu_arch, [&] { return or_built(c.texts.cpu_archs, [&] { return cpu_archs_text(w); }); },
-         [&] { return ctx.platform.cpu_arch; });
+    fail(Demand::cpu_arch, [&] { return texts_of(c, ctx.policy).cpu_archs; }, [&] { return ctx.platform.cpu_arch; });
   }
   if (!fit.glibc_ok) {
     fail(
@@ -334,13 +333,10 @@ Judged judge(const Candidate& c, const Context& ctx) {
   if (c.combo) {
     const Combo& wc = *c.combo;
     if (!(wc.torch == ctx.combo.torch)) {
-      fail(Demand::torch, [&] { return or_built(c.texts.torch, [&] { return "torch " + wc.torch.str(); }); },
-           [&] { return machine_texts(ctx).torch; });
+      fail(Demand::torch, [&] { return texts_of(c, ctx.policy).torch; }, [&] { return machine_texts(ctx).torch; });
     }
-    const auto& prefix = ctx.policy.notation().prefix;
     if (!(wc.line == ctx.combo.line)) {
-      fail(Demand::line, [&] { return or_built(c.texts.line, [&] { return prefix + wc.line.str(); }); },
-           [&] { return machine_texts(ctx).line; });
+      fail(Demand::line, [&] { return texts_of(c, ctx.policy).line; }, [&] { return machine_texts(ctx).line; });
     } else if (auto driver = judge_driver(wc.line, ctx.machine, ctx.policy); !driver.checked) {
       j.verdict.unchecked.push_back(Demand::line);
     } else if (driver.failure) {

@@ -2,6 +2,7 @@
 // The resolver's inner parts, shared by the tiers (resolver.cpp) and the advice search
 // (advice.cpp): the candidates an index offers for one package, parsed once, and the judging of
 // one candidate against one combo and one Python (through the evaluators of demands.hpp).
+#include <atomic>
 #include <list>
 #include <map>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -21,6 +23,45 @@
 namespace wheelfit::resolve::detail {
 
 using model::Combo;
+
+// What a wheel's failures say of the wheel: its tags, CPU archs, torch and line.
+struct WheelTexts {
+  std::string python_tags, platform_tags, cpu_archs, torch, line;
+};
+
+// A candidate's WheelTexts, made by the first judge that needs them (a fleet's threads may race
+// to it: one value is kept, the others dropped; equal anyway) and kept for every later one. A
+// copy copies what is made; a move takes it.
+class LazyTexts {
+ public:
+  LazyTexts() = default;
+  LazyTexts(const LazyTexts& o) : made_(o.copy()) {}
+  LazyTexts& operator=(const LazyTexts& o) {
+    if (this != &o) delete made_.exchange(o.copy());
+    return *this;
+  }
+  LazyTexts(LazyTexts&& o) noexcept : made_(o.made_.exchange(nullptr)) {}
+  LazyTexts& operator=(LazyTexts&& o) noexcept {
+    if (this != &o) delete made_.exchange(o.made_.exchange(nullptr));
+    return *this;
+  }
+  ~LazyTexts() { delete made_.load(); }
+  template <typename Make>
+  const WheelTexts& get(Make make) const {
+    if (const WheelTexts* t = made_.load(std::memory_order_acquire)) return *t;
+    auto made = std::make_unique<const WheelTexts>(make());
+    const WheelTexts* expected = nullptr;
+    if (made_.compare_exchange_strong(expected, made.get(), std::memory_order_acq_rel)) return *made.release();
+    return *expected;
+  }
+
+ private:
+  const WheelTexts* copy() const {
+    const WheelTexts* t = made_.load(std::memory_order_acquire);
+    return t ? new WheelTexts(*t) : nullptr;
+  }
+  mutable std::atomic<const WheelTexts*> made_{nullptr};
+};
 
 // One wheel an index lists for a package.
 struct Candidate {
@@ -37,12 +78,11 @@ struct Candidate {
   std::shared_ptr<const model::VariantsFile> variants;
   std::string variants_problem;
   std::optional<std::string> variants_sha256;  // the page's digest for the variants file
-  // The wheel's side of the report's texts, built once with the candidate (judge() copies them
-  // into each failure instead of building them per machine and combo); empty: built when needed.
-  struct Texts {
-    std::string python_tags, platform_tags, cpu_archs, torch, line;
-  } texts;
+  // The wheel's side of the report's texts (see texts_of), built the first time a report needs
+  // them and then copied into each failure, instead of built per machine and combo.
+  LazyTexts texts;
 };
+static_assert(std::is_nothrow_move_constructible_v<Candidate>, "a listing's vector moves its candidates, never copies them");
 
 // The arch lists a package's candidates are judged against, looked up once per (combo,
 // platform), each with the machine's targets it does not cover (the backend's rule, asked once).
