@@ -308,6 +308,26 @@ Pending prepare_machine(const ResolveRequest& req, const RequestPart& rp, IndexP
   return out;
 }
 
+// Runs `work(i)` for every i below `n` on at most `most` threads, and no more than one per core
+// (on the calling thread when that is one); each thread's messages keep the caller's sink.
+template <typename Work>
+void for_each_on_cores(std::size_t n, std::size_t most, const Work& work) {
+  const std::size_t threads = std::min({n, most, std::size_t{std::max(1u, std::thread::hardware_concurrency())}});
+  if (threads <= 1) {
+    for (std::size_t i = 0; i < n; ++i) work(i);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  const auto sink = log::thread_sink();
+  std::vector<std::jthread> pool;
+  for (std::size_t t = 0; t < threads; ++t) {
+    pool.emplace_back([&, sink] {
+      const log::ScopedSink carried(sink);
+      for (std::size_t i = next++; i < n; i = next++) work(i);
+    });
+  }
+}
+
 // The resolve proper, on the shared part; the result's notes are the part's.
 void finish_machine(const ResolveRequest& req, Pending& p) {
   ResolveResult& r = p.result;
@@ -406,21 +426,8 @@ FleetResult resolve_all(const ResolveRequest& req, const std::vector<std::option
   }
   out.index_reads = parts.reads();
 
-  // The resolves, on up to one thread per core; each machine's messages keep the call's sink.
-  const std::size_t threads = std::min<std::size_t>(todo.size(), std::max(1u, std::thread::hardware_concurrency()));
-  if (threads <= 1) {
-    for (auto* p : todo) finish_machine(req, *p);
-  } else {
-    std::atomic<std::size_t> next{0};
-    const auto sink = log::thread_sink();
-    std::vector<std::jthread> pool;
-    for (std::size_t t = 0; t < threads; ++t) {
-      pool.emplace_back([&, sink] {
-        const log::ScopedSink carried(sink);
-        for (std::size_t i = next++; i < todo.size(); i = next++) finish_machine(req, *todo[i]);
-      });
-    }
-  }
+  // The resolves, on up to one thread per core.
+  for_each_on_cores(todo.size(), todo.size(), [&](std::size_t i) { finish_machine(req, *todo[i]); });
   out.resolves = todo.size();
   for (auto [i, twin] : twins) {
     Pending& p = pending[i];
@@ -536,27 +543,13 @@ Expected<std::vector<FleetMachine>> load_fleet(const std::string& dir) {
     if (m) out[i].machine = std::move(*m);
     else out[i].error = m.error().with_context("--machines");  // the message names the file
   };
-  const std::size_t threads = std::min<std::size_t>(files.size() / 64 + 1, std::max(1u, std::thread::hardware_concurrency()));
-  if (threads <= 1) {
-    for (std::size_t i = 0; i < files.size(); ++i) load(i);
-    return out;
-  }
-  std::atomic<std::size_t> next{0};
-  const auto sink = log::thread_sink();
-  std::vector<std::jthread> pool;
-  for (std::size_t t = 0; t < threads; ++t) {
-    pool.emplace_back([&, sink] {
-      const log::ScopedSink carried(sink);
-      for (std::size_t i = next++; i < files.size(); i = next++) {
-        try {
-          load(i);
-        } catch (const std::exception& e) {  // out of memory: this profile's error, not the process's end
-          out[i].error = Error(Errc::io_error, "--machines: " + files[i].string() + ": " + e.what());
-        }
-      }
-    });
-  }
-  pool.clear();  // joins
+  for_each_on_cores(files.size(), files.size() / 64 + 1, [&](std::size_t i) {
+    try {
+      load(i);
+    } catch (const std::exception& e) {  // out of memory: this profile's error, not the process's end
+      out[i].error = Error(Errc::io_error, "--machines: " + files[i].string() + ": " + e.what());
+    }
+  });
   return out;
 }
 
