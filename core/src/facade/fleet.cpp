@@ -538,14 +538,11 @@ Expected<std::vector<FleetMachine>> load_fleet(const std::string& dir) {
   }
   // The profiles are read and parsed on up to one thread per core (a fleet of thousands of files
   // is otherwise a third of its resolve); each lands in its own row, so the order is the files'.
-  auto load = [&](std::size_t i) {
-    auto m = machine::load_machine_profile(files[i].string());
-    if (m) out[i].machine = std::move(*m);
-    else out[i].error = m.error().with_context("--machines");  // the message names the file
-  };
   for_each_on_cores(files.size(), files.size() / 64 + 1, [&](std::size_t i) {
     try {
-      load(i);
+      auto m = machine::load_machine_profile(files[i].string());
+      if (m) out[i].machine = std::move(*m);
+      else out[i].error = m.error().with_context("--machines");  // the message names the file
     } catch (const std::exception& e) {  // out of memory: this profile's error, not the process's end
       out[i].error = Error(Errc::io_error, "--machines: " + files[i].string() + ": " + e.what());
     }

@@ -247,7 +247,6 @@ const model::PlatformTag& binding_floor_tag(const model::WheelName& w, const mod
 }  // namespace
 
 namespace {
-// A text built with the candidate, else built now (a candidate made elsewhere has none).
 // The wheel's side of a candidate's failure texts, made on first use.
 const WheelTexts& texts_of(const Candidate& c, const policy::Policy& policy) {
   return c.texts.get([&] {

@@ -91,6 +91,7 @@ struct JudgedList {
   std::vector<std::string> uncovered;
   std::string text, uncovered_text;  ///< arch_text(source), targets_text of `uncovered`: the report's words
 };
+/// "<list> (<provenance>)": an arch list as the verdicts write it.
 std::string arch_text(const policy::ArchSource& a);
 
 // One per package and target set: a resolve's own, or (`mu` given) one a fleet's machines with
@@ -228,8 +229,6 @@ Advice advise(const AdviceInputs& a);
 /// the newest torch, then the line closest to `reference`, then the fewest pre-releases (then the
 /// higher line, for a total order).
 bool better_suggestion(const Suggestion& a, const Suggestion& b, const std::optional<model::NumericVersion>& reference);
-
-/// "<list> (<provenance>)": an arch list as the verdicts write it (declared above, beside JudgedList).
 
 /// Every candidate the index offers for `package` (its page, else its packages.json entry; a link
 /// listed twice with the same text and href is one candidate); `status` and `reason` say why there

@@ -99,20 +99,28 @@ bool JudgingMemo::has_variants(const std::string& package) const { return varian
 
 namespace {
 
-// The value under `key` in its shard, made by `make` (outside the lock) on first use; a value made
-// twice by two threads at once is kept once (both are equal: judging is deterministic).
+// The value `lookup` finds in `map`, else made by `make` (outside the lock) and stored under
+// `stored()`; a value made twice by two threads at once is kept once (both are equal: judging
+// is deterministic).
+template <typename Map, typename Lookup, typename Stored, typename Value>
+const Value& find_or_make(std::mutex& mu, Map& map, const Lookup& lookup, const Stored& stored,
+                          const std::function<Value()>& make) {
+  {
+    const std::lock_guard lock(mu);
+    if (auto it = map.find(lookup); it != map.end()) return it->second;
+  }
+  Value made = make();
+  const std::lock_guard lock(mu);
+  if (auto it = map.find(lookup); it != map.end()) return it->second;
+  return map.emplace(stored(), std::move(made)).first->second;
+}
+
+// The value under `key` in its shard (find_or_make).
 template <typename Shards, typename Value>
 const Value& memoised(Shards& shards, const TierKey& key, const std::function<Value()>& make) {
   const HashedRef ref{hash_of(key), &key};
   auto& shard = shards[(ref.hash >> 32) % shards.size()];
-  {
-    const std::lock_guard lock(shard.mu);
-    if (auto it = shard.map.find(ref); it != shard.map.end()) return it->second;
-  }
-  Value made = make();
-  const std::lock_guard lock(shard.mu);
-  if (auto it = shard.map.find(ref); it != shard.map.end()) return it->second;
-  return shard.map.emplace(HashedKey{ref.hash, key}, std::move(made)).first->second;
+  return find_or_make(shard.mu, shard.map, ref, [&] { return HashedKey{ref.hash, key}; }, make);
 }
 
 }  // namespace
@@ -131,13 +139,7 @@ ArchCache& JudgingMemo::arch_cache(const std::string& package, const std::vector
 }
 
 const AdviceVerdict& JudgingMemo::verdict(const std::string& key, const std::function<AdviceVerdict()>& make) {
-  {
-    const std::lock_guard lock(verdicts_mu_);
-    if (auto it = verdicts_.find(key); it != verdicts_.end()) return it->second;
-  }
-  AdviceVerdict made = make();
-  const std::lock_guard lock(verdicts_mu_);
-  return verdicts_.try_emplace(key, std::move(made)).first->second;
+  return find_or_make(verdicts_mu_, verdicts_, key, [&] { return key; }, make);
 }
 
 const AdviceGroups& JudgingMemo::groups(const std::map<std::string, Listing>& listings, const model::PlatformTarget& platform) {
