@@ -225,6 +225,10 @@ TEST_CASE("wheelfit resolve --inspect: a wheel whose real archs miss the GPU is 
   const auto packages = json::serialize(parse(r).at("packages"));
   CHECK(packages.find(old_name) != std::string::npos);
   CHECK(packages.find(new_name) == std::string::npos);
+  // A local wheel's reads count the same bytes again: no "N of M bytes read" with N > M.
+  CHECK(r.err.find("--inspect: " + old_name + ": fits, a local wheel of " + std::to_string(fs::file_size(old_whl)) +
+                   " bytes") != std::string::npos);
+  CHECK(r.err.find("bytes read") == std::string::npos);
 
   // Both rejected: unresolved, and the report names gpu_arch with the evidence.
   const auto also_bad = w.wheel(old_name, module({{2, 86}}));

@@ -364,3 +364,28 @@ TEST_CASE("explain: which members are read", "[inspect][explain]") {
   for (const auto& f : e.files) read.push_back(f.path);
   CHECK(read == std::vector<std::string>{kModule, "pkg.libs/libhelper-a34b3233.so.1.0"});
 }
+
+TEST_CASE("Explanation::read_text never claims more of a wheel than it has", "[inspect][explain]") {
+  struct Row {
+    bool remote;
+    std::uint64_t fetched, size;
+    bool whole;
+    std::string_view text;
+  };
+  const Row rows[] = {
+      {false, 1154, 846, false, "a local wheel of 846 bytes"},  // a local source counts re-reads
+      {false, 100, 846, false, "a local wheel of 846 bytes"},
+      {true, 1200, 98765, false, "1200 of 98765 bytes fetched"},
+      {true, 846, 846, false, "the whole 846-byte wheel fetched"},
+      {true, 846, 846, true, "the whole 846-byte wheel fetched"},
+      {true, 1692, 846, true, "the whole 846-byte wheel fetched (1692 bytes in all)"},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.remote, row.fetched, row.size, row.whole);
+    inspect::Explanation e;
+    e.bytes_fetched = row.fetched;
+    e.wheel_size = row.size;
+    e.downloaded_whole = row.whole;
+    CHECK(e.read_text(row.remote) == row.text);
+  }
+}

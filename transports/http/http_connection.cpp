@@ -258,6 +258,7 @@ net::awaitable<void> HttpTransport::open_tunnel(Connecting& k) {
       co_return;
     }
     co_await drain_connect_answer(k);
+    if (k.auth.failure) continue;
     co_await negotiate_step(k.auth, *k.route, k.challenge, k.until);
     if (!k.reusable && !k.auth.failure) {
       if (k.auth.negotiation && k.auth.negotiation->legs() > 1) {
@@ -294,6 +295,8 @@ net::awaitable<void> HttpTransport::drain_connect_answer(Connecting& k) {
         net::buffer(scratch.data(), static_cast<std::size_t>(std::min<std::uint64_t>(left, scratch.size()))), tok(ec));
     if (ec) {
       k.reusable = false;
+      // A 407 whose body trickles past the time: the proxy's answer timed out, not the KDC.
+      if (ec == beast::error::timeout) k.auth.failure = connect_timeout_error(k, "reading the body of the 407 answer to CONNECT from");
       co_return;
     }
     left -= got;

@@ -143,11 +143,15 @@ bool HttpTransport::header_read(Exchange& x, const error_code& ec) {
     return false;
   }
   o.status = p.get().result_int();
+  // Through an http proxy a 407 is the proxy's own answer, not the origin's.
+  const std::string from = o.status == 407 && x.route->absolute_form()
+                               ? "proxy " + x.route->proxy->host_port() + " (its 407 for " + redact(url.str()) + ")"
+                               : where(url);
   std::size_t fields = 0;
   for (const auto& f : p.get()) {
     ++fields;
     if (f.name_string().size() + f.value().size() + 4 > kMaxHeaderLine) {
-      o = fail(Error(Errc::too_large, "a response header line from " + where(url) + " exceeds " +
+      o = fail(Error(Errc::too_large, "a response header line from " + from + " exceeds " +
                                           std::to_string(kMaxHeaderLine) + " bytes"));
       return false;
     }
@@ -155,7 +159,7 @@ bool HttpTransport::header_read(Exchange& x, const error_code& ec) {
                            std::string(f.value()));
   }
   if (fields > kMaxHeaderFields) {
-    o = fail(Error(Errc::too_large, "the response from " + where(url) + " has " + std::to_string(fields) +
+    o = fail(Error(Errc::too_large, "the response from " + from + " has " + std::to_string(fields) +
                                         " header fields (at most " + std::to_string(kMaxHeaderFields) + ")"));
     return false;
   }

@@ -8,10 +8,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
@@ -173,6 +175,14 @@ struct Route {
   }
 };
 
+/// The GSS-API steps of one transport running on threads of their own: each thread holds this
+/// (shared), counts itself in and out, and wakes a waiter when the last one ends.
+struct GssCalls {
+  std::mutex m;
+  std::condition_variable ended;
+  unsigned live = 0;
+};
+
 /// Authentication to the proxy on one connection: the Negotiate exchange in progress (when the
 /// proxy asked for it or --proxy-auth negotiate) and the Proxy-Authorization to send next.
 struct ProxyAuthState {
@@ -253,7 +263,10 @@ class HttpTransport final : public Transport {
     std::random_device rd;
     rng_.seed((static_cast<std::uint64_t>(rd()) << 32) ^ rd());
   }
-  ~HttpTransport() override { idle_.clear(); }
+  ~HttpTransport() override {
+    idle_.clear();
+    wait_gss_calls();
+  }
 
   [[nodiscard]] Stats stats() const override { return stats_; }
 
@@ -376,13 +389,17 @@ class HttpTransport final : public Transport {
   net::awaitable<void> negotiate_step(ProxyAuthState& st, const Route& route, std::optional<std::string>& challenge,
                                       Clock::time_point until);
   /// One GSS-API step on a thread of its own (`context` and `input` are moved there): `out` set,
-  /// or left empty when `until` passed first (the call then finishes alone, its result dropped).
+  /// or left empty when `until` passed first (the call then finishes alone, its result dropped,
+  /// and the destructor waits for it: wait_gss_calls).
   net::awaitable<void> gss_call(std::shared_ptr<GssContext>& context, std::string& input, Clock::time_point until,
                                 std::optional<GssStep>& out);
   /// After the proxy's final (non-407) answer with these Proxy-Authenticate values: the mutual
   /// authentication check when a Negotiate exchange ran; the error naming the proxy, or nullopt.
   std::optional<Error> negotiate_finish(ProxyAuthState& st, const Route& route, const std::vector<std::string>& values);
   Error negotiate_error(const Route& route, const std::string& what) const;
+  /// Waits, up to opts_.gss_wait, for the GSS-API steps still running (their requests gave up on
+  /// them); warns about any left running after that.
+  void wait_gss_calls() noexcept;
   bool trust_ready(Connecting& k);
   void prepare_tls(Connecting& k);
   Error tls_error(const Connecting& k, const error_code& ec) const;
@@ -482,6 +499,8 @@ class HttpTransport final : public Transport {
   std::set<std::string> refused_origins_;  ///< origins already warned about a credential not sent over http
   std::set<std::string> negotiate_proxies_;  ///< proxies (host:port) that asked for Negotiate: tokens go out first
   std::shared_ptr<Gss> gss_;  ///< opts_.gss, or system_gss() once Negotiate is first needed
+  /// The GSS-API steps running on threads of their own (shared with each thread).
+  std::shared_ptr<GssCalls> gss_calls_ = std::make_shared<GssCalls>();
   Stats stats_;
   std::mt19937_64 rng_;
 };

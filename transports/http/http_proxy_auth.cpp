@@ -86,16 +86,25 @@ net::awaitable<void> HttpTransport::gss_call(std::shared_ptr<GssContext>& contex
   error_code ec;
   wake.expires_at(until);
   job->wake = &wake;
-  std::thread([job, context = std::move(context), input = std::move(input), ex = ioc_.get_executor()] {
+  {
+    const std::lock_guard lock(gss_calls_->m);
+    ++gss_calls_->live;
+  }
+  std::thread([job, calls = gss_calls_, context = std::move(context), input = std::move(input), ex = ioc_.get_executor()] {
     GssStep r = context->step(input);
-    const std::lock_guard lock(job->m);
-    job->result = std::move(r);
-    job->done = true;
-    if (job->abandoned) return;  // the coroutine is gone: so may the io_context be
-    net::post(ex, [job] {
-      const std::lock_guard wake_lock(job->m);
-      if (job->wake) job->wake->cancel();
-    });
+    {
+      const std::lock_guard lock(job->m);
+      job->result = std::move(r);
+      job->done = true;
+      if (!job->abandoned) {
+        net::post(ex, [job] {
+          const std::lock_guard wake_lock(job->m);
+          if (job->wake) job->wake->cancel();
+        });
+      }
+    }
+    const std::lock_guard lock(calls->m);
+    if (--calls->live == 0) calls->ended.notify_all();
   }).detach();
   co_await wake.async_wait(tok(ec));
   const std::lock_guard lock(job->m);
@@ -105,6 +114,16 @@ net::awaitable<void> HttpTransport::gss_call(std::shared_ptr<GssContext>& contex
   } else {
     job->abandoned = true;
   }
+}
+
+void HttpTransport::wait_gss_calls() noexcept {
+  std::unique_lock lock(gss_calls_->m);
+  if (gss_calls_->live == 0) return;
+  log::debug("waiting up to " + ms_text(opts_.gss_wait) + " for " + std::to_string(gss_calls_->live) +
+             " GSS-API (Kerberos) step(s) still running past their request's time");
+  if (gss_calls_->ended.wait_for(lock, opts_.gss_wait, [this] { return gss_calls_->live == 0; })) return;
+  log::warn(std::to_string(gss_calls_->live) + " GSS-API (Kerberos) step(s) still running " + ms_text(opts_.gss_wait) +
+            " after their request gave up (is the KDC reachable?); left to finish on their own");
 }
 
 net::awaitable<void> HttpTransport::negotiate_step(ProxyAuthState& st, const Route& route,
@@ -128,6 +147,11 @@ net::awaitable<void> HttpTransport::negotiate_step(ProxyAuthState& st, const Rou
   }
   log::debug("proxy " + proxy.host_port() + ": Negotiate (Kerberos) token " + std::to_string(st.negotiation->legs() + 1) +
              " for " + st.negotiation->service());
+  if (started >= until) {  // the proxy's answer took all the time: no GSS-API call could answer in none
+    st.failure = negotiate_error(route, "asked for Negotiate (Kerberos), but the request's time had run out before "
+                                        "GSS-API was asked for a token");
+    co_return;
+  }
   context = st.negotiation->context();
   bytes = std::move(*input);
   co_await gss_call(context, bytes, until, step);

@@ -134,7 +134,7 @@ resolve::InspectHook make_inspect_hook(const machine::Machine& m, const policy::
     }
     log::info("--inspect: " + pick.filename + ": " +
               (out.reject ? "rejected (" + resolve::demand_name(out.reject->demand, policy.notation()) + ")" : "fits") + ", " +
-              std::to_string(explained->bytes_fetched) + " of " + std::to_string(explained->wheel_size) + " bytes read");
+              explained->read_text(is_remote(pick.url)));
     state->seen.emplace(key, out);
     return out;
   };

@@ -26,6 +26,16 @@ bool Explanation::fits() const {
   return std::none_of(demands.begin(), demands.end(), [](const DemandReport& d) { return d.verdict == Verdict::fails; });
 }
 
+std::string Explanation::read_text(bool remote) const {
+  const std::string size = std::to_string(wheel_size);
+  if (!remote) return "a local wheel of " + size + " bytes";
+  if (downloaded_whole || bytes_fetched >= wheel_size) {
+    return "the whole " + size + "-byte wheel fetched" +
+           (bytes_fetched > wheel_size ? " (" + std::to_string(bytes_fetched) + " bytes in all)" : std::string());
+  }
+  return std::to_string(bytes_fetched) + " of " + size + " bytes fetched";
+}
+
 namespace detail {
 
 std::string basename(std::string_view path) {

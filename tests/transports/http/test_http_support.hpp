@@ -61,6 +61,7 @@ inline transports::HttpOptions fast_options(int retries = 3) {
   o.connect_timeout = 2s;
   o.idle_timeout = 2s;
   o.deadline = 20s;
+  o.gss_wait = 200ms;  // a blocked fake GSS-API step is released only after its test's transport is gone
   return o;
 }
 

@@ -4,6 +4,7 @@
 // authentication, failures, the modes of --proxy-auth). The real KDC and squid:
 // tests/integration/kerberos/test_kerberos_proxy.cpp.
 #include <condition_variable>
+#include <thread>
 
 #include "test_http_support.hpp"
 #include "wheelfit/transports/negotiate.hpp"
@@ -390,6 +391,102 @@ TEST_CASE("CONNECT answers a 407 Negotiate on the same connection, draining its 
     check_failure(t->get(req(origin.url("/simple/"))), NetErrc::proxy,
                   {"asked for Negotiate (Kerberos)", "GSS-API gave no token within", "is the KDC reachable?"});
   }
+}
+
+/// A CONNECT proxy that answers every CONNECT with a 407 Negotiate whose 3000-byte body comes
+/// 10 bytes every 50 ms (about 15 s in all: far past any test's connect timeout).
+TestProxy::Gate trickling_407() {
+  return [](Conn& c, const HttpRequest&) {
+    if (!c.write("HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Negotiate\r\n"
+                 "Content-Length: 3000\r\n\r\n")) {
+      return false;
+    }
+    for (int sent = 0; sent < 3000; sent += 10) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (!c.write(std::string(10, 'x'))) break;
+    }
+    return false;
+  };
+}
+
+TEST_CASE("A 407 to CONNECT whose body trickles past the time is the proxy's timeout, not the KDC's",
+          "[negotiate][proxy][http]") {
+  auto plan = std::make_shared<FakeGssPlan>();
+  TestProxy proxy(trickling_407(), true);
+  auto o = negotiating(plan);
+  o.proxy.https_proxy = proxy.url();
+  o.connect_timeout = std::chrono::milliseconds(300);
+  auto t = make(o);
+  const auto r = t->get(req("https://origin.test/simple/"));
+  check_failure(r, NetErrc::connect_timeout,
+                {"reading the body of the 407 answer to CONNECT from proxy 127.0.0.1:", "timed out after 300 ms"});
+  CHECK_FALSE(contains(r.error().message, "KDC"));
+  CHECK(plan->steps == 0);
+}
+
+TEST_CASE("A GSS-API step left running past its request is waited for before the transport goes",
+          "[negotiate][proxy][http]") {
+  auto plan = std::make_shared<FakeGssPlan>();
+  plan->block = true;
+  LogCapture logs;
+  wheelfit::test::TempDir dir;
+  TestCa ca(dir.path());
+  TestProxy proxy(
+      [](Conn& c, const HttpRequest&) {
+        c.write(http_response(407, kNegotiate407Body, {{"Proxy-Authenticate", "Negotiate"}}));
+        return false;
+      },
+      true);
+  auto o = negotiating(plan);
+  o.proxy.https_proxy = proxy.url();
+  o.connect_timeout = std::chrono::milliseconds(300);
+
+  SECTION("a step that ends after the request gave up: the transport's end waits for it") {
+    o.gss_wait = std::chrono::seconds(30);
+    auto t = make(o);
+    check_failure(t->get(req("https://origin.test/simple/")), NetErrc::proxy, {"GSS-API gave no token within"});
+    std::thread releaser([plan] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      plan->release();
+    });
+    t.reset();  // returns only once the step has ended: no thread of the transport outlives it
+    {
+      const std::lock_guard lock(plan->m);
+      CHECK(plan->steps == 1);
+    }
+    releaser.join();
+    CHECK(logs.find(log::Level::warn, "GSS-API").empty());
+  }
+  SECTION("a step that never ends within gss_wait: the end goes on, with a warning") {
+    o.gss_wait = std::chrono::milliseconds(100);
+    auto t = make(o);
+    check_failure(t->get(req("https://origin.test/simple/")), NetErrc::proxy, {"GSS-API gave no token within"});
+    t.reset();
+    {
+      const std::lock_guard lock(plan->m);
+      CHECK(plan->steps == 0);
+    }
+    const auto warned = logs.find(log::Level::warn, "GSS-API (Kerberos) step(s) still running 100 ms after");
+    CHECK(warned.size() == 1);
+    plan->release();  // the step ends on its own thread, which holds what it uses
+  }
+}
+
+TEST_CASE("A 407 with a header line over the limit through an http proxy names the proxy, not the origin",
+          "[negotiate][proxy][http]") {
+  TestServer proxy(serve([](const HttpRequest&) {
+    return http_response(407, "no", {{"Proxy-Authenticate", "Negotiate " + std::string(60000, 'A')}});
+  }));
+  auto o = fast_options(0);
+  o.proxy.http_proxy = proxy.url();
+  auto t = make(o);
+  const auto r = t->get(req("http://origin.test/simple/"));
+  REQUIRE_FALSE(r);
+  INFO(r.error().message);
+  CHECK(r.error().is(Errc::too_large));
+  CHECK(contains(r.error().message, "a response header line from proxy 127.0.0.1:"));
+  CHECK(contains(r.error().message, "(its 407 for http://origin.test/simple/)"));
+  CHECK_FALSE(contains(r.error().message, "from origin.test"));
 }
 
 TEST_CASE("plan_proxy names the proxy, its variable and the method (wheelfit doctor --url)", "[negotiate][proxy]") {

@@ -50,6 +50,10 @@ struct Explanation {
   std::uint64_t bytes_fetched = 0, wheel_size = 0;
   bool downloaded_whole = false;
   [[nodiscard]] bool fits() const;     ///< no demand fails
+  /// What was read, in words: "a local wheel of 846 bytes" (`remote` false: a local source counts
+  /// every read, the same bytes again too, so no share of the file is claimed); "12345 of 98765
+  /// bytes fetched"; "the whole 846-byte wheel fetched" (all of it, or the server ignored Range).
+  [[nodiscard]] std::string read_text(bool remote) const;
 };
 
 /// Judges the file name alone (a bare wheel name). Errc::invalid_input for a bad wheel name.

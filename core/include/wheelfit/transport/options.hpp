@@ -130,6 +130,11 @@ struct HttpOptions {
   /// The GSS-API behind Negotiate (gss.hpp); nullptr: the system's (MIT Kerberos), made when
   /// first needed.
   std::shared_ptr<Gss> gss;
+  /// A GSS-API step still running when its request's time ran out (a KDC that does not answer)
+  /// finishes alone; the transport's destructor waits up to this long for such steps, so that no
+  /// thread of the transport outlives it (MIT Kerberos' own KDC timeouts end a step within
+  /// seconds). A step still running after that is left to finish, with a warning.
+  std::chrono::milliseconds gss_wait{15000};
   /// TLS trust (the http transport's trust_store.hpp has the order): ca_file (a PEM bundle; a
   /// folder is taken as ca_dir) and / or ca_dir (a folder of hashed certificates) replace the
   /// system roots; `ca_source` names them in errors and reports ("--cert"). Without them:
