@@ -1,8 +1,10 @@
 #pragma once
 // The benchmarks' command lines: `--name value` options, each given to its handler. An unknown
-// option or a missing value ends the program (exit 2) with the options it knows.
+// option or a missing value ends the program (exit 2) with the options it knows. And the
+// best-of timer the benchmarks share.
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
@@ -24,6 +26,18 @@ inline void parse_args(const char* program, int argc, char** argv, const Options
     }
     it->second(argv[++i]);
   }
+}
+
+/// The fastest of `reps` runs of `f`, in seconds (steady clock).
+template <class F>
+double best_of(int reps, F&& f) {
+  double best = 1e300;
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
 }
 
 /// A count of at least one ("--reps 0" runs once).

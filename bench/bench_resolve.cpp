@@ -32,6 +32,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bench_args.hpp"
 #include "support/backend_support.hpp"
 #include "farmgen.hpp"
 #include "wheelfit/config/workspace.hpp"
@@ -52,16 +53,7 @@ volatile std::size_t g_sink = 0;  // keeps the measured work observable
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-template <class F>
-double best_of(int reps, F&& f) {
-  double best = 1e300;
-  for (int i = 0; i < reps; ++i) {
-    const auto t0 = Clock::now();
-    f();
-    best = std::min(best, seconds_since(t0));
-  }
-  return best;
-}
+using bench::best_of;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

@@ -7,6 +7,7 @@
 
 #include <boost/json.hpp>
 #include <filesystem>
+#include <map>
 
 #include "support/cli_support.hpp"
 #include "support/test_support.hpp"
@@ -20,29 +21,39 @@ namespace {
 
 const std::string cv_variants = R"({"$schema": "https://variants-schema.wheelnext.dev/peps/825/v0.1.1.json",
  "default-priorities": {"namespace": ["nvidia"]},
- "variants": {"sm90": {"nvidia": {"sm_arch": ["90_real"]}}, "sm100": {"nvidia": {"sm_arch": ["100_real"]}}, "null": {}}})";
+ "variants": {"sm90": {"nvidia": {"sm_arch": ["90_real"]}}, "sm100": {"nvidia": {"sm_arch": ["100_real"]}},
+              "t28": {"abi_dependency": {"torch": ["2.8"]}}, "null": {}}})";
+
+// Each label's properties as cv_variants gives them: what its wheel's own variant.json says
+// unless a test gives it others.
+const std::map<std::string, std::string> cv_properties{{"sm90", R"({"nvidia": {"sm_arch": ["90_real"]}})"},
+                                                       {"sm100", R"({"nvidia": {"sm_arch": ["100_real"]}})"},
+                                                       {"t28", R"({"abi_dependency": {"torch": ["2.8"]}})"},
+                                                       {"null", "{}"}};
 
 std::string cv_sha256(const fs::path& p) { return run_program("", "sha256sum", {p.string()}).out.substr(0, 64); }
 
-// A variant index: vpkg 1.0 as sm90, sm100 and null variants and the variants file; an H100 profile.
+// A variant index: vpkg 1.0 as sm90, sm100 and null variants (or `labels`) and the variants file;
+// an H100 profile. `own`: a label's properties in its wheel's variant.json, where they are not
+// the index's.
 struct VariantIndex {
   TempDir dir;
   fs::path index = dir / "index";
   fs::path config = dir / "proj" / "comfy-env.toml";
   fs::path machine = dir / "h100.toml";
-  explicit VariantIndex(const std::vector<std::string>& labels = {"sm90", "sm100", "null"}) {
+  explicit VariantIndex(const std::vector<std::string>& labels = {"sm90", "sm100", "null"},
+                        const std::map<std::string, std::string>& own = {}) {
     std::string links;
     for (const std::string& label : labels) {
       const std::string file = "vpkg-1.0-cp312-cp312-manylinux_2_28_x86_64-" + label + ".whl";
       // Its own variant.json: the one label's entry.
-      const std::string own = R"({"$schema": "https://variants-schema.wheelnext.dev/peps/825/v0.1.1.json",
+      const auto given = own.find(label);
+      const std::string variant_json = R"({"$schema": "https://variants-schema.wheelnext.dev/peps/825/v0.1.1.json",
         "default-priorities": {"namespace": ["nvidia"]}, "variants": {")" + label + R"(": )" +
-                              (label == "sm90" ? R"({"nvidia": {"sm_arch": ["90_real"]}})"
-                               : label == "sm100" ? R"({"nvidia": {"sm_arch": ["100_real"]}})"
-                                                  : "{}") + "}}";
+                                       (given != own.end() ? given->second : cv_properties.at(label)) + "}}";
       write_file(index / "vpkg" / file, build_zip({{"vpkg/__init__.py", "", false},
                                                       {"vpkg-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: vpkg\nVersion: 1.0\n"},
-                                                      {"vpkg-1.0.dist-info/variant.json", own}}));
+                                                      {"vpkg-1.0.dist-info/variant.json", variant_json}}));
       links += "<a href=\"" + file + "#sha256=" + cv_sha256(index / "vpkg" / file) + "\">" + file + "</a><br>\n";
     }
     write_file(index / "vpkg" / "vpkg-1.0-variants.json", cv_variants);
@@ -158,4 +169,37 @@ TEST_CASE("wheelfit mirror publishes the variants file beside the wheels", "[cli
   INFO(again.out << again.err);
   REQUIRE(again.code == 0);
   CHECK(json::parse(again.out).at("packages").at(0).at("variant").at("label").as_string() == "sm90");
+}
+
+TEST_CASE("wheelfit resolve --inspect judges a variant wheel by its own variant.json, as explain does", "[cli][variants][inspect]") {
+  // The sm90 wheel's own variant.json says sm_arch 100_real (the index's file: 90_real); t28 needs
+  // torch 2.8, the machine's.
+  VariantIndex v({"sm90", "t28", "null"}, {{"sm90", R"({"nvidia": {"sm_arch": ["100_real"]}})"}});
+  const auto sm90 = v.index / "vpkg" / "vpkg-1.0-cp312-cp312-manylinux_2_28_x86_64-sm90.whl";
+  const auto pick = [](const CliRun& r) {
+    return std::string(json::parse(r.out).at("packages").at(0).at("filename").as_string());
+  };
+  // By the index's file: sm90 (nvidia ranks before abi_dependency).
+  const auto plain = cv_run(v.args("resolve", {"--json"}));
+  INFO(plain.out << plain.err);
+  REQUIRE(plain.code == 0);
+  CHECK(pick(plain) == sm90.filename().string());
+  // explain rejects sm90 by its own variant.json ...
+  const auto explained = cv_run({"explain", sm90.string(), "--machine", v.machine.string(), "--json"});
+  INFO(explained.out << explained.err);
+  CHECK_FALSE(json::parse(explained.out).at("fits").as_bool());
+  // ... and so does resolve --inspect: the next variant, t28, judged against the same torch.
+  const auto inspected = cv_run(v.args("resolve", {"--json", "--inspect"}));
+  INFO(inspected.out << inspected.err);
+  REQUIRE(inspected.code == 0);
+  CHECK(pick(inspected) == "vpkg-1.0-cp312-cp312-manylinux_2_28_x86_64-t28.whl");
+  CHECK_THAT(inspected.err, Catch::Contains("its *.dist-info/variant.json gives variant sm90 the properties nvidia :: sm_arch :: "
+                                            "100_real, the index's variants file nvidia :: sm_arch :: 90_real"));
+
+  // Without another variant: unresolved, the variant demand named with where it was read.
+  VariantIndex only({"sm90"}, {{"sm90", R"({"nvidia": {"sm_arch": ["100_real"]}})"}});
+  const auto none = cv_run(only.args("resolve", {"--json", "--inspect"}));
+  INFO(none.out << none.err);
+  CHECK(none.code == 1);
+  CHECK_THAT(none.out, Catch::Contains("read from its *.dist-info/variant.json"));
 }

@@ -2,6 +2,10 @@
 // files) and the variant ordering, on PEP 825's own examples.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <array>
+#include <cstdint>
+
 #include "support/checks.hpp"
 #include "wheelfit/model/variant.hpp"
 
@@ -244,4 +248,164 @@ TEST_CASE("parse_variant_properties reads a profile's object and writes it back"
   CHECK(model::variant_properties_json(*p) == text);
   wheelfit::test::check_error(model::parse_variant_properties(R"({"nvidia": ["x"]})", "m.json"), Errc::invalid_input,
                               {"m.json", "nvidia: not an object"});
+}
+
+namespace {
+
+// A variants file (schema 0.1.1, namespace "a") of `labels` labels, each with one value of one
+// feature, and the parts the caps count: `namespaces` namespaces in a label, `features` features
+// in one of its namespaces, `values` values of one feature, `order` namespaces in
+// default-priorities.namespace.
+std::string var_sized(std::size_t labels, std::size_t namespaces, std::size_t features, std::size_t values, std::size_t order) {
+  std::string ns_list = "\"a\"";
+  for (std::size_t i = 1; i < order; ++i) ns_list += ", \"n" + std::to_string(i) + "\"";
+  std::string first = "\"a\": {\"f\": [\"1\"";
+  for (std::size_t i = 1; i < values; ++i) first += ", \"" + std::to_string(i + 1) + "\"";
+  first += "]";
+  for (std::size_t i = 1; i < features; ++i) first += ", \"f" + std::to_string(i) + "\": [\"1\"]";
+  first += "}";
+  for (std::size_t i = 1; i < namespaces; ++i) first += ", \"n" + std::to_string(i) + "\": {\"f\": [\"1\"]}";
+  std::string variants = "\"l0\": {" + first + "}";
+  for (std::size_t i = 1; i < labels; ++i) variants += ", \"l" + std::to_string(i) + "\": {\"a\": {\"f\": [\"1\"]}}";
+  return R"({"$schema": "https://x/v0.1.1.json", "default-priorities": {"namespace": [)" + ns_list + R"(]}, "variants": {)" +
+         variants + "}}";
+}
+
+}  // namespace
+
+TEST_CASE("parse_variants_json caps namespaces, features, values and labels", "[model][variants]") {
+  using model::kMaxVariantFeatures, model::kMaxVariantLabels, model::kMaxVariantNamespaces, model::kMaxVariantValues;
+  const std::string src = "https://example.test/x-1-variants.json";
+  // At each cap: read.
+  auto at_caps = model::parse_variants_json(
+      var_sized(kMaxVariantLabels, kMaxVariantNamespaces, kMaxVariantFeatures, kMaxVariantValues, kMaxVariantNamespaces), src);
+  INFO((at_caps ? "" : at_caps.error().message));
+  REQUIRE(at_caps.has_value());
+  CHECK(at_caps->variants.size() == kMaxVariantLabels);
+  // One over: refused, naming the file, the JSON path, the count and the cap.
+  struct Row {
+    std::string text, part;
+  };
+  const std::size_t L = kMaxVariantLabels, N = kMaxVariantNamespaces, F = kMaxVariantFeatures, V = kMaxVariantValues;
+  for (const Row& r : std::initializer_list<Row>{
+           {var_sized(L + 1, 1, 1, 1, 1), "variants: 1025 labels, more than the 1024 a variants file may list"},
+           {var_sized(1, N + 1, 1, 1, N + 1), "default-priorities.namespace: 65 names, more than the 64 a file may order"},
+           {var_sized(1, 1, F + 1, 1, 1), "variants.l0.a: 65 features, more than the 64 a namespace may have"},
+           {var_sized(1, 1, 1, V + 1, 1), "variants.l0.a.f: 257 values, more than the 256 a feature may have"},
+           {R"({"$schema": "https://x/v0.0.3.json", "default-priorities": {"namespace": ["a"], "feature": {"a": [)" +
+                [] {
+                  std::string s = "\"f0\"";
+                  for (int i = 1; i <= 64; ++i) s += ", \"f" + std::to_string(i) + "\"";
+                  return s;
+                }() + R"(]}}, "variants": {}})",
+            "default-priorities.feature.a: 65 names, more than the 64 a namespace may have"},
+       }) {
+    CAPTURE(r.part);
+    wheelfit::test::check_error(model::parse_variants_json(r.text, src), Errc::invalid_input, {src, r.part, "a cap of this reader"});
+  }
+  // A properties object with more namespaces than a label may name (a profile's, a provider's).
+  std::string wide = "{";
+  for (std::size_t i = 0; i <= N; ++i) wide += (i ? ", \"n" : "\"n") + std::to_string(i) + "\": {\"f\": [\"1\"]}";
+  wheelfit::test::check_error(model::parse_variant_properties(wide + "}", "m.json"), Errc::invalid_input,
+                              {"m.json", "65 namespaces, more than the 64 a properties object may name"});
+}
+
+namespace {
+
+// The ordering as PEP 825 words it, by linear search over the merged lists (the reference the
+// maps must agree with): the key of each compatible label; nullopt for an incompatible one.
+std::optional<std::vector<std::array<int, 3>>> var_reference_key(const model::VariantsFile& f, const VariantSupport& s,
+                                                                  const std::string& label) {
+  const auto index_of = [](const std::vector<std::string>& l, const std::string& x) {
+    auto it = std::find(l.begin(), l.end(), x);
+    return it == l.end() ? -1 : static_cast<int>(it - l.begin());
+  };
+  const auto add_missing = [&](std::vector<std::string>& l, const std::vector<std::string>& more) {
+    for (const auto& m : more)
+      if (index_of(l, m) < 0) l.push_back(m);
+  };
+  std::vector<std::string> namespaces = f.namespace_order;
+  add_missing(namespaces, {"abi_dependency"});
+  std::vector<std::array<int, 3>> key;
+  for (const auto& [ns, features] : f.variants.at(label)) {
+    const bool from_file = !s.overridden.count(ns) && model::has_namespace(f.static_properties, ns);
+    const auto& from = from_file ? f.static_properties : s.properties;
+    auto supplier = std::find_if(from.begin(), from.end(), [&](const auto& e) { return e.first == ns; });
+    if (supplier == from.end()) return std::nullopt;
+    std::vector<std::string> feature_order;
+    if (auto fo = f.feature_order.find(ns); fo != f.feature_order.end()) feature_order = fo->second;
+    for (const auto& [feature, supported] : supplier->second) add_missing(feature_order, {feature});
+    for (const auto& [feature, values] : features) {
+      const std::vector<std::string>* sup = nullptr;
+      for (const auto& e : supplier->second)
+        if (e.first == feature && !sup) sup = &e.second;
+      if (!sup) return std::nullopt;
+      std::vector<std::string> order;
+      if (auto vo = f.value_order.find(ns); vo != f.value_order.end() && vo->second.count(feature)) order = vo->second.at(feature);
+      add_missing(order, *sup);
+      int best = -1;
+      for (std::size_t i = 0; i < order.size() && best < 0; ++i)
+        if (index_of(values, order[i]) >= 0 && index_of(*sup, order[i]) >= 0) best = static_cast<int>(i);
+      if (best < 0) return std::nullopt;
+      key.push_back({index_of(namespaces, ns), index_of(feature_order, feature), best});
+    }
+  }
+  std::sort(key.begin(), key.end());
+  return key;
+}
+
+}  // namespace
+
+TEST_CASE("PEP 825 ordering: the maps agree with a linear search on a large generated table", "[model][variants]") {
+  // Deterministic (a fixed linear congruential sequence): 4 namespaces, the file ordering some
+  // features and values (with repeats, and values nobody supports), static-properties for one
+  // namespace, a machine list overriding another; 400 labels of 1-4 properties each.
+  std::uint32_t seed = 12345;
+  const auto next = [&](std::uint32_t n) {
+    seed = seed * 1664525u + 1013904223u;
+    return (seed >> 8) % n;
+  };
+  const auto vals = [&](std::size_t n) {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < n; ++i) out.push_back(std::to_string(next(12)));
+    return out;
+  };
+  model::VariantsFile f;
+  f.source = "https://example.test/big-1-variants.json";
+  f.namespace_order = {"b", "a", "c", "b", "d"};
+  f.feature_order["a"] = {"g", "f", "g"};
+  f.value_order["a"]["f"] = {"7", "3", "11", "3", "5"};
+  f.value_order["b"]["h"] = {"2", "9"};
+  f.static_properties = {{"c", {{"k", vals(6)}}}, {"d", {{"m", vals(4)}}}};
+  VariantSupport s;
+  s.set_namespace("a", {{"f", vals(8)}, {"g", vals(5)}, {"f", vals(3)}}, "test a");
+  s.set_namespace("b", {{"h", vals(7)}}, "test b");
+  s.set_namespace("d", {{"m", vals(5)}}, "profile");
+  s.overridden.insert("d");
+  s.set_namespace("abi_dependency", model::abi_dependency_torch("2.8.0"), "torch 2.8.0");
+  const std::vector<std::pair<std::string, std::vector<std::string>>> features{
+      {"a", {"f", "g", "x"}}, {"b", {"h"}}, {"c", {"k"}}, {"d", {"m"}}, {"abi_dependency", {"torch"}}};
+  for (int i = 0; i < 400; ++i) {
+    model::VariantProperties p;
+    for (std::uint32_t n = next(4) + 1; n > 0; --n) {
+      const auto& [ns, names] = features[next(static_cast<std::uint32_t>(features.size()))];
+      if (model::has_namespace(p, ns)) continue;
+      std::vector<std::string> v = ns == "abi_dependency" ? std::vector<std::string>{next(2) ? "2.8" : "2.9"} : vals(next(3) + 1);
+      p.emplace_back(ns, model::FeatureValues{{names[next(static_cast<std::uint32_t>(names.size()))], v}});
+    }
+    f.variants.emplace("l" + std::to_string(i), std::move(p));
+  }
+  const VariantOrder order(&f, s);
+  std::size_t compatible = 0;
+  for (const auto& [label, props] : f.variants) {
+    CAPTURE(label, model::property_strings(props));
+    const auto v = order.judge(label);
+    const auto reference = var_reference_key(f, s, label);
+    REQUIRE(v.compatible == reference.has_value());
+    if (reference) CHECK(v.key == *reference);
+    compatible += v.compatible;
+  }
+  // Both kinds occur.
+  CHECK(compatible > 20);
+  CHECK(compatible < f.variants.size() - 20);
 }

@@ -154,3 +154,38 @@ TEST_CASE("label-based wheels resolve as before beside variant support", "[resol
   REQUIRE(r->ok());
   CHECK_FALSE(r->picks.front().variant_label.has_value());
 }
+
+TEST_CASE("a package version's variant order is built once, not per variant wheel", "[resolve][variants]") {
+  // 60 variant wheels of one version (each a label of the file) and null: one order for the file
+  // under the tier's support, however many wheels are judged.
+  std::string labels;
+  std::vector<std::string> files{vs_wheel("1.0", "null")};
+  for (int i = 0; i < 60; ++i) {
+    const std::string label = "v" + std::to_string(i);
+    labels += "\"" + label + "\": {\"nvidia\": {\"sm_arch\": [\"" + (i == 42 ? "90_real" : "100_real") + "\"]}}, ";
+    files.push_back(vs_wheel("1.0", label));
+  }
+  const std::string variants = R"({"$schema": "https://x/peps/825/v0.1.1.json", "default-priorities": {"namespace": ["nvidia"]},
+    "variants": {)" + labels + R"("null": {}}})";
+  const auto snap = vs_snapshot(files, variants);
+  const std::size_t before = model::VariantOrder::built();
+  const auto r = vs_run(snap);
+  const std::size_t built = model::VariantOrder::built() - before;
+  CHECK(vs_pick(r) == vs_wheel("1.0", "v42"));
+  CHECK(built == 1);
+}
+
+TEST_CASE("an over-cap variants file: its variant wheels incompatible, naming the cap; null still fits", "[resolve][variants]") {
+  std::string labels;
+  for (std::size_t i = 0; i <= model::kMaxVariantLabels; ++i) labels += "\"l" + std::to_string(i) + "\": {}, ";
+  const std::string variants = R"({"$schema": "https://x/peps/825/v0.1.1.json", "default-priorities": {"namespace": []},
+    "variants": {)" + labels + R"("null": {}}})";
+  CHECK(vs_pick(vs_run(vs_snapshot({vs_wheel("1.0", "l1"), vs_wheel("1.0", "null")}, variants))) == vs_wheel("1.0", "null"));
+  const auto r = vs_run(vs_snapshot({vs_wheel("1.0", "l1")}, variants));
+  REQUIRE_FALSE(r.ok());
+  const auto& failed = r.unresolved_tier()->front().candidates.at(0).failed;
+  REQUIRE(failed.size() == 1);
+  CHECK(failed[0].demand == resolve::Demand::variant);
+  CHECK_THAT(failed[0].machine, Catch::Contains("vpkg-1.0-variants.json: variants: 1026 labels, more than the 1024 a variants "
+                                                "file may list"));
+}

@@ -428,8 +428,11 @@ Expected<policy::Policy> judging_policy(const registry::BackendInfo& backend, co
 machine::BackendPayloads detect_backends(const registry::Registry& registry);
 /// `resolve --inspect`: reads each would-be pick's wheel (Range requests for http(s), else the
 /// file) and rejects it when its binaries fail gpu_arch, glibc, cpu_arch, os, the line (the
-/// driver) or python (the env's) on machine `m`; torch is left to the combo. A wheel that cannot
-/// be read is kept, with a warning. `policy` must outlive the hook.
+/// driver) or python (the env's) on machine `m`, or a variant wheel's own variant.json fails the
+/// variant demand (as `explain` judges it, against the torch the resolver judged its
+/// abi_dependency with; a warning when it gives the label other properties than the index's
+/// variants file); torch is left to the combo. A wheel that cannot be read is kept, with a
+/// warning. `policy` must outlive the hook.
 resolve::InspectHook make_inspect_hook(const machine::Machine& m, const policy::Policy& policy,
                                        const transport::HttpOptions& net, const transport::Registry& transports);
 

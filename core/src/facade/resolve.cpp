@@ -12,6 +12,7 @@
 #include "wheelfit/model/name.hpp"
 #include "wheelfit/output/report.hpp"
 #include "wheelfit/util/log.hpp"
+#include "wheelfit/util/text.hpp"
 #include "wheelfit/wheelfit.hpp"
 
 #include "common.hpp"
@@ -81,29 +82,71 @@ machine::BackendPayloads detect_backends(const registry::Registry& reg) {
   return out;
 }
 
+namespace {
+
+// What an explanation of a would-be pick rejects it for: the first failing demand of the
+// binaries' (torch left to the combo), then the variant (PEP 825) judged by the wheel's own
+// *.dist-info/variant.json, as `explain` judges it.
+std::optional<resolve::Failure> inspect_reject(const inspect::Explanation& e) {
+  for (resolve::Demand d : {resolve::Demand::gpu_arch, resolve::Demand::glibc, resolve::Demand::cpu_arch, resolve::Demand::os,
+                            resolve::Demand::line, resolve::Demand::python, resolve::Demand::variant}) {
+    for (const auto& r : e.demands) {
+      if (r.demand != d || r.verdict != inspect::Verdict::fails) continue;
+      const char* from = d == resolve::Demand::variant ? " (read from its *.dist-info/variant.json: " : " (read from its binaries: ";
+      return resolve::Failure{d, r.wheel + from + r.detail + ")", r.machine};
+    }
+  }
+  return std::nullopt;
+}
+
+// A variant wheel whose own variant.json gives its label other properties than the index's
+// variants file did: said, since the pick was chosen (and ordered) by the index's.
+void warn_variant_differs(const resolve::Pick& pick, const inspect::Explanation& e) {
+  if (!pick.variant_label || !e.variant_properties) return;
+  auto own = *e.variant_properties, index = pick.variant_properties;
+  std::sort(own.begin(), own.end());
+  std::sort(index.begin(), index.end());
+  if (own == index) return;
+  const auto listed = [](const std::vector<std::string>& p) { return p.empty() ? std::string("none") : util::join(p, ", "); };
+  log::warn("--inspect: " + pick.filename + ": its *.dist-info/variant.json gives variant " + *pick.variant_label +
+            " the properties " + listed(*e.variant_properties) + ", the index's variants file " + listed(pick.variant_properties) +
+            " (" + pick.variants_url + "); judged by the wheel's own");
+}
+
+// The machine an inspection judges on: the env's Python; torch the combo's (pinned with the
+// pick), not the machine's, except a variant wheel's `abi_dependency :: torch`, judged against
+// the torch the resolver judged it against.
+machine::Machine inspect_target(const machine::Machine& m, const resolve::Pick& pick) {
+  machine::Machine target = m;
+  target.torch.reset();
+  if (pick.variant_label && !pick.variant_torch.empty()) {
+    if (auto torch = model::Version::parse(pick.variant_torch)) target.torch = std::move(*torch);
+  }
+  if (pick.python.size() > 3) {
+    std::string v = pick.python.substr(2);
+    const bool ft = v.back() == 't';
+    if (ft) v.pop_back();
+    if (auto py = model::NumericVersion::parse(v.substr(0, 1) + "." + v.substr(1))) {
+      target.python = *py;
+      target.python_free_threaded = ft;
+    }
+  }
+  return target;
+}
+
+}  // namespace
+
 resolve::InspectHook make_inspect_hook(const machine::Machine& m, const policy::Policy& policy,
                                        const transport::HttpOptions& net, const transport::Registry& transports) {
   struct State {
     std::unique_ptr<transport::Transport> transport;
-    std::map<std::string, resolve::Inspection> seen;  // by URL and Python
+    std::map<std::string, resolve::Inspection> seen;  // by URL, Python and the variant's torch
   };
   auto state = std::make_shared<State>();
   return [state, m, &policy, net, &transports](const resolve::Pick& pick) -> resolve::Inspection {
-    const std::string key = pick.url + "|" + pick.python;
+    const std::string key = pick.url + "|" + pick.python + "|" + pick.variant_torch;
     if (auto it = state->seen.find(key); it != state->seen.end()) return it->second;
     resolve::Inspection out;
-    // The env's Python; torch is the combo's (pinned with the pick), not the machine's.
-    machine::Machine target = m;
-    target.torch.reset();
-    if (pick.python.size() > 3) {
-      std::string v = pick.python.substr(2);
-      const bool ft = v.back() == 't';
-      if (ft) v.pop_back();
-      if (auto py = model::NumericVersion::parse(v.substr(0, 1) + "." + v.substr(1))) {
-        target.python = *py;
-        target.python_free_threaded = ft;
-      }
-    }
     if (!state->transport && is_remote(pick.url)) {
       auto made = transports.make(transport::StackOptions{net, std::nullopt});
       if (!made) {
@@ -113,7 +156,7 @@ resolve::InspectHook make_inspect_hook(const machine::Machine& m, const policy::
       state->transport = std::move(*made);
     }
     auto source = open_wheel(pick.url, state->transport.get());
-    auto explained = source ? inspect::explain_wheel(**source, pick.filename, target, policy)
+    auto explained = source ? inspect::explain_wheel(**source, pick.filename, inspect_target(m, pick), policy)
                             : Expected<inspect::Explanation>(source.error());
     if (!explained) {
       log::warn("--inspect: " + pick.filename + " could not be read (" + explained.error().message +
@@ -121,13 +164,8 @@ resolve::InspectHook make_inspect_hook(const machine::Machine& m, const policy::
       state->seen.emplace(key, out);
       return out;
     }
-    for (resolve::Demand d : {resolve::Demand::gpu_arch, resolve::Demand::glibc, resolve::Demand::cpu_arch, resolve::Demand::os,
-                              resolve::Demand::line, resolve::Demand::python}) {
-      for (const auto& r : explained->demands) {
-        if (r.demand != d || r.verdict != inspect::Verdict::fails || out.reject) continue;
-        out.reject = resolve::Failure{d, r.wheel + " (read from its binaries: " + r.detail + ")", r.machine};
-      }
-    }
+    out.reject = inspect_reject(*explained);
+    warn_variant_differs(pick, *explained);
     if (!out.reject) {
       for (const auto& r : explained->demands)
         if (r.demand == resolve::Demand::gpu_arch) out.arch_source = r.wheel + " (read from the wheel's binaries)";

@@ -634,6 +634,10 @@ Explanation judge(Subject subject, const machine::Machine& machine, const policy
     }
   }
   for (auto& d : out.demands) d.name = resolve::demand_name(d.demand, policy.notation());
+  if (c.s.variants && c.s.wheel && c.s.wheel->variant_label) {
+    const auto& listed = c.s.variants->variants;
+    if (auto it = listed.find(*c.s.wheel->variant_label); it != listed.end()) out.variant_properties = model::property_strings(it->second);
+  }
   out.files = std::move(subject.files);
   return out;
 }

@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 
 #include "wheelfit/model/wheel.hpp"
@@ -68,8 +69,20 @@ struct Reader {
     return fail(path, "not " + std::string(expected) + " (got " + std::string(util::json_kind_name(got)) + ")");
   }
 
-  Expected<std::vector<std::string>> strings(const json::value& v, const std::string& path, bool values) const {
+  // The caps (variant.hpp): `n` items of `what` ("values") where at most `cap` may be, "per" each
+  // ("a feature may have").
+  [[nodiscard]] std::optional<Unexpected> over_cap(const std::string& path, std::size_t n, std::size_t cap, std::string_view what,
+                                                   std::string_view per) const {
+    if (n <= cap) return std::nullopt;
+    return fail(path, std::to_string(n) + " " + std::string(what) + ", more than the " + std::to_string(cap) + " " +
+                          std::string(per) + " (a cap of this reader)");
+  }
+
+  // An array of names (`values` false: namespaces or features, `cap` of them) or of values.
+  Expected<std::vector<std::string>> strings(const json::value& v, const std::string& path, bool values,
+                                             std::size_t cap = kMaxVariantValues, std::string_view per = "a feature may have") const {
     if (!v.is_array()) return kind(path, "an array of strings", v);
+    if (auto e = over_cap(path, v.as_array().size(), cap, values ? "values" : "names", per)) return *e;
     std::vector<std::string> out;
     for (std::size_t i = 0; i < v.as_array().size(); ++i) {
       const auto& e = v.as_array()[i];
@@ -93,12 +106,14 @@ struct Reader {
   Expected<VariantProperties> properties(const json::value& v, const std::string& path) const {
     auto obj = object(v, path);
     if (!obj) return obj.error();
+    if (auto e = over_cap(path, (*obj)->size(), kMaxVariantNamespaces, "namespaces", "a properties object may name")) return *e;
     VariantProperties out;
     for (const auto& [ns, features] : **obj) {
       const std::string at = (path.empty() ? "" : path + ".") + std::string(view(ns));
       if (!valid_name(view(ns))) return fail(at, "'" + std::string(view(ns)) + "' is not a variant namespace (^[a-z0-9_]+$)");
       auto fobj = object(features, at);
       if (!fobj) return fobj.error();
+      if (auto e = over_cap(at, (*fobj)->size(), kMaxVariantFeatures, "features", "a namespace may have")) return *e;
       FeatureValues fv;
       for (const auto& [feature, values] : **fobj) {
         const std::string fat = at + "." + std::string(view(feature));
@@ -166,14 +181,17 @@ Expected<VariantsFile> parse_variants_json(std::string_view body, std::string_vi
   if (!pobj) return pobj.error();
   const json::value* ns = (*pobj)->if_contains("namespace");
   if (!ns) return r.fail("default-priorities.namespace", "missing");
-  auto order = r.strings(*ns, "default-priorities.namespace", false);
+  auto order = r.strings(*ns, "default-priorities.namespace", false, kMaxVariantNamespaces, "a file may order");
   if (!order) return order.error();
   f.namespace_order = std::move(*order);
   if (const json::value* feat = (*pobj)->if_contains("feature")) {
     auto fobj = r.object(*feat, "default-priorities.feature");
     if (!fobj) return fobj.error();
+    if (auto e = r.over_cap("default-priorities.feature", (*fobj)->size(), kMaxVariantNamespaces, "namespaces", "a file may order")) {
+      return *e;
+    }
     for (const auto& [k, v] : **fobj) {
-      auto list = r.strings(v, "default-priorities.feature." + std::string(view(k)), false);
+      auto list = r.strings(v, "default-priorities.feature." + std::string(view(k)), false, kMaxVariantFeatures, "a namespace may have");
       if (!list) return list.error();
       f.feature_order[std::string(view(k))] = std::move(*list);
     }
@@ -193,6 +211,7 @@ Expected<VariantsFile> parse_variants_json(std::string_view body, std::string_vi
   if (!variants) return r.fail("variants", "missing");
   auto vobj = r.object(*variants, "variants");
   if (!vobj) return vobj.error();
+  if (auto e = r.over_cap("variants", (*vobj)->size(), kMaxVariantLabels, "labels", "a variants file may list")) return *e;
   for (const auto& [label, props] : **vobj) {
     const std::string at = "variants." + std::string(view(label));
     if (auto why = variant_label_error(view(label)); !why.empty()) return r.fail(at, why);
@@ -237,61 +256,137 @@ std::string variant_properties_json(const VariantProperties& p) {
 
 namespace {
 
-void append_missing(std::vector<std::string>& list, const std::vector<std::string>& more) {
-  for (const auto& m : more)
-    if (std::find(list.begin(), list.end(), m) == list.end()) list.push_back(m);
+std::atomic<std::size_t> g_orders_built{0};
+
+// `items` ranked by first appearance, counting every entry (a repeated one keeps its first rank
+// and still takes a place): the index the first match of a linear search would give. Returns
+// the next free rank.
+template <class Range>
+int rank_all(std::unordered_map<std::string_view, int>& ranks, const Range& items, int next) {
+  for (const auto& item : items) ranks.try_emplace(item, next++);
+  return next;
 }
 
-std::ptrdiff_t index_of(const std::vector<std::string>& list, std::string_view s) {
-  auto it = std::find(list.begin(), list.end(), s);
-  return it == list.end() ? -1 : it - list.begin();
+// `items` appended where missing (a list grown by append-if-absent).
+template <class Range>
+int rank_missing(std::unordered_map<std::string_view, int>& ranks, const Range& items, int next) {
+  for (const auto& item : items)
+    if (ranks.try_emplace(item, next).second) ++next;
+  return next;
+}
+
+// The entry `name` of a list of (name, ...) pairs: the first, as a linear search finds it.
+template <class List>
+const typename List::value_type* first_named(const List& list, std::string_view name) {
+  auto it = std::find_if(list.begin(), list.end(), [&](const auto& e) { return e.first == name; });
+  return it == list.end() ? nullptr : &*it;
 }
 
 }  // namespace
 
+std::size_t VariantOrder::built() noexcept { return g_orders_built.load(std::memory_order_relaxed); }
+
 VariantOrder::VariantOrder(const VariantsFile* file, const VariantSupport& support, std::string file_problem)
     : file_(file), support_(support), file_problem_(std::move(file_problem)) {
+  g_orders_built.fetch_add(1, std::memory_order_relaxed);
   if (!file_) return;
-  namespaces_ = file_->namespace_order;
-  append_missing(namespaces_, {"abi_dependency"});
-  for (const auto& n : namespaces_) {
-    auto& features = features_[n];
-    if (auto it = file_->feature_order.find(n); it != file_->feature_order.end()) features = it->second;
-    // The supported features of the namespace, in the supplier's order.
-    const FeatureValues* supplied = supplier(n);
-    if (!supplied) continue;
-    for (const auto& [feature, values] : *supplied) {
-      append_missing(features, {feature});
-      auto& vals = values_[n][feature];
-      if (auto fo = file_->value_order.find(n); fo != file_->value_order.end()) {
-        if (auto vo = fo->second.find(feature); vo != fo->second.end() && vals.empty()) vals = vo->second;
-      }
-      append_missing(vals, values);
+  // Namespaces in the file's order, abi_dependency last when it does not order it; a namespace
+  // only a label names (a file built in code; the reader refuses one) after them.
+  int rank = 0;
+  for (const auto& ns : file_->namespace_order) add_namespace(ns, rank++);
+  if (!namespaces_.count("abi_dependency")) add_namespace("abi_dependency", rank++);
+  for (const auto& [label, properties] : file_->variants)
+    for (const auto& [ns, features] : properties)
+      if (!namespaces_.count(ns)) add_namespace(ns, rank++);
+}
+
+void VariantOrder::add_namespace(std::string_view ns, int rank) {
+  auto [it, fresh] = namespaces_.try_emplace(ns);
+  if (!fresh) return;
+  Namespace& n = it->second;
+  n.rank = rank;
+  n.from_file = support_.overridden.count(ns) == 0 && first_named(file_->static_properties, ns);
+  const auto* supplier = first_named(n.from_file ? file_->static_properties : support_.properties, ns);
+  if (!supplier) return;
+  n.supplied = &supplier->second;
+  add_features(ns, n);
+}
+
+void VariantOrder::add_features(std::string_view ns, Namespace& n) const {
+  // Features: the file's default-priorities.feature, then the supplier's, in order.
+  std::unordered_map<std::string_view, int> feature_rank;
+  int next = 0;
+  if (auto fo = file_->feature_order.find(ns); fo != file_->feature_order.end()) next = rank_all(feature_rank, fo->second, next);
+  const auto values_of = file_->value_order.find(ns);
+  for (const auto& [feature, values] : *n.supplied) {
+    if (feature_rank.try_emplace(feature, next).second) ++next;
+    // A feature the supplier lists twice: its first list is the supported one, and what the
+    // second appends to the order ranks after every value of the first.
+    auto [it, fresh] = n.features.try_emplace(feature);
+    if (!fresh) continue;
+    Feature& f = it->second;
+    f.rank = feature_rank.at(feature);
+    f.supported = &values;
+    if (auto d = support_.devices.find(std::string(ns) + " :: " + feature); d != support_.devices.end()) f.devices = &d->second;
+    // Values: the file's default-priorities.property, then the supplier's, in order.
+    std::unordered_map<std::string_view, int> ranks;
+    int vnext = 0;
+    if (values_of != file_->value_order.end()) {
+      if (auto vo = values_of->second.find(feature); vo != values_of->second.end()) vnext = rank_all(ranks, vo->second, vnext);
     }
+    rank_missing(ranks, values, vnext);
+    for (const auto& v : values) f.value_rank.try_emplace(v, ranks.at(v));
   }
 }
 
-bool VariantOrder::from_file(std::string_view ns) const {
-  return file_ && support_.overridden.count(ns) == 0 && has_namespace(file_->static_properties, ns);
-}
-
-const FeatureValues* VariantOrder::supplier(std::string_view ns) const {
-  const VariantProperties& from = from_file(ns) ? file_->static_properties : support_.properties;
-  auto it = std::find_if(from.begin(), from.end(), [&](const auto& e) { return e.first == ns; });
-  return it == from.end() ? nullptr : &it->second;
-}
-
-const std::vector<std::string>* VariantOrder::supported(std::string_view ns, std::string_view feature) const {
-  const FeatureValues* features = supplier(ns);
-  if (!features) return nullptr;
-  auto it = std::find_if(features->begin(), features->end(), [&](const auto& e) { return e.first == feature; });
-  return it == features->end() ? nullptr : &it->second;
-}
-
-std::string VariantOrder::origin_of(std::string_view ns) const {
-  if (from_file(ns)) return "static-properties of " + file_->source;
+std::string VariantOrder::origin_of(std::string_view ns, const Namespace& n) const {
+  if (n.from_file) return "static-properties of " + file_->source;
   auto it = support_.origin.find(ns);
   return it == support_.origin.end() ? std::string("?") : it->second;
+}
+
+std::optional<VariantFailure> VariantOrder::judge_feature(std::string_view ns, const Namespace* n, const std::string& feature,
+                                                          const std::vector<std::string>& values, std::array<int, 3>& key) const {
+  const auto wheel = [&] { return std::string(ns) + " :: " + feature + " :: " + util::join(values, ", "); };
+  if (!n || !n->supplied) return VariantFailure{wheel(), "no provider for namespace '" + std::string(ns) + "' on this machine"};
+  auto fit = n->features.find(feature);
+  if (fit == n->features.end() || fit->second.supported->empty()) {
+    return VariantFailure{wheel(), "not supported: " + origin_of(ns, *n) + " supports no value of '" + std::string(ns) + " :: " +
+                                       feature + "'"};
+  }
+  const Feature& f = fit->second;
+  // The best value of the feature: the first in the ordered list that the wheel has and the
+  // machine supports.
+  int best = -1;
+  for (const auto& v : values) {
+    if (auto r = f.value_rank.find(v); r != f.value_rank.end() && (best < 0 || r->second < best)) best = r->second;
+  }
+  if (best < 0) {
+    std::string machine = "not supported: " + origin_of(ns, *n) + " supports " + util::join(*f.supported, ", ");
+    if (f.devices && !f.devices->empty()) {
+      std::vector<std::string> targets;
+      for (const auto& [target, serving] : *f.devices) targets.push_back(target);
+      machine += " (GPUs " + support_.device_prefix + util::join(targets, ", ") + ")";
+    }
+    return VariantFailure{wheel(), std::move(machine)};
+  }
+  // The every-device rule, where the provider says which values serve each device.
+  if (f.devices) {
+    std::vector<std::string> unserved;
+    for (const auto& device : *f.devices) {  // (target, the values serving it)
+      const auto& serving = device.second;
+      const bool served = std::any_of(values.begin(), values.end(), [&](const std::string& val) {
+        return std::find(serving.begin(), serving.end(), val) != serving.end();
+      });
+      if (!served) unserved.push_back(support_.device_prefix + device.first);
+    }
+    if (!unserved.empty()) {
+      return VariantFailure{wheel(), "not every GPU is served: " + util::join(unserved, ", ") + " runs none of them (" +
+                                         origin_of(ns, *n) + " judges the highest GPU; wheelfit requires every GPU)"};
+    }
+  }
+  key = {n->rank, f.rank, best};
+  return std::nullopt;
 }
 
 VariantOrder::Verdict VariantOrder::judge(std::string_view label) const {
@@ -311,56 +406,12 @@ VariantOrder::Verdict VariantOrder::judge(std::string_view label) const {
   }
   v.properties = property_strings(it->second);
   for (const auto& [ns, features] : it->second) {
-    const auto ns_index = index_of(namespaces_, ns);
+    auto n = namespaces_.find(ns);
+    const Namespace* known = n == namespaces_.end() ? nullptr : &n->second;
     for (const auto& [feature, values] : features) {
-      const std::string wheel = ns + " :: " + feature + " :: " + util::join(values, ", ");
-      if (!supplier(ns)) {
-        v.failures.push_back({wheel, "no provider for namespace '" + ns + "' on this machine"});
-        continue;
-      }
-      const std::vector<std::string>* sup = supported(ns, feature);
-      if (!sup || sup->empty()) {
-        v.failures.push_back({wheel, "not supported: " + origin_of(ns) + " supports no value of '" + ns + " :: " + feature + "'"});
-        continue;
-      }
-      // The best value of the feature: the first in the ordered list that the wheel has and the
-      // machine supports.
-      const auto& order = values_.at(ns).at(feature);
-      std::ptrdiff_t best = -1;
-      for (std::size_t i = 0; i < order.size() && best < 0; ++i) {
-        const bool has = std::find(values.begin(), values.end(), order[i]) != values.end();
-        const bool ok = std::find(sup->begin(), sup->end(), order[i]) != sup->end();
-        if (has && ok) best = static_cast<std::ptrdiff_t>(i);
-      }
-      if (best < 0) {
-        std::string machine = "not supported: " + origin_of(ns) + " supports " + util::join(*sup, ", ");
-        if (auto d = support_.devices.find(ns + " :: " + feature); d != support_.devices.end() && !d->second.empty()) {
-          std::vector<std::string> targets;
-          for (const auto& [target, serving] : d->second) targets.push_back(target);
-          machine += " (GPUs " + support_.device_prefix + util::join(targets, ", ") + ")";
-        }
-        v.failures.push_back({wheel, std::move(machine)});
-        continue;
-      }
-      // The every-device rule, where the provider says which values serve each device.
-      if (auto d = support_.devices.find(ns + " :: " + feature); d != support_.devices.end()) {
-        std::vector<std::string> unserved;
-        for (const auto& device : d->second) {  // (target, the values serving it)
-          const auto& serving = device.second;
-          const bool served = std::any_of(values.begin(), values.end(), [&](const std::string& val) {
-            return std::find(serving.begin(), serving.end(), val) != serving.end();
-          });
-          if (!served) unserved.push_back(support_.device_prefix + device.first);
-        }
-        if (!unserved.empty()) {
-          v.failures.push_back({wheel, "not every GPU is served: " + util::join(unserved, ", ") +
-                                           " runs none of them (" + origin_of(ns) +
-                                           " judges the highest GPU; wheelfit requires every GPU)"});
-          continue;
-        }
-      }
-      const auto f_index = index_of(features_.at(ns), feature);
-      v.key.push_back({static_cast<int>(ns_index), static_cast<int>(f_index), static_cast<int>(best)});
+      std::array<int, 3> key{};
+      if (auto failure = judge_feature(ns, known, feature, values, key)) v.failures.push_back(std::move(*failure));
+      else v.key.push_back(key);
     }
   }
   v.compatible = v.failures.empty();

@@ -172,6 +172,7 @@ class Search {
     ArchCache& archs = arch_cache(package);
     Context ctx{fixed_, a_.targets, policy_, combo, py, platform_target_, package, archs, false, nullptr};
     ctx.variants = &variants_for(combo);
+    ctx.variant_orders = &orders_;
     const Candidate* best = nullptr;
     Judged best_judged;
     std::set<std::string> failed;  // of the wheels built for this Python
@@ -241,6 +242,7 @@ class Search {
   const machine::Machine& m_;
   machine::Machine fixed_;
   std::map<std::string, model::VariantSupport> variants_;  // what the machine supports, by the torch judged against
+  VariantOrders orders_;  // by (variants file, support)
   model::PlatformTarget platform_target_;
   std::optional<std::string> platform_;
   AdviceGroups own_;                   // this resolve's groups, when the memo's are not

@@ -269,6 +269,17 @@ const Context::MachineTexts& machine_texts(const Context& ctx) {
 }
 }  // namespace
 
+model::VariantOrder::Verdict VariantOrders::judge(const Candidate& c, const std::string& label, const model::VariantSupport& support) {
+  // Without a file there is nothing to order (and the problem is the candidate's own).
+  if (!c.variants) return judge_variant(label, nullptr, c.variants_problem, support);
+  auto it = orders_.find({c.variants.get(), &support});
+  if (it == orders_.end()) {
+    it = orders_.emplace(std::piecewise_construct, std::forward_as_tuple(c.variants.get(), &support),
+                         std::forward_as_tuple(c.variants.get(), support)).first;
+  }
+  return it->second.judge(label);
+}
+
 Judged judge(const Candidate& c, const Context& ctx) {
   Judged j;
   if (ctx.detailed) {
@@ -323,7 +334,8 @@ Judged judge(const Candidate& c, const Context& ctx) {
     if (!ctx.variants) {
       j.verdict.unchecked.push_back(Demand::variant);
     } else {
-      j.variant = judge_variant(*w.variant_label, c.variants.get(), c.variants_problem, *ctx.variants);
+      j.variant = ctx.variant_orders ? ctx.variant_orders->judge(c, *w.variant_label, *ctx.variants)
+                                     : judge_variant(*w.variant_label, c.variants.get(), c.variants_problem, *ctx.variants);
       for (const auto& f : j.variant.failures) fail(Demand::variant, [&] { return f.wheel; }, [&] { return f.machine; });
     }
   }
@@ -444,6 +456,7 @@ PackageOutcome resolve_package(const std::string& env, const config::Package& pk
       p.variant_properties = judged[i].variant.properties;
       if (c.variants) p.variants_url = c.variants->source;
       p.variants_sha256 = c.variants_sha256;
+      if (ctx.variants) p.variant_torch = ctx.variants->torch;
     }
     return p;
   };

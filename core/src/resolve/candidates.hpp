@@ -124,6 +124,19 @@ class ArchCache {
   std::mutex* mu_ = nullptr;
 };
 
+// The variant orders of one resolve: one per (variants file, support), built the first time a
+// wheel of that file is judged under that support and then shared by its other wheels, the
+// tiers, the report and the advice (PEP 825's steps 1-3 are the file's and the machine's, not a
+// wheel's). The files and supports must outlive it. Not thread-safe: one per resolve.
+class VariantOrders {
+ public:
+  /// How `label` of `c` fares under `support` (c.variants' order, else c.variants_problem).
+  [[nodiscard]] model::VariantOrder::Verdict judge(const Candidate& c, const std::string& label, const model::VariantSupport& support);
+
+ private:
+  std::map<std::pair<const model::VariantsFile*, const model::VariantSupport*>, model::VariantOrder> orders_;
+};
+
 struct Context {
   const machine::Machine& machine;
   const std::optional<std::vector<std::string>>& targets;  ///< canonical device targets
@@ -139,6 +152,8 @@ struct Context {
   const InspectHook* inspect = nullptr;  ///< resolve --inspect: may reject a would-be pick
   /// What the machine supports for variants under this combo; nullptr: variant wheels are unchecked.
   const model::VariantSupport* variants = nullptr;
+  /// Where the variant orders are kept (set with `variants`); nullptr: each wheel builds its own.
+  VariantOrders* variant_orders = nullptr;
   /// The arch list judge() looked up last: a package's candidates come combo by combo, so most
   /// lookups ask again for the same combo and platform (and skip the cache's lock and search).
   struct LastArchs {

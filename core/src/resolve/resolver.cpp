@@ -150,6 +150,7 @@ Expected<Resolution> resolve_on(const Inputs& in, const Pick* torch) {
     }
     return it->second;
   };
+  VariantOrders orders;  // one per (variants file, support), shared by the tiers
   // A fleet's machines share their judging (memo.hpp): only of prepared listings, never with an
   // inspect hook (it judges the machine's own binaries).
   JudgingMemo* memo = in.prepared && !in.inspect ? &in.prepared->memo : nullptr;
@@ -166,6 +167,7 @@ Expected<Resolution> resolve_on(const Inputs& in, const Pick* torch) {
         ArchCache& archs = memo && *targets ? memo->arch_cache(pkg.name, **targets) : arch_caches[pkg.name];
         Context ctx{m, *targets, in.policy, *tier.combo, e.python, platform_target, pkg.name, archs, false, &in.inspect};
         ctx.variants = &variants;
+        ctx.variant_orders = &orders;
         auto judged = [&] { return resolve_package(e.env->name, pkg, l.candidates, l.status, l.reason, ctx); };
         PackageOutcome outcome;
         if (memo && !owned.count(pkg.name) && !memo->has_variants(pkg.name)) {
@@ -339,7 +341,9 @@ Expected<Resolution> resolve(const Inputs& in) {
   const Combo unbound{};  // torch's own wheels carry no combo label
   ArchCache archs;
   Context ctx{m, *targets, in.policy, unbound, py, platform, pkg->name, archs, false, &in.inspect};
+  VariantOrders orders;
   ctx.variants = &support;
+  ctx.variant_orders = &orders;
   auto outcome = resolve_package(env->name, *pkg, listing->candidates, listing->status, listing->reason, ctx);
   if (outcome.status != PackageOutcome::Status::resolved) return resolve_on(in, nullptr);  // reported with the tiers
   const Pick& pick = *outcome.pick;

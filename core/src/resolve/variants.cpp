@@ -41,6 +41,7 @@ model::VariantSupport variant_support(const machine::Machine& m, const policy::P
       support.notes.push_back(provided.error().message);
     }
   }
+  support.torch = torch;
   if (!torch.empty()) support.set_namespace("abi_dependency", model::abi_dependency_torch(torch), "torch " + torch);
   if (m.variant_properties) {
     auto it = m.provenance.find("variant_properties");

@@ -49,6 +49,9 @@ struct Explanation {
   bool binaries_read = false;          ///< false: judged on the name alone
   std::uint64_t bytes_fetched = 0, wheel_size = 0;
   bool downloaded_whole = false;
+  /// A variant wheel's properties as its own *.dist-info/variant.json gives its label
+  /// ("ns :: feature :: value"); nullopt when that file was not read or does not list the label.
+  std::optional<std::vector<std::string>> variant_properties;
   [[nodiscard]] bool fits() const;     ///< no demand fails
   /// What was read, in words: "a local wheel of 846 bytes" (`remote` false: a local source counts
   /// every read, the same bytes again too, so no share of the file is claimed); "12345 of 98765

@@ -12,11 +12,13 @@
 // the native providers (the backend's, and the core's `abi_dependency`).
 
 #include <array>
+#include <cstddef>
 #include <map>
 #include <set>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -43,6 +45,17 @@ struct VariantSchema {
   [[nodiscard]] std::string str() const;
   [[nodiscard]] bool known() const noexcept { return major == 0 && (minor == 0 || minor == 1); }
 };
+
+/// What one properties object or variants file may hold (parse_variants_json,
+/// parse_variant_properties): namespaces per object (and in default-priorities.namespace),
+/// features per namespace, values per feature, labels per file. More is Errc::invalid_input
+/// naming the file, the JSON path and the cap. Far above any index's file (PyTorch's: a dozen
+/// labels, three namespaces, a few dozen values a feature), they bound what a file can ask of a
+/// resolve (decision 0024).
+inline constexpr std::size_t kMaxVariantNamespaces = 64;
+inline constexpr std::size_t kMaxVariantFeatures = 64;
+inline constexpr std::size_t kMaxVariantValues = 256;
+inline constexpr std::size_t kMaxVariantLabels = 1024;
 
 /// One package version's {name}-{version}-variants.json.
 struct VariantsFile {
@@ -83,6 +96,7 @@ struct VariantSupport {
   /// replace them.
   std::set<std::string, std::less<>> overridden;
   std::string device_prefix;         ///< the backend's, before targets in messages ("sm ")
+  std::string torch;                 ///< the torch `abi_dependency :: torch` came from ("" none)
   std::vector<std::string> notes;    ///< how lists were computed, facts that were unknown
 
   /// Replaces (or adds) namespace `ns` with `features`, supplied by `who`.
@@ -96,7 +110,10 @@ struct VariantFailure {
 };
 
 /// The ordering context of one package version: the file's priorities merged with what is
-/// supported (PEP 825 steps 1-3). Build once per (file, support); judge each label against it.
+/// supported (PEP 825 steps 1-3), with a map for each lookup. Build once per (file, support),
+/// in time linear in the file's priorities and the supported lists; judge each label against it
+/// (linear in the label's properties). `file` and `support` must outlive it. Immutable once
+/// built: judge() may be called from several threads.
 class VariantOrder {
  public:
   /// `file` may be nullptr (no variants file, or an unreadable one): then only the null variant
@@ -113,21 +130,39 @@ class VariantOrder {
   };
   [[nodiscard]] Verdict judge(std::string_view label) const;
 
+  /// How many orders this process has built (every constructor call, from any thread): a
+  /// diagnostic, so that a test and the benchmark can tell an order built once per (file,
+  /// support) from one built per wheel.
+  [[nodiscard]] static std::size_t built() noexcept;
+
  private:
+  /// A supported feature: its rank among its namespace's features, and each supported value's
+  /// rank in the value order (the file's default-priorities.property, then the supplier's order).
+  struct Feature {
+    int rank = 0;
+    const std::vector<std::string>* supported = nullptr;  ///< the supplier's list (for messages)
+    std::unordered_map<std::string_view, int> value_rank;  ///< supported values only
+    /// The every-device rule's lists (VariantSupport::devices), or nullptr.
+    const std::vector<std::pair<std::string, std::vector<std::string>>>* devices = nullptr;
+  };
+  /// A namespace: its rank in the namespace order and, when something supplies it, its features.
+  struct Namespace {
+    int rank = 0;
+    bool from_file = false;  ///< supplied by the file's static-properties, not the providers
+    const FeatureValues* supplied = nullptr;  ///< nullptr: no supplier
+    std::unordered_map<std::string_view, Feature> features;
+  };
   const VariantsFile* file_;
   const VariantSupport& support_;
   std::string file_problem_;
-  std::vector<std::string> namespaces_;
-  std::map<std::string, std::vector<std::string>, std::less<>> features_;
-  std::map<std::string, std::map<std::string, std::vector<std::string>, std::less<>>, std::less<>> values_;
-  /// Whether `ns`'s supported values are the file's static-properties (the machine's own
-  /// variant_properties do not name it), rather than the providers'.
-  [[nodiscard]] bool from_file(std::string_view ns) const;
-  /// The supported features of `ns` (static-properties or the providers'); nullptr: none supplies it.
-  [[nodiscard]] const FeatureValues* supplier(std::string_view ns) const;
-  /// Supported values of (ns, feature); nullptr when nothing supplies them.
-  [[nodiscard]] const std::vector<std::string>* supported(std::string_view ns, std::string_view feature) const;
-  [[nodiscard]] std::string origin_of(std::string_view ns) const;
+  std::unordered_map<std::string_view, Namespace> namespaces_;
+
+  void add_namespace(std::string_view ns, int rank);
+  void add_features(std::string_view ns, Namespace& n) const;
+  [[nodiscard]] std::string origin_of(std::string_view ns, const Namespace& n) const;
+  /// The failure of (ns, feature) with the wheel's `values`, or nullopt with its key in `key`.
+  [[nodiscard]] std::optional<VariantFailure> judge_feature(std::string_view ns, const Namespace* n, const std::string& feature,
+                                                            const std::vector<std::string>& values, std::array<int, 3>& key) const;
 };
 
 /// PEP 825's order between two wheels' variants (labels; nullopt = a non-variant wheel), given

@@ -92,6 +92,9 @@ struct Pick {
   /// The package version's variants file (URL, the page's sha256 when given), for a variant wheel.
   std::string variants_url = {};
   std::optional<std::string> variants_sha256 = {};
+  /// The torch its `abi_dependency :: torch` was judged against ("" none), for a variant wheel:
+  /// resolve --inspect judges the wheel's own variant.json against the same.
+  std::string variant_torch = {};
 };
 
 struct PackageOutcome {
