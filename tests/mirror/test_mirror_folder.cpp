@@ -93,6 +93,20 @@ TEST_CASE("prepare: a link or a folder where the mark goes is no mark", "[mirror
   CHECK(read_file(elsewhere / "file") == "x");
 }
 
+TEST_CASE("prepare: a mirror of an earlier wheelfit with a link where the mark goes is refused, never written through",
+          "[mirror][folder]") {
+  TempDir tmp, elsewhere;
+  const fs::path out = tmp / "m";
+  published_once(out);
+  fs::remove(out / kMark);
+  write_file(elsewhere / "file", "x");
+  fs::create_symlink(elsewhere / "file", out / kMark);
+  auto r = mirror::prepare(out);
+  REQUIRE_FALSE(r);
+  CHECK(contains(r.error().message, (out / kMark).string() + ": is a symlink, not a regular file"));
+  CHECK(read_file(elsewhere / "file") == "x");
+}
+
 TEST_CASE("in a mirror of wheelfit's, publish removes only wheelfit's names", "[mirror][folder]") {
   TempDir tmp;
   const fs::path out = tmp / "m";

@@ -11,6 +11,7 @@
 #include "wheelfit/deliver/download.hpp"
 #include "wheelfit/mirror/mirror.hpp"
 #include "wheelfit/util/atomic_file.hpp"
+#include "wheelfit/util/own_file.hpp"
 #include "wheelfit/util/read_file.hpp"
 
 namespace wheelfit::mirror {
@@ -164,8 +165,11 @@ bool marked(const fs::path& out) {
 }
 
 /// The mark, written whole or not at all (a kill leaves at most its temporary file, which the
-/// next run takes for wheelfit's).
+/// next run takes for wheelfit's); never through a link planted at its name.
 Expected<void> mark(const fs::path& out) {
+  if (const auto why = util::not_regular_file(out / detail::kMark); !why.empty()) {
+    return Error(Errc::invalid_input, (out / detail::kMark).string() + ": " + why + "; remove it, then run again");
+  }
   return util::write_file_atomic(out / detail::kMark,
                                  {"This folder is a wheelfit mirror (wheelfit mirror --out). wheelfit replaces current and\n"
                                   "removes only its own names here: old snapshots/<id>/, pool files it downloaded, pool/.metadata/<sha256>.metadata.\n"});
