@@ -127,7 +127,8 @@ download options (and the resolve options: --index, --machine, --policy, --combo
 mirror options (and the resolve options):
   --machines DIR / --machine FILE...   the fleet (at least one machine)
   --out DIR             the mirror folder: serve DIR/current (PEP 503 pages with PEP 658
-                        metadata, packages.json, mirror.json, files/); published atomically
+                        metadata, packages.json, mirror.json, files/); published atomically;
+                        new or empty, or one wheelfit made (DIR/.wheelfit-mirror)
   --base-url URL        absolute hrefs under URL (default: relative)
   --prune               drop the wheels no machine picks any more (default: kept)
   --offline             build from the HTTP cache and DIR alone

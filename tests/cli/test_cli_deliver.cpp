@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli/deliver_farm.hpp"
+#include "mirror/mirror_support.hpp"
 #include "support/cli_support.hpp"
 #include "support/net/test_server.hpp"
 #include "support/test_support.hpp"
@@ -278,8 +279,68 @@ TEST_CASE("wheelfit download and mirror: a profile that does not load is its row
     const auto manifest = parse_object_cli_deliver(read_file(out / "current" / "mirror.json"));
     const auto& machines = manifest.at("machines").as_array();
     REQUIRE(machines.size() == 3);
-    CHECK_THAT(std::string(machines[1].at("status").as_string()), Catch::Contains("broken.toml"));
+    // Issue 31 item 12: mirror.json is served with the pages: the failure's class, never its
+    // message (which names local paths); the message stays in the run's report.
+    CHECK(machines[1].at("status").as_string() == "bad input");
+    CHECK_THAT(read_file(out / "current" / "mirror.json"), !Catch::Contains("broken.toml"));
+    CHECK_THAT(read_file(out / "current" / "mirror.json"), !Catch::Contains(f.machines.string()));
+    CHECK_THAT(r.out, Catch::Contains("broken.toml"));
     CHECK(fs::exists(out / "current" / "cc-torch" / "index.html"));
+  }
+}
+
+TEST_CASE("wheelfit mirror and download: a folder not wheelfit's is refused (exit 2); a user's files are never removed",
+          "[cli][deliver][mirror][folder]") {
+  // Issue 31 items 2 and 8: the user's files survive byte for byte.
+  const Farm f;
+  const TempDir work;
+  using wheelfit::test_mirror::tree_of;
+  const std::vector<std::pair<std::string, std::string>> mine = {{"snapshots/keep-me/notes.txt", "keep me\n"},
+                                                                 {"pool/.metadata/notes.txt", "notes\n"},
+                                                                 {"pool/.report.pdf.part", "half a report"},
+                                                                 {".report.pdf.part", "half a report"}};
+  auto plant_mine = [&](const fs::path& dir) {
+    for (const auto& [rel, bytes] : mine) write_file(dir / rel, bytes);
+  };
+  auto check_mine = [&](const fs::path& dir) {
+    for (const auto& [rel, bytes] : mine) {
+      CAPTURE(rel);
+      CHECK((fs::exists(dir / rel) && read_file(dir / rel) == bytes));
+    }
+  };
+  SECTION("mirror --out a folder of the user's: exit 2 naming it, nothing touched") {
+    const fs::path out = work / "mine";
+    plant_mine(out);
+    const auto before = tree_of(out);
+    const auto r = run_wheelfit_cli_deliver(f.mirror(out, {"--machines", f.machines.string()}));
+    INFO(r.out << r.err);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains(out.string() + ": not a wheelfit mirror"));
+    CHECK(tree_of(out) == before);
+  }
+  SECTION("mirror --out a folder it made: what the user adds stays, run after run") {
+    const fs::path out = work / "m";
+    REQUIRE(run_wheelfit_cli_deliver(f.mirror(out, {"--machines", f.machines.string()})).code == 0);
+    CHECK(fs::is_regular_file(out / ".wheelfit-mirror"));
+    plant_mine(out);
+    for (int run = 0; run < 3; ++run) {
+      const auto r = run_wheelfit_cli_deliver(f.mirror(out, {"--machines", f.machines.string()}));
+      INFO(r.out << r.err);
+      CHECK(r.code == 0);
+    }
+    check_mine(out);
+  }
+  SECTION("download -d: a user's .X.part stays; wheelfit's own leftover goes") {
+    const fs::path dl = work / "dl";
+    plant_mine(dl);
+    write_file(dl / ".report.pdf.part.meta", "\"etag\"\n");
+    write_file(dl / ".old-1.0-py3-none-any.whl.part", "an earlier run's");
+    const auto r = run_wheelfit_cli_deliver(f.download(dl, {"--machine", f.machine("h100")}));
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    check_mine(dl);
+    CHECK(read_file(dl / ".report.pdf.part.meta") == "\"etag\"\n");
+    CHECK_FALSE(fs::exists(dl / ".old-1.0-py3-none-any.whl.part"));
   }
 }
 

@@ -164,6 +164,62 @@ TEST_CASE("download: parts no one will continue are removed; other files stay", 
   CHECK(slurp(elsewhere / "victim") == "precious");
 }
 
+TEST_CASE("download: only the leftovers of names wheelfit downloads under are removed; a user's stay byte for byte",
+          "[deliver][download][leftovers]") {
+  // Issue 31 item 8: a ".X.part" is wheelfit's only when X is a wheel or a variants file name.
+  struct Row {
+    std::string name;
+    bool removed;
+  };
+  const std::vector<Row> rows = {
+      {".report.pdf.part", false},
+      {".report.pdf.part.meta", false},
+      {".notes.part", false},
+      {".x.whl.part", false},                      // not a wheel name: no version and tags
+      {".backup.whl.sha256", false},               // a record of no wheel name
+      {".torch-2.9.0-variants.json.tar.part", false},
+      {".torch-variants.json.part", false},        // no version
+      {".old-1.0-py3-none-any.whl.part", true},
+      {".old-1.0-py3-none-any.whl.part.meta", true},
+      {".torch-2.9.0-variants.json.part", true},
+      {".torch-2.9.0-variants.json.part.meta", true},
+      {".gone-1.0-py3-none-any.whl.sha256", true},  // its wheel is not there
+  };
+  TestServer server(serve([](const HttpRequest&) { return http_response(404, "gone"); }));
+  TempDir dir;
+  for (const auto& row : rows) test::write_file(dir / row.name, "bytes of " + row.name);
+  auto t = make();
+  auto got = deliver::download(*t, {wanted(server.url("/" + kName), kName, "x")}, options_for(dir.path()));
+  REQUIRE(got.at(0).status == Delivered::Status::failed);
+  for (const auto& row : rows) {
+    CAPTURE(row.name);
+    CHECK(fs::exists(dir / row.name) == !row.removed);
+    if (!row.removed) CHECK(slurp(dir / row.name) == "bytes of " + row.name);
+  }
+}
+
+TEST_CASE("is_delivered_name: wheel and variants file names only", "[deliver][download][leftovers]") {
+  struct Row {
+    const char* name;
+    bool delivered;
+  };
+  const std::vector<Row> rows = {
+      {"pkg-1.0-py3-none-any.whl", true},
+      {"flash_attn-2.8.3+cu128torch2.8-cp312-cp312-linux_x86_64.whl", true},
+      {"torch-2.9.0-variants.json", true},
+      {"report.pdf", false},
+      {"x.whl", false},
+      {"pkg-1.0.whl", false},
+      {"-variants.json", false},
+      {"torch-notaversion-variants.json", false},
+      {"", false},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.name);
+    CHECK(deliver::is_delivered_name(row.name) == row.delivered);
+  }
+}
+
 TEST_CASE("download: a part the disk refused is removed, not kept for a resume", "[deliver][download][leftovers]") {
   // EFBIG past RLIMIT_FSIZE stands for ENOSPC (a disk that is full stays full while the part
   // stays). In a child process: the limit and SIGXFSZ are process-wide.

@@ -7,6 +7,7 @@
 
 #include <boost/json.hpp>
 
+#include "mirror/mirror_support.hpp"
 #include "support/test_support.hpp"
 #include "support/wheel_builder.hpp"
 #include "wheelfit/deliver/download.hpp"
@@ -22,50 +23,7 @@ using wheelfit::test::contains;
 using wheelfit::test::read_file;
 using wheelfit::test::TempDir;
 using wheelfit::test::write_file;
-
-std::string metadata_text(const std::string& name, const std::string& version) {
-  return "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\nRequires-Python: >=3.10\n";
-}
-
-/// A wheel in OUT/pool with its METADATA; the File describing it.
-mirror::File pool_wheel(const fs::path& out, const std::string& project, const std::string& filename,
-                        const std::string& version, std::vector<std::string> machines) {
-  const std::string dist = filename.substr(0, filename.find('-'));
-  const std::string zip = test::build_zip({{dist + "/__init__.py", "x = 1\n"},
-                                           {dist + "-" + version + ".dist-info/METADATA", metadata_text(dist, version)},
-                                           {dist + "-" + version + ".dist-info/WHEEL", "Wheel-Version: 1.0\n"}});
-  fs::create_directories(mirror::pool_dir(out));
-  write_file(mirror::pool_dir(out) / filename, zip);
-  mirror::File f;
-  f.project = project;
-  f.filename = filename;
-  f.sha256 = *deliver::sha256_file(mirror::pool_dir(out) / filename);
-  f.size = zip.size();
-  f.anchors = {filename};
-  f.machines = std::move(machines);
-  f.fields = {{"version", version}, {"python", "312"}};
-  return f;
-}
-
-mirror::Machine machine_of(const char* name, const char* combo, const char* tier, const char* status) {
-  mirror::Machine m;
-  m.name = name;
-  m.combo = combo;
-  m.tier = tier;
-  m.status = status;
-  return m;
-}
-
-mirror::Snapshot snapshot_of(const fs::path& out, std::vector<mirror::File> files) {
-  mirror::Snapshot s;
-  s.out = out;
-  s.upstream = "https://example.invalid/index/";
-  s.upstream_time = "2026-12-01T00:00:00Z";
-  s.repo = "Owner/farm";
-  s.machines = {machine_of("a", "cu12.8/torch2.8", "bootstrap", "resolved"), machine_of("b", "cu12.8/torch2.8", "fallback", "resolved")};
-  s.files = std::move(files);
-  return s;
-}
+using namespace wheelfit::test_mirror;
 
 fs::path current_root(const fs::path& out) { return fs::canonical(out / "current"); }
 

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "part_sink.hpp"
+#include "wheelfit/model/wheel.hpp"
 #include "wheelfit/util/atomic_file.hpp"
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/util/own_file.hpp"
@@ -407,7 +408,7 @@ class Run {
       else if (file.ends_with(".whl.sha256")) file.remove_suffix(7), record = true;
       else continue;
       file.remove_prefix(1);
-      if (file.empty()) continue;
+      if (!is_delivered_name(file)) continue;  // a user's .notes.part: not wheelfit's to remove
       // A part this run does not continue goes; a digest record only once its file is gone.
       if (record ? fs::exists(options_.dir / file, ec) : wanted.count(std::string(file)) > 0) continue;
       ec.clear();
@@ -443,6 +444,10 @@ class Run {
 };
 
 }  // namespace
+
+bool is_delivered_name(std::string_view filename) {
+  return model::WheelName::parse(filename).has_value() || model::variants_file_name(filename).has_value();
+}
 
 fs::path digest_record_path(const fs::path& file) { return file.parent_path() / ("." + file.filename().string() + ".sha256"); }
 

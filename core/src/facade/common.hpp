@@ -72,4 +72,9 @@ Expected<machine::Machine> machine_of(const registry::Registry& reg, const std::
 /// detected); a failure of the request is the result's error.
 ResolveResult resolve_one(const ResolveRequest& request);
 
+/// A machine's status class, from its exit code (fleet.cpp): "resolved", "unresolved", "no index",
+/// "unreadable index", "bad input" or "internal error": the fleet's summary column, and what a
+/// mirror's mirror.json publishes (never the message, which names local paths).
+std::string status_class(const ResolveResult& r);
+
 }  // namespace wheelfit::api::detail

@@ -353,7 +353,9 @@ std::string utc_now() {
   return buf;
 }
 
-/// "cu12.8/torch2.8", the tier, the status of each machine, for the manifest.
+/// "cu12.8/torch2.8", the tier, the status of each machine, for the manifest. A failed machine's
+/// status is its class ("bad input"): mirror.json is served with the pages, and the message (in
+/// the run's report) names local paths.
 mirror::Machine manifest_machine(const std::string& name, const ResolveResult& r) {
   mirror::Machine m;
   m.name = name;
@@ -361,7 +363,7 @@ mirror::Machine manifest_machine(const std::string& name, const ResolveResult& r
   m.status = "resolved";
   if (r.resolution && r.resolution->combo) m.combo = r.resolution->combo_str(*r.resolution->combo);
   if (r.resolution && r.resolution->tier) m.tier = *r.resolution->tier;
-  if (r.error) m.status = util::redact(r.error->message);
+  if (r.error) m.status = detail::status_class(r);
   else if (!r.resolution || !r.resolution->ok()) m.status = "unresolved";
   return m;
 }

@@ -557,17 +557,6 @@ struct SummaryRow {
   std::string machine, combo = "-", tier = "-", status;
 };
 
-std::string status_of(const ResolveResult& r) {
-  switch (r.exit_code) {
-    case kExitResolved: return "resolved";
-    case kExitUnresolved: return "unresolved";
-    case kExitNoIndex: return "no index";
-    case kExitUnreadable: return "unreadable index";
-    case kExitBadInput: return "bad input";
-    default: return "internal error";
-  }
-}
-
 std::vector<SummaryRow> summary_rows(const FleetResult& f) {
   std::vector<SummaryRow> rows;
   for (std::size_t i = 0; i < f.machines.size(); ++i) {
@@ -578,13 +567,24 @@ std::vector<SummaryRow> summary_rows(const FleetResult& f) {
       row.combo = r.resolution->combo_str(*r.resolution->combo);
       row.tier = *r.resolution->tier;
     }
-    row.status = status_of(r);
+    row.status = detail::status_class(r);
     rows.push_back(std::move(row));
   }
   return rows;
 }
 
 }  // namespace
+
+std::string detail::status_class(const ResolveResult& r) {
+  switch (r.exit_code) {
+    case kExitResolved: return "resolved";
+    case kExitUnresolved: return "unresolved";
+    case kExitNoIndex: return "no index";
+    case kExitUnreadable: return "unreadable index";
+    case kExitBadInput: return "bad input";
+    default: return "internal error";
+  }
+}
 
 std::string FleetResult::json() const {
   if (error) {

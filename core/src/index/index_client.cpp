@@ -99,18 +99,7 @@ std::size_t contain_links(Page& page, std::string_view page_url) {
 
 namespace {
 
-constexpr std::string_view kVariantsSuffix = "-variants.json";
-
-// "{name}-{version}-variants.json" -> (normalised name, version); nullopt for another shape.
-std::optional<std::pair<std::string, model::Version>> variants_file_name(std::string_view filename) {
-  if (!filename.ends_with(kVariantsSuffix)) return std::nullopt;
-  const std::string_view stem = filename.substr(0, filename.size() - kVariantsSuffix.size());
-  const auto dash = stem.rfind('-');
-  if (dash == std::string_view::npos || dash == 0) return std::nullopt;
-  auto version = model::Version::parse(stem.substr(dash + 1));
-  if (!version) return std::nullopt;
-  return std::pair{model::normalize_name(stem.substr(0, dash)), std::move(*version)};
-}
+constexpr std::string_view kVariantsSuffix = model::kVariantsFileSuffix;
 
 // The variants files the pages link for the versions that have variant wheels on them: listed
 // on each page (ProjectPage::variants), read in one batch, checked and parsed.
@@ -131,7 +120,7 @@ void read_variants_files(transport::Transport& transport, IndexSnapshot& snap) {
       }
     }
     for (const auto& l : links) {
-      auto named = variants_file_name(l.filename);
+      auto named = model::variants_file_name(l.filename);
       if (!named || named->first != name) continue;
       if (std::find(labelled.begin(), labelled.end(), named->second) == labelled.end()) continue;
       if (page.variants_for(named->second)) continue;  // one file per version: the first link

@@ -14,6 +14,7 @@
 
 #include <boost/json.hpp>
 
+#include "folder.hpp"
 #include "wheelfit/deliver/download.hpp"
 #include "wheelfit/inspect/source.hpp"
 #include "wheelfit/inspect/zip.hpp"
@@ -30,12 +31,8 @@ namespace {
 
 constexpr const char* kManifest = "mirror.json";
 
-Error io_error(const fs::path& path, const std::string& what, int err) {
-  return Error(Errc::io_error, path.string() + ": " + what + ": " + std::strerror(err));
-}
-Error io_error(const fs::path& path, const std::string& what, const std::error_code& ec) {
-  return Error(Errc::io_error, path.string() + ": " + what + ": " + ec.message());
-}
+using detail::each_entry;
+using detail::io_error;
 
 std::string utc_now(const char* format) {
   const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -49,15 +46,6 @@ std::string utc_now(const char* format) {
 bool plain_name(std::string_view name) {
   return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos &&
          name.find('\0') == std::string_view::npos && name.front() != '.';
-}
-
-/// Calls f(entry) for each entry of `dir`; stops quietly where the folder cannot be read (every
-/// caller tidies up or checks, and says what it could not do elsewhere). Never throws.
-template <class F>
-std::error_code each_entry(const fs::path& dir, F&& f) {
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) f(*it);
-  return ec;
 }
 
 /// Opens `dir` and flushes it with `flush` (fsync: the folder; syncfs: its file system); `what`
@@ -235,35 +223,6 @@ std::string current_id(const fs::path& out) {
 }
 
 }  // namespace
-
-Expected<void> prepare(const fs::path& out) {
-  std::error_code ec;
-  if (!fs::exists(out, ec)) {
-    fs::create_directories(out, ec);
-    if (ec) return io_error(out, "cannot create the mirror folder", ec);
-    return {};
-  }
-  if (!fs::is_directory(out, ec)) return Error(Errc::invalid_input, out.string() + ": not a folder");
-  bool empty = true, ours = false;
-  ec = each_entry(out, [&](const fs::directory_entry& e) {
-    const auto n = e.path().filename().string();
-    if (n == ".lock") return;  // a run's lock, made before the first run published anything
-    empty = false;
-    if (n == "current" || n == "snapshots" || n == "pool") ours = true;
-  });
-  if (ec) return io_error(out, "cannot list the folder", ec);
-  if (!empty && !ours) {
-    return Error(Errc::invalid_input, out.string() + ": not a wheelfit mirror (no current, snapshots/ or pool/ in it) and not "
-                                                     "empty; give a new or empty folder");
-  }
-  return {};
-}
-
-fs::path pool_dir(const fs::path& out) { return out / "pool"; }
-
-Expected<util::FolderLock> lock(const fs::path& out, bool wait) {
-  return util::FolderLock::take(out / ".lock", {.wait = wait, .deadline = {}, .purpose = "mirroring into " + out.string()});
-}
 
 Expected<std::vector<File>> current_files(const fs::path& out) {
   const std::string id = current_id(out);
@@ -448,15 +407,16 @@ Expected<Published> publish(const Snapshot& s) {
   if (auto synced = sync_dir(out); !synced) return synced.error();
 
   // Old snapshots (all but this one and the one before), leftovers of killed runs, and with
-  // prune the pool's files no snapshot kept lists.
+  // prune the pool's files no snapshot kept lists. Only wheelfit's names: a snapshots/keep-me/
+  // of the user's stays (decision 0022).
   each_entry(snapshots, [&](const fs::directory_entry& e) {
     const auto n = e.path().filename().string();
-    if (n == id || n == previous_id) return;
+    if (n == id || n == previous_id || !(detail::is_snapshot_id(n) || detail::is_snapshot_temp(n))) return;
     fs::remove_all(e.path(), ec);
     ++result.snapshots_removed;
   });
   each_entry(out, [&](const fs::directory_entry& e) {
-    if (e.path().filename().string().starts_with(".current.tmp-")) fs::remove(e.path(), ec);
+    if (detail::is_link_temp(e.path().filename().string())) fs::remove(e.path(), ec);
   });
   if (s.prune) {
     for (const auto& n : result.pruned) {
@@ -469,10 +429,11 @@ Expected<Published> publish(const Snapshot& s) {
   std::set<std::string> kept;
   for (const auto& f : files) kept.insert(f.sha256 + ".metadata");
   each_entry(pool / ".metadata", [&](const fs::directory_entry& e) {
-    if (!kept.count(e.path().filename().string())) fs::remove(e.path(), ec);
+    const auto n = e.path().filename().string();
+    if (detail::is_metadata_name(n, true) && !kept.count(n)) fs::remove(e.path(), ec);
   });
   each_entry(pool, [&](const fs::directory_entry& e) {
-    if (e.path().filename().string().ends_with(".whl.metadata")) fs::remove(e.path(), ec);
+    if (detail::is_named_metadata(e.path().filename().string())) fs::remove(e.path(), ec);
   });
   result.root = final_dir;
   result.id = id;

@@ -467,4 +467,14 @@ PlatformFit best_platform_fit(const WheelName& wheel, const PlatformTarget& targ
   return best.value_or(PlatformFit{});
 }
 
+std::optional<std::pair<std::string, Version>> variants_file_name(std::string_view filename) {
+  if (!filename.ends_with(kVariantsFileSuffix)) return std::nullopt;
+  const std::string_view stem = filename.substr(0, filename.size() - kVariantsFileSuffix.size());
+  const auto dash = stem.rfind('-');
+  if (dash == std::string_view::npos || dash == 0) return std::nullopt;
+  auto version = Version::parse(stem.substr(dash + 1));
+  if (!version) return std::nullopt;
+  return std::pair{normalize_name(stem.substr(0, dash)), std::move(*version)};
+}
+
 }  // namespace wheelfit::model

@@ -9,8 +9,9 @@
 // the sha256 on disk), and renames it to its final name only when the digest is the one expected. The whole run holds DIR/.wheelfit.lock (lock_folder); each part is opened
 // without following a link, only as a regular file of one link, and locked while written; a link,
 // FIFO or folder at a final name is an error naming it, never replaced. A file at its final name
-// is never written in place: only replaced by a rename. Parts of files the run does not want,
-// and parts left empty (a 404) or by a failing disk, are removed. A part left by an
+// is never written in place: only replaced by a rename. Parts of files the run does not want
+// (only for names wheelfit writes: is_delivered_name; a user's .notes.part stays), and parts left
+// empty (a 404) or by a failing disk, are removed. A part left by an
 // earlier run continues with `Range: bytes=N-` + `If-Range` (the ETag or Last-Modified it was
 // fetched with, kept in DIR/.<filename>.part.meta); a server that ignores the range (200) or
 // whose file changed restarts it from zero. A file already at its final name whose digest is the
@@ -90,6 +91,11 @@ Expected<util::FolderLock> lock_folder(const std::filesystem::path& dir, util::F
 /// Errc::invalid_input (in Delivered::error) for a file name with a '/' or that is "." / "..".
 std::vector<Delivered> download(transport::Transport& transport, const std::vector<Wanted>& files,
                                 const DownloadOptions& options);
+
+/// Whether `filename` is a name wheelfit downloads under: a wheel's (PEP 427, model::WheelName)
+/// or a package version's variants file ("{name}-{version}-variants.json", PEP 825). A run
+/// removes the leftovers (.<name>.part, .<name>.part.meta, .<name>.sha256) of such names only.
+bool is_delivered_name(std::string_view filename);
 
 /// DIR/.<file>.sha256, where download() records the digest of DIR/<file> with the file's size,
 /// mtime, inode and device: a later run trusts it while they are unchanged and reads the file

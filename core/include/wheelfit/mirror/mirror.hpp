@@ -2,6 +2,7 @@
 // A static wheel index for a fleet, that any plain web server can serve (nginx, S3, an
 // Artifactory generic repository): written into a folder wheelfit owns, published atomically.
 //
+//   OUT/.wheelfit-mirror              the mark: the folder is wheelfit's (prepare(), decision 0022)
 //   OUT/current -> snapshots/<id>     the served root: point the web server here
 //   OUT/snapshots/<id>/
 //     index.html                      PEP 503 root page: one link per project
@@ -27,7 +28,9 @@
 // `current` is replaced by a renamed symlink (rename(2) is atomic): a reader sees the old tree or
 // the new one, never a mix; a kill at any point leaves `current` on the previous complete tree.
 // The snapshot before the current one is kept (a reader in the middle of it finishes); older ones
-// and leftovers of killed runs are removed. Without `prune`, the files of the previous snapshot
+// and leftovers of killed runs are removed. Only names of wheelfit's shapes are ever removed
+// (snapshots/<id>, snapshots/.tmp-<id>-<pid>, .current.tmp-<pid>, pool/.metadata/<sha256>.metadata,
+// pool/<wheel>.metadata): what else a user keeps in OUT stays. Without `prune`, the files of the previous snapshot
 // that no machine picks any more are carried over (their manifest entries say "machines": []);
 // with it they leave the index and the pool.
 //
@@ -63,7 +66,7 @@ struct File {
 
 /// One machine of the fleet, for the manifest and its view (OUT/current/machines/<name>/).
 struct Machine {
-  std::string name, combo, tier, status;  ///< status: "resolved", "unresolved" or the error
+  std::string name, combo, tier, status;  ///< status: "resolved", "unresolved" or a failure's class ("bad input"), never its message (mirror.json is served)
   /// The view's lock files, written as given ("" for none): requirements.txt, pylock.toml and
   /// (with a base URL) pixi.toml. A resolved machine gets a view; others do not.
   std::string requirements, pylock, pixi;
@@ -93,8 +96,12 @@ struct Published {
   std::size_t views = 0;                     ///< machines/<name>/ views written (one per resolved machine)
 };
 
-/// Makes OUT when missing; Errc::invalid_input when it is a folder of something else (not empty,
-/// and no current, snapshots/ or pool/ in it). publish() checks the same.
+/// Makes OUT when missing and marks it as wheelfit's (OUT/.wheelfit-mirror, written atomically
+/// before anything else). An existing OUT is taken when it has the mark, when it is a mirror an
+/// earlier wheelfit made (a snapshots/<id>/mirror.json of wheelfit's), or when it holds nothing
+/// but what a run leaves before its first publish (the lock, the mark's temporary file, a pool of
+/// downloads, an empty snapshots/): then marked. Else Errc::invalid_input naming OUT and the
+/// first entry that is not wheelfit's. publish() checks the same.
 Expected<void> prepare(const std::filesystem::path& out);
 
 /// Takes OUT/.lock (util::FolderLock, made when missing) for a whole run: Errc::usage naming it

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "wheelfit/model/numeric_version.hpp"
@@ -66,6 +67,11 @@ struct WheelName {
   /// digit, an empty tag field, a variant label outside ^[0-9a-z_.]{1,16}$.
   static Expected<WheelName> parse(std::string_view filename);
 };
+
+/// The suffix of a package version's PEP 825 variants file, "{name}-{version}-variants.json".
+inline constexpr std::string_view kVariantsFileSuffix = "-variants.json";
+/// "{name}-{version}-variants.json" -> (normalised name, version); nullopt for another shape.
+std::optional<std::pair<std::string, Version>> variants_file_name(std::string_view filename);
 
 /// The longest variant label PEP 825 allows.
 inline constexpr std::size_t kMaxVariantLabel = 16;
