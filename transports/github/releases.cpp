@@ -338,7 +338,8 @@ Expected<void> parse_releases_page(std::string_view body, std::string_view sourc
         refuse("the file name holds '/', '\\' or a control character");
         continue;
       }
-      const std::string quoted_url = "browser_download_url '" + util::escape_controls(url, util::ControlEscape::line) + "'";
+      const std::string quoted_url =
+          "browser_download_url '" + util::one_line(util::escape_controls(url, util::ControlEscape::line), "?") + "'";
       if (!util::is_http_url(url)) {
         skip(quoted_url + " is not an http(s) URL");
         continue;
