@@ -16,6 +16,7 @@
 #include "support/net/test_server.hpp"
 #include "support/test_support.hpp"
 #include "support/wheel_builder.hpp"
+#include "wheelfit/util/safe_text.hpp"
 
 namespace fs = std::filesystem;
 using namespace wheelfit::test;
@@ -145,4 +146,160 @@ TEST_CASE("wheelfit mirror --with-torch: each machine's torch family, the newest
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Catch::Contains("give --with-torch"));
   }
+}
+
+namespace {
+
+/// A one-project index under `root` (cc-torch/index.html or index.json, as `page` is HTML or
+/// JSON) beside files/ with a real wheel of each name: a machine with an H100 resolves
+/// cc_torch from it. `page` is the page's text with "{good}" and "{newer}" replaced by the two
+/// wheels' file names and "{good_sha}" / "{newer_sha}" by their digests.
+struct HostileIndex {
+  static constexpr const char* kTags = "+cu128torch2.8-cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
+  TempDir dir;
+  fs::path index = dir / "idx";
+  fs::path config = dir / "proj" / "comfy-env.toml";
+  fs::path machine = dir / "h100.toml";
+  std::string good = std::string("cc_torch-0.0.0") + kTags, newer = std::string("cc_torch-0.0.1") + kTags;
+
+  HostileIndex(std::string page, bool json) {
+    for (const auto& [name, version] : {std::pair{good, "0.0.0"}, std::pair{newer, "0.0.1"}}) {
+      write_file(index / "files" / name,
+                 wheelfit::test::build_zip({{"cc_torch-" + std::string(version) + ".dist-info/METADATA",
+                                             "Metadata-Version: 2.1\nName: cc_torch\nVersion: " + std::string(version) + "\n"}}));
+    }
+    const std::pair<std::string, std::string> subst[] = {{"{good_sha}", sha256_of(index / "files" / good)},
+                                                         {"{newer_sha}", sha256_of(index / "files" / newer)},
+                                                         {"{good}", good}, {"{newer}", newer}};
+    for (const auto& [key, value] : subst) {
+      for (std::size_t at; (at = page.find(key)) != std::string::npos;) page.replace(at, key.size(), value);
+    }
+    write_file(index / "cc-torch" / (json ? "index.json" : "index.html"), page);
+    write_file(config, "python = \"3.12\"\n[cuda]\npackages = [\"cc_torch\"]\n");
+    write_file(machine, Farm::profile("9.0"));
+  }
+  [[nodiscard]] std::vector<std::string> args(std::vector<std::string> more) const {
+    std::vector<std::string> out{"resolve", config.string(), "--index", index.string(), "--machine", machine.string()};
+    out.insert(out.end(), more.begin(), more.end());
+    return out;
+  }
+};
+
+const std::string kInjected = "evil @ http://127.0.0.1:9/evil-1.0-py3-none-any.whl --hash=sha256:" + std::string(64, 'e');
+
+std::string json_page(const std::string& newer_url) {
+  return R"({"meta": {"api-version": "1.0"}, "name": "cc-torch", "files": [)"
+         R"({"filename": "{newer}", "url": ")" + newer_url + R"(", "hashes": {"sha256": "{newer_sha}"}},)"
+         R"({"filename": "{good}", "url": "../files/{good}", "hashes": {"sha256": "{good_sha}"}}]})";
+}
+
+std::string html_page(const std::string& newer_href, const std::string& good_attrs = "") {
+  return "<html><body>\n<a href=\"" + newer_href + "\">{newer}</a><br>\n<a href=\"../files/{good}#sha256={good_sha}\"" +
+         good_attrs + ">{good}</a><br>\n</body></html>\n";
+}
+
+}  // namespace
+
+TEST_CASE("wheelfit resolve -o requirements.txt: a hostile page cannot add a line or a token (issue 31)", "[cli][locks][hostile]") {
+  struct Row {
+    const char* what;
+    std::string page;
+    bool json;
+  };
+  const std::vector<Row> rows = {
+      {"PEP 691: a raw LF (\\n) in the url", json_page("../files/{newer}\\n" + kInjected), true},
+      {"PEP 691: U+2028 in the url", json_page("../files/{newer}\\u2028" + kInjected), true},
+      {"PEP 691: a space and a second digest", json_page("../files/{newer} --hash=sha256:" + std::string(64, 'f')), true},
+      {"HTML: &#12; (form feed)", html_page("../files/{newer}&#12;" + kInjected + "#sha256={newer_sha}"), false},
+      {"HTML: &#x2028;", html_page("../files/{newer}&#x2028;" + kInjected + "#sha256={newer_sha}"), false},
+      {"HTML: a raw VT", html_page("../files/{newer}\v" + kInjected + "#sha256={newer_sha}"), false},
+      {"HTML: a raw NEL", html_page("../files/{newer}\xc2\x85" + kInjected + "#sha256={newer_sha}"), false},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.what);
+    const HostileIndex idx(row.page, row.json);
+    const TempDir to;
+    const auto r = run_wheelfit_cli_deliver(idx.args({"-o", (to / "requirements.txt").string()}));
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+    const std::string text = read_file(to / "requirements.txt");
+    CHECK_THAT(text, Catch::Contains("cc-torch @ ") && Catch::Contains(idx.good + " --hash=sha256:"));
+    CHECK_THAT(text, !Catch::Contains("evil") && !Catch::Contains("0.0.1") && !Catch::Contains("sha256:fff"));
+    std::size_t requirements = 0;
+    for (std::size_t b = 0, e; b < text.size(); b = e + 1) {  // each line is one line to pip too
+      e = text.find('\n', b);
+      const std::string line = text.substr(b, e - b);
+      CHECK(wheelfit::util::one_line_problem(line).empty());
+      if (!line.starts_with("#")) ++requirements;
+    }
+    CHECK(requirements == 1);
+    CHECK_THAT(r.out, Catch::Contains("cc-torch/") && Catch::Contains("1 link skipped for a URL that is not one token"));
+  }
+}
+
+TEST_CASE("wheelfit resolve -o requirements.txt refuses ${NAME}, which pip expands: exit 2, nothing written (issue 31)",
+          "[cli][locks][hostile]") {
+  const HostileIndex idx(html_page("../files/{newer}?k=${AWS_SECRET_ACCESS_KEY}#sha256={newer_sha}"), false);
+  const TempDir to;
+  const auto r = run_wheelfit_cli_deliver(idx.args({"-o", (to / "requirements.txt").string()}));
+  INFO(r.out << r.err);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("requirements.txt: the URL of '" + idx.newer + "'") &&
+                        Catch::Contains("holds '${', which pip expands from the installer's environment"));
+  CHECK_FALSE(fs::exists(to / "requirements.txt"));
+  SECTION("a TOML string carries it as written") {
+    REQUIRE(run_wheelfit_cli_deliver(idx.args({"-o", (to / "pylock.toml").string()})).code == 0);
+    CHECK_THAT(read_file(to / "pylock.toml"), Catch::Contains("?k=${AWS_SECRET_ACCESS_KEY}\""));
+  }
+}
+
+TEST_CASE("wheelfit resolve --json stays JSON when a page holds bytes that are not UTF-8 (issue 31)", "[cli][json][hostile]") {
+  const HostileIndex idx(html_page("../files/{newer}\xff.whl#sha256={newer_sha}", " data-requires-python=\"&gt;=3.9\xff\"") +
+                             "<meta name=\"pypi:repository-version\" content=\"1.\xfe\"><a name=\"\xfd\">x\xfc</a>",
+                         false);
+  const auto r = run_wheelfit_cli_deliver(idx.args({"--json"}));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  boost::system::error_code ec;
+  const auto doc = json::parse(r.out, ec);  // Boost.JSON refuses bytes that are not UTF-8
+  REQUIRE_FALSE(ec);
+  const std::string all = json::serialize(doc);
+  CHECK_THAT(all, Catch::Contains("text that is not UTF-8") && Catch::Contains("not ASCII and not percent-encoded"));
+  CHECK(wheelfit::util::is_utf8(r.err));
+}
+
+TEST_CASE("wheelfit mirror: bytes that are not UTF-8 upstream stay out of its JSON; an unreadable mirror.json fails no run (issue 31)",
+          "[cli][mirror][hostile]") {
+  const HostileIndex idx(html_page("../files/{newer}\xff.whl#sha256={newer_sha}", " data-requires-python=\"&gt;=3.9\xff\""), false);
+  const TempDir out;
+  const auto mirror = [&] {
+    return run_wheelfit_cli_deliver({"mirror", idx.config.string(), "--index", idx.index.string(), "--out", out.path().string(),
+                                     "--machine", idx.machine.string()});
+  };
+  const auto first = mirror();
+  INFO(first.out << first.err);
+  REQUIRE(first.code == 0);
+  std::size_t documents = 0;
+  for (const auto& e : fs::recursive_directory_iterator(out / "current")) {
+    if (e.path().extension() != ".json") continue;
+    CAPTURE(e.path());
+    boost::system::error_code ec;
+    (void)json::parse(read_file(e.path()), ec);  // Boost.JSON refuses bytes that are not UTF-8
+    CHECK_FALSE(ec);
+    ++documents;
+  }
+  CHECK(documents >= 3);  // mirror.json, packages.json, the project's PEP 691 page at least
+  CHECK_THAT(read_file(out / "current" / "mirror.json"), Catch::Contains(idx.good) && !Catch::Contains("requires_python"));
+
+  // An older run's manifest that no longer reads: the next run warns and publishes.
+  const fs::path manifest = fs::canonical(out / "current") / "mirror.json";
+  fs::permissions(manifest, fs::perms::owner_write, fs::perm_options::add);
+  write_file(manifest, "{\"schema\": 1, \"files\": [{\"requires_python\": \">=3.9\xff\"}]}");
+  const auto second = mirror();
+  INFO(second.out << second.err);
+  CHECK(second.code == 0);
+  CHECK_THAT(second.err, Catch::Contains("mirror.json") && Catch::Contains("read as no previous files"));
+  boost::system::error_code ec;
+  (void)json::parse(read_file(out / "current" / "mirror.json"), ec);
+  CHECK_FALSE(ec);
 }

@@ -13,6 +13,7 @@
 #include "wheelfit/deliver/download.hpp"
 #include "wheelfit/index/links.hpp"
 #include "wheelfit/mirror/mirror.hpp"
+#include "wheelfit/util/log.hpp"
 
 namespace {
 
@@ -390,5 +391,47 @@ TEST_CASE("publish writes a view per resolved machine: its picks only, HTML and 
     REQUIRE_FALSE(r);
     CHECK(contains(r.error().message, "'../escape'"));
     CHECK(fs::read_symlink(out / "current") == before);
+  }
+}
+
+TEST_CASE("an unreadable previous mirror.json is a warning, read as no previous files (issue 31)", "[mirror][publish][hostile]") {
+  struct Row {
+    const char* what;
+    std::string manifest;  ///< what the served snapshot's mirror.json holds
+  };
+  const std::vector<Row> rows = {
+      {"bytes that are not UTF-8 (an older run's)", "{\"schema\": 1, \"files\": [{\"requires_python\": \">=3.9\xff\"}]}"},
+      {"not JSON", "{\"files\": ["},
+      {"no files array", "{\"schema\": 1}"},
+      {"a file without a digest", "{\"files\": [{\"filename\": \"beta-1.0-py3-none-any.whl\", \"project\": \"beta\"}]}"},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.what);
+    TempDir tmp;
+    const fs::path out = tmp / "m";
+    auto a = pool_wheel(out, "alpha", "alpha-1.0-py3-none-any.whl", "1.0", {"a"});
+    auto b = pool_wheel(out, "beta", "beta-1.0-py3-none-any.whl", "1.0", {"b"});
+    REQUIRE(mirror::publish(snapshot_of(out, {a, b})));
+    const fs::path manifest = current_root(out) / "mirror.json";
+    fs::permissions(manifest, fs::perms::owner_write, fs::perm_options::add);
+    write_file(manifest, row.manifest);
+    REQUIRE_FALSE(mirror::current_files(out));
+
+    std::vector<std::string> warnings;
+    const auto previous = log::set_sink([&](log::Level level, std::string_view m) {
+      if (level == log::Level::warn) warnings.emplace_back(m);
+    });
+    auto again = mirror::publish(snapshot_of(out, {a}));
+    log::set_sink(previous);
+    INFO((again ? std::string() : again.error().message));
+    REQUIRE(again);
+    CHECK(again->carried == 0);  // beta was only in the unreadable manifest
+    CHECK(again->files == 1);
+    REQUIRE(warnings.size() == 1);
+    const std::string named = (fs::path("snapshots") / manifest.parent_path().filename() / "mirror.json").string();
+    CHECK_THAT(warnings[0], Catch::Contains(named) && Catch::Contains("read as no previous files"));
+    auto files = mirror::current_files(out);  // the new one reads
+    REQUIRE(files);
+    CHECK(files->size() == 1);
   }
 }

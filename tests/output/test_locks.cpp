@@ -4,7 +4,10 @@
 
 #include <toml++/toml.h>
 
+#include <functional>
+
 #include "wheelfit/output/locks.hpp"
+#include "wheelfit/util/safe_text.hpp"
 
 using wheelfit::output::LockedWheel;
 
@@ -22,20 +25,20 @@ std::vector<LockedWheel> locks_sample() {
 
 TEST_CASE("requirements_txt pins each wheel by digest, by index or by URL", "[output][locks]") {
   const auto wheels = locks_sample();
-  const std::string by_index = wheelfit::output::requirements_txt(wheels, true, {"made for h100"});
+  const std::string by_index = *wheelfit::output::requirements_txt(wheels, true, {"made for h100"});
   CHECK(by_index == "# made for h100\n"
                     "flash-attn==2.8.3+cu128torch2.8 --hash=sha256:" + std::string(64, 'a') + "\n"
                     "# not locked: cumm-0.8.2-cp312-cp312-linux_x86_64.whl (its index publishes no sha256; install it "
                     "yourself, knowingly)\n");
-  const std::string direct = wheelfit::output::requirements_txt(wheels, false, {});
+  const std::string direct = *wheelfit::output::requirements_txt(wheels, false, {});
   CHECK(direct.starts_with("flash-attn @ https://h/files/flash_attn-2.8.3%2Bcu128torch2.8-cp312-cp312-linux_x86_64.whl --hash=sha256:"));
-  CHECK(wheelfit::output::requirements_txt({}, true, {}).empty());
+  CHECK(wheelfit::output::requirements_txt({}, true, {})->empty());
 }
 
 TEST_CASE("pylock_toml is PEP 751: lock-version, created-by, packages with hashed wheels", "[output][locks]") {
   auto wheels = locks_sample();
   wheels[1].sha256 = std::string(64, 'b');
-  const std::string text = wheelfit::output::pylock_toml(wheels, std::string("==3.12.*"), {"for h100"});
+  const std::string text = *wheelfit::output::pylock_toml(wheels, std::string("==3.12.*"), {"for h100"});
   CHECK(text.starts_with("# for h100\n"));
   const auto doc = toml::parse(text);
   CHECK(doc["lock-version"].value<std::string>() == "1.0");
@@ -58,9 +61,93 @@ TEST_CASE("pylock_toml is PEP 751: lock-version, created-by, packages with hashe
 }
 
 TEST_CASE("pylock_toml leaves out a wheel without a digest and says so", "[output][locks]") {
-  const std::string text = wheelfit::output::pylock_toml(locks_sample(), std::nullopt, {});
+  const std::string text = *wheelfit::output::pylock_toml(locks_sample(), std::nullopt, {});
   CHECK(text.find("# not locked: cumm-0.8.2") != std::string::npos);
   const auto doc = toml::parse(text);
   CHECK(doc["packages"].as_array()->size() == 1);
   CHECK_FALSE(doc.contains("requires-python"));
+}
+
+// Issue 31: a value its reader would take as more than one token, line or value is refused, and
+// nothing is written (decision 0021).
+TEST_CASE("requirements_txt refuses a value pip would read as more than one token", "[output][locks][hostile]") {
+  struct Row {
+    const char* what;
+    bool by_index;
+    std::function<void(LockedWheel&)> change;
+    std::vector<std::string> parts;
+  };
+  const std::string evil = "evil @ http://127.0.0.1/evil-1.0-py3-none-any.whl --hash=sha256:" + std::string(64, 'e');
+  const std::vector<Row> rows = {
+      {"LF in the URL", false, [&](LockedWheel& w) { w.location = "https://h/a.whl\n" + evil; },
+       {"requirements.txt: the URL of 'flash_attn-", "'https://h/a.whl\\x0aevil @ ", "holds a control character (0x0a at byte 15)"}},
+      {"form feed in the URL", false, [&](LockedWheel& w) { w.location = "https://h/a.whl\f" + evil; }, {"(0x0c at byte 15)"}},
+      {"U+2028 in the URL", false, [&](LockedWheel& w) { w.location = "https://h/a.whl\xe2\x80\xa8" + evil; },
+       {"not ASCII and not percent-encoded (0xe2 at byte 15)"}},
+      {"NEL in the URL", false, [](LockedWheel& w) { w.location = "https://h/a.whl\xc2\x85x"; }, {"(0xc2 at byte 15)"}},
+      {"a second digest", false, [](LockedWheel& w) { w.location = "https://h/a.whl --hash=sha256:" + std::string(64, 'f'); },
+       {"holds whitespace (0x20 at byte 15)"}},
+      {"${NAME} in the URL", false, [](LockedWheel& w) { w.location = "https://h/${AWS_SECRET_ACCESS_KEY}/a.whl"; },
+       {"holds '${', which pip expands from the installer's environment"}},
+      {"bytes that are not UTF-8", false, [](LockedWheel& w) { w.location = "https://h/a\xff.whl"; }, {"'https://h/a?.whl'", "0xff"}},
+      {"a space in the version", true, [](LockedWheel& w) { w.version = "1.0 --hash=sha256:x"; }, {"the version of", "holds whitespace"}},
+      {"${ in the version", true, [](LockedWheel& w) { w.version = "1.0${X}"; }, {"the version of", "'${'"}},
+      {"an empty name", true, [](LockedWheel& w) { w.name.clear(); }, {"the name of", "is empty"}},
+      {"a digest with a space", false, [](LockedWheel& w) { *w.sha256 = "a b"; }, {"the sha256 of", "holds whitespace"}},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.what);
+    auto wheels = locks_sample();
+    row.change(wheels[0]);
+    const auto text = wheelfit::output::requirements_txt(wheels, row.by_index, {"made for h100"});
+    REQUIRE_FALSE(text);
+    CHECK(text.error().is(wheelfit::Errc::invalid_input));
+    for (const auto& part : row.parts) CHECK_THAT(text.error().message, Catch::Contains(part));
+    CHECK_THAT(text.error().message, Catch::Contains("the file is not written"));
+    CHECK(wheelfit::util::one_line_problem(text.error().message).empty());
+  }
+}
+
+TEST_CASE("requirements_txt and pylock_toml refuse a comment that is not one line", "[output][locks][hostile]") {
+  const std::vector<std::string> comments = {"a\nflash-attn @ http://evil/x.whl", "a\rb", "a\fb", "a\vb", "a\x1c" "b", "a\xc2\x85" "b",
+                                             "a\xe2\x80\xa8" "b", "a\xe2\x80\xa9" "b", "a\x1b[2Jb", "a\xff"};
+  for (const auto& c : comments) {
+    CAPTURE(c);
+    for (const auto& text : {wheelfit::output::requirements_txt(locks_sample(), true, {"fine", c}),
+                             wheelfit::output::pylock_toml(locks_sample(), std::nullopt, {"fine", c})}) {
+      REQUIRE_FALSE(text);
+      CHECK_THAT(text.error().message, Catch::Contains(": a comment 'a"));
+    }
+  }
+  SECTION("an unlocked wheel's file name goes into a comment too") {
+    auto wheels = locks_sample();
+    wheels[1].filename = "cumm-0.8.2\xe2\x80\xa8" "evil @ http://h/e.whl --hash=sha256:e.whl";
+    for (const auto& text : {wheelfit::output::requirements_txt(wheels, true, {}), wheelfit::output::pylock_toml(wheels, std::nullopt, {})}) {
+      REQUIRE_FALSE(text);
+      CHECK_THAT(text.error().message, Catch::Contains("holds a line break (U+2028 at byte 22)"));
+    }
+  }
+}
+
+TEST_CASE("pylock_toml refuses a value that is not UTF-8, and writes any other escaped", "[output][locks][hostile]") {
+  auto wheels = locks_sample();
+  wheels[1].sha256 = std::string(64, 'b');
+  SECTION("not UTF-8: refused (toml++ would write another character)") {
+    for (auto* field : {&wheels[0].location, &wheels[0].filename, &wheels[0].version, &wheels[1].name}) {
+      auto copy = wheels;
+      *field += "\xff";
+      const auto text = wheelfit::output::pylock_toml(wheels, std::nullopt, {});
+      REQUIRE_FALSE(text);
+      CHECK_THAT(text.error().message, Catch::StartsWith("pylock.toml: the ") && Catch::Contains("is not UTF-8"));
+      wheels = copy;
+    }
+  }
+  SECTION("a URL with a line break is one TOML string, read back as written") {
+    wheels[0].location = "https://h/a.whl\n[[packages]]\nname = \"evil\"\xe2\x80\xa8";
+    const auto text = wheelfit::output::pylock_toml(wheels, std::nullopt, {});
+    REQUIRE(text);
+    const auto doc = toml::parse(*text);
+    REQUIRE(doc["packages"].as_array()->size() == 2);
+    CHECK(doc["packages"][0]["wheels"][0]["url"].value<std::string>() == wheels[0].location);
+  }
 }

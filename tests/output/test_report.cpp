@@ -231,3 +231,17 @@ TEST_CASE("pixi_manifest declares the driver's CUDA and the GPUs' lowest compute
     if (!row.driver && !row.arch) CHECK_FALSE(cuda);
   }
 }
+
+TEST_CASE("pixi_manifest refuses a pick whose URL or version is not UTF-8 (issue 31)", "[output][pixi][hostile]") {
+  for (const bool in_url : {true, false}) {
+    CAPTURE(in_url);
+    ReportFixture f;
+    REQUIRE(f.r.ok());
+    REQUIRE_FALSE(f.r.picks.empty());
+    (in_url ? f.r.picks[0].url : f.r.picks[0].version) += "\xff";
+    const auto text = output::pixi_manifest(f.r, f.ctx);
+    REQUIRE_FALSE(text);
+    CHECK(text.error().is(Errc::invalid_input));
+    CHECK_THAT(text.error().message, Catch::StartsWith("pixi.toml: the pick flash-attn '") && Catch::Contains("is not UTF-8"));
+  }
+}

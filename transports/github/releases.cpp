@@ -12,6 +12,7 @@
 #include "wheelfit/model/wheel.hpp"
 #include "wheelfit/util/json_kind.hpp"
 #include "wheelfit/util/log.hpp"
+#include "wheelfit/util/safe_text.hpp"
 #include "wheelfit/util/secrets.hpp"
 #include "wheelfit/util/text.hpp"
 
@@ -337,14 +338,25 @@ Expected<void> parse_releases_page(std::string_view body, std::string_view sourc
         refuse("the file name holds '/', '\\' or a control character");
         continue;
       }
-      if (!util::is_http_url(url) || has_control(url) || url.find(' ') != std::string::npos) {
-        skip("browser_download_url '" + util::escape_controls(url, util::ControlEscape::line) + "' is not an http(s) URL");
+      const std::string quoted_url =
+          "browser_download_url '" + util::one_line(util::escape_controls(url, util::ControlEscape::line), "?") + "'";
+      if (!util::is_http_url(url)) {
+        skip(quoted_url + " is not an http(s) URL");
+        continue;
+      }
+      // As a page's href: not one token, it would not stay one in a lock file (decision 0021).
+      if (const std::string why = util::url_token_problem(url); !why.empty()) {
+        skip(quoted_url + " " + why);
         continue;
       }
       const std::string filename = index::percent_decode(last_segment(url));
       if (unsafe_file_name(filename)) {
         refuse("browser_download_url's file name '" + util::escape_controls(filename, util::ControlEscape::line) +
                "' holds '/', '\\' or a control character");
+        continue;
+      }
+      if (!util::is_utf8(filename)) {
+        refuse("browser_download_url's file name '" + util::utf8_or_replaced(filename, "?") + "' is not UTF-8");
         continue;
       }
       auto wheel = model::WheelName::parse(name);

@@ -14,6 +14,7 @@
 #include "wheelfit/model/specifier.hpp"
 #include "wheelfit/model/wheel.hpp"
 #include "wheelfit/resolve/demands.hpp"
+#include "wheelfit/util/log.hpp"
 #include "wheelfit/util/text.hpp"
 #include "wheelfit/wheelfit.hpp"
 
@@ -408,11 +409,16 @@ void add_view_locks(mirror::Machine& machine, const ResolveResult& r,
   comments.insert(comments.begin(), "The wheels of machine " + machine.name + " as this mirror serves them: pip install "
                                     "--require-hashes --no-deps --index-url " +
                                         (view_url.empty() ? std::string("<this folder's URL>") : view_url) + " -r requirements.txt");
-  machine.requirements = output::requirements_txt(wheels, true, comments);
+  // A lock file that would carry a value as something else is not written (decision 0021).
+  const auto take = [&](std::string& into, Expected<std::string> text) {
+    if (text) into = std::move(*text);
+    else log::warn("mirror: machine " + machine.name + ": " + text.error().message);
+  };
+  take(machine.requirements, output::requirements_txt(wheels, true, comments));
   comments.front() = "The wheels of machine " + machine.name + " as this mirror serves them (PEP 751): uv pip install -r pylock.toml";
   std::optional<std::string> python;
   if (r.machine.python) python = "==" + r.machine.python->truncated(2).str() + ".*";
-  machine.pylock = output::pylock_toml(wheels, python, comments);
+  take(machine.pylock, output::pylock_toml(wheels, python, comments));
   if (!view_url.empty()) {
     if (auto pixi = r.pixi_manifest(output::PixiPins{view_url, with_torch})) machine.pixi = std::move(*pixi);
   }

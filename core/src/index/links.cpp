@@ -12,6 +12,7 @@
 #include "wheelfit/index/links.hpp"
 
 #include "wheelfit/model/name.hpp"
+#include "wheelfit/util/safe_text.hpp"
 #include "wheelfit/util/secrets.hpp"
 #include "wheelfit/util/text.hpp"
 
@@ -56,12 +57,12 @@ void append_quoted(std::string& out, std::string_view text) {
   const std::string_view shown = s.substr(0, kMax);
   out.reserve(out.size() + shown.size() + 5);
   out += '\'';
-  const std::size_t from = out.size();
-  out.append(shown);
-  for (std::size_t i = from; i < out.size(); ++i) {
-    const auto u = static_cast<unsigned char>(out[i]);
-    if (u < 0x20 || u == 0x7f) out[i] = '?';  // keep control characters out of messages
-  }
+  // One line of UTF-8 (a message is JSON text too: warnings in resolve --json): control
+  // characters (a tab too), line breaks (U+2028 too) and bytes that are not UTF-8, a page's or a
+  // sequence the cut split, become '?'.
+  std::string line = util::one_line(shown, "?");
+  std::replace(line.begin(), line.end(), '\t', '?');
+  out += line;
   if (s.size() > kMax) out += "...";
   out += '\'';
 }
@@ -77,6 +78,25 @@ bool unsafe_filename(std::string_view name) noexcept {
       name,
       [](std::uint64_t w) { return below_bits(w, 0x20) | byte_bits(w, '/') | byte_bits(w, '\\') | byte_bits(w, 0x7f); },
       [](unsigned char c) { return c < 0x20 || c == '/' || c == '\\' || c == 0x7f; });
+}
+
+std::string_view filename_problem(std::string_view name) noexcept {
+  if (unsafe_filename(name)) return "holds a path separator or a control character";
+  if (!util::is_utf8(name)) return "is not UTF-8";
+  return {};
+}
+
+void PageNotes::flush(Page& page, std::string_view page_url) const {
+  const auto more = [](std::size_t n) { return n > 1 ? " (and " + std::to_string(n - 1) + " more)" : std::string(); };
+  if (unsafe_urls != 0) {
+    page.warnings.push_back(std::string(page_url) + ": " + std::to_string(unsafe_urls) + (unsafe_urls == 1 ? " link" : " links") +
+                            " skipped for a URL that is not one token (control characters, whitespace and non-ASCII "
+                            "must be percent-encoded): " + first_unsafe_url + more(unsafe_urls));
+  }
+  if (not_utf8 != 0) {
+    page.warnings.push_back(std::string(page_url) + ": text that is not UTF-8 (anchor text and data-yanked: the bytes "
+                            "replaced by U+FFFD; data-requires-python: dropped): " + first_not_utf8 + more(not_utf8));
+  }
 }
 
 std::string normalize_project_name(std::string_view name) { return model::normalize_name(name); }

@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "wheelfit/index/links.hpp"
+
 namespace wheelfit::index::detail {
 
 constexpr bool is_ascii_space(char c) noexcept {
@@ -73,6 +75,28 @@ std::string_view last_path_segment(std::string_view url) noexcept;
 /// A file name holding '/', '\\' or a control character (decoded from "%2F", "%00", ...) could
 /// escape a download folder: links to such names are skipped.
 bool unsafe_filename(std::string_view name) noexcept;
+/// Why a link to the file `name` (its URL's decoded last segment) is skipped: "holds a path
+/// separator or a control character" (unsafe_filename), "is not UTF-8" (decoded from "%FF": it
+/// would make the JSON and TOML that name it unreadable); "" when it is not.
+std::string_view filename_problem(std::string_view name) noexcept;
+
+/// What a page reader refused or repaired, told once per kind in a warning naming the page:
+/// links skipped for a URL that is not one token (util::url_token_problem), and text that was not
+/// UTF-8 (an anchor's text or data-yanked, its bytes replaced by U+FFFD; data-requires-python,
+/// dropped).
+struct PageNotes {
+  std::size_t unsafe_urls = 0, not_utf8 = 0;
+  std::string first_unsafe_url, first_not_utf8;
+
+  void unsafe_url(const std::string& reason) {
+    if (unsafe_urls++ == 0) first_unsafe_url = reason;
+  }
+  void text_not_utf8(std::string what) {
+    if (not_utf8++ == 0) first_not_utf8 = std::move(what);
+  }
+  /// Adds the warnings (none when nothing was noted) to page.warnings.
+  void flush(Page& page, std::string_view page_url) const;
+};
 
 /// What a "#name=value" fragment says about the file's sha256 (PEP 503).
 struct FragmentHash {

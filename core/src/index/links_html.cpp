@@ -19,6 +19,7 @@
 
 #include "links_detail.hpp"
 #include "wheelfit/index/links.hpp"
+#include "wheelfit/util/safe_text.hpp"
 #include "wheelfit/util/text.hpp"
 
 namespace wheelfit::index {
@@ -395,7 +396,7 @@ std::string skip_reason(std::string_view href, std::string_view why) {
 }
 
 // True for the farm's every anchor: an absolute http(s) href with a path, and no character
-// reference, whitespace or control character, query, fragment or dot segment, not ending in
+// reference, whitespace, control character or byte that is not ASCII, query, fragment or dot segment, not ending in
 // '/'. Such an href is already its own resolved URL, so emit() skips decoding, cleaning,
 // splitting and resolving it. One word-at-a-time pass; anything else takes the general path.
 bool is_plain_absolute(std::string_view href) noexcept {
@@ -409,7 +410,7 @@ bool is_plain_absolute(std::string_view href) noexcept {
   std::uint64_t carry = 0;  // as in has_dot_segment: a '/' ending the previous word
   auto bad = [](std::uint64_t w) {
     using namespace detail;
-    return byte_bits(w, '&') | byte_bits(w, '#') | byte_bits(w, '?') | below_bits(w, 0x21) | byte_bits(w, 0x7f);
+    return byte_bits(w, '&') | byte_bits(w, '#') | byte_bits(w, '?') | below_bits(w, 0x21) | byte_bits(w, 0x7f) | (w & kHighs);
   };
   for (; std::endian::native == std::endian::little && i + 8 <= href.size(); i += 8) {
     const std::uint64_t w = detail::load_word(p + i);
@@ -419,42 +420,49 @@ bool is_plain_absolute(std::string_view href) noexcept {
   }
   for (; i < href.size(); ++i) {
     const auto c = static_cast<unsigned char>(href[i]);
-    if (c == '&' || c == '#' || c == '?' || c <= 0x20 || c == 0x7f) return false;
+    if (c == '&' || c == '#' || c == '?' || c <= 0x20 || c >= 0x7f) return false;
     if (c == '.' && i > 0 && href[i - 1] == '/') return false;
   }
   return last_slash(href) >= start;  // a '/' after the authority: there is a path
 }
 
 // The end of emit(): the Link from its resolved URL (the file name is the decoded last segment).
-void emit_link(Page& page, const RawAnchor& a, std::string_view href, std::string url, std::size_t segment_begin,
-               std::size_t segment_end, std::optional<std::string> sha256) {
+void emit_link(Page& page, detail::PageNotes& notes, const RawAnchor& a, std::string_view href, std::string url,
+               std::size_t segment_begin, std::size_t segment_end, std::optional<std::string> sha256) {
   Link link;
   link.sha256 = std::move(sha256);
   link.filename = percent_decode(std::string_view(url).substr(segment_begin, segment_end - segment_begin));
-  if (detail::unsafe_filename(link.filename)) {
-    page.skipped.push_back(skip_reason(href, "file name " + detail::quote_for_message(link.filename) +
-                                                 " holds a path separator or a control character"));
+  if (const std::string_view why = detail::filename_problem(link.filename); !why.empty()) {
+    page.skipped.push_back(skip_reason(href, "file name " + detail::quote_for_message(link.filename) + " " + std::string(why)));
     return;
   }
   link.url = std::move(url);
-  link.text = a.decoded_text();
+  // Text that is not UTF-8 would make every JSON that carries it unreadable (decision 0021).
+  const auto utf8 = [&](std::string text, const char* what) {
+    if (util::is_utf8(text)) return text;
+    notes.text_not_utf8(std::string(what) + " of href " + detail::quote_for_message(href));
+    return util::utf8_or_replaced(text);
+  };
+  link.text = utf8(a.decoded_text(), "the text");
   if (a.has_requires_python && !a.requires_python.empty()) {
     std::string storage;
-    link.requires_python = std::string(decoded(a.requires_python, storage, true));
+    const std::string_view value = decoded(a.requires_python, storage, true);
+    if (util::is_utf8(value)) link.requires_python = std::string(value);
+    else notes.text_not_utf8("data-requires-python of href " + detail::quote_for_message(href));
   }
   if (a.has_yanked) {
     link.yanked = true;
     std::string storage;
-    link.yank_reason = std::string(decoded(a.yanked, storage, true));
+    link.yank_reason = utf8(std::string(decoded(a.yanked, storage, true)), "data-yanked");
   }
   page.links.push_back(std::move(link));
 }
 
 // Turns one anchor into a Link, or into a skip reason.
-void emit(Page& page, const RawAnchor& a, const detail::UriParts& base) {
+void emit(Page& page, detail::PageNotes& notes, const RawAnchor& a, const detail::UriParts& base) {
   if (a.has_href && is_plain_absolute(a.href)) {
     const std::size_t slash = last_slash(a.href);
-    emit_link(page, a, a.href, std::string(a.href), slash + 1, a.href.size(), std::nullopt);
+    emit_link(page, notes, a, a.href, std::string(a.href), slash + 1, a.href.size(), std::nullopt);
     return;
   }
   if (!a.has_href) {
@@ -469,6 +477,13 @@ void emit(Page& page, const RawAnchor& a, const detail::UriParts& base) {
   }
   if (href.front() == '#') {
     page.skipped.push_back(skip_reason(href, "in-page link"));
+    return;
+  }
+  // A form feed, a VT, a NEL or U+2028 left in the URL is a line break to pip's reader; a space
+  // starts another token (decision 0021).
+  if (const std::string why = util::url_token_problem(href); !why.empty()) {
+    page.skipped.push_back(skip_reason(href, "the URL " + why));
+    notes.unsafe_url(page.skipped.back());
     return;
   }
   const std::size_t hash = href.find('#');
@@ -495,7 +510,7 @@ void emit(Page& page, const RawAnchor& a, const detail::UriParts& base) {
     sha256 = std::move(fragment.sha256);
   }
   const auto segment_begin = static_cast<std::size_t>(segment.data() - url.data());
-  emit_link(page, a, href, std::move(url), segment_begin, segment_begin + segment.size(), std::move(sha256));
+  emit_link(page, notes, a, href, std::move(url), segment_begin, segment_begin + segment.size(), std::move(sha256));
 }
 
 // Compares two runs of ASCII digits as the numbers they write, however long: <0, 0 or >0.
@@ -630,18 +645,26 @@ Expected<Page> parse_simple_html(std::string_view body, std::string_view page_ur
     }
   }
 
-  std::string base_url(page_url);
-  if (base_href) {
-    std::string decode_storage, clean_storage;
-    base_url = resolve_url(page_url, clean_href(decoded(*base_href, decode_storage, true), clean_storage));
-  }
-  const detail::UriParts base = detail::split_uri(base_url);
   Page page;
   if (repository_version) {
     if (auto refused = check_repository_version(*repository_version, page_url, page.warnings)) return std::move(*refused);
   }
+  std::string base_url(page_url);
+  if (base_href) {
+    std::string decode_storage, clean_storage;
+    const std::string_view href = clean_href(decoded(*base_href, decode_storage, true), clean_storage);
+    if (const std::string why = util::url_token_problem(href); why.empty()) {
+      base_url = resolve_url(page_url, href);
+    } else {
+      page.warnings.push_back(std::string(page_url) + ": <base href=" + detail::quote_for_message(href) + "> " + why +
+                              "; ignored: the links resolve against the page's own URL");
+    }
+  }
+  const detail::UriParts base = detail::split_uri(base_url);
+  detail::PageNotes notes;
   page.links.reserve(anchors.size());
-  for (const RawAnchor& a : anchors) emit(page, a, base);
+  for (const RawAnchor& a : anchors) emit(page, notes, a, base);
+  notes.flush(page, page_url);
   return page;
 }
 

@@ -13,6 +13,7 @@
 #include "links_detail.hpp"
 #include "wheelfit/index/links.hpp"
 #include "wheelfit/util/json_kind.hpp"
+#include "wheelfit/util/safe_text.hpp"
 
 namespace wheelfit::index {
 namespace detail {
@@ -154,6 +155,7 @@ Expected<Page> parse_simple_json(std::string_view body, std::string_view page_ur
   if (!arr) return r.wrong_kind("files", "an array", *files);
 
   Page page;
+  detail::PageNotes notes;
   page.links.reserve(arr->size());
   const JsonPath files_path = root / "files";
   for (std::size_t i = 0; i < arr->size(); ++i) {
@@ -170,14 +172,20 @@ Expected<Page> parse_simple_json(std::string_view body, std::string_view page_ur
     Link link;
     link.text = std::move(*filename);
     const std::string_view href = *url;
+    // A "\n" or "\u2028" in the URL is a line break to pip's reader, a space another token
+    // (decision 0021): the file is skipped, the page read.
+    if (const std::string why = util::url_token_problem(href); !why.empty()) {
+      page.skipped.push_back((path / "url").str() + " " + detail::quote_for_message(href) + ": the URL " + why);
+      notes.unsafe_url(page.skipped.back());
+      continue;
+    }
     const std::size_t hash = href.find('#');
     link.url = resolve_url(page_url, href.substr(0, hash));
     const std::string_view segment = detail::last_path_segment(link.url);
     link.filename = segment.empty() ? link.text : percent_decode(segment);
-    if (detail::unsafe_filename(link.filename)) {
+    if (const std::string_view why = detail::filename_problem(link.filename); !why.empty()) {
       page.skipped.push_back((path / "url").str() + " " + detail::quote_for_message(href) + ": file name " +
-                             detail::quote_for_message(link.filename) +
-                             " holds a path separator or a control character");
+                             detail::quote_for_message(link.filename) + " " + std::string(why));
       continue;
     }
 
@@ -209,6 +217,7 @@ Expected<Page> parse_simple_json(std::string_view body, std::string_view page_ur
     }
     page.links.push_back(std::move(link));
   }
+  notes.flush(page, page_url);
   return page;
 }
 

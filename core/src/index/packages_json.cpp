@@ -14,6 +14,7 @@
 #include "packages_json_detail.hpp"
 #include "links_detail.hpp"
 #include "wheelfit/index/links.hpp"
+#include "wheelfit/util/safe_text.hpp"
 
 namespace wheelfit::index {
 namespace {
@@ -56,6 +57,10 @@ Expected<PackagesJsonWheel> read_wheel(const json::value& v, const JsonPath& wp,
   wheel.filename = std::move(*filename);
   auto url = detail::required_string(w, "url", wp, r);
   if (!url) return std::move(url).error();
+  // Not one token: a lock file would carry it as more than one (decision 0021).
+  if (const std::string why = util::url_token_problem(*url); !why.empty()) {
+    return r.fail((wp / "url").str(), detail::quote_for_message(*url) + " " + why);
+  }
   // A relative url (a mirror's "files/x.whl") is relative to packages.json itself.
   wheel.url = url->find("://") == std::string::npos ? resolve_url(r.source, *url) : std::move(*url);
   auto sha = detail::optional_sha256(w, "sha256", wp, r);

@@ -34,6 +34,7 @@
 #include "links_detail.hpp"
 #include "packages_json_detail.hpp"
 #include "wheelfit/index/links.hpp"
+#include "wheelfit/util/safe_text.hpp"
 
 namespace wheelfit::index {
 namespace {
@@ -269,7 +270,10 @@ class SelectHandler {
     collecting_ = false;
     switch (member_) {
       case Member::filename: wheel_.filename = std::move(text_); break;
-      case Member::url: wheel_.url = std::move(text_); break;
+      case Member::url:
+        if (!util::url_token_problem(text_).empty()) return stop(ec);  // the DOM reader names it
+        wheel_.url = std::move(text_);
+        break;
       case Member::sha256:
         if (!detail::is_sha256_hex(text_)) return stop(ec);
         for (char& c : text_) c = detail::to_lower_ascii(c);

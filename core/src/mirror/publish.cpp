@@ -20,6 +20,7 @@
 #include "wheelfit/inspect/zip.hpp"
 #include "wheelfit/mirror/mirror.hpp"
 #include "wheelfit/util/atomic_file.hpp"
+#include "wheelfit/util/log.hpp"
 #include "wheelfit/util/read_file.hpp"
 #include "wheelfit/version.hpp"
 
@@ -273,7 +274,10 @@ Expected<Published> publish(const Snapshot& s) {
     }
   }
   auto previous = current_files(out);
-  if (!previous) return previous.error();
+  if (!previous) {  // never a failed run for it: this run writes a good one (decision 0021)
+    log::warn("mirror: " + previous.error().message + "; read as no previous files (none carried over)");
+    previous = std::vector<File>{};
+  }
   for (auto& f : *previous) {
     if (names.count(f.filename)) continue;
     if (s.prune || !fs::exists(pool / f.filename, ec)) {

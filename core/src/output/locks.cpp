@@ -2,17 +2,32 @@
 #include "wheelfit/output/locks.hpp"
 
 #include <sstream>
+#include <utility>
 
 #include <toml++/toml.h>
 
+#include "wheelfit/util/safe_text.hpp"
+#include "wheelfit/util/text.hpp"
 
 namespace wheelfit::output {
 
 namespace {
 
-std::string comment_block(const std::vector<std::string>& comments) {
+/// `value` as a message quotes it: one line, UTF-8, shortened.
+std::string quoted(std::string_view value) {
+  constexpr std::size_t kMax = 200;
+  // C0 and C1 controls as "\xNN", then what else is no line of UTF-8 (U+2028, a split sequence) as '?'.
+  const std::string shown = util::one_line(util::escape_controls(value.substr(0, kMax), util::ControlEscape::line), "?");
+  return "'" + shown + (value.size() > kMax ? "...'" : "'");
+}
+
+/// "# <comment>\n" per comment, each checked.
+Expected<std::string> comment_block(std::string_view file, const std::vector<std::string>& comments) {
   std::string out;
-  for (const auto& c : comments) out += "# " + c + "\n";
+  for (const auto& c : comments) {
+    if (auto ok = check_lock_value(file, "a comment", c, LockValue::comment); !ok) return ok.error();
+    out += "# " + c + "\n";
+  }
   return out;
 }
 
@@ -20,24 +35,72 @@ std::string unlocked_note(const LockedWheel& w) {
   return "not locked: " + w.filename + " (its index publishes no sha256; install it yourself, knowingly)";
 }
 
+/// Each (what, value) of `values` checked as `kind` for `file`.
+Expected<void> check_values(std::string_view file, std::initializer_list<std::pair<std::string, std::string_view>> values,
+                            LockValue kind) {
+  for (const auto& [what, value] : values) {
+    if (auto ok = check_lock_value(file, what, value, kind); !ok) return ok;
+  }
+  return {};
+}
+
 }  // namespace
 
-std::string requirements_txt(const std::vector<LockedWheel>& wheels, bool by_index, const std::vector<std::string>& comments) {
-  std::string out = comment_block(comments);
+std::string lock_value_problem(std::string_view value, LockValue kind) {
+  switch (kind) {
+    case LockValue::requirement_token:
+      if (value.empty()) return "is empty";
+      if (std::string why = util::url_token_problem(value); !why.empty()) return why;
+      if (value.find("${") != std::string_view::npos) return "holds '${', which pip expands from the installer's environment";
+      return {};
+    case LockValue::toml_string: {
+      const std::size_t good = util::utf8_valid_prefix(value);
+      return good == value.size() ? std::string() : "is not UTF-8 (at byte " + std::to_string(good) + ")";
+    }
+    case LockValue::comment: return util::one_line_problem(value);
+  }
+  return {};
+}
+
+Expected<void> check_lock_value(std::string_view file, std::string_view what, std::string_view value, LockValue kind) {
+  const std::string why = lock_value_problem(value, kind);
+  if (why.empty()) return {};
+  return unexpected(Errc::invalid_input, std::string(file) + ": " + std::string(what) + " " + quoted(value) + " " + why +
+                                             ": an installer would read it as something else, so the file is not written");
+}
+
+Expected<std::string> requirements_txt(const std::vector<LockedWheel>& wheels, bool by_index,
+                                       const std::vector<std::string>& comments) {
+  constexpr std::string_view kFile = "requirements.txt";
+  auto out = comment_block(kFile, comments);
+  if (!out) return out;
   std::string missing;
   for (const auto& w : wheels) {
     if (!w.sha256) {
-      missing += "# " + unlocked_note(w) + "\n";
+      const std::string note = unlocked_note(w);
+      if (auto ok = check_lock_value(kFile, "a comment", note, LockValue::comment); !ok) return ok.error();
+      missing += "# " + note + "\n";
       continue;
     }
-    out += by_index ? w.name + "==" + w.version : w.name + " @ " + w.location;
-    out += " --hash=sha256:" + *w.sha256 + "\n";
+    const std::string of = " of " + quoted(w.filename);
+    const std::string& where = by_index ? w.version : w.location;
+    if (auto ok = check_values(kFile, {{"the name" + of, w.name}, {(by_index ? "the version" : "the URL") + of, where},
+                                       {"the sha256" + of, *w.sha256}},
+                               LockValue::requirement_token);
+        !ok) {
+      return ok.error();
+    }
+    *out += by_index ? w.name + "==" + w.version : w.name + " @ " + w.location;
+    *out += " --hash=sha256:" + *w.sha256 + "\n";
   }
-  return out + missing;
+  return *out + missing;
 }
 
-std::string pylock_toml(const std::vector<LockedWheel>& wheels, const std::optional<std::string>& requires_python,
-                        const std::vector<std::string>& comments) {
+Expected<std::string> pylock_toml(const std::vector<LockedWheel>& wheels, const std::optional<std::string>& requires_python,
+                                  const std::vector<std::string>& comments) {
+  constexpr std::string_view kFile = "pylock.toml";
+  auto head = comment_block(kFile, comments);
+  if (!head) return head;
   toml::table doc;
   doc.insert("lock-version", "1.0");
   if (requires_python) doc.insert("requires-python", *requires_python);
@@ -46,8 +109,19 @@ std::string pylock_toml(const std::vector<LockedWheel>& wheels, const std::optio
   std::string missing;
   for (const auto& w : wheels) {
     if (!w.sha256) {
-      missing += "# " + unlocked_note(w) + "\n";
+      const std::string note = unlocked_note(w);
+      if (auto ok = check_lock_value(kFile, "a comment", note, LockValue::comment); !ok) return ok.error();
+      missing += "# " + note + "\n";
       continue;
+    }
+    // toml++ escapes every string, but writes a byte that is not UTF-8 as another character.
+    const std::string of = " of " + quoted(w.filename);
+    if (auto ok = check_values(kFile, {{"the name" + of, w.name}, {"the version" + of, w.version}, {"the file name", w.filename},
+                                       {"the location" + of, w.location}, {"the sha256" + of, *w.sha256},
+                                       {"the variants file" + of, w.variants_location.value_or("")}},
+                               LockValue::toml_string);
+        !ok) {
+      return ok.error();
     }
     toml::table wheel;
     wheel.insert("name", w.filename);
@@ -80,7 +154,7 @@ std::string pylock_toml(const std::vector<LockedWheel>& wheels, const std::optio
   doc.insert("packages", std::move(packages));
   std::ostringstream os;
   const auto flags = toml::toml_formatter::default_flags & ~toml::format_flags::allow_literal_strings;
-  os << comment_block(comments) << missing << toml::toml_formatter(doc, flags) << "\n";
+  os << *head << missing << toml::toml_formatter(doc, flags) << "\n";
   return os.str();
 }
 

@@ -1,6 +1,7 @@
 #include "wheelfit/output/report.hpp"
 
 #include "advice_text.hpp"
+#include "wheelfit/output/locks.hpp"
 
 #include "wheelfit/util/atomic_file.hpp"
 #include "wheelfit/util/log.hpp"
@@ -330,10 +331,29 @@ std::string value_text(const toml::node& n) {
   return os.str();
 }
 
+/// What pixi.toml takes from the index (the picks' URLs and versions, the pins' versions and
+/// indexes): refused when it is not UTF-8 (toml++ would write such a byte as another character;
+/// decision 0021).
+Expected<void> check_index_values(const resolve::Resolution& r) {
+  constexpr std::string_view kFile = "pixi.toml";
+  for (const auto& pin : r.pins) {
+    for (const auto* value : {&pin.version, &pin.index}) {
+      if (auto ok = check_lock_value(kFile, "the pin of " + pin.name, *value, LockValue::toml_string); !ok) return ok;
+    }
+  }
+  for (const auto& pick : r.picks) {
+    for (const auto* value : {&pick.url, &pick.version}) {
+      if (auto ok = check_lock_value(kFile, "the pick " + pick.name, *value, LockValue::toml_string); !ok) return ok;
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Expected<std::string> pixi_manifest(const resolve::Resolution& r, const ReportContext& ctx, const PixiPins& pins) {
   if (!r.ok()) return unexpected(Errc::usage, "no pixi.toml for an unresolved workspace");
+  if (auto ok = check_index_values(r); !ok) return ok.error();
   // [workspace]
   toml::table ws;
   ws.insert("name", ctx.workspace.envs.size() == 1 ? ctx.workspace.envs[0].name : std::string("wheelfit-workspace"));

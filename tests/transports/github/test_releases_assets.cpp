@@ -13,6 +13,7 @@
 #include "transports/github/releases_support.hpp"
 #include "wheelfit/transports/releases.hpp"
 #include "wheelfit/util/log.hpp"
+#include "wheelfit/util/safe_text.hpp"
 
 using namespace wheelfit;
 using namespace wheelfit::test::github_api;
@@ -209,4 +210,44 @@ TEST_CASE("releases: parse_releases_page accepts an empty list and deep nesting 
   auto r = transports::parse_releases_page(deep, kFirst, out);
   REQUIRE_FALSE(r);
   CHECK(r.error().is(Errc::invalid_input));
+}
+
+TEST_CASE("releases: a download URL that is not one token, or names a file that is not UTF-8, is no link (issue 31)",
+          "[transports][github][hostile]") {
+  struct Row {
+    const char* what;
+    std::string url;   ///< the asset's browser_download_url
+    const char* says;  ///< in its skip reason
+    bool warned;       ///< a hostile file name is also a warning
+  };
+  const std::string good = wheel("cumesh", "1.0");
+  const std::string at = kDownload + "cumesh-latest/" + good;
+  const std::vector<Row> rows{
+      {"a LF, then a line of its own", at + "\nevil @ http://127.0.0.1:9/e.whl", "holds a control character (0x0a", false},
+      {"U+2028", at + "\xe2\x80\xa8x", "holds a byte that is not ASCII and not percent-encoded (0xe2", false},
+      {"a space and a second digest", at + " --hash=sha256:" + std::string(64, 'f'), "holds whitespace (0x20", false},
+      {"%FF in its file name", kDownload + "cumesh-latest/cumesh-1.0%FF-cp312-cp312-linux_x86_64.whl", "is not UTF-8", true},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.what);
+    std::vector<std::string> warnings;
+    const auto previous = log::set_sink([&](log::Level level, std::string_view m) {
+      if (level == log::Level::warn) warnings.emplace_back(m);
+    });
+    json::object hostile = asset("cumesh-latest", good);
+    hostile["browser_download_url"] = row.url;
+    std::map<std::string, index::Page> out;
+    const bool parsed = static_cast<bool>(transports::parse_releases_page(
+        json::serialize(json::array{release("cumesh-latest", {hostile, asset("x", good)})}), kFirst, out));
+    log::set_sink(previous);
+    REQUIRE(parsed);
+    const auto& page = out.at("cumesh");
+    REQUIRE(page.links.size() == 1);
+    CHECK_THAT(page.links[0].url, Catch::StartsWith(kDownload + "x/"));
+    REQUIRE(page.skipped.size() == 1);
+    CHECK_THAT(page.skipped[0], Catch::Contains("releases[0].assets[0]") && Catch::Contains(row.says));
+    CHECK(warnings.size() == (row.warned ? 1u : 0u));
+    for (const auto& m : warnings) CHECK(util::one_line_problem(m).empty());
+    CHECK(util::one_line_problem(page.skipped[0]).empty());
+  }
 }

@@ -116,7 +116,8 @@ std::filesystem::path pool_dir(const std::filesystem::path& out);
 Expected<std::vector<File>> current_files(const std::filesystem::path& out);
 
 /// Writes and publishes the snapshot (above). Errors (Errc::io_error, invalid_input) name the
-/// path and the step; on an error `current` is untouched.
+/// path and the step; on an error `current` is untouched. A previous manifest current_files cannot
+/// read is a warning (log::warn), read as no previous files.
 Expected<Published> publish(const Snapshot& snapshot);
 
 // The pieces, for tests.

@@ -3,12 +3,21 @@
 // pylock.toml (uv installs from it), written from the wheels a resolve picked. Every line pins one
 // file by its sha256; a wheel whose digest is unknown is not locked (the text says which).
 //
+// A value that its reader would take as something else is refused, never written (decision 0021):
+// on a requirements line, a URL, name or version that is not one token of printable ASCII, or
+// holds "${" (pip expands ${NAME} from the installer's environment); in either file, a comment
+// that is not one line (pip's reader breaks lines at '\f', '\v', U+0085, U+2028, ... too) or a
+// value that is not UTF-8. Errc::invalid_input names the file, the wheel and the value.
+//
 // Thread safety: pure functions.
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "wheelfit/util/expected.hpp"
 
 namespace wheelfit::output {
 
@@ -32,12 +41,26 @@ struct LockedWheel {
 /// `name==version --hash=sha256:HEX` when `by_index` (the installer's --index-url serves the
 /// file), else `name @ URL --hash=sha256:HEX`. `comments` open the file ("# " each). A wheel
 /// without a digest is left out, named in a comment (pip refuses an unhashed line in that mode).
-std::string requirements_txt(const std::vector<LockedWheel>& wheels, bool by_index, const std::vector<std::string>& comments);
+/// Refuses the values above (the whole text: no line is left out for it).
+Expected<std::string> requirements_txt(const std::vector<LockedWheel>& wheels, bool by_index, const std::vector<std::string>& comments);
 
 /// pylock.toml (PEP 751, lock-version 1.0): created-by, requires-python when given, and one
 /// [[packages]] per wheel with name, version and wheels = [{name, url or path, size, hashes}].
 /// A wheel without a digest is left out, named in a comment (PEP 751 requires hashes).
-std::string pylock_toml(const std::vector<LockedWheel>& wheels, const std::optional<std::string>& requires_python,
+/// Refuses the values above (the whole text).
+Expected<std::string> pylock_toml(const std::vector<LockedWheel>& wheels, const std::optional<std::string>& requires_python,
                         const std::vector<std::string>& comments);
+
+/// How a lock file carries a value, for lock_value_problem.
+enum class LockValue {
+  requirement_token,  ///< a bare token of a requirements line: a URL, a name, a version
+  toml_string,        ///< a TOML string (quoted and escaped): any UTF-8
+  comment,            ///< a "# " comment line of either format
+};
+/// Why `value` cannot be written as `kind`; "" when it can (the rules above).
+std::string lock_value_problem(std::string_view value, LockValue kind);
+/// Errc::invalid_input "<file>: <what> '<value, escaped>' <why>; not written" when `value` cannot
+/// be written as `kind`.
+Expected<void> check_lock_value(std::string_view file, std::string_view what, std::string_view value, LockValue kind);
 
 }  // namespace wheelfit::output
