@@ -76,6 +76,7 @@ class TorchChooser {
     const model::PythonTarget py{m.python ? m.python->truncated(2) : model::NumericVersion{}, m.python_free_threaded};
     ChoiceKey key{base, pin.name, pin.version, py.version, py.free_threaded, m.os, m.cpu_arch, m.glibc};
     if (auto hit = chosen_.find(key); hit != chosen_.end()) return &hit->second;
+    ++made_;
     TorchIndex& idx = index_at(base, r.resolution->pins);
     const std::string where = util::redact(base) + " (" + pin.name + pin.version + ", machine " + machine + ")";
     const auto page = idx.snap.projects.find(pin.name);
@@ -109,8 +110,8 @@ class TorchChooser {
     return &chosen_.emplace(std::move(key), Choice{best->link, best->name.version}).first->second;
   }
 
-  /// The choices made so far (the memo's size).
-  [[nodiscard]] std::size_t choices() const { return chosen_.size(); }
+  /// The choices made so far: each a scan of a page's links.
+  [[nodiscard]] std::size_t choices() const { return made_; }
 
  private:
   /// The index at `base`, read on first use with the pins' pages (and its packages.json).
@@ -150,6 +151,7 @@ class TorchChooser {
   const std::map<std::string, std::string>& clean_;
   std::map<std::string, TorchIndex> indexes_;  ///< by URL (credentials taken out)
   std::map<ChoiceKey, Choice> chosen_;
+  std::size_t made_ = 0;
 };
 
 }  // namespace
