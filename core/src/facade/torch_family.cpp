@@ -43,6 +43,26 @@ struct ParsedLink {
   model::WheelName name;
 };
 
+/// The newest of `links` named `name` within `spec` that fits Python `py` and `m`'s platform (on
+/// a tie, the better Python tag, then the better platform tag); nullptr when none does.
+const ParsedLink* newest_fitting(const std::vector<ParsedLink>& links, const std::string& name, const model::SpecifierSet& spec,
+                                 const model::PythonTarget& py, const machine::Machine& m) {
+  const ParsedLink* best = nullptr;
+  std::pair<int, int> best_rank{0, 0};
+  for (const auto& p : links) {
+    if (p.name.name != name || !spec.contains(p.name.version)) continue;
+    const auto py_rank = model::python_rank(p.name, py);
+    const auto fit = resolve::platform_fit(p.name, m);
+    if (!py_rank || !fit || !fit->ok()) continue;
+    const std::pair<int, int> rank{*py_rank, fit->rank};
+    if (!best || p.name.version > best->name.version || (p.name.version == best->name.version && rank < best_rank)) {
+      best = &p;
+      best_rank = rank;
+    }
+  }
+  return best;
+}
+
 /// One torch index as read: its snapshot, the digests it lists, its pages' wheel links parsed
 /// (by project, on first use).
 struct TorchIndex {
@@ -86,19 +106,7 @@ class TorchChooser {
     }
     auto spec = model::SpecifierSet::parse(pin.version);
     if (!spec) return Error(Errc::invalid_input, "--with-torch: " + where + ": " + spec.error().message);
-    const ParsedLink* best = nullptr;
-    std::pair<int, int> best_rank{0, 0};
-    for (const auto& p : links_of(idx, page->second)) {
-      if (p.name.name != pin.name || !spec->contains(p.name.version)) continue;
-      const auto py_rank = model::python_rank(p.name, py);
-      const auto fit = resolve::platform_fit(p.name, m);
-      if (!py_rank || !fit || !fit->ok()) continue;
-      const std::pair<int, int> rank{*py_rank, fit->rank};
-      if (!best || p.name.version > best->name.version || (p.name.version == best->name.version && rank < best_rank)) {
-        best = &p;
-        best_rank = rank;
-      }
-    }
+    const ParsedLink* best = newest_fitting(links_of(idx, page->second), pin.name, *spec, py, m);
     if (!best) {
       return Error(Errc::invalid_input, "--with-torch: the torch index " + where + " lists no wheel for " + py.tag() +
                                             " on this machine's platform");
