@@ -4,8 +4,12 @@
 // A farm generated with real wheels (wheelfit-farmgen --with-files), the fleet's picked wheels
 // made large (--size-mb each), a fleet of profiles on several combos; the built CLI timed with
 // posix_spawn, median of --reps, interleaved. Plain std::chrono, no framework.
+// Then `mirror --with-torch` for --twins identical machines next to one machine (the baseline,
+// same run), with --torch-links links on each torch page (issue 31 item 11), and the same two
+// without --with-torch. --section rerun|torch runs one of the two.
 //
-//   build/bench/bench_mirror [--reps N] [--size-mb N] [--wheelfit PATH] [--farmgen PATH]
+//   build/bench/bench_mirror [--reps N] [--size-mb N] [--twins N] [--torch-links N] [--section all|rerun|torch]
+//                            [--wheelfit PATH] [--farmgen PATH]
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -66,22 +70,92 @@ std::string profile(const std::string& torch, const std::string& gpu, const std:
          "\"\ndriver_version = \"580.65.06\"\ncuda_driver = \"13.0\"\ngpus = [\"" + gpu + "\"]\n";
 }
 
+/// A torch index under `root` (cu128/<project>/index.html, files/): the one real file of each of
+/// torch, torchvision and torchaudio an x86_64 Python 3.12 machine gets, and on each page `links`
+/// decoys inside the pin that no such machine takes (aarch64), never fetched.
+void write_torch_index(const fs::path& root, std::size_t links) {
+  const std::vector<std::pair<std::string, std::string>> family = {
+      {"torch", "2.8.1"}, {"torchvision", "0.23.0"}, {"torchaudio", "2.8.0"}};
+  fs::create_directories(root / "files");
+  for (const auto& [dist, version] : family) {
+    const std::string file = dist + "-" + version + "+cu128-cp312-cp312-manylinux_2_28_x86_64.whl";
+    spit(root / "files" / file, wheelfit::farmgen::build_zip({{dist + "-" + version + ".dist-info/METADATA",
+                                                               "Metadata-Version: 2.1\nName: " + dist + "\nVersion: " + version + "\n"}}));
+    std::string page = "<html><body>\n<a href=\"../../files/" + file + "#sha256=" + *wheelfit::deliver::sha256_file(root / "files" / file) +
+                       "\">" + file + "</a><br>\n";
+    for (std::size_t i = 0; i < links; ++i) {
+      const std::string decoy = dist + "-" + version + ".post" + std::to_string(i) + "+cu128-cp312-cp312-manylinux_2_28_aarch64.whl";
+      page += "<a href=\"../../files/" + decoy + "#sha256=" + std::string(64, 'a') + "\">" + decoy + "</a><br>\n";
+    }
+    fs::create_directories(root / "cu128" / dist);
+    spit(root / "cu128" / dist / "index.html", page + "</body></html>\n");
+  }
+}
+
+/// `mirror --with-torch` for `twins` identical machines next to one, and both without --with-torch.
+void torch_section(const std::string& wheelfit, const std::string& farmgen, const fs::path& root, int reps, std::size_t twins,
+                   std::size_t links) {
+  const fs::path farm = root / "farm", config = root / "comfy-env.toml", torch = root / "torch";
+  run({farmgen, "--out", farm.string(), "--with-files", "--only", "cubvh,nvdiffrast"});
+  spit(config, "python = \"3.12\"\n[cuda]\npackages = [\"cubvh\", \"nvdiffrast\"]\n");
+  write_torch_index(torch, links);
+  const auto fleet_of = [&](std::size_t n) {
+    const fs::path dir = root / ("fleet" + std::to_string(n));
+    fs::create_directories(dir);
+    for (std::size_t i = 0; i < n; ++i) spit(dir / ("m" + std::to_string(i) + ".toml"), profile("2.8.0+cu128", "9.0"));
+    return dir;
+  };
+  const auto mirror = [&](std::size_t n, bool with_torch) {
+    std::vector<std::string> argv = {wheelfit, "mirror", config.string(), "--machines", fleet_of(n).string(), "--index", farm.string(),
+                                     "--out", (root / ("out" + std::to_string(n) + (with_torch ? "t" : ""))).string(), "--no-cache"};
+    if (with_torch) argv.insert(argv.end(), {"--with-torch", "--torch-index", torch.string() + "/cu{line_nodot}"});
+    return argv;
+  };
+  const std::vector<std::vector<std::string>> runs = {mirror(1, true), mirror(twins, true), mirror(1, false), mirror(twins, false)};
+  for (const auto& argv : runs) run(argv);  // the first runs: the pools filled
+  std::vector<std::vector<double>> ms(runs.size());
+  for (int r = 0; r < reps; ++r) {
+    for (std::size_t i = 0; i < runs.size(); ++i) run(runs[i], &ms[i].emplace_back());
+  }
+  const double one = median(ms[0]), plain_one = median(ms[2]);
+  std::printf("bench_mirror --with-torch: %zu links on each of the 3 torch pages, %d reps, median wall ms\n", links, reps);
+  std::printf("  %-58s %9.1f  (baseline)\n", "mirror --with-torch, 1 machine", one);
+  std::printf("  %-58s %9.1f  %5.2fx the one machine\n", ("mirror --with-torch, " + std::to_string(twins) + " identical machines").c_str(),
+              median(ms[1]), median(ms[1]) / one);
+  std::printf("  %-58s %9.1f  (baseline without the torch family)\n", "mirror, 1 machine", plain_one);
+  std::printf("  %-58s %9.1f  %5.2fx the one machine\n", ("mirror, " + std::to_string(twins) + " identical machines").c_str(),
+              median(ms[3]), median(ms[3]) / plain_one);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int reps = 5;
   std::size_t size_mb = 256;
-  std::string wheelfit = WHEELFIT_EXE, farmgen = FARMGEN_EXE;
+  std::string wheelfit = WHEELFIT_EXE, farmgen = FARMGEN_EXE, section = "all";
+  std::size_t twins = 80, torch_links = 100000;
   bench::parse_args("bench_mirror", argc, argv,
                     {{"--reps", [&](const std::string& v) { reps = bench::at_least_one(v); }},
                      {"--size-mb", [&](const std::string& v) { size_mb = static_cast<std::size_t>(bench::at_least_one(v)); }},
                      {"--wheelfit", [&](const std::string& v) { wheelfit = v; }},
-                     {"--farmgen", [&](const std::string& v) { farmgen = v; }}},
-                    "--reps N, --size-mb N, --wheelfit PATH, --farmgen PATH");
+                     {"--farmgen", [&](const std::string& v) { farmgen = v; }},
+                     {"--twins", [&](const std::string& v) { twins = static_cast<std::size_t>(bench::at_least_one(v)); }},
+                     {"--torch-links", [&](const std::string& v) { torch_links = static_cast<std::size_t>(std::atoll(v.c_str())); }},
+                     {"--section", [&](const std::string& v) { section = v; }}},
+                    "--reps N, --size-mb N, --twins N, --torch-links N, --section all|rerun|torch, --wheelfit PATH, --farmgen PATH");
+  if (section != "all" && section != "rerun" && section != "torch") die("--section: '" + section + "' is not all, rerun or torch");
   char tmpl[] = "/tmp/wheelfit-bench-mirror-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) die("cannot create a temporary folder");
   const fs::path root(tmpl), farm = root / "farm", fleet = root / "fleet", out = root / "mirror", config = root / "comfy-env.toml";
   ::setenv("WHEELFIT_PLUGIN_PATH", "", 1);
+  if (section != "rerun") {
+    torch_section(wheelfit, farmgen, root / "torch-section", reps, twins, torch_links);
+    if (section == "torch") {
+      std::error_code ec;
+      fs::remove_all(root, ec);
+      return 0;
+    }
+  }
   run({farmgen, "--out", farm.string(), "--with-files", "--only", "flash_attn,cumm,cubvh,nvdiffrast"});
   spit(config, "python = \"3.12\"\n[cuda]\npackages = [\"flash_attn\", \"cumm\", \"cubvh\", \"nvdiffrast\"]\n");
   fs::create_directories(fleet);

@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <regex>
 #include <thread>
 
@@ -15,6 +16,7 @@
 #include "support/cli_support.hpp"
 #include "support/net/test_server.hpp"
 #include "support/test_support.hpp"
+#include "support/torch_index.hpp"
 #include "support/wheel_builder.hpp"
 #include "wheelfit/util/safe_text.hpp"
 
@@ -81,38 +83,11 @@ TEST_CASE("wheelfit resolve -o: pixi.toml, requirements*.txt or pylock*.toml by 
   }
 }
 
-namespace {
-
-/// A PEP 503 torch index per line under `root` (cu128/, cu130/): small real wheels of torch,
-/// torchvision and torchaudio with #sha256=, and decoys a machine must not get (another Python,
-/// another CPU, a version outside the pin, an older patch release).
-void torch_index_cli_deliver(const fs::path& root) {
-  const std::vector<std::pair<std::string, std::vector<std::string>>> lines = {
-      {"cu128", {"torch-2.8.0+cu128-cp312-cp312-manylinux_2_28_x86_64.whl", "torch-2.8.1+cu128-cp312-cp312-manylinux_2_28_x86_64.whl",
-                 "torch-2.8.1+cu128-cp311-cp311-manylinux_2_28_x86_64.whl", "torch-2.8.1+cu128-cp312-cp312-manylinux_2_28_aarch64.whl",
-                 "torch-2.9.0+cu128-cp312-cp312-manylinux_2_28_x86_64.whl",
-                 "torchvision-0.23.0+cu128-cp312-cp312-manylinux_2_28_x86_64.whl",
-                 "torchaudio-2.8.0+cu128-cp312-cp312-manylinux_2_28_x86_64.whl"}}};
-  for (const auto& [line, files] : lines) {
-    std::map<std::string, std::string> pages;
-    for (const auto& name : files) {
-      const std::string dist = name.substr(0, name.find('-'));
-      const std::string version = name.substr(dist.size() + 1, name.find('-', dist.size() + 1) - dist.size() - 1);
-      write_file(root / "files" / name, wheelfit::test::build_zip({{dist + "-" + version + ".dist-info/METADATA",
-                                                                  "Metadata-Version: 2.1\nName: " + dist + "\nVersion: " + version + "\n"}}));
-      pages[dist] += "<a href=\"../../files/" + name + "#sha256=" + sha256_of(root / "files" / name) + "\">" + name + "</a><br>\n";
-    }
-    for (const auto& [dist, anchors] : pages) write_file(root / line / dist / "index.html", "<html><body>\n" + anchors + "</body></html>\n");
-  }
-}
-
-}  // namespace
-
 TEST_CASE("wheelfit mirror --with-torch: each machine's torch family, the newest fitting file, in its view and its locks",
           "[cli][mirror][torch]") {
   const Farm f;
   const TempDir t, out;
-  torch_index_cli_deliver(t / "torch");
+  write_torch_index(t / "torch");
   const std::string pattern = (t / "torch").string() + "/cu{line_nodot}";
   SECTION("mirrored, verified, listed in the machine's view and locked") {
     const auto r = run_wheelfit_cli_deliver(f.mirror(out.path(), {"--machine", f.machine("h100"), "--with-torch", "--torch-index", pattern}));
@@ -196,6 +171,27 @@ std::string json_page(const std::string& newer_url) {
 std::string html_page(const std::string& newer_href, const std::string& good_attrs = "") {
   return "<html><body>\n<a href=\"" + newer_href + "\">{newer}</a><br>\n<a href=\"../files/{good}#sha256={good_sha}\"" +
          good_attrs + ">{good}</a><br>\n</body></html>\n";
+}
+
+/// Whether no file at any depth under `dir` is named `name`.
+bool holds_no_file_named(const fs::path& dir, const std::string& name) {
+  if (!fs::exists(dir)) return true;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.path().filename() == name) return false;
+  }
+  return true;
+}
+
+/// `anchor` added to the torch index page of `project` under `line_dir`.
+void add_torch_anchor(const fs::path& line_dir, const std::string& project, const std::string& anchor) {
+  const fs::path page = line_dir / project / "index.html";
+  std::string html = read_file(page);
+  html.insert(html.find("</body>"), anchor);
+  write_file(page, html);
+}
+
+std::string torch_anchor(const std::string& file, const std::string& sha256) {
+  return "<a href=\"../../files/" + file + "#sha256=" + sha256 + "\">" + file + "</a><br>\n";
 }
 
 }  // namespace
@@ -302,4 +298,105 @@ TEST_CASE("wheelfit mirror: bytes that are not UTF-8 upstream stay out of its JS
   boost::system::error_code ec;
   (void)json::parse(read_file(out / "current" / "mirror.json"), ec);
   CHECK_FALSE(ec);
+}
+TEST_CASE("wheelfit mirror --with-torch: a torch file listed with two sha256 is exit 5 naming both; nothing fetched or published",
+          "[cli][mirror][torch][hash]") {
+  const Farm f;
+  const std::string other(64, 'b');
+  const std::string older = "torch-2.8.0+cu128-cp312-cp312-manylinux_2_28_x86_64.whl";
+  struct Case {
+    const char* name;
+    std::function<void(const fs::path& line_dir, const std::string& sha256)> spoil;  ///< sha256: the pick's true digest
+    bool conflict;
+  };
+  const Case cases[] = {
+      {"the page lists the pick twice with two sha256",
+       [&](const fs::path& d, const std::string&) { add_torch_anchor(d, "torch", torch_anchor(kTorchPick, other)); }, true},
+      {"the index's packages.json gives the pick another sha256",
+       [&](const fs::path& d, const std::string&) {
+         write_file(d / "packages.json", R"({"schema": 1, "packages": {"torch": {"wheels": [{"filename": ")" + kTorchPick +
+                                             R"(", "url": "../files/)" + kTorchPick + R"(", "sha256": ")" + other + R"("}]}}})");
+       },
+       true},
+      {"the page lists the pick twice with one sha256 (no conflict)",
+       [&](const fs::path& d, const std::string& sha) { add_torch_anchor(d, "torch", torch_anchor(kTorchPick, sha)); }, false},
+      {"packages.json agrees with the page (no conflict)",
+       [&](const fs::path& d, const std::string& sha) {
+         write_file(d / "packages.json", R"({"schema": 1, "packages": {"torch": {"wheels": [{"filename": ")" + kTorchPick +
+                                             R"(", "url": "../files/)" + kTorchPick + R"(", "sha256": ")" + sha + R"("}]}}})");
+       },
+       false},
+      {"an older file, not the pick, listed with two sha256 (no conflict for the pick)",
+       [&](const fs::path& d, const std::string&) { add_torch_anchor(d, "torch", torch_anchor(older, other)); }, false},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    const TempDir t, out;
+    write_torch_index(t / "torch");
+    const std::string sha = wheelfit::deliver::sha256_file(t / "torch" / "files" / kTorchPick).value();
+    c.spoil(t / "torch" / "cu128", sha);
+    const auto r = run_wheelfit_cli_deliver(
+        f.mirror(out.path(), {"--machine", f.machine("h100"), "--with-torch", "--torch-index", (t / "torch").string() + "/cu{line_nodot}"}));
+    INFO(r.out << r.err);
+    if (!c.conflict) {
+      CHECK(r.code == 0);
+      CHECK(fs::exists(out / "current" / "files" / kTorchPick));
+      continue;
+    }
+    CHECK(r.code == 5);
+    CHECK_THAT(r.err, Catch::Contains("--with-torch") && Catch::Contains(kTorchPick) && Catch::Contains("hash conflict"));
+    CHECK_THAT(r.err, Catch::Contains("sha256 " + sha) && Catch::Contains("sha256 " + other));
+    CHECK_FALSE(fs::exists(out / "current"));
+    CHECK(holds_no_file_named(out.path(), kTorchPick));  // not fetched into the pool either
+  }
+}
+
+TEST_CASE("wheelfit mirror --with-torch: a --torch-index user:password goes with its pages and the wheels on its origin",
+          "[cli][mirror][torch][secrets]") {
+  using wheelfit::testing::HttpRequest;
+  const Farm f;
+  const TempDir t, out;
+  write_torch_index(t / "torch");
+  const std::string password = "TORCH-SECRET-PW";
+  std::atomic<int> refused{0};
+  // The torch index and its files on one origin, each request needing alice's password.
+  wheelfit::testing::TestServer server{wheelfit::testing::serve([&](const HttpRequest& q) {
+    if (q.header("authorization") != "Basic YWxpY2U6VE9SQ0gtU0VDUkVULVBX") {  // alice:TORCH-SECRET-PW
+      ++refused;
+      return wheelfit::testing::http_response(401, "no", {{"WWW-Authenticate", "Basic realm=\"torch\""}});
+    }
+    std::string path = q.target.substr(0, q.target.find('?'));
+    for (std::size_t at; (at = path.find("%2B")) != std::string::npos;) path.replace(at, 3, "+");
+    fs::path file = t / "torch" / path.substr(1);
+    if (path.ends_with("/")) file /= "index.html";
+    if (path.find("..") != std::string::npos || !fs::is_regular_file(file)) return wheelfit::testing::http_response(404, "not here");
+    return wheelfit::testing::http_response(200, read_file(file), {{"Content-Type", path.ends_with("/") ? "text/html" : "application/zip"}});
+  })};
+  const std::string pattern = "http://alice:" + password + "@127.0.0.1:" + std::to_string(server.port()) + "/cu{line_nodot}";
+  SECTION("allowed over plain http to this host: the torch family mirrored, the password written nowhere") {
+    const auto r = run_wheelfit_cli_deliver(f.mirror(out.path(), {"--machine", f.machine("h100"), "--with-torch", "--torch-index",
+                                                                   pattern, "--allow-insecure-host", "127.0.0.1", "--retries", "0"}));
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    CHECK(refused == 0);
+    CHECK(fs::exists(out / "current" / "files" / kTorchPick));
+    bool wheel_asked = false;
+    for (const auto& q : server.requests()) wheel_asked = wheel_asked || q.target.find("/files/torch-2.8.1") == 0;
+    CHECK(wheel_asked);
+    CHECK_THAT(r.out + r.err, !Catch::Contains(password));
+    for (const auto& e : fs::recursive_directory_iterator(out.path())) {
+      CAPTURE(e.path());
+      if (e.is_regular_file() && e.path().extension() != ".whl") CHECK_THAT(read_file(e.path()), !Catch::Contains(password));
+    }
+  }
+  SECTION("not allowed over plain http: exit 2 naming the way out, before any request") {
+    const auto r = run_wheelfit_cli_deliver(
+        f.mirror(out.path(), {"--machine", f.machine("h100"), "--with-torch", "--torch-index", pattern, "--retries", "0"}));
+    INFO(r.out << r.err);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains("--allow-insecure-host 127.0.0.1"));
+    CHECK_THAT(r.out + r.err, !Catch::Contains(password));
+    CHECK(server.requests().empty());
+    CHECK_FALSE(fs::exists(out / "current"));
+  }
 }

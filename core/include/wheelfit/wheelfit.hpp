@@ -397,6 +397,9 @@ struct MirrorResult {
   std::optional<mirror::Published> published;
   std::string unpublished;  ///< why nothing was published though nothing failed ("" when published)
   bool prune_skipped = false;  ///< --prune was given but the run did not exit 0: nothing was pruned
+  /// with_torch: the torch family files chosen, one per distinct (torch index, pin, Python,
+  /// platform): machines that share all four share the choice (and each page is parsed once).
+  std::size_t torch_choices = 0;
   /// {"machines": ..., "summary": ..., "downloads": [...], "published": {root, id, files,
   /// projects, carried, pruned, snapshots_removed, unverified} or null, "unpublished": reason}.
   [[nodiscard]] std::string json() const;

@@ -11,14 +11,13 @@
 
 #include "wheelfit/index/index_client.hpp"
 #include "wheelfit/index/links.hpp"
-#include "wheelfit/model/specifier.hpp"
 #include "wheelfit/model/wheel.hpp"
-#include "wheelfit/resolve/demands.hpp"
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/util/text.hpp"
 #include "wheelfit/wheelfit.hpp"
 
 #include "common.hpp"
+#include "torch_family.hpp"
 
 namespace wheelfit::api {
 namespace {
@@ -108,84 +107,18 @@ std::vector<Wheel> union_of_picks(const FleetResult& fleet, bool variants_files)
   return out;
 }
 
-/// `pattern` with the policy's placeholders for `line`: {line} ("12.8"), {line_nodot} ("128").
-std::string expand_line(std::string pattern, const model::NumericVersion& line) {
-  std::string dotted = line.str(), nodot;
-  for (char c : dotted) {
-    if (c != '.') nodot += c;
-  }
-  for (const auto& [key, value] : {std::pair<std::string, std::string>{"{line_nodot}", nodot}, {"{line}", dotted}}) {
-    for (std::size_t at; (at = pattern.find(key)) != std::string::npos;) pattern.replace(at, key.size(), value);
-  }
-  return pattern;
-}
-
-/// The torch family wheels of every resolved machine (MirrorRequest::with_torch), merged by URL:
-/// for each pin, the newest file of the pinned name and version that fits the machine's Python
-/// and platform, from the machine's torch index. An error names the index, the pin and the
-/// machine when a page cannot be read or holds no such file.
-Expected<std::vector<Wheel>> torch_wheels(const MirrorRequest& req, const FleetResult& fleet, transport::Transport& transport) {
-  std::vector<Wheel> out;
-  std::map<std::string, std::size_t> by_url;
-  std::map<std::string, index::IndexSnapshot> read;  // by index URL: each read once
-  for (std::size_t m = 0; m < fleet.machines.size(); ++m) {
-    const ResolveResult& r = fleet.machines[m];
-    if (!r.resolution || !r.resolution->ok() || !r.resolution->combo) continue;
-    const std::string& machine_name = fleet.fleet[m].name;
-    for (const auto& pin : r.resolution->pins) {
-      const std::string base = index::normalize_base(req.torch_index ? expand_line(*req.torch_index, r.resolution->combo->line) : pin.index);
-      auto [it, fresh] = read.try_emplace(base);
-      if (fresh) {
-        std::vector<std::string> names;
-        for (const auto& p : r.resolution->pins) names.push_back(p.name);
-        it->second = index::read_index(transport, base, names);
-      }
-      const auto page = it->second.projects.find(pin.name);
-      const std::string where = util::redact(base) + " (" + pin.name + pin.version + ", machine " + machine_name + ")";
-      if (page == it->second.projects.end() || page->second.status != index::ProjectPage::Status::ok) {
-        return Error(Errc::io_error, "--with-torch: the torch index " + where + ": " +
-                                         (page == it->second.projects.end() ? std::string("no page") : page->second.error));
-      }
-      auto spec = model::SpecifierSet::parse(pin.version);
-      if (!spec) return Error(Errc::invalid_input, "--with-torch: " + where + ": " + spec.error().message);
-      model::PythonTarget py{r.machine.python ? r.machine.python->truncated(2) : model::NumericVersion{}, r.machine.python_free_threaded};
-      const index::Link* best = nullptr;
-      std::optional<model::WheelName> best_name;
-      std::pair<int, int> best_rank{0, 0};
-      for (const auto& link : page->second.page.links) {
-        auto w = model::WheelName::parse(link.filename);
-        if (!w || w->name != pin.name || !spec->contains(w->version)) continue;
-        const auto py_rank = model::python_rank(*w, py);
-        const auto fit = resolve::platform_fit(*w, r.machine);
-        if (!py_rank || !fit || !fit->ok()) continue;
-        const std::pair<int, int> rank{*py_rank, fit->rank};
-        if (!best || w->version > best_name->version || (w->version == best_name->version && rank < best_rank)) {
-          best = &link;
-          best_name = std::move(*w);
-          best_rank = rank;
-        }
-      }
-      if (!best) {
-        return Error(Errc::invalid_input, "--with-torch: the torch index " + where + " lists no wheel for " + py.tag() +
-                                              " on this machine's platform");
-      }
-      auto [at, added] = by_url.try_emplace(best->url, out.size());
-      if (added) {
-        Wheel w;
-        w.wanted.url = best->url;
-        w.wanted.filename = best->filename;
-        w.wanted.sha256 = best->sha256;
-        w.project = pin.name;
-        w.anchors = {best->filename};
-        w.requires_python = best->requires_python;
-        w.version = best_name->version.str();
-        out.push_back(std::move(w));
-      }
-      Wheel& w = out[at->second];
-      if (std::find(w.machines.begin(), w.machines.end(), machine_name) == w.machines.end()) w.machines.push_back(machine_name);
-    }
-  }
-  return out;
+/// A torch family file (torch_family.hpp) as a file to fetch and publish.
+Wheel torch_wheel(detail::TorchFile t) {
+  Wheel w;
+  w.wanted.url = std::move(t.url);
+  w.wanted.filename = t.filename;
+  w.wanted.sha256 = std::move(t.sha256);
+  w.project = std::move(t.project);
+  w.anchors = {std::move(t.filename)};
+  w.machines = std::move(t.machines);
+  w.requires_python = std::move(t.requires_python);
+  w.version = std::move(t.version);
+  return w;
 }
 
 /// A fleet of one: the single resolve, named after its machine profile (or "this machine").
@@ -207,8 +140,10 @@ FleetResult resolve_all(const ResolveRequest& req, const std::vector<FleetMachin
 
 /// The transport the wheels are fetched with: the caller's, else one made from the resolve's
 /// network options, with the index URL's credentials for its origin (a private mirror's wheels
-/// need them as its pages do).
-Expected<std::shared_ptr<transport::Transport>> download_transport(const ResolveRequest& req, unsigned jobs) {
+/// need them as its pages do), and those of each URL in `torch` (--torch-index), whose value
+/// becomes the URL without them.
+Expected<std::shared_ptr<transport::Transport>> download_transport(const ResolveRequest& req, unsigned jobs,
+                                                                   std::map<std::string, std::string>* torch = nullptr) {
   if (req.transport) return req.transport;
   const auto& transports = detail::transports_of(req.transports);
   transport::StackOptions options;  // no cache: wheels are fetched once, into DIR
@@ -218,6 +153,14 @@ Expected<std::shared_ptr<transport::Transport>> download_transport(const Resolve
   if (req.index && detail::is_remote(*req.index)) {
     auto clean = detail::take_credentials(*req.index, "--index", detail::env("WHEELFIT_INDEX_TOKEN"), options.network, transports);
     if (!clean) return clean.error();
+  }
+  if (torch) {
+    for (auto& [url, clean] : *torch) {
+      if (!detail::is_remote(url)) continue;
+      auto taken = detail::take_credentials(url, "--torch-index", std::nullopt, options.network, transports);
+      if (!taken) return Error(taken.error().code, "--with-torch: " + taken.error().message);
+      clean = std::move(*taken);
+    }
   }
   auto made = transports.make(options);
   if (!made) return made.error();
@@ -503,16 +446,18 @@ MirrorResult mirror(const MirrorRequest& req) {
   std::vector<Wheel> torch;
   std::shared_ptr<transport::Transport> torch_transport;  // reused by the fetch below
   if (req.with_torch) {
-    auto transport = download_transport(req.resolve, req.jobs);
+    auto bases = detail::torch_index_urls(req, out.resolved);  // their credentials go to the transport
+    auto transport = download_transport(req.resolve, req.jobs, &bases);
     if (!transport) return detail::failed(std::move(out), kExitBadInput, transport.error().message);
     torch_transport = *transport;
-    auto found = torch_wheels(req, out.resolved, *torch_transport);
+    auto found = detail::torch_family(req, out.resolved, *torch_transport, bases);
     if (!found) {  // nothing is fetched or published without the whole family
       out.exit_code = kExitDownload;
       out.error = Error(found.error().code, util::redact(found.error().message));
       return out;
     }
-    torch = std::move(*found);
+    out.torch_choices = found->choices;
+    for (auto& t : found->files) torch.push_back(torch_wheel(std::move(t)));
     wheels.insert(wheels.end(), torch.begin(), torch.end());
   }
   std::optional<Error> failure;

@@ -18,11 +18,13 @@
 #include "wheelfit/model/specifier.hpp"
 #include "wheelfit/model/wheel.hpp"
 #include "wheelfit/resolve/demands.hpp"
+#include "wheelfit/resolve/digests.hpp"
 #include "wheelfit/resolve/resolver.hpp"
 
 namespace wheelfit::resolve::detail {
 
 using model::Combo;
+using resolve::DigestBook;  // the two-digest rule (wheelfit/resolve/digests.hpp)
 
 // What a wheel's failures say of the wheel: its tags, CPU archs, torch and line.
 struct WheelTexts {
@@ -184,30 +186,6 @@ struct Listing {
   PackageOutcome::Status status = PackageOutcome::Status::unresolved;
   std::string reason;
   std::vector<std::string> warnings;  ///< what reading them found (each resolve reports them)
-};
-
-/// Every sha256 a snapshot gives each file name (a link's decoded href segment, a packages.json
-/// wheel's filename), on any of its pages and in packages.json, and where each was listed. A file
-/// name given two digests is a conflict: third-party indexes have listed one file twice with
-/// different digests for months, and which of the two files a download gets is anyone's guess,
-/// so such a file is never picked (nor, since a mirror takes only picks, mirrored).
-/// Holds views into `snap`, which must outlive it. Built once per resolve or prepared snapshot:
-/// one hash-map entry per file name; only conflicting names keep a list.
-class DigestBook {
- public:
-  explicit DigestBook(const index::IndexSnapshot& snap);
-  /// Empty when `filename` has at most one digest; else "hash conflict: ..." naming every digest
-  /// and the page(s) (or packages.json) that listed it.
-  [[nodiscard]] std::string conflict(std::string_view filename) const;
-
- private:
-  struct Seen {
-    std::string_view sha256, where;
-  };
-  void add(std::string_view filename, std::string_view sha256, std::string_view where);
-  std::unordered_map<std::string_view, Seen> first_;                 ///< by file name: its first digest
-  std::map<std::string_view, std::vector<Seen>, std::less<>> conflicts_;  ///< every (digest, where), distinct
-  std::list<std::string> owned_;  ///< the "where" texts that are not a page's own URL
 };
 
 /// A package's listing from the index, its candidates parsed.
