@@ -62,7 +62,16 @@ Args parse_args(const std::vector<std::string_view>& args, const std::set<std::s
   return out;
 }
 
-void show(std::ostream& os, std::string_view text) { os << util::escape_controls(text); }
+void show(std::ostream& os, std::string_view text) {
+  // Most text holds nothing escape_controls would change (a fleet's JSON runs to gigabytes):
+  // written as it is, not copied. A C1 control starts with 0xc2: any 0xc2 takes the long way.
+  const bool plain = std::none_of(text.begin(), text.end(), [](char ch) {
+    const auto b = static_cast<unsigned char>(ch);
+    return (b < 0x20 && b != '\n' && b != '\t') || b == 0x7f || b == 0xc2;
+  });
+  if (plain) os.write(text.data(), static_cast<std::streamsize>(text.size()));
+  else os << util::escape_controls(text);
+}
 
 int fail(bool json, int code, const std::string& raw) {
   const std::string message = util::redact(raw);  // a mistyped flag may quote a URL with its password

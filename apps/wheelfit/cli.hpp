@@ -57,6 +57,15 @@ Args parse_args(const std::vector<std::string_view>& args, const std::set<std::s
 /// network cannot drive the terminal. JSON passes unchanged (its serializer escapes them itself).
 void show(std::ostream& os, std::string_view text);
 
+/// A fleet's, a download's or a mirror's JSON or report, shown on stdout piece by piece as the
+/// result writes it (write_json / write_report), never held whole.
+template <class Result>
+void write_out(const Result& result, bool json) {
+  const auto to_stdout = [](std::string_view piece) { show(std::cout, piece); };
+  if (json) result.write_json(to_stdout);
+  else result.write_report(to_stdout);
+}
+
 /// Prints "wheelfit: <message>" on stderr (and, with `json`, {"error": {...}} on stdout);
 /// returns `code`.
 int fail(bool json, int code, const std::string& message);

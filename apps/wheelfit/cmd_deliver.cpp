@@ -38,7 +38,7 @@ std::unique_ptr<ProgressView> progress_view() {
 template <class Result>
 int print(const Result& result, bool json) {
   if (result.error) return fail(json, result.exit_code, result.error->message);
-  show(std::cout, json ? result.json() : result.report());
+  write_out(result, json);
   return result.exit_code;
 }
 

@@ -76,7 +76,7 @@ int run_resolve(const std::vector<std::string_view>& argv) {
     if (output) throw UsageError{"-o/--output writes one machine's lock file (a manifest is per machine); it does not go with several machines"};
     const auto result = api::resolve_fleet(request, *fleet);
     if (result.error) return fail(json, result.exit_code, result.error->message);
-    show(std::cout, json ? result.json() : result.report());
+    write_out(result, json);  // a row at a time: a fleet's whole text can run to gigabytes
     return result.exit_code;
   }
   if (fleet->size() == 1) request.machine = std::move(fleet->front().machine);  // the single resolve, unchanged

@@ -461,3 +461,162 @@ TEST_CASE("resolve_fleet: each machine's result is its single resolve's, byte fo
     CHECK(advised);     // and advice
   }
 }
+
+namespace {
+
+// Issue 31: a fleet's output goes to a sink a row at a time. The pieces a write gives its sink.
+struct Pieces {
+  std::vector<std::string> got;
+  [[nodiscard]] api::TextSink sink() {
+    return [this](std::string_view piece) { got.emplace_back(piece); };
+  }
+  [[nodiscard]] std::string joined() const {
+    std::string out;
+    for (const auto& p : got) out += p;
+    return out;
+  }
+  [[nodiscard]] std::size_t longest() const {
+    std::size_t n = 0;
+    for (const auto& p : got) n = std::max(n, p.size());
+    return n;
+  }
+};
+
+// Twins (each under its own provenance) of an unresolved GTX 1080 and of a resolved H100, another
+// machine, and a profile that did not load: rows of every kind, some sharing a resolution.
+std::vector<api::FleetMachine> streamed_fleet() {
+  const auto gtx = test::h100_with({{"gpus", "6.1"}});
+  std::vector<api::FleetMachine> fleet = {{"gtx-a", with_provenance(gtx, "profile gtx-a.toml")},
+                                          {"h100-a", with_provenance(test::h100(), "profile h100-a.toml")},
+                                          {"gtx-b", with_provenance(gtx, "profile gtx-b.toml")},
+                                          {"sm86", test::h100_with({{"gpus", "8.6"}})},
+                                          {"gtx-c", with_provenance(gtx, "profile gtx-c.toml")},
+                                          {"h100-b", with_provenance(test::h100(), "profile h100-b.toml")}};
+  fleet.push_back({"broken", {}, Error(Errc::invalid_input, "--machines: broken.toml: glibc: not a string")});
+  return fleet;
+}
+
+api::ResolveRequest streamed_request() {
+  auto req = request_for_fleet(std::make_shared<CountingTransport>());
+  req.fallback = false;  // the GTX 1080 stays unresolved: its rows list every candidate's verdict
+  return req;
+}
+
+// The fleet's JSON as rows composed from each machine's own object (the single resolve's text,
+// "name" spliced in first) and the summary: what FleetResult::json() has always printed.
+std::string json_of_rows(const api::FleetResult& f) {
+  std::string out = "{\"machines\":[";
+  for (std::size_t i = 0; i < f.machines.size(); ++i) {
+    std::string one = f.machines[i].json();
+    one.pop_back();  // its newline
+    out += (i ? ",{\"name\":" : "{\"name\":") + boost::json::serialize(boost::json::value(f.fleet[i].name)) + "," + one.substr(1);
+  }
+  const auto doc = boost::json::parse(f.json()).as_object();
+  return out + "],\"summary\":" + boost::json::serialize(doc.at("summary")) + "}\n";
+}
+
+}  // namespace
+
+TEST_CASE("FleetResult::write_json / write_report: json() and report() byte for byte, a row at a time",
+          "[facade][fleet][stream]") {
+  const auto fleet = streamed_fleet();
+  const auto f = api::resolve_fleet(streamed_request(), fleet);
+  REQUIRE_FALSE(f.error);
+  REQUIRE(f.machines.size() == fleet.size());
+  CHECK(f.machines[0].exit_code == api::kExitUnresolved);
+  CHECK(f.machines[1].exit_code == api::kExitResolved);
+  CHECK(f.machines[6].exit_code == api::kExitBadInput);
+  std::size_t longest_row = 0, longest_report = 0;
+  for (const auto& r : f.machines) {
+    longest_row = std::max(longest_row, r.json().size());
+    longest_report = std::max(longest_report, r.report().size());
+  }
+
+  Pieces json;
+  f.write_json(json.sink());
+  CHECK(json.joined() == json_of_rows(f));
+  CHECK(json.joined() == f.json());
+  // No piece is more than one row: the sink has each row before the next is made.
+  CHECK(json.got.size() > fleet.size());
+  CHECK(json.longest() < longest_row);
+
+  Pieces report;
+  f.write_report(report.sink());
+  std::string rows;
+  for (std::size_t i = 0; i < fleet.size(); ++i) rows += "== " + fleet[i].name + " ==\n" + f.machines[i].report() + "\n";
+  CHECK(report.joined() == rows + "summary:\n" + f.summary());
+  CHECK(report.joined() == f.report());
+  CHECK(report.longest() < longest_report);
+
+  SECTION("an error of the whole request: its one object, or its one line") {
+    auto req = streamed_request();
+    req.envs.clear();
+    const auto failed = api::resolve_fleet(req, fleet);
+    REQUIRE(failed.error);
+    Pieces e;
+    CHECK(failed.write_json(e.sink()) == 0);
+    CHECK(e.joined() == R"j({"error":{"exit_code":2,"message":"resolve: no environments (give configs or envs)"}})j" "\n");
+    CHECK(failed.report() == "wheelfit: resolve: no environments (give configs or envs)\n");
+  }
+}
+
+TEST_CASE("FleetResult::write_json / write_report: identical machines' resolution is serialised once", "[facade][fleet][stream]") {
+  const auto fleet = streamed_fleet();
+  const auto f = api::resolve_fleet(streamed_request(), fleet);
+  REQUIRE_FALSE(f.error);
+  CHECK(f.resolves == 3);  // the GTX 1080 (b, c its twins), the H100 (b), sm86
+  Pieces json, report;
+  CHECK(f.write_json(json.sink()) == 3);
+  CHECK(f.write_report(report.sink()) == 3);
+  // Each twin's row is still its own: its name and its own profile's provenance.
+  for (const char* name : {"gtx-a", "gtx-b", "gtx-c"}) {
+    CAPTURE(name);
+    CHECK_THAT(json.joined(), Catch::Contains("\"name\":\"" + std::string(name) + "\",\"combo\":null"));
+    CHECK_THAT(json.joined(), Catch::Contains("\"gpus\":\"profile " + std::string(name) + ".toml\""));
+  }
+}
+
+TEST_CASE("download and mirror: the fleet's JSON text with their keys after it, never parsed again",
+          "[facade][fleet][stream]") {
+  // A name that is not UTF-8 (a Latin-1 file name): a JSON parser refuses the fleet's text, so a
+  // re-parse lost every machine's row.
+  auto fleet = streamed_fleet();
+  fleet[0].name = "gtx-\xe9";
+  const test::TempDir tmp;
+  SECTION("download: nothing resolved for the GTX 1080s is fetched for them") {
+    api::DownloadRequest req;
+    req.resolve = streamed_request();
+    req.fleet = {fleet[0], fleet[2], fleet[4]};  // the unresolved twins: nothing to fetch
+    req.dir = (tmp / "dl").string();
+    const auto d = api::download(req);
+    REQUIRE_FALSE(d.error);
+    CHECK(d.exit_code == api::kExitUnresolved);
+    std::string resolved = d.resolved.json();
+    resolved.resize(resolved.size() - 2);  // "}\n"
+    Pieces json;
+    d.write_json(json.sink());
+    CHECK(json.joined() == resolved + ",\"downloads\":[]}\n");
+    CHECK(d.json() == json.joined());
+    CHECK(d.report() == d.resolved.report());  // no file: no downloads lines
+  }
+  SECTION("mirror: no machine resolved, nothing published") {
+    api::MirrorRequest req;
+    req.resolve = streamed_request();
+    req.fleet = {fleet[0], fleet[2], fleet[4], fleet[6]};
+    req.out = (tmp / "mirror").string();
+    const auto m = api::mirror(req);
+    REQUIRE_FALSE(m.error);
+    REQUIRE_FALSE(m.unpublished.empty());
+    std::string resolved = m.resolved.json();
+    resolved.resize(resolved.size() - 2);
+    Pieces json;
+    m.write_json(json.sink());
+    CHECK(json.joined() == resolved + ",\"downloads\":[],\"published\":null,\"unpublished\":" +
+                               boost::json::serialize(boost::json::value(m.unpublished)) + ",\"prune_skipped\":false}\n");
+    CHECK(m.json() == json.joined());
+    std::size_t longest_row = 0;
+    for (const auto& r : m.resolved.machines) longest_row = std::max(longest_row, r.json().size());
+    CHECK(json.longest() < longest_row);
+    CHECK(m.report() == m.resolved.report() + "not published: " + m.unpublished + "\n");
+  }
+}

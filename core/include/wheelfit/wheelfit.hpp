@@ -148,6 +148,10 @@ struct ResolveResult {
 /// are results with their exit code; an exception escaping is a bug.
 ResolveResult resolve(const ResolveRequest& request);
 
+/// Where a result's text goes as it is made, piece by piece (the CLI: stdout). Each piece ends
+/// where a line or a JSON value ends, never inside a character.
+using TextSink = output::TextSink;
+
 /// One machine of a fleet: a name for the reports (the profile's file stem) and its profile.
 struct FleetMachine {
   std::string name;
@@ -191,6 +195,14 @@ struct FleetResult {
   /// Each machine's report under a "== name ==" heading, then "summary:" and the summary table;
   /// on an error, "wheelfit: <message>\n".
   [[nodiscard]] std::string report() const;
+  /// json() / report(), written to `sink` a row at a time as it is made, never the fleet's whole
+  /// text at once (an unresolved row, every candidate's verdict in it, runs to megabytes). The
+  /// rows that share a resolution (identical machines) share its text but for their profile:
+  /// what does not depend on the profile is serialised once, and dropped after its last row.
+  /// Returns how many such texts were made: the distinct resolutions written. An exception the
+  /// sink throws ends the writing there and reaches the caller.
+  std::size_t write_json(const TextSink& sink) const;
+  std::size_t write_report(const TextSink& sink) const;
   /// The summary table alone: columns machine, combo ("cu12.8/torch2.8", the backend's notation;
   /// "-" when none), tier ("bootstrap", "fallback", "requested", "-"), status; aligned, a header line.
   [[nodiscard]] std::string summary() const;
@@ -359,6 +371,9 @@ struct DownloadResult {
   [[nodiscard]] std::string json() const;
   /// The resolve report, then one line per file and a total.
   [[nodiscard]] std::string report() const;
+  /// json() / report() written to `sink` as they are made (FleetResult::write_json).
+  void write_json(const TextSink& sink) const;
+  void write_report(const TextSink& sink) const;
 };
 
 DownloadResult download(const DownloadRequest& request);
@@ -404,6 +419,9 @@ struct MirrorResult {
   /// projects, carried, pruned, snapshots_removed, unverified} or null, "unpublished": reason}.
   [[nodiscard]] std::string json() const;
   [[nodiscard]] std::string report() const;
+  /// json() / report() written to `sink` as they are made (FleetResult::write_json).
+  void write_json(const TextSink& sink) const;
+  void write_report(const TextSink& sink) const;
 };
 
 MirrorResult mirror(const MirrorRequest& request);

@@ -68,6 +68,21 @@ Expected<machine::Machine> machine_of(const registry::Registry& reg, const std::
                                       bool env_overrides, const std::optional<std::string>& python,
                                       const std::optional<std::string>& backend);
 
+/// What a result's reports read besides its resolution (resolve.cpp).
+output::ReportContext report_context(const ResolveResult& r);
+
+/// FleetResult::write_json (fleet_output.cpp); `close` false: without the object's closing brace
+/// and newline, for the keys a download or a mirror adds after the fleet's (no re-parse).
+std::size_t write_fleet_json(const FleetResult& f, const TextSink& sink, bool close);
+
+/// What `write` gives its sink, as one string (json() and report() of a result that streams).
+template <class Write>
+std::string collected(const Write& write) {
+  std::string out;
+  write([&out](std::string_view piece) { out += piece; });
+  return out;
+}
+
 /// api::resolve (fleet.cpp): the fleet of one, `request.machine` as given (nullopt: this machine
 /// detected); a failure of the request is the result's error.
 ResolveResult resolve_one(const ResolveRequest& request);

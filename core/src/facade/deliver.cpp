@@ -243,18 +243,22 @@ std::string downloads_text(const std::vector<deliver::Delivered>& files) {
   return out + "\n";
 }
 
-/// The resolve JSON (one machine's object, or the fleet's) as an object to add keys to.
-json::object resolved_json(const FleetResult& r, bool is_fleet) {
-  const std::string text = is_fleet || r.machines.empty() ? r.json() : r.machines.front().json();
-  boost::system::error_code ec;
-  json::value v = json::parse(text, ec);
-  if (ec || !v.is_object()) return {};
-  return std::move(v.get_object());
+/// The resolve JSON (one machine's object, or the fleet's) to `sink`, then the keys of `more`
+/// after its own: the text spliced, not parsed again (a fleet's runs to gigabytes).
+void write_resolved_json(const FleetResult& r, bool is_fleet, const json::object& more, const TextSink& sink) {
+  if (is_fleet || r.machines.empty()) {
+    detail::write_fleet_json(r, sink, false);
+  } else {
+    const std::string one = r.machines.front().json();
+    sink(std::string_view(one).substr(0, one.size() - 2));  // its "}\n" held back
+  }
+  const std::string keys = json::serialize(more);
+  sink(keys.size() > 2 ? "," + keys.substr(1) + "\n" : std::string("}\n"));
 }
 
-std::string resolved_report(const FleetResult& r, bool is_fleet) {
-  if (is_fleet || r.machines.empty()) return r.report();
-  return r.machines.front().report();
+void write_resolved_report(const FleetResult& r, bool is_fleet, const TextSink& sink) {
+  if (is_fleet || r.machines.empty()) r.write_report(sink);
+  else sink(r.machines.front().report());
 }
 
 /// The exit code of a folder that could not be made or locked: 2 when another run holds it
@@ -399,16 +403,23 @@ DownloadResult download(const DownloadRequest& req) {
   return out;
 }
 
+void DownloadResult::write_json(const TextSink& sink) const {
+  if (error) return sink(error_json(exit_code, *error));
+  write_resolved_json(resolved, is_fleet, json::object{{"downloads", downloads_json(files)}}, sink);
+}
+
+void DownloadResult::write_report(const TextSink& sink) const {
+  if (error) return sink("wheelfit: " + util::redact(error->message) + "\n");
+  write_resolved_report(resolved, is_fleet, sink);
+  sink(downloads_text(files));
+}
+
 std::string DownloadResult::json() const {
-  if (error) return error_json(exit_code, *error);
-  json::object o = resolved_json(resolved, is_fleet);
-  o["downloads"] = downloads_json(files);
-  return json::serialize(o) + "\n";
+  return detail::collected([this](const TextSink& sink) { write_json(sink); });
 }
 
 std::string DownloadResult::report() const {
-  if (error) return "wheelfit: " + util::redact(error->message) + "\n";
-  return resolved_report(resolved, is_fleet) + downloads_text(files);
+  return detail::collected([this](const TextSink& sink) { write_report(sink); });
 }
 
 MirrorResult mirror(const MirrorRequest& req) {
@@ -537,9 +548,9 @@ MirrorResult mirror(const MirrorRequest& req) {
   return out;
 }
 
-std::string MirrorResult::json() const {
-  if (error) return error_json(exit_code, *error);
-  json::object o = resolved_json(resolved, true);
+void MirrorResult::write_json(const TextSink& sink) const {
+  if (error) return sink(error_json(exit_code, *error));
+  json::object o;
   o["downloads"] = downloads_json(files);
   if (published) {
     json::array pruned;
@@ -555,12 +566,21 @@ std::string MirrorResult::json() const {
   }
   o["unpublished"] = unpublished.empty() ? json::value(nullptr) : json::value(unpublished);
   o["prune_skipped"] = prune_skipped;
-  return json::serialize(o) + "\n";
+  write_resolved_json(resolved, true, o, sink);
+}
+
+std::string MirrorResult::json() const {
+  return detail::collected([this](const TextSink& sink) { write_json(sink); });
 }
 
 std::string MirrorResult::report() const {
-  if (error) return "wheelfit: " + util::redact(error->message) + "\n";
-  std::string text = resolved.report() + downloads_text(files);
+  return detail::collected([this](const TextSink& sink) { write_report(sink); });
+}
+
+void MirrorResult::write_report(const TextSink& sink) const {
+  if (error) return sink("wheelfit: " + util::redact(error->message) + "\n");
+  resolved.write_report(sink);
+  std::string text = downloads_text(files);
   if (published) {
     text += "published " + published->root.string() + ": " + std::to_string(published->files) + " wheel" +
             (published->files == 1 ? "" : "s") + " of " + std::to_string(published->projects) + " project" +
@@ -577,7 +597,7 @@ std::string MirrorResult::report() const {
   }
   if (prune_skipped) text += "not pruned: --prune acts only in a run where every machine resolves\n";
   if (!unpublished.empty()) text += "not published: " + unpublished + "\n";
-  return text;
+  sink(text);
 }
 
 }  // namespace wheelfit::api

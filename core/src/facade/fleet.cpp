@@ -17,8 +17,6 @@
 #include <thread>
 #include <unordered_map>
 
-#include <boost/json.hpp>
-
 #include "wheelfit/index/index_client.hpp"
 #include "wheelfit/model/name.hpp"
 #include "wheelfit/index/file_url.hpp"
@@ -548,92 +546,6 @@ Expected<std::vector<FleetMachine>> load_fleet(const std::string& dir) {
     }
   });
   return out;
-}
-
-namespace {
-
-// The summary's row of one machine: its combo and tier ("-" when none) and its status.
-struct SummaryRow {
-  std::string machine, combo = "-", tier = "-", status;
-};
-
-std::vector<SummaryRow> summary_rows(const FleetResult& f) {
-  std::vector<SummaryRow> rows;
-  for (std::size_t i = 0; i < f.machines.size(); ++i) {
-    const ResolveResult& r = f.machines[i];
-    SummaryRow row;
-    row.machine = i < f.fleet.size() ? f.fleet[i].name : std::to_string(i + 1);
-    if (r.resolution && r.resolution->ok()) {
-      row.combo = r.resolution->combo_str(*r.resolution->combo);
-      row.tier = *r.resolution->tier;
-    }
-    row.status = detail::status_class(r);
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
-}  // namespace
-
-std::string detail::status_class(const ResolveResult& r) {
-  switch (r.exit_code) {
-    case kExitResolved: return "resolved";
-    case kExitUnresolved: return "unresolved";
-    case kExitNoIndex: return "no index";
-    case kExitUnreadable: return "unreadable index";
-    case kExitBadInput: return "bad input";
-    default: return "internal error";
-  }
-}
-
-std::string FleetResult::json() const {
-  if (error) {
-    return boost::json::serialize(boost::json::object{
-               {"error", boost::json::object{{"exit_code", exit_code}, {"message", error->message}}}}) + "\n";
-  }
-  // Each machine's object is ResolveResult::json()'s text with "name" spliced in first: no
-  // re-parse of what the single report already serialised ("{...}\n", never empty). ("name",
-  // not "machine": the single object's "machine" is the profile.)
-  const auto rows = summary_rows(*this);
-  std::string out = "{\"machines\":[";
-  for (std::size_t i = 0; i < machines.size(); ++i) {
-    std::string one = machines[i].json();
-    while (!one.empty() && one.back() == '\n') one.pop_back();
-    out += (i ? ",{\"name\":" : "{\"name\":") + boost::json::serialize(boost::json::value(rows[i].machine));
-    out += one.size() > 2 ? "," + one.substr(1) : std::string("}");
-  }
-  boost::json::array summary;
-  for (const auto& row : rows) {
-    auto opt = [](const std::string& s) { return s == "-" ? boost::json::value(nullptr) : boost::json::value(s); };
-    summary.push_back(boost::json::object{{"machine", row.machine}, {"combo", opt(row.combo)}, {"tier", opt(row.tier)},
-                                          {"status", row.status}});
-  }
-  return out + "],\"summary\":" + boost::json::serialize(summary) + "}\n";
-}
-
-std::string FleetResult::summary() const {
-  const auto rows = summary_rows(*this);
-  std::size_t w[3] = {7, 5, 4};  // "machine", "combo", "tier"
-  for (const auto& r : rows) {
-    w[0] = std::max(w[0], r.machine.size());
-    w[1] = std::max(w[1], r.combo.size());
-    w[2] = std::max(w[2], r.tier.size());
-  }
-  auto line = [&w](const std::string& a, const std::string& b, const std::string& c, const std::string& d) {
-    return a + std::string(w[0] - a.size() + 2, ' ') + b + std::string(w[1] - b.size() + 2, ' ') + c +
-           std::string(w[2] - c.size() + 2, ' ') + d + "\n";
-  };
-  std::string out = line("machine", "combo", "tier", "status");
-  for (const auto& r : rows) out += line(r.machine, r.combo, r.tier, r.status);
-  return out;
-}
-
-std::string FleetResult::report() const {
-  if (error) return "wheelfit: " + error->message + "\n";
-  const auto rows = summary_rows(*this);
-  std::string out;
-  for (std::size_t i = 0; i < machines.size(); ++i) out += "== " + rows[i].machine + " ==\n" + machines[i].report() + "\n";
-  return out + "summary:\n" + summary();
 }
 
 }  // namespace wheelfit::api

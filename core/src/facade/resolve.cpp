@@ -190,12 +190,12 @@ std::optional<output::TlsNote> tls_note(const std::optional<transport::TrustChoi
   return note;
 }
 
-output::ReportContext context_of(const ResolveResult& r) {
+}  // namespace
+
+output::ReportContext detail::report_context(const ResolveResult& r) {
   return output::ReportContext{r.machine,  r.workspace,  r.index_url,     r.index_origin,  r.policy_source,
                                r.packages_json_note, r.source, r.fetch_note, r.failover_note, tls_note(r.trust)};
 }
-
-}  // namespace
 
 std::string ResolveResult::json() const {
   if (error || !resolution) {
@@ -203,17 +203,17 @@ std::string ResolveResult::json() const {
     return boost::json::serialize(boost::json::object{
                {"error", boost::json::object{{"exit_code", exit_code}, {"message", message}}}}) + "\n";
   }
-  return output::json_report(*resolution, context_of(*this));
+  return output::json_report(*resolution, detail::report_context(*this));
 }
 
 std::string ResolveResult::report() const {
   if (error || !resolution) return "wheelfit: " + (error ? error->message : std::string("no result")) + "\n";
-  return output::human_report(*resolution, context_of(*this));
+  return output::human_report(*resolution, detail::report_context(*this));
 }
 
 Expected<std::string> ResolveResult::pixi_manifest(const output::PixiPins& pins) const {
   if (!resolution || !resolution->ok()) return unexpected(Errc::invalid_input, "nothing resolved: no manifest to write");
-  return output::pixi_manifest(*resolution, context_of(*this), pins);
+  return output::pixi_manifest(*resolution, detail::report_context(*this), pins);
 }
 
 std::vector<output::LockedWheel> ResolveResult::locked_wheels() const {

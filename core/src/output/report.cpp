@@ -10,6 +10,7 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 #include <algorithm>
+#include <variant>
 #include <map>
 #include <set>
 #include <sstream>
@@ -73,25 +74,41 @@ std::string status_line(const resolve::Resolution& r, const TierOutcome& t) {
   return "";
 }
 
-void describe_package(std::ostringstream& os, const resolve::Resolution& r, const PackageOutcome& p) {
+void describe_package(std::ostringstream& os, const PackageOutcome& p) {
   os << "  " << p.name << " (" << p.python << (p.env.empty() ? "" : ", env " + p.env) << "): " << p.reason;
   if (!p.candidates.empty()) os << " (" << p.candidates.size() << " candidates, closest first)";
   os << "\n";
-  // Every candidate, one line each, closest to fitting first (fewest failed demands), then in
-  // page order; the JSON report carries the same verdicts.
+}
+
+// Every candidate, one line each, closest to fitting first (fewest failed demands), then in
+// page order; the JSON report carries the same verdicts. Redacted.
+std::string candidate_lines(const resolve::CandidateVerdicts& candidates, const policy::LineNotation& notation) {
   std::vector<const resolve::CandidateVerdict*> order;
-  for (const auto& c : p.candidates) order.push_back(&c);
+  for (const auto& c : candidates) order.push_back(&c);
   std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
     return a->failed.size() + !a->note.empty() < b->failed.size() + !b->note.empty();
   });
+  std::ostringstream os;
   for (const auto* c : order) {
     os << "    " << c->filename << "\n";
     if (!c->note.empty()) os << "      " << c->note << "\n";
     for (const auto& f : c->failed) {
-      os << "      " << resolve::demand_name(f.demand, r.notation) << ": wheel " << f.wheel << "; machine " << f.machine << "\n";
+      os << "      " << resolve::demand_name(f.demand, notation) << ": wheel " << f.wheel << "; machine " << f.machine << "\n";
     }
   }
+  return util::redact(os.str());
 }
+
+// A report made in pieces: what `os` holds is added to `out` (redacted: every piece ends a line,
+// and no redaction spans lines) before each shared piece.
+struct PieceStream {
+  TextPieces out;
+  std::ostringstream os;
+  void flush() {
+    out.add(util::redact(os.str()));
+    os.str({});
+  }
+};
 
 // "; trust: /ca.pem (--cert), client certificate /me.pem (SSL_CLIENT_CERT)" for the index line.
 std::string tls_text(const std::optional<TlsNote>& tls) {
@@ -117,8 +134,17 @@ json::value tls_json(const std::optional<TlsNote>& tls) {
 }  // namespace
 
 std::string human_report(const resolve::Resolution& r, const ReportContext& ctx) {
-  std::ostringstream os;
-  os << "machine: " << machine_summary(ctx.machine, r) << "\n";
+  VerdictTexts verdicts;
+  return human_report_machine(r, ctx.machine) + human_report_shared(r, ctx, verdicts).str();
+}
+
+std::string human_report_machine(const resolve::Resolution& r, const machine::Machine& m) {
+  return util::redact("machine: " + machine_summary(m, r) + "\n");
+}
+
+TextPieces human_report_shared(const resolve::Resolution& r, const ReportContext& ctx, VerdictTexts& verdicts) {
+  PieceStream text;
+  std::ostringstream& os = text.os;
   os << "index:   " << util::strip_credentials(ctx.index_url) << " (" << ctx.index_origin << tls_text(ctx.tls) << ")\n";
   if (!ctx.packages_json_note.empty()) os << "         " << ctx.packages_json_note << "\n";
   if (!ctx.failover_note.empty()) os << "         " << ctx.failover_note << "\n";
@@ -163,13 +189,18 @@ std::string human_report(const resolve::Resolution& r, const ReportContext& ctx)
     for (const auto& t : r.tiers) {
       if (t.status != TierOutcome::Status::failed) continue;
       os << "why not " << combo_str(r, t.combo) << " (" << t.tier << "):\n";
-      for (const auto& p : t.packages)
-        if (p.status != PackageOutcome::Status::resolved) describe_package(os, r, p);
+      for (const auto& p : t.packages) {
+        if (p.status == PackageOutcome::Status::resolved) continue;
+        describe_package(os, p);
+        text.flush();
+        text.out.add(verdicts.lines(p.candidates, r.notation));
+      }
     }
     detail::write_advice(os, r);
   }
   for (const auto& w : r.warnings) os << "warning: " << w << "\n";
-  return util::redact(os.str());  // notes and warnings may quote a URL or a header
+  text.flush();  // redacted: notes and warnings may quote a URL or a header
+  return std::move(text.out);
 }
 
 namespace {
@@ -179,27 +210,57 @@ json::value combo_json(const resolve::Resolution& r, const std::optional<model::
   return json::object{{r.notation.key, c->line.str()}, {"torch", c->torch.str()}};
 }
 
-json::array unresolved_json(const resolve::Resolution& r, const std::vector<PackageOutcome>& packages) {
-  json::array out;
+// The candidates' array of an unresolved package, serialised and redacted.
+std::string candidates_json(const resolve::CandidateVerdicts& candidates, const policy::LineNotation& notation) {
+  json::array cands;
+  for (const auto& c : candidates) {
+    json::array failed;
+    for (const auto& f : c.failed) {
+      failed.push_back(json::object{{"demand", std::string(resolve::demand_name(f.demand, notation))}, {"wheel", f.wheel}, {"machine", f.machine}});
+    }
+    json::object cand{{"filename", c.filename}, {"url", util::strip_credentials(c.url)}, {"failed", std::move(failed)}};
+    if (!c.note.empty()) cand["note"] = c.note;
+    cands.push_back(std::move(cand));
+  }
+  json::value v = std::move(cands);
+  redact_strings(v);
+  return json::serialize(v);
+}
+
+// `value` serialised after its key, redacted: ',"key":value' (or '{"key":value' for the first).
+std::string member(char open, std::string_view key, json::value value) {
+  redact_strings(value);
+  std::string out(1, open);
+  out.append("\"").append(key).append("\":");
+  return out + json::serialize(value);
+}
+
+// An object's text with its closing brace left open for more members.
+std::string open_object(json::object o) {
+  json::value v = std::move(o);
+  redact_strings(v);
+  std::string out = json::serialize(v);
+  out.pop_back();
+  return out;
+}
+
+// The array of the unresolved packages of `packages`, each object's "candidates" the list's
+// shared text.
+void add_unresolved(TextPieces& out, const resolve::Resolution& r, const std::vector<PackageOutcome>& packages,
+                    VerdictTexts& verdicts) {
+  char sep = '[';
   for (const auto& p : packages) {
     if (p.status == PackageOutcome::Status::resolved) continue;
-    json::array cands;
-    for (const auto& c : p.candidates) {
-      json::array failed;
-      for (const auto& f : c.failed) {
-        failed.push_back(json::object{{"demand", std::string(resolve::demand_name(f.demand, r.notation))}, {"wheel", f.wheel}, {"machine", f.machine}});
-      }
-      json::object cand{{"filename", c.filename}, {"url", util::strip_credentials(c.url)}, {"failed", std::move(failed)}};
-      if (!c.note.empty()) cand["note"] = c.note;
-      cands.push_back(std::move(cand));
-    }
     const char* status = p.status == PackageOutcome::Status::not_published ? "not_published"
                          : p.status == PackageOutcome::Status::read_failed ? "read_failed"
                                                                             : "no_fit";
-    out.push_back(json::object{{"name", p.name}, {"env", p.env}, {"python", p.python}, {"status", status},
-                               {"reason", p.reason}, {"candidates", std::move(cands)}});
+    out.add(std::string(1, sep) + open_object({{"name", p.name}, {"env", p.env}, {"python", p.python}, {"status", status},
+                                               {"reason", p.reason}}) + ",\"candidates\":");
+    out.add(verdicts.json(p.candidates, r.notation));
+    out.add("}");
+    sep = ',';
   }
-  return out;
+  out.add(sep == '[' ? "[]" : "]");
 }
 
 // {"label": ..., "properties": [...]} for a variant wheel, null for any other.
@@ -213,9 +274,23 @@ json::value variant_json(const resolve::Pick& p) {
 }  // namespace
 
 std::string json_report(const resolve::Resolution& r, const ReportContext& ctx) {
-  json::object o;
-  o["combo"] = combo_json(r, r.combo);
-  o["tier"] = r.tier ? json::value(*r.tier) : json::value(nullptr);
+  VerdictTexts verdicts;
+  const JsonReportParts parts = json_report_shared(r, ctx, verdicts);
+  return parts.head.str() + json_report_machine(r, ctx.machine) + parts.tail;
+}
+
+std::string json_report_machine(const resolve::Resolution& r, const machine::Machine& m) {
+  json::value v = json::parse(machine::to_json(m));
+  // What the machine supports for variant wheels, as the providers computed it (the profile's
+  // own variant_properties merged in).
+  v.as_object()["variant_properties"] = json::parse(model::variant_properties_json(r.variants.properties));
+  redact_strings(v);
+  return json::serialize(v);
+}
+
+namespace {
+
+json::array picks_json(const resolve::Resolution& r) {
   json::array packages;
   for (const auto& p : r.picks) {
     json::array unchecked;
@@ -231,51 +306,110 @@ std::string json_report(const resolve::Resolution& r, const ReportContext& ctx) 
                                     {"unchecked", std::move(unchecked)},
                                     {"variant", variant_json(p)}});
   }
-  o["packages"] = std::move(packages);
+  return packages;
+}
+
+// "unresolved": the packages of the tier that decided, or, when no tier was tried, every package
+// with no candidate judged; "tiers": each tier's outcome.
+void add_outcomes(TextPieces& out, const resolve::Resolution& r, const ReportContext& ctx, VerdictTexts& verdicts) {
+  if (const auto* unresolved = r.unresolved_tier()) {
+    out.add(",\"unresolved\":");
+    add_unresolved(out, r, *unresolved, verdicts);
+  } else {
+    json::array none;  // resolved: none; else no tier was tried: every package, no candidate judged
+    for (const auto& e : r.ok() ? std::vector<config::Env>{} : ctx.workspace.envs)
+      for (const auto& p : e.packages)
+        none.push_back(json::object{{"name", p.name}, {"env", e.name}, {"status", "no_combo"},
+                                    {"reason", "no tier could be tried"}, {"candidates", json::array{}}});
+    out.add(member(',', "unresolved", std::move(none)));
+  }
+  char sep = '[';
+  out.add(",\"tiers\":");
+  for (const auto& t : r.tiers) {
+    const char* st = t.status == TierOutcome::Status::resolved ? "resolved" : t.status == TierOutcome::Status::failed ? "failed" : "skipped";
+    out.add(std::string(1, sep) + open_object({{"tier", t.tier}, {"combo", combo_json(r, t.combo)}, {"status", st},
+                                               {"reason", t.reason}, {"chosen", t.chosen}}) + ",\"unresolved\":");
+    add_unresolved(out, r, t.packages, verdicts);
+    out.add("}");
+    sep = ',';
+  }
+  out.add(sep == '[' ? "[]" : "]");
+}
+
+}  // namespace
+
+JsonReportParts json_report_shared(const resolve::Resolution& r, const ReportContext& ctx, VerdictTexts& verdicts) {
+  // Written member by member in the one object's order (each value redacted: warnings, reasons
+  // and notes may quote a URL or a header); the candidates' arrays are the verdict lists' shared texts.
+  JsonReportParts parts;
+  TextPieces& out = parts.head;
+  out.add(member('{', "combo", combo_json(r, r.combo)));
+  out.add(member(',', "tier", r.tier ? json::value(*r.tier) : json::value(nullptr)));
+  out.add(member(',', "packages", picks_json(r)));
   json::array pins;
   for (const auto& pin : r.pins) {
     pins.push_back(json::object{{"name", pin.name}, {"version", pin.version}, {"index", util::strip_credentials(pin.index)}});
   }
-  o["pins"] = std::move(pins);
-  const auto* unresolved = r.unresolved_tier();
-  if (unresolved) {
-    o["unresolved"] = unresolved_json(r, *unresolved);
-  } else if (!r.ok()) {
-    // No tier was tried: every package is unresolved, with no candidate judged.
-    json::array none;
-    for (const auto& e : ctx.workspace.envs)
-      for (const auto& p : e.packages)
-        none.push_back(json::object{{"name", p.name}, {"env", e.name}, {"status", "no_combo"},
-                                    {"reason", "no tier could be tried"}, {"candidates", json::array{}}});
-    o["unresolved"] = std::move(none);
-  } else {
-    o["unresolved"] = json::array{};
-  }
-  json::array tiers;
-  for (const auto& t : r.tiers) {
-    const char* st = t.status == TierOutcome::Status::resolved ? "resolved" : t.status == TierOutcome::Status::failed ? "failed" : "skipped";
-    tiers.push_back(json::object{{"tier", t.tier}, {"combo", combo_json(r, t.combo)}, {"status", st}, {"reason", t.reason},
-                                 {"chosen", t.chosen}, {"unresolved", unresolved_json(r, t.packages)}});
-  }
-  o["tiers"] = std::move(tiers);
+  out.add(member(',', "pins", std::move(pins)));
+  add_outcomes(out, r, ctx, verdicts);
   if (r.advice) {
-    for (auto& [key, value] : detail::advice_json(r)) o[key] = std::move(value);
+    for (auto& [key, value] : detail::advice_json(r)) out.add(member(',', key, std::move(value)));
   }
   json::array warnings;
   for (const auto& w : r.warnings) warnings.push_back(json::string(w));
-  o["warnings"] = std::move(warnings);
-  o["index"] = json::object{{"url", util::strip_credentials(ctx.index_url)},           {"origin", ctx.index_origin},
-                            {"packages_json", ctx.packages_json_note}, {"source", ctx.source},
-                            {"failover", ctx.failover_note}, {"fetch", ctx.fetch_note},
-                            {"tls", tls_json(ctx.tls)}};
-  o["machine"] = json::parse(machine::to_json(ctx.machine));
-  // What the machine supports for variant wheels, as the providers computed it (the profile's
-  // own variant_properties merged in).
-  o["machine"].as_object()["variant_properties"] = json::parse(model::variant_properties_json(r.variants.properties));
-  o["policy"] = ctx.policy_source;
-  json::value out = std::move(o);
-  redact_strings(out);  // warnings, reasons and notes may quote a URL or a header
-  return json::serialize(out) + "\n";
+  out.add(member(',', "warnings", std::move(warnings)));
+  out.add(member(',', "index", json::object{{"url", util::strip_credentials(ctx.index_url)}, {"origin", ctx.index_origin},
+                                            {"packages_json", ctx.packages_json_note}, {"source", ctx.source},
+                                            {"failover", ctx.failover_note}, {"fetch", ctx.fetch_note},
+                                            {"tls", tls_json(ctx.tls)}}));
+  // "machine" (each row's own profile) and "policy" follow, as the one object has them last.
+  out.add(",\"machine\":");
+  parts.tail = member(',', "policy", json::string(ctx.policy_source)) + "}\n";
+  return parts;
+}
+
+void TextPieces::add(std::string_view own) {
+  if (own.empty()) return;
+  if (!pieces_.empty() && std::holds_alternative<std::string>(pieces_.back())) std::get<std::string>(pieces_.back()).append(own);
+  else pieces_.emplace_back(std::string(own));
+}
+
+void TextPieces::add(std::shared_ptr<const std::string> shared) {
+  if (shared && !shared->empty()) pieces_.emplace_back(std::move(shared));
+}
+
+void TextPieces::write(const TextSink& sink, std::size_t skip) const {
+  for (const auto& piece : pieces_) {
+    std::string_view text = std::holds_alternative<std::string>(piece) ? std::string_view(std::get<std::string>(piece))
+                                                                        : std::string_view(*std::get<1>(piece));
+    const std::size_t skipped = std::min(skip, text.size());
+    skip -= skipped;
+    if (skipped < text.size()) sink(text.substr(skipped));
+  }
+}
+
+std::string TextPieces::str() const {
+  std::string out;
+  write([&out](std::string_view piece) { out += piece; });
+  return out;
+}
+
+std::shared_ptr<const std::string> VerdictTexts::json(const resolve::CandidateVerdicts& list, const policy::LineNotation& n) {
+  return made(list, n, false, &candidates_json);
+}
+
+std::shared_ptr<const std::string> VerdictTexts::lines(const resolve::CandidateVerdicts& list, const policy::LineNotation& n) {
+  return made(list, n, true, &candidate_lines);
+}
+
+std::shared_ptr<const std::string> VerdictTexts::made(const resolve::CandidateVerdicts& list, const policy::LineNotation& n,
+                                                      bool lines, Make make) {
+  auto& text = texts_[Key{&list.list(), n.key, lines}];
+  if (!text) {
+    text = std::make_shared<const std::string>(make(list, n));
+    ++made_;
+  }
+  return text;
 }
 
 namespace {

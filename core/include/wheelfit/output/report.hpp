@@ -2,8 +2,14 @@
 // What a resolve says: the human report, the one JSON object of `--json`, and the pixi.toml.
 // All three read the same Resolution; none re-derives a decision.
 
+#include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <tuple>
+#include <variant>
 #include <vector>
 
 #include "wheelfit/config/workspace.hpp"
@@ -48,6 +54,57 @@ std::string human_report(const resolve::Resolution& r, const ReportContext& ctx)
 /// Exactly one JSON object: combo, tier, packages, pins, unresolved (per the CLI contract), plus
 /// tiers, warnings, index and machine for the curious.
 std::string json_report(const resolve::Resolution& r, const ReportContext& ctx);
+
+/// Where a text goes as it is made, piece by piece.
+using TextSink = std::function<void(std::string_view)>;
+
+/// A text in pieces: its own, and pieces shared with other texts (a verdict list's, made once by
+/// a VerdictTexts), so that many texts holding the same megabytes hold them once.
+class TextPieces {
+ public:
+  void add(std::string_view own);
+  void add(std::shared_ptr<const std::string> shared);
+  /// Each piece to `sink`, in order, the first `skip` bytes of the text left out.
+  void write(const TextSink& sink, std::size_t skip = 0) const;
+  [[nodiscard]] std::string str() const;
+
+ private:
+  std::vector<std::variant<std::string, std::shared_ptr<const std::string>>> pieces_;
+};
+
+/// The texts of the candidates' verdict lists (resolve::CandidateVerdicts, shared by the machines
+/// of a fleet whose judging of a package is the same): each list's JSON array and report lines
+/// made once, at its first use, and shared by every report that lists it. Keyed by the list's
+/// identity: a list must outlive the VerdictTexts. Not thread-safe.
+class VerdictTexts {
+ public:
+  std::shared_ptr<const std::string> json(const resolve::CandidateVerdicts& list, const policy::LineNotation& notation);
+  std::shared_ptr<const std::string> lines(const resolve::CandidateVerdicts& list, const policy::LineNotation& notation);
+  [[nodiscard]] std::size_t made() const { return made_; }  ///< texts made so far
+
+ private:
+  using Make = std::string (*)(const resolve::CandidateVerdicts&, const policy::LineNotation&);
+  using Key = std::tuple<const void*, std::string, bool>;
+  std::shared_ptr<const std::string> made(const resolve::CandidateVerdicts& list, const policy::LineNotation& n, bool lines,
+                                          Make make);
+  std::map<Key, std::shared_ptr<const std::string>> texts_;
+  std::size_t made_ = 0;
+};
+
+/// The two reports in the part that depends on the machine's profile and the part that does
+/// not, for a fleet whose identical machines share one resolution (the shared part made once for
+/// them): human_report(r, ctx) == human_report_machine(r, ctx.machine) +
+/// human_report_shared(r, ctx, v).str(), and json_report(r, ctx) == parts.head.str() +
+/// json_report_machine(r, ctx.machine) + parts.tail. The shared parts never read ctx.machine;
+/// their verdicts come from `v`.
+struct JsonReportParts {
+  TextPieces head;   ///< "{" and every member before "machine", ending in ',"machine":'
+  std::string tail;  ///< ',"policy":...}' and the newline
+};
+std::string human_report_machine(const resolve::Resolution& r, const machine::Machine& m);  ///< the "machine:" line
+TextPieces human_report_shared(const resolve::Resolution& r, const ReportContext& ctx, VerdictTexts& v);
+std::string json_report_machine(const resolve::Resolution& r, const machine::Machine& m);  ///< the "machine" value
+JsonReportParts json_report_shared(const resolve::Resolution& r, const ReportContext& ctx, VerdictTexts& v);
 
 /// The pixi.toml text for a successful resolution: [workspace] with the configs' channels and
 /// the platform with its glibc floor, one feature per env (its config passed through, the
