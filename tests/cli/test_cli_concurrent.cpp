@@ -258,3 +258,21 @@ TEST_CASE("wheelfit download: a run killed mid-body leaves a part the next run r
   CHECK(*wheelfit::deliver::sha256_file(d / f.filename) == f.sha);
   CHECK_FALSE(fs::exists(part));
 }
+
+TEST_CASE("wheelfit mirror: a run killed mid-body leaves a folder the next run takes as its own; a user's files in it stay",
+          "[cli][mirror][concurrency][folder]") {
+  HeldFirstRun run("mirror", "--out");
+  auto& [f, logs, out, args, first] = run;
+  ::kill(first.pid, SIGKILL);  // mid-body, from a server that ignores Range
+  CHECK(finish(first) == -1);
+  CHECK(fs::is_regular_file(out.path() / ".wheelfit-mirror"));  // marked before anything else was written
+  write_file(out.path() / "snapshots" / "keep-me" / "notes.txt", "mine\n");
+  write_file(out.path() / "pool" / ".metadata" / "notes.txt", "mine too\n");
+  f.gate = true;
+  Child second = spawn_wheelfit(args, logs.path(), "second");
+  CHECK(finish(second) == 0);
+  INFO(second.stderr_text());
+  CHECK(*wheelfit::deliver::sha256_file(out.path() / "current" / "files" / f.filename) == f.sha);
+  CHECK(read_file(out.path() / "snapshots" / "keep-me" / "notes.txt") == "mine\n");
+  CHECK(read_file(out.path() / "pool" / ".metadata" / "notes.txt") == "mine too\n");
+}

@@ -10,6 +10,7 @@
 #include "wheelfit/index/index_client.hpp"
 #include "wheelfit/model/specifier.hpp"
 #include "wheelfit/model/wheel.hpp"
+#include "wheelfit/policy/policy.hpp"
 #include "wheelfit/resolve/demands.hpp"
 #include "wheelfit/resolve/digests.hpp"
 #include "wheelfit/util/secrets.hpp"
@@ -17,24 +18,12 @@
 namespace wheelfit::api::detail {
 namespace {
 
-/// `pattern` with the policy's placeholders for `line`: {line} ("12.8"), {line_nodot} ("128").
-std::string torch_expand_line(std::string pattern, const model::NumericVersion& line) {
-  std::string dotted = line.str(), nodot;
-  for (char c : dotted) {
-    if (c != '.') nodot += c;
-  }
-  for (const auto& [key, value] : {std::pair<std::string, std::string>{"{line_nodot}", nodot}, {"{line}", dotted}}) {
-    for (std::size_t at; (at = pattern.find(key)) != std::string::npos;) pattern.replace(at, key.size(), value);
-  }
-  return pattern;
-}
-
 /// A machine whose torch family is mirrored: resolved, on a combo.
 bool takes_torch(const ResolveResult& r) { return r.resolution && r.resolution->ok() && r.resolution->combo; }
 
 /// The torch index `pin` of `r` is read from, normalised (credentials as given).
 std::string torch_base(const MirrorRequest& req, const ResolveResult& r, const resolve::Pin& pin) {
-  return index::normalize_base(req.torch_index ? torch_expand_line(*req.torch_index, r.resolution->combo->line) : pin.index);
+  return index::normalize_base(req.torch_index ? policy::expand_torch_index(*req.torch_index, r.resolution->combo->line) : pin.index);
 }
 
 /// A wheel link of a torch page with its parsed name.

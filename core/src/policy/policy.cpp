@@ -196,10 +196,13 @@ std::optional<model::Combo> Policy::fallback_combo(std::string_view cpu_arch) co
 }
 
 std::string Policy::torch_index_url(const model::NumericVersion& line) const {
-  std::string out = t_.torch_index_pattern;
-  replace_all(out, "{line_nodot}", line.truncated(2).nodot());
-  replace_all(out, "{line}", line.str());
-  return out;
+  return expand_torch_index(t_.torch_index_pattern, line);
+}
+
+std::string expand_torch_index(std::string pattern, const model::NumericVersion& line) {
+  replace_all(pattern, "{line_nodot}", line.truncated(2).nodot());
+  replace_all(pattern, "{line}", line.str());
+  return pattern;
 }
 
 }  // namespace wheelfit::policy

@@ -223,7 +223,8 @@ class Policy {
   [[nodiscard]] std::optional<model::Combo> fallback_combo(std::string_view cpu_arch) const;
   /// Every fallback combo, keyed by normalised CPU arch ("aarch64", "x86_64").
   [[nodiscard]] const std::map<std::string, model::Combo>& fallback_combos() const noexcept { return t_.fallback; }
-  /// The PyTorch index for a line: the pattern with {line} ("6.3") and {line_nodot} ("128").
+  /// The PyTorch index for a line: the pattern with {line} ("6.3") and {line_nodot} ("128")
+  /// (expand_torch_index).
   [[nodiscard]] std::string torch_index_url(const model::NumericVersion& line) const;
   [[nodiscard]] const std::string& torch_index_pattern() const noexcept { return t_.torch_index_pattern; }
 
@@ -272,5 +273,9 @@ class Policy {
 /// The key of an accelerator line in the tables: its components, at least major.minor, without
 /// trailing zeros past the minor ("12.8", "6.2.4"; 12.8.0 is "12.8").
 std::string line_key(const model::NumericVersion& line);
+
+/// A torch index URL pattern (the policy's, or `mirror --torch-index`) for `line`: {line} ("12.8")
+/// and {line_nodot} ("128") replaced.
+[[nodiscard]] std::string expand_torch_index(std::string pattern, const model::NumericVersion& line);
 
 }  // namespace wheelfit::policy
