@@ -9,6 +9,8 @@ Inputs (read-only, under ../shared/fixtures/cuda-wheels by default):
   defaults/arch_policy.yml               -> arch_policy (linux, windows, linux_aarch64), arch_exceptions
   derived/package_configs_summary.json   -> packages (arch overrides, keyed by PEP 503 index name)
   defaults/scraped_torch_matrix.json     -> pytorch_matrix (shipped cells, by torch minor)
+  defaults/pytorch-build-cuda-cache.json -> torch_archs (linux, linux_aarch64): the TORCH_CUDA_ARCH_LIST
+                                            PyTorch built each torch release with, per CUDA line
 The other sections (backend, torch_family, pypi_line, fallback) are owned by
 wheelfit and written down in OWNED below; see policies/README.md for where each fact comes from.
 
@@ -66,7 +68,7 @@ OWNED = {
     "backend": {
         "line": {"key": "cuda", "prefix": "cu", "name": "CUDA"},
         "combo_labels": ["cu{line:nodot}torch{torch}", "pt{torch}cu{line:nodot}"],
-        "torch_labels": ["cu{line:nodot}", "cu{line:nodot}.*"],
+        "torch_labels": ["cu{line:nodot}", "cu{line:nodot}.*", "cuda{line}"],
         "torch_index": "https://download.pytorch.org/whl/cu{line_nodot}",
         "device": {"name": "GPU arch", "prefix": "sm ", "code_sections": [".nv_fatbin", "__nv_relfatbin"],
                    "runtime_libraries": ["libcudart.so.{major}", "cudart64_{major}.dll"]},
@@ -222,6 +224,35 @@ def derive_matrix(fixtures: Path) -> dict:
     }
 
 
+# pytorch-build-cuda-cache.json's CPU arch -> farm platform key (its rows are PyTorch's Linux builds).
+CACHE_PLATFORMS = {"x86_64": "linux", "aarch64": "linux_aarch64"}
+CACHE_SOURCE = "pytorch {tag} .ci/manywheel/build_cuda.sh TORCH_CUDA_ARCH_LIST (cuda-wheels pytorch-build-cuda-cache.json)"
+
+
+def derive_torch_archs(fixtures: Path) -> dict:
+    """platform -> torch minor -> line -> {list, source, date}; one row per torch minor (its newest patch)."""
+    path = fixtures / "defaults" / "pytorch-build-cuda-cache.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    rows: dict[str, dict[str, dict[str, tuple]]] = {}
+    for key, entry in data.items():
+        m = re.fullmatch(r"v([0-9]+\.[0-9]+\.[0-9]+)/([0-9]+\.[0-9]+)/([a-z0-9_]+)", key)
+        if not m or m.group(3) not in CACHE_PLATFORMS:
+            raise DeriveError(f"{path.name}: '{key}' is not v<torch>/<cuda>/<x86_64|aarch64>")
+        tag, line, platform = "v" + m.group(1), m.group(2), CACHE_PLATFORMS[m.group(3)]
+        raw = ";".join(t for t in entry["raw"].split(";") if t.strip())
+        archs = check_arch_list(f"{path.name}: {key}", raw)
+        date = entry["fetched_at"][:10]
+        if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", date):
+            raise DeriveError(f"{path.name}: {key}: fetched_at '{entry['fetched_at']}' is not a date")
+        slot = rows.setdefault(platform, {}).setdefault(minor(m.group(1)), {})
+        if line in slot and vkey(slot[line][0][1:]) >= vkey(tag[1:]):
+            continue  # an older patch of the same minor: the newest one speaks for the minor
+        slot[line] = (tag, {"list": archs, "source": CACHE_SOURCE.format(tag=tag), "date": date})
+    return {platform: {torch: {line: by_line[line][1] for line in sort_dotted(by_line)}
+                       for torch, by_line in sort_dotted(by_torch).items()}
+            for platform, by_torch in sorted(rows.items())}
+
+
 def derive(fixtures: Path, version: str) -> dict:
     arch_policy, arch_exceptions = derive_arch(fixtures)
     family = {k: {"torchvision": v[0], "torchaudio": v[1]} for k, v in OWNED["torch_family"].items()}
@@ -236,6 +267,7 @@ def derive(fixtures: Path, version: str) -> dict:
         "packages": derive_packages(fixtures),
         "pytorch_matrix": derive_matrix(fixtures),
         "torch_family": family,
+        "torch_archs": derive_torch_archs(fixtures),
         "pypi_line": OWNED["pypi_line"],
         "fallback": OWNED["fallback"],
     }
@@ -253,7 +285,7 @@ def dump(value, depth: int, flat_at: int) -> str:
 def render(policy: dict) -> str:
     # How deep each section is laid out line by line (the rest stays on one line).
     flat = {"arch_policy": 2, "arch_exceptions": 1, "packages": 2, "pytorch_matrix": 2,
-            "torch_family": 1, "pypi_line": 1, "fallback": 1, "backend": 1}
+            "torch_family": 1, "torch_archs": 3, "pypi_line": 1, "fallback": 1, "backend": 1}
     lines = [f"  {json.dumps(k)}: {dump(v, 1, flat.get(k, 0) + 1)}" for k, v in policy.items()]
     return "{\n" + ",\n".join(lines) + "\n}\n"
 

@@ -536,6 +536,44 @@ Expected<void> torch_family(const Reader& rd, const json::value& v, Policy::Tabl
   });
 }
 
+// torch_archs: platform -> torch -> line -> {list, source, date}
+Expected<void> torch_archs(const Reader& rd, const json::value& v, Policy::Tables& p) {
+  const DeviceRules* rules = p.rules.get();
+  return rd.each(v, "torch_archs", [&](const std::string& platform, const json::value& torches,
+                                       const std::string& ppath) -> Expected<void> {
+    WF_TRY(rd.platform_key(platform, ppath));
+    auto& table = p.torch_archs[platform];
+    return rd.each(torches, ppath, [&](const std::string& torch, const json::value& lines,
+                                       const std::string& tpath) -> Expected<void> {
+      auto tkey = rd.minor_key(torch, tpath, "a torch major.minor");
+      if (!tkey) return tkey.error();
+      if (table.contains(*tkey)) return rd.error(tpath, "duplicate torch minor " + *tkey);
+      auto& rows = table[*tkey];
+      return rd.each(lines, tpath, [&](const std::string& line, const json::value& entry,
+                                       const std::string& path) -> Expected<void> {
+        auto lkey = rd.line_key(line, path);
+        if (!lkey) return lkey.error();
+        auto eo = rd.object(entry, path);
+        if (!eo) return eo.error();
+        WF_TRY(rd.only(**eo, {"list", "source", "date"}, path));
+        policy::TorchArchRow row;
+        for (auto [name, slot] : {std::pair{"list", &row.list}, std::pair{"source", &row.source},
+                                  std::pair{"date", &row.date}}) {
+          auto m = rd.member(**eo, name, path);
+          if (!m) return m.error();
+          auto s = std::string_view(name) == "list" ? rd.arch_list(**m, path + ".list", rules)
+                                                    : rd.string(**m, path + "." + name);
+          if (!s) return s.error();
+          if (s->empty()) return rd.error(path + "." + name, "is empty");
+          *slot = std::move(*s);
+        }
+        if (!rows.emplace(*lkey, std::move(row)).second) return rd.error(path, "duplicate line " + *lkey);
+        return {};
+      });
+    });
+  });
+}
+
 // pypi_line: platform -> torch -> line
 Expected<void> pypi_line(const Reader& rd, const json::value& v, Policy::Tables& p) {
   return rd.each(v, "pypi_line", [&](const std::string& platform, const json::value& rows,
@@ -615,6 +653,8 @@ Expected<Policy> parse_policy_json(std::string_view text, std::string_view sourc
     if (!v) return v.error();
     WF_TRY(read(rd, **v, p));
   }
+  // Optional sections: a policy written before them reads as "unknown" there.
+  if (const auto* v = obj.if_contains("torch_archs")) WF_TRY(torch_archs(rd, *v, p));
   return Policy(std::move(p));
 }
 

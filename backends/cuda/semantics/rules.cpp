@@ -45,6 +45,20 @@ std::string device_code(std::string_view section, const unsigned char* bytes, st
   return device_code_json(section, std::string_view(reinterpret_cast<const char*>(bytes), size));
 }
 
+// "7.5;9.0+PTX" -> {"list": "7.5;9.0+PTX", "entries": {"sass": ["sm_75", "sm_90"], "ptx": ["compute_90"]}}.
+std::string describe(std::string_view list_text) {
+  auto list = ArchList::parse(list_text);
+  if (!list) return plugin::device_code_error(list.error().message);
+  plugin::NamedLists entries{{"sass", {}}, {"ptx", {}}};
+  for (const auto& t : list->targets()) {
+    const std::string arch = std::to_string(t.cc.major() * 10 + t.cc.minor()) +
+                             (t.variant ? std::string(1, t.variant) : std::string());
+    if (t.sass) entries[0].second.push_back("sm_" + arch);
+    if (t.ptx) entries[1].second.push_back("compute_" + arch);
+  }
+  return plugin::device_code_answer(list->str(), entries);
+}
+
 plugin::Coverage coverage(std::string_view list_text, std::string_view target_text) {
   auto list = ArchList::parse(list_text);
   if (!list) return {-1, list.error().message};
@@ -93,6 +107,7 @@ const wheelfit_backend_v2* descriptor() {
     plugin::set_target_functions<&target, &target_list, &coverage>(b);
     b.read_device_code = &plugin::device_code_entry<&device_code>;
     b.variant_properties = &plugin::variant_properties_entry<&variant_properties_json>;
+    b.describe_target_list = &plugin::describe_list_entry<&describe>;
     return b;
   }();
   return &d;

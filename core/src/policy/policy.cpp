@@ -89,6 +89,10 @@ Expected<DeviceRules::DeviceCode> DeviceRules::read_code(std::string_view, std::
   return unexpected(Errc::unsupported, "the backend reads no device code");
 }
 
+Expected<DeviceRules::DeviceCode> DeviceRules::describe_list(std::string_view) const {
+  return unexpected(Errc::unsupported, "the backend does not describe its target lists by kind");
+}
+
 Expected<model::VariantSupport> DeviceRules::variant_support(const std::string&) const {
   return unexpected(Errc::unsupported, "the backend provides no variant namespace");
 }
@@ -156,6 +160,17 @@ std::optional<ArchSource> Policy::platform_arch_list(const model::Combo& combo, 
     }
   }
   return ArchSource{row->second, "farm policy " + line + " (" + std::string(platform) + ")"};
+}
+
+std::optional<TorchArchRow> Policy::torch_archs(const model::NumericVersion& torch, const model::NumericVersion& line,
+                                                std::string_view platform) const {
+  const auto plat = t_.torch_archs.find(std::string(platform));
+  if (plat == t_.torch_archs.end()) return std::nullopt;
+  const auto minor = plat->second.find(minor_key(torch));
+  if (minor == plat->second.end()) return std::nullopt;
+  const auto row = minor->second.find(line_key(line));
+  if (row == minor->second.end()) return std::nullopt;
+  return row->second;
 }
 
 bool Policy::pytorch_shipped(const model::Combo& combo, const model::NumericVersion& python,

@@ -23,8 +23,20 @@ class PluginRules final : public policy::DeviceRules {
     const std::string name(section);
     const char* out =
         fns_.read_device_code(name.c_str(), reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
-    const std::string broke = "the backend's device-code reader broke its contract: ";
-    auto o = answer_object(out, broke, "", "unreadable device code");
+    return device_code(out, "the backend's device-code reader broke its contract: ", "");
+  }
+
+  Expected<DeviceCode> describe_list(std::string_view list) const override {
+    if (!fns_.describe_target_list) return DeviceRules::describe_list(list);
+    const std::string text(list);
+    return device_code(fns_.describe_target_list(text.c_str()), "the backend's list description broke its contract: ",
+                       "'" + text + "': ");
+  }
+
+  // A read_device_code-shaped answer (plugin_abi.h) as a DeviceCode; an "error" member is
+  // `failed` + its text.
+  static Expected<DeviceCode> device_code(const char* out, const std::string& broke, const std::string& failed) {
+    auto o = answer_object(out, broke, failed, "unreadable device code");
     if (!o) return o.error();
     DeviceCode code;
     const auto* list = o->if_contains("list");

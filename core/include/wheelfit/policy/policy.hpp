@@ -18,6 +18,8 @@
 //   - target lists per accelerator line and farm platform ("linux", "windows", "linux_aarch64"),
 //     the (line, torch-minor) exceptions (x86_64 and Windows only), per-package overrides;
 //   - the PyTorch matrix of shipped cells: which (line, torch minor, Python) PyTorch publishes;
+//   - the torch arch matrix: per platform, torch minor and line, the targets PyTorch built torch
+//     itself for, with the source and date of each row (torch_archs);
 //   - the torch family table (torch minor -> torchvision, torchaudio minors);
 //   - the line PyTorch ships to PyPI per torch minor and platform;
 //   - the fallback combo per CPU arch.
@@ -67,6 +69,10 @@ class DeviceRules {
     std::vector<std::pair<std::string, std::vector<std::string>>> entries;
   };
   [[nodiscard]] virtual Expected<DeviceCode> read_code(std::string_view section, std::string_view bytes) const;
+  /// A target list described by kind, as read_code describes a section ("7.5;9.0+PTX" ->
+  /// {"sass": ["sm_75", "sm_90"], "ptx": ["compute_90"]}); Errc::unsupported when the backend
+  /// does not; Errc::invalid_input for a malformed list.
+  [[nodiscard]] virtual Expected<DeviceCode> describe_list(std::string_view list) const;
   /// The backend's native PEP 825 variant provider (plugin_abi.h variant_properties): what the
   /// machine whose facts `facts_json` holds supports. Errc::unsupported when the backend
   /// provides no variant namespace; Errc::invalid_input when its answer is not the contract's.
@@ -131,6 +137,16 @@ class LabelTemplate {
 struct ArchSource {
   std::string list;
   std::string provenance;
+};
+
+/// One row of the torch arch matrix: the device targets PyTorch built one torch minor for, on one
+/// line and platform (what torch's own kernels cover). `list` is canonical (DeviceRules); `source`
+/// names where the row was read (a build script at a tag, a release matrix, a library's bytes)
+/// and `date` when ("2026-08-22").
+struct TorchArchRow {
+  std::string list;
+  std::string source;
+  std::string date;
 };
 
 struct FamilyPins {
@@ -213,6 +229,15 @@ class Policy {
     std::string platform;
   };
   [[nodiscard]] const std::vector<Cell>& shipped_cells() const noexcept { return t_.cells; }
+  /// The torch arch matrix: the targets PyTorch built torch `torch` (its minor is used) for, on
+  /// `line` and farm platform `platform`, with where that came from; nullopt when no source gives
+  /// the row (unknown: never guessed from a neighbour).
+  [[nodiscard]] std::optional<TorchArchRow> torch_archs(const model::NumericVersion& torch,
+                                                        const model::NumericVersion& line,
+                                                        std::string_view platform) const;
+  /// Every row, keyed platform -> torch minor -> line key (for listings and tools).
+  using TorchArchTable = std::map<std::string, std::map<std::string, std::map<std::string, TorchArchRow>>>;
+  [[nodiscard]] const TorchArchTable& torch_arch_table() const noexcept { return t_.torch_archs; }
   /// torchvision / torchaudio minors for a torch minor; nullopt when the table lacks it.
   [[nodiscard]] std::optional<FamilyPins> torch_family(const model::NumericVersion& torch_minor) const;
   /// The line of the torch build PyPI serves for `torch_minor` on `platform`; nullopt when
@@ -259,6 +284,8 @@ class Policy {
     std::map<std::string, PackageOverride> packages;
     std::vector<Cell> cells;
     std::map<std::string, FamilyPins> family;                                 ///< "2.8" -> pins
+    /// platform -> torch minor ("2.8") -> line key ("12.8") -> row; optional in the format.
+    std::map<std::string, std::map<std::string, std::map<std::string, TorchArchRow>>> torch_archs;
     std::map<std::string, std::map<std::string, model::NumericVersion>> pypi_line;  ///< platform -> torch -> line
     std::map<std::string, model::Combo> fallback;                             ///< arch -> combo
     std::string torch_index_pattern;

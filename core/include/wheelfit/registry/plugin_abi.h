@@ -91,6 +91,14 @@ typedef struct wheelfit_backend_v2 {
    *    "notes": ["..."]}  how a list was computed where a reader should know (optional)
    * or {"error": "..."}. NULL: the backend provides no variant namespace. */
   const char* (*variant_properties)(const char* facts_json);
+
+  /* ---- appended in ABI 2 revision 2 (issue 32: torch judged against the GPUs). */
+
+  /* A target list described by kind, as read_device_code describes a section: returns the same
+   * JSON object {"list": "<canonical list>", "entries": {"<kind>": ["<target>", ...]}} (CUDA:
+   * "7.5;9.0+PTX" -> {"sass": ["sm_75", "sm_90"], "ptx": ["compute_90"]}), or {"error": "..."}
+   * for a malformed list. NULL: the core reports the list as written, without kinds. */
+  const char* (*describe_target_list)(const char* list);
 } wheelfit_backend_v2;
 
 /* The size of the first revision of ABI 2 (up to read_device_code): the smallest descriptor

@@ -138,6 +138,7 @@ constexpr wheelfit_backend_v2 descriptor_v2(const char* name) noexcept {
   d.match_targets = nullptr;
   d.read_device_code = nullptr;
   d.variant_properties = nullptr;
+  d.describe_target_list = nullptr;
   return d;
 }
 
@@ -195,23 +196,42 @@ constexpr void set_target_functions(wheelfit_backend_v2& d) noexcept {
   d.match_targets = &match_entry<Match>;
 }
 
+/// Runs `make` (returning a JSON answer of plugin_abi.h) into `buffer` and returns it. Never
+/// throws: an exception becomes {"error": "<prefix><what>"}, or `fixed` when even that fails.
+template <class Make>
+const char* guarded_answer(std::string& buffer, Make&& make, const char* prefix, const char* fixed) noexcept {
+  try {
+    buffer = make();
+  } catch (const std::exception& e) {
+    try {
+      buffer = device_code_error(std::string(prefix) + e.what());
+    } catch (...) {
+      return R"({"error": "out of memory"})";
+    }
+  } catch (...) {
+    return fixed;
+  }
+  return buffer.c_str();
+}
+
 /// The C shape of read_device_code for `Fn` (returning the JSON object of plugin_abi.h). Never
 /// throws: an exception becomes {"error": "<what>"}.
 template <std::string (*Fn)(std::string_view section, const unsigned char* bytes, std::size_t size)>
 const char* device_code_entry(const char* section, const unsigned char* bytes, std::size_t size) noexcept {
   static thread_local std::string buffer;
-  try {
-    buffer = Fn(section ? std::string_view(section) : std::string_view(), bytes, size);
-  } catch (const std::exception& e) {
-    try {
-      buffer = device_code_error(e.what());
-    } catch (...) {
-      return R"({"error": "out of memory"})";
-    }
-  } catch (...) {
-    return R"x({"error": "the backend failed to read the device code (an exception)"})x";
-  }
-  return buffer.c_str();
+  return guarded_answer(
+      buffer, [&] { return Fn(section ? std::string_view(section) : std::string_view(), bytes, size); }, "",
+      R"x({"error": "the backend failed to read the device code (an exception)"})x");
+}
+
+/// The C shape of describe_target_list for `Fn` (a list in, the read_device_code JSON out). Never
+/// throws: an exception becomes {"error": "<what>"}.
+template <std::string (*Fn)(std::string_view list)>
+const char* describe_list_entry(const char* list) noexcept {
+  static thread_local std::string buffer;
+  return guarded_answer(
+      buffer, [&] { return Fn(list ? std::string_view(list) : std::string_view()); }, "",
+      R"x({"error": "the backend failed to describe a target list (an exception)"})x");
 }
 
 /// The C shape of variant_properties for `Fn` (the facts JSON in, the plugin_abi.h JSON out).
@@ -219,18 +239,9 @@ const char* device_code_entry(const char* section, const unsigned char* bytes, s
 template <std::string (*Fn)(std::string_view facts_json)>
 const char* variant_properties_entry(const char* facts_json) noexcept {
   static thread_local std::string buffer;
-  try {
-    buffer = Fn(facts_json ? std::string_view(facts_json) : std::string_view("{}"));
-  } catch (const std::exception& e) {
-    try {
-      buffer = device_code_error(std::string("variant properties: ") + e.what());
-    } catch (...) {
-      return R"({"error": "out of memory"})";
-    }
-  } catch (...) {
-    return R"x({"error": "the backend failed to compute its variant properties (an exception)"})x";
-  }
-  return buffer.c_str();
+  return guarded_answer(
+      buffer, [&] { return Fn(facts_json ? std::string_view(facts_json) : std::string_view("{}")); },
+      "variant properties: ", R"x({"error": "the backend failed to compute its variant properties (an exception)"})x");
 }
 
 /// The C detect function for `Detect` (a `std::string()` returning the plugin_abi.h JSON).

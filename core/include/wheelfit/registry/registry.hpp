@@ -42,6 +42,8 @@ struct TargetFunctions {
   const char* (*read_device_code)(const char*, const unsigned char*, std::size_t) = nullptr;
   /// The native variant provider (ABI 2 revision 1); nullptr when the backend provides none.
   const char* (*variant_properties)(const char*) = nullptr;
+  /// Describes a target list by kind (ABI 2 revision 2); nullptr when the backend does not.
+  const char* (*describe_target_list)(const char*) = nullptr;
 };
 
 /// What a backend supplies, copied out of its descriptor (so it stays valid on its own).

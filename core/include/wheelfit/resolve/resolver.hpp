@@ -35,6 +35,7 @@
 #include "wheelfit/model/combo.hpp"
 #include "wheelfit/policy/policy.hpp"
 #include "wheelfit/resolve/demands.hpp"
+#include "wheelfit/resolve/torch_gate.hpp"
 
 namespace wheelfit::resolve {
 
@@ -168,6 +169,9 @@ struct Resolution {
   std::vector<std::string> warnings;
   /// When no tier covered every package and Inputs::advise: which combos would.
   std::optional<Advice> advice;
+  /// The machine's own torch (tier 1's combo) judged on its GPUs (torch_gate.hpp): from
+  /// Inputs::torch_archs, else the policy's torch arch matrix; nullopt when it has no torch combo.
+  std::optional<TorchVerdict> machine_torch = {};
   /// What the machine supports for PEP 825 variants under the chosen combo (or its own torch).
   model::VariantSupport variants = {};
   /// The packages left unresolved by the last tier evaluated (empty when resolved).
@@ -211,6 +215,9 @@ struct Inputs {
   /// prepare_candidates() of this very snapshot and policy: its packages are not parsed again
   /// (a package it lacks is). nullptr: every package is parsed here.
   const PreparedCandidates* prepared = nullptr;
+  /// The installed torch's own targets, read from its library (libtorch_cuda.so / torch_cuda.dll)
+  /// by the backend: they override the policy's torch arch matrix row for the machine's torch.
+  std::optional<TorchArchs> torch_archs = {};
 };
 
 /// Errors only for inputs that make a resolve meaningless (Errc::usage): no OS or CPU arch
