@@ -1,11 +1,14 @@
 // requirements.txt and pylock.toml from picked wheels (output/locks.hpp): pinned by digest, an
-// unhashed wheel left out and named, PEP 751's keys.
+// unhashed wheel left out and named, PEP 751's keys; a variant wheel's metadata inlined as PEP 825
+// requires (issue 32, item 8c).
 #include <catch2/catch.hpp>
 
+#include <boost/json.hpp>
 #include <toml++/toml.h>
 
 #include <functional>
 
+#include "support/test_support.hpp"
 #include "wheelfit/output/locks.hpp"
 #include "wheelfit/util/safe_text.hpp"
 
@@ -149,5 +152,108 @@ TEST_CASE("pylock_toml refuses a value that is not UTF-8, and writes any other e
     const auto doc = toml::parse(*text);
     REQUIRE(doc["packages"].as_array()->size() == 2);
     CHECK(doc["packages"][0]["wheels"][0]["url"].value<std::string>() == wheels[0].location);
+  }
+}
+
+namespace {
+
+// A TOML node read back as the JSON value it was converted from.
+boost::json::value lk_json_of(const toml::node& n) {
+  if (const auto* t = n.as_table()) {
+    boost::json::object o;
+    for (const auto& [k, v] : *t) o[std::string(k.str())] = lk_json_of(v);
+    return o;
+  }
+  if (const auto* a = n.as_array()) {
+    boost::json::array out;
+    for (const auto& v : *a) out.push_back(lk_json_of(v));
+    return out;
+  }
+  if (const auto* s = n.as_string()) return boost::json::string(s->get());
+  if (const auto* b = n.as_boolean()) return b->get();
+  if (const auto* i = n.as_integer()) return i->get();
+  if (const auto* f = n.as_floating_point()) return f->get();
+  FAIL("a TOML type a variants file cannot give");
+  return nullptr;
+}
+
+LockedWheel lk_variant_wheel(const std::string& label, const std::string& variants_json) {
+  LockedWheel w{"foo", "1.2.3", "foo-1.2.3-cp312-cp312-linux_x86_64-" + label + ".whl",
+                "https://h/foo-1.2.3-cp312-cp312-linux_x86_64-" + label + ".whl", false, 10, std::string(64, 'a')};
+  w.variant_label = label;
+  w.variants_json = variants_json;
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("pylock_toml inlines a variant wheel's variant metadata, $schema kept, its own label only", "[output][locks][variants]") {
+  struct Row {
+    const char* what;
+    std::string file;  // tests/data/variants
+    std::string label;
+  };
+  const Row rows[] = {
+      {"PEP 825's example (0.1.1)", "foo-1.2.3-variants.json", "x86_64_v3_openblas"},
+      {"the null variant", "foo-1.2.3-variants.json", "null"},
+      {"PyTorch's 0.0.3 file: providers, booleans, static-properties and priorities kept", "torch-2.9.0-variants.json", "cuda12.8"},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.what);
+    const std::string body = wheelfit::test::read_file(wheelfit::test::source_dir() / "tests/data/variants" / row.file);
+    const auto text = wheelfit::output::pylock_toml({lk_variant_wheel(row.label, body)}, std::nullopt, {});
+    INFO((text ? *text : text.error().message));
+    REQUIRE(text);
+    const auto doc = toml::parse(*text);
+    const auto* inlined = doc["packages"][0]["variants-json"].as_table();
+    REQUIRE(inlined != nullptr);
+    // What was written reads back as the file, its variants cut to the wheel's label.
+    auto expected = boost::json::parse(body);
+    auto& variants = expected.as_object()["variants"].as_object();
+    expected.as_object()["variants"] = boost::json::object{{row.label, variants.at(row.label)}};
+    CHECK(lk_json_of(*inlined) == expected);
+    CHECK((*inlined)["$schema"].value<std::string>() == std::string(expected.at("$schema").as_string()));
+    // Not the pointer of PEP 817's form.
+    CHECK_FALSE(inlined->contains("url"));
+    CHECK_FALSE(inlined->contains("path"));
+    CHECK_FALSE(inlined->contains("hashes"));
+    // The label's entry is an inline table, as in PEP 825's example.
+    CHECK(text->find("[packages.variants-json.variants." ) == std::string::npos);
+  }
+  SECTION("a wheel without variant metadata has no table") {
+    auto plain = lk_variant_wheel("null", "{}");
+    plain.variant_label.reset();
+    plain.variants_json.reset();
+    const auto doc = toml::parse(*wheelfit::output::pylock_toml({plain}, std::nullopt, {}));
+    CHECK_FALSE(doc["packages"][0].as_table()->contains("variants-json"));
+  }
+}
+
+TEST_CASE("pylock_toml refuses variant metadata it cannot inline, naming the wheel and the JSON path", "[output][locks][variants][hostile]") {
+  const std::string head = R"({"$schema": "https://variants-schema.wheelnext.dev/peps/825/v0.1.1.json", )";
+  struct Row {
+    const char* what;
+    std::string json;
+    std::vector<std::string> parts;
+  };
+  const Row rows[] = {
+      {"a null", head + R"("default-priorities": {"namespace": null}, "variants": {"v": {}}})",
+       {"holds a null, which TOML has no form for (at $.default-priorities.namespace)"}},
+      {"a null in an array", head + R"("x": [1, null], "variants": {"v": {}}})", {"(at $.x[1])"}},
+      {"an integer beyond 64 bits", head + R"("x": 18446744073709551615, "variants": {"v": {}}})",
+       {"holds an integer beyond TOML's 64 bits (at $.x)"}},
+      {"no entry for the label", head + R"("variants": {"w": {}}})", {"lists no variant 'v' (at $.variants)"}},
+      {"no variants at all", head + "\"x\": 1}", {"lists no variant 'v'"}},
+      {"not JSON", "{\"$schema\": ", {"is not a JSON object (at $)"}},
+      {"not an object", "[1, 2]", {"is not a JSON object (at $)"}},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.what);
+    const auto text = wheelfit::output::pylock_toml({lk_variant_wheel("v", row.json)}, std::nullopt, {});
+    REQUIRE_FALSE(text);
+    CHECK(text.error().is(wheelfit::Errc::invalid_input));
+    CHECK_THAT(text.error().message, Catch::StartsWith("pylock.toml: the variant metadata of 'foo-1.2.3-cp312-cp312-linux_x86_64-v.whl' "));
+    for (const auto& part : row.parts) CHECK_THAT(text.error().message, Catch::Contains(part));
+    CHECK_THAT(text.error().message, Catch::EndsWith("so the file is not written"));
   }
 }

@@ -1,7 +1,9 @@
 // The resolver on variant wheels (PEP 825): a mixed page of variant, null and non-variant
 // wheels; the highest version with a compatible wheel; variant order before tags; an unreadable
 // or unknown-format variants file (null still compatible); the failed property named per
-// candidate; abi_dependency :: torch from the combo's torch.
+// candidate; abi_dependency :: torch from the combo's torch; torch listed from a variant index on
+// a machine no CUDA variant serves (issue 32, item 8: the CPU-only build, or every candidate's
+// failing property).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -40,17 +42,17 @@ machine::Machine vs_machine() {
                                           "cuda_version_lower_bound": ["13.0", "12.9", "12.8", "12.0"]}})"}});
 }
 
-// A snapshot of vpkg's page listing `files`, with the 1.0 variants file `variants` (unless empty)
-// read as `problem` says (empty: read and parsed).
+// A snapshot of `project`'s page listing `files`, with the `version` variants file `variants`
+// (parsed, or its parse error as the file's problem).
 index::IndexSnapshot vs_snapshot(const std::vector<std::string>& files, const std::string& variants = vs_variants_1_0,
-                                 const std::string& version = "1.0") {
+                                 const std::string& version = "1.0", const std::string& project = "vpkg") {
   std::vector<test::Anchor> anchors;
   for (const auto& f : files) anchors.push_back({f});
-  anchors.push_back({"vpkg-" + version + "-variants.json"});
-  auto snap = test::snapshot({{"vpkg", anchors}});
-  auto& page = snap.projects.at("vpkg");
+  anchors.push_back({project + "-" + version + "-variants.json"});
+  auto snap = test::snapshot({{project, anchors}});
+  auto& page = snap.projects.at(project);
   index::VariantsDoc doc;
-  doc.filename = "vpkg-" + version + "-variants.json";
+  doc.filename = project + "-" + version + "-variants.json";
   doc.url = snap.base_url + "files/" + doc.filename;
   doc.version = *model::Version::parse(version);
   if (auto parsed = model::parse_variants_json(variants, doc.url)) doc.file = std::make_shared<const model::VariantsFile>(std::move(*parsed));
@@ -188,4 +190,110 @@ TEST_CASE("an over-cap variants file: its variant wheels incompatible, naming th
   CHECK(failed[0].demand == resolve::Demand::variant);
   CHECK_THAT(failed[0].machine, Catch::Contains("vpkg-1.0-variants.json: variants: 1026 labels, more than the 1024 a variants "
                                                 "file may list"));
+}
+
+namespace {
+
+// PyTorch's labels in PEP 825's form: two CUDA builds (neither for sm 6.x), the null variant and,
+// as an older index names its CPU-only build, a propertyless label "0".
+const std::string vs_torch_variants = R"({"$schema": "https://variants-schema.wheelnext.dev/peps/825/v0.1.1.json",
+  "default-priorities": {"namespace": ["nvidia"]},
+  "variants": {
+    "cuda12.8": {"nvidia": {"sm_arch": ["70_real", "75_real", "80_real", "86_real", "90_real", "100_real", "120_real"],
+                            "cuda_version_lower_bound": ["12.8"]}},
+    "cuda13.0": {"nvidia": {"sm_arch": ["75_real", "80_real", "86_real", "90_real", "100_real", "120_real"],
+                            "cuda_version_lower_bound": ["13.0"]}},
+    "null": {}, "0": {}}})";
+
+std::string vs_torch_wheel(const std::string& label) { return "torch-2.8.0-" + vs_tags + "-" + label + ".whl"; }
+
+resolve::Resolution vs_torch_run(const std::vector<std::string>& labels, const machine::Machine& m) {
+  std::vector<std::string> files;
+  for (const auto& l : labels) files.push_back(vs_torch_wheel(l));
+  const auto ws = test::workspace({"torch"});
+  auto r = resolve::resolve({ws, m, test::cuda_policy(), vs_snapshot(files, vs_torch_variants, "2.8.0", "torch"), "cuda"});
+  INFO((r ? "" : r.error().message));
+  REQUIRE(r.has_value());
+  return std::move(*r);
+}
+
+// A machine with no GPU and no NVIDIA driver, no torch installed.
+machine::Machine vs_no_gpu() {
+  auto m = test::h100_with({{"torch", ""}, {"driver_version", ""}, {"driver_line", ""}});
+  m.gpus = std::vector<std::string>{};
+  return m;
+}
+
+bool vs_pinned(const resolve::Resolution& r, const std::string& name) {
+  return std::any_of(r.pins.begin(), r.pins.end(), [&](const resolve::Pin& p) { return p.name == name; });
+}
+
+}  // namespace
+
+TEST_CASE("torch from a variant index on a machine with no GPU: the CPU-only build, resolved", "[resolve][variants]") {
+  struct Row {
+    const char* what;
+    std::vector<std::string> labels;
+    bool gpu;  // the reference H100 (CUDA 13.0 driver) instead of no GPU
+    std::string pick;
+    bool cpu_only;
+  };
+  const Row rows[] = {
+      {"no GPU: the null variant", {"cuda12.8", "cuda13.0", "null"}, false, "null", true},
+      {"no GPU: a propertyless label, as an older index names its CPU build", {"cuda12.8", "0"}, false, "0", true},
+      {"control: an H100 takes the newest CUDA variant", {"cuda12.8", "cuda13.0", "null"}, true, "cuda13.0", false},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.what);
+    const auto r = vs_torch_run(row.labels, row.gpu ? test::h100_with({{"torch", ""}}) : vs_no_gpu());
+    REQUIRE(r.ok());
+    REQUIRE(r.picks.size() == 1);
+    const auto& p = r.picks[0];
+    CHECK(p.filename == vs_torch_wheel(row.pick));
+    CHECK(p.variant_label == row.pick);
+    // tier 1's combo: torch 2.8 on CUDA 12.8 (PyPI's line for a build without one), or the variant's.
+    CHECK(r.combo->torch.str() == "2.8");
+    CHECK(r.combo->line.str() == (row.cpu_only ? "12.8" : "13.0"));
+    if (row.cpu_only) {
+      CHECK(p.variant_note == "a CPU-only build: no properties, so no CUDA line");
+      CHECK_THAT(r.tiers.at(0).chosen, Catch::Contains("the CPU-only build of torch 2.8.0 (variant " + row.pick + ": no properties"));
+      // The CUDA line's torchvision and torchaudio are builds for a CUDA torch: not pinned, said.
+      CHECK(r.pins.empty());
+      CHECK(std::any_of(r.warnings.begin(), r.warnings.end(), [](const std::string& w) {
+        return w.starts_with("not pinned: torchvision ==0.23.* from https://download.pytorch.org/whl/cu128") &&
+               w.find("install CPU builds of them") != std::string::npos;
+      }));
+    } else {
+      CHECK(p.variant_note.empty());
+      CHECK(vs_pinned(r, "torchvision"));
+      CHECK_FALSE(vs_pinned(r, "torch"));
+    }
+  }
+}
+
+TEST_CASE("torch from a variant index no variant of which runs here: its candidates, each with the failing property",
+          "[resolve][variants]") {
+  // A GTX 1080 (sm 6.1) with a CUDA 12.8 driver, no torch installed; the index's variants are
+  // cuda12.8 and cuda13.0 only.
+  const auto m = test::h100_with({{"torch", ""}, {"gpus", "6.1"}, {"driver_line", "12.8"}});
+  const auto r = vs_torch_run({"cuda12.8", "cuda13.0"}, m);
+  REQUIRE_FALSE(r.ok());
+  const auto& t1 = r.tiers.at(0);
+  CHECK(t1.tier == "bootstrap");
+  CHECK(t1.status == resolve::TierOutcome::Status::failed);
+  CHECK_THAT(t1.reason, Catch::Contains("no torch wheel the index serves runs on this machine"));
+  const auto* unresolved = r.unresolved_tier();
+  REQUIRE(unresolved != nullptr);
+  REQUIRE(unresolved->size() == 1);
+  const auto& torch = unresolved->front();
+  CHECK(torch.name == "torch");
+  REQUIRE(torch.candidates.size() == 2);
+  for (const auto& c : torch.candidates) {
+    CAPTURE(c.filename);
+    const bool named = std::any_of(c.failed.begin(), c.failed.end(), [](const resolve::Failure& f) {
+      return f.demand == resolve::Demand::variant && f.wheel.starts_with("nvidia :: sm_arch :: ") &&
+             f.machine == "not supported: the cuda backend's provider supports 61_real, 60_real, 60_virtual (GPUs sm 6.1)";
+    });
+    CHECK(named);
+  }
 }

@@ -73,15 +73,10 @@ Wheel& union_file(std::vector<Wheel>& out, std::map<std::string, std::size_t>& b
 void add_variants_file(std::vector<Wheel>& out, std::map<std::string, std::size_t>& by_url, const resolve::Pick& pick,
                        const std::string& machine, const index::IndexSnapshot* snap) {
   std::optional<std::string> sha256 = pick.variants_sha256;
-  if (!sha256 && snap) {
-    if (auto page = snap->projects.find(pick.name); page != snap->projects.end()) {
-      for (const auto& doc : page->second.variants) {
-        if (doc.url != pick.variants_url || !doc.file) continue;
-        deliver::Sha256 h;
-        h.update(doc.body);
-        sha256 = h.hex();
-      }
-    }
+  if (const index::VariantsDoc* doc = sha256 ? nullptr : detail::variants_doc(snap, pick)) {
+    deliver::Sha256 h;
+    h.update(doc->body);
+    sha256 = h.hex();
   }
   Wheel& w = union_file(out, by_url, pick.variants_url, pick.name, sha256, machine);
   if (w.anchors.empty()) w.anchors.push_back(w.wanted.filename);
@@ -339,11 +334,6 @@ void add_view_locks(mirror::Machine& machine, const ResolveResult& r,
     if (auto it = delivered.find(w.filename); it != delivered.end()) {
       w.size = it->second->bytes;
       w.sha256 = it->second->sha256;
-    }
-    if (w.variants_location) {  // the variants file, published beside the wheel
-      const std::string file = detail::file_name_of(*w.variants_location);
-      w.variants_location = base_url ? mirror::file_href(file, base_url, 0) : "../../files/" + file;
-      if (auto it = delivered.find(file); it != delivered.end()) w.variants_sha256 = it->second->sha256;
     }
   }
   std::string view_url;

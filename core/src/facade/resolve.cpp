@@ -226,9 +226,9 @@ std::vector<output::LockedWheel> ResolveResult::locked_wheels() const {
     w.filename = detail::file_name_of(pick.url);
     w.location = util::strip_credentials(pick.url);
     w.sha256 = pick.sha256;
-    if (pick.variant_label && !pick.variants_url.empty()) {
-      w.variants_location = util::strip_credentials(pick.variants_url);
-      w.variants_sha256 = pick.variants_sha256;
+    if (const index::VariantsDoc* doc = detail::variants_doc(index.get(), pick)) {  // inlined by pylock.toml
+      w.variant_label = pick.variant_label;
+      w.variants_json = doc->body;
     }
     out.push_back(std::move(w));
   }

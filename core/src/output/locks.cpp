@@ -44,6 +44,88 @@ Expected<void> check_values(std::string_view file, std::initializer_list<std::pa
   return {};
 }
 
+// PEP 825's [packages.variants-json]: the JSON structure of the variant metadata "converted into
+// the respective TOML types". `Refusal` words the error of a value TOML cannot carry.
+struct Refusal {
+  std::string_view file;
+  const LockedWheel& wheel;
+  Error operator()(const std::string& path, const std::string& why) const {
+    return Error(Errc::invalid_input, std::string(file) + ": the variant metadata of " + quoted(wheel.filename) + " " + why +
+                                          " (at " + path + "), so the file is not written");
+  }
+};
+
+Expected<toml::table> toml_table(const boost::json::object& o, const std::string& path, int inline_depth, const Refusal& refuse);
+Expected<toml::array> toml_array(const boost::json::array& a, const std::string& path, const Refusal& refuse);
+
+/// JSON `v` (at `path`) given to `add` as its TOML value; objects `inline_depth` levels down
+/// and deeper are inline tables.
+template <typename Add>
+Expected<void> to_toml(const boost::json::value& v, const std::string& path, int inline_depth, const Refusal& refuse, Add add) {
+  switch (v.kind()) {
+    case boost::json::kind::object: {
+      auto t = toml_table(v.get_object(), path, inline_depth, refuse);
+      if (!t) return t.error();
+      add(std::move(*t));
+      return {};
+    }
+    case boost::json::kind::array: {
+      auto a = toml_array(v.get_array(), path, refuse);
+      if (!a) return a.error();
+      add(std::move(*a));
+      return {};
+    }
+    case boost::json::kind::string: add(std::string(v.get_string())); return {};
+    case boost::json::kind::bool_: add(v.get_bool()); return {};
+    case boost::json::kind::int64: add(v.get_int64()); return {};
+    case boost::json::kind::double_: add(v.get_double()); return {};
+    case boost::json::kind::uint64:
+      if (v.get_uint64() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+        return refuse(path, "holds an integer beyond TOML's 64 bits");
+      }
+      add(static_cast<std::int64_t>(v.get_uint64()));
+      return {};
+    case boost::json::kind::null: break;
+  }
+  return refuse(path, "holds a null, which TOML has no form for");
+}
+
+Expected<toml::table> toml_table(const boost::json::object& o, const std::string& path, int inline_depth, const Refusal& refuse) {
+  toml::table t;
+  for (const auto& [key, value] : o) {
+    const std::string k(key);
+    auto ok = to_toml(value, path + "." + k, inline_depth - 1, refuse, [&](auto&& node) { t.insert(k, std::move(node)); });
+    if (!ok) return ok.error();
+  }
+  t.is_inline(inline_depth <= 0);
+  return t;
+}
+
+Expected<toml::array> toml_array(const boost::json::array& a, const std::string& path, const Refusal& refuse) {
+  toml::array out;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    auto ok = to_toml(a[i], path + "[" + std::to_string(i) + "]", 0, refuse, [&](auto&& node) { out.push_back(std::move(node)); });
+    if (!ok) return ok.error();
+  }
+  return out;
+}
+
+/// [packages.variants-json] of `w`: its variant metadata with "$schema" and every other key,
+/// `variants` holding the wheel's own label only; the labels (two levels down) are inline tables,
+/// as in PEP 825's example.
+Expected<toml::table> variants_table(std::string_view file, const LockedWheel& w) {
+  const Refusal refuse{file, w};
+  boost::system::error_code ec;
+  boost::json::value doc = boost::json::parse(*w.variants_json, ec);
+  if (ec || !doc.is_object()) return refuse("$", "is not a JSON object");
+  auto& object = doc.get_object();
+  const boost::json::value* variants = object.if_contains("variants");
+  const boost::json::value* own = variants && variants->is_object() ? variants->get_object().if_contains(*w.variant_label) : nullptr;
+  if (!own) return refuse("$.variants", "lists no variant " + quoted(*w.variant_label));
+  object["variants"] = boost::json::object{{*w.variant_label, *own}};
+  return toml_table(object, "$", 2, refuse);
+}
+
 }  // namespace
 
 std::string lock_value_problem(std::string_view value, LockValue kind) {
@@ -117,8 +199,7 @@ Expected<std::string> pylock_toml(const std::vector<LockedWheel>& wheels, const 
     // toml++ escapes every string, but writes a byte that is not UTF-8 as another character.
     const std::string of = " of " + quoted(w.filename);
     if (auto ok = check_values(kFile, {{"the name" + of, w.name}, {"the version" + of, w.version}, {"the file name", w.filename},
-                                       {"the location" + of, w.location}, {"the sha256" + of, *w.sha256},
-                                       {"the variants file" + of, w.variants_location.value_or("")}},
+                                       {"the location" + of, w.location}, {"the sha256" + of, *w.sha256}},
                                LockValue::toml_string);
         !ok) {
       return ok.error();
@@ -138,16 +219,10 @@ Expected<std::string> pylock_toml(const std::vector<LockedWheel>& wheels, const 
     package.insert("name", w.name);
     package.insert("version", w.version);
     package.insert("wheels", std::move(list));
-    if (w.variants_location) {  // PEP 825's [packages.variants-json]
-      toml::table variants;
-      variants.insert(w.relative ? "path" : "url", *w.variants_location);
-      if (w.variants_sha256) {
-        toml::table vh;
-        vh.insert("sha256", *w.variants_sha256);
-        vh.is_inline(true);
-        variants.insert("hashes", std::move(vh));
-      }
-      package.insert("variants-json", std::move(variants));
+    if (w.variant_label && w.variants_json) {  // PEP 825's [packages.variants-json]
+      auto variants = variants_table(kFile, w);
+      if (!variants) return variants.error();
+      package.insert("variants-json", std::move(*variants));
     }
     packages.push_back(std::move(package));
   }

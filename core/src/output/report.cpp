@@ -68,7 +68,7 @@ std::string tier_label(const TierOutcome& t) {
 std::string status_line(const resolve::Resolution& r, const TierOutcome& t) {
   switch (t.status) {
     case TierOutcome::Status::resolved: return combo_str(r, t.combo) + " -- covers every package";
-    case TierOutcome::Status::failed: return combo_str(r, t.combo) + " -- " + t.reason;
+    case TierOutcome::Status::failed: return (t.combo ? combo_str(r, t.combo) + " -- " : std::string()) + t.reason;
     case TierOutcome::Status::skipped: return (t.combo ? combo_str(r, t.combo) + " -- " : std::string()) + "skipped: " + t.reason;
   }
   return "";
@@ -165,7 +165,8 @@ TextPieces human_report_shared(const resolve::Resolution& r, const ReportContext
       if (!p.arch_source.empty()) os << "    archs:  " << p.arch_source << "\n";
       if (p.variant_label) {
         os << "    variant: " << *p.variant_label
-           << (p.variant_properties.empty() ? std::string() : " (" + util::join(p.variant_properties, ", ") + ")") << "\n";
+           << (p.variant_properties.empty() ? std::string() : " (" + util::join(p.variant_properties, ", ") + ")")
+           << (p.variant_note.empty() ? std::string() : "; " + p.variant_note) << "\n";
       }
     }
     os << "pins:\n";
@@ -188,7 +189,7 @@ TextPieces human_report_shared(const resolve::Resolution& r, const ReportContext
     for (const auto& t : r.tiers) os << "  " << tier_label(t) << ": " << status_line(r, t) << "\n";
     for (const auto& t : r.tiers) {
       if (t.status != TierOutcome::Status::failed) continue;
-      os << "why not " << combo_str(r, t.combo) << " (" << t.tier << "):\n";
+      os << "why not " << (t.combo ? combo_str(r, t.combo) + " (" + t.tier + ")" : tier_label(t)) << ":\n";
       for (const auto& p : t.packages) {
         if (p.status == PackageOutcome::Status::resolved) continue;
         describe_package(os, p);
@@ -263,12 +264,12 @@ void add_unresolved(TextPieces& out, const resolve::Resolution& r, const std::ve
   out.add(sep == '[' ? "[]" : "]");
 }
 
-// {"label": ..., "properties": [...]} for a variant wheel, null for any other.
+// {"label": ..., "properties": [...], "note": ...} for a variant wheel, null for any other.
 json::value variant_json(const resolve::Pick& p) {
   if (!p.variant_label) return nullptr;
   json::array props;
   for (const auto& s : p.variant_properties) props.push_back(json::string(s));
-  return json::object{{"label", *p.variant_label}, {"properties", std::move(props)}};
+  return json::object{{"label", *p.variant_label}, {"properties", std::move(props)}, {"note", p.variant_note}};
 }
 
 }  // namespace

@@ -82,9 +82,16 @@ ComboOrReason machine_combo(const machine::Machine& m, const policy::Policy& pol
 
 namespace {
 
-// The resolve itself; `torch`: the torch wheel a variant index resolved first (its version is
-// then the machine's torch), or nullptr.
-Expected<Resolution> resolve_on(const Inputs& in, const Pick* torch) {
+// torch listed as a package, judged first against a variant index: the wheel picked (its version
+// is then the machine's torch), or the outcome of a torch no wheel of which runs here.
+struct ListedTorch {
+  const Pick* pick = nullptr;
+  const PackageOutcome* unresolved = nullptr;
+};
+
+// The resolve itself, after the listed torch (if any) was judged.
+Expected<Resolution> resolve_on(const Inputs& in, ListedTorch listed = {}) {
+  const Pick* torch = listed.pick;
   const auto& m = in.machine;
   if (!m.os) return unexpected(Errc::usage, "the machine's OS is unknown: set os in the machine profile or WHEELFIT_OVERRIDE_OS");
   if (!m.cpu_arch) return unexpected(Errc::usage, "the machine's CPU arch is unknown: set cpu_arch in the machine profile or WHEELFIT_OVERRIDE_CPU_ARCH");
@@ -215,6 +222,12 @@ Expected<Resolution> resolve_on(const Inputs& in, const Pick* torch) {
     if (mc.combo) {
       t1.combo = mc.combo;
       run_tier(t1);
+    } else if (listed.unresolved) {
+      // No torch wheel of the index runs here, and only a torch fixes the combo: that torch's
+      // verdicts are the answer, as any package's.
+      t1.status = TierOutcome::Status::failed;
+      t1.reason = "torch is listed, and no torch wheel the index serves runs on this machine (its version would fix the combo)";
+      t1.packages.push_back(*listed.unresolved);
     } else if (!m.torch) {
       res.advice = advise(advice_inputs);
       const auto& all = res.advice->suggestions;
@@ -294,6 +307,44 @@ Expected<Resolution> resolve_on(const Inputs& in, const Pick* torch) {
   return res;
 }
 
+// A torch wheel whose variant has no properties (PEP 825's null, or an older index's label for
+// it such as 00000000) needs nothing of the machine: it is the CPU-only build.
+bool cpu_only(const Pick& torch) { return torch.variant_label && torch.variant_properties.empty(); }
+
+// The machine's torch once `pick` is installed. Its variant label is its local label only for a
+// build with properties (PyTorch's cuda12.8, read by the backend's torch-label grammar); a
+// CPU-only build names no line: its version alone, as a torch without a local label.
+model::Version listed_torch_version(const Pick& pick) {
+  const auto version = model::Version::parse(pick.version);
+  if (!pick.variant_label || cpu_only(pick)) return *version;
+  auto labelled = model::Version::parse(version->public_version().str() + "+" + *pick.variant_label);
+  return labelled ? *labelled : *version;
+}
+
+// A CPU-only torch from the index, said where the resolution describes it: its pick's variant,
+// tier 1's choice; the family pins of a CUDA line are builds for a CUDA torch: not pinned.
+void say_cpu_only(Resolution& res, const Pick& torch, const std::string& line_name) {
+  const std::string what = "the CPU-only build of torch " + torch.version + " (variant " + *torch.variant_label +
+                           ": no properties, so no " + line_name + " line)";
+  for (auto& p : res.picks) {
+    if (p.name == torch.name && p.filename == torch.filename) p.variant_note = "a CPU-only build: no properties, so no " + line_name + " line";
+  }
+  for (auto& t : res.tiers) {
+    if (t.tier == "bootstrap" && t.combo && t.chosen.empty()) {
+      t.chosen = "torch from the index is " + what + ": the combo is its minor on the line PyPI ships it with, as for a torch without a local label";
+    }
+  }
+  std::vector<std::string> dropped;
+  std::erase_if(res.pins, [&](const Pin& p) {
+    dropped.push_back(p.name + " " + p.version + " from " + p.index);
+    return true;
+  });
+  if (!dropped.empty()) {
+    res.warnings.push_back("not pinned: " + join(dropped, ", ") + ": builds for a " + line_name + " torch, and torch is " + what +
+                           "; install CPU builds of them");
+  }
+}
+
 }  // namespace
 
 Expected<Resolution> resolve(const Inputs& in) {
@@ -310,9 +361,9 @@ Expected<Resolution> resolve(const Inputs& in) {
       }
     }
   }
-  if (!pkg) return resolve_on(in, nullptr);
+  if (!pkg) return resolve_on(in);
   const auto& m = in.machine;
-  if (!m.os || !m.cpu_arch || (!env->python && !m.python)) return resolve_on(in, nullptr);  // its usage error
+  if (!m.os || !m.cpu_arch || (!env->python && !m.python)) return resolve_on(in);  // its usage error
   std::optional<Listing> owned;
   const Listing* listing = nullptr;
   if (in.prepared) {
@@ -345,16 +396,15 @@ Expected<Resolution> resolve(const Inputs& in) {
   ctx.variants = &support;
   ctx.variant_orders = &orders;
   auto outcome = resolve_package(env->name, *pkg, listing->candidates, listing->status, listing->reason, ctx);
-  if (outcome.status != PackageOutcome::Status::resolved) return resolve_on(in, nullptr);  // reported with the tiers
+  if (outcome.status != PackageOutcome::Status::resolved) return resolve_on(in, {nullptr, &outcome});  // reported with the tiers
   const Pick& pick = *outcome.pick;
   machine::Machine with = m;
-  const auto version = model::Version::parse(pick.version);
-  const bool labelled = pick.variant_label && *pick.variant_label != "null";
-  auto torch = labelled ? model::Version::parse(version->public_version().str() + "+" + *pick.variant_label) : version;
-  with.torch = torch ? *torch : *version;
+  with.torch = listed_torch_version(pick);
   with.provenance["torch"] = "the torch wheel resolved from the index (" + pick.filename + ")";
   const Inputs again{in.workspace, with, in.policy, in.index, in.backend, in.inspect, in.combo, in.fallback, in.advise, in.prepared};
-  return resolve_on(again, &pick);
+  auto res = resolve_on(again, {&pick, nullptr});
+  if (res && cpu_only(pick)) say_cpu_only(*res, pick, in.policy.notation().name);
+  return res;
 }
 
 }  // namespace wheelfit::resolve

@@ -31,10 +31,10 @@ struct LockedWheel {
   bool relative = false;
   std::optional<std::uint64_t> size;
   std::optional<std::string> sha256;  ///< lower-case hex
-  /// A variant wheel's package-version variants file (PEP 825: pylock's [packages.variants-json]):
-  /// where it is (as `location`, relative or not) and its digest.
-  std::optional<std::string> variants_location = {};
-  std::optional<std::string> variants_sha256 = {};
+  /// A variant wheel (PEP 825): its label, and its package version's combined variant metadata
+  /// (the index's {name}-{version}-variants.json, as served), which pylock.toml inlines.
+  std::optional<std::string> variant_label = {};
+  std::optional<std::string> variants_json = {};
 };
 
 /// requirements.txt for `pip install --require-hashes --no-deps -r`: one line per wheel,
@@ -45,9 +45,14 @@ struct LockedWheel {
 Expected<std::string> requirements_txt(const std::vector<LockedWheel>& wheels, bool by_index, const std::vector<std::string>& comments);
 
 /// pylock.toml (PEP 751, lock-version 1.0): created-by, requires-python when given, and one
-/// [[packages]] per wheel with name, version and wheels = [{name, url or path, size, hashes}].
-/// A wheel without a digest is left out, named in a comment (PEP 751 requires hashes).
-/// Refuses the values above (the whole text).
+/// [[packages]] per wheel with name, version and wheels = [{name, url or path, size, hashes}];
+/// a variant wheel's [packages.variants-json] inlines its variant metadata as PEP 825 requires:
+/// every key of the variants file converted to TOML ("$schema" kept), `variants` holding the
+/// wheel's label only (the labels of wheels not listed may be left out), each label an inline
+/// table. A wheel without a digest is left out, named in a comment (PEP 751 requires hashes).
+/// Refuses the values above (the whole text), and variant metadata that is not a JSON object,
+/// lists no entry for the label, or holds what TOML cannot carry (a null, an integer beyond 64
+/// bits), naming the wheel and the JSON path.
 Expected<std::string> pylock_toml(const std::vector<LockedWheel>& wheels, const std::optional<std::string>& requires_python,
                         const std::vector<std::string>& comments);
 

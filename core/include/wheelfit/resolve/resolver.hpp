@@ -96,6 +96,9 @@ struct Pick {
   /// The torch its `abi_dependency :: torch` was judged against ("" none), for a variant wheel:
   /// resolve --inspect judges the wheel's own variant.json against the same.
   std::string variant_torch = {};
+  /// What the variant means beyond its properties, when the resolver knows ("" none): a torch
+  /// listed from a variant index whose variant has no properties is "a CPU-only build: ...".
+  std::string variant_note = {};
 };
 
 struct PackageOutcome {
