@@ -37,6 +37,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 
 #include "wheelfit/backends/cuda_fatbin.hpp"
@@ -168,7 +169,8 @@ class Walk {
       } else if ((flags & kFlagFamilySpecific) != 0) {
         e.suffix = "f";
       }
-      out_.push_back(std::move(e));
+      // Each distinct entry once: torch's thousands of containers repeat the same few.
+      if (seen_.insert(e.str()).second) out_.push_back(std::move(e));
     }
     return p + entry_header + payload;
   }
@@ -178,6 +180,7 @@ class Walk {
   std::string_view source_;
   std::string buffer_;
   std::vector<FatbinEntry> out_;
+  std::set<std::string> seen_;  // out_'s entries by name
 };
 
 // The read_device_code JSON of a walk's entries.

@@ -141,3 +141,19 @@ TEST_CASE("read_code_at stops at the first read that fails, with the core's reas
   CHECK(code.error().message == "lib.so: read at offset 4096 failed: Input/output error");
   CHECK(calls == 1);
 }
+
+TEST_CASE("a section of many containers repeating the same entries lists each entry once", "[cuda][fatbin]") {
+  // As torch's libtorch_cuda.so: one container per translation unit, each with the same archs.
+  const std::string one = bin::fatbin_container({{2, 80}, {2, 90}, {1, 90, 0x8011, 80}});
+  std::string section;
+  for (int i = 0; i < 2000; ++i) section += one;
+  auto entries = backends::cuda::parse_fatbin(section, ".nv_fatbin");
+  REQUIRE(entries.has_value());
+  REQUIRE(entries->size() == 3);
+  CHECK((*entries)[2].str() == "compute_90");
+  CountingRead read{section};
+  auto code = test::cuda_policy().rules()->read_code_at(".nv_fatbin", section.size(), read.fn());
+  REQUIRE(code.has_value());
+  CHECK(code->list == "8.0;9.0+PTX");
+  CHECK(read.total() == 2000 * (1 + 16 + 3 * 48));  // every header, and nothing else
+}

@@ -27,8 +27,9 @@ struct FatbinEntry {
 };
 
 /// Walks the fatbinary containers in `bytes` (each: magic 0xBA55ED50, version, header size, fat
-/// size; then entries with kind, header size, payload size, sm arch). Errc::invalid_input naming
-/// `source` for a bad magic, a size that passes the end, an entry header that lies.
+/// size; then entries with kind, header size, payload size, sm arch): each distinct entry once,
+/// in file order. Errc::invalid_input naming `source` for a bad magic, a size that passes the
+/// end, an entry header that lies.
 Expected<std::vector<FatbinEntry>> parse_fatbin(std::string_view bytes, std::string_view source);
 
 /// Reads `length` bytes at `offset` of the section into `out`; false when they cannot be read.
