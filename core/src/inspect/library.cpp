@@ -51,16 +51,26 @@ bool is_code_section(const detail::ImageSection& s, BinaryInfo::Format format, c
   });
 }
 
-// The device-code sections of a layout, each checked to lie inside the file.
-Expected<std::vector<const detail::ImageSection*>> code_sections(const detail::ImageLayout& layout, const policy::Policy& policy,
-                                                                 const ByteSource& source) {
-  const std::string name = source.name();
-  const detail::ImageErrors err{name, source.size(), layout.info.format == BinaryInfo::Format::elf ? "ELF" : "PE"};
-  std::vector<const detail::ImageSection*> out;
-  for (const auto& s : layout.sections) {
-    if (!s.has_bytes || s.size == 0 || !is_code_section(s, layout.info.format, policy.code_sections())) continue;
+// A library opened and its device-code sections located by its headers, each checked to lie
+// inside the file.
+struct Located {
+  std::unique_ptr<ByteSource> source;
+  detail::ImageLayout layout;
+  std::vector<std::size_t> code;  // indices into layout.sections
+};
+
+Expected<Located> locate(const std::string& path, const policy::Policy& policy) {
+  auto source = open_file_source(path);
+  if (!source) return source.error();
+  auto layout = read_layout(**source);
+  if (!layout) return layout.error();
+  Located out{std::move(*source), std::move(*layout), {}};
+  const detail::ImageErrors err{path, out.source->size(), out.layout.info.format == BinaryInfo::Format::elf ? "ELF" : "PE"};
+  for (std::size_t i = 0; i < out.layout.sections.size(); ++i) {
+    const auto& s = out.layout.sections[i];
+    if (!s.has_bytes || s.size == 0 || !is_code_section(s, out.layout.info.format, policy.code_sections())) continue;
     if (!err.fits(s.offset, s.size)) return err.past_end(s.label + " (its offset, size)", s.offset, s.size);
-    out.push_back(&s);
+    out.code.push_back(i);
   }
   return out;
 }
@@ -104,14 +114,10 @@ std::string entries_count(const policy::DeviceRules::DeviceCode& code) {
 
 // The size of a library's device-code sections (headers read only); 0 when it has none.
 Expected<std::uint64_t> code_bytes(const std::string& path, const policy::Policy& policy) {
-  auto source = open_file_source(path);
-  if (!source) return source.error();
-  auto layout = read_layout(**source);
-  if (!layout) return layout.error();
-  auto sections = code_sections(*layout, policy, **source);
-  if (!sections) return sections.error();
+  auto found = locate(path, policy);
+  if (!found) return found.error();
   std::uint64_t total = 0;
-  for (const auto* s : *sections) total += s->size;
+  for (const std::size_t i : found->code) total += found->layout.sections[i].size;
   return total;
 }
 
@@ -141,24 +147,21 @@ bool is_library_name(std::string_view filename) {
 }
 
 Expected<LibraryCode> read_library(const std::string& path, const policy::Policy& policy) {
-  auto source = open_file_source(path);
-  if (!source) return source.error();
-  auto layout = read_layout(**source);
-  if (!layout) return layout.error();
-  auto sections = code_sections(*layout, policy, **source);
-  if (!sections) return sections.error();
+  auto found = locate(path, policy);
+  if (!found) return found.error();
   LibraryCode out;
   out.path = path;
-  out.info = std::move(layout->info);
-  out.file_size = (*source)->size();
-  for (const auto* s : *sections) {
+  out.info = found->layout.info;
+  out.file_size = found->source->size();
+  for (const std::size_t i : found->code) {
+    const auto& s = found->layout.sections[i];
     if (!policy.rules()) return unexpected(Errc::unsupported, path + ": the policy was read without its backend's device rules");
-    auto code = walk_section(**source, *s, *policy.rules());
+    auto code = walk_section(*found->source, s, *policy.rules());
     if (!code) return code.error();
-    out.sections.push_back(s->name);
+    out.sections.push_back(s.name);
     detail::add_device_code(out.device, std::move(*code));
   }
-  out.bytes_read = (*source)->bytes_fetched();
+  out.bytes_read = found->source->bytes_fetched();
   return out;
 }
 
