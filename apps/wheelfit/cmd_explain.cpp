@@ -1,4 +1,4 @@
-// `wheelfit explain WHEEL`: the arguments -> an ExplainRequest -> api::explain() (the façade)
+// `wheelfit explain WHEEL|LIB`: the arguments -> an ExplainRequest -> api::explain() (the façade)
 // -> the report or the JSON.
 #include <iostream>
 
@@ -12,7 +12,7 @@ int run_explain(const std::vector<std::string_view>& argv) {
                                      "--allow-insecure-host", "--cert", "--client-cert", "--speed-limit", "--speed-time",
                                      "--max-time"}, {"--json"});
   const bool as_json = args.has("--json");
-  if (args.positional.size() != 1) throw UsageError{"explain: give exactly one WHEEL (a .whl file, its URL, or a wheel file name)"};
+  if (args.positional.size() != 1) throw UsageError{"explain: give exactly one WHEEL (a .whl file, its URL, or a wheel file name) or a library file"};
   if (args.value("--machine") && args.value("--python")) {
     throw UsageError{"--python names this machine's interpreter; it does not go with --machine"};
   }

@@ -25,7 +25,8 @@ commands:
   plugins               list the backend plugins loaded and the files skipped (--json: one object)
   detect                print this machine's profile: each fact with the source that answered it
   explain WHEEL         the seven demands of one wheel (a .whl file, its URL, or a bare wheel file
-                        name) from its name and its binaries, against this machine
+                        name) from its name and its binaries, against this machine; or a library
+                        (libtorch_cuda.so, torch_cuda.dll): its GPU archs, read by its headers
   doctor                every installed distribution with compiled modules: what will not run here
   cache info|prune|clean  the HTTP cache: what it holds; trim it to its size cap (least recently
                         used first); empty it
@@ -96,7 +97,8 @@ explain options:
   --python PATH         this machine's interpreter (detection); not with --machine
   --policy FILE         policy data (arch lists) replacing the backend's own
   --json                one object: demands [{demand, wheel, machine, verdict, detail}], files
-                        [{path, sass, ptx, glibc, needed}], warnings, bytes_fetched, wheel_size
+                        [{path, sass, ptx, glibc, needed}], warnings, bytes_fetched, wheel_size;
+                        a library: {library, archs {list, sass, ptx, source}, verdict, uncovered}
   --timeout S, --retries N, --user-agent UA, --allow-insecure-host HOST, --cert FILE,
   --client-cert FILE, --speed-limit BYTES, --speed-time S, --max-time S, --proxy-auth M
                         for a URL (read with HTTP Range requests)

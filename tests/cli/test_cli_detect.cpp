@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 
+#include "inspect/binary_writer.hpp"
 #include "machine/fake_python.hpp"
 #include "support/cli_support.hpp"
 #include "support/test_support.hpp"
@@ -255,4 +256,41 @@ TEST_CASE("wheelfit resolve: --python does not go with --machine", "[cli][detect
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Catch::Contains("--python") && Catch::Contains("--machine"));
   CHECK(wheelfit::test::script_runs(w.python) == 0);
+}
+
+TEST_CASE("wheelfit resolve reads the detected torch's arch list from its library", "[cli][detect][torch_lib]") {
+  CliDetectWorld w;
+  w.torch("2.8.0+cu128");
+  w.env["WHEELFIT_OVERRIDE_GPUS"] = "9.0";
+  const fs::path lib = w.site / "torch" / "lib" / "libtorch_cuda.so";
+  bin::LibrarySpec spec;
+  spec.extra.push_back(bin::Section{".nv_fatbin", 1, bin::fatbin_container({{2, 80}, {2, 90}, {1, 90, 0x8011, 80}})});
+  write_file(lib, bin::write_library(spec).bytes);
+
+  auto r = w.run({"resolve", w.config.string(), "--index", w.index.string(), "--json"});
+  CAPTURE(r.err);
+  CHECK(r.code == 0);
+  CHECK_THAT(r.err, Catch::Contains("torch's arch list 8.0;9.0+PTX: read from " + lib.string() + ": 2 SASS, 1 PTX entries"));
+  auto d = w.run({"detect", "--json"});
+  REQUIRE(d.code == 0);
+  CHECK(parse_object_cli_detect(d.out).at("interpreter").as_object().at("torch_lib").as_string() == lib.parent_path().string());
+
+  SECTION("a library that cannot be read is a warning naming it; the policy's row is used") {
+    write_file(lib, "\x7f" "ELF truncated");
+    auto bad = w.run({"resolve", w.config.string(), "--index", w.index.string(), "--json"});
+    CHECK(bad.code == 0);
+    const auto warnings = parse_object_cli_detect(bad.out).at("warnings").as_array();
+    bool named = false;
+    for (const auto& x : warnings) {
+      const std::string text(x.as_string());
+      named = named || (text.find("torch's arch list was not read from its library (") != std::string::npos &&
+                        text.find(lib.string()) != std::string::npos);
+    }
+    CHECK(named);
+  }
+  SECTION("an overridden torch is not the installed one: its library is not read") {
+    w.env["WHEELFIT_OVERRIDE_TORCH"] = "2.8.0+cu126";
+    auto o = w.run({"resolve", w.config.string(), "--index", w.index.string(), "--json"});
+    CHECK_THAT(o.err, !Catch::Contains("torch's arch list"));
+  }
 }

@@ -2,6 +2,8 @@
 // test (crafted ELF modules with fatbinaries, zipped), machine profiles, exit codes, the JSON.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
 #include <boost/json.hpp>
 
 #include "inspect/binary_writer.hpp"
@@ -294,5 +296,54 @@ TEST_CASE("wheelfit explain URL reads only what it needs with Range, and falls b
       CHECK(o.at("downloaded_whole").as_bool());
       CHECK(fetched == bytes.size());
     }
+  }
+}
+
+TEST_CASE("wheelfit explain LIB: torch's library, its archs and whether they cover the GPUs", "[cli][explain][torch_lib]") {
+  CliExplainWorld w;
+  std::vector<bin::FatEntry> kernels;
+  for (std::uint32_t arch : {50u, 60u, 70u, 75u, 80u, 86u, 90u}) kernels.push_back({2, arch, 0x11, 64, std::string(4096, 's')});
+  kernels.push_back({1, 90, 0x8011, 80, std::string(4096, 'p')});
+  bin::LibrarySpec spec;
+  spec.extra.push_back(bin::Section{".nv_fatbin", 1, bin::fatbin_container(kernels)});
+  const fs::path lib = w.dir / "torch" / "lib" / "libtorch_cuda.so";
+  write_file(lib, bin::write_library(spec).bytes);
+  const fs::path blackwell = w.dir / "rtx5090.toml";
+  write_file(blackwell, "os = \"linux\"\ncpu_arch = \"x86_64\"\nglibc = \"2.35\"\npython = \"3.12\"\ntorch = \"2.8.0+cu126\"\n"
+                        "cuda_driver = \"13.0\"\ngpus = [\"12.0\", \"3.5\"]\n");
+
+  auto runs = wheelfit_run({"explain", lib.string(), "--machine", w.machine.string()});
+  INFO(runs.out << runs.err);
+  CHECK(runs.code == 0);
+  CHECK_THAT(runs.out, Catch::StartsWith("library: " + lib.string() + "\nx86_64 ELF; read "));
+  CHECK_THAT(runs.out, Catch::Contains("archs: 5.0;6.0;7.0;7.5;8.0;8.6;9.0+PTX\n  sass: sm_50, sm_60, sm_70, sm_75, sm_80, sm_86, sm_90\n"
+                                       "  ptx: compute_90\n  (read from " + lib.string() + ": 7 SASS, 1 PTX entries)\nmachine: sm 9.0\n"));
+  CHECK_THAT(runs.out, Catch::EndsWith("verdict: it runs here\n"));
+
+  auto fails = wheelfit_run({"explain", lib.string(), "--machine", blackwell.string(), "--json"});
+  CHECK(fails.code == 1);
+  const auto o = parse(fails);
+  CHECK(o.at("source").as_string() == "library");
+  CHECK(o.at("library").as_string() == lib.string());
+  CHECK(o.at("format").as_string() == "elf");
+  CHECK(o.at("verdict").as_string() == "cannot_run");
+  CHECK(o.at("uncovered").as_array() == json::array{"3.5"});  // 12.0 runs compute_90 by JIT
+  CHECK(o.at("archs").as_object().at("ptx").as_array() == json::array{"compute_90"});
+  CHECK(o.at("archs").as_object().at("list").as_string() == "5.0;6.0;7.0;7.5;8.0;8.6;9.0+PTX");
+  CHECK(o.at("bytes_read").as_int64() < 4096);  // the headers, not the 32 KiB of payloads
+  CHECK_THAT(std::string(o.at("summary").as_string()), Catch::StartsWith("it will not run here: nothing in it runs on sm 3.5"));
+
+  SECTION("a library without device code, a FIFO: exit 2 naming the file") {
+    bin::LibrarySpec plain;
+    const fs::path cpu = w.dir / "libtorch_cpu.so";
+    write_file(cpu, bin::write_library(plain).bytes);
+    auto r = wheelfit_run({"explain", cpu.string(), "--machine", w.machine.string()});
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains(cpu.string() + ": no device code"));
+    const fs::path fifo = w.dir / "pipe.so";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    r = wheelfit_run({"explain", fifo.string(), "--machine", w.machine.string()});
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains(fifo.string() + ": not a file"));  // never opened
   }
 }

@@ -1,7 +1,11 @@
 #pragma once
-// A tiny writer of ELF files (ELFCLASS32/64, either byte order) and CUDA fatbinary containers for
-// the inspect tests: enough structure for parse_binary to find DT_NEEDED, DT_SONAME, version
-// needs, dynamic symbols and .nv_fatbin, and the offsets of every part so tests can corrupt it.
+// A tiny writer of ELF files (ELFCLASS32/64, either byte order), PE DLLs and CUDA fatbinary
+// containers for the inspect tests: enough structure for parse_binary to find DT_NEEDED,
+// DT_SONAME, version needs, dynamic symbols and .nv_fatbin (and read_library its sections), and
+// the offsets of every part so tests can corrupt it; a sparse library of any size (bench too).
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <map>
@@ -42,34 +46,47 @@ struct FatEntry {
   std::string payload = "payload";
 };
 
+/// One entry's header (e.header_size bytes) declaring a payload of `payload_size` bytes.
+inline std::string fatbin_entry_header(const FatEntry& e, std::uint64_t payload_size) {
+  std::string h;
+  append(h, 2, e.kind);
+  append(h, 2, 0x0101);
+  append(h, 4, e.header_size);
+  append(h, 8, payload_size);
+  append(h, 4, 0);
+  append(h, 4, 0);
+  append(h, 2, e.kind == 1 ? 0 : 8);  // minor
+  append(h, 2, e.kind == 1 ? 9 : 1);  // major
+  append(h, 4, e.arch);
+  append(h, 4, 0);
+  append(h, 4, 0);
+  append(h, 8, e.flags);
+  h.resize(e.header_size, '\0');
+  return h;
+}
+
+/// A container's 16-byte header for `fat_size` bytes of entries.
+inline std::string fatbin_container_header(std::uint64_t fat_size) {
+  std::string out;
+  append(out, 4, 0xBA55ED50u);
+  append(out, 2, 1);
+  append(out, 2, 16);
+  append(out, 8, fat_size);
+  return out;
+}
+
 /// One container: the 16-byte header, then each entry header and its payload padded to 8.
 inline std::string fatbin_container(const std::vector<FatEntry>& entries) {
   std::string body;
   for (const FatEntry& e : entries) {
     const std::size_t start = body.size();
     const std::uint64_t padded = (e.payload.size() + 7) / 8 * 8;
-    append(body, 2, e.kind);
-    append(body, 2, 0x0101);
-    append(body, 4, e.header_size);
-    append(body, 8, padded);
-    append(body, 4, 0);
-    append(body, 4, 0);
-    append(body, 2, e.kind == 1 ? 0 : 8);  // minor
-    append(body, 2, e.kind == 1 ? 9 : 1);  // major
-    append(body, 4, e.arch);
-    append(body, 4, 0);
-    append(body, 4, 0);
-    append(body, 8, e.flags);
+    body += fatbin_entry_header(e, padded);
     body.resize(start + e.header_size, '\0');
     body += e.payload;
     body.resize(start + e.header_size + padded, '\0');
   }
-  std::string out;
-  append(out, 4, 0xBA55ED50u);
-  append(out, 2, 1);
-  append(out, 2, 16);
-  append(out, 8, body.size());
-  return out + body;
+  return fatbin_container_header(body.size()) + body;
 }
 
 // ---- ELF ----
@@ -252,16 +269,17 @@ inline ElfImage write_library(const LibrarySpec& spec) {
   return write_elf(is64, le, spec.machine, std::move(sections));
 }
 
-/// A PE image: DOS header ("MZ", e_lfanew), "PE\0\0", the COFF header and an optional header
-/// whose magic is 0x20b (PE32+) or 0x10b (PE32).
-inline std::string write_pe(std::uint16_t machine, std::uint16_t optional_magic, std::uint32_t lfanew = 0x80) {
+/// A PE image: DOS header ("MZ", e_lfanew), "PE\0\0", the COFF header (`sections` sections)
+/// and an optional header whose magic is 0x20b (PE32+) or 0x10b (PE32).
+inline std::string write_pe(std::uint16_t machine, std::uint16_t optional_magic, std::uint32_t lfanew = 0x80,
+                            std::uint16_t sections = 1) {
   std::string b(lfanew, '\0');
   b[0] = 'M';
   b[1] = 'Z';
   put(b, 0x3c, 4, lfanew);
   b += std::string("PE\0\0", 4);
   append(b, 2, machine);
-  append(b, 2, 1);     // sections
+  append(b, 2, sections);
   append(b, 4, 0);     // timestamp
   append(b, 4, 0);
   append(b, 4, 0);
@@ -270,6 +288,103 @@ inline std::string write_pe(std::uint16_t machine, std::uint16_t optional_magic,
   append(b, 2, optional_magic);
   b.resize(b.size() + 238, '\0');
   return b;
+}
+
+struct PeImage {
+  std::string bytes;
+  std::map<std::string, std::uint64_t> row_offset;   // section name -> its section table row's offset
+  std::map<std::string, std::uint64_t> data_offset;  // section name -> its raw data's offset
+};
+
+/// A PE32+ DLL with `sections` (names cut to 8 bytes, as linkers write them: ".nv_fatbin" is
+/// ".nv_fatb"): the headers, the section table, then each section's raw data at a 512-byte
+/// boundary, padded to 512 (SizeOfRawData) while VirtualSize is the data's own size.
+inline PeImage write_pe_library(std::uint16_t machine, const std::vector<Section>& sections) {
+  PeImage img;
+  std::string& b = img.bytes;
+  b = write_pe(machine, 0x20b, 0x80, static_cast<std::uint16_t>(sections.size()));
+  const std::size_t table = b.size();
+  b.resize(table + 40 * sections.size(), '\0');
+  for (std::size_t i = 0; i < sections.size(); ++i) {
+    const Section& s = sections[i];
+    align(b, 512);
+    const std::uint64_t row = table + 40 * i, data = b.size();
+    img.row_offset[s.name] = row;
+    img.data_offset[s.name] = data;
+    const std::string name = s.name.substr(0, 8);
+    for (std::size_t k = 0; k < name.size(); ++k) b[row + k] = name[k];
+    put(b, row + 8, 4, s.data.size());           // VirtualSize
+    put(b, row + 12, 4, 0x1000 * (i + 1));        // VirtualAddress
+    put(b, row + 16, 4, (s.data.size() + 511) / 512 * 512);  // SizeOfRawData
+    put(b, row + 20, 4, data);                    // PointerToRawData
+    put(b, row + 36, 4, 0x40000040);              // initialised data, readable
+    b += s.data;
+  }
+  align(b, 512);
+  return img;
+}
+
+/// What write_sparse_library wrote where.
+struct SparseLibrary {
+  std::uint64_t file_size = 0;
+  std::uint64_t fatbin_offset = 0, fatbin_size = 0;
+  std::uint64_t header_bytes = 0;  ///< the bytes written: every header, no payload
+};
+
+/// A sparse ELF64 LSB shared library of `file_size` bytes at `path` (ftruncate: the holes read as
+/// zeros and take no disk): the ELF header, a .nv_fatbin section at 4096 holding one container
+/// whose entries' headers are written and whose payloads (`payload` bytes each, a multiple of 8)
+/// are left as holes, then .shstrtab and the section header table at the file's end. file_size
+/// is 0 in the result when the file could not be written.
+inline SparseLibrary write_sparse_library(const std::string& path, std::uint64_t file_size, const std::vector<FatEntry>& entries,
+                                          std::uint64_t payload) {
+  SparseLibrary out;
+  std::vector<std::pair<std::uint64_t, std::string>> pieces;
+  out.fatbin_offset = 4096;
+  std::uint64_t p = out.fatbin_offset + 16;
+  for (const FatEntry& e : entries) {
+    pieces.emplace_back(p, fatbin_entry_header(e, payload));
+    p += e.header_size + payload;
+  }
+  out.fatbin_size = p - out.fatbin_offset;
+  pieces.emplace_back(out.fatbin_offset, fatbin_container_header(out.fatbin_size - 16));
+  const std::string shstr = std::string("\0.nv_fatbin\0.shstrtab\0", 22);
+  const std::uint64_t shoff = file_size - 3 * 64, shstr_off = shoff - 64;
+  if (shstr_off < p) return {};
+  std::string shdrs(3 * 64, '\0');
+  const auto section = [&](std::size_t i, std::uint32_t name, std::uint32_t type, std::uint64_t off, std::uint64_t size) {
+    put(shdrs, i * 64, 4, name);
+    put(shdrs, i * 64 + 4, 4, type);
+    put(shdrs, i * 64 + 24, 8, off);
+    put(shdrs, i * 64 + 32, 8, size);
+    put(shdrs, i * 64 + 48, 8, 8);
+  };
+  section(1, 1, 1, out.fatbin_offset, out.fatbin_size);
+  section(2, 12, 3, shstr_off, shstr.size());
+  std::string header(64, '\0');
+  header.replace(0, 7, std::string("\x7f" "ELF\x02\x01\x01", 7));
+  put(header, 16, 2, 3);    // ET_DYN
+  put(header, 18, 2, 62);   // x86_64
+  put(header, 20, 4, 1);
+  put(header, 40, 8, shoff);
+  put(header, 52, 2, 64);
+  put(header, 58, 2, 64);
+  put(header, 60, 2, 3);
+  put(header, 62, 2, 2);
+  pieces.emplace_back(0, header);
+  pieces.emplace_back(shstr_off, shstr);
+  pieces.emplace_back(shoff, shdrs);
+  const int fd = ::open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+  if (fd < 0) return {};
+  bool ok = ::ftruncate(fd, static_cast<off_t>(file_size)) == 0;
+  for (const auto& [at, bytes] : pieces) {
+    ok = ok && ::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(at)) == static_cast<ssize_t>(bytes.size());
+    out.header_bytes += bytes.size();
+  }
+  ok = ::close(fd) == 0 && ok;
+  if (!ok) return {};
+  out.file_size = file_size;
+  return out;
 }
 
 }  // namespace wheelfit::test::bin

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <boost/json.hpp>
+#include <cstddef>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -466,4 +468,63 @@ TEST_CASE("Registry::builtin_policy reads a backend's policy once and shares it,
     REQUIRE(seen[0] != nullptr);
     for (const auto* p : seen) CHECK(p == seen[0]);
   }
+}
+
+namespace {
+const char* read_code_at_ok(const char*, std::uint64_t, wheelfit_section_read_fn, void*) { return R"({"list": "", "entries": {}})"; }
+std::string code_at_throws(std::string_view, std::uint64_t, wheelfit_section_read_fn, void*) { throw std::runtime_error("walk"); }
+}  // namespace
+
+TEST_CASE("read_device_code_at (revision 3) is read only when the size covers it", "[registry][cuda][fatbin]") {
+  auto d = test_plugin::descriptor("good", "{}");
+  d.size = sizeof(wheelfit_backend_v2);
+  d.read_device_code_at = &read_code_at_ok;
+  auto with = registry::read_descriptor(&d, "/p/good.so");
+  REQUIRE(with);
+  CHECK(with->targets.read_device_code_at == &read_code_at_ok);
+  // A plugin built against revision 2 ends after describe_target_list: still loads, without it.
+  d.size = static_cast<std::uint32_t>(offsetof(wheelfit_backend_v2, read_device_code_at));
+  auto old = registry::read_descriptor(&d, "/p/old.so");
+  REQUIRE(old);
+  CHECK(old->targets.read_device_code_at == nullptr);
+  CHECK(old->targets.describe_target_list == d.describe_target_list);
+  // The C++ helper keeps an exception inside the plugin.
+  const auto err = boost::json::parse(plugin::device_code_at_entry<&code_at_throws>(".sec", 3, nullptr, nullptr)).as_object();
+  CHECK(err.at("error").as_string() == "walk");
+}
+
+TEST_CASE("a backend without read_device_code_at gets the section whole through read_device_code", "[registry][cuda][fatbin]") {
+  registry::BackendInfo cuda = test::cuda_backend();
+  cuda.targets.read_device_code_at = nullptr;  // as a plugin of revision 2 loads
+  auto rules = registry::device_rules(cuda);
+  REQUIRE(rules != nullptr);
+  // sm_80 SASS and compute_90 PTX in one container (test/inspect/binary_writer.hpp's layout).
+  std::string section("\x50\xed\x55\xba\x01\x00\x10\x00", 8);
+  const auto entry = [](std::uint16_t kind, std::uint32_t arch) {
+    std::string e(64, '\0');
+    e[0] = static_cast<char>(kind);
+    e[4] = 64;
+    e[28] = static_cast<char>(arch);
+    e[40] = 0x11;
+    return e;
+  };
+  const std::string body = entry(2, 80) + entry(1, 90);
+  for (int i = 0; i < 8; ++i) section.push_back(static_cast<char>((body.size() >> (8 * i)) & 0xff));
+  section += body;
+  std::vector<std::pair<std::uint64_t, std::size_t>> reads;
+  const policy::DeviceRules::SectionRead read = [&](std::uint64_t offset, std::size_t length, unsigned char* out) -> Expected<void> {
+    reads.emplace_back(offset, length);
+    std::memcpy(out, section.data() + offset, length);
+    return {};
+  };
+  auto code = rules->read_code_at(".nv_fatbin", section.size(), read);
+  REQUIRE(code);
+  CHECK(code->list == "8.0;9.0ptx");
+  CHECK(reads == std::vector<std::pair<std::uint64_t, std::size_t>>{{0, section.size()}});  // one read, whole
+  // With the plugin's own walk: headers only.
+  reads.clear();
+  auto streamed = registry::device_rules(test::cuda_backend())->read_code_at(".nv_fatbin", section.size(), read);
+  REQUIRE(streamed);
+  CHECK(streamed->list == code->list);
+  CHECK(reads.size() == 4);  // a padding probe, the container header, two entry headers
 }

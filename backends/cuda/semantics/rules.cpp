@@ -108,6 +108,7 @@ const wheelfit_backend_v2* descriptor() {
     b.read_device_code = &plugin::device_code_entry<&device_code>;
     b.variant_properties = &plugin::variant_properties_entry<&variant_properties_json>;
     b.describe_target_list = &plugin::describe_list_entry<&describe>;
+    b.read_device_code_at = &plugin::device_code_at_entry<&device_code_at_json>;
     return b;
   }();
   return &d;

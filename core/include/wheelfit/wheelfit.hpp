@@ -29,6 +29,7 @@
 #include "wheelfit/deliver/download.hpp"
 #include "wheelfit/inspect/doctor.hpp"
 #include "wheelfit/inspect/explain.hpp"
+#include "wheelfit/inspect/library.hpp"
 #include "wheelfit/output/locks.hpp"
 #include "wheelfit/output/report.hpp"
 #include "wheelfit/machine/detect.hpp"
@@ -223,7 +224,8 @@ FleetResult resolve_fleet(const ResolveRequest& request, const std::vector<Fleet
 /// What `wheelfit explain` judges: one wheel, against a machine.
 struct ExplainRequest {
   /// A local .whl, a file:// or http(s) URL (read with Range requests), or a bare wheel file
-  /// name that is not a file here (then only the name is judged).
+  /// name that is not a file here (then only the name is judged); or a local library (*.so,
+  /// *.so.N, *.dll, *.pyd: its device code read by its headers, never whole).
   std::string wheel;
   std::optional<machine::Machine> machine;  ///< nullopt: detect this machine
   bool env_overrides = true;                ///< apply WHEELFIT_OVERRIDE_* / CONDA_OVERRIDE_* to `machine`
@@ -242,7 +244,10 @@ struct ExplainResult {
   int exit_code = kExitBadInput;                   ///< 0 fits, 1 a demand fails, 2 bad input, 4 unreadable
   std::optional<Error> error;
   std::optional<inspect::Explanation> explanation;
-  std::string origin;                              ///< "file", "url" or "name"
+  /// A library given instead of a wheel (libtorch_cuda.so, torch_cuda.dll; inspect/library.hpp):
+  /// its device code judged on the GPUs (exit 1 when it cannot run on one); `explanation` is empty.
+  std::optional<inspect::LibraryExplanation> library;
+  std::string origin;                              ///< "file", "url", "name" or "library"
   /// The object `wheelfit explain --json` prints, or {"error": {"exit_code", "message"}}.
   [[nodiscard]] std::string json() const;
   /// The human report; on an error, "wheelfit: <message>\n".

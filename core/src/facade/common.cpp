@@ -6,6 +6,7 @@
 
 #include "wheelfit/index/file_url.hpp"
 #include "wheelfit/index/links.hpp"
+#include "wheelfit/inspect/library.hpp"
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/util/secrets.hpp"
 #include "wheelfit/util/text.hpp"
@@ -80,7 +81,7 @@ Expected<const registry::Registry*> backends_of(const registry::Registry* given,
 }
 
 Expected<machine::Machine> detect_this_machine(const registry::Registry& reg, const std::optional<std::string>& python,
-                                               const std::optional<std::string>& backend) {
+                                               const std::optional<std::string>& backend, std::string* torch_lib) {
   machine::DetectOptions options;
   options.python = python;
   if (machine::Machine probe; backend && machine::set_fact(probe, "backend", *backend, "--backend")) options.backend = backend;
@@ -88,13 +89,17 @@ Expected<machine::Machine> detect_this_machine(const registry::Registry& reg, co
   auto det = machine::detect_machine(options, [&reg] { return detect_backends(reg); });
   if (!det) return det.error();
   for (const auto& note : det->notes) log::debug("detect: " + note);
+  const auto torch = det->machine.provenance.find("torch");
+  if (torch_lib && det->interpreter && torch != det->machine.provenance.end() && torch->second.starts_with("dist-info ")) {
+    *torch_lib = det->interpreter->torch_lib;
+  }
   return std::move(det->machine);
 }
 
 Expected<machine::Machine> machine_of(const registry::Registry& reg, const std::optional<machine::Machine>& given,
                                       bool env_overrides, const std::optional<std::string>& python,
-                                      const std::optional<std::string>& backend) {
-  if (!given) return detect_this_machine(reg, python, backend);
+                                      const std::optional<std::string>& backend, std::string* torch_lib) {
+  if (!given) return detect_this_machine(reg, python, backend, torch_lib);
   machine::Machine m = *given;
   if (env_overrides) {
     if (auto o = machine::apply_env_overrides(m, machine::process_env()); !o) return o.error();
@@ -110,6 +115,20 @@ const index::VariantsDoc* variants_doc(const index::IndexSnapshot* snap, const r
     if (doc.url == pick.variants_url && doc.file) return &doc;
   }
   return nullptr;
+}
+
+std::optional<resolve::TorchArchs> installed_torch_archs(const std::string& lib_dir, const machine::Machine& m,
+                                                         const policy::Policy& policy, std::vector<std::string>& warnings) {
+  if (lib_dir.empty() || !resolve::machine_combo(m, policy).combo) return std::nullopt;
+  auto library = inspect::find_torch_library(lib_dir, policy);
+  auto archs = library ? inspect::read_library_archs(*library, policy) : Expected<resolve::TorchArchs>(library.error());
+  if (!archs) {
+    warnings.push_back("torch's arch list was not read from its library (" + archs.error().message +
+                       "); the policy's torch arch matrix judges it");
+    return std::nullopt;
+  }
+  log::info("torch's arch list " + archs->list + ": " + archs->source);
+  return std::move(*archs);
 }
 
 std::string file_name_of(std::string_view url) {

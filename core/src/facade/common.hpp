@@ -63,13 +63,22 @@ Expected<std::unique_ptr<inspect::ByteSource>> open_wheel(const std::string& whe
 /// logged). An error when no plugin folder can be used.
 Expected<const registry::Registry*> backends_of(const registry::Registry* given, std::unique_ptr<registry::Registry>& owned);
 /// This machine, detected as `wheelfit detect` shows it, with the loaded backends' detection.
-/// `backend`, when a name a profile takes, picks whose detected facts are taken.
+/// `backend`, when a name a profile takes, picks whose detected facts are taken. `torch_lib`,
+/// when given, is set to the installed torch's library folder when the machine's torch is that
+/// torch (read from its dist-info, not overridden), else "".
 Expected<machine::Machine> detect_this_machine(const registry::Registry& reg, const std::optional<std::string>& python,
-                                               const std::optional<std::string>& backend);
-/// The machine a call judges: `given` (plus the env overrides when asked), else detected.
+                                               const std::optional<std::string>& backend, std::string* torch_lib = nullptr);
+/// The machine a call judges: `given` (plus the env overrides when asked), else detected
+/// (`torch_lib` as detect_this_machine sets it; "" for a given machine).
 Expected<machine::Machine> machine_of(const registry::Registry& reg, const std::optional<machine::Machine>& given,
                                       bool env_overrides, const std::optional<std::string>& python,
-                                      const std::optional<std::string>& backend);
+                                      const std::optional<std::string>& backend, std::string* torch_lib = nullptr);
+/// The installed torch's own targets, read from its library in `lib_dir` (torch/lib), for
+/// resolve::Inputs::torch_archs; nullopt when `lib_dir` is "" or the machine's torch names no
+/// combo (a CPU build). A library that cannot be read is a warning naming it and why (then the
+/// policy's row judges torch).
+std::optional<resolve::TorchArchs> installed_torch_archs(const std::string& lib_dir, const machine::Machine& m,
+                                                         const policy::Policy& policy, std::vector<std::string>& warnings);
 
 /// What a result's reports read besides its resolution (resolve.cpp).
 output::ReportContext report_context(const ResolveResult& r);

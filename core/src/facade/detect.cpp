@@ -45,6 +45,7 @@ json::object interpreter_json(const machine::InterpreterFacts& f) {
                       {"venv", f.info.venv_config.empty() ? json::value(nullptr) : json::value(f.info.prefix)},
                       {"site_dirs", std::move(dirs)},
                       {"packages", std::move(packages)},
+                      {"torch_lib", f.torch_lib.empty() ? json::value(nullptr) : json::value(f.torch_lib)},
                       {"cached", f.info_cached}};
 }
 

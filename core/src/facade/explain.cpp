@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 
 #include "common.hpp"
+#include "wheelfit/index/file_url.hpp"
 #include "wheelfit/index/links.hpp"
 #include "wheelfit/model/wheel.hpp"
 #include "wheelfit/util/log.hpp"
@@ -71,6 +72,59 @@ json::object explanation_object(const inspect::Explanation& e) {
                       {"downloaded_whole", e.downloaded_whole}};
 }
 
+json::array strings(const std::vector<std::string>& items) {
+  json::array a;
+  for (const auto& item : items) a.emplace_back(json::string(item));
+  return a;
+}
+
+// `explain LIB --json`: the library's headers, its device code and the verdict on the GPUs.
+json::object library_object(const inspect::LibraryExplanation& e) {
+  const auto& lib = e.library;
+  const auto& archs = *e.verdict.archs;
+  json::object device{{"list", archs.list}};
+  for (const auto& [kind, items] : archs.entries) device[kind] = strings(items);
+  device["source"] = archs.source;
+  static constexpr const char* kStatus[] = {"runs", "cannot_run", "unknown"};
+  return json::object{{"library", lib.path},
+                      {"format", lib.info.format == inspect::BinaryInfo::Format::elf ? "elf" : "pe"},
+                      {"machine", lib.info.machine},
+                      {"os", lib.info.os},
+                      {"sections", strings(lib.sections)},
+                      {"archs", std::move(device)},
+                      {"gpus", e.machine},
+                      {"verdict", kStatus[static_cast<int>(e.verdict.status)]},
+                      {"served", strings(e.served)},
+                      {"uncovered", strings(e.verdict.uncovered)},
+                      {"why_unknown", e.verdict.why_unknown},
+                      {"summary", e.summary},
+                      {"warnings", strings(e.warnings)},
+                      {"file_size", lib.file_size},
+                      {"bytes_read", lib.bytes_read}};
+}
+
+// `explain LIB`: what was read, the archs, and whether they cover the machine's GPUs.
+std::string library_report(const inspect::LibraryExplanation& e) {
+  const auto& lib = e.library;
+  const auto& archs = *e.verdict.archs;
+  std::ostringstream out;
+  out << "library: " << lib.path << "\n"
+      << lib.info.machine << " " << (lib.info.format == inspect::BinaryInfo::Format::elf ? "ELF" : "PE") << "; read "
+      << util::human_bytes(lib.bytes_read) << " of its " << util::human_bytes(lib.file_size) << " (headers only: "
+      << joined(lib.sections, "-") << ")\n\n"
+      << "archs: " << archs.list << "\n";
+  for (const auto& [kind, items] : archs.entries) out << "  " << kind << ": " << joined(items, "-") << "\n";
+  out << "  (" << archs.source << ")\n"
+      << "machine: " << e.machine << "\n";
+  for (const auto& line : e.served) out << "  " << line << "\n";
+  if (!e.warnings.empty()) {
+    out << "\nwarnings:\n";
+    for (const auto& w : e.warnings) out << "  - " << w << "\n";
+  }
+  out << "\nverdict: " << e.summary << "\n";
+  return out.str();
+}
+
 }  // namespace
 
 std::string explanation_json(const inspect::Explanation& e) { return json::serialize(explanation_object(e)); }
@@ -93,9 +147,14 @@ std::string demands_text(const inspect::Explanation& e, const std::string& inden
 }
 
 std::string ExplainResult::json() const {
-  if (error || !explanation) {
+  if (error || (!explanation && !library)) {
     return json::serialize(json::object{{"error", json::object{{"exit_code", exit_code},
                                                                {"message", error ? error->message : "no result"}}}}) + "\n";
+  }
+  if (library) {
+    json::object o = library_object(*library);
+    o["source"] = origin;
+    return json::serialize(o) + "\n";
   }
   json::object o = explanation_object(*explanation);
   o["source"] = origin;
@@ -103,6 +162,7 @@ std::string ExplainResult::json() const {
 }
 
 std::string ExplainResult::report() const {
+  if (library && !error) return library_report(*library);
   if (error || !explanation) return "wheelfit: " + (error ? error->message : std::string("no result")) + "\n";
   const inspect::Explanation& e = *explanation;
   std::ostringstream out;
@@ -183,7 +243,9 @@ ExplainResult explain(const ExplainRequest& req) {
   } else {
     return detail::failed(std::move(r), kExitBadInput, wheel + ": no such file");
   }
-  if (auto name = model::WheelName::parse(filename); !name) {
+  // A library (torch's libtorch_cuda.so): its device code, read by its headers.
+  if (r.origin == "file" && inspect::is_library_name(filename)) r.origin = "library";
+  if (auto name = model::WheelName::parse(filename); !name && r.origin != "library") {
     return detail::failed(std::move(r), kExitBadInput, util::redact(wheel) + ": " + name.error().message);
   }
 
@@ -196,6 +258,14 @@ ExplainResult explain(const ExplainRequest& req) {
   auto policy = detail::judging_policy_for(**reg, *machine, req.policy_file);
   if (!policy) return detail::failed(std::move(r), kExitBadInput, policy.error().message);
 
+  if (r.origin == "library") {
+    auto path = index::to_path(wheel);
+    auto explained = path ? inspect::explain_library(*path, *machine, *policy) : Expected<inspect::LibraryExplanation>(path.error());
+    if (!explained) return detail::failed(std::move(r), kExitBadInput, explained.error().message);
+    r.exit_code = explained->verdict.cannot_run() ? kExitUnresolved : kExitResolved;
+    r.library = std::move(*explained);
+    return r;
+  }
   if (r.origin == "name") {
     auto explained = inspect::explain_name(filename, *machine, *policy);
     if (!explained) return detail::failed(std::move(r), kExitBadInput, wheel + ": " + explained.error().message);

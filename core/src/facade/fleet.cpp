@@ -280,6 +280,7 @@ struct Pending {
   ResolveResult result;
   const IndexPart* part = nullptr;
   std::string backend;  // the judged backend's name
+  std::string torch_lib = {};  // this machine's installed torch's library folder, when detected
 };
 
 Pending prepare_machine(const ResolveRequest& req, const RequestPart& rp, IndexParts& parts, machine::Machine m) {
@@ -335,12 +336,15 @@ void finish_machine(const ResolveRequest& req, Pending& p) {
   inputs.combo = part.combo;
   inputs.fallback = req.fallback;
   inputs.prepared = part.prepared.get();
+  std::vector<std::string> torch_warnings;
+  inputs.torch_archs = detail::installed_torch_archs(p.torch_lib, r.machine, *part.policy, torch_warnings);
   auto resolution = resolve::resolve(inputs);
   if (!resolution) {
     r = failed(std::move(r), kExitBadInput, resolution.error().message);
     return;
   }
   resolution->warnings.insert(resolution->warnings.begin(), part.snapshot->warnings.begin(), part.snapshot->warnings.end());
+  resolution->warnings.insert(resolution->warnings.end(), torch_warnings.begin(), torch_warnings.end());
   r.packages_json_note = part.snapshot->packages_json_note;
   r.source = part.source;
   r.fetch_note = part.fetch_note;
@@ -394,7 +398,8 @@ FleetResult resolve_all(const ResolveRequest& req, const std::vector<std::option
   std::vector<std::pair<std::size_t, std::size_t>> twins;  // (machine, the identical one judged), in `pending`
   std::unordered_map<std::string, std::vector<std::size_t>> judged;  // by twin_key
   for (const auto& m : given) {
-    auto found = detail::machine_of(*rp.reg, m, req.env_overrides, req.python, req.backend);
+    std::string torch_lib;
+    auto found = detail::machine_of(*rp.reg, m, req.env_overrides, req.python, req.backend, &torch_lib);
     if (!found) {
       ResolveResult r;
       r.workspace = rp.workspace;
@@ -420,6 +425,7 @@ FleetResult resolve_all(const ResolveRequest& req, const std::vector<std::option
     }
     same.push_back(pending.size());
     pending.push_back(prepare_machine(req, rp, parts, std::move(*found)));
+    pending.back().torch_lib = std::move(torch_lib);
     if (pending.back().part) todo.push_back(&pending.back());
   }
   out.index_reads = parts.reads();

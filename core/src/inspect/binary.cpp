@@ -9,8 +9,9 @@
 #include <string>
 #include <unordered_set>
 
-#include "wheelfit/util/byte_reader.hpp"
+#include "image_headers.hpp"
 #include "wheelfit/inspect/binary.hpp"
+#include "wheelfit/util/byte_reader.hpp"
 
 namespace wheelfit::inspect {
 
@@ -19,42 +20,14 @@ namespace {
 using util::Bytes;
 
 // ---- ELF constants ----
-constexpr unsigned kShtDynamic = 6, kShtNobits = 8, kShtDynsym = 11;
+constexpr unsigned kShtDynamic = 6, kShtDynsym = 11;
 constexpr std::uint32_t kShtGnuVerneed = 0x6ffffffe;
 constexpr std::uint32_t kPtLoad = 1, kPtDynamic = 2;
 constexpr std::uint64_t kDtNull = 0, kDtNeeded = 1, kDtStrtab = 5, kDtStrsz = 10, kDtSoname = 14;
 constexpr std::uint64_t kDtVerneed = 0x6ffffffe, kDtVerneednum = 0x6fffffff;
-constexpr std::uint16_t kShnXindex = 0xffff;
 constexpr std::uint64_t kMaxVersionNeeds = 100000;  // far above any real library
 
-std::string machine_name(unsigned m, bool is64, bool le) {
-  switch (m) {
-    case 3: return "i386";
-    case 62: return "x86_64";
-    case 183: return "aarch64";
-    case 40: return "arm";
-    case 20: return "ppc";
-    case 21: return le ? "ppc64le" : "ppc64";
-    case 22: return is64 ? "s390x" : "s390";
-    case 243: return is64 ? "riscv64" : "riscv32";
-    case 8: return "mips";
-    case 2: return "sparc";
-    case 43: return "sparc64";
-    case 258: return "loongarch64";
-    default: return "unknown (" + util::hex(m) + ")";
-  }
-}
-
-struct Shdr {
-  std::uint64_t name = 0, type = 0, flags = 0, addr = 0, offset = 0, size = 0, link = 0, info = 0, entsize = 0;
-  std::string label;  // "section 5 '.dynsym'" for messages
-};
-// Where a section header's fields sit (bytes from its start), in ELF64 and ELF32.
-struct ShdrLayout {
-  std::uint64_t flags, addr, offset, size, link, info, entsize;
-};
-constexpr ShdrLayout kShdr64{8, 16, 24, 32, 40, 44, 56};
-constexpr ShdrLayout kShdr32{8, 12, 16, 20, 24, 28, 36};
+using Shdr = detail::ImageSection;
 struct Phdr {
   std::uint64_t type = 0, offset = 0, vaddr = 0, filesz = 0;
 };
@@ -90,9 +63,8 @@ class ElfParser {
   ElfParser(std::string_view bytes, std::string_view source) : source_(source) { b_.data = bytes; }
 
   Expected<BinaryInfo> run(const std::vector<std::string>& device_section_names) {
-    if (auto r = header(); !r) return r.error();
+    if (auto r = layout(); !r) return r.error();
     if (auto r = program_headers(); !r) return r.error();
-    if (auto r = section_headers(); !r) return r.error();
     if (auto r = dynamic(); !r) return r.error();
     if (auto r = version_needs(); !r) return r.error();
     if (auto r = symbols(); !r) return r.error();
@@ -101,39 +73,25 @@ class ElfParser {
   }
 
  private:
-  Unexpected fail(const std::string& what) const {
-    return unexpected(Errc::invalid_input, std::string(source_) + ": ELF " + what);
-  }
+  [[nodiscard]] detail::ImageErrors errors() const { return {source_, b_.data.size(), "ELF"}; }
+  Unexpected fail(const std::string& what) const { return unexpected(errors().fail(what)); }
   Unexpected past_end(const std::string& what, std::uint64_t offset, std::uint64_t length) const {
-    return fail(what + " (offset " + std::to_string(offset) + ", " + std::to_string(length) +
-                " bytes) passes the end of the " + std::to_string(b_.data.size()) + "-byte file");
+    return unexpected(errors().past_end(what, offset, length));
   }
   [[nodiscard]] unsigned addr() const { return is64_ ? 8 : 4; }
 
-  Expected<void> header() {
-    if (!b_.fits(0, 16)) return past_end("e_ident", 0, 16);
-    const auto cls = static_cast<unsigned char>(b_.data[4]);
-    const auto data = static_cast<unsigned char>(b_.data[5]);
-    if (cls != 1 && cls != 2) return fail("EI_CLASS " + std::to_string(cls) + " is neither 1 (32-bit) nor 2 (64-bit)");
-    if (data != 1 && data != 2) return fail("EI_DATA " + std::to_string(data) + " is neither 1 (LSB) nor 2 (MSB)");
-    is64_ = cls == 2;
-    b_.little_endian = data == 1;
-    const std::uint64_t ehsize = is64_ ? 64 : 52;
-    if (!b_.fits(0, ehsize)) return past_end("header", 0, ehsize);
-    const unsigned machine = b_.u16(18);
-    info_.format = BinaryInfo::Format::elf;
-    info_.os = "linux";
-    info_.bits = is64_ ? 64 : 32;
-    info_.little_endian = b_.little_endian;
-    info_.machine = machine_name(machine, is64_, b_.little_endian);
-    phoff_ = b_.get(is64_ ? 32 : 28, addr());
-    shoff_ = b_.get(is64_ ? 40 : 32, addr());
-    const std::uint64_t base = is64_ ? 54 : 42;
-    phentsize_ = b_.u16(base);
-    phnum_ = b_.u16(base + 2);
-    shentsize_ = b_.u16(base + 4);
-    shnum_ = b_.u16(base + 6);
-    shstrndx_ = b_.u16(base + 8);
+  // The ELF header and the section headers with their names (image_headers.hpp, shared with
+  // read_library), read from the buffer.
+  Expected<void> layout() {
+    auto l = detail::read_elf_layout(detail::memory_reader(b_.data, source_));
+    if (!l) return l.error();
+    info_ = std::move(l->info);
+    is64_ = info_.bits == 64;
+    b_.little_endian = info_.little_endian;
+    phoff_ = l->phoff;
+    phentsize_ = l->phentsize;
+    phnum_ = l->phnum;
+    shdrs_ = std::move(l->sections);
     return {};
   }
 
@@ -156,65 +114,15 @@ class ElfParser {
     return {};
   }
 
-  Expected<void> section_headers() {
-    if (shoff_ == 0) return {};
-    const std::uint64_t need = is64_ ? 64 : 40;
-    if (shentsize_ < need) {
-      return fail("e_shentsize " + std::to_string(shentsize_) + " is below " + std::to_string(need));
-    }
-    std::uint64_t count = shnum_;
-    std::uint64_t strndx = shstrndx_;
-    if (!b_.fits(shoff_, need)) return past_end("section header 0 (e_shoff)", shoff_, need);
-    if (count == 0) count = b_.get(shoff_ + (is64_ ? 32 : 20), addr());  // extended numbering: sh_size of 0
-    if (strndx == kShnXindex) strndx = b_.u32(shoff_ + (is64_ ? 40 : 24));  // sh_link of 0
-    if (count > b_.data.size() / shentsize_ || !b_.fits(shoff_, count * shentsize_)) {
-      return past_end("section header table (e_shoff " + std::to_string(shoff_) + ", e_shnum " + std::to_string(count) + ")",
-                      shoff_, count * shentsize_);
-    }
-    shdrs_.reserve(count);
-    for (std::uint64_t i = 0; i < count; ++i) {
-      const std::uint64_t o = shoff_ + i * shentsize_;
-      Shdr s;
-      s.name = b_.u32(o);
-      s.type = b_.u32(o + 4);
-      // Elf64_Shdr / Elf32_Shdr: the same fields, address-sized ones 8 or 4 bytes wide.
-      const auto& at = is64_ ? kShdr64 : kShdr32;
-      auto word = [&](std::uint64_t off) { return is64_ ? b_.u64(o + off) : std::uint64_t{b_.u32(o + off)}; };
-      s.flags = word(at.flags);
-      s.addr = word(at.addr);
-      s.offset = word(at.offset);
-      s.size = word(at.size);
-      s.link = b_.u32(o + at.link);
-      s.info = b_.u32(o + at.info);
-      s.entsize = word(at.entsize);
-      s.label = "section " + std::to_string(i);
-      shdrs_.push_back(std::move(s));
-    }
-    if (count == 0) return {};
-    if (strndx >= count) {
-      return fail("e_shstrndx " + std::to_string(strndx) + " is not below the section count " + std::to_string(count));
-    }
-    auto shstr = table(shdrs_[strndx], "section name string table (e_shstrndx " + std::to_string(strndx) + ")");
-    if (!shstr) return shstr.error();
-    for (std::size_t i = 0; i < shdrs_.size(); ++i) {
-      auto name = string_at(*shstr, shdrs_[i].name, "sh_name of section " + std::to_string(i));
-      if (!name) return name.error();
-      names_.emplace_back(*name);
-      shdrs_[i].label = "section " + std::to_string(i) + " '" + names_.back() + "'";
-    }
-    return {};
-  }
-
   // A section's bytes must lie in the file (NOBITS sections have none).
   Expected<void> check_range(const Shdr& s) const {
-    if (s.type == kShtNobits) return {};
+    if (!s.has_bytes) return {};
     if (!b_.fits(s.offset, s.size)) return past_end(s.label + " (sh_offset, sh_size)", s.offset, s.size);
     return {};
   }
 
   Expected<StrTab> table(const Shdr& s, const std::string& what) const {
-    if (s.type == kShtNobits) return fail(what + " is " + s.label + ", which has no bytes (SHT_NOBITS)");
-    if (!b_.fits(s.offset, s.size)) return past_end(what + " " + s.label, s.offset, s.size);
+    if (auto ok = detail::check_table(s, what, errors()); !ok) return ok.error();
     return StrTab{s.offset, s.size, s.label};
   }
 
@@ -228,16 +136,7 @@ class ElfParser {
   }
 
   Expected<std::string> string_at(const StrTab& t, std::uint64_t index, const std::string& what) const {
-    if (index >= t.size) {
-      return fail(what + ": string offset " + std::to_string(index) + " is past the end of the " +
-                  std::to_string(t.size) + "-byte string table (" + t.label + ")");
-    }
-    const std::string_view rest = b_.data.substr(t.offset + index, t.size - index);
-    const auto nul = rest.find('\0');
-    if (nul == std::string_view::npos) {
-      return fail(what + ": string at offset " + std::to_string(index) + " in " + t.label + " is not NUL-terminated");
-    }
-    return std::string(rest.substr(0, nul));
+    return detail::string_at(b_.data.substr(t.offset, t.size), index, what, t.label, errors());
   }
 
   // A virtual address to a file offset through the PT_LOAD segments (for files without sections).
@@ -411,12 +310,11 @@ class ElfParser {
 
   // The sections the caller names (a backend's device code), copied out for the backend to read.
   Expected<void> device_sections(const std::vector<std::string>& wanted) {
-    for (std::size_t i = 0; i < shdrs_.size() && i < names_.size(); ++i) {
-      if (std::find(wanted.begin(), wanted.end(), names_[i]) == wanted.end()) continue;
-      const Shdr& s = shdrs_[i];
-      if (s.type == kShtNobits || s.size == 0) continue;
+    for (const Shdr& s : shdrs_) {
+      if (std::find(wanted.begin(), wanted.end(), s.name) == wanted.end()) continue;
+      if (!s.has_bytes || s.size == 0) continue;
       if (auto r = check_range(s); !r) return r;
-      info_.device_code.push_back(DeviceSection{names_[i], std::string(b_.data.substr(s.offset, s.size))});
+      info_.device_code.push_back(DeviceSection{s.name, std::string(b_.data.substr(s.offset, s.size))});
     }
     return {};
   }
@@ -424,49 +322,19 @@ class ElfParser {
   Bytes b_;
   std::string_view source_;
   bool is64_ = true;
-  std::uint64_t phoff_ = 0, shoff_ = 0, phentsize_ = 0, phnum_ = 0, shentsize_ = 0, shnum_ = 0, shstrndx_ = 0;
+  std::uint64_t phoff_ = 0, phentsize_ = 0, phnum_ = 0;
   std::vector<Phdr> phdrs_;
   std::vector<Shdr> shdrs_;
-  std::vector<std::string> names_;
   std::optional<StrTab> dynstr_;
   std::uint64_t verneed_addr_ = 0, verneed_num_ = 0;
   BinaryInfo info_;
 };
 
+// A PE image: its machine and word size (image_headers.hpp); no section is read.
 Expected<BinaryInfo> parse_pe(std::string_view bytes, std::string_view source) {
-  const Bytes b{bytes, true};
-  const auto fail = [&](const std::string& what) {
-    return unexpected(Errc::invalid_input, std::string(source) + ": PE " + what);
-  };
-  if (!b.fits(0, 64)) return fail("DOS header needs 64 bytes, the file has " + std::to_string(bytes.size()));
-  const std::uint32_t lfanew = b.u32(0x3c);
-  if (!b.fits(lfanew, 24)) {
-    return fail("e_lfanew " + std::to_string(lfanew) + ": the PE signature and COFF header pass the end of the " +
-                std::to_string(bytes.size()) + "-byte file");
-  }
-  if (bytes.substr(lfanew, 4) != std::string_view("PE\0\0", 4)) {
-    return fail("no 'PE\\0\\0' signature at e_lfanew " + std::to_string(lfanew));
-  }
-  const unsigned machine = b.u16(lfanew + 4);
-  BinaryInfo info;
-  info.format = BinaryInfo::Format::pe;
-  info.os = "windows";
-  info.little_endian = true;
-  switch (machine) {
-    case 0x8664: info.machine = "x86_64"; info.bits = 64; break;
-    case 0xAA64: info.machine = "aarch64"; info.bits = 64; break;
-    case 0x14c: info.machine = "i386"; info.bits = 32; break;
-    case 0x1c4: info.machine = "arm"; info.bits = 32; break;
-    default: info.machine = "unknown (" + util::hex(machine) + ")"; break;
-  }
-  // The optional header's magic, when present, says PE32 (0x10b) or PE32+ (0x20b).
-  const unsigned opt_size = b.u16(lfanew + 20);
-  if (opt_size >= 2 && b.fits(lfanew + 24, 2)) {
-    const unsigned magic = b.u16(lfanew + 24);
-    if (magic == 0x10b) info.bits = 32;
-    if (magic == 0x20b) info.bits = 64;
-  }
-  return info;
+  auto l = detail::read_pe_layout(detail::memory_reader(bytes, source), false);
+  if (!l) return l.error();
+  return std::move(l->info);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "engine.hpp"
+#include "wheelfit/inspect/library.hpp"
 #include "wheelfit/machine/interpreter.hpp"
 #include "wheelfit/model/name.hpp"
 
@@ -100,6 +101,21 @@ std::optional<model::WheelName> tags_of(const fs::path& wheel_file, const std::s
   return std::move(*w);
 }
 
+// A file above the whole-read limit (torch's own kernels: gigabytes): its headers and device
+// code, read by offset (library.hpp), with a note saying what was not read.
+void read_large(const std::string& path, FileReport& f, const policy::Policy& policy, const std::string& what,
+                std::vector<std::string>& notes) {
+  auto lib = read_library(path, policy);
+  if (!lib) {
+    f.error = lib.error().message;
+    return;
+  }
+  notes.push_back(what + ": " + std::to_string(lib->file_size) + " bytes, above the whole-read limit: its headers and device code read (" +
+                  std::to_string(lib->bytes_read) + " bytes), not its libraries, symbols or glibc floor");
+  f.info = std::move(lib->info);
+  f.device = std::move(lib->device);
+}
+
 }  // namespace
 
 Expected<DoctorReport> doctor(const std::vector<std::string>& site_dirs, const machine::Machine& machine,
@@ -164,11 +180,9 @@ Expected<DoctorReport> doctor(const std::vector<std::string>& site_dirs, const m
         f.path = rel;
         f.suffix = extension_suffix(full.filename().string());
         auto bytes = read_text(full, options.max_file);
-        if (!bytes) {
-          if (bytes.error().is(Errc::too_large)) {
-            report.notes.push_back(normalised + ": " + rel + " not read: " + bytes.error().message);
-            continue;
-          }
+        if (!bytes && bytes.error().is(Errc::too_large)) {
+          read_large(full.string(), f, policy, normalised + ": " + rel, report.notes);
+        } else if (!bytes) {
           f.error = bytes.error().message;
         } else if (auto parsed = parse_binary(*bytes, full.string(), policy.code_sections())) {
           f.info = std::move(*parsed);

@@ -33,6 +33,10 @@ struct Subject {
 /// section it cannot read is a warning.
 void read_device_code(std::vector<FileReport>& files, const policy::Policy& policy, std::vector<std::string>& warnings);
 
+/// Adds one section's device code to `into`: its list after the lists before it (';'), its
+/// entries after theirs, each once.
+void add_device_code(policy::DeviceRules::DeviceCode& into, policy::DeviceRules::DeviceCode code);
+
 /// Judges all seven demands (and variant, for a variant wheel), in resolve::all_demands() order, and collects the warnings.
 Explanation judge(Subject subject, const machine::Machine& machine, const policy::Policy& policy);
 

@@ -642,25 +642,27 @@ Explanation judge(Subject subject, const machine::Machine& machine, const policy
   return out;
 }
 
+void add_device_code(policy::DeviceRules::DeviceCode& into, policy::DeviceRules::DeviceCode code) {
+  if (!code.list.empty()) into.list += (into.list.empty() ? "" : ";") + code.list;
+  for (auto& [kind, items] : code.entries) {
+    auto it = std::find_if(into.entries.begin(), into.entries.end(), [&](const auto& e) { return e.first == kind; });
+    if (it == into.entries.end()) it = into.entries.insert(into.entries.end(), {kind, {}});
+    for (auto& item : items)
+      if (std::find(it->second.begin(), it->second.end(), item) == it->second.end()) it->second.push_back(std::move(item));
+  }
+}
+
 void read_device_code(std::vector<FileReport>& files, const policy::Policy& policy, std::vector<std::string>& warnings) {
   for (auto& f : files) {
     if (!f.info || f.info->device_code.empty() || !policy.rules()) continue;
-    std::vector<std::string> lists;
     for (const auto& section : f.info->device_code) {
       auto code = policy.rules()->read_code(section.name, section.bytes);
       if (!code) {
         warnings.push_back(f.path + ": " + section.name + ": device code not read: " + code.error().message);
         continue;
       }
-      if (!code->list.empty()) lists.push_back(code->list);
-      for (auto& [kind, items] : code->entries) {
-        auto it = std::find_if(f.device.entries.begin(), f.device.entries.end(), [&](const auto& e) { return e.first == kind; });
-        if (it == f.device.entries.end()) it = f.device.entries.insert(f.device.entries.end(), {kind, {}});
-        for (auto& item : items)
-          if (std::find(it->second.begin(), it->second.end(), item) == it->second.end()) it->second.push_back(std::move(item));
-      }
+      add_device_code(f.device, std::move(*code));
     }
-    f.device.list = join(lists, ";");
   }
 }
 

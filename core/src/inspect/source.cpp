@@ -2,6 +2,7 @@
 // requests (tail first, cached; Content-Range checked; a 200 answer means "Range ignored": the
 // whole body is kept and served from memory; later reads pinned to the first version by If-Range).
 #include "wheelfit/inspect/source.hpp"
+#include "wheelfit/util/read_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -340,7 +341,7 @@ Expected<std::unique_ptr<ByteSource>> open_file_source(const std::string& path) 
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return unexpected(Errc::io_error, path + ": not a regular file");
+    return unexpected(Errc::io_error, path + ": " + util::not_regular_text(util::file_type_of(st.st_mode)));  // a FIFO: never read
   }
   return std::unique_ptr<ByteSource>(new FileSource(fd, static_cast<std::uint64_t>(st.st_size), path));
 }

@@ -625,6 +625,7 @@ Expected<InterpreterFacts> InterpreterInspection::finish() {
   entry.site_stamps = current_site;
   entry.packages = facts.packages;
   facts.notes.insert(facts.notes.end(), entry.package_notes.begin(), entry.package_notes.end());
+  if (auto t = facts.packages.find("torch"); t != facts.packages.end()) facts.torch_lib = torch_library_dir(t->second);
 
   // A wrapper (a pyenv shim) may start another interpreter next time: never cache it.
   const bool wrapper = !facts.info.executable.empty() && real_path(facts.info.executable) != real_path(facts.path);
@@ -636,6 +637,12 @@ Expected<InterpreterFacts> InterpreterInspection::finish() {
     write_cache(*st->options.cache_dir, *st->file, facts.path, entry, facts.notes);
   }
   return std::move(facts);
+}
+
+std::string torch_library_dir(const InstalledDist& torch) {
+  if (torch.metadata.empty()) return {};
+  // <site>/torch-2.8.0+cu128.dist-info/METADATA -> <site>/torch/lib (torch.__file__'s folder's lib).
+  return (fs::path(torch.metadata).parent_path().parent_path() / "torch" / "lib").string();
 }
 
 Expected<InterpreterFacts> inspect_interpreter(const InterpreterOptions& options) {

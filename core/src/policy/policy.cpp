@@ -89,6 +89,16 @@ Expected<DeviceRules::DeviceCode> DeviceRules::read_code(std::string_view, std::
   return unexpected(Errc::unsupported, "the backend reads no device code");
 }
 
+Expected<DeviceRules::DeviceCode> DeviceRules::read_code_at(std::string_view section, std::uint64_t size,
+                                                            const SectionRead& read) const {
+  if (size > std::string().max_size()) {
+    return unexpected(Errc::too_large, std::string(section) + ": " + std::to_string(size) + " bytes cannot be held in memory");
+  }
+  std::string bytes(static_cast<std::size_t>(size), '\0');
+  if (auto r = read(0, bytes.size(), reinterpret_cast<unsigned char*>(bytes.data())); !r) return r.error();
+  return read_code(section, bytes);
+}
+
 Expected<DeviceRules::DeviceCode> DeviceRules::describe_list(std::string_view) const {
   return unexpected(Errc::unsupported, "the backend does not describe its target lists by kind");
 }

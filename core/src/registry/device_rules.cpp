@@ -1,5 +1,7 @@
 // A backend's target functions (plugin_abi.h) as policy::DeviceRules, and the policy a
 // command judges with.
+#include <exception>
+#include <optional>
 #include <utility>
 
 #include <boost/json.hpp>
@@ -23,6 +25,31 @@ class PluginRules final : public policy::DeviceRules {
     const std::string name(section);
     const char* out =
         fns_.read_device_code(name.c_str(), reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+    return device_code(out, "the backend's device-code reader broke its contract: ", "");
+  }
+
+  // The plugin walks the section through the core's read (plugin_abi.h read_device_code_at); a
+  // plugin without it gets the section whole (DeviceRules::read_code_at).
+  Expected<DeviceCode> read_code_at(std::string_view section, std::uint64_t size, const SectionRead& read) const override {
+    if (!fns_.read_device_code_at) return DeviceRules::read_code_at(section, size, read);
+    struct Context {
+      const SectionRead& read;
+      std::optional<Error> failed;  // the first read that failed: the real reason
+    } ctx{read, std::nullopt};
+    const auto trampoline = [](void* c, std::uint64_t offset, std::size_t length, unsigned char* out) noexcept -> int {
+      auto& context = *static_cast<Context*>(c);
+      try {
+        auto r = context.read(offset, length, out);
+        if (r) return 0;
+        if (!context.failed) context.failed = r.error();
+      } catch (const std::exception& e) {
+        if (!context.failed) context.failed = Error(Errc::io_error, e.what());
+      }
+      return 1;
+    };
+    const std::string name(section);
+    const char* out = fns_.read_device_code_at(name.c_str(), size, trampoline, &ctx);
+    if (ctx.failed) return *ctx.failed;
     return device_code(out, "the backend's device-code reader broke its contract: ", "");
   }
 

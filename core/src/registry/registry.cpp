@@ -82,7 +82,8 @@ Expected<BackendInfo> check_descriptor(const wheelfit_backend_v2* d) {
       .has_detection = d->detect != nullptr,
       .targets = {d->parse_target, d->parse_target_list, d->match_targets, d->read_device_code,
                   wheelfit_backend_has(d, variant_properties) ? d->variant_properties : nullptr,
-                  wheelfit_backend_has(d, describe_target_list) ? d->describe_target_list : nullptr},
+                  wheelfit_backend_has(d, describe_target_list) ? d->describe_target_list : nullptr,
+                  wheelfit_backend_has(d, read_device_code_at) ? d->read_device_code_at : nullptr},
   };
 }
 

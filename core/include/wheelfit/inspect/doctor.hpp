@@ -14,8 +14,9 @@
 namespace wheelfit::inspect {
 
 struct DoctorOptions {
-  /// Files above this size are not read (a note says so): torch's own libtorch_cuda.so is
-  /// gigabytes. The extension modules that import them are read.
+  /// Files above this size are not read whole: torch's own libtorch_cuda.so is gigabytes. Their
+  /// headers and device code are read by offset (library.hpp: a few kilobytes), and a note says
+  /// what was not read (their libraries, symbols, glibc floor).
   std::uint64_t max_file = 512ull << 20;
 };
 

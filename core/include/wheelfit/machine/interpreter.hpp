@@ -75,6 +75,9 @@ struct InterpreterFacts {
   std::map<std::string, InstalledDist> packages;  ///< found ones only, by normalised name
   bool info_cached = false;      ///< the answer came from the cache (the interpreter was not run)
   bool packages_cached = false;  ///< the distributions came from the cache (no metadata read)
+  /// torch's library folder (torch/lib, where libtorch_cuda.so / torch_cuda.dll lie):
+  /// torch_library_dir of the torch found; "" without torch.
+  std::string torch_lib;
   std::vector<std::string> notes;  ///< why a package is absent, cache trouble, a wrapper
 };
 
@@ -120,6 +123,11 @@ struct InterpreterOptions {
 [[nodiscard]] std::map<std::string, InstalledDist> find_distributions(const std::vector<std::string>& site_dirs,
                                                                       const std::vector<std::string>& names,
                                                                       std::vector<std::string>& notes);
+
+/// torch's library folder for its distribution: "torch/lib" in the site folder holding its
+/// dist-info (beside torch/__init__.py, what torch.__file__ names); "" when `torch.metadata` is "".
+/// It is not checked to exist.
+[[nodiscard]] std::string torch_library_dir(const InstalledDist& torch);
 
 /// find_interpreter, then the cache, then query_interpreter and find_distributions as needed,
 /// then the cache write. Errors are those of find_interpreter and query_interpreter; cache

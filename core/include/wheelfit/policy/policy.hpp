@@ -26,6 +26,8 @@
 // Thread safety: a loaded Policy is immutable and may be shared between threads; DeviceRules
 // implementations must be callable from several threads at once.
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -69,6 +71,15 @@ class DeviceRules {
     std::vector<std::pair<std::string, std::vector<std::string>>> entries;
   };
   [[nodiscard]] virtual Expected<DeviceCode> read_code(std::string_view section, std::string_view bytes) const;
+  /// Reads `length` bytes at `offset` of a section (0: its first byte) into `out`; the error
+  /// says why they could not be read (naming the file and the offset).
+  using SectionRead = std::function<Expected<void>(std::uint64_t offset, std::size_t length, unsigned char* out)>;
+  /// read_code for a section of `size` bytes the caller does not hold (a library of gigabytes):
+  /// the backend reads what it needs through `read` (its headers; plugin_abi.h
+  /// read_device_code_at). This default reads the section whole through `read` and calls
+  /// read_code. Errors: read_code's, and the first failed read's.
+  [[nodiscard]] virtual Expected<DeviceCode> read_code_at(std::string_view section, std::uint64_t size,
+                                                          const SectionRead& read) const;
   /// A target list described by kind, as read_code describes a section ("7.5;9.0+PTX" ->
   /// {"sass": ["sm_75", "sm_90"], "ptx": ["compute_90"]}); Errc::unsupported when the backend
   /// does not; Errc::invalid_input for a malformed list.

@@ -25,6 +25,12 @@ extern "C" {
 #endif
 
 #define WHEELFIT_BACKEND_ABI_VERSION 2u
+
+/* Reads `length` bytes at `offset` of one section (0 is the section's first byte) into `buffer`
+ * (read_device_code_at). Returns 0 when all `length` bytes were read, anything else when they
+ * could not be (a range past the section's end, an I/O error): the core knows why and reports
+ * it, so a plugin answers {"error": ...} and stops. Called only during that call, on its thread. */
+typedef int (*wheelfit_section_read_fn)(void* ctx, uint64_t offset, size_t length, unsigned char* buffer);
 #define WHEELFIT_BACKEND_ENTRY "wheelfit_backend_entry"
 
 /* ABI 2 (docs/decisions/0010-backend-semantics.md): a backend supplies its semantics. What a
@@ -99,6 +105,15 @@ typedef struct wheelfit_backend_v2 {
    * "7.5;9.0+PTX" -> {"sass": ["sm_75", "sm_90"], "ptx": ["compute_90"]}), or {"error": "..."}
    * for a malformed list. NULL: the core reports the list as written, without kinds. */
   const char* (*describe_target_list)(const char* list);
+
+  /* ---- appended in ABI 2 revision 3 (issue 32: torch's own library, gigabytes, read by its headers). */
+
+  /* read_device_code for a section of `size` bytes that the core does not hold: the plugin asks
+   * for the bytes it needs through `read(ctx, offset, length, buffer)` (headers, never payloads
+   * it can skip) and answers as read_device_code does. A size or an offset in the bytes that
+   * passes `size`, or a walk that would not advance, is {"error": "..."} naming the offset; a
+   * failed `read` too. NULL: the core reads the section whole and calls read_device_code. */
+  const char* (*read_device_code_at)(const char* section, uint64_t size, wheelfit_section_read_fn read, void* ctx);
 } wheelfit_backend_v2;
 
 /* The size of the first revision of ABI 2 (up to read_device_code): the smallest descriptor

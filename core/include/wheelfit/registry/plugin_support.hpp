@@ -26,6 +26,7 @@
 // project builds with -fvisibility=hidden, so it is the only symbol the plugin exports).
 
 #include <boost/config.hpp>
+#include <cstdint>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -139,6 +140,7 @@ constexpr wheelfit_backend_v2 descriptor_v2(const char* name) noexcept {
   d.read_device_code = nullptr;
   d.variant_properties = nullptr;
   d.describe_target_list = nullptr;
+  d.read_device_code_at = nullptr;
   return d;
 }
 
@@ -221,6 +223,16 @@ const char* device_code_entry(const char* section, const unsigned char* bytes, s
   static thread_local std::string buffer;
   return guarded_answer(
       buffer, [&] { return Fn(section ? std::string_view(section) : std::string_view(), bytes, size); }, "",
+      R"x({"error": "the backend failed to read the device code (an exception)"})x");
+}
+
+/// The C shape of read_device_code_at for `Fn` (the section's size and the core's read function
+/// in, the plugin_abi.h JSON out). Never throws: an exception becomes {"error": "<what>"}.
+template <std::string (*Fn)(std::string_view section, std::uint64_t size, wheelfit_section_read_fn read, void* ctx)>
+const char* device_code_at_entry(const char* section, std::uint64_t size, wheelfit_section_read_fn read, void* ctx) noexcept {
+  static thread_local std::string buffer;
+  return guarded_answer(
+      buffer, [&] { return Fn(section ? std::string_view(section) : std::string_view(), size, read, ctx); }, "",
       R"x({"error": "the backend failed to read the device code (an exception)"})x");
 }
 

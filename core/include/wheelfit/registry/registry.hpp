@@ -44,6 +44,9 @@ struct TargetFunctions {
   const char* (*variant_properties)(const char*) = nullptr;
   /// Describes a target list by kind (ABI 2 revision 2); nullptr when the backend does not.
   const char* (*describe_target_list)(const char*) = nullptr;
+  /// Reads a section through the core's read function (ABI 2 revision 3); nullptr when the
+  /// backend does not (its sections are then read whole for read_device_code).
+  const char* (*read_device_code_at)(const char*, std::uint64_t, wheelfit_section_read_fn, void*) = nullptr;
 };
 
 /// What a backend supplies, copied out of its descriptor (so it stays valid on its own).
