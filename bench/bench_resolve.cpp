@@ -106,6 +106,7 @@ const char* status_name(resolve::TierOutcome::Status s) {
     case resolve::TierOutcome::Status::resolved: return "resolved";
     case resolve::TierOutcome::Status::failed: return "failed";
     case resolve::TierOutcome::Status::skipped: return "skipped";
+    case resolve::TierOutcome::Status::set_aside: return "set_aside";
   }
   return "?";
 }

@@ -17,6 +17,10 @@ echo "== the same packages on a GTX 1080 (sm_61): why nothing fits =="
 "$root/build/apps/wheelfit/wheelfit" resolve "$root/examples/demo/comfy-env.toml" \
   --index "$out/index" --machine "$root/examples/machines/x86_64-gtx1080-cu128.toml" | head -n 30 || true
 echo
+echo "== an RTX 5090 (sm_120) on torch 2.8.0+cu126: torch itself has no kernel for it, the root cause =="
+"$root/build/apps/wheelfit/wheelfit" resolve "$root/examples/demo/comfy-env.toml" \
+  --index "$out/index" --machine "$root/examples/machines/x86_64-rtx5090-cu126.toml" | head -n 8 || true
+echo
 echo "== ROCm: an MI250X (gfx90a), torch 2.7.1+rocm6.3, against a generated ROCm index (--index) =="
 rm -rf "$out/rocm-index"
 "$root/build/apps/farmgen/wheelfit-farmgen" --backend rocm --out "$out/rocm-index" >/dev/null

@@ -40,11 +40,13 @@ std::map<std::string, std::vector<FixtureWheel>> fixture_wheels() {
 }
 
 resolve::Resolution resolve_on_fixture(const std::vector<std::string>& packages, const machine::Machine& m,
-                                       std::optional<model::Combo> combo = std::nullopt) {
+                                       std::optional<model::Combo> combo = std::nullopt,
+                                       std::optional<resolve::TorchArchs> own_torch = std::nullopt) {
   auto transport = transports::make_file_transport();
   const auto snap = index::read_index(*transport, transports::to_url(test::farm_index_dir().string(), true), packages);
   resolve::Inputs in{test::workspace(packages), m, test::cuda_policy(), snap, "cuda"};
   in.combo = std::move(combo);
+  in.torch_archs = std::move(own_torch);
   auto r = resolve::resolve(in);
   REQUIRE(r.has_value());
   return std::move(*r);
@@ -200,7 +202,8 @@ TEST_CASE("farm snapshot: aarch64 with torch 2.11+cu128 resolves its own combo",
 }
 
 TEST_CASE("farm snapshot: a GTX 1080 (6.1) on cu128 fails gpu_arch", "[integration][fixtures]") {
-  auto r = resolve_on_fixture({"cumesh"}, test::h100_with({{"gpus", "6.1"}}));
+  // The machine's torch built for sm 6.1 (PyTorch's own 2.8+cu128 has no sm_61: its tier 1 would be set aside).
+  auto r = resolve_on_fixture({"cumesh"}, test::h100_with({{"gpus", "6.1"}}), std::nullopt, test::torch_built_for("6.1"));
   REQUIRE_FALSE(r.ok());
   const auto* pkgs = r.unresolved_tier();
   REQUIRE(pkgs);

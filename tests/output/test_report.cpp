@@ -109,7 +109,9 @@ TEST_CASE("json_report prints the contract's keys", "[output][json]") {
 TEST_CASE("json_report lists every failed demand of every candidate", "[output][json]") {
   ReportFixture f;
   f.m.gpus = std::vector<std::string>{"6.1"};
-  auto res = resolve::resolve({f.ws, f.m, test::cuda_policy(), f.snap, "cuda"});
+  resolve::Inputs in{f.ws, f.m, test::cuda_policy(), f.snap, "cuda"};
+  in.torch_archs = test::torch_built_for("6.1");  // the machine's torch runs there: the wheel fails
+  auto res = resolve::resolve(in);
   REQUIRE(res);
   auto v = boost::json::parse(output::json_report(*res, f.ctx)).as_object();
   CHECK(v.at("combo").is_null());
@@ -125,7 +127,9 @@ TEST_CASE("json_report lists every failed demand of every candidate", "[output][
 TEST_CASE("human_report opens a failure with the predecessor's summary", "[output][report]") {
   ReportFixture f;
   f.m.gpus = std::vector<std::string>{"6.1"};
-  auto res = resolve::resolve({f.ws, f.m, test::cuda_policy(), f.snap, "cuda"});
+  resolve::Inputs in{f.ws, f.m, test::cuda_policy(), f.snap, "cuda"};
+  in.torch_archs = test::torch_built_for("6.1");  // the machine's torch runs there: the wheel fails
+  auto res = resolve::resolve(in);
   REQUIRE(res);
   auto text = output::human_report(*res, f.ctx);
   CHECK_THAT(text, Catch::Contains("No CUDA combo covers all required packages."));

@@ -38,7 +38,9 @@ struct ReportSecretsFixture {
             .failover_note = "the Releases API at https://carol:NOTE-PW@api.test answered"};
   }
   resolve::Resolution resolution() const {
-    auto r = resolve::resolve({ws, m, test::cuda_policy(), snap, "cuda"});
+    resolve::Inputs in{ws, m, test::cuda_policy(), snap, "cuda"};
+    in.torch_archs = test::torch_built_for(m.gpus->front());  // the machine's torch runs there: the wheel is judged
+    auto r = resolve::resolve(in);
     REQUIRE(r);
     r->warnings.push_back("a proxy said: Authorization: Bearer WARN-SECRET");
     return std::move(*r);

@@ -92,13 +92,17 @@ TEST_CASE("resolve --inspect hook: binaries that cover the GPU overrule the poli
   const auto ws = test::workspace({"pkg"});
   auto m = test::h100();
   m.gpus = std::vector<std::string>{"6.1"};  // not in the cu12.8 arch list
+  const auto own_torch = test::torch_built_for("6.1");  // the machine's torch runs there: the wheel is judged
   {
-    auto plain = resolve::resolve({ws, m, test::cuda_policy(), snap, "cuda"});
+    resolve::Inputs in{ws, m, test::cuda_policy(), snap, "cuda"};
+    in.torch_archs = own_torch;
+    auto plain = resolve::resolve(in);
     REQUIRE(plain);
     REQUIRE_FALSE(plain->ok());  // by the policy alone: gpu_arch fails
   }
   SECTION("the binaries carry sm_61: picked, with the real archs as the evidence") {
     resolve::Inputs in{ws, m, test::cuda_policy(), snap, "cuda"};
+    in.torch_archs = own_torch;
     in.inspect = [](const resolve::Pick&) { return resolve::Inspection{std::nullopt, "sm_61 (SASS) (read from the wheel's binaries)"}; };
     auto r = resolve::resolve(in);
     REQUIRE(r);
@@ -107,6 +111,7 @@ TEST_CASE("resolve --inspect hook: binaries that cover the GPU overrule the poli
   }
   SECTION("the binaries could not be read (no arch evidence): the policy's verdict stands") {
     resolve::Inputs in{ws, m, test::cuda_policy(), snap, "cuda"};
+    in.torch_archs = own_torch;
     in.inspect = [](const resolve::Pick&) { return resolve::Inspection{}; };
     auto r = resolve::resolve(in);
     REQUIRE(r);

@@ -17,8 +17,12 @@ namespace {
 
 const policy::Policy& cuda_pol() { return test::cuda_policy(); }
 
-resolve::Resolution run(const config::Workspace& ws, const machine::Machine& m, const index::IndexSnapshot& snap) {
-  auto r = resolve::resolve({ws, m, cuda_pol(), snap, "cuda"});
+// `own_torch`: the installed torch's own list (test::torch_built_for), else the policy's row.
+resolve::Resolution run(const config::Workspace& ws, const machine::Machine& m, const index::IndexSnapshot& snap,
+                        std::optional<resolve::TorchArchs> own_torch = std::nullopt) {
+  resolve::Inputs in{ws, m, cuda_pol(), snap, "cuda"};
+  in.torch_archs = std::move(own_torch);
+  auto r = resolve::resolve(in);
   REQUIRE(r.has_value());
   return std::move(*r);
 }
@@ -174,7 +178,9 @@ TEST_CASE("resolve judges every candidate on the seven demands", "[resolve][dema
        {Demand::torch, Demand::line, Demand::python, Demand::cpu_arch, Demand::os}},
   }));
   CAPTURE(row.what);
-  auto r = run(test::workspace({"pkg"}), test::h100_with(row.machine_changes), test::snapshot({{"pkg", {{row.filename}}}}));
+  // The machine's torch built for its GPUs: the wheel's demands are what is judged here.
+  auto r = run(test::workspace({"pkg"}), test::h100_with(row.machine_changes), test::snapshot({{"pkg", {{row.filename}}}}),
+               test::torch_built_for("6.1;9.0"));
   REQUIRE_FALSE(r.ok());
   auto got = demands_of(verdict(r, row.filename));
   std::sort(got.begin(), got.end());
@@ -186,7 +192,7 @@ TEST_CASE("resolve judges every candidate on the seven demands", "[resolve][dema
 TEST_CASE("resolve names what the wheel asks and what the machine has", "[resolve][demands]") {
   const auto m = test::h100_with({{"gpus", "6.1"}});
   const std::string f = "pkg-1.0+cu128torch2.8-" + x86_resolver;
-  auto r = run(test::workspace({"pkg"}), m, test::snapshot({{"pkg", {{f}}}}));
+  auto r = run(test::workspace({"pkg"}), m, test::snapshot({{"pkg", {{f}}}}), test::torch_built_for("6.1"));
   const auto& v = verdict(r, f);
   REQUIRE(v.failed.size() == 1);
   CHECK(v.failed[0].wheel.find("7.0;7.5;8.0;8.6;9.0+PTX;10.0;12.0+PTX") != std::string::npos);  // the 12.8/2.8 exception row

@@ -67,4 +67,8 @@ index::IndexSnapshot snapshot(const std::vector<std::pair<std::string, std::vect
   return snap;
 }
 
+resolve::TorchArchs torch_built_for(const std::string& list) {
+  return resolve::TorchArchs{list, {}, "a torch built from source for " + list + " (test)"};
+}
+
 }  // namespace wheelfit::test

@@ -6,6 +6,7 @@
 #include "wheelfit/config/workspace.hpp"
 #include "wheelfit/index/index_client.hpp"
 #include "wheelfit/machine/machine.hpp"
+#include "wheelfit/resolve/torch_gate.hpp"
 
 namespace wheelfit::test {
 
@@ -34,5 +35,10 @@ struct Anchor {
   std::string requires_python = "";  ///< data-requires-python, when not empty
 };
 index::IndexSnapshot snapshot(const std::vector<std::pair<std::string, std::vector<Anchor>>>& pages);
+
+/// The installed torch's own list (resolve::Inputs::torch_archs) of a torch built from source for
+/// `list` ("6.1;9.0"): for tests of the packages' verdicts on a GPU PyTorch's own builds of the
+/// machine's torch leave out (a GTX 1080 on torch 2.8.0+cu128), whose tier 1 is otherwise set aside.
+resolve::TorchArchs torch_built_for(const std::string& list);
 
 }  // namespace wheelfit::test

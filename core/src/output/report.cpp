@@ -70,6 +70,7 @@ std::string status_line(const resolve::Resolution& r, const TierOutcome& t) {
     case TierOutcome::Status::resolved: return combo_str(r, t.combo) + " -- covers every package";
     case TierOutcome::Status::failed: return (t.combo ? combo_str(r, t.combo) + " -- " : std::string()) + t.reason;
     case TierOutcome::Status::skipped: return (t.combo ? combo_str(r, t.combo) + " -- " : std::string()) + "skipped: " + t.reason;
+    case TierOutcome::Status::set_aside: return combo_str(r, t.combo) + " -- set aside: " + t.reason;
   }
   return "";
 }
@@ -131,6 +132,22 @@ json::value tls_json(const std::optional<TlsNote>& tls) {
   return json::object{{"trust_from", tls->trust_from}, {"trust", std::move(trust)}, {"client_cert", std::move(client)}};
 }
 
+// The installed torch's targets by kind ({"sass": [...], "ptx": [...]} for CUDA), its list and
+// where they were read; null when they are unknown or there is no torch.
+json::value torch_archs_json(const resolve::Resolution& r) {
+  if (!r.machine_torch || !r.machine_torch->archs) return nullptr;
+  const auto& archs = *r.machine_torch->archs;
+  json::object out;
+  for (const auto& [kind, items] : archs.entries) {
+    json::array a;
+    for (const auto& item : items) a.push_back(json::string(item));
+    out[kind] = std::move(a);
+  }
+  out["list"] = archs.list;
+  out["source"] = archs.source;
+  return out;
+}
+
 }  // namespace
 
 std::string human_report(const resolve::Resolution& r, const ReportContext& ctx) {
@@ -139,7 +156,9 @@ std::string human_report(const resolve::Resolution& r, const ReportContext& ctx)
 }
 
 std::string human_report_machine(const resolve::Resolution& r, const machine::Machine& m) {
-  return util::redact("machine: " + machine_summary(m, r) + "\n");
+  // When the installed torch cannot run on the GPUs, nothing else matters first: the root cause.
+  const std::string cause = r.torch_root_cause.empty() ? std::string() : "root cause: " + r.torch_root_cause + "\n";
+  return util::redact("machine: " + machine_summary(m, r) + "\n" + cause);
 }
 
 TextPieces human_report_shared(const resolve::Resolution& r, const ReportContext& ctx, VerdictTexts& verdicts) {
@@ -285,6 +304,7 @@ std::string json_report_machine(const resolve::Resolution& r, const machine::Mac
   // What the machine supports for variant wheels, as the providers computed it (the profile's
   // own variant_properties merged in).
   v.as_object()["variant_properties"] = json::parse(model::variant_properties_json(r.variants.properties));
+  v.as_object()["torch_archs"] = torch_archs_json(r);
   redact_strings(v);
   return json::serialize(v);
 }
@@ -327,7 +347,10 @@ void add_outcomes(TextPieces& out, const resolve::Resolution& r, const ReportCon
   char sep = '[';
   out.add(",\"tiers\":");
   for (const auto& t : r.tiers) {
-    const char* st = t.status == TierOutcome::Status::resolved ? "resolved" : t.status == TierOutcome::Status::failed ? "failed" : "skipped";
+    const char* st = t.status == TierOutcome::Status::resolved    ? "resolved"
+                     : t.status == TierOutcome::Status::failed    ? "failed"
+                     : t.status == TierOutcome::Status::set_aside ? "set_aside"
+                                                                  : "skipped";
     out.add(std::string(1, sep) + open_object({{"tier", t.tier}, {"combo", combo_json(r, t.combo)}, {"status", st},
                                                {"reason", t.reason}, {"chosen", t.chosen}}) + ",\"unresolved\":");
     add_unresolved(out, r, t.packages, verdicts);

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "memo.hpp"
+#include "torch_tiers.hpp"
 #include "wheelfit/util/text.hpp"
 
 namespace wheelfit::resolve {
@@ -74,6 +75,13 @@ ComboOrReason machine_combo(const machine::Machine& m, const policy::Policy& pol
   if (m.os && m.cpu_arch) platform = model::farm_platform(*m.os, *m.cpu_arch);
   if (platform) {
     if (auto line = policy.pypi_line(minor, *platform)) return {Combo{*line, minor}, ""};
+  }
+  if (m.os == model::Os::windows) {
+    return {std::nullopt,
+            "torch " + shown + " has no local label: on Windows PyPI's torch is CPU-only (PyTorch ships its " + name +
+                " builds for Windows only from its own index, with a local label such as +cu128), so it runs nothing on "
+                "the GPUs",
+            true};
   }
   return {std::nullopt, "torch " + shown + " has no local label (a PyPI build) and the policy data does not say which " + name +
                             " line PyPI ships for torch " + minor.str() + (platform ? " on " + *platform : std::string()) +
@@ -202,6 +210,17 @@ Expected<Resolution> resolve_on(const Inputs& in, ListedTorch listed = {}) {
   };
 
   auto mc = machine_combo(m, in.policy);
+  // The installed torch judged first: when it cannot run on every GPU, that is the root cause.
+  TorchGate gate(in, *targets, platform, mc.combo);
+  std::string own_torch;  // why the installed torch cannot run ("" when it can or is unknown)
+  // (A torch resolved from a variant index was chosen by its own variant properties on these GPUs.)
+  if (mc.combo && !torch) res.machine_torch = gate.machine(*m.torch, own_torch);
+  else if (mc.cpu_only && *targets && !(*targets)->empty()) own_torch = mc.reason;
+  res.torch_root_cause = own_torch;
+  auto set_aside = [](TierOutcome& t, std::string why) {
+    t.status = TierOutcome::Status::set_aside;
+    t.reason = std::move(why);
+  };
   std::optional<NumericVersion> reference = mc.combo ? std::optional<NumericVersion>(mc.combo->line) : m.driver_line;
   const AdviceInputs advice_inputs{in, envs, listing, *targets, reference, memo, &gpus};
   const std::string combo_name = in.policy.notation().name;
@@ -210,8 +229,9 @@ Expected<Resolution> resolve_on(const Inputs& in, ListedTorch listed = {}) {
     // --combo: exactly that combo, the only tier, judged like any other.
     TierOutcome t{"requested", in.combo, TierOutcome::Status::skipped, "", {}};
     t.chosen = "--combo " + res.combo_str(*in.combo);
-    run_tier(t);
-    if (auto driver = judge_driver(in.combo->line, m, in.policy); driver.failure && t.status != TierOutcome::Status::resolved) {
+    if (auto why = gate.set_aside(*in.combo); !why.empty()) set_aside(t, std::move(why));
+    else run_tier(t);
+    if (auto driver = judge_driver(in.combo->line, m, in.policy); driver.failure && t.status == TierOutcome::Status::failed) {
       t.reason = "the " + driver.failure->machine + "; " + res.combo_str(*in.combo) + " needs " + driver.failure->wheel;
     }
     res.tiers.push_back(std::move(t));
@@ -221,7 +241,8 @@ Expected<Resolution> resolve_on(const Inputs& in, ListedTorch listed = {}) {
     TierOutcome t1{"bootstrap", std::nullopt, TierOutcome::Status::skipped, "", {}};
     if (mc.combo) {
       t1.combo = mc.combo;
-      run_tier(t1);
+      if (res.machine_torch && res.machine_torch->cannot_run()) set_aside(t1, own_torch);
+      else run_tier(t1);
     } else if (listed.unresolved) {
       // No torch wheel of the index runs here, and only a torch fixes the combo: that torch's
       // verdicts are the answer, as any package's.
@@ -231,8 +252,14 @@ Expected<Resolution> resolve_on(const Inputs& in, ListedTorch listed = {}) {
     } else if (!m.torch) {
       res.advice = advise(advice_inputs);
       const auto& all = res.advice->suggestions;
-      auto first = std::find_if(all.begin(), all.end(), [](const Suggestion& s) {
-        return s.kind == Suggestion::Kind::combo && !s.driver_upgrade;
+      // The newest the driver runs whose torch runs too; each newer one set aside is named.
+      auto first = std::find_if(all.begin(), all.end(), [&](const Suggestion& s) {
+        if (s.kind != Suggestion::Kind::combo || s.driver_upgrade) return false;
+        auto why = gate.set_aside(s.combo);
+        if (why.empty()) return true;
+        const bool named = std::any_of(res.tiers.begin(), res.tiers.end(), [&](const TierOutcome& t) { return t.combo == s.combo; });
+        if (!named) res.tiers.push_back(TierOutcome{"bootstrap", s.combo, TierOutcome::Status::set_aside, std::move(why), {}});
+        return false;
       });
       if (first != all.end()) {
         t1.combo = first->combo;
@@ -240,12 +267,14 @@ Expected<Resolution> resolve_on(const Inputs& in, ListedTorch listed = {}) {
                     "and that covers every package (of " + std::to_string(res.advice->combos_searched) + " searched)";
         run_tier(t1);
       } else {
-        t1.reason = mc.reason + "; no combo the index publishes covers every package on this machine";
+        t1.reason = mc.reason + "; no combo the index publishes covers every package on this machine" +
+                    (res.tiers.empty() ? "" : " with a torch that runs on its GPUs (those set aside above)");
       }
     } else {
       t1.reason = mc.reason;
     }
     const bool t1_ok = t1.status == TierOutcome::Status::resolved;
+    const auto t1_combo = t1.combo;
     res.tiers.push_back(std::move(t1));
 
     // Tier 2: the backend's fallback combo for this CPU arch.
@@ -258,10 +287,12 @@ Expected<Resolution> resolve_on(const Inputs& in, ListedTorch listed = {}) {
       t2.reason = "torch is resolved from the index (" + torch->filename + "): its version fixes the combo";
     } else if (!in.fallback) {
       t2.reason = "--no-fallback";
-    } else if (res.tiers[0].combo && *res.tiers[0].combo == *t2.combo) {
+    } else if (t1_combo && *t1_combo == *t2.combo) {
       t2.reason = "same combo as tier 1";
     } else if (auto why = fallback_skip_reason(*t2.combo, envs, m, *targets, in.policy, platform); !why.empty()) {
       t2.reason = why;
+    } else if (auto aside = gate.set_aside(*t2.combo); !aside.empty()) {
+      set_aside(t2, std::move(aside));
     } else {
       run_tier(t2);
     }
@@ -289,6 +320,7 @@ Expected<Resolution> resolve_on(const Inputs& in, ListedTorch listed = {}) {
                                        : m.torch ? m.torch->public_version().str() : std::string());
 
   // Say what could not be checked.
+  if (auto unknown = gate.unknown_warning(); !unknown.empty()) res.warnings.push_back(std::move(unknown));
   const std::string& name = in.policy.notation().name;
   if (!m.gpus) res.warnings.push_back("gpu_arch not checked: the machine's GPUs are unknown (set gpus in the profile or WHEELFIT_OVERRIDE_GPUS)");
   else if (!in.policy.rules()) res.warnings.push_back("gpu_arch not checked: the policy was read without the backend's device rules");

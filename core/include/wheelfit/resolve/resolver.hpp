@@ -13,6 +13,11 @@
 // skipped with the reason when PyTorch never shipped it for this Python and platform, the
 // driver cannot run it, or the policy's arch list does not cover every GPU.
 //
+// Torch itself is judged first (torch_gate.hpp, decision 0026): a tier whose combo's torch has no
+// code for one of the GPUs (tier 1's installed torch, tier 2, a fresh environment's choice,
+// --combo) is set aside, its reason naming the torch, its arch list and its source and each GPU
+// it does not cover; a torch whose arch list is unknown sets nothing aside (one warning).
+//
 // Every candidate wheel is judged on seven demands: python, os, cpu_arch, glibc, torch, line
 // (the combo's accelerator line and the driver's ability to run it; named by the backend, e.g.
 // "cuda") and gpu_arch (every visible GPU covered by the wheel's target list from the policy,
@@ -115,8 +120,10 @@ struct PackageOutcome {
 struct TierOutcome {
   std::string tier;                    ///< "bootstrap", "fallback" or "requested" (--combo)
   std::optional<model::Combo> combo;
-  enum class Status { resolved, failed, skipped } status = Status::skipped;
-  std::string reason;                  ///< why skipped or failed
+  /// set_aside: its combo's torch cannot run on every GPU of the machine (torch_gate.hpp), so
+  /// its packages were not judged.
+  enum class Status { resolved, failed, skipped, set_aside } status = Status::skipped;
+  std::string reason;                  ///< why skipped, failed or set aside
   std::vector<PackageOutcome> packages;
   /// How the combo was chosen, when not simply by its tier's rule: "--combo cu12.8/torch2.8", or
   /// "no torch installed: the newest combo ..." (a fresh environment's tier 1).
@@ -175,6 +182,9 @@ struct Resolution {
   /// The machine's own torch (tier 1's combo) judged on its GPUs (torch_gate.hpp): from
   /// Inputs::torch_archs, else the policy's torch arch matrix; nullopt when it has no torch combo.
   std::optional<TorchVerdict> machine_torch = {};
+  /// Set when the installed torch cannot run on the machine's GPUs: why (the reports' first
+  /// words after the machine, the root cause before any package).
+  std::string torch_root_cause = {};
   /// What the machine supports for PEP 825 variants under the chosen combo (or its own torch).
   model::VariantSupport variants = {};
   /// The packages left unresolved by the last tier evaluated (empty when resolved).
@@ -232,6 +242,7 @@ Expected<Resolution> resolve(const Inputs& in);
 struct ComboOrReason {
   std::optional<model::Combo> combo;
   std::string reason;
+  bool cpu_only = false;  ///< the torch is a CPU-only build (PyPI's for Windows): it runs nothing on a GPU
 };
 ComboOrReason machine_combo(const machine::Machine& m, const policy::Policy& policy);
 
