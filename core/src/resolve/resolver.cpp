@@ -4,6 +4,7 @@
 #include <map>
 
 #include "memo.hpp"
+#include "torch_advice.hpp"
 #include "wheelfit/util/text.hpp"
 
 namespace wheelfit::resolve {
@@ -196,7 +197,9 @@ Expected<Resolution> resolve_on(const Inputs& in, const Pick* torch) {
 
   auto mc = machine_combo(m, in.policy);
   std::optional<NumericVersion> reference = mc.combo ? std::optional<NumericVersion>(mc.combo->line) : m.driver_line;
-  const AdviceInputs advice_inputs{in, envs, listing, *targets, reference, memo, &gpus};
+  // The torch of each combo judged on the GPUs (issue 32): the advice sets aside what cannot run.
+  TorchJudge torch_judge(in, mc.combo, *targets, platform);
+  const AdviceInputs advice_inputs{in, envs, listing, *targets, reference, memo, &gpus, &torch_judge};
   const std::string combo_name = in.policy.notation().name;
 
   if (in.combo) {
@@ -270,7 +273,14 @@ Expected<Resolution> resolve_on(const Inputs& in, const Pick* torch) {
     std::erase_if(res.pins, [](const Pin& p) { return p.name == "torch"; });
   }
   if (!res.combo && in.advise && !res.advice) res.advice = advise(advice_inputs);
-  if (res.combo) res.advice.reset();  // advice is for an unresolved workspace only
+  // The machine's own torch cannot run on its GPUs: the advice names the torch that does, resolved
+  // or not (the combos that cover every package with it come from the search).
+  if (const auto& own = torch_judge.machine(); in.advise && own && own->cannot_run()) {
+    if (!res.advice) res.advice = advise(advice_inputs);
+    res.advice->torch = torch_advice(in, torch_judge, envs, platform, *res.advice);
+  }
+  if (res.combo && !(res.advice && res.advice->torch)) res.advice.reset();  // else advice is for an unresolved workspace only
+  if (res.combo) res.combo_torch = torch_judge.combo(*res.combo);
 
   res.variants = support_for(res.combo ? variant_torch(m, in.policy, *res.combo)
                                        : m.torch ? m.torch->public_version().str() : std::string());
