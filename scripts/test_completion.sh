@@ -104,7 +104,7 @@ resolve_values=(--index --policy --backend --python --retries --timeout --jobs -
   --cache-max-size --releases-repo --allow-insecure-host --combo --cert --client-cert --machine --machines
   --speed-limit --speed-time --max-time --proxy-auth)
 resolve_switches=(--json --no-cache --offline --no-fallback)
-expect 'wheelfit resolve -' "${resolve_values[@]}" --output -o --format --pixi-pins "${resolve_switches[@]}" --inspect
+expect 'wheelfit resolve -' "${resolve_values[@]}" --output -o --format --pixi-pins --torch-index "${resolve_switches[@]}" --inspect
 expect 'wheelfit download -' "${resolve_values[@]}" --dir -d "${resolve_switches[@]}" --no-wait
 expect 'wheelfit mirror -' "${resolve_values[@]}" --out --base-url --torch-index "${resolve_switches[@]}" --prune --no-wait --allow-unverified --with-torch
 expect 'wheelfit plugins -' --json

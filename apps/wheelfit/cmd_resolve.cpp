@@ -25,6 +25,7 @@ api::ResolveRequest resolve_request(const Args& parsed) {
   request.offline = parsed.has("--offline");
   request.combo = parsed.value("--combo");
   request.fallback = !parsed.has("--no-fallback");
+  request.torch_index = parsed.value("--torch-index");  // resolve's and mirror's: where the torch is read
   return request;
 }
 
@@ -33,7 +34,7 @@ int run_resolve(const std::vector<std::string_view>& argv) {
                                  {"--index", "--machine", "--policy", "--backend", "--output", "--python", "--retries",
                                   "--timeout", "--jobs", "--user-agent", "--proxy-auth", "--cache-dir", "--cache-max-size", "--releases-repo",
                                   "--allow-insecure-host", "--combo", "--cert", "--client-cert", "--machines",
-                                  "--speed-limit", "--speed-time", "--max-time", "--format", "--pixi-pins"},
+                                  "--speed-limit", "--speed-time", "--max-time", "--format", "--pixi-pins", "--torch-index"},
                                  {"--json", "--no-cache", "--offline", "--inspect", "--no-fallback"}, {{"-o", "--output"}},
                                  {"--machine"});
   const bool json = parsed.has("--json");

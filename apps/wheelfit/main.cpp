@@ -157,9 +157,15 @@ resolve --inspect       read each chosen wheel's binaries (HTTP Range requests) 
 resolve --combo C       resolve with exactly this combo as the only tier, in the backend's notation
                         (cu12.8/torch2.8, rocm6.3/torch2.7); judged like any other tier
 resolve --no-fallback   do not try tier 2 (the backend's fallback combo)
+resolve --torch-index URL  where the advice reads the torch it names, for its exact file and sha256
+                        ({line} and {line_nodot} as in the policy's pattern; default: the
+                        backend's torch index, read only when the index resolved against is http(s))
 When no tier covers every package, resolve prints advice: the combos the index publishes that
 would (newest torch first), what to install for each, and with another Python; --json carries
-all of them under "suggestions" (or "near_misses": the package that rules each combo out).
+all of them under "suggestions" (or "near_misses": the package that rules each combo out),
+and under "advice" the combos set aside because their torch cannot run on the GPUs. When the
+installed torch cannot run on the GPUs, the advice names the same version on a line that does
+("advice": {"torch": {version, line, index, file, sha256, ...}}), resolved or not.
 
 exit codes: 0 resolved, 1 no combo covers every package, 2 bad input or usage,
             3 the backend publishes no wheel index, 4 the index could not be read,

@@ -19,12 +19,7 @@ using namespace wheelfit;
 TEST_CASE("api::mirror with_torch: one choice per distinct (index, pin, Python, platform), every view its family",
           "[facade][mirror][torch]") {
   const test::TempDir tmp;
-  farmgen::FarmOptions farm;
-  farm.out = tmp / "farm";
-  farm.packages = 2;
-  farm.with_files = true;
-  farm.base_url = "file://" + farm.out.string();
-  REQUIRE(farmgen::generate_farm(farm, test::cuda_policy()));
+  REQUIRE(test::write_torch_test_farm(tmp / "farm"));
   test::write_torch_index(tmp / "torch");
 
   struct Case {
@@ -40,7 +35,7 @@ TEST_CASE("api::mirror with_torch: one choice per distinct (index, pin, Python, 
     api::MirrorRequest req;
     req.resolve.envs = {{"demo", std::nullopt, {"cc_torch", "cubvh"}}};
     req.resolve.env_overrides = false;
-    req.resolve.index = farm.out.string();
+    req.resolve.index = (tmp / "farm").string();
     req.resolve.use_cache = false;
     req.resolve.backends = &test::shipped_backends();
     for (std::size_t i = 0; i < c.twins; ++i) req.fleet.push_back({"m" + std::to_string(i), test::h100()});

@@ -41,12 +41,12 @@ std::map<std::string, std::vector<FixtureWheel>> fixture_wheels() {
 
 resolve::Resolution resolve_on_fixture(const std::vector<std::string>& packages, const machine::Machine& m,
                                        std::optional<model::Combo> combo = std::nullopt,
-                                       std::optional<resolve::TorchArchs> own_torch = std::nullopt) {
+                                       std::optional<resolve::TorchArchs> torch_archs = std::nullopt) {
   auto transport = transports::make_file_transport();
   const auto snap = index::read_index(*transport, transports::to_url(test::farm_index_dir().string(), true), packages);
   resolve::Inputs in{test::workspace(packages), m, test::cuda_policy(), snap, "cuda"};
   in.combo = std::move(combo);
-  in.torch_archs = std::move(own_torch);
+  in.torch_archs = std::move(torch_archs);
   auto r = resolve::resolve(in);
   REQUIRE(r.has_value());
   return std::move(*r);
@@ -231,7 +231,10 @@ TEST_CASE("farm snapshot: a package the farm does not publish is 'not published'
 }
 
 TEST_CASE("farm snapshot: advice for a GTX 1080 names the packages that rule every combo out", "[integration][fixtures][advice]") {
-  auto r = resolve_on_fixture({"cumesh", "nvdiffrast"}, test::h100_with({{"gpus", "6.1"}}));
+  // Issue 32: PyTorch's own CUDA 12.8 build of torch 2.8 has no sm 6.1 kernel, so the advice sets
+  // cu12.8/torch2.8 aside (below); here the installed torch is a build whose library covers sm 6.1.
+  auto r = resolve_on_fixture({"cumesh", "nvdiffrast"}, test::h100_with({{"gpus", "6.1"}}), std::nullopt,
+                              resolve::TorchArchs{"6.1;7.0;7.5;8.0;8.6;9.0", {}, "a source build's libtorch_cuda.so"});
   REQUIRE_FALSE(r.ok());
   REQUIRE(r.advice);
   CHECK(r.advice->suggestions.empty());
@@ -240,6 +243,20 @@ TEST_CASE("farm snapshot: advice for a GTX 1080 names the packages that rule eve
   CHECK(wheelfit::test::cuda_policy().combo_str(miss.combo) == "cu12.8/torch2.8");
   CHECK(miss.missing == std::vector<std::string>{"cumesh (cp312): its cu12.8/torch2.8 wheels fail gpu_arch",
                                                  "nvdiffrast (cp312): its cu12.8/torch2.8 wheels fail gpu_arch"});
+}
+
+TEST_CASE("farm snapshot: advice for a GTX 1080 sets aside the combo whose torch has no sm 6.1 kernel",
+          "[integration][fixtures][advice][torch_gate]") {
+  auto r = resolve_on_fixture({"cumesh", "nvdiffrast"}, test::h100_with({{"gpus", "6.1"}}));
+  REQUIRE_FALSE(r.ok());
+  REQUIRE(r.advice);
+  CHECK(r.advice->suggestions.empty());
+  CHECK(r.advice->near_misses.empty());
+  REQUIRE(r.advice->set_aside.size() == 1);
+  CHECK(wheelfit::test::cuda_policy().combo_str(r.advice->set_aside[0].combo) == "cu12.8/torch2.8");
+  CHECK_THAT(r.advice->set_aside[0].reason, Catch::StartsWith("torch cannot run on sm 6.1"));
+  REQUIRE(r.advice->torch);
+  CHECK(r.advice->torch->version == "2.8.0+cu126");
 }
 
 TEST_CASE("farm snapshot: when only a newer torch covers everything, advice names it", "[integration][fixtures][advice]") {

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "farmgen.hpp"
+#include "support/backend_support.hpp"
 #include "support/test_support.hpp"
 #include "support/wheel_builder.hpp"
 #include "wheelfit/deliver/download.hpp"
@@ -39,6 +41,17 @@ inline void write_torch_index(const std::filesystem::path& root) {
     }
     for (const auto& [dist, anchors] : pages) write_file(root / line / dist / "index.html", "<html><body>\n" + anchors + "</body></html>\n");
   }
+}
+
+/// The farm the torch tests resolve against: two packages with real files at `out` (file:// URLs),
+/// every combo of the CUDA policy. False when it could not be written.
+inline bool write_torch_test_farm(const std::filesystem::path& out) {
+  farmgen::FarmOptions farm;
+  farm.out = out;
+  farm.packages = 2;
+  farm.with_files = true;
+  farm.base_url = "file://" + out.string();
+  return farmgen::generate_farm(farm, cuda_policy()).has_value();
 }
 
 }  // namespace wheelfit::test

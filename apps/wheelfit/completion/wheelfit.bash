@@ -36,7 +36,7 @@ _wheelfit_resolve_switches='--json --no-cache --offline --no-fallback'
 _wheelfit_options() {
   case $1 in
     resolve)
-      values="$_wheelfit_resolve_values --output -o --format --pixi-pins"
+      values="$_wheelfit_resolve_values --output -o --format --pixi-pins --torch-index"
       switches="$_wheelfit_resolve_switches --inspect"
       ;;
     download)

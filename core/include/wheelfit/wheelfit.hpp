@@ -89,6 +89,10 @@ struct ResolveRequest {
   /// --combo: exactly this combo ("cu12.8/torch2.8", the backend's notation) as the only tier.
   std::optional<std::string> combo;
   bool fallback = true;                     ///< false (--no-fallback): tier 2 is not tried
+  /// --torch-index: where the advice looks up the exact file of the torch it names when the
+  /// machine's own cannot run (the policy's placeholders {line}, {line_nodot}); nullopt: the
+  /// backend's torch index, read only when the index resolved against is http(s) (decision 0030).
+  std::optional<std::string> torch_index;
   /// A transport of the caller's (an in-memory index, a company proxy): replaces the network
   /// options and the cache; the Releases failover is not used with it.
   std::shared_ptr<transport::Transport> transport;
@@ -405,6 +409,14 @@ struct MirrorRequest {
   std::optional<std::string> torch_index;
 };
 
+/// A machine whose torch family `mirror --with-torch` left out: the torch of its combo cannot run
+/// on its GPUs (resolve/torch_gate.hpp). Its wheels are mirrored; its view's lock files name it.
+struct TorchSetAside {
+  std::string machine;
+  std::string combo;   ///< "cu12.6/torch2.8"
+  std::string reason;  ///< "torch cannot run on sm 12.0: ..."
+};
+
 struct MirrorResult {
   /// 0 every machine resolved and the snapshot was published; 1 a machine is unresolved (the
   /// others' wheels are still published, nothing pruned; nothing at all when no machine
@@ -420,8 +432,11 @@ struct MirrorResult {
   /// with_torch: the torch family files chosen, one per distinct (torch index, pin, Python,
   /// platform): machines that share all four share the choice (and each page is parsed once).
   std::size_t torch_choices = 0;
+  /// with_torch: the machines whose torch family was set aside, in fleet order.
+  std::vector<TorchSetAside> torch_set_aside;
   /// {"machines": ..., "summary": ..., "downloads": [...], "published": {root, id, files,
-  /// projects, carried, pruned, snapshots_removed, unverified} or null, "unpublished": reason}.
+  /// projects, carried, pruned, snapshots_removed, unverified} or null, "unpublished": reason,
+  /// "torch_set_aside": [{"machine", "combo", "reason"}]}.
   [[nodiscard]] std::string json() const;
   [[nodiscard]] std::string report() const;
   /// json() / report() written to `sink` as they are made (FleetResult::write_json).

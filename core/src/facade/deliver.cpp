@@ -313,10 +313,12 @@ mirror::Machine manifest_machine(const std::string& name, const ResolveResult& r
 
 /// A view's lock files (machines/<name>/): requirements.txt and pylock.toml pinning the files as
 /// the mirror serves them (their digests as published), and with a base URL a pixi.toml pinning
-/// each pick by version from the view's URL.
+/// each pick by version from the view's URL. `torch_set_aside`: why --with-torch left its torch
+/// family out ("" when it did not), said in their comments.
 void add_view_locks(mirror::Machine& machine, const ResolveResult& r,
                     const std::map<std::string, const deliver::Delivered*>& delivered,
-                    const std::optional<std::string>& base_url, const std::vector<Wheel>& torch, bool with_torch) {
+                    const std::optional<std::string>& base_url, const std::vector<Wheel>& torch, bool with_torch,
+                    const std::string& torch_set_aside) {
   auto wheels = r.locked_wheels();
   for (const auto& t : torch) {  // the machine's torch family, mirrored (--with-torch)
     if (std::find(t.machines.begin(), t.machines.end(), machine.name) == t.machines.end()) continue;
@@ -343,6 +345,7 @@ void add_view_locks(mirror::Machine& machine, const ResolveResult& r,
     view_url += "/machines/" + machine.name + "/";
   }
   auto comments = r.lock_comments(with_torch);  // with_torch: the pins are locked above, from the mirror
+  if (!torch_set_aside.empty()) comments.push_back("--with-torch set this machine's torch family aside: " + torch_set_aside);
   comments.insert(comments.begin(), "The wheels of machine " + machine.name + " as this mirror serves them: pip install "
                                     "--require-hashes --no-deps --index-url " +
                                         (view_url.empty() ? std::string("<this folder's URL>") : view_url) + " -r requirements.txt");
@@ -458,6 +461,7 @@ MirrorResult mirror(const MirrorRequest& req) {
       return out;
     }
     out.torch_choices = found->choices;
+    out.torch_set_aside = std::move(found->set_aside);
     for (auto& t : found->files) torch.push_back(torch_wheel(std::move(t)));
     wheels.insert(wheels.end(), torch.begin(), torch.end());
   }
@@ -509,7 +513,12 @@ MirrorResult mirror(const MirrorRequest& req) {
   for (std::size_t m = 0; m < out.resolved.machines.size(); ++m) {
     const ResolveResult& r = out.resolved.machines[m];
     mirror::Machine machine = manifest_machine(out.resolved.fleet[m].name, r);
-    if (machine.status == "resolved") add_view_locks(machine, r, delivered, req.base_url, torch, req.with_torch);
+    const auto aside = std::find_if(out.torch_set_aside.begin(), out.torch_set_aside.end(),
+                                    [&](const TorchSetAside& t) { return t.machine == machine.name; });
+    if (machine.status == "resolved") {
+      add_view_locks(machine, r, delivered, req.base_url, torch, req.with_torch && aside == out.torch_set_aside.end(),
+                     aside == out.torch_set_aside.end() ? std::string() : aside->reason);
+    }
     s.machines.push_back(std::move(machine));
   }
   for (std::size_t i = 0; i < wheels.size(); ++i) {
@@ -556,6 +565,9 @@ void MirrorResult::write_json(const TextSink& sink) const {
   }
   o["unpublished"] = unpublished.empty() ? json::value(nullptr) : json::value(unpublished);
   o["prune_skipped"] = prune_skipped;
+  json::array set_aside;
+  for (const auto& t : torch_set_aside) set_aside.push_back(json::object{{"machine", t.machine}, {"combo", t.combo}, {"reason", t.reason}});
+  o["torch_set_aside"] = std::move(set_aside);
   write_resolved_json(resolved, true, o, sink);
 }
 
@@ -571,6 +583,9 @@ void MirrorResult::write_report(const TextSink& sink) const {
   if (error) return sink("wheelfit: " + util::redact(error->message) + "\n");
   resolved.write_report(sink);
   std::string text = downloads_text(files);
+  for (const auto& t : torch_set_aside) {
+    text += "--with-torch: machine " + t.machine + ": the torch family of " + t.combo + " is set aside: " + t.reason + "\n";
+  }
   if (published) {
     text += "published " + published->root.string() + ": " + std::to_string(published->files) + " wheel" +
             (published->files == 1 ? "" : "s") + " of " + std::to_string(published->projects) + " project" +

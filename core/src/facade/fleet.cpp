@@ -25,6 +25,7 @@
 #include "wheelfit/wheelfit.hpp"
 
 #include "common.hpp"
+#include "torch_advice.hpp"
 
 namespace wheelfit::api {
 namespace {
@@ -327,8 +328,9 @@ void for_each_on_cores(std::size_t n, std::size_t most, const Work& work) {
   }
 }
 
-// The resolve proper, on the shared part; the result's notes are the part's.
-void finish_machine(const ResolveRequest& req, Pending& p) {
+// The resolve proper, on the shared part; the result's notes are the part's. The torch the advice
+// names gets its file from `torch_files`.
+void finish_machine(const ResolveRequest& req, Pending& p, detail::TorchAdviceFiles& torch_files) {
   ResolveResult& r = p.result;
   const IndexPart& part = *p.part;
   resolve::Inputs inputs{r.workspace, r.machine, *part.policy, *part.snapshot, p.backend};
@@ -345,6 +347,7 @@ void finish_machine(const ResolveRequest& req, Pending& p) {
   }
   resolution->warnings.insert(resolution->warnings.begin(), part.snapshot->warnings.begin(), part.snapshot->warnings.end());
   resolution->warnings.insert(resolution->warnings.end(), torch_warnings.begin(), torch_warnings.end());
+  if (resolution->advice && resolution->advice->torch) torch_files.fill(*resolution->advice->torch, r.machine, part.index_url);
   r.packages_json_note = part.snapshot->packages_json_note;
   r.source = part.source;
   r.fetch_note = part.fetch_note;
@@ -431,7 +434,8 @@ FleetResult resolve_all(const ResolveRequest& req, const std::vector<std::option
   out.index_reads = parts.reads();
 
   // The resolves, on up to one thread per core.
-  for_each_on_cores(todo.size(), todo.size(), [&](std::size_t i) { finish_machine(req, *todo[i]); });
+  detail::TorchAdviceFiles torch_files(req);
+  for_each_on_cores(todo.size(), todo.size(), [&](std::size_t i) { finish_machine(req, *todo[i], torch_files); });
   out.resolves = todo.size();
   for (auto [i, twin] : twins) {
     Pending& p = pending[i];
@@ -439,7 +443,7 @@ FleetResult resolve_all(const ResolveRequest& req, const std::vector<std::option
     // A resolve that failed may name the twin's profile (a device target refused): judge this
     // machine itself, for a message naming its own file.
     if (!pending[twin].result.resolution) {
-      finish_machine(req, p);
+      finish_machine(req, p, torch_files);
       ++out.resolves;
       continue;
     }

@@ -190,6 +190,7 @@ TextPieces human_report_shared(const resolve::Resolution& r, const ReportContext
     }
     os << "pins:\n";
     for (const auto& pin : r.pins) os << "  " << pin.name << " " << pin.version << " from " << util::strip_credentials(pin.index) << "\n";
+    detail::write_advice(os, r);  // the machine's own torch cannot run: the torch that does
   } else {
     os << "No " << r.notation.name << " combo covers all required packages.\n";
     std::set<std::string> names, pythons;

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "memo.hpp"
+#include "torch_advice.hpp"
 #include "wheelfit/model/wheel.hpp"
 #include "wheelfit/util/text.hpp"
 
@@ -34,15 +35,6 @@ std::vector<Pin> pins_for(const policy::Policy& policy, const Combo& combo, std:
 }
 
 namespace {
-
-// Line distance in minor steps across majors (12.8 to 13.0 is further than 12.8 to 12.6).
-long distance(const NumericVersion& a, const NumericVersion& b) {
-  auto at = [](const NumericVersion& v, std::size_t i) {
-    return i < v.parts().size() ? static_cast<long>(v.parts()[i]) : 0L;
-  };
-  const long da = at(a, 0) * 1000 + at(a, 1), db = at(b, 0) * 1000 + at(b, 1);
-  return da > db ? da - db : db - da;
-}
 
 // A combo as a map key, compared without building text (line, torch).
 std::tuple<const NumericVersion&, const NumericVersion&> key_of(const Combo& c) { return std::tie(c.line, c.torch); }
@@ -278,7 +270,7 @@ bool better_suggestion(const Suggestion& a, const Suggestion& b, const std::opti
   if (a.driver_upgrade.has_value() != b.driver_upgrade.has_value()) return !a.driver_upgrade;
   if (!(a.combo.torch == b.combo.torch)) return b.combo.torch < a.combo.torch;
   if (reference) {
-    const long da = distance(a.combo.line, *reference), db = distance(b.combo.line, *reference);
+    const long da = line_distance(a.combo.line, *reference), db = line_distance(b.combo.line, *reference);
     if (da != db) return da < db;
   }
   if (a.prereleases != b.prereleases) return a.prereleases < b.prereleases;
@@ -292,10 +284,19 @@ Advice advise(const AdviceInputs& a) {
   for (const auto& e : a.envs) own.push_back(e.python);
   auto ranked = [&](const Suggestion& x, const Suggestion& y) { return better_suggestion(x, y, a.reference_line); };
 
+  // A combo whose torch cannot run on the GPUs is set aside, named with the reason (issue 32).
+  auto torch_runs = [&](const Combo& combo) {
+    auto aside = a.torch ? a.torch->set_aside(combo) : std::nullopt;
+    if (!aside) return true;
+    const bool named = std::any_of(out.set_aside.begin(), out.set_aside.end(), [&](const SetAside& s) { return s.combo == combo; });
+    if (!named) out.set_aside.push_back(std::move(*aside));
+    return false;
+  };
+
   // The combos that keep every env's Python; the near misses when none covers everything.
   std::vector<std::pair<Combo, const Verdict*>> misses;
   for (const auto& combo : search.combos()) {
-    if (!search.installable(combo, own)) continue;
+    if (!search.installable(combo, own) || !torch_runs(combo)) continue;
     ++out.combos_searched;
     const Verdict& v = search.judge_combo(combo, own);
     if (v.missing.empty()) out.suggestions.push_back(search.suggestion(combo, v, std::nullopt));
@@ -318,7 +319,7 @@ Advice advise(const AdviceInputs& a) {
     for (std::size_t i = 0; i < own.size(); ++i) pythons[i] = model::PythonTarget{python, false};
     std::optional<Suggestion> best;
     for (const auto& combo : search.combos()) {
-      if (!search.installable(combo, pythons)) continue;
+      if (!search.installable(combo, pythons) || !torch_runs(combo)) continue;
       const Verdict& v = search.judge_combo(combo, pythons, /*first_miss=*/true);
       if (!v.missing.empty()) continue;
       Suggestion s = search.suggestion(combo, v, python);

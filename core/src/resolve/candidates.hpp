@@ -203,6 +203,7 @@ std::vector<Pin> pins_for(const policy::Policy& policy, const Combo& combo, std:
 
 class JudgingMemo;
 struct GpuClasses;
+class TorchJudge;
 
 /// What advice() needs: the resolve's inputs and what resolve() already read.
 struct AdviceInputs {
@@ -213,6 +214,7 @@ struct AdviceInputs {
   std::optional<model::NumericVersion> reference_line;  ///< the machine's line: its torch's, else its driver's
   JudgingMemo* memo = nullptr;                           ///< the fleet's (memo.hpp); nullptr: none
   const GpuClasses* gpus = nullptr;                      ///< the machine's GPU classes in it
+  TorchJudge* torch = nullptr;  ///< sets aside the combos whose torch cannot run here; nullptr: none
 };
 
 /// The advice search (resolver.hpp, Advice).

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "memo.hpp"
 #include "torch_tiers.hpp"
+#include "torch_advice.hpp"
 #include "wheelfit/util/text.hpp"
 
 namespace wheelfit::resolve {
@@ -210,8 +212,11 @@ Expected<Resolution> resolve_on(const Inputs& in, ListedTorch listed = {}) {
   };
 
   auto mc = machine_combo(m, in.policy);
+  // The torch of each combo judged on the GPUs once (issue 32): the tiers set aside, and the
+  // advice sets aside, what cannot run.
+  TorchJudge torch_judge(in, mc.combo, *targets, platform);
   // The installed torch judged first: when it cannot run on every GPU, that is the root cause.
-  TorchGate gate(in, *targets, platform, mc.combo);
+  TorchGate gate(in, torch_judge, *targets, platform);
   std::string own_torch;  // why the installed torch cannot run ("" when it can or is unknown)
   // (A torch resolved from a variant index was chosen by its own variant properties on these GPUs.)
   if (mc.combo && !torch) res.machine_torch = gate.machine(*m.torch, own_torch);
@@ -222,7 +227,7 @@ Expected<Resolution> resolve_on(const Inputs& in, ListedTorch listed = {}) {
     t.reason = std::move(why);
   };
   std::optional<NumericVersion> reference = mc.combo ? std::optional<NumericVersion>(mc.combo->line) : m.driver_line;
-  const AdviceInputs advice_inputs{in, envs, listing, *targets, reference, memo, &gpus};
+  const AdviceInputs advice_inputs{in, envs, listing, *targets, reference, memo, &gpus, &torch_judge};
   const std::string combo_name = in.policy.notation().name;
 
   if (in.combo) {
@@ -252,15 +257,22 @@ Expected<Resolution> resolve_on(const Inputs& in, ListedTorch listed = {}) {
     } else if (!m.torch) {
       res.advice = advise(advice_inputs);
       const auto& all = res.advice->suggestions;
-      // The newest the driver runs whose torch runs too; each newer one set aside is named.
+      // The newest the driver runs whose torch runs too (the advice has set aside, in
+      // Advice::set_aside, each combo whose torch cannot run); each newer one set aside is named.
       auto first = std::find_if(all.begin(), all.end(), [&](const Suggestion& s) {
-        if (s.kind != Suggestion::Kind::combo || s.driver_upgrade) return false;
-        auto why = gate.set_aside(s.combo);
-        if (why.empty()) return true;
-        const bool named = std::any_of(res.tiers.begin(), res.tiers.end(), [&](const TierOutcome& t) { return t.combo == s.combo; });
-        if (!named) res.tiers.push_back(TierOutcome{"bootstrap", s.combo, TierOutcome::Status::set_aside, std::move(why), {}});
-        return false;
+        return s.kind == Suggestion::Kind::combo && !s.driver_upgrade && gate.set_aside(s.combo).empty();
       });
+      std::vector<Combo> passed_over;
+      for (const auto& a : res.advice->set_aside) {
+        const bool newer = first == all.end() || std::tie(first->combo.torch, first->combo.line) < std::tie(a.combo.torch, a.combo.line);
+        if (newer && std::find(passed_over.begin(), passed_over.end(), a.combo) == passed_over.end()) passed_over.push_back(a.combo);
+      }
+      std::sort(passed_over.begin(), passed_over.end(), [](const Combo& a, const Combo& b) {
+        return std::tie(b.torch, b.line) < std::tie(a.torch, a.line);  // newest first, as the suggestions
+      });
+      for (const auto& c : passed_over) {
+        res.tiers.push_back(TierOutcome{"bootstrap", c, TierOutcome::Status::set_aside, gate.set_aside(c), {}});
+      }
       if (first != all.end()) {
         t1.combo = first->combo;
         t1.chosen = "no torch installed: the newest combo the index and PyTorch's matrix offer that this machine runs "
@@ -314,7 +326,14 @@ Expected<Resolution> resolve_on(const Inputs& in, ListedTorch listed = {}) {
     std::erase_if(res.pins, [](const Pin& p) { return p.name == "torch"; });
   }
   if (!res.combo && in.advise && !res.advice) res.advice = advise(advice_inputs);
-  if (res.combo) res.advice.reset();  // advice is for an unresolved workspace only
+  // The machine's own torch cannot run on its GPUs: the advice names the torch that does, resolved
+  // or not (the combos that cover every package with it come from the search).
+  if (const auto& own = torch_judge.machine(); in.advise && own && own->cannot_run()) {
+    if (!res.advice) res.advice = advise(advice_inputs);
+    res.advice->torch = torch_advice(in, torch_judge, envs, platform, *res.advice);
+  }
+  if (res.combo && !(res.advice && res.advice->torch)) res.advice.reset();  // else advice is for an unresolved workspace only
+  if (res.combo) res.combo_torch = torch_judge.combo(*res.combo);
 
   res.variants = support_for(res.combo ? variant_torch(m, in.policy, *res.combo)
                                        : m.torch ? m.torch->public_version().str() : std::string());

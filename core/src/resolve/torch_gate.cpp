@@ -2,6 +2,8 @@
 
 #include "wheelfit/resolve/torch_gate.hpp"
 
+#include "wheelfit/resolve/demands.hpp"
+
 namespace wheelfit::resolve {
 
 std::optional<TorchArchs> torch_archs_from_policy(const policy::Policy& policy, const model::Combo& combo,
@@ -46,6 +48,11 @@ TorchVerdict judge_torch(const policy::Policy& policy, std::optional<TorchArchs>
   }
   v.status = v.uncovered.empty() ? TorchVerdict::Status::runs : TorchVerdict::Status::cannot_run;
   return v;
+}
+
+std::string cannot_run_text(std::string_view device_prefix, const TorchVerdict& v) {
+  return "torch cannot run on " + targets_text(device_prefix, v.uncovered) + ": " + (v.archs ? v.archs->source : std::string()) +
+         " targets " + (v.archs ? v.archs->list : std::string());
 }
 
 }  // namespace wheelfit::resolve

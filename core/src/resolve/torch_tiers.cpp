@@ -19,12 +19,12 @@ std::string combo_torch_text(const policy::Policy& policy, const model::Combo& c
   return out + " (" + policy::combo_str(policy.notation(), combo) + ")";
 }
 
-TorchGate::TorchGate(const Inputs& in, const std::optional<std::vector<std::string>>& targets,
-                     std::optional<std::string> platform, std::optional<model::Combo> own)
-    : in_(in), targets_(targets), platform_(std::move(platform)), own_(std::move(own)) {}
+TorchGate::TorchGate(const Inputs& in, TorchJudge& judge, const std::optional<std::vector<std::string>>& targets,
+                     std::optional<std::string> platform)
+    : in_(in), judge_(judge), targets_(targets), platform_(std::move(platform)) {}
 
 TorchVerdict TorchGate::machine(const model::Version& torch, std::string& reason) {
-  auto v = judge(*own_, "torch " + torch.str());
+  auto v = judge(*judge_.own(), "torch " + torch.str());
   if (v.cannot_run()) reason = this->reason(v, "torch " + torch.str());
   return v;
 }
@@ -37,9 +37,7 @@ std::string TorchGate::set_aside(const model::Combo& combo) {
 
 TorchVerdict TorchGate::judge(const model::Combo& combo, const std::string& torch) {
   // The installed torch's own list (read from its library) speaks for its combo; else the policy.
-  std::optional<TorchArchs> archs = own_ && combo == *own_ && in_.torch_archs ? in_.torch_archs : std::nullopt;
-  if (!archs && platform_) archs = torch_archs_from_policy(in_.policy, combo, *platform_);
-  auto v = judge_torch(in_.policy, std::move(archs), targets_);
+  TorchVerdict v = judge_.combo(combo);
   // Unknown matters only where there is a GPU to judge and a rule to judge it by (the report
   // warns of unknown GPUs and a policy without rules on its own).
   if (v.status == TorchVerdict::Status::unknown && targets_ && !targets_->empty() && in_.policy.rules()) {

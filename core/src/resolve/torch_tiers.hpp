@@ -8,18 +8,20 @@
 #include <vector>
 
 #include "wheelfit/resolve/resolver.hpp"
+#include "torch_advice.hpp"
 #include "wheelfit/resolve/torch_gate.hpp"
 
 namespace wheelfit::resolve::detail {
 
-/// One resolve's torch judgements. Not thread-safe (one per resolve).
+/// One resolve's torch judgements as the tiers word them (TorchJudge judges). Not thread-safe
+/// (one per resolve).
 class TorchGate {
  public:
   /// `targets`: the machine's canonical device targets (nullopt: unknown), in the order of
   /// `in.machine.gpus`; `platform`: the farm platform (nullopt: none); `own`: tier 1's combo
   /// (the installed torch's), whose list Inputs::torch_archs gives when set.
-  TorchGate(const Inputs& in, const std::optional<std::vector<std::string>>& targets, std::optional<std::string> platform,
-            std::optional<model::Combo> own);
+  TorchGate(const Inputs& in, TorchJudge& judge, const std::optional<std::vector<std::string>>& targets,
+            std::optional<std::string> platform);
 
   /// The installed torch (version `torch`, of combo `own`) judged on the GPUs; its reason, when
   /// it cannot run, in `reason`.
@@ -36,9 +38,9 @@ class TorchGate {
   [[nodiscard]] std::string gpus_text(const std::vector<std::string>& uncovered) const;
 
   const Inputs& in_;
+  TorchJudge& judge_;  ///< the verdicts, once per combo (the installed torch's own list for its combo)
   const std::optional<std::vector<std::string>>& targets_;
   std::optional<std::string> platform_;
-  std::optional<model::Combo> own_;
   std::vector<std::string> unknown_;  ///< "torch 2.10 (+cu130) on linux_aarch64", each once
 };
 

@@ -155,15 +155,57 @@ struct NearMiss {
   std::vector<std::string> missing;  ///< "sageattention (cp312): no wheel for cu12.8/torch2.9"
 };
 
+/// A combo the advice search left out: PyTorch's build of its torch cannot run on the
+/// machine's GPUs (torch_gate.hpp; an unknown build sets nothing aside).
+struct SetAside {
+  model::Combo combo;
+  std::string reason;  ///< names torch, the GPUs it does not cover ("sm 12.0") and its build's list
+  std::vector<std::string> uncovered;  ///< those GPUs, canonical ("12.0")
+};
+
+/// The torch that runs (issue 32): when the machine's own torch cannot run on its GPUs, the same
+/// version on another line of the torch arch matrix whose build covers every GPU, whose driver
+/// rule holds here and which PyTorch ships for each env's Python on this platform (the line
+/// closest to the installed one first).
+struct TorchAdvice {
+  std::string installed;  ///< "2.8.0+cu126"
+  std::string reason;     ///< why it cannot run: the GPUs it leaves out, its build's list and source
+  /// The torch to install instead ("2.8.0+cu128") and its line; empty / nullopt when no line serves.
+  std::string version;
+  std::optional<model::NumericVersion> line;
+  std::string index;      ///< where it is published: the backend's torch index for the line, or --torch-index
+  /// The exact wheel for this machine's Python and platform (mirror --with-torch's tag rules),
+  /// filled by the façade from a reachable torch index; `file_note` says why not when empty.
+  std::string file, url;
+  std::optional<std::string> sha256;
+  std::string file_note;
+  /// The farm combos that cover every package with it (the advice's suggestions on its combo).
+  std::vector<model::Combo> combos;
+  /// Each other line of the matrix for this torch, and why it is not the one ("CUDA 12.9: ...").
+  std::vector<std::string> lines_set_aside;
+  /// A GPU the newest torch's newest build leaves out: the last torch minor (and its line) whose
+  /// build still covers it on this platform.
+  struct Last {
+    std::string gpu;  ///< canonical target ("6.1")
+    model::NumericVersion torch, line;
+  };
+  std::vector<Last> last;
+};
+
 /// The advice search (resolve::Inputs::advise): every combo the index publishes for the
 /// requested packages, judged on this machine's fixed facts (device targets, CPU, OS, glibc,
-/// each env's Python; the driver is reported, not required), PyTorch's matrix permitting.
+/// each env's Python; the driver is reported, not required), PyTorch's matrix permitting, and
+/// its torch's build covering every GPU (or unknown).
 struct Advice {
   /// Best first: combos keeping the Python, then other Pythons; in each, those the driver runs
   /// before those that need a driver upgrade.
   std::vector<Suggestion> suggestions;
   std::vector<NearMiss> near_misses;    ///< when no combo covers everything: the closest ones
   std::size_t combos_searched = 0;
+  /// The combos left out because their torch cannot run on the GPUs, in the order met.
+  std::vector<SetAside> set_aside = {};
+  /// Set when the machine's own torch cannot run on its GPUs (then also on a resolved workspace).
+  std::optional<TorchAdvice> torch = {};
 };
 
 struct Resolution {
@@ -177,7 +219,8 @@ struct Resolution {
   std::vector<Pin> pins;
   std::vector<TierOutcome> tiers;      ///< every tier, tried or skipped, with its reason
   std::vector<std::string> warnings;
-  /// When no tier covered every package and Inputs::advise: which combos would.
+  /// When no tier covered every package and Inputs::advise: which combos would; also when the
+  /// machine's own torch cannot run on its GPUs (Advice::torch).
   std::optional<Advice> advice;
   /// The machine's own torch (tier 1's combo) judged on its GPUs (torch_gate.hpp): from
   /// Inputs::torch_archs, else the policy's torch arch matrix; nullopt when it has no torch combo.
@@ -185,6 +228,10 @@ struct Resolution {
   /// Set when the installed torch cannot run on the machine's GPUs: why (the reports' first
   /// words after the machine, the root cause before any package).
   std::string torch_root_cause = {};
+  /// The chosen combo's torch judged on the GPUs, as the advice judges a combo (the installed
+  /// torch's own list when it is the machine's combo, else the policy's row); nullopt when
+  /// unresolved. What `mirror --with-torch` sets a machine's torch family aside by.
+  std::optional<TorchVerdict> combo_torch = {};
   /// What the machine supports for PEP 825 variants under the chosen combo (or its own torch).
   model::VariantSupport variants = {};
   /// The packages left unresolved by the last tier evaluated (empty when resolved).

@@ -47,4 +47,8 @@ struct TorchVerdict {
 [[nodiscard]] TorchVerdict judge_torch(const policy::Policy& policy, std::optional<TorchArchs> archs,
                                        const std::optional<std::vector<std::string>>& targets);
 
+/// Why a verdict that cannot run cannot: "torch cannot run on sm 12.0: <its list's source> targets
+/// 5.0;6.0;7.0;7.5;8.0;8.6;9.0" (the uncovered targets after `device_prefix`, as verdicts write them).
+[[nodiscard]] std::string cannot_run_text(std::string_view device_prefix, const TorchVerdict& v);
+
 }  // namespace wheelfit::resolve
