@@ -262,16 +262,26 @@ Expected<Resolution> resolve_on(const Inputs& in, ListedTorch listed = {}) {
       auto first = std::find_if(all.begin(), all.end(), [&](const Suggestion& s) {
         return s.kind == Suggestion::Kind::combo && !s.driver_upgrade && gate.set_aside(s.combo).empty();
       });
-      std::vector<Combo> passed_over;
+      // Named: each set-aside combo that would otherwise have been chosen before it, as a
+      // suggestion would rank (installable for every env's Python, run by this driver, covering
+      // every package), best first.
+      std::vector<Suggestion> passed_over;
       for (const auto& a : res.advice->set_aside) {
-        const bool newer = first == all.end() || std::tie(first->combo.torch, first->combo.line) < std::tie(a.combo.torch, a.combo.line);
-        if (newer && std::find(passed_over.begin(), passed_over.end(), a.combo) == passed_over.end()) passed_over.push_back(a.combo);
+        Suggestion s;
+        s.combo = a.combo;
+        if (first != all.end() && !better_suggestion(s, *first, reference)) continue;
+        if (judge_driver(a.combo.line, m, in.policy).failure) continue;
+        if (!std::all_of(envs.begin(), envs.end(), [&](const EnvTarget& e) {
+              return platform && in.policy.pytorch_shipped(a.combo, e.python.version, *platform);
+            })) continue;
+        TierOutcome probe{"bootstrap", a.combo, TierOutcome::Status::skipped, "", {}};
+        run_tier(probe);
+        if (probe.status == TierOutcome::Status::resolved) passed_over.push_back(std::move(s));
       }
-      std::sort(passed_over.begin(), passed_over.end(), [](const Combo& a, const Combo& b) {
-        return std::tie(b.torch, b.line) < std::tie(a.torch, a.line);  // newest first, as the suggestions
-      });
-      for (const auto& c : passed_over) {
-        res.tiers.push_back(TierOutcome{"bootstrap", c, TierOutcome::Status::set_aside, gate.set_aside(c), {}});
+      std::sort(passed_over.begin(), passed_over.end(),
+                [&](const Suggestion& x, const Suggestion& y) { return better_suggestion(x, y, reference); });
+      for (const auto& s : passed_over) {
+        res.tiers.push_back(TierOutcome{"bootstrap", s.combo, TierOutcome::Status::set_aside, gate.set_aside(s.combo), {}});
       }
       if (first != all.end()) {
         t1.combo = first->combo;
