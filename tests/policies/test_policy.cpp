@@ -401,3 +401,27 @@ TEST_CASE("torch_archs: absent is unknown everywhere; keys and lists are read ca
     CHECK_FALSE(p->torch_archs(nv("2.9"), nv("12.8"), "windows"));
   }
 }
+
+TEST_CASE("the shipped torch family table covers every torch minor of the arch matrix", "[policies][torch_family]") {
+  const auto& policy = wheelfit::test::cuda_policy();
+  struct Row {
+    const char* torch;
+    const char* torchvision;
+    const char* torchaudio;
+  };
+  const std::vector<Row> rows = {
+      {"2.11", "0.26", "2.11"}, {"2.12", "0.27", "2.11"}, {"2.13", "0.28", "2.11"}, {"2.14", "0.29", "2.11"}};
+  for (const auto& r : rows) {
+    CAPTURE(r.torch);
+    auto pins = policy.torch_family(nv(r.torch));
+    REQUIRE(pins);
+    CHECK(pins->torchvision.str() == r.torchvision);
+    CHECK(pins->torchaudio.str() == r.torchaudio);
+  }
+  for (const auto& [platform, by_torch] : policy.torch_arch_table()) {
+    for (const auto& [torch, lines] : by_torch) {
+      CAPTURE(platform, torch);
+      CHECK(policy.torch_family(nv(torch)));
+    }
+  }
+}

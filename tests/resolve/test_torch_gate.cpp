@@ -131,3 +131,39 @@ TEST_CASE("the CUDA backend describes a target list by kind", "[resolve][torch_g
     CHECK(code.error().is(wheelfit::Errc::invalid_input));
   }
 }
+
+TEST_CASE("judge_torch over the sourced rows: Windows builds differ from Linux", "[resolve][torch_gate]") {
+  check_gate_rows({
+      {"RTX 5090 on 2.7 cu12.6 Windows", "2.7", "12.6", "windows", {"12.0"}, Status::cannot_run, {"12.0"}},
+      {"GTX 1080 on 2.7 cu12.8 Windows: Windows kept Pascal", "2.7", "12.8", "windows", {"6.1"}, Status::runs, {}},
+      {"GTX 1080 on 2.7 cu12.8 Linux: Linux did not", "2.7", "12.8", "linux", {"6.1"}, Status::cannot_run, {"6.1"}},
+      {"V100 on 2.10 cu12.8 Windows", "2.10", "12.8", "windows", {"7.0"}, Status::runs, {}},
+      {"V100 on 2.11 cu12.8 Windows: Volta dropped", "2.11", "12.8", "windows", {"7.0"}, Status::cannot_run, {"7.0"}},
+      {"RTX 5090 on 2.9 cu13.0 Windows", "2.9", "13.0", "windows", {"12.0"}, Status::runs, {}},
+      {"GB10 (12.1) on 2.14 cu13.2 Windows: 12.0 SASS serves 12.1", "2.14", "13.2", "windows", {"12.1"}, Status::runs, {}},
+      {"4090 + 5090 on 2.12 cu12.6 Windows", "2.12", "12.6", "windows", {"8.9", "12.0"}, Status::cannot_run, {"12.0"}},
+      {"Windows 2.8 is not sourced", "2.8", "12.8", "windows", {"12.0"}, Status::unknown, {}},
+      {"Windows 2.6 is not sourced", "2.6", "12.4", "windows", {"8.6"}, Status::unknown, {}},
+  });
+}
+
+TEST_CASE("judge_torch over the newest releases (2.13, 2.14)", "[resolve][torch_gate]") {
+  check_gate_rows({
+      {"Pascal on 2.14 cu12.6 Linux: the last line that keeps it", "2.14", "12.6", "linux", {"6.1"}, Status::runs, {}},
+      {"Pascal on 2.14 cu13.0 Linux", "2.14", "13.0", "linux", {"6.1"}, Status::cannot_run, {"6.1"}},
+      {"Pascal on 2.14 cu13.2 Linux", "2.14", "13.2", "linux", {"6.1"}, Status::cannot_run, {"6.1"}},
+      {"Pascal on 2.14 cu12.6 aarch64: 8.0;9.0 only", "2.14", "12.6", "linux_aarch64", {"6.1"}, Status::cannot_run, {"6.1"}},
+      {"Pascal on 2.14 cu12.6 Windows", "2.14", "12.6", "windows", {"6.1"}, Status::runs, {}},
+      {"Pascal on 2.14 cu13.0 Windows", "2.14", "13.0", "windows", {"6.1"}, Status::cannot_run, {"6.1"}},
+      {"Pascal on 2.14 cu13.2 Windows", "2.14", "13.2", "windows", {"6.1"}, Status::cannot_run, {"6.1"}},
+      {"Thor on 2.14 cu13.0 aarch64", "2.14", "13.0", "linux_aarch64", {"11.0"}, Status::runs, {}},
+      {"Thor on 2.13 cu12.6 aarch64", "2.13", "12.6", "linux_aarch64", {"11.0"}, Status::cannot_run, {"11.0"}},
+      {"RTX 5090 on 2.13 cu12.6 Linux", "2.13", "12.6", "linux", {"12.0"}, Status::cannot_run, {"12.0"}},
+      {"RTX 5090 on 2.13 cu13.2 Linux", "2.13", "13.2", "linux", {"12.0"}, Status::runs, {}},
+      {"V100 on 2.13 cu12.6 Linux", "2.13", "12.6", "linux", {"7.0"}, Status::runs, {}},
+      {"V100 on 2.13 cu13.0 Linux", "2.13", "13.0", "linux", {"7.0"}, Status::cannot_run, {"7.0"}},
+      {"H100 on 2.12 cu13.2 aarch64 (GH200)", "2.12", "13.2", "linux_aarch64", {"9.0"}, Status::runs, {}},
+      {"2.13 cu12.9 is not sourced", "2.13", "12.9", "linux", {"12.0"}, Status::unknown, {}},
+      {"2.15 is not sourced", "2.15", "13.2", "linux", {"12.0"}, Status::unknown, {}},
+  });
+}
