@@ -1,5 +1,5 @@
-// Does this torch run on these GPUs? judge_torch over the shipped CUDA policy's torch arch matrix
-// (the built-in policy, as the CLI loads it), and the CUDA backend's description of a target list.
+// The torch arch matrix as shipped: judge_torch over the built-in CUDA policy's rows (as the CLI
+// loads it), Linux, Windows and the newest releases, and the CUDA backend's description of a list.
 
 #include <catch2/catch.hpp>
 
