@@ -11,6 +11,8 @@ Inputs (read-only, under ../shared/fixtures/cuda-wheels by default):
   defaults/scraped_torch_matrix.json     -> pytorch_matrix (shipped cells, by torch minor)
   defaults/pytorch-build-cuda-cache.json -> torch_archs (linux, linux_aarch64): the TORCH_CUDA_ARCH_LIST
                                             PyTorch built each torch release with, per CUDA line
+And from this repository: scripts/data/torch_archs.json -> the torch_archs rows the farm lacks (Windows,
+the newest releases), each with its source (backends/cuda/data/SOURCES.md).
 The other sections (backend, torch_family, pypi_line, fallback) are owned by
 wheelfit and written down in OWNED below; see policies/README.md for where each fact comes from.
 
@@ -33,6 +35,7 @@ from derived_file import add_output_args, write_or_check  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_FIXTURES = REPO.parent / "shared" / "fixtures" / "cuda-wheels"
 DEFAULT_OUT = REPO / "backends" / "cuda" / "data" / "policy.json"
+SOURCED_TORCH_ARCHS = REPO / "scripts" / "data" / "torch_archs.json"
 
 # The date of the farm data this file is derived from (deploy of 2026-08-22, main 2eeda9b).
 DEFAULT_VERSION = "2026-08-22"
@@ -40,17 +43,21 @@ FORMAT = 2
 
 ARCH_TARGET = re.compile(r"^[0-9]+\.[0-9]+[af]?(\+ptx)?$", re.IGNORECASE)
 DOTTED2 = re.compile(r"^[0-9]+\.[0-9]+$")
+DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 # Scraped platform name -> farm platform key.
 PLATFORMS = {"linux_x86_64": "linux", "linux_aarch64": "linux_aarch64", "windows": "windows"}
 
 # Facts wheelfit owns (not in the farm data). Keep in step with policies/README.md.
 OWNED = {
-    # The torch family table (policies/README.md); 2.12 -> torchaudio 2.11 is what the predecessor's table says.
+    # The torch family table (policies/README.md; sources in backends/cuda/data/SOURCES.md).
+    # torchaudio's last release is 2.11, which supports torch >= 2.11 (pytorch/audio#4212): the
+    # torch minors after 2.11 pin torchaudio 2.11.
     "torch_family": {
         "2.4": ["0.19", "2.4"], "2.5": ["0.20", "2.5"], "2.6": ["0.21", "2.6"],
         "2.7": ["0.22", "2.7"], "2.8": ["0.23", "2.8"], "2.9": ["0.24", "2.9"],
         "2.10": ["0.25", "2.10"], "2.11": ["0.26", "2.11"], "2.12": ["0.27", "2.11"],
+        "2.13": ["0.28", "2.11"], "2.14": ["0.29", "2.11"],
     },
     # The CUDA line of the torch wheel PyPI serves, per torch minor. Only facts we are sure of:
     # PyPI's Windows torch is CPU-only; its linux_aarch64 CUDA line is not recorded (unknown).
@@ -242,7 +249,7 @@ def derive_torch_archs(fixtures: Path) -> dict:
         raw = ";".join(t for t in entry["raw"].split(";") if t.strip())
         archs = check_arch_list(f"{path.name}: {key}", raw)
         date = entry["fetched_at"][:10]
-        if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", date):
+        if not DATE.fullmatch(date):
             raise DeriveError(f"{path.name}: {key}: fetched_at '{entry['fetched_at']}' is not a date")
         slot = rows.setdefault(platform, {}).setdefault(minor(m.group(1)), {})
         if line in slot and vkey(slot[line][0][1:]) >= vkey(tag[1:]):
@@ -251,6 +258,47 @@ def derive_torch_archs(fixtures: Path) -> dict:
     return {platform: {torch: {line: by_line[line][1] for line in sort_dotted(by_line)}
                        for torch, by_line in sort_dotted(by_torch).items()}
             for platform, by_torch in sorted(rows.items())}
+
+
+def read_sourced_torch_archs(path: Path) -> dict:
+    """platform -> torch minor -> line -> {list, source, date} from scripts/data/torch_archs.json."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    sources = data["sources"]
+    for key, src in sources.items():
+        if set(src) != {"source", "date"} or not src["source"] or not DATE.fullmatch(src["date"]):
+            raise DeriveError(f"{path.name}: sources.{key}: expected a non-empty source and a YYYY-MM-DD date")
+    rows: dict = {}
+    for platform, by_torch in data["rows"].items():
+        if platform not in PLATFORMS.values():
+            raise DeriveError(f"{path.name}: rows.{platform}: not a platform key")
+        for torch, by_line in by_torch.items():
+            if not DOTTED2.match(torch):
+                raise DeriveError(f"{path.name}: rows.{platform}.{torch}: not a torch major.minor")
+            for line, (archs, key) in by_line.items():
+                where = f"{path.name}: rows.{platform}.{torch}.{line}"
+                if not DOTTED2.match(line):
+                    raise DeriveError(f"{where}: not a CUDA major.minor")
+                if key not in sources:
+                    raise DeriveError(f"{where}: unknown source '{key}'")
+                rows.setdefault(platform, {}).setdefault(torch, {})[line] = {
+                    "list": check_arch_list(where, archs), **sources[key]}
+    return rows
+
+
+def merge_torch_archs(farm: dict, sourced: dict) -> dict:
+    """The farm's rows with the sourced ones added; a row both give is an error (one source per row)."""
+    merged = {p: {t: dict(lines) for t, lines in by_torch.items()} for p, by_torch in farm.items()}
+    for platform, by_torch in sourced.items():
+        for torch, by_line in by_torch.items():
+            slot = merged.setdefault(platform, {}).setdefault(torch, {})
+            for line, row in by_line.items():
+                if line in slot:
+                    raise DeriveError(f"torch_archs: {platform} {torch} {line} is both in the farm's data and in "
+                                      f"{SOURCED_TORCH_ARCHS.name}")
+                slot[line] = row
+    return {platform: {torch: {line: by_line[line] for line in sort_dotted(by_line)}
+                       for torch, by_line in sort_dotted(by_torch).items()}
+            for platform, by_torch in sorted(merged.items())}
 
 
 def derive(fixtures: Path, version: str) -> dict:
@@ -267,7 +315,7 @@ def derive(fixtures: Path, version: str) -> dict:
         "packages": derive_packages(fixtures),
         "pytorch_matrix": derive_matrix(fixtures),
         "torch_family": family,
-        "torch_archs": derive_torch_archs(fixtures),
+        "torch_archs": merge_torch_archs(derive_torch_archs(fixtures), read_sourced_torch_archs(SOURCED_TORCH_ARCHS)),
         "pypi_line": OWNED["pypi_line"],
         "fallback": OWNED["fallback"],
     }

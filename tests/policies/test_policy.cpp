@@ -300,3 +300,128 @@ TEST_CASE("a policy read without device rules keeps its lists as written", "[pol
   CHECK(pol::parse_policy_json(bad, "plain.json", nullptr));
   CHECK_FALSE(pol::parse_policy_json(bad, "plain.json", cuda_rules()));
 }
+
+// ---------------------------------------------------------------------------------------------
+// torch_archs (optional section: platform -> torch minor -> line -> {list, source, date})
+
+namespace {
+
+// kMinimal with a torch_archs section holding `section` (JSON text).
+std::string with_torch_archs(std::string_view section) {
+  return mutated([&](auto& o) { o["torch_archs"] = boost::json::parse(section); });
+}
+
+constexpr const char* kRow = R"({"list": "7.5;9.0+ptx", "source": "pytorch v2.8.0 build_cuda.sh", "date": "2026-12-04"})";
+
+std::string torch_archs_row(std::string_view platform, std::string_view torch, std::string_view line, std::string_view row) {
+  return with_torch_archs("{\"" + std::string(platform) + "\": {\"" + std::string(torch) + "\": {\"" + std::string(line) +
+                          "\": " + std::string(row) + "}}}");
+}
+
+}  // namespace
+
+TEST_CASE("torch_archs: a bad section names the file, the JSON path and what is wrong", "[policies][torch_archs]") {
+  struct Row {
+    const char* what;
+    std::string text;
+    const char* says;
+  };
+  const std::vector<Row> rows = {
+      {"not an object", with_torch_archs("[]"), "policy.json: torch_archs: expected an object, got an array"},
+      {"platform not an object", with_torch_archs(R"({"linux": "7.5"})"),
+       "policy.json: torch_archs.linux: expected an object, got a string"},
+      {"bad platform key", torch_archs_row("Linux X", "2.8", "12.8", kRow),
+       "policy.json: torch_archs.Linux X: 'Linux X' is not a platform key"},
+      {"bad torch key", torch_archs_row("linux", "2.x", "12.8", kRow),
+       "policy.json: torch_archs.linux.2.x: '2.x' is not a torch major.minor"},
+      {"torch key with a patch", torch_archs_row("linux", "2.8.0", "12.8", kRow),
+       "policy.json: torch_archs.linux.2.8.0: '2.8.0' is not a torch major.minor"},
+      {"bad line key", torch_archs_row("linux", "2.8", "cu128", kRow),
+       "policy.json: torch_archs.linux.2.8.cu128: 'cu128' is not an accelerator line"},
+      {"row not an object", torch_archs_row("linux", "2.8", "12.8", R"("7.5;9.0")"),
+       "policy.json: torch_archs.linux.2.8.12.8: expected an object, got a string"},
+      {"unknown key in a row",
+       torch_archs_row("linux", "2.8", "12.8", R"({"list": "7.5", "source": "s", "date": "d", "ptx": true})"),
+       "policy.json: torch_archs.linux.2.8.12.8: unknown key 'ptx' (expected list, source, date)"},
+      {"missing list", torch_archs_row("linux", "2.8", "12.8", R"({"source": "s", "date": "d"})"),
+       "policy.json: torch_archs.linux.2.8.12.8: missing key 'list'"},
+      {"missing source", torch_archs_row("linux", "2.8", "12.8", R"({"list": "7.5", "date": "d"})"),
+       "policy.json: torch_archs.linux.2.8.12.8: missing key 'source'"},
+      {"missing date", torch_archs_row("linux", "2.8", "12.8", R"({"list": "7.5", "source": "s"})"),
+       "policy.json: torch_archs.linux.2.8.12.8: missing key 'date'"},
+      {"empty source", torch_archs_row("linux", "2.8", "12.8", R"({"list": "7.5", "source": "", "date": "d"})"),
+       "policy.json: torch_archs.linux.2.8.12.8.source: is empty"},
+      {"empty date", torch_archs_row("linux", "2.8", "12.8", R"({"list": "7.5", "source": "s", "date": ""})"),
+       "policy.json: torch_archs.linux.2.8.12.8.date: is empty"},
+      {"source a number", torch_archs_row("linux", "2.8", "12.8", R"({"list": "7.5", "source": 1, "date": "d"})"),
+       "policy.json: torch_archs.linux.2.8.12.8.source: expected a string, got a number"},
+      {"list the rules refuse", torch_archs_row("linux", "2.8", "12.8", R"({"list": "7.x;8.0", "source": "s", "date": "d"})"),
+       "policy.json: torch_archs.linux.2.8.12.8.list: '7.x' is not an arch target"},
+      {"empty list", torch_archs_row("linux", "2.8", "12.8", R"({"list": "", "source": "s", "date": "d"})"),
+       "policy.json: torch_archs.linux.2.8.12.8.list: arch list '' names no target"},
+      {"duplicate line after canonicalisation",
+       with_torch_archs(std::string(R"({"linux": {"2.8": {"12.8": )") + kRow + R"(, "12.08": )" + kRow + "}}}"),
+       "policy.json: torch_archs.linux.2.8.12.08: duplicate line 12.8"},
+      {"duplicate torch after canonicalisation",
+       with_torch_archs(std::string(R"({"linux": {"2.8": {"12.8": )") + kRow + R"(}, "2.08": {"12.8": )" + kRow + "}}}"),
+       "policy.json: torch_archs.linux.2.08: duplicate torch minor 2.8"},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.what, r.text);
+    auto p = pol::parse_policy_json(r.text, "policy.json", cuda_rules());
+    REQUIRE_FALSE(p);
+    CHECK(p.error().is(Errc::invalid_input));
+    CHECK_THAT(p.error().message, Catch::Contains(r.says));
+  }
+}
+
+TEST_CASE("torch_archs: absent is unknown everywhere; keys and lists are read canonically", "[policies][torch_archs]") {
+  SECTION("a policy without the section knows no row") {
+    auto p = pol::parse_policy_json(kMinimal, "policy.json", cuda_rules());
+    REQUIRE(p);
+    CHECK(p->torch_arch_table().empty());
+    for (const char* platform : {"linux", "linux_aarch64", "windows"}) {
+      CAPTURE(platform);
+      CHECK_FALSE(p->torch_archs(nv("2.8.0"), nv("12.8"), platform));
+    }
+  }
+  SECTION("'2.08' and '12.08' read as 2.8 and 12.8; the list as the backend spells it") {
+    auto p = pol::parse_policy_json(torch_archs_row("windows", "2.08", "12.08", kRow), "policy.json", cuda_rules());
+    REQUIRE(p);
+    auto row = p->torch_archs(nv("2.8.1"), nv("12.8"), "windows");
+    REQUIRE(row);
+    CHECK(row->list == "7.5;9.0+PTX");
+    CHECK(row->source == "pytorch v2.8.0 build_cuda.sh");
+    CHECK(row->date == "2026-12-04");
+    REQUIRE(p->torch_arch_table().size() == 1);
+    CHECK(p->torch_arch_table().at("windows").at("2.8").count("12.8") == 1);
+    // Another platform, line or torch minor is unknown, never borrowed from this row.
+    CHECK_FALSE(p->torch_archs(nv("2.8"), nv("12.8"), "linux"));
+    CHECK_FALSE(p->torch_archs(nv("2.8"), nv("12.6"), "windows"));
+    CHECK_FALSE(p->torch_archs(nv("2.9"), nv("12.8"), "windows"));
+  }
+}
+
+TEST_CASE("the shipped torch family table covers every torch minor of the arch matrix", "[policies][torch_family]") {
+  const auto& policy = wheelfit::test::cuda_policy();
+  struct Row {
+    const char* torch;
+    const char* torchvision;
+    const char* torchaudio;
+  };
+  const std::vector<Row> rows = {
+      {"2.11", "0.26", "2.11"}, {"2.12", "0.27", "2.11"}, {"2.13", "0.28", "2.11"}, {"2.14", "0.29", "2.11"}};
+  for (const auto& r : rows) {
+    CAPTURE(r.torch);
+    auto pins = policy.torch_family(nv(r.torch));
+    REQUIRE(pins);
+    CHECK(pins->torchvision.str() == r.torchvision);
+    CHECK(pins->torchaudio.str() == r.torchaudio);
+  }
+  for (const auto& [platform, by_torch] : policy.torch_arch_table()) {
+    for (const auto& [torch, lines] : by_torch) {
+      CAPTURE(platform, torch);
+      CHECK(policy.torch_family(nv(torch)));
+    }
+  }
+}

@@ -187,7 +187,8 @@ TEST_CASE("Policy::torch_family is the torch family table of policies/README.md"
       {"2.4", "0.19", "2.4"},   {"2.5", "0.20", "2.5"},   {"2.6", "0.21", "2.6"},
       {"2.7", "0.22", "2.7"},   {"2.8", "0.23", "2.8"},   {"2.9", "0.24", "2.9"},
       {"2.10", "0.25", "2.10"}, {"2.11", "0.26", "2.11"},
-      {"2.12", "0.27", "2.11"},  // as the predecessor writes it (see policies/README.md)
+      {"2.12", "0.27", "2.11"},  // torchaudio stopped at 2.11 (backends/cuda/data/SOURCES.md)
+      {"2.13", "0.28", "2.11"}, {"2.14", "0.29", "2.11"},
       {"2.8.1", "0.23", "2.8"},
   };
   for (const auto& r : rows) {
@@ -199,7 +200,7 @@ TEST_CASE("Policy::torch_family is the torch family table of policies/README.md"
     CHECK(f->torchvision.str() == r.vision);  // "0.20", not "0.2"
   }
   CHECK(p.torch_family(nv("2.5"))->torchvision.str() == "0.20");
-  for (const char* unknown : {"2.3", "2.13", "2.20", "1.13", "3.0"}) {
+  for (const char* unknown : {"2.3", "2.15", "2.20", "1.13", "3.0"}) {
     CAPTURE(unknown);
     CHECK_FALSE(p.torch_family(nv(unknown)));
   }
