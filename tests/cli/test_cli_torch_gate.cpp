@@ -148,7 +148,7 @@ TEST_CASE("wheelfit resolve: a torch that cannot run is the root cause; tier 1 s
 
 TEST_CASE("wheelfit resolve: an unknown torch row sets nothing aside; machine.torch_archs is null and one warning says how",
           "[cli][torch_gate]") {
-  const auto r = gate_resolve(gate_farm().machine("torch-2.13", "2.13.0+cu130", "\"9.0\""), {"--json"});
+  const auto r = gate_resolve(gate_farm().machine("torch-2.13-cu129", "2.13.0+cu129", "\"9.0\""), {"--json"});
   CHECK(r.code == 0);
   const auto j = gate_json(r);
   CHECK(j.at("tier") == "bootstrap");
@@ -158,7 +158,7 @@ TEST_CASE("wheelfit resolve: an unknown torch row sets nothing aside; machine.to
     const std::string text(w.as_string());
     if (!gate_has(text, "torch's arch list is unknown")) continue;
     ++unknown;
-    CHECK(gate_has(text, "torch 2.13.0+cu130"));
+    CHECK(gate_has(text, "torch 2.13.0+cu129"));
     CHECK(gate_has(text, "--policy FILE"));
     CHECK(gate_has(text, "--python PATH"));
   }

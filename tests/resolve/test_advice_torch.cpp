@@ -172,7 +172,7 @@ TEST_CASE("advice torch: a line PyTorch does not ship for the env's Python is no
 
 TEST_CASE("advice torch: a GPU newer builds leave out gets the last torch built for it", "[advice][torch_gate]") {
   const auto snap = test::snapshot({{"a", ta_wheels("a", {"cu126torch2.11"})}});
-  SECTION("Pascal (sm 6.1) on 2.11.0+cu128: 2.11.0+cu126 runs; torch 2.12 on CUDA 12.6 is the last built for it") {
+  SECTION("Pascal (sm 6.1) on 2.11.0+cu128: 2.11.0+cu126 runs; torch 2.14 on CUDA 12.6 is the last built for it") {
     const auto r = ta_run(snap, ta_box("6.1", "2.11.0+cu128"));
     REQUIRE(r.advice);
     REQUIRE(r.advice->torch);
@@ -180,14 +180,14 @@ TEST_CASE("advice torch: a GPU newer builds leave out gets the last torch built 
     CHECK(t.version == "2.11.0+cu126");
     REQUIRE(t.last.size() == 1);
     CHECK(t.last[0].gpu == "6.1");
-    CHECK(t.last[0].torch.str() == "2.12");
+    CHECK(t.last[0].torch.str() == "2.14");
     CHECK(t.last[0].line.str() == "12.6");
   }
-  SECTION("Pascal after 2.14 (a matrix whose 2.14 builds start at sm 7.5): no line of 2.14 runs; 2.12 is the last") {
+  SECTION("Pascal after 2.14 (a 2.15 whose builds start at sm 7.5, as PyTorch's RFC plans): no line of 2.15 runs; 2.14 is the last") {
     const auto policy = ta_edited([](policy::Policy::Tables& t) {
-      for (const char* line : {"12.9", "13.0"}) t.torch_archs["linux"]["2.14"][line] = {"7.5;8.0;8.6;9.0;10.0;12.0+PTX", "test row", "2026-01-01"};
+      for (const char* line : {"12.9", "13.0"}) t.torch_archs["linux"]["2.15"][line] = {"7.5;8.0;8.6;9.0;10.0;12.0+PTX", "test row", "2026-01-01"};
     });
-    const auto r = ta_run(snap, ta_box("6.1", "2.14.0+cu129"), policy);
+    const auto r = ta_run(snap, ta_box("6.1", "2.15.0+cu129"), policy);
     REQUIRE(r.advice);
     REQUIRE(r.advice->torch);
     const auto& t = *r.advice->torch;
@@ -195,7 +195,7 @@ TEST_CASE("advice torch: a GPU newer builds leave out gets the last torch built 
     REQUIRE(t.lines_set_aside.size() == 1);
     CHECK_THAT(t.lines_set_aside[0], Catch::StartsWith("CUDA 13.0: torch cannot run on sm 6.1"));
     REQUIRE(t.last.size() == 1);
-    CHECK(t.last[0].torch.str() == "2.12");
+    CHECK(t.last[0].torch.str() == "2.14");
     CHECK(t.last[0].line.str() == "12.6");
   }
   SECTION("an RTX 5090 is built for by the newest torch: no last torch named") {

@@ -27,7 +27,7 @@ std::string gate_wheel(const std::string& label, const std::string& arch = "x86_
 // aarch64 cu13.0/torch2.10).
 index::IndexSnapshot gate_index() {
   std::vector<Anchor> a;
-  for (const char* label : {"cu126torch2.8", "cu128torch2.8", "cu128torch2.11", "cu130torch2.13"}) a.push_back({gate_wheel(label)});
+  for (const char* label : {"cu126torch2.8", "cu128torch2.8", "cu128torch2.11", "cu130torch2.13", "cu129torch2.13"}) a.push_back({gate_wheel(label)});
   for (const char* label : {"cu128torch2.8", "cu130torch2.10"}) a.push_back({gate_wheel(label, "aarch64")});
   return test::snapshot({{"pkg", a}});
 }
@@ -163,7 +163,7 @@ TEST_CASE("resolve: a torch whose arch list is unknown sets nothing aside, and o
     const char* tier;
   };
   auto row = GENERATE(values<Row>({
-      {"torch 2.13 (no row at all)", "2.13.0+cu130", "9.0", "x86_64", "bootstrap"},
+      {"torch 2.13 on CUDA 12.9 (no row: no source gives it)", "2.13.0+cu129", "9.0", "x86_64", "bootstrap"},
       {"Thor: tier 1 set aside, the aarch64 fallback's torch 2.10 has no row", "2.8.0+cu128", "11.0", "aarch64", "fallback"},
   }));
   CAPTURE(row.what);
