@@ -436,7 +436,7 @@ struct MirrorResult {
   std::vector<TorchSetAside> torch_set_aside;
   /// {"machines": ..., "summary": ..., "downloads": [...], "published": {root, id, files,
   /// projects, carried, pruned, snapshots_removed, unverified} or null, "unpublished": reason,
-  /// "torch_set_aside": [{"machine", "combo", "reason"}]}.
+  /// "torch_set_aside": [{"machine", "combo", "reason"}] (only when one was set aside)}.
   [[nodiscard]] std::string json() const;
   [[nodiscard]] std::string report() const;
   /// json() / report() written to `sink` as they are made (FleetResult::write_json).

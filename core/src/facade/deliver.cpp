@@ -565,9 +565,11 @@ void MirrorResult::write_json(const TextSink& sink) const {
   }
   o["unpublished"] = unpublished.empty() ? json::value(nullptr) : json::value(unpublished);
   o["prune_skipped"] = prune_skipped;
-  json::array set_aside;
-  for (const auto& t : torch_set_aside) set_aside.push_back(json::object{{"machine", t.machine}, {"combo", t.combo}, {"reason", t.reason}});
-  o["torch_set_aside"] = std::move(set_aside);
+  if (!torch_set_aside.empty()) {  // only when --with-torch set one aside: the object is otherwise as it was
+    json::array set_aside;
+    for (const auto& t : torch_set_aside) set_aside.push_back(json::object{{"machine", t.machine}, {"combo", t.combo}, {"reason", t.reason}});
+    o["torch_set_aside"] = std::move(set_aside);
+  }
   write_resolved_json(resolved, true, o, sink);
 }
 

@@ -44,9 +44,10 @@ TorchAdviceFiles::Source& TorchAdviceFiles::source_for(const std::string& raw) {
 
 void TorchAdviceFiles::fill(resolve::TorchAdvice& advice, const machine::Machine& m, const std::string& index_url) {
   if (!advice.line) return;
-  if (!req_.torch_index && !req_.transport && !is_remote(index_url)) {
-    // A local index is a machine off the network, or a test: wheelfit goes online only where told.
-    advice.file_note = "not looked up: the resolve read a local index; --torch-index URL names the torch index to read";
+  if (!req_.torch_index && (req_.transport || !is_remote(index_url))) {
+    // A local index is a machine off the network, or a test; a caller's transport answers for its
+    // own index: wheelfit reads another index only where told.
+    advice.file_note = "not looked up: the resolve read no http(s) index of its own; --torch-index URL names the torch index to read";
     return;
   }
   const std::string named = req_.torch_index ? policy::expand_torch_index(*req_.torch_index, *advice.line) : advice.index;

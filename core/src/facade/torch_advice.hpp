@@ -15,15 +15,17 @@ namespace wheelfit::api::detail {
 
 /// The torch files of one resolve call, shared by a fleet's machines: each torch index read once
 /// (through the request's transport, else a stack of the request's network options and cache,
-/// --offline answered from the cache alone), each choice made once. Thread-safe.
+/// --offline answered from the cache alone), each choice made once. Without --torch-index the
+/// backend's torch index is read only when the resolve read an http(s) index itself (no caller's
+/// transport). Thread-safe.
 class TorchAdviceFiles {
  public:
   explicit TorchAdviceFiles(const ResolveRequest& req) : req_(req) {}
 
   /// Fills `advice`'s file, url and sha256 for machine `m` (its Python and platform), and its
   /// index when --torch-index names it; or `file_note` with why not: the torch index could not be
-  /// read (or lists no such file), or was not looked up because the resolve read a local index
-  /// (`index_url`) and no --torch-index was given. Nothing when the advice names no torch.
+  /// read (or lists no such file), or was not looked up: no --torch-index, and the resolve read
+  /// no http(s) index (`index_url`) of its own. Nothing when the advice names no torch.
   void fill(resolve::TorchAdvice& advice, const machine::Machine& m, const std::string& index_url);
 
  private:
