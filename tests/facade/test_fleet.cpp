@@ -59,9 +59,7 @@ std::vector<api::FleetMachine> three() {
   return {{"h100", test::h100()},
           {"gh200", test::make_machine({{"os", "linux"}, {"cpu_arch", "aarch64"}, {"glibc", "2.39"}, {"python", "3.12"},
                                         {"backend", "cuda"}, {"driver_version", "580.82.07"}, {"gpus", "9.0"}})},
-          // A torch whose own build runs on sm 6.1 (cu12.6): the packages, not torch, leave it unresolved.
-          {"gtx1080", test::h100_with({{"gpus", "6.1"}, {"python", "3.11"}, {"driver_version", "570.133.07"},
-                                       {"torch", "2.8.0+cu126"}})}};
+          {"gtx1080", test::h100_with({{"gpus", "6.1"}, {"python", "3.11"}, {"driver_version", "570.133.07"}})}};
 }
 
 std::vector<std::string> urls(const api::ResolveResult& r) {
@@ -614,8 +612,7 @@ TEST_CASE("download and mirror: the fleet's JSON text with their keys after it, 
     Pieces json;
     m.write_json(json.sink());
     CHECK(json.joined() == resolved + ",\"downloads\":[],\"published\":null,\"unpublished\":" +
-                               boost::json::serialize(boost::json::value(m.unpublished)) +
-                               ",\"prune_skipped\":false,\"torch_set_aside\":[]}\n");
+                               boost::json::serialize(boost::json::value(m.unpublished)) + ",\"prune_skipped\":false}\n");
     CHECK(m.json() == json.joined());
     std::size_t longest_row = 0;
     for (const auto& r : m.resolved.machines) longest_row = std::max(longest_row, r.json().size());
