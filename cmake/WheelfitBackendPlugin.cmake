@@ -15,7 +15,8 @@ include_guard(GLOBAL)
 # so `.data()` can be the descriptor's policy_json. Declare it in your source:
 # `std::string_view <id>_policy_json();`. Rebuilt when the file changes; a file that is not a JSON
 # object fails the build. OUTPUT_DIRECTORY: where the .so is written (default: the current
-# binary folder). Linux (ELF) only: wheelfit loads ELF shared libraries.
+# binary folder). Linux: an ELF lib<target>.so; Windows (MinGW-w64): <target>.dll, linked
+# statically (no libstdc++ DLL), exporting what the entry point's declaration marks dllexport.
 function(wheelfit_add_backend_plugin target)
   cmake_parse_arguments(ARG "" "POLICY;OUTPUT_DIRECTORY" "SOURCES;LIBS" ${ARGN})
   if(ARG_UNPARSED_ARGUMENTS)
@@ -24,9 +25,9 @@ function(wheelfit_add_backend_plugin target)
   if(NOT ARG_SOURCES)
     message(FATAL_ERROR "wheelfit_add_backend_plugin(${target}): SOURCES is required")
   endif()
-  if(NOT CMAKE_SYSTEM_NAME STREQUAL "Linux")
+  if(NOT CMAKE_SYSTEM_NAME STREQUAL "Linux" AND NOT (WIN32 AND MINGW))
     message(FATAL_ERROR "wheelfit_add_backend_plugin(${target}): wheelfit plugins are ELF shared libraries "
-                        "(Linux); this is ${CMAKE_SYSTEM_NAME}")
+                        "(Linux) or MinGW-w64 DLLs (Windows); this is ${CMAKE_SYSTEM_NAME}")
   endif()
   set(_here "${CMAKE_CURRENT_FUNCTION_LIST_DIR}")
   add_library(${target} MODULE ${ARG_SOURCES})
@@ -46,7 +47,13 @@ function(wheelfit_add_backend_plugin target)
   endif()
 
   target_link_libraries(${target} PRIVATE wheelfit::plugin_sdk ${ARG_LIBS})
-  target_link_options(${target} PRIVATE LINKER:--no-undefined "LINKER:--version-script=${_here}/wheelfit_backend_plugin.map")
+  if(WIN32)
+    # PE: no version script (GNU ld ignores it there); exports are the dllexport-marked entry.
+    target_link_options(${target} PRIVATE LINKER:--no-undefined -static -static-libgcc -static-libstdc++)
+    set_target_properties(${target} PROPERTIES PREFIX "")
+  else()
+    target_link_options(${target} PRIVATE LINKER:--no-undefined "LINKER:--version-script=${_here}/wheelfit_backend_plugin.map")
+  endif()
   set_target_properties(${target} PROPERTIES
     CXX_STANDARD 20
     CXX_STANDARD_REQUIRED ON
@@ -55,6 +62,7 @@ function(wheelfit_add_backend_plugin target)
     VISIBILITY_INLINES_HIDDEN ON
     LINK_DEPENDS "${_here}/wheelfit_backend_plugin.map")
   if(ARG_OUTPUT_DIRECTORY)
-    set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${ARG_OUTPUT_DIRECTORY}")
+    set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${ARG_OUTPUT_DIRECTORY}"
+                                               RUNTIME_OUTPUT_DIRECTORY "${ARG_OUTPUT_DIRECTORY}")
   endif()
 endfunction()

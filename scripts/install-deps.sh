@@ -5,6 +5,7 @@
 #   scripts/install-deps.sh --demo      only what building the CLI, its plugins and the farm
 #                                       generator needs (scripts/demo.sh)
 #   scripts/install-deps.sh --package   what building and checking the Debian packages needs
+#   scripts/install-deps.sh --windows   what cross-building for Windows and testing under wine needs
 set -euo pipefail
 build=(g++ cmake ninja-build pkg-config libboost1.81-dev libboost-json1.81-dev
        libtomlplusplus-dev libfmt-dev libssl-dev zlib1g-dev
@@ -15,11 +16,17 @@ tests=(catch2
        nginx-light python3-pip python3-venv curl  # the mirror's integration test and bench_download: a real server and clients
        krb5-kdc krb5-admin-server krb5-user squid)  # the Negotiate proxy test: a KDC and a Kerberos proxy
 package=(dpkg-dev file lintian)  # cpack's dpkg-shlibdeps, and Debian's package checker
+# The Windows build (scripts/build-windows.sh): MinGW-w64 with posix threads, its zlib, wine for
+# the tests; the header-only libraries come from the build list's packages; OpenSSL is cross-built
+# from Debian's source (scripts/build-openssl-mingw.sh: make, perl).
+windows=(g++-mingw-w64-x86-64-posix gcc-mingw-w64-x86-64-posix libz-mingw-w64-dev mingw-w64-tools
+         wine wine64 make perl zip catch2 cmake ninja-build libboost1.81-dev libtomlplusplus-dev libfmt-dev)
 case "${1:-}" in
   --demo) packages=("${build[@]}") ;;
   --package) packages=("${build[@]}" "${package[@]}") ;;
+  --windows) packages=("${windows[@]}") ;;
   "") packages=("${build[@]}" "${tests[@]}") ;;
-  *) echo "usage: $0 [--demo | --package]" >&2; exit 2 ;;
+  *) echo "usage: $0 [--demo | --package | --windows]" >&2; exit 2 ;;
 esac
 missing=()
 for p in "${packages[@]}"; do

@@ -1,8 +1,12 @@
 #include "support/test_support.hpp"
 
+#ifdef _WIN32
+#include <windows.h>
+#else
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#endif
 
 #include <chrono>
 #include <cstdlib>
@@ -34,12 +38,6 @@ void write_file(const fs::path& p, std::string_view content) {
   out.write(content.data(), static_cast<std::streamsize>(content.size()));
 }
 
-unsigned file_mode(const fs::path& p) {
-  struct stat st {};
-  if (::stat(p.c_str(), &st) != 0) throw std::runtime_error("test: cannot stat " + p.string());
-  return st.st_mode & 07777;
-}
-
 TempDir::TempDir() {
   std::random_device rd;
   for (int attempt = 0; attempt < 100; ++attempt) {
@@ -56,6 +54,33 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
   std::error_code ec;
   fs::remove_all(path_, ec);
+}
+
+#ifdef _WIN32
+// Windows has no mode bits and no FIFOs: the tests that need them are Linux-only. _putenv_s with an
+// empty value removes the variable (msvcrt's rule).
+unsigned file_mode(const fs::path& p) { throw std::runtime_error("test: file modes are POSIX-only: " + p.string()); }
+
+Fifo::Fifo(fs::path path) : path_(std::move(path)) {
+  throw std::runtime_error("test: FIFOs are POSIX-only: " + path_.string());
+}
+
+static void set_env(const std::string& name, const std::optional<std::string>& value) {
+  if (value) ::_putenv_s(name.c_str(), value->c_str());
+  else ::_putenv_s(name.c_str(), "");
+}
+
+ScopedEnv::ScopedEnv(std::string name, std::optional<std::string> value) : name_(std::move(name)) {
+  if (const char* v = std::getenv(name_.c_str())) old_ = v;
+  set_env(name_, value);
+}
+
+ScopedEnv::~ScopedEnv() { set_env(name_, old_); }
+#else
+unsigned file_mode(const fs::path& p) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0) throw std::runtime_error("test: cannot stat " + p.string());
+  return st.st_mode & 07777;
 }
 
 Fifo::Fifo(fs::path path) : path_(std::move(path)) {
@@ -80,5 +105,6 @@ ScopedEnv::~ScopedEnv() {
   if (old_) ::setenv(name_.c_str(), old_->c_str(), 1);
   else ::unsetenv(name_.c_str());
 }
+#endif
 
 }  // namespace wheelfit::test
