@@ -34,6 +34,11 @@ target_link_libraries(wheelfit_test_resolve_support PUBLIC wheelfit_test_support
 set(WHEELFIT_WINDOWS_TEST_FOLDERS model policy policies config resolve output windows)
 # Single files of other folders (tests/<folder>/<file>.cpp) that apply.
 set(WHEELFIT_WINDOWS_TEST_FILES)
+# Downloads and the cache (decision 0036): the cache's tests, and deliver's that need no HTTP test
+# server (test_download*.cpp's server is a POSIX socket one; test_download_paths.cpp also plants
+# FIFOs and symlinks); tests/windows/test_deliver_win.cpp has the Windows-only ones.
+list(APPEND WHEELFIT_WINDOWS_TEST_FOLDERS transports/cache)
+list(APPEND WHEELFIT_WINDOWS_TEST_FILES deliver/test_checksum.cpp deliver/test_download_file.cpp util/test_utc_time.cpp)
 
 set(_sources)
 set(_folders ${WHEELFIT_WINDOWS_TEST_FOLDERS})
