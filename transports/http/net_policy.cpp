@@ -17,6 +17,7 @@
 #include "wheelfit/transports/negotiate.hpp"
 #include "wheelfit/util/secrets.hpp"
 #include "wheelfit/util/text.hpp"
+#include "wheelfit/util/utc_time.hpp"
 
 namespace wheelfit::transports {
 namespace {
@@ -498,14 +499,7 @@ std::chrono::seconds until(std::chrono::sys_seconds when, std::chrono::system_cl
   return std::max(std::chrono::ceil<std::chrono::seconds>(when - now), std::chrono::seconds(0));
 }
 
-std::string utc_text(std::chrono::system_clock::time_point when) {
-  const std::time_t t = std::chrono::system_clock::to_time_t(when);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  std::array<char, 32> buf{};
-  std::strftime(buf.data(), buf.size(), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf.data();
-}
+std::string utc_text(std::chrono::system_clock::time_point when) { return util::format_utc(when, "%Y-%m-%dT%H:%M:%SZ"); }
 
 std::string what_failed(const Error& error, int status) {
   if (transport::is(error, transport::NetErrc::http_status) || transport::is(error, transport::NetErrc::rate_limited)) {
