@@ -13,7 +13,7 @@
 
 #include "entry.hpp"
 #ifdef _WIN32
-#include "win_error.hpp"
+#include "wheelfit/util/win_file.hpp"
 #endif
 #include "wheelfit/registry/registry.hpp"
 
@@ -65,12 +65,12 @@ std::string load_pinned(boost::dll::shared_library& library, const fs::path& fil
   library.load(file, kLoadMode, lec);
   if (set) ::SetThreadErrorMode(old_mode, nullptr);
   if (lec || !library.is_loaded()) {
-    return "failed to load: " + (lec ? win::error_text(static_cast<DWORD>(lec.value())) : std::string("not loaded"));
+    return "failed to load: " + (lec ? util::win::error_text(static_cast<DWORD>(lec.value())) : std::string("not loaded"));
   }
   HMODULE pinned = nullptr;
   if (!::GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_PIN,
                             reinterpret_cast<LPCWSTR>(library.native()), &pinned)) {
-    return "failed to load: cannot pin it in memory: " + win::error_text(::GetLastError());
+    return "failed to load: cannot pin it in memory: " + util::win::error_text(::GetLastError());
   }
   return {};
 }

@@ -13,7 +13,8 @@
 
 #include "trust_text.hpp"
 #include "wheelfit/registry/registry.hpp"
-#include "win_error.hpp"
+#include "wheelfit/util/native_text.hpp"
+#include "wheelfit/util/win_file.hpp"
 
 namespace wheelfit::registry {
 
@@ -40,7 +41,7 @@ using Sid = std::vector<BYTE>;
 Expected<Sid> current_user() {
   HANDLE token = nullptr;
   if (!::OpenProcessToken(::GetCurrentProcess(), TOKEN_QUERY, &token)) {
-    return unexpected(Errc::io_error, "cannot read this process's user: " + win::error_text(::GetLastError()));
+    return unexpected(Errc::io_error, "cannot read this process's user: " + util::win::error_text(::GetLastError()));
   }
   DWORD size = 0;
   ::GetTokenInformation(token, TokenUser, nullptr, 0, &size);
@@ -48,7 +49,7 @@ Expected<Sid> current_user() {
   const bool ok = size > 0 && ::GetTokenInformation(token, TokenUser, buffer.data(), size, &size);
   const DWORD error = ::GetLastError();
   ::CloseHandle(token);
-  if (!ok) return unexpected(Errc::io_error, "cannot read this process's user: " + win::error_text(error));
+  if (!ok) return unexpected(Errc::io_error, "cannot read this process's user: " + util::win::error_text(error));
   const PSID sid = reinterpret_cast<TOKEN_USER*>(buffer.data())->User.Sid;
   const auto* bytes = static_cast<const BYTE*>(sid);
   return Sid(bytes, bytes + ::GetLengthSid(sid));
@@ -106,7 +107,7 @@ Expected<SecurityFacts> read_security(const fs::path& at, const Sid& user) {
   PSECURITY_DESCRIPTOR sd = nullptr;
   const DWORD error = ::GetNamedSecurityInfoW(at.c_str(), SE_FILE_OBJECT, OWNER_SECURITY_INFORMATION | DACL_SECURITY_INFORMATION,
                                               &owner, nullptr, &dacl, nullptr, &sd);
-  if (error != ERROR_SUCCESS) return unexpected(Errc::io_error, "cannot read the owner and access list of " + at.string() + ": " + win::error_text(error));
+  if (error != ERROR_SUCCESS) return unexpected(Errc::io_error, "cannot read the owner and access list of " + at.string() + ": " + util::win::error_text(error));
   const std::unique_ptr<void, decltype(&::LocalFree)> hold(sd, &::LocalFree);
   SecurityFacts facts;
   facts.owner_trusted = owner != nullptr && trusted(owner, user);
@@ -144,7 +145,7 @@ Expected<fs::path> check_trusted_path(const fs::path& path, std::string_view nou
     if (attributes == INVALID_FILE_ATTRIBUTES) {
       const DWORD e = ::GetLastError();
       if (e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND) return Error(Errc::not_found, path.string() + ": " + at.string() + " does not exist");
-      return Error(Errc::io_error, path.string() + ": cannot examine " + at.string() + ": " + win::error_text(e));
+      return Error(Errc::io_error, path.string() + ": cannot examine " + at.string() + ": " + util::win::error_text(e));
     }
     if ((attributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0) {
       const std::string what = last ? std::string(noun) : "the folder " + at.string() + " on the way to it";
