@@ -87,3 +87,9 @@ foreach(_folder IN LISTS _folders)
   add_test(NAME win.${_label} COMMAND wheelfit_tests "-#" "${_unit}")
   set_tests_properties(win.${_label} PROPERTIES LABELS "windows;unit" TIMEOUT 600)
 endforeach()
+
+# The zip (scripts/build-windows.sh packs it before running the tests): its contents, its imports,
+# and wheelfit.exe unpacked and run from its own folder (tests/windows/check_zip.sh).
+add_test(NAME win.package COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/windows/check_zip.sh
+         ${PROJECT_BINARY_DIR}/dist/wheelfit-${PROJECT_VERSION}-win64.zip ${CMAKE_OBJDUMP} ${CMAKE_CROSSCOMPILING_EMULATOR})
+set_tests_properties(win.package PROPERTIES LABELS "windows;package" TIMEOUT 300)

@@ -15,6 +15,7 @@
 
 #include "wheelfit/index/links.hpp"
 #include "wheelfit/transports/negotiate.hpp"
+#include "wheelfit/transports/system_proxy.hpp"
 #include "wheelfit/util/secrets.hpp"
 #include "wheelfit/util/text.hpp"
 #include "wheelfit/util/utc_time.hpp"
@@ -288,14 +289,20 @@ Expected<std::optional<Url>> proxy_for(const ProxyConfig& config, const Url& tar
   }
   std::string_view spec = trim_ows(target.scheme == "https" ? config.https_proxy : config.http_proxy);
   if (spec.empty()) spec = trim_ows(config.all_proxy);
+  std::string from_system;  // no variable decides: the system settings (Windows; system_proxy.hpp)
+  if (spec.empty() && config.system && !system_bypass_matches(config.system->bypass, target.host)) {
+    from_system = system_proxy_for(config.system->proxy, target.scheme);
+    spec = trim_ows(from_system);
+  }
   if (spec.empty()) return std::optional<Url>();
   const std::string scheme = spec.find("://") == std::string_view::npos ? std::string() : scheme_of(spec);
   if (scheme.rfind("socks", 0) == 0 || scheme == "https") {
     // A TLS connection to the proxy itself, or SOCKS, is more than this transport speaks.
-    return unexpected(Errc::unsupported, "proxy " + shown_url(spec) + ": '" + scheme + "://' proxies are not supported");
+    const std::string origin = from_system.empty() ? "" : " (from the system proxy settings)";
+    return unexpected(Errc::unsupported, "proxy " + shown_url(spec) + origin + ": '" + scheme + "://' proxies are not supported");
   }
   auto proxy = parse_url(scheme.empty() ? "http://" + std::string(spec) : std::string(spec));
-  if (!proxy) return proxy.error().with_context("proxy");
+  if (!proxy) return proxy.error().with_context(from_system.empty() ? "proxy" : "the system proxy setting");
   return std::optional<Url>(std::move(proxy).value());
 }
 

@@ -6,6 +6,7 @@
 #include "wheelfit/util/atomic_file.hpp"
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/util/secrets.hpp"
+#include "wheelfit/util/text.hpp"
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
