@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -40,7 +41,8 @@ std::string utf8(const fs::path& p) {
 
 /// What a helper is told: the file to fetch (its file:// URL made from `source`), where, its digest.
 struct HelperJob {
-  std::wstring mode;  ///< "fetch", or "stall" (stops after kStallAfter bytes, then writes `mark`)
+  std::wstring mode;  ///< "fetch" (writes what became of the file into `mark`), or "stall" (stops
+                      ///< after kStallAfter bytes, writes `mark`, and waits to be killed)
   fs::path source, dir;
   std::string sha256;
   fs::path mark;
@@ -152,6 +154,7 @@ TEST_CASE("deliver helper: the other process of the Windows download tests", "[.
   CHECK(got[0].status != deliver::Delivered::Status::failed);
   CHECK(got[0].verified);
   CHECK(got[0].sha256 == job->sha256);
+  if (job->mode == L"fetch") test::write_file(job->mark, got[0].status == deliver::Delivered::Status::fetched ? "fetched" : "present");
 }
 
 TEST_CASE("file URLs of Windows paths: file:///C:/..., read back as the path", "[windows][deliver][file]") {
@@ -234,12 +237,18 @@ TEST_CASE("two processes downloading into one folder at once end with one whole 
   TempDir tmp;
   const Source src(tmp.path() / kFolder, 24u << 20, 23);
   const fs::path dir = tmp.path() / kFolder / "wheels";
-  const HelperJob job{L"fetch", src.path, dir, sha(src.body), {}};
-  Helper a(job, tmp.path() / "a.log"), b(job, tmp.path() / "b.log");
+  HelperJob job{L"fetch", src.path, dir, sha(src.body), tmp.path() / "a.status"};
+  Helper a(job, tmp.path() / "a.log");
+  job.mark = tmp.path() / "b.status";
+  Helper b(job, tmp.path() / "b.log");
   const int code_a = a.wait(), code_b = b.wait();
   INFO(test::read_file(tmp.path() / "a.log") << test::read_file(tmp.path() / "b.log"));
   CHECK(code_a == 0);
   CHECK(code_b == 0);
+  // One fetched it; the other (waiting for the folder's lock, or later) found it in place.
+  std::vector<std::string> outcomes = {test::read_file(tmp.path() / "a.status"), test::read_file(tmp.path() / "b.status")};
+  std::sort(outcomes.begin(), outcomes.end());
+  CHECK(outcomes == std::vector<std::string>{"fetched", "present"});
   CHECK(slurp(dir / kName) == src.body);
   CHECK_FALSE(fs::exists(dir / ("." + kName + ".part")));
   check_no_bad_file(dir, src.body);
