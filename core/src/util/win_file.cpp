@@ -147,10 +147,8 @@ Expected<FileInfo> info_of(const fs::path& path, bool follow_links) {
                                  OPEN_EXISTING, flags, nullptr);
   if (h == INVALID_HANDLE_VALUE) {
     const DWORD e = ::GetLastError();
-    if (e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND || e == ERROR_INVALID_NAME) {
-      return Error(Errc::not_found, u8(path) + ": no such file or folder");
-    }
-    return io(u8(path) + ": cannot read its attributes: " + error_text(e));
+    const bool missing = e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND || e == ERROR_INVALID_NAME;
+    return Error(missing ? Errc::not_found : Errc::io_error, u8(path) + ": cannot read its attributes: " + error_text(e));
   }
   const int fd = ::_open_osfhandle(reinterpret_cast<intptr_t>(h), _O_RDONLY | _O_BINARY);
   if (fd < 0) {
@@ -180,7 +178,7 @@ Expected<int> open(const fs::path& path, const OpenOptions& options) {
                                  flags, nullptr);
   if (h == INVALID_HANDLE_VALUE) {
     const DWORD e = ::GetLastError();
-    if (e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND) return Error(Errc::not_found, u8(path) + ": no such file or folder");
+    if (e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND) return Error(Errc::not_found, u8(path) + ": cannot open: " + error_text(e));
     if (options.regular_only) {
       // A folder opened for writing, say: name what is there.
       if (auto there = info_of(path, options.follow_links); there && there->type != fs::file_type::regular) {
