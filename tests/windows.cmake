@@ -33,7 +33,11 @@ target_link_libraries(wheelfit_test_resolve_support PUBLIC wheelfit_test_support
 # Whole folders that apply on Windows.
 set(WHEELFIT_WINDOWS_TEST_FOLDERS model policy policies config resolve output windows)
 # Single files of other folders (tests/<folder>/<file>.cpp) that apply.
-set(WHEELFIT_WINDOWS_TEST_FILES)
+set(WHEELFIT_WINDOWS_TEST_FILES
+  # the file layer (winfiles; util/test_subprocess.cpp is the process port's)
+  util/test_atomic_file.cpp util/test_read_file.cpp util/test_secrets.cpp util/test_user_folders.cpp
+  util/test_text.cpp util/test_safe_text.cpp util/test_log.cpp
+  inspect/test_source.cpp)
 
 set(_sources)
 set(_folders ${WHEELFIT_WINDOWS_TEST_FOLDERS})

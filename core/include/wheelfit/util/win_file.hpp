@@ -79,8 +79,8 @@ struct FileInfo {
 [[nodiscard]] std::string why_not_regular(const FileInfo& info, bool single_link);
 
 /// Opens `path` (CreateFileW, share read|write|delete, no handle inheritance) and returns a CRT
-/// descriptor (binary) that owns the handle. Errors name the path: Errc::not_found (no such file
-/// or folder), Errc::invalid_input ("<path>: is a symlink, not a regular file" and the like, when
+/// descriptor (binary) that owns the handle. Errors name the path: Errc::not_found ("<path>:
+/// cannot open: <reason>" when the file or a folder on the way is missing), Errc::invalid_input ("<path>: is a symlink, not a regular file" and the like, when
 /// the options refuse what is there), Errc::io_error ("<path>: cannot open: <reason>").
 [[nodiscard]] Expected<int> open(const std::filesystem::path& path, const OpenOptions& options);
 
@@ -94,7 +94,7 @@ struct FileInfo {
 /// GetFileInformationByHandle (+ the reparse flag).
 [[nodiscard]] Expected<FileInfo> info(int fd);
 /// The entry at `path`: the link itself when !follow_links (like lstat). Errc::not_found when
-/// nothing is there.
+/// nothing is there ("<path>: cannot read its attributes: <reason>").
 [[nodiscard]] Expected<FileInfo> info_of(const std::filesystem::path& path, bool follow_links);
 
 /// ReadFile at `offset` (an OVERLAPPED offset; does not move the descriptor's position):
