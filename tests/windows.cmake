@@ -38,6 +38,11 @@ set(WHEELFIT_WINDOWS_TEST_FILES
   util/test_atomic_file.cpp util/test_read_file.cpp util/test_secrets.cpp util/test_user_folders.cpp
   util/test_text.cpp util/test_safe_text.cpp util/test_log.cpp
   inspect/test_source.cpp)
+# Downloads and the cache (decision 0036): the cache's tests, and deliver's that need no HTTP test
+# server (test_download*.cpp's server is a POSIX socket one; test_download_paths.cpp also plants
+# FIFOs and symlinks); tests/windows/test_deliver_win.cpp has the Windows-only ones.
+list(APPEND WHEELFIT_WINDOWS_TEST_FOLDERS transports/cache)
+list(APPEND WHEELFIT_WINDOWS_TEST_FILES deliver/test_checksum.cpp deliver/test_download_file.cpp util/test_utc_time.cpp)
 
 set(_sources)
 set(_folders ${WHEELFIT_WINDOWS_TEST_FOLDERS})
