@@ -33,9 +33,20 @@ FILETIME to_filetime(std::chrono::system_clock::time_point tp) {
   return FILETIME{static_cast<DWORD>(t & 0xffffffffu), static_cast<DWORD>(t >> 32)};
 }
 
-fs::file_type type_of(DWORD attributes, DWORD file_type) {
-  if (file_type == FILE_TYPE_CHAR || file_type == FILE_TYPE_PIPE) return fs::file_type::character;
-  if (attributes & FILE_ATTRIBUTE_REPARSE_POINT) return fs::file_type::symlink;
+// A reparse point that stands for another name (a symlink, a junction, an app-exec link) is a
+// link; other reparse points (deduplicated files, cloud placeholders) are what they hold.
+bool is_link(HANDLE h, DWORD attributes) {
+  if (!(attributes & FILE_ATTRIBUTE_REPARSE_POINT)) return false;
+  FILE_ATTRIBUTE_TAG_INFO tag{};
+  if (!::GetFileInformationByHandleEx(h, FileAttributeTagInfo, &tag, sizeof tag)) return true;  // cannot tell: a link
+  return IsReparseTagNameSurrogate(tag.ReparseTag);
+}
+
+fs::file_type type_of(HANDLE h, DWORD attributes) {
+  const DWORD file_type = ::GetFileType(h);
+  if (file_type == FILE_TYPE_PIPE) return fs::file_type::fifo;
+  if (file_type == FILE_TYPE_CHAR) return fs::file_type::character;
+  if (is_link(h, attributes)) return fs::file_type::symlink;
   if (attributes & FILE_ATTRIBUTE_DIRECTORY) return fs::file_type::directory;
   return fs::file_type::regular;
 }
@@ -62,6 +73,17 @@ std::string u8(const fs::path& path) {
   return std::string(s.begin(), s.end());
 }
 
+fs::path from_utf8(std::string_view text) {
+  return fs::path(std::u8string_view(reinterpret_cast<const char8_t*>(text.data()), text.size()));
+}
+
+std::optional<std::string> getenv_utf8(const char* name) {
+  const std::wstring wname = from_utf8(name).native();
+  const wchar_t* v = ::_wgetenv(wname.c_str());
+  if (!v) return std::nullopt;
+  return wide_to_utf8(v);
+}
+
 std::wstring os_path(const fs::path& path) {
   const std::wstring& native = path.native();
   if (native.size() < 248 || native.starts_with(LR"(\\?\)")) return native;
@@ -80,6 +102,13 @@ std::string why_not_regular(const FileInfo& info, bool single_link) {
   return {};
 }
 
+std::string reason_of(const Error& error) {
+  for (std::string_view step : {": cannot open: ", ": cannot read its attributes: "}) {
+    if (const auto at = error.message.rfind(step); at != std::string::npos) return error.message.substr(at + step.size());
+  }
+  return error.message;
+}
+
 void* handle(int fd) noexcept { return reinterpret_cast<void*>(::_get_osfhandle(fd)); }
 
 Expected<FileInfo> info(int fd) {
@@ -88,11 +117,12 @@ Expected<FileInfo> info(int fd) {
   if (h == INVALID_HANDLE_VALUE || !::GetFileInformationByHandle(h, &bhfi)) {
     // A console or a pipe has no such information: say what it is.
     const DWORD ft = h == INVALID_HANDLE_VALUE ? FILE_TYPE_UNKNOWN : ::GetFileType(h);
-    if (ft == FILE_TYPE_CHAR || ft == FILE_TYPE_PIPE) return FileInfo{fs::file_type::character, 0, 1, {}};
+    if (ft == FILE_TYPE_PIPE) return FileInfo{fs::file_type::fifo, 0, 1, {}};
+    if (ft == FILE_TYPE_CHAR) return FileInfo{fs::file_type::character, 0, 1, {}};
     return io("cannot read its attributes: " + last_error_text());
   }
   FileInfo out;
-  out.type = type_of(bhfi.dwFileAttributes, ::GetFileType(h));
+  out.type = type_of(h, bhfi.dwFileAttributes);
   out.size = (std::uint64_t(bhfi.nFileSizeHigh) << 32) | bhfi.nFileSizeLow;
   out.links = bhfi.nNumberOfLinks;
   out.modified = from_filetime(bhfi.ftLastWriteTime);
@@ -234,8 +264,12 @@ Expected<void> set_times(int fd, std::chrono::system_clock::time_point modified,
 }
 
 Expected<bool> try_lock(int fd) {
+  // One byte far past any content: Windows byte-range locks are mandatory, and a lock on the
+  // content would keep everyone else from reading it (the holder's process id in a lock file).
   OVERLAPPED ov{};
-  if (::LockFileEx(handle(fd), LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, MAXDWORD, MAXDWORD, &ov)) return true;
+  ov.Offset = 0;
+  ov.OffsetHigh = 0x7fffffffu;
+  if (::LockFileEx(handle(fd), LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ov)) return true;
   const DWORD e = ::GetLastError();
   if (e == ERROR_LOCK_VIOLATION || e == ERROR_IO_PENDING) return false;
   return io(error_text(e));
@@ -252,11 +286,59 @@ Expected<void> replace(const fs::path& from, const fs::path& to) {
   }
 }
 
+Expected<void> create_folder(const fs::path& path) {
+  const std::wstring p = os_path(path);
+  if (::CreateDirectoryW(p.c_str(), nullptr)) return {};
+  const DWORD e = ::GetLastError();
+  if (e == ERROR_ALREADY_EXISTS) {
+    if (auto there = info_of(path, true); there && there->type == fs::file_type::directory) return {};
+  }
+  return io(error_text(e));
+}
+
 bool remove(const fs::path& path) noexcept {
   const std::wstring p = os_path(path);
   if (::DeleteFileW(p.c_str())) return true;
   const DWORD e = ::GetLastError();
   return e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND;
+}
+
+Expected<fs::path> final_path(const fs::path& path) {
+  const std::wstring p = os_path(path);
+  const HANDLE h = ::CreateFileW(p.c_str(), 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr, OPEN_EXISTING,
+                                 FILE_FLAG_BACKUP_SEMANTICS, nullptr);
+  if (h == INVALID_HANDLE_VALUE) {
+    const DWORD e = ::GetLastError();
+    const bool missing = e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND;
+    return Error(missing ? Errc::not_found : Errc::io_error, u8(path) + ": cannot follow its links: " + error_text(e));
+  }
+  std::wstring buf(1024, L'\0');
+  DWORD n = ::GetFinalPathNameByHandleW(h, buf.data(), static_cast<DWORD>(buf.size()), FILE_NAME_NORMALIZED | VOLUME_NAME_DOS);
+  if (n >= buf.size()) {
+    buf.resize(n + 1);
+    n = ::GetFinalPathNameByHandleW(h, buf.data(), static_cast<DWORD>(buf.size()), FILE_NAME_NORMALIZED | VOLUME_NAME_DOS);
+  }
+  const DWORD e = ::GetLastError();
+  ::CloseHandle(h);
+  if (n == 0 || n >= buf.size()) return io(u8(path) + ": cannot follow its links: " + error_text(e));
+  buf.resize(n);
+  if (buf.starts_with(LR"(\\?\UNC\)")) buf = LR"(\\)" + buf.substr(8);
+  else if (buf.starts_with(LR"(\\?\)") && buf.size() < 4 + 248) buf = buf.substr(4);
+  return fs::path(buf);
+}
+
+namespace {
+void (*g_console_cleanup)() noexcept = nullptr;
+
+BOOL WINAPI on_console_event(DWORD) {
+  if (auto* cleanup = g_console_cleanup) cleanup();
+  return FALSE;  // not handled: the next handler runs (the default one ends the process)
+}
+}  // namespace
+
+void on_console_stop(void (*cleanup)() noexcept) noexcept {
+  g_console_cleanup = cleanup;
+  ::SetConsoleCtrlHandler(&on_console_event, TRUE);
 }
 
 bool process_running(long pid) noexcept {
