@@ -17,6 +17,7 @@
 #include "wheelfit/util/read_file.hpp"
 #include "wheelfit/util/subprocess.hpp"
 #include "wheelfit/util/text.hpp"
+#include "wheelfit/util/user_folders.hpp"
 #include "wheelfit/model/name.hpp"
 #include "wheelfit/model/version.hpp"
 
@@ -392,12 +393,7 @@ std::string InterpreterInfo::python_fact() const {
 std::string_view interpreter_script() { return kScript; }
 
 std::optional<fs::path> default_cache_dir(const Getenv& getenv) {
-  if (auto xdg = getenv("XDG_CACHE_HOME"); xdg && !xdg->empty() && (*xdg)[0] == '/') {
-    return fs::path(*xdg) / "wheelfit" / "interpreters";
-  }
-  if (auto home = getenv("HOME"); home && !home->empty() && (*home)[0] == '/') {
-    return fs::path(*home) / ".cache" / "wheelfit" / "interpreters";
-  }
+  if (auto root = util::user_cache_root(getenv)) return *root / "interpreters";
   return std::nullopt;
 }
 

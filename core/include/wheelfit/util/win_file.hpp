@@ -33,6 +33,12 @@ namespace wheelfit::util::win {
 /// The path as UTF-8, for messages and JSON.
 [[nodiscard]] std::string u8(const std::filesystem::path& path);
 
+/// The path a UTF-8 text names (what the CLI and the config files give).
+[[nodiscard]] std::filesystem::path from_utf8(std::string_view text);
+/// The environment variable `name` as UTF-8 (_wgetenv; msvcrt's getenv answers in the ANSI code
+/// page, which mangles C:\Users\Jürgen); nullopt when unset.
+[[nodiscard]] std::optional<std::string> getenv_utf8(const char* name);
+
 /// The path as handed to a W API: as it is when short (under 248 UTF-16 units, where the
 /// classic MAX_PATH rules hold); when longer, made absolute and normalised, with '\' separators
 /// and the "\\?\" prefix ("\\?\UNC\" for a share), so long paths work without the process
@@ -60,8 +66,8 @@ struct OpenOptions {
 };
 
 struct FileInfo {
-  /// regular, directory, symlink (any reparse point: a symlink, a junction, an app-exec link),
-  /// character (a device, a pipe, a console), unknown.
+  /// regular, directory, symlink (a name-surrogate reparse point: a symlink, a junction, an
+  /// app-exec link), fifo (a pipe), character (a device, a console), unknown.
   std::filesystem::file_type type = std::filesystem::file_type::unknown;
   std::uint64_t size = 0;
   std::uint32_t links = 1;
@@ -77,6 +83,10 @@ struct FileInfo {
 /// or folder), Errc::invalid_input ("<path>: is a symlink, not a regular file" and the like, when
 /// the options refuse what is there), Errc::io_error ("<path>: cannot open: <reason>").
 [[nodiscard]] Expected<int> open(const std::filesystem::path& path, const OpenOptions& options);
+
+/// The reason in an error of open() or info_of() ("Access is denied (error 5)"), without the path
+/// and the step, for callers that word their own message.
+[[nodiscard]] std::string reason_of(const Error& error);
 
 /// The HANDLE behind a CRT descriptor (INVALID_HANDLE_VALUE when none), as void*.
 [[nodiscard]] void* handle(int fd) noexcept;
@@ -103,9 +113,11 @@ struct FileInfo {
 [[nodiscard]] Expected<void> set_times(int fd, std::chrono::system_clock::time_point modified,
                                        std::optional<std::chrono::system_clock::time_point> accessed = std::nullopt);
 
-/// LockFileEx, exclusive, over the whole file, LOCKFILE_FAIL_IMMEDIATELY: true when locked,
-/// false when another handle (this or another process) holds it. The lock goes with the handle
-/// (closing it or the process ending releases it), like flock.
+/// LockFileEx, exclusive, LOCKFILE_FAIL_IMMEDIATELY, on one byte far past the end of the file
+/// (the lock is mandatory: on the content it would block others' reads): true when locked, false
+/// when another handle (this or another process) holds it. The lock goes with the handle
+/// (closing it or the process ending releases it), like flock. Everyone locking a file must use
+/// this (the same byte).
 [[nodiscard]] Expected<bool> try_lock(int fd);
 
 /// MoveFileExW(MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH): `from` replaces `to`
@@ -113,8 +125,20 @@ struct FileInfo {
 /// FILE_SHARE_DELETE, an antivirus scanner) is retried for up to about 2 s. Errors carry the
 /// reason only.
 [[nodiscard]] Expected<void> replace(const std::filesystem::path& from, const std::filesystem::path& to);
+/// CreateDirectoryW (one level, the parent must exist; the ACL inherited from the parent):
+/// success when made or already a folder. Errors carry the reason only.
+[[nodiscard]] Expected<void> create_folder(const std::filesystem::path& path);
 /// DeleteFileW; true when removed (or not there).
 bool remove(const std::filesystem::path& path) noexcept;
+
+/// Where `path` leads once every link on the way is followed (GetFinalPathNameByHandleW), without
+/// the \\?\ prefix when short. Errors name the path (a dangling link: Errc::not_found).
+[[nodiscard]] Expected<std::filesystem::path> final_path(const std::filesystem::path& path);
+
+/// SetConsoleCtrlHandler: on Ctrl-C, Ctrl-Break, the console's close, logoff or shutdown, calls
+/// `cleanup` (on a thread of its own, as Windows does), then lets the handlers before it (by
+/// default: end the process) do what they did. Windows' stand-in for SIGINT/SIGTERM/SIGHUP.
+void on_console_stop(void (*cleanup)() noexcept) noexcept;
 
 /// Whether process `pid` runs (OpenProcess + GetExitCodeProcess; a process that cannot be opened
 /// for lack of rights counts as running).
