@@ -35,9 +35,4 @@ void use_utf8_console() noexcept;
 /// (set here; a pipe, a file or an old console is not one).
 [[nodiscard]] bool stderr_is_terminal() noexcept;
 
-#ifdef _WIN32
-/// UTF-16 -> UTF-8 (an unpaired surrogate becomes U+FFFD).
-[[nodiscard]] std::string utf8_from_wide(std::wstring_view text);
-#endif
-
 }  // namespace wheelfit::util
