@@ -20,7 +20,7 @@ package=(dpkg-dev file lintian)  # cpack's dpkg-shlibdeps, and Debian's package 
 # the tests; the header-only libraries come from the build list's packages; OpenSSL is cross-built
 # from Debian's source (scripts/build-openssl-mingw.sh: make, perl).
 windows=(g++-mingw-w64-x86-64-posix gcc-mingw-w64-x86-64-posix libz-mingw-w64-dev mingw-w64-tools
-         wine wine64 make perl zip catch2 cmake ninja-build libboost1.81-dev libtomlplusplus-dev libfmt-dev)
+         wine wine64 make perl unzip catch2 cmake ninja-build libboost1.81-dev libtomlplusplus-dev libfmt-dev)
 case "${1:-}" in
   --demo) packages=("${build[@]}") ;;
   --package) packages=("${build[@]}" "${package[@]}") ;;

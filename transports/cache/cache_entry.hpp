@@ -56,8 +56,8 @@ struct Meta {
   Headers headers;
   std::uint64_t offset = 0;  ///< where the body starts in the entry file (read, not stored)
   std::uint64_t file_size = 0;  ///< the entry file's size when the sidecar was read (not stored)
-  ino_t inode = 0;           ///< the entry file the sidecar was read from (read, not stored)
-  dev_t device = 0;
+  std::uint64_t inode = 0;   ///< the entry file the sidecar was read from (read, not stored); on
+  std::uint64_t device = 0;  ///< Windows its file index and its volume's serial number
 
   [[nodiscard]] bool fresh(std::int64_t now) const {
     if (no_cache || max_age <= 0 || now < stored_at) return false;

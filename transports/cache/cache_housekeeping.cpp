@@ -17,6 +17,12 @@
 #include <vector>
 
 #include "wheelfit/util/atomic_file.hpp"
+#ifdef _WIN32
+#include <windows.h>
+
+#include "wheelfit/util/win_file.hpp"
+#include "wheelfit/util/win_file_id.hpp"
+#endif
 
 namespace wheelfit::transports {
 namespace fs = std::filesystem;
@@ -73,23 +79,68 @@ struct Scan {
   std::vector<fs::path> strays;
 };
 
+#ifdef _WIN32
+// The POSIX calls below, on Windows: an entry not followed (a reparse point is a "symlink", as
+// lstat would say), its last-access time, the removal of a file or of a reparse point to a folder.
+struct Entry {
+  fs::file_type type = fs::file_type::not_found;
+  std::uint64_t size = 0;
+  struct timespec used {};
+};
+
+Entry entry_at(const fs::path& p) {
+  Entry e;
+  const auto info = util::win::info_of(p, false);
+  if (!info) return e;
+  e.type = info->type;
+  e.size = info->size;
+  if (const auto stamp = util::win::file_stamp(p)) {
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(stamp->accessed.time_since_epoch()).count();
+    e.used.tv_sec = static_cast<std::time_t>(ns / 1'000'000'000);
+    e.used.tv_nsec = static_cast<long>(ns % 1'000'000'000);
+  }
+  return e;
+}
+
+/// 0 when removed or already gone (as ::unlink's ENOENT), else the Win32 error.
+unsigned long remove_entry(const fs::path& p) {
+  if (util::win::remove(p)) return 0;
+  const unsigned long err = ::GetLastError();
+  // A symlink or junction to a folder is removed as a folder (the link, never its target).
+  if (::RemoveDirectoryW(util::win::os_path(p).c_str())) return 0;
+  return err;
+}
+
+bool is_real_folder(const fs::path& p) { return entry_at(p).type == fs::file_type::directory; }
+#else
 bool is_real_folder(const fs::path& p) {
   struct stat st {};
   return ::lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
+#endif
 
 // Adds the own files of the entry folder `dir` to `s`; other files, links and folders are skipped.
 Expected<void> scan_folder(const fs::path& dir, Format format, Scan& s) {
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
+#ifdef _WIN32
+    const Entry st = entry_at(it->path());
+    if (st.type == fs::file_type::not_found || st.type == fs::file_type::directory) continue;
+    const std::uint64_t size = st.size;
+    const bool regular = st.type == fs::file_type::regular;
+    const struct timespec used = st.used;
+#else
     struct stat st {};
     if (::lstat(it->path().c_str(), &st) != 0 || S_ISDIR(st.st_mode)) continue;
     const auto size = static_cast<std::uint64_t>(st.st_size);
+    const bool regular = S_ISREG(st.st_mode);
+    const struct timespec used = st.st_atim;
+#endif
     const bool entry = is_entry_name(name, format);
     auto temp = entry ? std::nullopt : own_temp_target(name, format);
     if (!entry && !temp) continue;
-    if (!S_ISREG(st.st_mode)) {
+    if (!regular) {
       s.strays.push_back(it->path());
     } else if (format == Format::v1) {
       s.usage.other_bytes += size;
@@ -97,7 +148,7 @@ Expected<void> scan_folder(const fs::path& dir, Format format, Scan& s) {
     } else if (entry) {
       ++s.usage.entries;
       s.usage.bytes += size;
-      s.entries.push_back(EntryFile{it->path(), size, st.st_atim});
+      s.entries.push_back(EntryFile{it->path(), size, used});
     } else {
       ++s.usage.temp_files;
       s.usage.other_bytes += size;
@@ -113,12 +164,21 @@ Expected<void> scan_folder(const fs::path& dir, Format format, Scan& s) {
 Expected<Scan> scan(const fs::path& root, bool refuse_foreign = true) {
   Scan s;
   s.usage.root = root;
+#ifdef _WIN32
+  const auto st = util::win::info_of(root, true);
+  if (!st) {
+    if (st.error().is(Errc::not_found)) return s;  // not made yet: holds nothing
+    return unexpected(Errc::io_error, "cache " + root.string() + " cannot be read: " + st.error().message);
+  }
+  if (st->type != fs::file_type::directory) return unexpected(Errc::io_error, "cache " + root.string() + " is not a folder");
+#else
   struct stat st {};
   if (::stat(root.c_str(), &st) != 0) {
     if (errno == ENOENT) return s;  // not made yet: holds nothing
     return unexpected(Errc::io_error, "cache " + root.string() + " cannot be read: " + std::strerror(errno));
   }
   if (!S_ISDIR(st.st_mode)) return unexpected(Errc::io_error, "cache " + root.string() + " is not a folder");
+#endif
   const bool v2 = is_real_folder(root / "v2"), v1 = is_real_folder(root / "v1");
   if (!v2 && !v1 && refuse_foreign) {
     return unexpected(Errc::invalid_input, "cache folder " + root.string() +
@@ -162,12 +222,21 @@ Expected<CacheCleanup> prune_cache(const fs::path& root, std::uint64_t max_bytes
   std::sort(entries.begin(), entries.end(), [](const EntryFile& a, const EntryFile& b) {
     return std::tie(a.used.tv_sec, a.used.tv_nsec, a.path) < std::tie(b.used.tv_sec, b.used.tv_nsec, b.path);
   });
+#ifdef _WIN32
+  for (const auto& p : before->strays) (void)remove_entry(p);
+  std::uint64_t total = before->usage.bytes;
+  for (const auto& e : entries) {
+    if (total <= max_bytes) break;
+    if (remove_entry(e.path) == 0) total -= e.size;  // gone already: another run removed it
+  }
+#else
   for (const auto& p : before->strays) (void)::unlink(p.c_str());  // a FIFO would block every later read
   std::uint64_t total = before->usage.bytes;
   for (const auto& e : entries) {
     if (total <= max_bytes) break;
     if (::unlink(e.path.c_str()) == 0 || errno == ENOENT) total -= e.size;  // ENOENT: another run removed it
   }
+#endif
   auto after = scan(root);
   if (!after) return after.error();
   return compare(before->usage, after->usage);
@@ -177,8 +246,14 @@ Expected<CacheCleanup> clean_cache(const fs::path& root) {
   auto before = scan(root);
   if (!before) return before.error();
   auto unlink_own = [](const fs::path& p) -> Expected<void> {
+#ifdef _WIN32
+    const unsigned long err = remove_entry(p);
+    if (err == 0) return {};
+    return unexpected(Errc::io_error, "cache: " + p.string() + " cannot be removed: " + util::win::error_text(err));
+#else
     if (::unlink(p.c_str()) == 0 || errno == ENOENT) return {};  // ENOENT: another run removed it
     return unexpected(Errc::io_error, "cache: " + p.string() + " cannot be removed: " + std::strerror(errno));
+#endif
   };
   for (const auto& e : before->entries) {
     if (auto r = unlink_own(e.path); !r) return r.error();
@@ -192,7 +267,11 @@ Expected<CacheCleanup> clean_cache(const fs::path& root) {
   for (const auto& p : before->strays) {
     if (auto r = unlink_own(p); !r) return r.error();
   }
+#ifdef _WIN32
+  if (!before->old.empty()) (void)::RemoveDirectoryW(util::win::os_path(root / "v1").c_str());  // stays when not empty
+#else
   if (!before->old.empty()) (void)::rmdir((root / "v1").c_str());  // stays when another program's file is in it
+#endif
   auto after = scan(root, false);
   if (!after) return after.error();
   return compare(before->usage, after->usage);

@@ -15,6 +15,10 @@
 #include "wheelfit/util/atomic_file.hpp"
 #include "wheelfit/util/read_file.hpp"
 #include "wheelfit/util/secrets.hpp"
+#ifdef _WIN32
+#include "wheelfit/util/win_file.hpp"
+#include "wheelfit/util/win_file_id.hpp"
+#endif
 
 namespace wheelfit::transports::cache_detail {
 namespace fs = std::filesystem;
@@ -37,11 +41,20 @@ std::optional<Meta> Store::load_meta(const std::string& key, const std::string& 
     return std::nullopt;
   }
   const int fd = file->fd();
+#ifdef _WIN32
+  const auto info = util::win::info(fd);
+  const auto id = info ? util::win::file_id(fd) : Expected<util::win::FileId>(info.error());
+  if (!id) {
+    discard(key, url, "the entry cannot be read: " + id.error().message);
+    return std::nullopt;
+  }
+#else
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     discard(key, url, std::string("the entry cannot be read: ") + std::strerror(errno));
     return std::nullopt;
   }
+#endif
   // The sidecar is the first line: a few hundred bytes; read in steps up to its limit.
   std::string head;
   std::size_t newline = std::string::npos;
@@ -53,6 +66,14 @@ std::optional<Meta> Store::load_meta(const std::string& key, const std::string& 
       break;
     }
     head.resize(old + std::min<std::size_t>(16384, kMaxSidecar - old));
+#ifdef _WIN32
+    const auto got = util::win::pread(fd, head.data() + old, head.size() - old, old);
+    if (!got || *got == 0) {
+      why = !got ? "the entry cannot be read: " + got.error().message : std::string("the entry has no sidecar line");
+      break;
+    }
+    const std::size_t n = *got;
+#else
     const auto n = ::read(fd, head.data() + old, head.size() - old);
     if (n < 0 && errno == EINTR) {
       head.resize(old);
@@ -63,6 +84,7 @@ std::optional<Meta> Store::load_meta(const std::string& key, const std::string& 
                   : std::string("the entry has no sidecar line");
       break;
     }
+#endif
     head.resize(old + static_cast<std::size_t>(n));
     newline = head.find('\n', old);
   }
@@ -80,9 +102,15 @@ std::optional<Meta> Store::load_meta(const std::string& key, const std::string& 
     return std::nullopt;
   }
   meta->offset = newline + 1;
+#ifdef _WIN32
+  meta->file_size = info->size;
+  meta->inode = id->index;
+  meta->device = id->volume;
+#else
   meta->file_size = static_cast<std::uint64_t>(st.st_size);
   meta->inode = st.st_ino;
   meta->device = st.st_dev;
+#endif
   return meta;
 }
 
@@ -109,6 +137,32 @@ void Store::drain() {
 }
 
 bool Store::read_body(const fs::path& p, const Meta& meta, std::string& buffer, std::string& why, bool& replaced) {
+#ifdef _WIN32
+  // Followed, as on Linux; only a regular file; shared with writers, a rename over it, a removal.
+  auto opened = util::win::open(p, {.access = util::win::Access::read, .follow_links = true, .regular_only = true});
+  if (!opened) {
+    replaced = opened.error().is(Errc::not_found);
+    why = replaced ? "the entry file is gone"
+          : opened.error().is(Errc::invalid_input) ? "the entry is not a regular file"
+                                                   : "the entry cannot be read: " + opened.error().message;
+    return false;
+  }
+  const int fd = *opened;
+  const auto info = util::win::info(fd);
+  const auto id = info ? util::win::file_id(fd) : Expected<util::win::FileId>(info.error());
+  if (!id) {
+    ::close(fd);
+    why = "the entry cannot be read: " + id.error().message;
+    return false;
+  }
+  if (id->index != meta.inode || id->volume != meta.device) {
+    ::close(fd);
+    replaced = true;
+    why = "the entry was replaced while it was read";
+    return false;
+  }
+  const std::uint64_t file_size = info->size;
+#else
   // Non-blocking, as in load_meta: the entry may have been replaced by a FIFO since. (Only a
   // regular file is read below, and on one O_NONBLOCK changes nothing.)
   const int fd = ::open(p.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -130,6 +184,7 @@ bool Store::read_body(const fs::path& p, const Meta& meta, std::string& buffer, 
     return false;
   }
   const auto file_size = static_cast<std::uint64_t>(st.st_size);
+#endif
   if (file_size < meta.offset || file_size - meta.offset != meta.size) {
     ::close(fd);
     why = "the body has " + std::to_string(file_size < meta.offset ? 0 : file_size - meta.offset) +
@@ -139,6 +194,15 @@ bool Store::read_body(const fs::path& p, const Meta& meta, std::string& buffer, 
   buffer.resize(static_cast<std::size_t>(meta.size));
   std::size_t done = 0;
   while (done < buffer.size()) {
+#ifdef _WIN32
+    const auto got = util::win::pread(fd, buffer.data() + done, buffer.size() - done, meta.offset + done);
+    if (!got || *got == 0) {
+      why = !got ? "the body cannot be read: " + got.error().message : std::string("the entry shrank while it was read");
+      ::close(fd);
+      return false;
+    }
+    done += *got;
+#else
     const auto n = ::pread(fd, buffer.data() + done, buffer.size() - done, static_cast<off_t>(meta.offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
@@ -147,6 +211,7 @@ bool Store::read_body(const fs::path& p, const Meta& meta, std::string& buffer, 
       return false;
     }
     done += static_cast<std::size_t>(n);
+#endif
   }
   ::close(fd);
   return true;
@@ -213,8 +278,17 @@ void Store::remove(const std::string& key) const {
 void Store::mark_used(const std::string& key) const {
   // The access time is the entry's "last used" for the size cap's least-recently-used order
   // (cache_housekeeping.cpp): set explicitly, since relatime and noatime mounts do not keep it.
+#ifdef _WIN32
+  // SetFileTime: the last-access time now, the last-write time as it was. NTFS keeps a time set
+  // so even where it updates none itself (often off by default): decision 0036.
+  auto fd = util::win::open(entry_path(key), {.access = util::win::Access::write, .follow_links = false});
+  if (!fd) return;
+  if (const auto info = util::win::info(*fd)) (void)util::win::set_times(*fd, info->modified, std::chrono::system_clock::now());
+  ::close(*fd);
+#else
   const struct timespec times[2] = {{0, UTIME_NOW}, {0, UTIME_OMIT}};
   ::utimensat(AT_FDCWD, entry_path(key).c_str(), times, 0);
+#endif
 }
 
 void Store::discard(const std::string& key, const std::string& url, const std::string& why) const {

@@ -8,6 +8,7 @@
 #include <boost/asio/post.hpp>
 
 #include "http_internal.hpp"
+#include "wheelfit/transports/system_proxy.hpp"
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/util/secrets.hpp"
 
@@ -209,9 +210,23 @@ namespace {
 
 // Where proxy_for found the proxy for `target` (curl's order).
 std::string proxy_source(const HttpOptions& options, const ProxyConfig& config, const Url& target) {
+  const bool https = target.scheme == "https";
+  if (util::trim(https ? config.https_proxy : config.http_proxy).empty() && util::trim(config.all_proxy).empty()) {
+    return std::string("the system proxy settings") + (https ? ", a CONNECT tunnel" : "");  // no variable: Windows'
+  }
   if (!options.proxy_from_env) return "HttpOptions::proxy";
-  if (target.scheme == "https") return !config.https_proxy.empty() ? "https_proxy, a CONNECT tunnel" : "all_proxy, a CONNECT tunnel";
+  if (https) return !config.https_proxy.empty() ? "https_proxy, a CONNECT tunnel" : "all_proxy, a CONNECT tunnel";
   return !config.http_proxy.empty() ? "http_proxy" : "all_proxy";
+}
+
+// Why `target` goes directly.
+std::string direct_source(const ProxyConfig& config, const Url& target) {
+  if (no_proxy_matches(config.no_proxy, target.ipv6 ? "[" + target.host + "]" : target.host)) return "no_proxy names the host";
+  if (!config.system) return "no proxy variable for " + target.scheme;
+  if (system_bypass_matches(config.system->bypass, target.host) && !system_proxy_for(config.system->proxy, target.scheme).empty()) {
+    return "the system proxy settings bypass the host";
+  }
+  return "no proxy variable or system proxy setting for " + target.scheme;
 }
 
 std::string proxy_method(ProxyAuth auth, const Url& proxy) {
@@ -232,15 +247,14 @@ std::string proxy_method(ProxyAuth auth, const Url& proxy) {
 Expected<ProxyPlan> plan_proxy(const HttpOptions& options, std::string_view url) {
   auto target = parse_url(url);
   if (!target) return target.error();
-  const ProxyConfig config = options.proxy_from_env ? ProxyConfig::from_env() : options.proxy;
+  const ProxyConfig config = options.proxy_from_env ? user_proxy_config() : options.proxy;
   auto proxy = proxy_for(config, *target);
   if (!proxy) return proxy.error();
   ProxyPlan plan;
   plan.url = util::strip_credentials(target->str());
+  if (config.system) plan.note = system_auto_config_note(*config.system);
   if (!*proxy) {
-    plan.source = no_proxy_matches(config.no_proxy, target->ipv6 ? "[" + target->host + "]" : target->host)
-                      ? "no_proxy names the host"
-                      : "no proxy variable for " + target->scheme;
+    plan.source = direct_source(config, *target);
     plan.method = "none (a direct connection)";
     return plan;
   }

@@ -33,6 +33,7 @@
 
 #include "http_internal.hpp"
 #include "wheelfit/transports/file_transport.hpp"
+#include "wheelfit/transports/system_proxy.hpp"
 #include "wheelfit/transports/trust_store.hpp"
 
 #ifndef WHEELFIT_VERSION
@@ -163,7 +164,7 @@ namespace ssl = detail::ssl;
 Expected<std::unique_ptr<transport::Transport>> make_http_transport(HttpOptions options) {
   options.jobs = std::max(1u, options.jobs);
   options.per_host = std::max(1u, options.per_host);
-  if (options.proxy_from_env) options.proxy = ProxyConfig::from_env();
+  if (options.proxy_from_env) options.proxy = user_proxy_config();  // the variables, then (Windows) the system settings
   if (options.credentials_from_env) add_credentials_from_env(options.credentials);
   const TrustChoice trust = choose_trust(options);
   try {

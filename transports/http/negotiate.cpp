@@ -29,6 +29,16 @@ Expected<ProxyAuth> parse_proxy_auth(std::string_view text, std::string_view sou
 
 namespace {
 
+#ifdef _WIN32
+// Windows: SSPI (negotiate_sspi.cpp), the logged-on user's ticket.
+constexpr std::string_view kApi = "SSPI";
+constexpr std::string_view kNoCredential =
+    ": log on with a domain account (SSPI uses the logged-on user's Kerberos ticket; `klist` lists it)";
+#else
+constexpr std::string_view kApi = "GSS-API";
+constexpr std::string_view kNoCredential = ": run kinit (the ticket cache is KRB5CCNAME, else the default cache)";
+#endif
+
 constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 // Each challenge of the values ("Negotiate abc=", "Basic realm=\"x\""), trimmed. A comma inside
@@ -135,7 +145,7 @@ Expected<std::string> ProxyNegotiation::next_input(std::optional<std::string_vie
     return unexpected(Errc::unsupported, asked() + " and did not accept it after " + std::to_string(legs_) + " tokens");
   }
   if (complete_ && challenge && !challenge->empty()) {
-    return unexpected(Errc::unsupported, asked() + " and sent a token after GSS-API had finished the context");
+    return unexpected(Errc::unsupported, asked() + " and sent a token after " + std::string(kApi) + " had finished the context");
   }
   if (!challenge || challenge->empty()) return std::string();
   auto raw = base64_decode(*challenge);
@@ -150,15 +160,15 @@ std::shared_ptr<GssContext> ProxyNegotiation::context() {
 
 Expected<std::string> ProxyNegotiation::header_after(GssStep step) {
   if (step.state == GssStep::State::failed) {
-    std::string why = asked() + "; GSS-API could not make a token: " + step.error;
-    if (step.no_credential) why += ": run kinit (the ticket cache is KRB5CCNAME, else the default cache)";
+    std::string why = asked() + "; " + std::string(kApi) + " could not make a token: " + step.error;
+    if (step.no_credential) why += kNoCredential;
     if (step.unknown_service) {
       why += ": the proxy's host name in the proxy URL must match its service principal (HTTP/<host>@REALM)";
     }
     return unexpected(Errc::unsupported, std::move(why));
   }
   if (step.token.empty()) {
-    return unexpected(Errc::unsupported, asked() + "; GSS-API finished without a token to send");
+    return unexpected(Errc::unsupported, asked() + "; " + std::string(kApi) + " finished without a token to send");
   }
   ++legs_;
   complete_ = step.state == GssStep::State::complete;
@@ -174,7 +184,7 @@ Expected<void> ProxyNegotiation::finish(std::optional<std::string_view> final_to
   }
   const GssStep step = context_->step(*raw);
   if (step.state != GssStep::State::complete) {
-    return unexpected(Errc::unsupported, asked() + "; mutual authentication failed: GSS-API did not accept the "
+    return unexpected(Errc::unsupported, asked() + "; mutual authentication failed: " + std::string(kApi) + " did not accept the "
                                                    "proxy's final token" + (step.error.empty() ? "" : ": " + step.error));
   }
   complete_ = true;
@@ -188,7 +198,7 @@ Expected<std::string> ProxyNegotiation::respond(std::optional<std::string_view> 
 }
 
 std::string ProxyNegotiation::timeout_text(std::string_view limit) const {
-  return asked() + "; GSS-API gave no token within " + std::string(limit) + " (is the KDC reachable?)";
+  return asked() + "; " + std::string(kApi) + " gave no token within " + std::string(limit) + " (is the KDC reachable?)";
 }
 
 }  // namespace wheelfit::transports

@@ -1,6 +1,7 @@
 // system_gss(): the GSS-API of MIT Kerberos (libgssapi_krb5), SPNEGO over the Kerberos
 // mechanism, the user's default credential. The only file that includes <gssapi/gssapi.h>; every
-// GSS-API object is released by a RAII holder, on every path.
+// GSS-API object is released by a RAII holder, on every path. Windows: negotiate_sspi.cpp.
+#ifndef _WIN32
 #include <gssapi/gssapi.h>
 #include <gssapi/gssapi_krb5.h>
 
@@ -186,3 +187,5 @@ class MitGss final : public Gss {
 std::shared_ptr<Gss> system_gss() { return std::make_shared<MitGss>(); }
 
 }  // namespace wheelfit::transports
+
+#endif  // !_WIN32

@@ -15,8 +15,10 @@
 
 #include "wheelfit/index/links.hpp"
 #include "wheelfit/transports/negotiate.hpp"
+#include "wheelfit/transports/system_proxy.hpp"
 #include "wheelfit/util/secrets.hpp"
 #include "wheelfit/util/text.hpp"
+#include "wheelfit/util/utc_time.hpp"
 
 namespace wheelfit::transports {
 namespace {
@@ -287,14 +289,20 @@ Expected<std::optional<Url>> proxy_for(const ProxyConfig& config, const Url& tar
   }
   std::string_view spec = trim_ows(target.scheme == "https" ? config.https_proxy : config.http_proxy);
   if (spec.empty()) spec = trim_ows(config.all_proxy);
+  std::string from_system;  // no variable decides: the system settings (Windows; system_proxy.hpp)
+  if (spec.empty() && config.system && !system_bypass_matches(config.system->bypass, target.host)) {
+    from_system = system_proxy_for(config.system->proxy, target.scheme);
+    spec = trim_ows(from_system);
+  }
   if (spec.empty()) return std::optional<Url>();
   const std::string scheme = spec.find("://") == std::string_view::npos ? std::string() : scheme_of(spec);
   if (scheme.rfind("socks", 0) == 0 || scheme == "https") {
     // A TLS connection to the proxy itself, or SOCKS, is more than this transport speaks.
-    return unexpected(Errc::unsupported, "proxy " + shown_url(spec) + ": '" + scheme + "://' proxies are not supported");
+    const std::string origin = from_system.empty() ? "" : " (from the system proxy settings)";
+    return unexpected(Errc::unsupported, "proxy " + shown_url(spec) + origin + ": '" + scheme + "://' proxies are not supported");
   }
   auto proxy = parse_url(scheme.empty() ? "http://" + std::string(spec) : std::string(spec));
-  if (!proxy) return proxy.error().with_context("proxy");
+  if (!proxy) return proxy.error().with_context(from_system.empty() ? "proxy" : "the system proxy setting");
   return std::optional<Url>(std::move(proxy).value());
 }
 
@@ -498,14 +506,7 @@ std::chrono::seconds until(std::chrono::sys_seconds when, std::chrono::system_cl
   return std::max(std::chrono::ceil<std::chrono::seconds>(when - now), std::chrono::seconds(0));
 }
 
-std::string utc_text(std::chrono::system_clock::time_point when) {
-  const std::time_t t = std::chrono::system_clock::to_time_t(when);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  std::array<char, 32> buf{};
-  std::strftime(buf.data(), buf.size(), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf.data();
-}
+std::string utc_text(std::chrono::system_clock::time_point when) { return util::format_utc(when, "%Y-%m-%dT%H:%M:%SZ"); }
 
 std::string what_failed(const Error& error, int status) {
   if (transport::is(error, transport::NetErrc::http_status) || transport::is(error, transport::NetErrc::rate_limited)) {

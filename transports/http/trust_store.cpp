@@ -3,6 +3,13 @@
 // from; and the TLS alerts by which a server refuses a client certificate.
 #include "wheelfit/transports/trust_store.hpp"
 
+#ifdef _WIN32
+#include <windows.h>
+#include <wincrypt.h>  // before OpenSSL's headers, which undefine its clashing names (X509_NAME, ...)
+
+#include "win_text.hpp"
+#endif
+
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -38,10 +45,16 @@ bool is_folder(const std::string& path) {
   return fs::is_directory(path, ec);
 }
 
-/// `value` split at ':' (empty items dropped), each a folder from `source`.
+#ifdef _WIN32
+constexpr char kListSeparator = ';';  // "C:\\certs;D:\\more": ':' is part of a drive
+#else
+constexpr char kListSeparator = ':';
+#endif
+
+/// `value` split at ':' (';' on Windows; empty items dropped), each a folder from `source`.
 void add_folders(std::vector<TrustLocation>& out, std::string_view value, const std::string& source) {
   while (!value.empty()) {
-    const auto colon = value.find(':');
+    const auto colon = value.find(kListSeparator);
     const std::string_view item = value.substr(0, colon);
     if (!item.empty()) out.push_back({std::string(item), true, source});
     value = colon == std::string_view::npos ? std::string_view{} : value.substr(colon + 1);
@@ -193,10 +206,48 @@ Expected<void> load_client(SSL_CTX* ctx, const TrustLocation& l) {
   return {};
 }
 
+#ifdef _WIN32
+/// The certificates of the current user's view of the Windows store `name` ("ROOT", "CA": the
+/// machine's, group policy's and the user's own) added to `ctx`'s store: how many were new, or
+/// the error of opening it. Certificates OpenSSL cannot parse are skipped.
+Expected<std::size_t> add_windows_store(SSL_CTX* ctx, const wchar_t* name) {
+  HCERTSTORE store = CertOpenSystemStoreW(0, name);
+  if (!store) return unexpected(Errc::io_error, detail::windows_error_text(GetLastError()));
+  X509_STORE* into = SSL_CTX_get_cert_store(ctx);
+  std::size_t added = 0;
+  for (PCCERT_CONTEXT c = CertEnumCertificatesInStore(store, nullptr); c; c = CertEnumCertificatesInStore(store, c)) {
+    if ((c->dwCertEncodingType & X509_ASN_ENCODING) == 0) continue;
+    const unsigned char* der = c->pbCertEncoded;
+    X509* x = d2i_X509(nullptr, &der, static_cast<long>(c->cbCertEncoded));
+    if (!x) continue;
+    if (X509_STORE_add_cert(into, x) == 1) ++added;  // one already there fails harmlessly
+    X509_free(x);
+  }
+  ERR_clear_error();
+  CertCloseStore(store, 0);
+  return added;
+}
+
+/// The Windows ROOT and CA stores added to `ctx`: the certificates added, and the stores that
+/// could not be opened ("CA: <why>") for a message.
+std::pair<std::size_t, std::string> add_windows_stores(SSL_CTX* ctx) {
+  std::size_t added = 0;
+  std::string failed;
+  for (const auto& [name, label] : {std::pair{L"ROOT", "ROOT"}, std::pair{L"CA", "CA"}}) {
+    auto n = add_windows_store(ctx, name);
+    if (n) added += *n;
+    else failed += std::string(failed.empty() ? "" : "; ") + label + ": " + n.error().message;
+  }
+  return {added, failed};
+}
+#endif
+
+#ifndef _WIN32
 std::string env_or(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
   return v && *v ? v : fallback;
 }
+#endif
 
 }  // namespace
 
@@ -205,10 +256,27 @@ Expected<void> load_trust(ssl::context& ctx, const TrustChoice& choice) {
     auto loaded = l.directory ? load_folder(ctx.native_handle(), l) : load_file(ctx.native_handle(), l);
     if (!loaded) return loaded;
   }
+#ifdef _WIN32
+  // A CA deployed by group policy is trusted beside a bundle given (the system store itself,
+  // with nothing given, waits for the first TLS connection: load_system_roots).
+  if (!choice.locations.empty()) add_windows_stores(ctx.native_handle());
+#endif
   if (choice.client_cert) return load_client(ctx.native_handle(), *choice.client_cert);
   return {};
 }
 
+#ifdef _WIN32
+std::optional<Error> load_system_roots(ssl::context& ctx) {
+  // MinGW's OpenSSL has a compiled-in default file and folder that do not exist on Windows: the
+  // system store there is Windows' own.
+  const auto [added, failed] = add_windows_stores(ctx.native_handle());
+  if (added > 0 || certificates_in(ctx.native_handle()) > 0) return std::nullopt;
+  const std::string what = "the system trust store (the Windows ROOT and CA certificate stores)";
+  const std::string hint = "; give a CA bundle with --cert FILE, REQUESTS_CA_BUNDLE or SSL_CERT_FILE";
+  if (!failed.empty()) return net_error(NetErrc::certificate, what + " could not be opened (" + failed + ")" + hint);
+  return net_error(NetErrc::certificate, what + " holds no certificate" + hint);
+}
+#else
 std::optional<Error> load_system_roots(ssl::context& ctx) {
   const std::string file = env_or(X509_get_default_cert_file_env(), X509_get_default_cert_file());
   const std::string dirs = env_or(X509_get_default_cert_dir_env(), X509_get_default_cert_dir());
@@ -227,6 +295,7 @@ std::optional<Error> load_system_roots(ssl::context& ctx) {
   }
   return net_error(NetErrc::certificate, what + " holds no certificate" + hint);
 }
+#endif
 
 std::optional<Error> client_cert_refused(const error_code& ec, const Url& url, bool presented) {
   if (ec.category() != net::error::get_ssl_category()) return std::nullopt;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -17,6 +18,10 @@
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/util/own_file.hpp"
 #include "wheelfit/util/secrets.hpp"
+#ifdef _WIN32
+#include "wheelfit/util/win_file.hpp"
+#include "wheelfit/util/win_file_id.hpp"
+#endif
 
 namespace wheelfit::deliver {
 
@@ -32,6 +37,22 @@ std::string bad_name(std::string_view name) {
   if (name == "." || name == "..") return "is '" + std::string(name) + "'";
   if (name.find('/') != std::string_view::npos) return "has a '/'";
   if (name.find('\0') != std::string_view::npos) return "has a NUL byte";
+#ifdef _WIN32
+  // Windows' other separator, a drive or stream (':'), what its names cannot hold, and the
+  // device names (CON, NUL, COM1 ...; any extension): each would write somewhere else.
+  if (const auto bad = name.find_first_of("\\:*?\"<>|"); bad != std::string_view::npos) {
+    return std::string("has a '") + name[bad] + "' (not allowed in a Windows file name)";
+  }
+  if (name.back() == '.' || name.back() == ' ') return "ends with a dot or a space (Windows drops it)";
+  std::string stem(name.substr(0, name.find('.')));
+  std::transform(stem.begin(), stem.end(), stem.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  for (const char* device : {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"}) {
+    if (stem == device) return "is the Windows device name " + stem;
+  }
+  if (stem.size() == 4 && (stem.starts_with("COM") || stem.starts_with("LPT")) && stem[3] >= '0' && stem[3] <= '9') {
+    return "is the Windows device name " + stem;
+  }
+#endif
   return "";
 }
 
@@ -42,33 +63,67 @@ bool is_sha256_hex(std::string_view s) {
 /// "<sha256> <size> <mtime s> <mtime ns> <inode> <device>": what a re-run compares before it
 /// trusts the digest instead of reading the file again. A write changes the mtime (and a
 /// replacement the inode); the ctime is left out because linking the file into a mirror snapshot
-/// changes it every run.
+/// changes it every run. On Windows the inode and device are the file index and the volume's
+/// serial number, the mtime the last-write time (100 ns steps).
+#ifdef _WIN32
+std::string identity_text(std::uint64_t size, std::chrono::system_clock::time_point modified, const util::win::FileId& id) {
+  const auto since = modified.time_since_epoch();
+  const auto s = std::chrono::floor<std::chrono::seconds>(since);
+  return std::to_string(size) + " " + std::to_string(s.count()) + " " +
+         std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(since - s).count()) + " " + std::to_string(id.index) +
+         " " + std::to_string(id.volume);
+}
+
+/// The identity of the regular file at `file` (not followed), or "" when it is not one.
+std::string identity_now(const fs::path& file) {
+  auto fd = util::win::open(file, {.access = util::win::Access::read, .follow_links = false});
+  if (!fd) return {};
+  const auto info = util::win::info(*fd);
+  const auto id = util::win::file_id(*fd);
+  ::close(*fd);
+  if (!info || !id) return {};
+  return identity_text(info->size, info->modified, *id);
+}
+#else
 std::string identity_of(const struct stat& st) {
   return std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + " " + std::to_string(st.st_mtim.tv_nsec) + " " +
          std::to_string(st.st_ino) + " " + std::to_string(st.st_dev);
 }
 
-void record_digest(const fs::path& file, const std::string& sha256) {
+/// The identity of the regular file at `file` (not followed), or "" when it is not one.
+std::string identity_now(const fs::path& file) {
   struct stat st {};
-  if (::lstat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+  if (::lstat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return {};
+  return identity_of(st);
+}
+#endif
+
+void record_digest(const fs::path& file, const std::string& sha256) {
+  const std::string identity = identity_now(file);
+  if (identity.empty()) return;
   util::AtomicWriteOptions o;
   o.durable = false;  // a lost record costs one read of the file, nothing else
-  (void)util::write_file_atomic(digest_record_path(file), {sha256, " ", identity_of(st), "\n"}, o);
+  (void)util::write_file_atomic(digest_record_path(file), {sha256, " ", identity, "\n"}, o);
 }
 
 /// The recorded digest of `file`, when the record names this very file as it is now.
 std::optional<std::string> recorded_digest(const fs::path& file) {
-  struct stat st {};
-  if (::lstat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  const std::string identity = identity_now(file);
+  if (identity.empty()) return std::nullopt;
   auto fd = util::open_own_file(digest_record_path(file), false);
   if (!fd) return std::nullopt;
   char buf[256];
+#ifdef _WIN32
+  const auto got = util::win::pread(*fd, buf, sizeof buf - 1, 0);
+  const std::ptrdiff_t n = got ? static_cast<std::ptrdiff_t>(*got) : -1;
+#else
   const ssize_t n = ::pread(*fd, buf, sizeof buf - 1, 0);
+#endif
   ::close(*fd);
   if (n <= 65) return std::nullopt;
   const std::string text(buf, static_cast<std::size_t>(n));
   const std::string sha = text.substr(0, 64);
-  if (!is_sha256_hex(sha) || text[64] != ' ' || text.substr(65) != identity_of(st) + "\n") return std::nullopt;
+  if (!is_sha256_hex(sha) || text[64] != ' ' || text.substr(65) != identity + "\n") return std::nullopt;
   return sha;
 }
 
@@ -412,8 +467,14 @@ class Run {
       // A part this run does not continue goes; a digest record only once its file is gone.
       if (record ? fs::exists(options_.dir / file, ec) : wanted.count(std::string(file)) > 0) continue;
       ec.clear();
+#ifdef _WIN32
+      // No owner check: Windows has no uid; the folder's ACL decides who may write into it, and
+      // a reparse point (a symlink, a junction) is not a regular file, so it stays.
+      if (auto info = util::win::info_of(it->path(), false); !info || info->type != fs::file_type::regular) continue;
+#else
       struct stat st {};
       if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) continue;
+#endif
       log::debug("removing " + it->path().string() + ": a part of a file this run does not want");
       fs::remove(it->path(), ec);
       ec.clear();

@@ -2,7 +2,9 @@
 #include "part_sink.hpp"
 
 #include <fcntl.h>
+#ifndef _WIN32
 #include <sys/file.h>
+#endif
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +17,10 @@
 #include "wheelfit/util/atomic_file.hpp"
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/util/own_file.hpp"
+#ifdef _WIN32
+#include "wheelfit/util/win_file.hpp"
+#include "wheelfit/util/win_file_id.hpp"
+#endif
 
 namespace wheelfit::deliver::detail {
 
@@ -61,7 +67,12 @@ std::string read_validator(const std::filesystem::path& meta) {
   auto fd = util::open_own_file(meta, false);
   if (!fd) return {};
   char buf[1024];
+#ifdef _WIN32
+  const auto got = util::win::pread(*fd, buf, sizeof buf, 0);
+  const std::ptrdiff_t n = got ? static_cast<std::ptrdiff_t>(*got) : -1;
+#else
   const ssize_t n = ::pread(*fd, buf, sizeof buf, 0);
+#endif
   ::close(*fd);
   if (n <= 0 || static_cast<std::size_t>(n) == sizeof buf) return {};
   std::string v(buf, static_cast<std::size_t>(n));
@@ -69,6 +80,13 @@ std::string read_validator(const std::filesystem::path& meta) {
   if (std::any_of(v.begin(), v.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) return {};
   return v;
 }
+
+#ifdef _WIN32
+/// A Windows error (win_file.hpp's, the reason only) as the part's: "<part>: <what>: <reason>".
+Error part_error(const std::filesystem::path& part, const std::string& what, const Error& cause) {
+  return Error(Errc::io_error, part.string() + ": " + what + ": " + cause.message);
+}
+#endif
 
 }  // namespace
 
@@ -170,16 +188,31 @@ Expected<void> PartSink::open() {
   fd_ = *fd;
   // Another process writing this part (a run on the same folder that took no folder lock, an
   // older wheelfit): its bytes are not ours to truncate.
+#ifdef _WIN32
+  // LockFileEx, failing at once; the writes go at their offsets (write_out), so no seek.
+  const auto locked = util::win::try_lock(fd_);
+  if (!locked) return part_error(paths_.part, "cannot lock", locked.error());
+  if (!*locked) {
+#else
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+#endif
     return Error(Errc::io_error, paths_.part.string() + ": another process is writing it (it holds its lock); "
                                                         "wait for it to end");
   }
+#ifdef _WIN32
+  const auto info = util::win::info(fd_);
+  if (!info) return part_error(paths_.part, "cannot stat", info.error());
+  done_ = info->size;
+  written_ = synced_ = done_;
+  if (done_ == 0) return {};
+#else
   struct stat st {};
   if (::fstat(fd_, &st) != 0) return io_error("cannot stat", errno);
   done_ = static_cast<std::uint64_t>(st.st_size);
   written_ = synced_ = done_;
   if (done_ == 0) return {};
   if (::lseek(fd_, 0, SEEK_END) < 0) return io_error("cannot seek", errno);
+#endif
   validator_ = read_validator(paths_.meta);
   return {};
 }
@@ -199,7 +232,11 @@ Expected<void> PartSink::truncate() {
     write_error_.reset();
     write_failed_ = false;
   }
+#ifdef _WIN32
+  if (auto cut = util::win::truncate(fd_, 0); !cut) return part_error(paths_.part, "cannot truncate", cut.error());
+#else
   if (::ftruncate(fd_, 0) != 0 || ::lseek(fd_, 0, SEEK_SET) < 0) return io_error("cannot truncate", errno);
+#endif
   done_ = 0;
   hashed_ = 0;
   written_ = synced_ = 0;
@@ -223,9 +260,15 @@ Expected<void> PartSink::read_part(std::uint64_t& from, std::uint64_t to, const 
   std::vector<char> block(kWriteBlock);
   while (from < to) {
     const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), to - from));
+#ifdef _WIN32
+    const auto read = util::win::pread(fd_, block.data(), want, from);
+    if (!read) return part_error(paths_.part, std::string("cannot read ") + when, read.error());
+    const auto got = static_cast<std::ptrdiff_t>(*read);
+#else
     const ssize_t got = ::pread(fd_, block.data(), want, static_cast<off_t>(from));
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) return io_error(std::string("cannot read ") + when, errno);
+#endif
     if (got == 0) return Error(Errc::io_error, paths_.part.string() + ": shorter than received " + when);
     reader(std::string_view(block.data(), static_cast<std::size_t>(got)));
     from += static_cast<std::uint64_t>(got);
@@ -286,12 +329,18 @@ Expected<void> PartSink::begin(int status, const transport::Headers& headers) {
 }
 
 Expected<void> PartSink::write_out(std::string_view bytes) {
+#ifdef _WIN32
+  // At its offset (the writer's count): a read of the part (its hash, its read-back) moves no
+  // write position.
+  if (auto put = util::win::pwrite_all(fd_, bytes, written_); !put) return part_error(paths_.part, "cannot write", put.error());
+#else
   while (!bytes.empty()) {
     const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return io_error("cannot write", errno);
     bytes.remove_prefix(static_cast<std::size_t>(n));
   }
+#endif
   return {};
 }
 
@@ -352,14 +401,29 @@ Expected<std::string> PartSink::finish() {
 /// verified, whatever wrote to the part meanwhile (the folder and part locks keep wheelfit's own
 /// runs out; this catches anything else).
 Expected<void> PartSink::verify_on_disk(const std::string& digest) {
+#ifdef _WIN32
+  // The file at the part's name (not followed) is the one written: same volume, same file index.
+  const auto info = util::win::info(fd_);
+  if (!info) return part_error(paths_.part, "cannot stat", info.error());
+  const auto mine = util::win::file_id(fd_);
+  if (!mine) return part_error(paths_.part, "cannot stat", mine.error());
+  const auto there = util::win::file_stamp(paths_.part);
+  if (!there || there->id != *mine) {
+#else
   struct stat st {}, at {};
   if (::fstat(fd_, &st) != 0) return io_error("cannot stat", errno);
   if (::lstat(paths_.part.c_str(), &at) != 0 || at.st_ino != st.st_ino || at.st_dev != st.st_dev) {
+#endif
     return Error(Errc::io_error, paths_.part.string() + ": replaced by another file while it was written; nothing is "
                                                         "renamed into place");
   }
-  if (static_cast<std::uint64_t>(st.st_size) != done_) {
-    return Error(Errc::io_error, paths_.part.string() + ": " + std::to_string(st.st_size) + " bytes on disk, " +
+#ifdef _WIN32
+  const std::uint64_t on_disk = info->size;
+#else
+  const auto on_disk = static_cast<std::uint64_t>(st.st_size);
+#endif
+  if (on_disk != done_) {
+    return Error(Errc::io_error, paths_.part.string() + ": " + std::to_string(on_disk) + " bytes on disk, " +
                                      std::to_string(done_) + " received: changed by another process while it was written");
   }
   Checksum sum;
@@ -380,20 +444,37 @@ Expected<void> PartSink::commit(const std::string& digest) {
     return Error(Errc::io_error, paths_.final.string() + ": " + why + "; wheelfit replaces only regular files: remove it, "
                                                                       "then run again");
   }
+#ifdef _WIN32
+  if (auto flushed = util::win::flush(fd_); !flushed) return part_error(paths_.part, "cannot flush", flushed.error());
+#else
   if (::fsync(fd_) != 0) return io_error("cannot fsync", errno);
+#endif
   if (auto ok = verify_on_disk(digest); !ok) return ok;
   std::error_code ec;
+#ifdef _WIN32
+  // MoveFileExW, replacing and written through: the rename is on disk when it returns. (The part
+  // is open with FILE_SHARE_DELETE, so it can be renamed while this handle holds its lock.)
+  if (auto moved = util::win::replace(paths_.part, paths_.final); !moved) {
+    return Error(Errc::io_error, "cannot rename " + paths_.part.string() + " to " + paths_.final.string() + ": " +
+                                     moved.error().message);
+  }
+#else
   if (::rename(paths_.part.c_str(), paths_.final.c_str()) != 0) {
     return Error(Errc::io_error, "cannot rename " + paths_.part.string() + " to " + paths_.final.string() + ": " +
                                      std::strerror(errno));
   }
+#endif
   ::close(fd_);  // after the rename: the part's lock is held until it has its final name
   fd_ = -1;
   std::filesystem::remove(paths_.meta, ec);
+  // Windows has no fsync of a folder (a folder cannot be opened for FlushFileBuffers): there
+  // MOVEFILE_WRITE_THROUGH above is what makes the new name durable.
+#ifndef _WIN32
   if (const int dir = ::open(paths_.final.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
     (void)::fsync(dir);
     ::close(dir);
   }
+#endif
   return {};
 }
 

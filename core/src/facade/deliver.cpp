@@ -14,6 +14,7 @@
 #include "wheelfit/model/wheel.hpp"
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/util/text.hpp"
+#include "wheelfit/util/utc_time.hpp"
 #include "wheelfit/wheelfit.hpp"
 
 #include "common.hpp"
@@ -287,14 +288,7 @@ std::vector<std::pair<std::string, std::string>> name_fields(const std::string& 
           {"platform", platform}};
 }
 
-std::string utc_now() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+std::string utc_now() { return util::format_utc(std::chrono::system_clock::now(), "%Y-%m-%dT%H:%M:%SZ"); }
 
 /// "cu12.8/torch2.8", the tier, the status of each machine, for the manifest. A failed machine's
 /// status is its class ("bad input"): mirror.json is served with the pages, and the message (in
@@ -417,6 +411,7 @@ std::string DownloadResult::report() const {
 
 MirrorResult mirror(const MirrorRequest& req) {
   MirrorResult out;
+  if (const auto why = mirror::publish_unavailable(); !why.empty()) return detail::failed(std::move(out), kExitBadInput, std::string(why));
   if (req.fleet.empty()) return detail::failed(std::move(out), kExitBadInput, "mirror: give the machines (--machine FILE or --machines DIR)");
   if (req.out.empty()) return detail::failed(std::move(out), kExitBadInput, "mirror: give the output folder (--out DIR)");
   if (req.base_url && !detail::is_remote(*req.base_url)) {

@@ -15,11 +15,13 @@ namespace json = boost::json;
 namespace {
 
 json::object route_json(const transport::ProxyPlan& p) {
-  return json::object{{"url", p.url},
-                      {"proxy", p.proxy ? json::value(json::string(*p.proxy)) : json::value(nullptr)},
-                      {"source", p.source},
-                      {"method", p.method},
-                      {"detail", p.detail}};
+  json::object o{{"url", p.url},
+                 {"proxy", p.proxy ? json::value(json::string(*p.proxy)) : json::value(nullptr)},
+                 {"source", p.source},
+                 {"method", p.method},
+                 {"detail", p.detail}};
+  if (!p.note.empty()) o["note"] = p.note;  // Windows: a PAC script / WPAD not followed
+  return o;
 }
 
 std::string route_report(const transport::ProxyPlan& p) {
@@ -27,6 +29,7 @@ std::string route_report(const transport::ProxyPlan& p) {
   out << "url:    " << p.url << "\nproxy:  " << p.proxy.value_or("none") << " (" << p.source << ")\nmethod: " << p.method
       << "\n";
   if (!p.detail.empty()) out << "        " << p.detail << "\n";
+  if (!p.note.empty()) out << "note:   " << p.note << "\n";
   return out.str();
 }
 

@@ -1,6 +1,7 @@
 // file:// URLs and plain paths (file_url.hpp).
 #include "wheelfit/index/file_url.hpp"
 
+#include <cctype>
 #include <filesystem>
 #include <system_error>
 
@@ -44,6 +45,10 @@ std::string to_url(std::string_view s, bool directory) {
     fs::path abs = fs::absolute(fs::path(std::string(s)), ec);
     std::string path = (ec ? fs::path(std::string(s)) : abs).lexically_normal().generic_string();
     if (!s.empty() && s.back() == '/' && (path.empty() || path.back() != '/')) path += '/';
+#ifdef _WIN32
+    // A drive's path, "C:/Users/x", is the URL file:///C:/Users/x (RFC 8089), never host "C:".
+    if (path.size() >= 2 && path[1] == ':') path.insert(0, "/");
+#endif
     out = "file://" + encode_path(path);
   }
   if (directory && (out.empty() || out.back() != '/')) out += '/';
@@ -62,6 +67,10 @@ Expected<std::string> to_path(std::string_view url) {
   }
   rest.remove_prefix(host.size());
   if (auto q = rest.find_first_of("?#"); q != std::string_view::npos) rest = rest.substr(0, q);
+#ifdef _WIN32
+  // file:///C:/Users/x names C:/Users/x.
+  if (rest.size() >= 3 && rest[0] == '/' && std::isalpha(static_cast<unsigned char>(rest[1])) && rest[2] == ':') rest.remove_prefix(1);
+#endif
   std::string path = percent_decode(rest);
   if (path.find('\0') != std::string::npos) return unexpected(Errc::invalid_input, std::string(url) + ": NUL byte in path");
   return path;

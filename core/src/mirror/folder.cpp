@@ -13,6 +13,9 @@
 #include "wheelfit/util/atomic_file.hpp"
 #include "wheelfit/util/own_file.hpp"
 #include "wheelfit/util/read_file.hpp"
+#ifdef _WIN32
+#include "wheelfit/util/win_file.hpp"
+#endif
 
 namespace wheelfit::mirror {
 namespace fs = std::filesystem;
@@ -160,8 +163,13 @@ bool made_by_wheelfit(const fs::path& out) {
 }
 
 bool marked(const fs::path& out) {
+#ifdef _WIN32
+  const auto info = util::win::info_of(out / detail::kMark, false);
+  return info && info->type == fs::file_type::regular;
+#else
   struct stat st {};
   return ::lstat((out / detail::kMark).c_str(), &st) == 0 && S_ISREG(st.st_mode);
+#endif
 }
 
 /// The mark, written whole or not at all (a kill leaves at most its temporary file, which the

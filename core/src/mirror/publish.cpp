@@ -1,5 +1,28 @@
 // Publishing a mirror snapshot (wheelfit/mirror/mirror.hpp): the tree built beside the served one,
 // renamed into place, `current` swapped by a renamed symlink.
+// Linux only: the new tree is flushed with syncfs and `current` is a symbolic link renamed over
+// the old one; Windows has neither (no syncfs; a symlink needs a privilege or developer mode, and
+// no rename swaps one atomically), so there publish() and current_files() say so (decision 0036).
+#ifdef _WIN32
+#include "wheelfit/mirror/mirror.hpp"
+
+namespace wheelfit::mirror {
+
+std::string_view publish_unavailable() noexcept {
+  return "mirror: publishing a mirror is Linux-only: its publish step flushes the new snapshot with syncfs and "
+         "swaps OUT/current as a renamed symbolic link, which this Windows build does not do; run `wheelfit mirror` "
+         "on a Linux host, or fetch the wheels here with `wheelfit download`";
+}
+
+Expected<std::vector<File>> current_files(const std::filesystem::path&) {
+  return Error(Errc::unsupported, std::string(publish_unavailable()));
+}
+
+Expected<Published> publish(const Snapshot&) { return Error(Errc::unsupported, std::string(publish_unavailable())); }
+
+}  // namespace wheelfit::mirror
+
+#else
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,6 +45,7 @@
 #include "wheelfit/util/atomic_file.hpp"
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/util/read_file.hpp"
+#include "wheelfit/util/utc_time.hpp"
 #include "wheelfit/version.hpp"
 
 namespace wheelfit::mirror {
@@ -35,14 +59,7 @@ constexpr const char* kManifest = "mirror.json";
 using detail::each_entry;
 using detail::io_error;
 
-std::string utc_now(const char* format) {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, format, &tm);
-  return buf;
-}
+std::string utc_now(const char* format) { return util::format_utc(std::chrono::system_clock::now(), format); }
 
 bool plain_name(std::string_view name) {
   return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos &&
@@ -206,13 +223,9 @@ std::string manifest_json(const Snapshot& s, const std::string& id, const std::v
 std::string mtime_of(const fs::path& file) {
   struct stat st {};
   if (::stat(file.c_str(), &st) != 0) return {};
-  std::tm tm{};
-  gmtime_r(&st.st_mtim.tv_sec, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
   char frac[24];
   std::snprintf(frac, sizeof frac, ".%06ldZ", st.st_mtim.tv_nsec / 1000);
-  return std::string(buf) + frac;
+  return util::format_utc(std::chrono::system_clock::time_point(std::chrono::seconds(st.st_mtim.tv_sec)), "%Y-%m-%dT%H:%M:%S") + frac;
 }
 
 /// The snapshot folder `current` points at ("" when none).
@@ -244,6 +257,8 @@ Expected<std::vector<File>> current_files(const fs::path& out) {
   }
   return out_files;
 }
+
+std::string_view publish_unavailable() noexcept { return {}; }
 
 Expected<Published> publish(const Snapshot& s) {
   const fs::path& out = s.out;
@@ -448,3 +463,5 @@ Expected<Published> publish(const Snapshot& s) {
 }
 
 }  // namespace wheelfit::mirror
+
+#endif  // _WIN32

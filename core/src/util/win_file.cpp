@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "wheelfit/util/native_text.hpp"
 #include "wheelfit/util/read_file.hpp"
 
 namespace wheelfit::util::win {
@@ -53,14 +54,6 @@ fs::file_type type_of(HANDLE h, DWORD attributes) {
   return fs::file_type::regular;
 }
 
-std::string wide_to_utf8(std::wstring_view w) {
-  if (w.empty()) return {};
-  const int n = ::WideCharToMultiByte(CP_UTF8, 0, w.data(), static_cast<int>(w.size()), nullptr, 0, nullptr, nullptr);
-  std::string out(static_cast<std::size_t>(n > 0 ? n : 0), '\0');
-  if (n > 0) ::WideCharToMultiByte(CP_UTF8, 0, w.data(), static_cast<int>(w.size()), out.data(), n, nullptr, nullptr);
-  return out;
-}
-
 Error io(const std::string& what) { return Error(Errc::io_error, what); }
 
 }  // namespace
@@ -73,7 +66,7 @@ std::string error_text(unsigned long code) {
   if (buf) ::LocalFree(buf);
   while (!text.empty() && (text.back() == L'\n' || text.back() == L'\r' || text.back() == L'.' || text.back() == L' ')) text.pop_back();
   if (text.empty()) text = L"system error";
-  return wide_to_utf8(text) + " (error " + std::to_string(code) + ")";
+  return utf8_from_wide(text) + " (error " + std::to_string(code) + ")";
 }
 
 std::string last_error_text() { return error_text(::GetLastError()); }

@@ -41,6 +41,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -118,7 +119,13 @@ Expected<std::vector<File>> current_files(const std::filesystem::path& out);
 /// Writes and publishes the snapshot (above). Errors (Errc::io_error, invalid_input) name the
 /// path and the step; on an error `current` is untouched. A previous manifest current_files cannot
 /// read is a warning (log::warn), read as no previous files.
+/// On Windows: Errc::unsupported with publish_unavailable()'s text, nothing written.
 Expected<Published> publish(const Snapshot& snapshot);
+
+/// "" where publish() works (Linux); on Windows why it does not: the publish step is Linux-only
+/// (the snapshot flushed with syncfs, `current` swapped as a renamed symbolic link), so the
+/// `mirror` command stops with this text (exit 2) before it resolves or fetches anything.
+std::string_view publish_unavailable() noexcept;
 
 // The pieces, for tests.
 

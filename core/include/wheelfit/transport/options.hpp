@@ -46,11 +46,23 @@ struct MaxTime {
   [[nodiscard]] std::string name() const;
 };
 
+/// The user's system proxy settings as Windows keeps them (WinHTTP's
+/// WINHTTP_CURRENT_USER_IE_PROXY_CONFIG, in UTF-8). The http transport reads them on Windows
+/// (its system_proxy.hpp) and uses them for a URL that no proxy variable decides.
+struct SystemProxySettings {
+  bool auto_detect = false;     ///< WPAD ("Automatically detect settings"): not followed
+  std::string auto_config_url;  ///< a PAC script's URL, or "": not followed
+  std::string proxy;            ///< "proxy:8080", or per scheme "http=a:1;https=b:2"; "" none
+  std::string bypass;           ///< "<local>;*.corp.example;10.*"; "" none
+};
+
 /// The proxy settings of curl: http_proxy (lower case only, as curl: HTTP_PROXY is ignored for
 /// CGI safety), HTTPS_PROXY / https_proxy, ALL_PROXY / all_proxy, NO_PROXY / no_proxy (lower
 /// case wins when both are set).
 struct ProxyConfig {
   std::string http_proxy, https_proxy, all_proxy, no_proxy;
+  /// The user's system settings (Windows; nullopt elsewhere): after the variables.
+  std::optional<SystemProxySettings> system;
 
   /// Reads the variables through `getenv` (the process environment by default).
   static ProxyConfig from_env(const std::function<const char*(const char*)>& getenv = nullptr);
@@ -157,6 +169,7 @@ struct ProxyPlan {
   std::string source;                ///< where the proxy came from: "https_proxy", "no_proxy (direct)", ...
   std::string method;                ///< "none", "basic", "negotiate", "negotiate when the proxy asks for it"
   std::string detail;                ///< Negotiate: the service and the credential (or GSS-API's error)
+  std::string note;                  ///< Windows: a PAC script / WPAD not followed, and what to set instead; "" none
 };
 
 /// One place certificates are read from.

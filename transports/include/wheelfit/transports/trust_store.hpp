@@ -11,9 +11,11 @@
 //   2. PIP_CERT, 3. REQUESTS_CA_BUNDLE, 4. CURL_CA_BUNDLE (each a PEM bundle, or a folder of
 //      hashed certificates as requests accepts)
 //   5. SSL_CERT_FILE and / or SSL_CERT_DIR (both when both are set; SSL_CERT_DIR may list
-//      several folders separated by ':')
-//   6. the system store (OpenSSL's default file and folder)
-// Each replaces the system store; none adds to it. A variable set to "" counts as unset.
+//      several folders separated by ':', by ';' on Windows)
+//   6. the system store (OpenSSL's default file and folder; on Windows the ROOT and CA
+//      certificate stores, docs/decisions/0034)
+// Each replaces the system store; none adds to it. A variable set to "" counts as unset. On
+// Windows the ROOT and CA stores are trusted beside 1-5 too (a CA deployed by group policy).
 // Client certificate (mutual TLS): HttpOptions::client_cert (--client-cert), else SSL_CLIENT_CERT:
 // one PEM file holding the certificate (and its chain) and its unencrypted private key.
 // Thread safety: pure functions.
