@@ -305,6 +305,7 @@ TEST_CASE("files_win: two processes writing one target at once leave one whole f
     REQUIRE(text->size() == 256u << 10);
     REQUIRE(text->find_first_not_of(text->front()) == std::string::npos);
   }
+  INFO("whole reads while they wrote: " << reads);
   CHECK(finish(a) == 0);
   CHECK(finish(b) == 0);
   const std::string end = read_whole(target);
@@ -314,7 +315,6 @@ TEST_CASE("files_win: two processes writing one target at once leave one whole f
   std::vector<std::string> left = names_in(dir.path());
   std::erase_if(left, [](const std::string& n) { return n.ends_with(".log"); });
   CHECK(left == std::vector<std::string>{"shared.bin"});
-  INFO("reads while they wrote: " << reads);
 }
 
 TEST_CASE("files_win: a writer killed mid-write leaves the old target; its temp file goes later", "[windows][files]") {
