@@ -10,7 +10,6 @@
 
 #include <thread>
 
-#include "wheelfit/util/native_text.hpp"
 #include "wheelfit/util/read_file.hpp"
 
 namespace wheelfit::util::win {
@@ -53,6 +52,14 @@ fs::file_type type_of(HANDLE h, DWORD attributes) {
 
 Error io(const std::string& what) { return Error(Errc::io_error, what); }
 
+std::string wide_to_utf8(std::wstring_view w) {
+  if (w.empty()) return {};
+  const int n = ::WideCharToMultiByte(CP_UTF8, 0, w.data(), static_cast<int>(w.size()), nullptr, 0, nullptr, nullptr);
+  std::string out(static_cast<std::size_t>(n > 0 ? n : 0), '\0');
+  if (n > 0) ::WideCharToMultiByte(CP_UTF8, 0, w.data(), static_cast<int>(w.size()), out.data(), n, nullptr, nullptr);
+  return out;
+}
+
 }  // namespace
 
 std::string error_text(unsigned long code) {
@@ -63,7 +70,7 @@ std::string error_text(unsigned long code) {
   if (buf) ::LocalFree(buf);
   while (!text.empty() && (text.back() == L'\n' || text.back() == L'\r' || text.back() == L'.' || text.back() == L' ')) text.pop_back();
   if (text.empty()) text = L"system error";
-  return utf8_from_wide(text) + " (error " + std::to_string(code) + ")";
+  return wide_to_utf8(text) + " (error " + std::to_string(code) + ")";
 }
 
 std::string last_error_text() { return error_text(::GetLastError()); }
