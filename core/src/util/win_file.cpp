@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "wheelfit/util/native_text.hpp"
-#include "wheelfit/util/native_text.hpp"
 #include "wheelfit/util/read_file.hpp"
 
 namespace wheelfit::util::win {
