@@ -50,14 +50,17 @@ fs::path builtin_plugin_dir(const fs::path& exe) {
   const fs::path exe_dir = exe.parent_path();
 
 #ifdef _WIN32
-  // Installed (the zip): <folder>\wheelfit.exe next to <folder>\plugins.
+  // Installed (the zip): <folder>\wheelfit.exe next to <folder>\plugins, taken after the build
+  // tree below (a zip holds no CMakeCache.txt; a build's <build>\tests\plugins holds test cases).
   const fs::path installed = exe_dir / WHEELFIT_PLUGIN_INSTALL_DIR;
 #else
   // Installed: <prefix>/bin/wheelfit next to <prefix>/lib/wheelfit/plugins.
   const fs::path installed = exe_dir.parent_path() / WHEELFIT_PLUGIN_INSTALL_DIR;
 #endif
   std::error_code fec;
+#ifndef _WIN32
   if (fs::is_directory(installed, fec)) return installed;
+#endif
 
   // Build tree: <build>/apps/wheelfit/wheelfit, <build>/tests/test_x; <build> holds CMakeCache.txt.
   fs::path dir = exe_dir;

@@ -13,7 +13,6 @@
 
 #include "trust_text.hpp"
 #include "wheelfit/registry/registry.hpp"
-#include "wheelfit/util/native_text.hpp"
 #include "wheelfit/util/win_file.hpp"
 
 namespace wheelfit::registry {
@@ -91,11 +90,11 @@ std::string name_of(PSID sid) {
   SID_NAME_USE use{};
   if (::LookupAccountSidW(nullptr, sid, name, &name_size, domain, &domain_size, &use)) {
     const std::wstring text = domain_size > 0 ? std::wstring(domain) + L"\\" + name : std::wstring(name);
-    return util::utf8_from_wide(text);
+    return util::win::u8(fs::path(text));
   }
   LPWSTR text = nullptr;
   if (!::ConvertSidToStringSidW(sid, &text)) return "an unknown account";
-  std::string out = util::utf8_from_wide(text);
+  std::string out = util::win::u8(fs::path(text));
   ::LocalFree(text);
   return out;
 }
@@ -140,14 +139,15 @@ Expected<fs::path> check_trusted_path(const fs::path& path, std::string_view nou
     if (!name.empty()) names.push_back(name);
   }
   // One part of the walk: `at`, the plugin folder or file itself when `last`.
-  auto judge = [&](const fs::path& at, bool last) -> std::optional<Error> {
+  auto judge = [&](const fs::path& at, bool last, bool root) -> std::optional<Error> {
     const DWORD attributes = ::GetFileAttributesW(at.c_str());
     if (attributes == INVALID_FILE_ATTRIBUTES) {
       const DWORD e = ::GetLastError();
       if (e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND) return Error(Errc::not_found, path.string() + ": " + at.string() + " does not exist");
       return Error(Errc::io_error, path.string() + ": cannot examine " + at.string() + ": " + util::win::error_text(e));
     }
-    if ((attributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0) {
+    // A volume's root is the volume itself (wine marks its Z:\ = / as a reparse point).
+    if (!root && (attributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0) {
       const std::string what = last ? std::string(noun) : "the folder " + at.string() + " on the way to it";
       return Error(Errc::invalid_input, path.string() + ": " + what +
                                             " is a reparse point (a symbolic link, junction or mount point), which "
@@ -161,10 +161,10 @@ Expected<fs::path> check_trusted_path(const fs::path& path, std::string_view nou
     return std::nullopt;
   };
   fs::path at = normal.root_path();
-  if (auto bad = judge(at, names.empty())) return unexpected(*bad);
+  if (auto bad = judge(at, names.empty(), true)) return unexpected(*bad);
   for (std::size_t i = 0; i < names.size(); ++i) {
     at /= names[i];
-    if (auto bad = judge(at, i + 1 == names.size())) return unexpected(*bad);
+    if (auto bad = judge(at, i + 1 == names.size(), false)) return unexpected(*bad);
   }
   return at;
 }

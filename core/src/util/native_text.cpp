@@ -4,6 +4,8 @@
 #ifdef _WIN32
 #include <windows.h>
 #include <shellapi.h>
+
+#include "wheelfit/util/win_file.hpp"
 #else
 #include <unistd.h>
 #endif
@@ -14,40 +16,30 @@ namespace wheelfit::util {
 
 #ifdef _WIN32
 
-std::string utf8_from_wide(std::wstring_view text) {
-  if (text.empty()) return {};
-  const int size = static_cast<int>(text.size());
-  const int n = ::WideCharToMultiByte(CP_UTF8, 0, text.data(), size, nullptr, 0, nullptr, nullptr);
-  std::string out(static_cast<std::size_t>(n > 0 ? n : 0), '\0');
-  if (n > 0) ::WideCharToMultiByte(CP_UTF8, 0, text.data(), size, out.data(), n, nullptr, nullptr);
-  return out;
-}
+namespace {
+// UTF-16 -> UTF-8 through the path conversion of win_file.hpp.
+std::string utf8_from_wide(const wchar_t* text) { return win::u8(std::filesystem::path(text)); }
+}  // namespace
 
 std::vector<std::string> utf8_arguments(int argc, char** argv) {
   int count = 0;
   if (LPWSTR* wide = ::CommandLineToArgvW(::GetCommandLineW(), &count); wide != nullptr) {
     std::vector<std::string> out;
-    out.reserve(static_cast<std::size_t>(count));
-    for (int i = 0; i < count; ++i) out.push_back(utf8_from_wide(wide[i]));
+    try {
+      out.reserve(static_cast<std::size_t>(count));
+      for (int i = 0; i < count; ++i) out.push_back(utf8_from_wide(wide[i]));
+    } catch (const std::exception&) {  // an unpaired surrogate: not text; keep the CRT's arguments
+      count = -1;
+    }
     ::LocalFree(wide);
     if (count == argc) return out;  // else the CRT and the shell split differently: keep the CRT's
   }
   return std::vector<std::string>(argv, argv + argc);
 }
 
-std::optional<std::string> environment_utf8(const char* name) {
-  const std::wstring wide_name(name, name + std::char_traits<char>::length(name));  // names are ASCII
-  const wchar_t* value = ::_wgetenv(wide_name.c_str());
-  if (value == nullptr) return std::nullopt;
-  return utf8_from_wide(value);
-}
+std::optional<std::string> environment_utf8(const char* name) { return win::getenv_utf8(name); }
 
-std::filesystem::path path_from_utf8(std::string_view text) {
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-  return std::filesystem::u8path(text);  // deprecated in C++20; path(std::u8string) would copy twice
-#pragma GCC diagnostic pop
-}
+std::filesystem::path path_from_utf8(std::string_view text) { return win::from_utf8(text); }
 
 namespace {
 UINT g_console_cp = 0;  // the console's output code page before use_utf8_console; 0: none

@@ -8,7 +8,10 @@
 #include <windows.h>
 #include <shlobj.h>
 
+#include <cstddef>
+#include <cstring>
 #include <thread>
+#include <vector>
 
 #include "wheelfit/util/native_text.hpp"
 #include "wheelfit/util/read_file.hpp"
@@ -63,7 +66,7 @@ std::string error_text(unsigned long code) {
   if (buf) ::LocalFree(buf);
   while (!text.empty() && (text.back() == L'\n' || text.back() == L'\r' || text.back() == L'.' || text.back() == L' ')) text.pop_back();
   if (text.empty()) text = L"system error";
-  return utf8_from_wide(text) + " (error " + std::to_string(code) + ")";
+  return u8(fs::path(text)) + " (error " + std::to_string(code) + ")";
 }
 
 std::string last_error_text() { return error_text(::GetLastError()); }
@@ -73,16 +76,7 @@ std::string u8(const fs::path& path) {
   return std::string(s.begin(), s.end());
 }
 
-fs::path from_utf8(std::string_view text) {
-  return fs::path(std::u8string_view(reinterpret_cast<const char8_t*>(text.data()), text.size()));
-}
-
-std::optional<std::string> getenv_utf8(const char* name) {
-  const std::wstring wname = from_utf8(name).native();
-  const wchar_t* v = ::_wgetenv(wname.c_str());
-  if (!v) return std::nullopt;
-  return wide_to_utf8(v);
-}
+fs::path from_utf8(std::string_view text) { return path_from_utf8(text); }
 
 std::wstring os_path(const fs::path& path) {
   const std::wstring& native = path.native();
@@ -137,10 +131,8 @@ Expected<FileInfo> info_of(const fs::path& path, bool follow_links) {
                                  OPEN_EXISTING, flags, nullptr);
   if (h == INVALID_HANDLE_VALUE) {
     const DWORD e = ::GetLastError();
-    if (e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND || e == ERROR_INVALID_NAME) {
-      return Error(Errc::not_found, u8(path) + ": no such file or folder");
-    }
-    return io(u8(path) + ": cannot read its attributes: " + error_text(e));
+    const bool missing = e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND || e == ERROR_INVALID_NAME;
+    return Error(missing ? Errc::not_found : Errc::io_error, u8(path) + ": cannot read its attributes: " + error_text(e));
   }
   const int fd = ::_open_osfhandle(reinterpret_cast<intptr_t>(h), _O_RDONLY | _O_BINARY);
   if (fd < 0) {
@@ -170,7 +162,7 @@ Expected<int> open(const fs::path& path, const OpenOptions& options) {
                                  flags, nullptr);
   if (h == INVALID_HANDLE_VALUE) {
     const DWORD e = ::GetLastError();
-    if (e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND) return Error(Errc::not_found, u8(path) + ": no such file or folder");
+    if (e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND) return Error(Errc::not_found, u8(path) + ": cannot open: " + error_text(e));
     if (options.regular_only) {
       // A folder opened for writing, say: name what is there.
       if (auto there = info_of(path, options.follow_links); there && there->type != fs::file_type::regular) {
@@ -275,13 +267,58 @@ Expected<bool> try_lock(int fd) {
   return io(error_text(e));
 }
 
+namespace {
+// \\?\<absolute path>, whatever its length (what FILE_RENAME_INFO wants).
+std::wstring verbatim(const fs::path& path) {
+  std::wstring w = os_path(path);
+  if (w.starts_with(LR"(\\?\)")) return w;
+  std::error_code ec;
+  w = fs::absolute(path, ec).lexically_normal().make_preferred().native();
+  if (w.starts_with(LR"(\\)")) return LR"(\\?\UNC\)" + w.substr(2);
+  return LR"(\\?\)" + w;
+}
+
+// The rename with POSIX semantics (Windows 10 1809 and later, NTFS): it replaces a target that
+// readers hold open (with FILE_SHARE_DELETE); they go on reading the old bytes, as on Linux.
+bool posix_replace(const std::wstring& from, const fs::path& to) {
+  const HANDLE h = ::CreateFileW(from.c_str(), DELETE | SYNCHRONIZE, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr,
+                                 OPEN_EXISTING, FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
+  if (h == INVALID_HANDLE_VALUE) return false;
+  const std::wstring target = verbatim(to);
+  const std::size_t size = offsetof(FILE_RENAME_INFO, FileName) + (target.size() + 1) * sizeof(wchar_t);
+  std::vector<unsigned char> buf(size, 0);
+  auto* info = reinterpret_cast<FILE_RENAME_INFO*>(buf.data());
+  info->Flags = FILE_RENAME_FLAG_REPLACE_IF_EXISTS | FILE_RENAME_FLAG_POSIX_SEMANTICS;
+  info->RootDirectory = nullptr;
+  info->FileNameLength = static_cast<DWORD>(target.size() * sizeof(wchar_t));
+  std::memcpy(info->FileName, target.c_str(), (target.size() + 1) * sizeof(wchar_t));
+  // FileRenameInfoEx (22): MinGW declares it only for _WIN32_WINNT above Windows 10's first release.
+  const auto rename_info_ex = static_cast<FILE_INFO_BY_HANDLE_CLASS>(22);
+  const bool ok = ::SetFileInformationByHandle(h, rename_info_ex, info, static_cast<DWORD>(size));
+  const DWORD e = ::GetLastError();
+  ::CloseHandle(h);
+  ::SetLastError(e);
+  return ok;
+}
+}  // namespace
+
 Expected<void> replace(const fs::path& from, const fs::path& to) {
   const std::wstring f = os_path(from), t = os_path(to);
   for (int attempt = 0;; ++attempt) {
     if (::MoveFileExW(f.c_str(), t.c_str(), MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) return {};
     const DWORD e = ::GetLastError();
-    // A reader that did not share delete, or a scanner holding the target for a moment.
-    if ((e != ERROR_SHARING_VIOLATION && e != ERROR_ACCESS_DENIED && e != ERROR_LOCK_VIOLATION) || attempt >= 40) return io(error_text(e));
+    if (e != ERROR_SHARING_VIOLATION && e != ERROR_ACCESS_DENIED && e != ERROR_LOCK_VIOLATION) return io(error_text(e));
+    const DWORD a = ::GetFileAttributesW(t.c_str());
+    if (a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_DIRECTORY)) return io(error_text(e));  // never a folder
+    // A read-only target: on Linux the folder, not the file, decides whether it may be replaced.
+    if (a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_READONLY) && attempt == 0 &&
+        ::SetFileAttributesW(t.c_str(), a & ~DWORD{FILE_ATTRIBUTE_READONLY})) {
+      continue;
+    }
+    // The target is open somewhere (a reader, a scanner): POSIX semantics replace it anyway where
+    // the system has them; else wait for the holder, a while.
+    if (posix_replace(f, to)) return {};
+    if (attempt >= 40) return io(error_text(e));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }

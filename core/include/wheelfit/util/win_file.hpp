@@ -33,11 +33,9 @@ namespace wheelfit::util::win {
 /// The path as UTF-8, for messages and JSON.
 [[nodiscard]] std::string u8(const std::filesystem::path& path);
 
-/// The path a UTF-8 text names (what the CLI and the config files give).
+/// The path a UTF-8 text names (what the CLI and the config files give): native_text.hpp's
+/// path_from_utf8.
 [[nodiscard]] std::filesystem::path from_utf8(std::string_view text);
-/// The environment variable `name` as UTF-8 (_wgetenv; msvcrt's getenv answers in the ANSI code
-/// page, which mangles C:\Users\Jürgen); nullopt when unset.
-[[nodiscard]] std::optional<std::string> getenv_utf8(const char* name);
 
 /// The path as handed to a W API: as it is when short (under 248 UTF-16 units, where the
 /// classic MAX_PATH rules hold); when longer, made absolute and normalised, with '\' separators
@@ -79,8 +77,8 @@ struct FileInfo {
 [[nodiscard]] std::string why_not_regular(const FileInfo& info, bool single_link);
 
 /// Opens `path` (CreateFileW, share read|write|delete, no handle inheritance) and returns a CRT
-/// descriptor (binary) that owns the handle. Errors name the path: Errc::not_found (no such file
-/// or folder), Errc::invalid_input ("<path>: is a symlink, not a regular file" and the like, when
+/// descriptor (binary) that owns the handle. Errors name the path: Errc::not_found ("<path>:
+/// cannot open: <reason>" when the file or a folder on the way is missing), Errc::invalid_input ("<path>: is a symlink, not a regular file" and the like, when
 /// the options refuse what is there), Errc::io_error ("<path>: cannot open: <reason>").
 [[nodiscard]] Expected<int> open(const std::filesystem::path& path, const OpenOptions& options);
 
@@ -94,7 +92,7 @@ struct FileInfo {
 /// GetFileInformationByHandle (+ the reparse flag).
 [[nodiscard]] Expected<FileInfo> info(int fd);
 /// The entry at `path`: the link itself when !follow_links (like lstat). Errc::not_found when
-/// nothing is there.
+/// nothing is there ("<path>: cannot read its attributes: <reason>").
 [[nodiscard]] Expected<FileInfo> info_of(const std::filesystem::path& path, bool follow_links);
 
 /// ReadFile at `offset` (an OVERLAPPED offset; does not move the descriptor's position):
