@@ -1,7 +1,7 @@
 // The per-user folders (user_folders.hpp).
 #include "wheelfit/util/user_folders.hpp"
 
-#include <cstdlib>
+#include "wheelfit/util/native_text.hpp"
 
 #ifdef _WIN32
 #include "wheelfit/util/win_file.hpp"
@@ -16,25 +16,14 @@ namespace {
 std::optional<fs::path> absolute_var(const EnvReader& getenv, std::string_view name) {
   const auto value = getenv(name);
   if (!value || value->empty()) return std::nullopt;
-#ifdef _WIN32
-  fs::path p = win::from_utf8(*value);
-#else
-  fs::path p(*value);
-#endif
+  fs::path p = path_from_utf8(*value);
   if (!p.is_absolute()) return std::nullopt;
   return p;
 }
 
 }  // namespace
 
-std::optional<std::string> env_utf8(std::string_view name) {
-#ifdef _WIN32
-  return win::getenv_utf8(std::string(name).c_str());
-#else
-  if (const char* v = std::getenv(std::string(name).c_str())) return std::string(v);
-  return std::nullopt;
-#endif
-}
+std::optional<std::string> env_utf8(std::string_view name) { return environment_utf8(std::string(name).c_str()); }
 
 std::optional<fs::path> user_cache_root(const EnvReader& getenv) {
   if (auto xdg = absolute_var(getenv, "XDG_CACHE_HOME")) return *xdg / "wheelfit";
@@ -60,7 +49,7 @@ std::optional<fs::path> default_netrc(const EnvReader& getenv) {
   auto home = getenv("HOME");
   if (!home || home->empty()) home = getenv("USERPROFILE");
   if (!home || home->empty()) return std::nullopt;
-  const fs::path dir = win::from_utf8(*home);
+  const fs::path dir = path_from_utf8(*home);
   if (!win::info_of(dir / ".netrc", true) && win::info_of(dir / "_netrc", true)) return dir / "_netrc";
   return dir / ".netrc";
 #else

@@ -66,7 +66,7 @@ std::string error_text(unsigned long code) {
   if (buf) ::LocalFree(buf);
   while (!text.empty() && (text.back() == L'\n' || text.back() == L'\r' || text.back() == L'.' || text.back() == L' ')) text.pop_back();
   if (text.empty()) text = L"system error";
-  return utf8_from_wide(text) + " (error " + std::to_string(code) + ")";
+  return u8(fs::path(text)) + " (error " + std::to_string(code) + ")";
 }
 
 std::string last_error_text() { return error_text(::GetLastError()); }
@@ -76,16 +76,7 @@ std::string u8(const fs::path& path) {
   return std::string(s.begin(), s.end());
 }
 
-fs::path from_utf8(std::string_view text) {
-  return fs::path(std::u8string_view(reinterpret_cast<const char8_t*>(text.data()), text.size()));
-}
-
-std::optional<std::string> getenv_utf8(const char* name) {
-  const std::wstring wname = from_utf8(name).native();
-  const wchar_t* v = ::_wgetenv(wname.c_str());
-  if (!v) return std::nullopt;
-  return wide_to_utf8(v);
-}
+fs::path from_utf8(std::string_view text) { return path_from_utf8(text); }
 
 std::wstring os_path(const fs::path& path) {
   const std::wstring& native = path.native();

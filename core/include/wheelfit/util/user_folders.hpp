@@ -15,8 +15,8 @@ namespace wheelfit::util {
 /// Reads an environment variable (nullopt = unset); machine::Getenv has the same shape.
 using EnvReader = std::function<std::optional<std::string>(std::string_view)>;
 
-/// The process environment as UTF-8 on every platform (on Windows through _wgetenv: msvcrt's
-/// getenv answers in the ANSI code page, which mangles C:\Users\Jürgen).
+/// The process environment as UTF-8 on every platform (native_text.hpp's environment_utf8, as an
+/// EnvReader).
 [[nodiscard]] std::optional<std::string> env_utf8(std::string_view name);
 
 /// The folder wheelfit's caches go under, the first that applies:

@@ -33,11 +33,9 @@ namespace wheelfit::util::win {
 /// The path as UTF-8, for messages and JSON.
 [[nodiscard]] std::string u8(const std::filesystem::path& path);
 
-/// The path a UTF-8 text names (what the CLI and the config files give).
+/// The path a UTF-8 text names (what the CLI and the config files give): native_text.hpp's
+/// path_from_utf8.
 [[nodiscard]] std::filesystem::path from_utf8(std::string_view text);
-/// The environment variable `name` as UTF-8 (_wgetenv; msvcrt's getenv answers in the ANSI code
-/// page, which mangles C:\Users\Jürgen); nullopt when unset.
-[[nodiscard]] std::optional<std::string> getenv_utf8(const char* name);
 
 /// The path as handed to a W API: as it is when short (under 248 UTF-16 units, where the
 /// classic MAX_PATH rules hold); when longer, made absolute and normalised, with '\' separators
