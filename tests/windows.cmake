@@ -47,6 +47,10 @@ list(APPEND WHEELFIT_WINDOWS_TEST_FOLDERS transports/cache)
 list(APPEND WHEELFIT_WINDOWS_TEST_FILES deliver/test_checksum.cpp deliver/test_download_file.cpp util/test_utc_time.cpp)
 # Plugins (decision 0035): the loader and the registry.
 list(APPEND WHEELFIT_WINDOWS_TEST_FILES registry/test_plugin_loader.cpp registry/test_registry.cpp)
+# Processes and detection (decision 0033): the machine facts, the interpreter, CUDA's parsers.
+list(APPEND WHEELFIT_WINDOWS_TEST_FOLDERS machine)
+list(APPEND WHEELFIT_WINDOWS_TEST_FILES util/test_subprocess.cpp util/test_command_line.cpp
+     backends/cuda/test_cuda_parse.cpp backends/cuda/test_cuda_labels.cpp backends/cuda/test_cuda_arch_list.cpp)
 
 set(_sources)
 set(_folders ${WHEELFIT_WINDOWS_TEST_FOLDERS})
@@ -81,6 +85,22 @@ target_link_libraries(wheelfit_tests PRIVATE wheelfit_test_resolve_support wheel
                       wheelfit_test_support tomlplusplus::tomlplusplus Boost::json Catch2::Catch2 wheelfit_options)
 add_dependencies(wheelfit_tests wheelfit wheelfit-farmgen ${WHEELFIT_TEST_PLUGINS})
 target_compile_definitions(wheelfit_tests PRIVATE WHEELFIT_TEST_PLUGIN_DIR="${WHEELFIT_TEST_PLUGIN_DIR}")
+
+# The process and detection tests' helpers: the child program the subprocess tests start (also a
+# fake python.exe), and the fake NVML and CUDA driver DLLs built from the Linux fakes' sources.
+# The probes run in wheelfit-probe.exe, found beside the tests' folder (<build>/).
+add_executable(wheelfit_test_child windows/helpers/test_child_win.cpp)
+target_link_options(wheelfit_test_child PRIVATE -municode -static)
+foreach(_lib nvml cuda)
+  add_library(wheelfit_fake_${_lib} SHARED backends/cuda/fakes/fake_${_lib}.cpp)
+  target_link_options(wheelfit_fake_${_lib} PRIVATE -static)
+  target_link_libraries(wheelfit_fake_${_lib} PRIVATE wheelfit_options)
+  set_target_properties(wheelfit_fake_${_lib} PROPERTIES PREFIX "" OUTPUT_NAME fake_${_lib})
+endforeach()
+add_dependencies(wheelfit_tests wheelfit_test_child wheelfit_fake_nvml wheelfit_fake_cuda wheelfit-probe)
+target_compile_definitions(wheelfit_tests PRIVATE
+  WHEELFIT_TEST_CHILD="$<TARGET_FILE:wheelfit_test_child>" WHEELFIT_PROBE_EXE="$<TARGET_FILE:wheelfit-probe>"
+  WHEELFIT_FAKE_NVML="$<TARGET_FILE:wheelfit_fake_nvml>" WHEELFIT_FAKE_CUDA="$<TARGET_FILE:wheelfit_fake_cuda>")
 
 foreach(_folder IN LISTS _folders)
   set(_unit "")
