@@ -37,9 +37,23 @@ std::vector<std::string> utf8_arguments(int argc, char** argv) {
   return std::vector<std::string>(argv, argv + argc);
 }
 
-std::optional<std::string> environment_utf8(const char* name) { return win::getenv_utf8(name); }
+std::optional<std::string> environment_utf8(const char* name) {
+  const std::wstring wide_name(name, name + std::char_traits<char>::length(name));  // names are ASCII
+  const wchar_t* value = ::_wgetenv(wide_name.c_str());
+  if (value == nullptr) return std::nullopt;
+  try {
+    return utf8_from_wide(value);
+  } catch (const std::exception&) {  // an unpaired surrogate: not text
+    return std::nullopt;
+  }
+}
 
-std::filesystem::path path_from_utf8(std::string_view text) { return win::from_utf8(text); }
+std::filesystem::path path_from_utf8(std::string_view text) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  return std::filesystem::u8path(text);  // deprecated in C++20; path(std::u8string) would copy twice
+#pragma GCC diagnostic pop
+}
 
 namespace {
 UINT g_console_cp = 0;  // the console's output code page before use_utf8_console; 0: none

@@ -3,7 +3,7 @@
 // environment variables, paths made from text, the console. On Linux these are argv, getenv,
 // fs::path, nothing and isatty. On Windows the OS speaks UTF-16: the arguments come from the
 // UTF-16 command line (argv is in the ANSI code page, which cannot hold "C:\Users\Jürgen" on
-// most systems), variables from _wgetenv, a path from UTF-8 text as char8_t (MinGW's
+// most systems), variables from _wgetenv, a path from UTF-8 text through fs::u8path (MinGW's
 // fs::path(std::string) reads the bytes as Latin-1 while path::string() writes UTF-8), the
 // console's output code page is set to UTF-8, and a console counts as a terminal once it accepts
 // ANSI escapes (ENABLE_VIRTUAL_TERMINAL_PROCESSING).
@@ -19,11 +19,11 @@ namespace wheelfit::util {
 /// GetCommandLineW split by CommandLineToArgvW and converted (argv when that fails).
 [[nodiscard]] std::vector<std::string> utf8_arguments(int argc, char** argv);
 
-/// The environment variable `name` as UTF-8 (Windows: win::getenv_utf8, _wgetenv); nullopt when unset.
+/// The environment variable `name` as UTF-8 (Windows: _wgetenv); nullopt when unset.
 [[nodiscard]] std::optional<std::string> environment_utf8(const char* name);
 
-/// A path from UTF-8 text (an argument, a variable, JSON): fs::path(text) on POSIX, win::from_utf8
-/// on Windows.
+/// A path from UTF-8 text (an argument, a variable, JSON): fs::path(text) on POSIX, fs::u8path on
+/// Windows.
 [[nodiscard]] std::filesystem::path path_from_utf8(std::string_view text);
 
 /// Windows: the console's output code page becomes UTF-8 (SetConsoleOutputCP(CP_UTF8)), so the
