@@ -45,7 +45,8 @@ add_library(fmt::fmt INTERFACE IMPORTED GLOBAL)
 set_target_properties(fmt::fmt PROPERTIES INTERFACE_LINK_LIBRARIES wheelfit_dep_headers
                       INTERFACE_COMPILE_DEFINITIONS FMT_HEADER_ONLY=1)
 add_library(tomlplusplus::tomlplusplus INTERFACE IMPORTED GLOBAL)
-set_target_properties(tomlplusplus::tomlplusplus PROPERTIES INTERFACE_LINK_LIBRARIES wheelfit_dep_headers)
+set_target_properties(tomlplusplus::tomlplusplus PROPERTIES INTERFACE_LINK_LIBRARIES wheelfit_dep_headers
+                      INTERFACE_COMPILE_DEFINITIONS "TOML_HEADER_ONLY=1;TOML_SHARED_LIB=0")
 add_library(Catch2::Catch2 INTERFACE IMPORTED GLOBAL)
 set_target_properties(Catch2::Catch2 PROPERTIES INTERFACE_LINK_LIBRARIES wheelfit_dep_headers)
 

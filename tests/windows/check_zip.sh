@@ -6,7 +6,9 @@
 set -euo pipefail
 zip="$1" objdump="$2" wine_run="$3"
 [[ -f "$zip" ]] || { echo "FAIL: $zip is missing (scripts/build-windows.sh packs it before the tests)"; exit 1; }
-work="$(mktemp -d)"
+# Unpacked beside the zip, not in /tmp: a folder others may write to (as /tmp is, for wine, Everyone)
+# is one wheelfit rightly refuses to load plugins from (decision 0035).
+work="$(mktemp -d "$(dirname "$zip")/check.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 unzip -q "$zip" -d "$work"
 top="$work/$(basename "$zip" .zip)"
