@@ -13,7 +13,7 @@ trap 'rm -rf "$work"' EXIT
 unzip -q "$zip" -d "$work"
 top="$work/$(basename "$zip" .zip)"
 fail=0
-for entry in wheelfit.exe wheelfit-farmgen.exe wheelfit.dll lib/libwheelfit.dll.a include/wheelfit/wheelfit.h \
+for entry in wheelfit.exe wheelfit-farmgen.exe wheelfit-probe.exe wheelfit.dll lib/libwheelfit.dll.a include/wheelfit/wheelfit.h \
              include/wheelfit/registry/plugin_abi.h plugins/wheelfit_cuda_backend.dll plugins/wheelfit_rocm_backend.dll \
              README.md COPYRIGHT.txt; do
   [[ -f "$top/$entry" ]] || { echo "FAIL: the zip has no $entry"; fail=1; }

@@ -25,8 +25,8 @@ namespace {
 
 const std::string kFakeNvml = fs::absolute(WHEELFIT_FAKE_NVML).string();
 const std::string kFakeCuda = fs::absolute(WHEELFIT_FAKE_CUDA).string();
-constexpr auto kTimeout = 60s;  // wine starts processes slowly; only the hang uses kShort
-constexpr auto kShort = 1500ms;
+constexpr auto kProbeTimeout = 60s;  // wine starts processes slowly; only the hang uses kProbeShort
+constexpr auto kProbeShort = 1500ms;
 
 const ScopedEnv kFakeModesReachTheProbes("WHEELFIT_PROBE_ENV",
                                          "WHEELFIT_FAKE_MODE,WHEELFIT_FAKE_NVML_MODE,WHEELFIT_FAKE_CUDA_MODE");
@@ -36,21 +36,21 @@ cuda::ProbeResult fake_in(bool nvml, const std::string& mode, std::chrono::milli
   ScopedEnv env(nvml ? "WHEELFIT_FAKE_NVML_MODE" : "WHEELFIT_FAKE_CUDA_MODE", mode);
   return nvml ? cuda::probe_nvml(kFakeNvml, timeout) : cuda::probe_libcuda(kFakeCuda, timeout);
 }
-cuda::ProbeResult nvml_in(const std::string& mode, std::chrono::milliseconds t = kTimeout) { return fake_in(true, mode, t); }
-cuda::ProbeResult libcuda_in(const std::string& mode, std::chrono::milliseconds t = kTimeout) { return fake_in(false, mode, t); }
+cuda::ProbeResult nvml_in(const std::string& mode, std::chrono::milliseconds t = kProbeTimeout) { return fake_in(true, mode, t); }
+cuda::ProbeResult libcuda_in(const std::string& mode, std::chrono::milliseconds t = kProbeTimeout) { return fake_in(false, mode, t); }
 
-std::vector<std::string> ccs(const std::vector<cuda::Device>& devices) {
+std::vector<std::string> gpu_ccs(const std::vector<cuda::Device>& devices) {
   std::vector<std::string> out;
   for (const auto& d : devices) out.push_back(d.compute_capability.value_or("?"));
   return out;
 }
 
-void check_failed(const cuda::ProbeResult& r, const std::string& message) {
+void check_probe_failed(const cuda::ProbeResult& r, const std::string& message) {
   REQUIRE_FALSE(r);
   CHECK(r.error().message == message);
 }
 
-fs::path system32() {
+fs::path system32_dir() {
   wchar_t buf[MAX_PATH];
   const UINT n = ::GetSystemDirectoryW(buf, MAX_PATH);
   return fs::path(std::wstring(buf, n));
@@ -65,7 +65,7 @@ TEST_CASE("probe_nvml on Windows: the fake nvml.dll in wheelfit-probe.exe", "[wi
     CHECK(r->driver_version == "580.65.06");
     CHECK(r->cuda_driver == "13.0");
     REQUIRE(r->devices);
-    CHECK(ccs(*r->devices) == std::vector<std::string>{"9.0", "8.6"});
+    CHECK(gpu_ccs(*r->devices) == std::vector<std::string>{"9.0", "8.6"});
     CHECK((*r->devices)[1].name == "NVIDIA GeForce RTX 3090");
     CHECK(r->notes.empty());
   }
@@ -75,21 +75,21 @@ TEST_CASE("probe_nvml on Windows: the fake nvml.dll in wheelfit-probe.exe", "[wi
     REQUIRE(r->devices->size() == 1);
     CHECK(r->devices->front().mig_uuids.size() == 2);
   }
-  SECTION("an init error") { check_failed(nvml_in("error"), "NVML: nvmlInit_v2 failed: Driver Not Loaded (9)"); }
+  SECTION("an init error") { check_probe_failed(nvml_in("error"), "NVML: nvmlInit_v2 failed: Driver Not Loaded (9)"); }
   SECTION("a crashing driver DLL: reported, and this process goes on") {
-    check_failed(nvml_in("crash"), "NVML probe crashed with exception 0xC0000005 (access violation)");
+    check_probe_failed(nvml_in("crash"), "NVML probe crashed with exception 0xC0000005 (access violation)");
   }
   SECTION("a hanging driver DLL: the probe is ended at its deadline") {
-    check_failed(nvml_in("hang", kShort), "NVML probe timed out after 1500 ms");
+    check_probe_failed(nvml_in("hang", kProbeShort), "NVML probe timed out after 1500 ms");
     CHECK(wheelfit::util::reap_abandoned() == 0);
   }
   SECTION("a missing library, by path and by name") {
-    check_failed(cuda::probe_nvml("C:\\nonexistent\\nvml.dll", kTimeout), "NVML: cannot load C:\\nonexistent\\nvml.dll: no such file");
-    auto by_name = cuda::probe_nvml("wheelfit-no-such-driver.dll", kTimeout);
-    check_failed(by_name, "NVML: cannot load wheelfit-no-such-driver.dll: not in System32 (nor, for nvml.dll, the NVSMI folder)");
+    check_probe_failed(cuda::probe_nvml("C:\\nonexistent\\nvml.dll", kProbeTimeout), "NVML: cannot load C:\\nonexistent\\nvml.dll: no such file");
+    auto by_name = cuda::probe_nvml("wheelfit-no-such-driver.dll", kProbeTimeout);
+    check_probe_failed(by_name, "NVML: cannot load wheelfit-no-such-driver.dll: not in System32 (nor, for nvml.dll, the NVSMI folder)");
   }
   SECTION("a DLL without the NVML entry points") {
-    check_failed(cuda::probe_nvml(kFakeCuda, kTimeout), "NVML: " + kFakeCuda + " has no nvmlInit_v2");
+    check_probe_failed(cuda::probe_nvml(kFakeCuda, kProbeTimeout), "NVML: " + kFakeCuda + " has no nvmlInit_v2");
   }
   SECTION("the calling process never loads the driver DLL") {
     REQUIRE(nvml_in("one"));
@@ -103,18 +103,18 @@ TEST_CASE("probe_libcuda on Windows: the fake nvcuda.dll", "[windows][cuda]") {
     auto r = libcuda_in("several");
     REQUIRE(r);
     CHECK(r->cuda_driver == "13.0");
-    CHECK(ccs(*r->devices) == std::vector<std::string>{"9.0", "8.6"});
+    CHECK(gpu_ccs(*r->devices) == std::vector<std::string>{"9.0", "8.6"});
   }
   SECTION("a crash and a hang") {
-    check_failed(libcuda_in("crash"), "libcuda probe crashed with exception 0xC0000005 (access violation)");
-    check_failed(libcuda_in("hang", kShort), "libcuda probe timed out after 1500 ms");
+    check_probe_failed(libcuda_in("crash"), "libcuda probe crashed with exception 0xC0000005 (access violation)");
+    check_probe_failed(libcuda_in("hang", kProbeShort), "libcuda probe timed out after 1500 ms");
   }
 }
 
 TEST_CASE("the probe program: found beside the build, or named; a missing one is a clear note", "[windows][cuda]") {
   SECTION("WHEELFIT_PROBE_PROGRAM names one that does not exist") {
     ScopedEnv program("WHEELFIT_PROBE_PROGRAM", "C:\\nonexistent\\wheelfit-probe.exe");
-    check_failed(nvml_in("one"), "NVML probe could not start: C:\\nonexistent\\wheelfit-probe.exe: no such file");
+    check_probe_failed(nvml_in("one"), "NVML probe could not start: C:\\nonexistent\\wheelfit-probe.exe: no such file");
   }
   SECTION("WHEELFIT_PROBE_PROGRAM names the built one") {
     ScopedEnv program("WHEELFIT_PROBE_PROGRAM", fs::absolute(WHEELFIT_PROBE_EXE).string());
@@ -123,7 +123,7 @@ TEST_CASE("the probe program: found beside the build, or named; a missing one is
 }
 
 TEST_CASE("nvml.dll by name from System32, where the driver installs it", "[windows][cuda]") {
-  const fs::path target = system32() / L"nvml.dll";
+  const fs::path target = system32_dir() / L"nvml.dll";
   std::error_code ec;
   if (fs::exists(target, ec)) {
     WARN("a real or earlier nvml.dll is in System32: not replaced");
@@ -135,10 +135,10 @@ TEST_CASE("nvml.dll by name from System32, where the driver installs it", "[wind
     return;
   }
   ScopedEnv mode("WHEELFIT_FAKE_NVML_MODE", "several");
-  auto r = cuda::probe_nvml("nvml.dll", kTimeout);
+  auto r = cuda::probe_nvml("nvml.dll", kProbeTimeout);
   fs::remove(target, ec);
   REQUIRE(r);
-  CHECK(ccs(*r->devices) == std::vector<std::string>{"9.0", "8.6"});
+  CHECK(gpu_ccs(*r->devices) == std::vector<std::string>{"9.0", "8.6"});
 }
 
 TEST_CASE("detect() on Windows: the fakes answer, the Linux-only probes say so", "[windows][cuda]") {
@@ -148,7 +148,7 @@ TEST_CASE("detect() on Windows: the fakes answer, the Linux-only probes say so",
   env.cuda_library = kFakeCuda;
   env.nvidia_smi = "";
   env.path = "";
-  env.timeout = kTimeout;
+  env.timeout = kProbeTimeout;
   ScopedEnv mode("WHEELFIT_FAKE_MODE", "several");
   const auto d = cuda::detect(env);
   CHECK(d.present);

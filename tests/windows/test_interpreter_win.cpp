@@ -22,9 +22,9 @@ using wheelfit::test::write_file;
 
 namespace {
 
-constexpr auto kTimeout = std::chrono::milliseconds(60000);  // wine starts processes slowly
+constexpr auto kPythonTimeout = std::chrono::milliseconds(60000);  // wine starts processes slowly
 
-wm::Getenv env_of(std::map<std::string, std::string> vars) {
+wm::Getenv env_from(std::map<std::string, std::string> vars) {
   return [vars = std::move(vars)](std::string_view n) -> std::optional<std::string> {
     auto it = vars.find(std::string(n));
     if (it == vars.end()) return std::nullopt;
@@ -133,9 +133,9 @@ TEST_CASE("detect_machine on Windows: python and torch from a venv's Lib\\site-p
   Venv venv;
   wm::DetectOptions o;
   o.python = venv.root.string();  // --python <the environment folder>
-  o.getenv = env_of({{"PATH", ""}, {"XDG_CACHE_HOME", (venv.dir / "cache").string()}});
+  o.getenv = env_from({{"PATH", ""}, {"XDG_CACHE_HOME", (venv.dir / "cache").string()}});
   o.host = true;
-  o.python_timeout = kTimeout;
+  o.python_timeout = kPythonTimeout;
   auto d = wm::detect_machine(o, [] { return wm::BackendPayloads{}; });
   REQUIRE(d);
   CHECK(d->machine.python == wheelfit::model::NumericVersion::parse("3.12").value());

@@ -23,10 +23,10 @@ using wheelfit::test::TempDir;
 namespace {
 
 const std::string kChild = fs::absolute(WHEELFIT_TEST_CHILD).string();
-constexpr auto kTimeout = 60s;  // generous: wine starts processes slowly; only hangs use kShort
-constexpr auto kShort = 1500ms;
+constexpr auto kProcTimeout = 60s;  // generous: wine starts processes slowly; only hangs use kProcShort
+constexpr auto kProcShort = 1500ms;
 
-util::ProcessResult run(std::vector<std::string> args, std::chrono::milliseconds timeout = kTimeout,
+util::ProcessResult run_child(std::vector<std::string> args, std::chrono::milliseconds timeout = kProcTimeout,
                         std::size_t max_output = 1024 * 1024, const util::Environment& env = std::nullopt) {
   args.insert(args.begin(), kChild);
   auto r = util::run_process(args, timeout, max_output, env);
@@ -35,7 +35,7 @@ util::ProcessResult run(std::vector<std::string> args, std::chrono::milliseconds
 }
 
 // Whether the process with this id has ended (or never existed).
-bool ended(DWORD pid) {
+bool process_ended(DWORD pid) {
   HANDLE h = ::OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | SYNCHRONIZE, FALSE, pid);
   if (!h) return true;
   const bool done = ::WaitForSingleObject(h, 5000) == WAIT_OBJECT_0;
@@ -51,7 +51,7 @@ TEST_CASE("start_process on Windows: every argument arrives as given", "[windows
                                          "-c", "import sys; print('x')"};
   std::vector<std::string> argv = {"args"};
   argv.insert(argv.end(), args.begin(), args.end());
-  auto r = run(argv);
+  auto r = run_child(argv);
   CHECK(r.exit_status == 0);
   std::string expected;
   for (const auto& a : args) expected += "<" + a + ">\n";
@@ -64,7 +64,7 @@ TEST_CASE("start_process on Windows: a program in a folder with spaces and non-A
   fs::create_directories(folder);
   const fs::path copy = folder / L"wheelfit_test_child.exe";
   fs::copy_file(fs::path(util::win::widen(kChild)), copy);
-  auto r = util::run_process({util::win::narrow(copy.native()), "args", "ok"}, kTimeout);
+  auto r = util::run_process({util::win::narrow(copy.native()), "args", "ok"}, kProcTimeout);
   REQUIRE(r);
   CHECK(r->exit_status == 0);
   CHECK(r->out == "<ok>\n");
@@ -72,13 +72,13 @@ TEST_CASE("start_process on Windows: a program in a folder with spaces and non-A
 
 TEST_CASE("start_process on Windows: exit statuses, stdout and stderr apart", "[windows][subprocess]") {
   for (int status : {0, 1, 3, 255}) {
-    auto r = run({"exit", std::to_string(status)});
+    auto r = run_child({"exit", std::to_string(status)});
     CHECK(r.exit_status == status);
     CHECK_FALSE(r.timed_out);
     CHECK(r.crash_code == 0);
-    CHECK(r.describe(kTimeout) == "exited with status " + std::to_string(status));
+    CHECK(r.describe(kProcTimeout) == "exited with status " + std::to_string(status));
   }
-  auto unknown = run({"no-such-mode"});
+  auto unknown = run_child({"no-such-mode"});
   CHECK(unknown.exit_status == 2);
   CHECK(unknown.out.empty());
   CHECK(unknown.err == "wheelfit_test_child: unknown mode no-such-mode\n");
@@ -86,12 +86,12 @@ TEST_CASE("start_process on Windows: exit statuses, stdout and stderr apart", "[
 
 TEST_CASE("start_process on Windows: megabytes on both pipes, no deadlock; max_output truncates", "[windows][subprocess]") {
   const std::size_t n = 4 * 1024 * 1024;
-  auto all = run({"bytes", std::to_string(n)}, kTimeout, n);
+  auto all = run_child({"bytes", std::to_string(n)}, kProcTimeout, n);
   CHECK(all.exit_status == 0);
   CHECK(all.out.size() == n);
   CHECK(all.err.size() == n);
   CHECK_FALSE(all.truncated);
-  auto capped = run({"bytes", std::to_string(n)}, kTimeout, 1000);
+  auto capped = run_child({"bytes", std::to_string(n)}, kProcTimeout, 1000);
   CHECK(capped.exit_status == 0);
   CHECK(capped.out.size() == 1000);
   CHECK(capped.err.size() == 1000);
@@ -100,38 +100,38 @@ TEST_CASE("start_process on Windows: megabytes on both pipes, no deadlock; max_o
 
 TEST_CASE("start_process on Windows: the environment given is the child's whole environment", "[windows][subprocess]") {
   wheelfit::test::ScopedEnv secret("WHEELFIT_TEST_SECRET", "ghp_TOPSECRET");
-  CHECK(run({"env", "WHEELFIT_TEST_SECRET"}).out == "ghp_TOPSECRET");  // inherited without an environment
+  CHECK(run_child({"env", "WHEELFIT_TEST_SECRET"}).out == "ghp_TOPSECRET");  // inherited without an environment
   auto probe = util::probe_environment();
-  CHECK(run({"env", "WHEELFIT_TEST_SECRET"}, kTimeout, 4096, probe).out == "<unset>");
-  CHECK_FALSE(run({"env", "SystemRoot"}, kTimeout, 4096, probe).out.empty());
+  CHECK(run_child({"env", "WHEELFIT_TEST_SECRET"}, kProcTimeout, 4096, probe).out == "<unset>");
+  CHECK_FALSE(run_child({"env", "SystemRoot"}, kProcTimeout, 4096, probe).out.empty());
   probe.push_back("WHEELFIT_GIVEN=Jürgen");
-  CHECK(run({"env", "WHEELFIT_GIVEN"}, kTimeout, 4096, probe).out == "Jürgen");
+  CHECK(run_child({"env", "WHEELFIT_GIVEN"}, kProcTimeout, 4096, probe).out == "Jürgen");
 }
 
 TEST_CASE("start_process on Windows: a crash is its exception code", "[windows][subprocess]") {
-  auto r = run({"crash"});
+  auto r = run_child({"crash"});
   CHECK_FALSE(r.timed_out);
   CHECK(r.crashed());
   CHECK(r.crash_code == 0xC0000005u);
   CHECK(r.exit_status == -1);
-  CHECK(r.describe(kTimeout) == "crashed with exception 0xC0000005 (access violation)");
+  CHECK(r.describe(kProcTimeout) == "crashed with exception 0xC0000005 (access violation)");
 }
 
 TEST_CASE("start_process on Windows: at the deadline the whole process tree is ended", "[windows][subprocess]") {
   TempDir dir;
   const fs::path pid_file = dir.path() / "grandchild.pid";
-  auto started = util::start_process({kChild, "tree", pid_file.string()}, kShort);
+  auto started = util::start_process({kChild, "tree", pid_file.string()}, kProcShort);
   REQUIRE(started);
   auto r = started->wait();
   REQUIRE(r);
   CHECK(r->timed_out);
   CHECK_FALSE(r->abandoned);
-  CHECK(r->describe(kShort) == "timed out after 1500 ms");
+  CHECK(r->describe(kProcShort) == "timed out after 1500 ms");
   // The grandchild wrote its id before the deadline (wine: if it got that far), and is gone.
   std::error_code ec;
   if (fs::exists(pid_file, ec)) {
     const DWORD grandchild = static_cast<DWORD>(std::stoul(wheelfit::test::read_file(pid_file)));
-    CHECK(ended(grandchild));
+    CHECK(process_ended(grandchild));
   }
   CHECK(util::reap_abandoned() == 0);
 }
@@ -139,12 +139,12 @@ TEST_CASE("start_process on Windows: at the deadline the whole process tree is e
 TEST_CASE("start_process on Windows: a child dropped without wait() is ended", "[windows][subprocess]") {
   DWORD pid = 0;
   {
-    auto started = util::start_process({kChild, "hang"}, kTimeout);
+    auto started = util::start_process({kChild, "hang"}, kProcTimeout);
     REQUIRE(started);
     pid = static_cast<DWORD>(started->pid());
     CHECK(pid > 0);
   }
-  CHECK(ended(pid));
+  CHECK(process_ended(pid));
 }
 
 TEST_CASE("start_process on Windows: what cannot be started is named", "[windows][subprocess]") {
@@ -163,18 +163,18 @@ TEST_CASE("start_process on Windows: what cannot be started is named", "[windows
   };
   for (const auto& c : cases) {
     CAPTURE(c.program);
-    auto r = util::start_process({c.program}, kTimeout);
+    auto r = util::start_process({c.program}, kProcTimeout);
     REQUIRE_FALSE(r);
     CHECK(r.error().code == c.code);
     CHECK_THAT(r.error().message, Catch::Contains(c.message_part));
   }
-  auto nul = util::start_process({kChild, std::string("a\0b", 3)}, kTimeout);
+  auto nul = util::start_process({kChild, std::string("a\0b", 3)}, kProcTimeout);
   REQUIRE_FALSE(nul);
   CHECK_THAT(nul.error().message, Catch::Contains("NUL character"));
 }
 
 TEST_CASE("wait() twice is a usage error", "[windows][subprocess]") {
-  auto started = util::start_process({kChild, "exit", "0"}, kTimeout);
+  auto started = util::start_process({kChild, "exit", "0"}, kProcTimeout);
   REQUIRE(started);
   REQUIRE(started->wait());
   auto again = started->wait();
