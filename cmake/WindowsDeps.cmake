@@ -31,7 +31,8 @@ add_library(wheelfit_dep_headers INTERFACE)
 target_include_directories(wheelfit_dep_headers SYSTEM INTERFACE "${_deps_include}")
 
 add_library(Boost::headers INTERFACE IMPORTED GLOBAL)
-set_target_properties(Boost::headers PROPERTIES INTERFACE_LINK_LIBRARIES wheelfit_dep_headers
+# Asio's sockets need Winsock and, for its acceptors (AcceptEx, GetAcceptExSockaddrs), mswsock.
+set_target_properties(Boost::headers PROPERTIES INTERFACE_LINK_LIBRARIES "wheelfit_dep_headers;ws2_32;mswsock"
                       INTERFACE_COMPILE_DEFINITIONS "BOOST_ALL_NO_LIB")
 # Boost.JSON's implementation, compiled once.
 file(WRITE "${PROJECT_BINARY_DIR}/boost_json_src.cpp.in" "#include <boost/json/src.hpp>\n")

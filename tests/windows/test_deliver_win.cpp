@@ -20,7 +20,9 @@
 #include "wheelfit/transports/file_transport.hpp"
 #include "wheelfit/wheelfit.hpp"
 
-using namespace wheelfit;
+// All in a namespace of its own: tests/windows/ is compiled as one unity batch.
+namespace wheelfit::test_deliver_win {
+
 using namespace wheelfit::test_deliver;
 using test::TempDir;
 namespace fs = std::filesystem;
@@ -302,3 +304,5 @@ TEST_CASE("mirror on Windows: the publish step is Linux-only, exit 2, nothing wr
   CHECK(published.error().is(Errc::unsupported));
   CHECK(published.error().message == mirror::publish_unavailable());
 }
+
+}  // namespace wheelfit::test_deliver_win

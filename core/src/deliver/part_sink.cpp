@@ -467,8 +467,8 @@ Expected<void> PartSink::commit(const std::string& digest) {
   ::close(fd_);  // after the rename: the part's lock is held until it has its final name
   fd_ = -1;
   std::filesystem::remove(paths_.meta, ec);
-  // Windows has no fsync of a folder (a folder cannot be opened for FlushFileBuffers): there
-  // MOVEFILE_WRITE_THROUGH above is what makes the new name durable.
+  // Windows has no fsync of a folder (FlushFileBuffers flushes a file or a whole volume, not a
+  // folder's entries): there MOVEFILE_WRITE_THROUGH above is what makes the new name durable.
 #ifndef _WIN32
   if (const int dir = ::open(paths_.final.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
     (void)::fsync(dir);
