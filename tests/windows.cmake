@@ -33,7 +33,8 @@ target_link_libraries(wheelfit_test_resolve_support PUBLIC wheelfit_test_support
 # Whole folders that apply on Windows.
 set(WHEELFIT_WINDOWS_TEST_FOLDERS model policy policies config resolve output windows)
 # Single files of other folders (tests/<folder>/<file>.cpp) that apply.
-set(WHEELFIT_WINDOWS_TEST_FILES)
+set(WHEELFIT_WINDOWS_TEST_FILES transports/http/test_net_policy.cpp transports/http/test_netrc.cpp
+    transports/http/test_system_proxy.cpp)
 
 set(_sources)
 set(_folders ${WHEELFIT_WINDOWS_TEST_FOLDERS})
@@ -67,6 +68,18 @@ target_link_libraries(wheelfit_tests PRIVATE wheelfit_test_resolve_support wheel
                       wheelfit::output wheelfit::policies wheelfit::transports wheelfit::transport_file
                       wheelfit_test_support tomlplusplus::tomlplusplus Boost::json Catch2::Catch2 wheelfit_options)
 add_dependencies(wheelfit_tests wheelfit wheelfit-farmgen)
+
+# The http transport against Linux servers (decision 0034): tests/windows/net/net_rig.py starts an
+# https origin with a private CA, Basic and open CONNECT proxies and the Kerberos rig (KDC + squid),
+# then runs these cases under wine. Not part of win.windows (the servers are missing there).
+target_sources(wheelfit_tests PRIVATE windows/net/test_net_win.cpp)
+find_program(WHEELFIT_PYTHON3 python3)
+if(WHEELFIT_PYTHON3 AND CMAKE_CROSSCOMPILING_EMULATOR)
+  add_test(NAME win.net COMMAND ${WHEELFIT_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/windows/net/net_rig.py --
+           ${CMAKE_CROSSCOMPILING_EMULATOR} $<TARGET_FILE:wheelfit_tests> "[windows][net]")
+  # RUN_SERIAL: it sets the prefix's system proxy (loopback included) while it runs.
+  set_tests_properties(win.net PROPERTIES LABELS "windows;integration" TIMEOUT 600 RUN_SERIAL TRUE)
+endif()
 
 foreach(_folder IN LISTS _folders)
   set(_unit "")
