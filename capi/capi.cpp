@@ -2,7 +2,11 @@
 // results rendered as the CLI renders them. Nothing C++ crosses: every exception is caught here.
 #include "wheelfit/wheelfit.h"
 
+#ifdef _WIN32
+#include <windows.h>
+#else
 #include <dlfcn.h>
+#endif
 
 #include <algorithm>
 #include <cstdlib>
@@ -22,6 +26,7 @@
 #include "wheelfit/policies/format.hpp"
 #include "wheelfit/transports/http_transport.hpp"
 #include "wheelfit/transports/register.hpp"
+#include "wheelfit/util/native_text.hpp"
 #include "wheelfit/util/text.hpp"
 #include "wheelfit/wheelfit.hpp"
 
@@ -97,6 +102,31 @@ long number_of(const json::value& v, const std::string& key, long lo, long hi) {
   return static_cast<long>(n);
 }
 
+#ifdef _WIN32
+// The folder beside this library: plugins\ beside wheelfit.dll (the zip), else <build>/plugins
+// (the DLL is in <build>/lib). The DLL is the module holding wheelfit_version.
+fs::path plugins_beside_library() {
+  HMODULE self = nullptr;
+  if (!::GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+                            reinterpret_cast<LPCWSTR>(&wheelfit_version), &self)) {
+    return {};
+  }
+  std::wstring name(MAX_PATH, L'\0');
+  for (;;) {  // a long path: grow until it fits
+    const DWORD n = ::GetModuleFileNameW(self, name.data(), static_cast<DWORD>(name.size()));
+    if (n == 0) return {};
+    if (n < name.size()) {
+      name.resize(n);
+      break;
+    }
+    name.resize(name.size() * 2);
+  }
+  std::error_code ec;
+  const fs::path dir = fs::weakly_canonical(fs::path(name), ec).parent_path();
+  if (fs::is_directory(dir / "plugins", ec)) return dir / "plugins";
+  return dir.parent_path() / "plugins";
+}
+#else
 // The folder beside this library: <prefix>/lib/wheelfit/plugins, else <build>/plugins.
 fs::path plugins_beside_library() {
   Dl_info info{};
@@ -106,6 +136,7 @@ fs::path plugins_beside_library() {
   if (fs::is_directory(dir / "wheelfit" / "plugins", ec)) return dir / "wheelfit" / "plugins";
   return dir.parent_path() / "plugins";
 }
+#endif
 
 // retries / timeout / speed_limit / speed_time / max_time / jobs / user_agent / proxy_auth / cert / client_cert
 // into `net`; false when `key` is none of them.
@@ -301,9 +332,9 @@ wheelfit::api::DoctorRequest doctor_request_of(const json::value& doc) {
 
 // The plugin folders a C API call loads: WHEELFIT_PLUGIN_PATH's, then the one beside the library.
 wheelfit::registry::PluginLoadReport load_backends(wheelfit::registry::Registry& reg) {
-  const char* env_path = std::getenv("WHEELFIT_PLUGIN_PATH");
+  const auto env_path = wheelfit::util::environment_utf8("WHEELFIT_PLUGIN_PATH");
   return wheelfit::registry::load_plugins(
-      reg, wheelfit::registry::plugin_dirs(env_path ? std::optional<std::string_view>(env_path) : std::nullopt,
+      reg, wheelfit::registry::plugin_dirs(env_path ? std::optional<std::string_view>(*env_path) : std::nullopt,
                                            plugins_beside_library()));
 }
 

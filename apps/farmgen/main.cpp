@@ -20,6 +20,7 @@
 #include "wheelfit/policies/format.hpp"
 #include "wheelfit/policy/policy.hpp"
 #include "wheelfit/registry/registry.hpp"
+#include "wheelfit/util/native_text.hpp"
 
 namespace {
 
@@ -47,8 +48,14 @@ int usage_error(const std::string& message) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** raw_argv) {
   using namespace wheelfit;
+  util::use_utf8_console();
+  // The arguments as UTF-8 (on Windows from the UTF-16 command line: --out may name C:\Users\Jürgen).
+  const std::vector<std::string> utf8_args = util::utf8_arguments(argc, raw_argv);
+  std::vector<const char*> argv;
+  for (const auto& a : utf8_args) argv.push_back(a.c_str());
+  argc = static_cast<int>(argv.size());
   farmgen::FarmOptions options;
   std::optional<std::string> policy_file;
   std::string backend_name = "cuda";
@@ -79,7 +86,7 @@ int main(int argc, char** argv) {
     }
     if (flag == "--out") {
       if (value.empty()) return usage_error("--out: empty path");
-      options.out = std::string(value);
+      options.out = util::path_from_utf8(value);
       have_out = true;
     } else if (flag == "--packages") {
       std::size_t n = 0;

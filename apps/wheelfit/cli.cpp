@@ -1,6 +1,7 @@
 #include <algorithm>
 #include "cli.hpp"
 #include "wheelfit/util/log.hpp"
+#include "wheelfit/util/native_text.hpp"
 #include "wheelfit/util/secrets.hpp"
 #include "wheelfit/util/text.hpp"
 
@@ -90,7 +91,7 @@ Expected<std::vector<api::FleetMachine>> fleet_of(const Args& parsed) {
   for (const auto& file : parsed.values_of("--machine")) {
     auto m = machine::load_machine_profile(file);
     if (!m) return m.error().with_context("--machine");
-    fleet.push_back({std::filesystem::path(file).stem().string(), std::move(*m)});
+    fleet.push_back({util::path_from_utf8(file).stem().string(), std::move(*m)});
   }
   if (const auto dir = parsed.value("--machines")) {
     auto more = api::load_fleet(*dir);

@@ -1,13 +1,12 @@
 // `wheelfit download` and `wheelfit mirror`: the arguments -> a DownloadRequest / MirrorRequest ->
 // wheelfit::download() / wheelfit::mirror() (the façade decides everything) -> the report or the
 // JSON, the progress on stderr, the exit code.
-#include <unistd.h>
-
 #include <iostream>
 #include <memory>
 
 #include "cli.hpp"
 #include "progress.hpp"
+#include "wheelfit/util/native_text.hpp"
 #include "wheelfit/wheelfit.hpp"
 
 namespace wheelfit::cli {
@@ -30,9 +29,10 @@ unsigned jobs_of(const Args& parsed) {
   return v ? static_cast<unsigned>(bounded_number("--jobs", *v, 1, 64)) : 4u;
 }
 
-/// The progress view on stderr: redrawn in place on a terminal, log lines otherwise.
+/// The progress view on stderr: redrawn in place on a terminal (on Windows a console that takes
+/// ANSI escapes), log lines otherwise.
 std::unique_ptr<ProgressView> progress_view() {
-  return std::make_unique<ProgressView>(std::cerr, ::isatty(STDERR_FILENO) == 1);
+  return std::make_unique<ProgressView>(std::cerr, util::stderr_is_terminal());
 }
 
 template <class Result>

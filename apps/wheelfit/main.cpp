@@ -11,6 +11,7 @@
 #include "wheelfit/util/allocator.hpp"
 #include "wheelfit/util/atomic_file.hpp"
 #include "wheelfit/util/log.hpp"
+#include "wheelfit/util/native_text.hpp"
 
 #ifndef WHEELFIT_VERSION
 #define WHEELFIT_VERSION "0.0.0"
@@ -177,6 +178,7 @@ exit codes: 0 resolved, 1 no combo covers every package, 2 bad input or usage,
 
 int main(int argc, char** argv) {
   using namespace wheelfit;
+  util::use_utf8_console();  // Windows: what is written (UTF-8) shows as written
   util::keep_freed_memory();  // a short-lived process moving tens of MB: reuse, do not re-fault
   util::remove_temp_files_on_signal();  // Ctrl-C or a kill mid-write leaves no temporary file
   log::set_sink([](log::Level level, std::string_view message) {
@@ -184,7 +186,9 @@ int main(int argc, char** argv) {
     // Log lines quote names and URLs from the network: control characters escaped (cli::show).
     cli::show(std::cerr, std::string(level == log::Level::warn ? "warning: " : "") + std::string(message) + "\n");
   });
-  std::vector<std::string_view> args(argv + 1, argv + argc);
+  // The arguments as UTF-8 (Windows: from the UTF-16 command line, so a path may name C:\Users\Jürgen).
+  const std::vector<std::string> utf8_args = util::utf8_arguments(argc, argv);
+  std::vector<std::string_view> args(utf8_args.begin() + 1, utf8_args.end());
   if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
     std::cout << kUsage;
     return args.empty() ? cli::kBadInput : cli::kOk;

@@ -1,6 +1,6 @@
 #pragma once
 // Shared helpers of the deliver::download tests (test_download*.cpp): a server's file and its
-// Range-honouring answer, the wanted entry for it, and the check of a delivered file.
+// Range-honouring answer (the rest, needing no server, is download_files.hpp).
 
 #include <catch2/catch.hpp>
 
@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "deliver/download_files.hpp"
 #include "support/test_support.hpp"
 #include "transports/http/test_http_support.hpp"
 #include "wheelfit/deliver/download.hpp"
@@ -24,24 +25,6 @@ using deliver::Delivered;
 using test_http::HttpRequest;
 using test_http::http_response;
 using test_http::TestServer;
-
-inline std::string random_bytes(std::size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::string s(n, '\0');
-  for (auto& c : s) c = static_cast<char>(gen() & 0xff);
-  return s;
-}
-
-inline std::string sha(std::string_view s) {
-  deliver::Sha256 h;
-  h.update(s);
-  return h.hex();
-}
-
-inline std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
 
 /// A file as a server holds it.
 struct Served {
@@ -65,72 +48,6 @@ inline std::string answer(const HttpRequest& r, const Served& f) {
                           {"ETag", f.etag}});
   }
   return http_response(200, f.body, {{"ETag", f.etag}});
-}
-
-inline deliver::Wanted wanted(std::string url, std::string name, std::string_view body) {
-  deliver::Wanted w;
-  w.url = std::move(url);
-  w.filename = std::move(name);
-  w.sha256 = sha(body);
-  w.size = body.size();
-  return w;
-}
-
-inline deliver::DownloadOptions options_for(const std::filesystem::path& dir) {
-  deliver::DownloadOptions o;
-  o.dir = dir;
-  return o;
-}
-
-/// A part (and its meta) as an earlier, interrupted run left them.
-inline void leave_part(const std::filesystem::path& dir, const std::string& name, std::string_view bytes, std::string_view validator) {
-  test::write_file(dir / ("." + name + ".part"), bytes);
-  if (!validator.empty()) test::write_file(dir / ("." + name + ".part.meta"), std::string(validator) + "\n");
-}
-
-/// CHECKs that `d` is `body`, fetched (or `status`) and verified, with nothing else left beside it.
-inline void check_delivered(const Delivered& d, const std::filesystem::path& dir, std::string_view body,
-                     Delivered::Status status = Delivered::Status::fetched) {
-  INFO(d.filename << ": " << (d.error ? d.error->message : std::string("ok")));
-  REQUIRE(d.status == status);
-  CHECK(d.verified);
-  CHECK(d.bytes == body.size());
-  CHECK(d.sha256 == sha(body));
-  CHECK(d.path == dir / d.filename);
-  CHECK(slurp(dir / d.filename) == body);
-  CHECK_FALSE(std::filesystem::exists(dir / ("." + d.filename + ".part")));
-  CHECK_FALSE(std::filesystem::exists(dir / ("." + d.filename + ".part.meta")));
-}
-
-/// Counts get_many calls on the way to `inner`.
-class CountingTransport final : public transport::Transport {
- public:
-  explicit CountingTransport(transport::Transport& inner) : inner_(inner) {}
-  int batches = 0;
-  std::size_t largest = 0;
-
- private:
-  Expected<transport::Response> get_impl(const transport::Request& r) override {
-    ++batches;
-    return inner_.get(r);
-  }
-  std::vector<Expected<transport::Response>> get_many_hooked_impl(const std::vector<transport::Request>& rs,
-                                                                  const AnswerHook& hook) override {
-    ++batches;
-    largest = std::max(largest, rs.size());
-    return inner_.get_many(rs, hook);
-  }
-  transport::Transport& inner_;
-};
-
-inline const std::string kName = "pkg-1.0-py3-none-any.whl";
-
-/// The names in a folder, sorted.
-inline std::vector<std::string> names_in(const std::filesystem::path& dir) {
-  std::vector<std::string> out;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) out.push_back(e.path().filename().string());
-  std::sort(out.begin(), out.end());
-  return out;
 }
 
 /// deliver::download of `file` alone, as kName from `server`, into `dir`.

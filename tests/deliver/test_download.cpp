@@ -13,7 +13,6 @@
 #include <thread>
 
 #include "deliver/download_support.hpp"
-#include "wheelfit/transports/file_transport.hpp"
 
 using namespace wheelfit;
 using namespace wheelfit::test_http;
@@ -229,37 +228,6 @@ TEST_CASE("download: a redirect to another origin is followed without the creden
   CHECK_FALSE(objects.requests()[0].header("authorization"));
 }
 
-TEST_CASE("download: file:// sources, whole and continued", "[deliver][download][file]") {
-  TempDir src, dir;
-  const std::string body = random_bytes(3u << 20, 8);  // more than one 1 MiB block
-  test::write_file(src / kName, body);
-  auto t = transports::make_file_transport();
-  const auto w = wanted(transports::to_url((src / kName).string(), false), kName, body);
-  bool part = false;
-  SECTION("whole") {}
-  SECTION("continued from a part") {
-    leave_part(dir.path(), kName, std::string_view(body).substr(0, 1234567), "");
-    part = true;
-  }
-  auto got = deliver::download(*t, {w}, options_for(dir.path()));
-  check_delivered(got.at(0), dir.path(), body);
-  CHECK(got[0].resumed == part);
-}
-
-TEST_CASE("download: bad file names are refused before any request", "[deliver][download]") {
-  TestServer server(serve([&](const HttpRequest&) { return http_response(200, "x"); }));
-  TempDir dir;
-  auto t = make();
-  const std::string name = GENERATE(as<std::string>{}, "", ".", "..", "a/b.whl", "../up.whl", std::string("nul\0.whl", 8));
-  CAPTURE(name);
-  auto w = wanted(server.url("/x"), name, "x");
-  auto got = deliver::download(*t, {w}, options_for(dir.path()));
-  REQUIRE(got.at(0).status == Delivered::Status::failed);
-  REQUIRE(got[0].error);
-  CHECK(got[0].error->is(Errc::invalid_input));
-  CHECK(server.requests().empty());
-}
-
 TEST_CASE("download: offline, only present files", "[deliver][download]") {
   TestServer server(serve([&](const HttpRequest&) { return http_response(200, "x"); }));
   TempDir dir;
@@ -328,16 +296,6 @@ TEST_CASE("download: several files go through one get_many, concurrently", "[del
       last = mine[k].done;
     }
   }
-}
-
-TEST_CASE("download: sha256_file and Sha256 agree with known digests", "[deliver][sha256]") {
-  TempDir dir;
-  test::write_file(dir / "abc", "abc");
-  auto d = deliver::sha256_file(dir / "abc");
-  REQUIRE(d);
-  CHECK(*d == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  CHECK(sha("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  CHECK_FALSE(deliver::sha256_file(dir / "missing"));
 }
 
 TEST_CASE("download: a file in place is read once; its recorded digest serves re-runs while the file is unchanged",

@@ -52,7 +52,7 @@ const std::string kMi210 =
 struct DetectWorld {
   TempDir dir;
   fs::path bin = dir / "bin";
-  fs::path python = bin / "python3";
+  fs::path python = bin / kPythonName;
   fs::path site = dir / "site-packages";
   std::map<std::string, std::string> env;
   wm::BackendPayloads payloads = {{"cuda", kNoCuda}, {"rocm", kNoRocm}};
@@ -505,7 +505,7 @@ TEST_CASE("detect_machine: overrides come first", "[machine][detect]") {
   }
 }
 
-TEST_CASE("detect_machine: the interpreter's troubles", "[machine][detect]") {
+TEST_CASE("detect_machine: the interpreter's troubles", "[machine][detect][posix]") {
   DetectWorld w;
   SECTION("python3 not on PATH: a note, python and torch unknown") {
     w.env["PATH"] = (w.dir / "empty").string();
@@ -576,7 +576,7 @@ TEST_CASE("detect_machine: the interpreter's troubles", "[machine][detect]") {
   }
 }
 
-TEST_CASE("detect_machine runs the backends' detection while the interpreter starts", "[machine][detect]") {
+TEST_CASE("detect_machine runs the backends' detection while the interpreter starts", "[machine][detect][posix]") {
   DetectWorld w;
   // The fake interpreter announces its start, then answers only once the detector has run.
   const fs::path started = w.dir / "started", go = w.dir / "go";

@@ -23,7 +23,7 @@ namespace {
 // A fake interpreter with its own site-packages and cache folder.
 struct InterpreterWorld {
   TempDir dir;
-  fs::path python = dir / "bin" / "python3";
+  fs::path python = dir / "bin" / kPythonName;
   fs::path site = dir / "site-packages";
   fs::path user_site = dir / "user-site";
   fs::path cache = dir / "cache";
@@ -53,7 +53,7 @@ struct InterpreterWorld {
 
 }  // namespace
 
-TEST_CASE("find_interpreter: paths and PATH search", "[machine][interpreter]") {
+TEST_CASE("find_interpreter: paths and PATH search", "[machine][interpreter][posix]") {
   TempDir dir;
   write_file(dir / "a" / "python3", "#!/bin/sh\n");  // not executable
   write_file(dir / "b" / "python3", "#!/bin/sh\n");
@@ -140,7 +140,7 @@ TEST_CASE("parse_interpreter_answer reads the query's JSON", "[machine][interpre
   }
 }
 
-TEST_CASE("query_interpreter runs the interpreter once, with a timeout", "[machine][interpreter]") {
+TEST_CASE("query_interpreter runs the interpreter once, with a timeout", "[machine][interpreter][posix]") {
   TempDir dir;
   const fs::path py = dir / "python";
   SECTION("an answer") {
@@ -187,7 +187,7 @@ TEST_CASE("query_interpreter runs the interpreter once, with a timeout", "[machi
   }
 }
 
-TEST_CASE("run_process: status, signals, output caps", "[machine][interpreter]") {
+TEST_CASE("run_process: status, signals, output caps", "[machine][interpreter][posix]") {
   TempDir dir;
   const fs::path sh = dir / "s";
   wheelfit::test::write_script(sh, "echo out; echo err >&2; exit 3");
@@ -289,7 +289,7 @@ TEST_CASE("find_distributions reads dist-info and egg-info metadata", "[machine]
   }
 }
 
-TEST_CASE("default_cache_dir follows XDG", "[machine][interpreter]") {
+TEST_CASE("default_cache_dir follows XDG", "[machine][interpreter][posix]") {
   auto env = [](std::map<std::string, std::string> vars) {
     return [vars](std::string_view n) -> std::optional<std::string> {
       auto it = vars.find(std::string(n));
@@ -432,7 +432,7 @@ TEST_CASE("inspect_interpreter does not cache a wrapper", "[machine][interpreter
   CHECK(w.runs() == 2);
 }
 
-TEST_CASE("inspect_interpreter: a symlinked interpreter is not a wrapper", "[machine][interpreter]") {
+TEST_CASE("inspect_interpreter: a symlinked interpreter is not a wrapper", "[machine][interpreter][posix]") {
   InterpreterWorld w;
   const fs::path link = w.dir / "python-link";
   fs::create_symlink(w.python, link);

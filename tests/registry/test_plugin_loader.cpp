@@ -1,10 +1,16 @@
 // load_plugins and the plugin search list (plugin_dirs, builtin_plugin_dir) with real shared
 // libraries: the test-only plugins of tests/registry/plugins/ (built into
-// WHEELFIT_TEST_PLUGIN_DIR/<case>/), copied into temporary folders, one scenario each.
+// WHEELFIT_TEST_PLUGIN_DIR/<case>/), copied into temporary folders, one scenario each. Cases tagged
+// [posix] test Linux-only rules (modes, symbolic links, ':' lists, *.so names); the Windows ones
+// are in tests/windows/test_plugins_win.cpp.
 #include <catch2/catch.hpp>
 
+#ifdef _WIN32
+#include <windows.h>
+#else
 #include <dlfcn.h>
 #include <sys/stat.h>
+#endif
 
 #include <boost/json.hpp>
 #include <filesystem>
@@ -27,7 +33,11 @@ namespace {
 
 /// The built test plugin for `kase` (a folder of tests/registry/plugins/CMakeLists.txt).
 fs::path test_plugin(const std::string& kase) {
+#ifdef _WIN32
+  return fs::path(WHEELFIT_TEST_PLUGIN_DIR) / kase / ("wheelfit_test_plugin_" + kase + ".dll");
+#else
   return fs::path(WHEELFIT_TEST_PLUGIN_DIR) / kase / ("libwheelfit_test_plugin_" + kase + ".so");
+#endif
 }
 
 /// A temporary plugin folder (mode 0755) holding copies of test plugins.
@@ -47,12 +57,14 @@ struct PluginFolder {
   }
 };
 
+#ifndef _WIN32
 void chmod_add(const fs::path& p, fs::perms perms) { fs::permissions(p, perms, fs::perm_options::add); }
 
 /// A setup copying the test plugin `kase` into a PluginFolder.
 std::function<void(PluginFolder&)> adding(std::string kase) {
   return [kase](PluginFolder& f) { f.add(kase); };
 }
+#endif
 
 }  // namespace
 
@@ -146,7 +158,8 @@ TEST_CASE("load_plugins: a whole backend from one plugin folder, no core change"
   }
 }
 
-TEST_CASE("load_plugins skips a bad file with its reason and loads nothing from it", "[registry][plugins]") {
+#ifndef _WIN32
+TEST_CASE("load_plugins skips a bad file with its reason and loads nothing from it", "[registry][plugins][posix]") {
   struct Row {
     const char* what;
     std::function<void(PluginFolder&)> setup;
@@ -196,9 +209,11 @@ TEST_CASE("load_plugins skips a bad file with its reason and loads nothing from 
   CHECK(report.skipped[0].file.parent_path() == folder.dir);  // the record names the file
   for (const auto& text : row.says) CHECK_THAT(report.skipped[0].reason, Catch::Contains(text));
 }
+#endif
 
+#ifndef _WIN32
 TEST_CASE("load_plugins: a duplicate backend name is skipped naming both files; file-name order decides",
-          "[registry][plugins]") {
+          "[registry][plugins][posix]") {
   PluginFolder folder;
   const auto first = folder.add("fake_again", "a_first.so");
   const auto second = folder.add("fake", "b_second.so");
@@ -221,8 +236,10 @@ TEST_CASE("load_plugins: a duplicate backend name is skipped naming both files; 
     CHECK(r.error().message == "backend fake has no detection");
   }
 }
+#endif
 
-TEST_CASE("load_plugins goes through the folder in name order and keeps going past bad files", "[registry][plugins]") {
+#ifndef _WIN32
+TEST_CASE("load_plugins goes through the folder in name order and keeps going past bad files", "[registry][plugins][posix]") {
   PluginFolder folder;
   folder.add("wrong_abi", "c.so");
   folder.add("throwing", "b.so");
@@ -241,6 +258,7 @@ TEST_CASE("load_plugins goes through the folder in name order and keeps going pa
   CHECK(report.skipped[2].file.filename() == "e.so");
   CHECK(reg.names() == std::vector<std::string>{"fake", "throwing"});
 }
+#endif
 
 TEST_CASE("a detection that throws inside the plugin reaches the core as a value", "[registry][plugins]") {
   PluginFolder folder;
@@ -260,6 +278,7 @@ TEST_CASE("load_plugins refuses the folder itself when it is unsafe or missing",
   PluginFolder folder;
   folder.add("fake");
   Registry reg;
+#ifndef _WIN32
   SECTION("world-writable: nothing is loaded") {
     chmod_add(folder.dir, fs::perms::others_write);
     const auto report = registry::load_plugins(reg, folder.dir);
@@ -273,6 +292,7 @@ TEST_CASE("load_plugins refuses the folder itself when it is unsafe or missing",
     chmod_add(folder.dir, fs::perms::others_write | fs::perms::sticky_bit);
     CHECK_FALSE(registry::load_plugins(reg, folder.dir).ok());
   }
+#endif
   SECTION("missing") {
     const auto report = registry::load_plugins(reg, folder.tmp / "nope");
     REQUIRE_FALSE(report.ok());
@@ -280,7 +300,7 @@ TEST_CASE("load_plugins refuses the folder itself when it is unsafe or missing",
     CHECK_THAT(report.error->message, Catch::Contains("nope") && Catch::Contains("no such plugin folder"));
   }
   SECTION("a file, not a folder") {
-    const auto report = registry::load_plugins(reg, folder.dir / "libwheelfit_test_plugin_fake.so");
+    const auto report = registry::load_plugins(reg, folder.dir / test_plugin("fake").filename());
     REQUIRE_FALSE(report.ok());
     CHECK(report.error->is(Errc::io_error));
   }
@@ -295,20 +315,26 @@ TEST_CASE("load_plugins refuses the folder itself when it is unsafe or missing",
 
 TEST_CASE("plugins are never unloaded: their code outlives the registry", "[registry][plugins]") {
   PluginFolder folder;
-  const auto file = folder.add("fake", "keep.so");
+  const auto file = folder.add("fake", "keep" + test_plugin("fake").extension().string());
   {
     Registry first;
     REQUIRE(registry::load_plugins(first, folder.dir).loaded.size() == 1);
     Registry moved = std::move(first);
     REQUIRE(moved.detect("fake"));
   }
+#ifdef _WIN32
+  // Pinned: still mapped (GetModuleHandleW finds only a loaded module).
+  CHECK(::GetModuleHandleW(file.c_str()) != nullptr);
+#else
   // RTLD_NOLOAD finds the library only if it is still mapped.
   void* handle = ::dlopen(file.c_str(), RTLD_NOW | RTLD_NOLOAD);
   CHECK(handle != nullptr);
   if (handle) ::dlclose(handle);
+#endif
 }
 
-TEST_CASE("plugin_dirs: WHEELFIT_PLUGIN_PATH's folders in order, then the built-in one", "[registry][plugins]") {
+#ifndef _WIN32
+TEST_CASE("plugin_dirs: WHEELFIT_PLUGIN_PATH's folders in order, then the built-in one", "[registry][plugins][posix]") {
   struct Row {
     const char* what;
     std::optional<std::string> env;
@@ -339,8 +365,10 @@ TEST_CASE("plugin_dirs: WHEELFIT_PLUGIN_PATH's folders in order, then the built-
     CHECK(dirs[i].source == row.expected[i].source);
   }
 }
+#endif
 
-TEST_CASE("plugin_dirs(): the variable's folders, then the build tree's plugins folder", "[registry][plugins]") {
+#ifndef _WIN32
+TEST_CASE("plugin_dirs(): the variable's folders, then the build tree's plugins folder", "[registry][plugins][posix]") {
   const fs::path built = fs::weakly_canonical(test::binary_dir() / "plugins");
   SECTION("the built-in folder: <build>/plugins for an executable in <build>/tests") {
     CHECK(fs::weakly_canonical(registry::builtin_plugin_dir()) == built);
@@ -364,9 +392,11 @@ TEST_CASE("plugin_dirs(): the variable's folders, then the build tree's plugins 
   CHECK(registry::to_string(DirSource::env) == "WHEELFIT_PLUGIN_PATH");
   CHECK(registry::to_string(DirSource::builtin) == "built-in");
 }
+#endif
 
+#ifndef _WIN32
 TEST_CASE("load_plugins over a list of folders: the first to supply a backend wins; a folder not used is reported",
-          "[registry][plugins]") {
+          "[registry][plugins][posix]") {
   // Folders "a", "b", "ww" (world-writable) under one temporary folder; "missing" is never made.
   struct Folders {
     TempDir tmp;
@@ -492,6 +522,7 @@ TEST_CASE("load_plugins over a list of folders: the first to supply a backend wi
   const std::string said = !report.skipped.empty() ? report.skipped[0].reason : report.error ? report.error->message : "";
   for (const auto& text : row.says) CHECK_THAT(said, Catch::Contains(text));
 }
+#endif
 
 TEST_CASE("load_plugins: an empty list of folders is an error", "[registry][plugins]") {
   Registry reg;
@@ -501,8 +532,9 @@ TEST_CASE("load_plugins: an empty list of folders is an error", "[registry][plug
   CHECK(report.dirs.empty());
 }
 
+#ifndef _WIN32
 TEST_CASE("untrusted_because: root's or ours, writable by nobody else; a root-owned sticky folder on the way",
-          "[registry][plugins][trust]") {
+          "[registry][plugins][posix][trust]") {
   constexpr unsigned me = 1000, other = 1001;
   struct Row {
     const char* what;
@@ -534,9 +566,11 @@ TEST_CASE("untrusted_because: root's or ours, writable by nobody else; a root-ow
     CHECK(registry::untrusted_because(me, S_IFREG | 0644, false, 0) == std::optional<std::string>("owned by uid 1000 (neither root nor you)"));
   }
 }
+#endif
 
+#ifndef _WIN32
 TEST_CASE("check_trusted_path walks from / and follows links; load_plugins refuses what it refuses",
-          "[registry][plugins][trust]") {
+          "[registry][plugins][posix][trust]") {
   PluginFolder folder;  // <tmp>/plugins, 0755, under the system's temporary folder
   const fs::path plugin = folder.add("fake");
   Registry reg;
@@ -632,9 +666,11 @@ TEST_CASE("check_trusted_path walks from / and follows links; load_plugins refus
     refused(folder.dir, {"the plugin folder is owned by uid 65534"});
   }
 }
+#endif
 
+#ifndef _WIN32
 TEST_CASE("builtin_plugin_dir: without the executable's location, the install prefix's folder, never a relative one",
-          "[registry][plugins][trust]") {
+          "[registry][plugins][posix][trust]") {
   for (const fs::path& exe : {fs::path(), fs::path("wheelfit"), fs::path("bin/wheelfit")}) {
     CAPTURE(exe.string());
     const fs::path dir = registry::builtin_plugin_dir(exe);
@@ -643,3 +679,5 @@ TEST_CASE("builtin_plugin_dir: without the executable's location, the install pr
   }
   CHECK(registry::builtin_plugin_dir("/opt/x/bin/wheelfit").is_absolute());
 }
+#endif
+

@@ -1,12 +1,15 @@
 // util/subprocess: the probe environment, the process group killed at the deadline, and a child
 // that SIGKILL cannot end abandoned (reaped later) instead of waited for. No GPU: the children
-// are shell scripts and forked functions the tests write.
+// are shell scripts and forked functions the tests write. On Windows only the probe environment
+// applies here (no fork, no signals): tests/windows/test_subprocess_win.cpp has the rest there.
 #include <catch2/catch.hpp>
 
+#ifndef _WIN32
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -17,7 +20,9 @@
 #include <thread>
 #include <vector>
 
+#ifndef _WIN32
 #include "support/process_support.hpp"
+#endif
 #include "support/test_support.hpp"
 #include "wheelfit/util/subprocess.hpp"
 
@@ -26,6 +31,7 @@ using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 using test::ScopedEnv;
 using test::TempDir;
+#ifndef _WIN32
 using test::ended;
 using test::ends_within;
 using test::reap_all;
@@ -55,6 +61,7 @@ std::vector<std::string> lines(const std::string& text) {
 }
 
 }  // namespace
+#endif
 
 TEST_CASE("probe_environment: the allow-list and WHEELFIT_PROBE_ENV, never anything else", "[util][subprocess]") {
   ScopedEnv token("GITHUB_TOKEN", "ghp_TOPSECRET");
@@ -92,7 +99,8 @@ TEST_CASE("probe_environment: the allow-list and WHEELFIT_PROBE_ENV, never anyth
   }
 }
 
-TEST_CASE("start_process and start_forked: the environment given is the child's whole environment", "[util][subprocess]") {
+#ifndef _WIN32
+TEST_CASE("start_process and start_forked: the environment given is the child's whole environment", "[util][subprocess][posix]") {
   TempDir dir;
   ScopedEnv token("GITHUB_TOKEN", "ghp_TOPSECRET");
   const fs::path env_script = script(dir, "env.sh", "/usr/bin/env");
@@ -140,7 +148,7 @@ TEST_CASE("start_process and start_forked: the environment given is the child's 
   }
 }
 
-TEST_CASE("at the deadline the child's whole process group is killed", "[util][subprocess]") {
+TEST_CASE("at the deadline the child's whole process group is killed", "[util][subprocess][posix]") {
   TempDir dir;
   SECTION("a program whose background child holds the pipe") {
     const fs::path p = script(dir, "fork.sh", "sleep 30 &\necho $!\nsleep 30");
@@ -177,7 +185,7 @@ TEST_CASE("at the deadline the child's whole process group is killed", "[util][s
   }
 }
 
-TEST_CASE("a child that SIGKILL does not end is abandoned at its deadline and reaped later", "[util][subprocess]") {
+TEST_CASE("a child that SIGKILL does not end is abandoned at its deadline and reaped later", "[util][subprocess][posix]") {
   TempDir dir;
   const fs::path sleeper = script(dir, "sleep.sh", "exec sleep 30");
   int pid = -1;
@@ -225,3 +233,4 @@ TEST_CASE("a child that SIGKILL does not end is abandoned at its deadline and re
   int status = 0;
   CHECK(::waitpid(pid, &status, WNOHANG) == -1);  // already reaped: no zombie left behind
 }
+#endif  // !_WIN32

@@ -90,15 +90,15 @@ struct Entry {
 
 Entry entry_at(const fs::path& p) {
   Entry e;
-  const auto info = util::win::info_of(p, false);
-  if (!info) return e;
-  e.type = info->type;
-  e.size = info->size;
-  if (const auto stamp = util::win::file_stamp(p)) {
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(stamp->accessed.time_since_epoch()).count();
-    e.used.tv_sec = static_cast<std::time_t>(ns / 1'000'000'000);
-    e.used.tv_nsec = static_cast<long>(ns % 1'000'000'000);
-  }
+  // One handle asking for attributes only: reading the entry's type another way (info_of) moved
+  // its access time to now under wine, which would have made every scan a use.
+  const auto stamp = util::win::file_stamp(p);
+  if (!stamp) return e;
+  e.type = stamp->reparse_point ? fs::file_type::symlink : stamp->directory ? fs::file_type::directory : fs::file_type::regular;
+  e.size = stamp->size;
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(stamp->accessed.time_since_epoch()).count();
+  e.used.tv_sec = static_cast<std::time_t>(ns / 1'000'000'000);
+  e.used.tv_nsec = static_cast<long>(ns % 1'000'000'000);
   return e;
 }
 

@@ -21,6 +21,7 @@
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/util/secrets.hpp"
 #include "wheelfit/util/text.hpp"
+#include "wheelfit/util/user_folders.hpp"
 
 namespace wheelfit::transports {
 namespace fs = std::filesystem;
@@ -360,21 +361,11 @@ class CacheTransport final : public transport::Transport {
   std::uint64_t revalidated_ = 0;
 };
 
-std::optional<fs::path> absolute_env(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return std::nullopt;
-  fs::path p(v);
-  if (!p.is_absolute()) return std::nullopt;
-  return p;
-}
-
 }  // namespace
 
 Expected<fs::path> default_cache_dir() {
-  if (auto xdg = absolute_env("XDG_CACHE_HOME")) return *xdg / "wheelfit";
-  if (auto home = absolute_env("HOME")) return *home / ".cache" / "wheelfit";
-  return unexpected(Errc::invalid_input,
-                    "no cache directory: neither XDG_CACHE_HOME nor HOME is set to an absolute path");
+  if (auto root = util::user_cache_root(util::env_utf8)) return *root;
+  return unexpected(Errc::invalid_input, "no cache directory: " + std::string(util::no_cache_root_reason()));
 }
 
 Expected<std::unique_ptr<transport::Transport>> make_cache_transport(std::unique_ptr<transport::Transport> inner,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "wheelfit/index/links.hpp"
+#include "wheelfit/util/native_text.hpp"
 
 namespace wheelfit::transports {
 namespace fs = std::filesystem;
@@ -72,7 +73,7 @@ class FileTransport final : public transport::Transport {
   Expected<transport::Response> get_impl(const transport::Request& request) override {
     auto path = to_path(request.url);
     if (!path) return path.error();
-    fs::path p(*path);
+    fs::path p = util::path_from_utf8(*path);  // the URL's path is UTF-8 (Windows: not the ANSI code page)
     std::error_code ec;
     if (!path->empty() && path->back() == '/') {
       if (!fs::is_directory(p, ec)) return unexpected(Errc::not_found, request.url + ": no such directory");

@@ -11,6 +11,13 @@
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/util/read_file.hpp"
 #include "wheelfit/util/text.hpp"
+#include "wheelfit/util/user_folders.hpp"
+
+#ifdef _WIN32
+#include <map>
+
+#include "wheelfit/util/win_file.hpp"
+#endif
 
 namespace wheelfit::transports {
 namespace {
@@ -36,28 +43,42 @@ std::string basic_for(const std::string& userinfo) {
 // "host" or "[v6]" as an allow-list entry names it.
 std::string host_text(const Url& url) { return url.ipv6 ? "[" + url.host + "]" : url.host; }
 
-// The netrc file to read: NETRC, else $HOME/.netrc; `named` when NETRC chose it.
+// The netrc file to read: NETRC, else util::default_netrc ($HOME/.netrc; on Windows curl's
+// .netrc or _netrc in %HOME% or %USERPROFILE%); `named` when NETRC chose it.
 std::optional<std::string> netrc_path(const std::function<const char*(const char*)>& getenv, bool& named) {
   if (const char* n = getenv("NETRC"); n && *n) {
     named = true;
     return std::string(n);
   }
   named = false;
-  if (const char* home = getenv("HOME"); home && *home) return std::string(home) + "/.netrc";
-  return std::nullopt;
+  const auto reader = [&](std::string_view name) -> std::optional<std::string> {
+    const char* v = getenv(std::string(name).c_str());
+    return v ? std::optional<std::string>(v) : std::nullopt;
+  };
+  const auto path = util::default_netrc(reader);
+  if (!path) return std::nullopt;
+  const auto text = path->u8string();
+  return std::string(text.begin(), text.end());
 }
 
 void load_netrc(Credentials& c, const std::function<const char*(const char*)>& getenv) {
   bool named = false;
   const auto path = netrc_path(getenv, named);
   if (!path) return;
+#ifdef _WIN32
+  const auto st = util::win::info_of(util::win::from_utf8(*path), true);
+  const bool missing = !st, regular = st && st->type == std::filesystem::file_type::regular;
+  const bool shared = false;  // an ACL, not mode bits: the folder's (the user profile is the user's)
+#else
   struct stat st {};
-  if (::stat(path->c_str(), &st) != 0) {
+  const bool missing = ::stat(path->c_str(), &st) != 0, regular = S_ISREG(st.st_mode), shared = (st.st_mode & 077) != 0;
+#endif
+  if (missing) {
     if (named) log::warn("NETRC names " + *path + ", which does not exist; no netrc credentials are used");
     return;
   }
   const std::string where = named ? *path + " (NETRC)" : *path;
-  if (!S_ISREG(st.st_mode)) {
+  if (!regular) {
     log::warn("the netrc " + where + " is not a regular file; not used");
     return;
   }
@@ -73,7 +94,7 @@ void load_netrc(Credentials& c, const std::function<const char*(const char*)>& g
     log::warn("the netrc is not used: " + parsed.error().message);
     return;
   }
-  if ((st.st_mode & 077) != 0) {
+  if (shared) {
     log::warn("the netrc " + where + " holds passwords and is readable by group or others: chmod 600 it");
   }
   c.netrc = std::move(*parsed);
@@ -113,8 +134,19 @@ bool may_send_credentials(const Credentials& credentials, const Url& url) {
 }
 
 void add_credentials_from_env(Credentials& credentials, const std::function<const char*(const char*)>& getenv_fn) {
+#ifdef _WIN32
+  // UTF-8 values (msvcrt's getenv answers in the ANSI code page); each kept until the next read of
+  // the same variable on this thread.
+  const std::function<const char*(const char*)> getenv =
+      getenv_fn ? getenv_fn : [](const char* name) -> const char* {
+    thread_local std::map<std::string, std::string> values;
+    const auto v = util::env_utf8(name);
+    return v ? (values[name] = *v).c_str() : nullptr;
+  };
+#else
   const std::function<const char*(const char*)> getenv =
       getenv_fn ? getenv_fn : [](const char* name) -> const char* { return std::getenv(name); };
+#endif
   if (const char* allow = getenv(std::string(kAllowEnv).c_str()); allow && *allow) {
     auto hosts = parse_host_list(allow, kAllowEnv);
     if (hosts) {

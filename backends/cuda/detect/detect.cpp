@@ -1,7 +1,9 @@
 // detect(): the probes in their fixed order, first answer per fact wins, then the driver table
 // and CUDA_VISIBLE_DEVICES. to_json() / detect_json(): the plugin ABI's detect payload.
 
+#ifndef _WIN32
 #include <unistd.h>
+#endif
 
 #include <algorithm>
 #include <boost/json.hpp>
@@ -10,16 +12,36 @@
 #include <system_error>
 
 #include "wheelfit/backends/cuda_detect.hpp"
+#ifdef _WIN32
+#include "wheelfit/util/user_folders.hpp"
+#include "wheelfit/util/windows_text.hpp"
+#endif
 
 namespace wheelfit::backends::cuda {
 namespace fs = std::filesystem;
 namespace {
 
 std::optional<std::string> env_value(const char* name) {
+#ifdef _WIN32
+  return util::env_utf8(name);  // UTF-8, not the ANSI code page
+#else
   const char* v = std::getenv(name);
   if (!v) return std::nullopt;
   return std::string(v);
+#endif
 }
+
+#ifdef _WIN32
+constexpr char kPathSeparator = ';';
+constexpr std::string_view kSmiName = "nvidia-smi.exe";
+constexpr std::string_view kNvmlName = "nvml.dll";
+constexpr std::string_view kCudaName = "nvcuda.dll";
+#else
+constexpr char kPathSeparator = ':';
+constexpr std::string_view kSmiName = "nvidia-smi";
+constexpr std::string_view kNvmlName = "libnvidia-ml.so.1";
+constexpr std::string_view kCudaName = "libcuda.so.1";
+#endif
 
 std::optional<std::string> env_nonempty(const char* name) {
   auto v = env_value(name);
@@ -27,17 +49,22 @@ std::optional<std::string> env_nonempty(const char* name) {
   return v;
 }
 
-// The first executable `name` in a PATH-style list; "" when none.
+// The first executable `name` in a PATH-style list (';'-separated on Windows); "" when none.
 std::string find_on_path(std::string_view name, std::string_view path) {
   std::size_t pos = 0;
   while (pos <= path.size()) {
-    auto colon = path.find(':', pos);
+    auto colon = path.find(kPathSeparator, pos);
     auto dir = path.substr(pos, colon == std::string_view::npos ? std::string_view::npos : colon - pos);
     pos = colon == std::string_view::npos ? path.size() + 1 : colon + 1;
     if (dir.empty()) continue;  // "" means the current directory: never for a vendor tool
-    fs::path candidate = fs::path(dir) / name;
     std::error_code ec;
+#ifdef _WIN32
+    fs::path candidate = fs::path(util::win::widen(dir)) / util::win::widen(name);
+    if (fs::is_regular_file(candidate, ec)) return util::win::narrow(candidate.native());
+#else
+    fs::path candidate = fs::path(dir) / name;
     if (fs::is_regular_file(candidate, ec) && ::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+#endif
   }
   return {};
 }
@@ -94,14 +121,14 @@ std::string with_path(std::string what, const std::string& path, const std::stri
 }
 
 Sources nvml_sources(const std::string& lib, const std::string& prefix) {
-  const std::string def = "libnvidia-ml.so.1";
+  const std::string def(kNvmlName);
   return {with_path(prefix + "NVML nvmlSystemGetDriverVersion", lib, def),
           with_path(prefix + "NVML nvmlSystemGetCudaDriverVersion_v2", lib, def),
           with_path(prefix + "NVML nvmlDeviceGetCudaComputeCapability", lib, def)};
 }
 
 Sources libcuda_sources(const std::string& lib, const std::string& prefix) {
-  const std::string def = "libcuda.so.1";
+  const std::string def(kCudaName);
   return {"", with_path(prefix + "libcuda cuDriverGetVersion", lib, def),
           with_path(prefix + "libcuda cuDeviceGetAttribute 75/76", lib, def)};
 }
@@ -137,7 +164,11 @@ DetectEnv DetectEnv::from_environment() {
   if (auto v = env_nonempty("WHEELFIT_NVML_LIBRARY")) env.nvml_library = *v;
   if (auto v = env_nonempty("WHEELFIT_CUDA_LIBRARY")) env.cuda_library = *v;
   if (auto v = env_nonempty("WHEELFIT_NVIDIA_SMI")) env.nvidia_smi = *v;
+#ifdef _WIN32
+  env.path = env_value("PATH").value_or("");
+#else
   env.path = env_value("PATH").value_or("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+#endif
   env.cuda_visible_devices = env_value("CUDA_VISIBLE_DEVICES");
   if (auto v = env_nonempty("WHEELFIT_PROBE_TIMEOUT_MS")) {
     char* end = nullptr;
@@ -177,7 +208,7 @@ Detection detect(const DetectEnv& env) {
   }
   // 3. nvidia-smi
   if (!d.driver_version || !merge.devices_complete()) {
-    std::string smi = env.nvidia_smi.empty() ? find_on_path("nvidia-smi", env.path) : env.nvidia_smi;
+    std::string smi = env.nvidia_smi.empty() ? find_on_path(kSmiName, env.path) : env.nvidia_smi;
     merge.take(probe_nvidia_smi(smi, env.timeout), smi_sources(smi, ""));
     tried_smi.push_back(smi);
   }
@@ -213,7 +244,12 @@ Detection detect(const DetectEnv& env) {
 
   // The newest CUDA the driver supports, from the table, when no library said.
   if (d.driver_version && !d.cuda_driver) {
+#ifdef _WIN32
+    (void)wsl_driver;
+    const auto os = DriverOs::windows_os;  // a Windows driver's version numbers
+#else
     auto os = wsl_driver ? DriverOs::windows_os : DriverOs::linux_os;
+#endif
     if (auto cuda = max_cuda_for_driver(*d.driver_version, os)) {
       std::string floor;
       for (const auto& row : driver_table()) {

@@ -1,4 +1,5 @@
 // Probes 3-7: nvidia-smi, /proc and /sys driver versions, WSL's driver folder, the PCI bus.
+// On Windows only nvidia-smi applies: the others read Linux files and say "not on Windows".
 
 #include <algorithm>
 #include <fstream>
@@ -6,6 +7,7 @@
 #include <system_error>
 
 #include "child_process.hpp"
+#include "wheelfit/util/native_text.hpp"
 #include "wheelfit/util/subprocess.hpp"
 #include "wheelfit/util/text.hpp"
 #include "wheelfit/backends/cuda_detect.hpp"
@@ -45,7 +47,9 @@ Expected<std::string> read_small_file(const fs::path& p) {
 ProbeResult probe_nvidia_smi(const std::string& program, std::chrono::milliseconds timeout) {
   std::error_code ec;
   if (program.empty()) return Error(Errc::not_found, "nvidia-smi: not found on PATH");
-  if (!fs::is_regular_file(program, ec)) return Error(Errc::not_found, "nvidia-smi: " + program + " not found");
+  if (!fs::is_regular_file(util::path_from_utf8(program), ec)) {
+    return Error(Errc::not_found, "nvidia-smi: " + program + " not found");
+  }
   auto run = [&](bool ask_cc) {
     return util::run_process({program,
                               ask_cc ? "--query-gpu=index,name,uuid,compute_cap,driver_version"
@@ -57,7 +61,7 @@ ProbeResult probe_nvidia_smi(const std::string& program, std::chrono::millisecon
   auto started = run(true);
   if (!started) return Error(Errc::io_error, "nvidia-smi probe could not start: " + started.error().message);
   util::ProcessResult outcome = std::move(*started);
-  if (!outcome.timed_out && outcome.signal == 0 && outcome.exit_status != 0) {
+  if (!outcome.timed_out && !outcome.crashed() && outcome.exit_status != 0) {
     auto why = first_line(outcome.out + "\n" + outcome.err);
     if (why.find("compute_cap") != std::string::npos && why.find("not a valid field") != std::string::npos) {
       // Drivers before R510 do not know compute_cap: ask for the rest.
@@ -67,7 +71,7 @@ ProbeResult probe_nvidia_smi(const std::string& program, std::chrono::millisecon
       outcome = std::move(*again);
     }
   }
-  if (outcome.timed_out || outcome.signal != 0) {
+  if (outcome.timed_out || outcome.crashed()) {
     return Error(Errc::io_error, "nvidia-smi probe " + outcome.describe(timeout));
   }
   if (outcome.exit_status != 0) {
@@ -83,10 +87,21 @@ ProbeResult probe_nvidia_smi(const std::string& program, std::chrono::millisecon
 
 namespace {
 
+#ifdef _WIN32
+constexpr bool kLinuxHost = false;
+#else
+constexpr bool kLinuxHost = true;
+#endif
+/// What a Linux-only probe answers on Windows: `what` is a Linux file or folder.
+Error not_on_windows(std::string_view probe, std::string_view what) {
+  return Error(Errc::not_found, std::string(probe) + ": " + std::string(what) + ": not on Windows (a Linux driver file)");
+}
+
 /// The driver version in one of the NVIDIA kernel module's files (under the host root), read by
 /// `parse`; an error names the file.
 ProbeResult probe_module_file(const DetectEnv& env, const char* file,
                               Expected<std::string> (*parse)(std::string_view text)) {
+  if (!kLinuxHost) return not_on_windows("driver version", file);
   auto path = env.host_path(file);
   auto text = read_small_file(path);
   if (!text) return Error(text.error().code, text.error().message + " (no NVIDIA kernel module loaded)");
@@ -116,6 +131,7 @@ ProbeResult probe_sys_module_version(const DetectEnv& env) {
 }
 
 Expected<WslPaths> find_wsl(const DetectEnv& env) {
+  if (!kLinuxHost) return not_on_windows("WSL", "/usr/lib/wsl/lib");
   auto dir = env.host_path("/usr/lib/wsl/lib");
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return Error(Errc::not_found, "WSL: " + dir.string() + " not found");
@@ -134,6 +150,7 @@ Expected<WslPaths> find_wsl(const DetectEnv& env) {
 }
 
 Expected<std::vector<PciGpu>> probe_pci(const DetectEnv& env) {
+  if (!kLinuxHost) return not_on_windows("PCI", "/sys/bus/pci/devices");
   auto dir = env.host_path("/sys/bus/pci/devices");
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return Error(Errc::not_found, "PCI: " + dir.string() + " not found");

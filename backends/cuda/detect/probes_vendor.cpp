@@ -1,12 +1,23 @@
 // Probes 1 and 2: NVML and libcuda, each loaded only inside a forked child (see
-// child_process.hpp). The child answers with one JSON object on its result pipe:
+// child_process.hpp; on Windows inside wheelfit-probe.exe: nvml.dll and nvcuda.dll from System32,
+// nvml.dll also from the NVSMI folder). The child answers with one JSON object on its result pipe
+// (Windows: its stdout):
 //   {"driver_version": "...", "cuda_driver": "...", "devices": [{"index", "name", "cc", "uuid",
 //    "mig": [...]}], "notes": [...]}            or            {"error": "..."}
 // The types and prototypes below are the few NVML / CUDA driver API declarations we need (no
 // vendor headers are required to build).
 
+#ifdef _WIN32
+#include <windows.h>
+
+#include <cstdlib>
+
+#include "wheelfit/util/user_folders.hpp"
+#include "wheelfit/util/windows_text.hpp"
+#else
 #include <dlfcn.h>
 #include <unistd.h>
+#endif
 
 #include <boost/json.hpp>
 #include <cstdio>
@@ -43,10 +54,44 @@ constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 
+// Loads `library` (a name the system's loader searches, or a path); nullptr and `why` on failure.
+void* open_library(const std::string& library, std::string& why) {
+#ifdef _WIN32
+  // A bare name only from System32 (where the driver installs nvml.dll and nvcuda.dll), never
+  // from the current or the executable's folder; nvml.dll of older drivers from NVSMI.
+  const bool bare = library.find_first_of("/\\:") == std::string::npos;
+  HMODULE lib = ::LoadLibraryExW(util::win::widen(library).c_str(), nullptr,
+                                 bare ? LOAD_LIBRARY_SEARCH_SYSTEM32 : LOAD_WITH_ALTERED_SEARCH_PATH);
+  DWORD error = lib ? 0 : ::GetLastError();
+  if (!lib && bare && library == "nvml.dll") {
+    if (auto pf = util::env_utf8("ProgramW6432"); pf && !pf->empty()) {
+      const std::string nvsmi = *pf + "\\NVIDIA Corporation\\NVSMI\\nvml.dll";
+      lib = ::LoadLibraryExW(util::win::widen(nvsmi).c_str(), nullptr, LOAD_WITH_ALTERED_SEARCH_PATH);
+      if (!lib) why = "not in System32 (" + util::win::error_text(error) + ") nor " + nvsmi + " (" +
+                      util::win::error_text(::GetLastError()) + ")";
+      return lib;
+    }
+  }
+  if (!lib) why = util::win::error_text(error);
+  return lib;
+#else
+  void* lib = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char* error = ::dlerror();
+    why = error ? error : "unknown dlopen error";
+  }
+  return lib;
+#endif
+}
+
 // Looks up `name` in `lib` as a function pointer of type F.
 template <class F>
 F sym(void* lib, const char* name) {
+#ifdef _WIN32
+  return reinterpret_cast<F>(reinterpret_cast<void (*)()>(::GetProcAddress(static_cast<HMODULE>(lib), name)));
+#else
   return reinterpret_cast<F>(::dlsym(lib, name));
+#endif
 }
 
 struct Missing {
@@ -66,8 +111,8 @@ std::string from_buffer(const char* buf, std::size_t size) {
   return std::string(buf, n);
 }
 
-int write_result(int fd, const json::object& result) {
-  std::string text = json::serialize(result);
+#ifndef _WIN32
+int write_result(int fd, const std::string& text) {
   const char* p = text.data();
   std::size_t left = text.size();
   while (left > 0) {
@@ -78,6 +123,7 @@ int write_result(int fd, const json::object& result) {
   }
   return 0;
 }
+#endif
 
 json::object error_result(std::string message) {
   json::object o;
@@ -87,11 +133,9 @@ json::object error_result(std::string message) {
 
 // ---- the child side of probe 1 ----
 json::object nvml_child(const std::string& library) {
-  void* lib = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    const char* why = ::dlerror();
-    return error_result("cannot load " + library + ": " + (why ? why : "unknown dlopen error"));
-  }
+  std::string why;
+  void* lib = open_library(library, why);
+  if (!lib) return error_result("cannot load " + library + ": " + why);
   using ErrorString = const char* (*)(nvmlReturn_t);
   auto error_string = sym<ErrorString>(lib, "nvmlErrorString");
   auto what = [&](const char* call, nvmlReturn_t r) {
@@ -185,13 +229,16 @@ json::object nvml_child(const std::string& library) {
 json::object libcuda_child(const std::string& library) {
   // Enumerate every GPU in PCI bus order (NVML's order); CUDA_VISIBLE_DEVICES is applied by
   // the parent to the full list, the same way for every probe.
+#ifdef _WIN32
+  ::_putenv_s("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+  ::_putenv_s("CUDA_VISIBLE_DEVICES", "");  // "" removes it
+#else
   ::setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
   ::unsetenv("CUDA_VISIBLE_DEVICES");
-  void* lib = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    const char* why = ::dlerror();
-    return error_result("cannot load " + library + ": " + (why ? why : "unknown dlopen error"));
-  }
+#endif
+  std::string why;
+  void* lib = open_library(library, why);
+  if (!lib) return error_result("cannot load " + library + ": " + why);
   using ErrorString = CUresult (*)(CUresult, const char**);
   auto error_string = sym<ErrorString>(lib, "cuGetErrorString");
   auto what = [&](const char* call, CUresult r) {
@@ -333,6 +380,23 @@ ProbeResult read_child_answer(std::string_view probe, const detail::ChildOutcome
   return facts;
 }
 
+#ifdef _WIN32
+// Whether LoadLibraryEx could find a bare DLL name where open_library looks: System32, and for
+// nvml.dll the NVSMI folder. A "no" lets a machine without the driver skip the probe program.
+bool loader_may_find(const std::string& name) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  wchar_t system[MAX_PATH];
+  const UINT n = ::GetSystemDirectoryW(system, MAX_PATH);
+  if (n == 0 || n >= MAX_PATH) return true;  // cannot tell: let the loader decide
+  if (fs::exists(fs::path(std::wstring(system, n)) / util::win::widen(name), ec)) return true;
+  if (auto pf = util::env_utf8("ProgramW6432"); name == "nvml.dll" && pf && !pf->empty()) {
+    return fs::exists(fs::path(util::win::widen(*pf)) / L"NVIDIA Corporation" / L"NVSMI" / L"nvml.dll", ec);
+  }
+  return false;
+}
+constexpr std::string_view kNotFoundWhere = "not in System32 (nor, for nvml.dll, the NVSMI folder)";
+#else
 // Whether the dynamic loader could find a soname, answered without loading it: LD_LIBRARY_PATH,
 // the loader's cache (/etc/ld.so.cache names every library ldconfig indexed) and the default
 // folders. A "no" lets a machine without the driver skip the child process (~5 ms each).
@@ -358,32 +422,59 @@ bool loader_may_find(const std::string& soname) {
   return bytes.find(soname) != std::string::npos;
 }
 
+constexpr std::string_view kNotFoundWhere = "not in LD_LIBRARY_PATH, /etc/ld.so.cache or the default library folders";
+#endif
+
+// The child's answer for `library`, as JSON text (an error answer when it throws).
+std::string child_answer(json::object (*child)(const std::string&), const std::string& library) {
+  json::object result;
+  try {
+    result = child(library);
+  } catch (const std::exception& e) {
+    result = error_result(std::string("failed: ") + e.what());
+  }
+  return json::serialize(result);
+}
+
 ProbeResult run_library_probe(std::string_view probe, json::object (*child)(const std::string&),
                               const std::string& library, std::chrono::milliseconds timeout) {
-  // A path that does not exist, or a soname the loader cannot find, needs no child process.
+  // A path that does not exist, or a name the loader cannot find, needs no child process.
   std::error_code ec;
-  if (library.find('/') != std::string::npos && !std::filesystem::exists(library, ec)) {
+#ifdef _WIN32
+  const bool is_path = library.find_first_of("/\\:") != std::string::npos;
+  const auto as_path = std::filesystem::path(util::win::widen(library));
+#else
+  const bool is_path = library.find('/') != std::string::npos;
+  const auto as_path = std::filesystem::path(library);
+#endif
+  if (is_path && !std::filesystem::exists(as_path, ec)) {
     return Error(Errc::not_found, std::string(probe) + ": cannot load " + library + ": no such file");
   }
-  if (library.find('/') == std::string::npos && !loader_may_find(library)) {
-    return Error(Errc::not_found, std::string(probe) + ": cannot load " + library +
-                                      ": not in LD_LIBRARY_PATH, /etc/ld.so.cache or the default library folders");
+  if (!is_path && !loader_may_find(library)) {
+    return Error(Errc::not_found, std::string(probe) + ": cannot load " + library + ": " + std::string(kNotFoundWhere));
   }
-  auto outcome = detail::run_in_child(
-      [&](int fd) {
-        json::object result;
-        try {
-          result = child(library);
-        } catch (const std::exception& e) {
-          result = error_result(std::string("failed: ") + e.what());
-        }
-        return write_result(fd, result);
-      },
-      timeout);
+#ifdef _WIN32
+  (void)child;
+  auto outcome = detail::run_probe_program(probe == "NVML" ? "nvml" : "cuda", library, timeout);
+#else
+  auto outcome = detail::run_in_child([&](int fd) { return write_result(fd, child_answer(child, library)); }, timeout);
+#endif
   return read_child_answer(probe, outcome, timeout);
 }
 
 }  // namespace
+
+#ifdef _WIN32
+int detail::probe_program_main(std::string_view probe, const std::string& library, std::string& answer) {
+  if (probe == "nvml") answer = child_answer(&nvml_child, library);
+  else if (probe == "cuda") answer = child_answer(&libcuda_child, library);
+  else {
+    answer = json::serialize(error_result("unknown probe '" + std::string(probe) + "' (nvml or cuda)"));
+    return 2;
+  }
+  return 0;
+}
+#endif
 
 ProbeResult probe_nvml(const std::string& library, std::chrono::milliseconds timeout) {
   return run_library_probe("NVML", &nvml_child, library, timeout);

@@ -227,8 +227,18 @@ Expected<std::vector<std::string>> probe_pci(const DetectEnv& env) {
 
 // ---- detection ----
 
+[[maybe_unused]] constexpr std::string_view kNotOnWindows =
+    "ROCm detection is Linux-only (it reads the amdgpu driver's KFD topology in /sys): on Windows no AMD GPU "
+    "is detected; give the machine's facts with WHEELFIT_OVERRIDE_* or a machine file to resolve for one";
+
 Detection detect(const DetectEnv& env) {
   Detection d;
+#ifdef _WIN32
+  // KFD and amdgpu's sysfs files exist on Linux only; ROCm wheels are Linux-only too.
+  (void)env;
+  d.notes.push_back(std::string(kNotOnWindows));
+  return d;
+#endif
   auto nodes = probe_kfd(env, d.notes);
   if (!nodes) {
     d.notes.push_back("KFD: " + nodes.error().message);

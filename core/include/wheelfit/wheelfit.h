@@ -1,4 +1,5 @@
-/* The stable C API of wheelfit: JSON in, JSON out, in libwheelfit.so (SONAME libwheelfit.so.0).
+/* The stable C API of wheelfit: JSON in, JSON out, in libwheelfit.so (SONAME libwheelfit.so.0;
+ * wheelfit.dll with its import library libwheelfit.dll.a on Windows).
  * Only wheelfit_* symbols are exported; no C++ exception crosses it.
  *
  * Every call that takes a request returns the exit code the CLI would exit with for the same work
@@ -25,12 +26,22 @@
  *   "proxy_auth": "auto", "basic", "negotiate" or "none" (`--proxy-auth`): how to authenticate to
  *               the proxy; Negotiate uses the Kerberos ticket of KRB5CCNAME (README "Network")
  * The backend plugins are loaded from WHEELFIT_PLUGIN_PATH's folders, then the folder beside the
- * library (<prefix>/lib/wheelfit/plugins installed; <build>/plugins in a build tree).
+ * library (<prefix>/lib/wheelfit/plugins installed; <build>/plugins in a build tree; on Windows
+ * plugins\ beside wheelfit.dll, WHEELFIT_PLUGIN_PATH separated by ';').
  * Thread safety: calls may run concurrently. */
 #ifndef WHEELFIT_WHEELFIT_H
 #define WHEELFIT_WHEELFIT_H
 
-#if defined(__GNUC__)
+/* Windows: wheelfit.dll exports the wheelfit_* functions (dllexport while it is built:
+ * WHEELFIT_CAPI_BUILD) and a program imports them through the import library libwheelfit.dll.a
+ * (dllimport). Elsewhere: default visibility in a -fvisibility=hidden library. */
+#if defined(_WIN32)
+#if defined(WHEELFIT_CAPI_BUILD)
+#define WHEELFIT_API __declspec(dllexport)
+#else
+#define WHEELFIT_API __declspec(dllimport)
+#endif
+#elif defined(__GNUC__)
 #define WHEELFIT_API __attribute__((visibility("default")))
 #else
 #define WHEELFIT_API

@@ -21,6 +21,7 @@
 #include "wheelfit/model/name.hpp"
 #include "wheelfit/index/file_url.hpp"
 #include "wheelfit/util/log.hpp"
+#include "wheelfit/util/native_text.hpp"
 #include "wheelfit/util/read_file.hpp"
 #include "wheelfit/wheelfit.hpp"
 
@@ -517,9 +518,10 @@ FleetResult resolve_fleet(const ResolveRequest& request, const std::vector<Fleet
 Expected<std::vector<FleetMachine>> load_fleet(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return unexpected(Errc::not_found, "--machines: " + dir + ": no such directory");
+  const fs::path folder = util::path_from_utf8(dir);
+  if (!fs::is_directory(folder, ec)) return unexpected(Errc::not_found, "--machines: " + dir + ": no such directory");
   std::vector<fs::path> files;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
     const auto ext = it->path().extension();
     if (ext != ".toml" && ext != ".json") continue;
     std::error_code type_ec;

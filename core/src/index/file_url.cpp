@@ -7,6 +7,7 @@
 
 #include "wheelfit/index/links.hpp"
 #include "wheelfit/transport/registry.hpp"
+#include "wheelfit/util/native_text.hpp"
 
 namespace wheelfit::index {
 namespace fs = std::filesystem;
@@ -42,8 +43,9 @@ std::string to_url(std::string_view s, bool directory) {
     out = std::string(s);
   } else {
     std::error_code ec;
-    fs::path abs = fs::absolute(fs::path(std::string(s)), ec);
-    std::string path = (ec ? fs::path(std::string(s)) : abs).lexically_normal().generic_string();
+    // From UTF-8 (MinGW's fs::path(std::string) would read the bytes as Latin-1).
+    fs::path abs = fs::absolute(util::path_from_utf8(s), ec);
+    std::string path = (ec ? util::path_from_utf8(s) : abs).lexically_normal().generic_string();
     if (!s.empty() && s.back() == '/' && (path.empty() || path.back() != '/')) path += '/';
 #ifdef _WIN32
     // A drive's path, "C:/Users/x", is the URL file:///C:/Users/x (RFC 8089), never host "C:".

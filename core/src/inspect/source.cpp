@@ -17,6 +17,10 @@
 #include <string_view>
 #include <utility>
 
+#ifdef _WIN32
+#include "wheelfit/util/win_file.hpp"
+#endif
+
 namespace wheelfit::inspect {
 namespace {
 
@@ -72,12 +76,21 @@ class FileSource final : public ByteSource {
     std::size_t done = 0;
     while (done < out.size()) {
       const std::size_t chunk = std::min<std::size_t>(out.size() - done, std::size_t{1} << 30);
+#ifdef _WIN32
+      auto read = util::win::pread(fd_, out.data() + done, chunk, offset + done);
+      if (!read) {
+        return unexpected(Errc::io_error, path_ + ": read at offset " + std::to_string(offset + done) + " failed: " +
+                                              read.error().message);
+      }
+      const std::size_t got = *read;
+#else
       const ssize_t got = ::pread(fd_, out.data() + done, chunk, static_cast<off_t>(offset + done));
       if (got < 0) {
         if (errno == EINTR) continue;
         return unexpected(Errc::io_error, path_ + ": read at offset " + std::to_string(offset + done) + " failed: " +
                                               std::strerror(errno));
       }
+#endif
       if (got == 0) {
         return unexpected(Errc::io_error, path_ + ": the file ended at offset " + std::to_string(offset + done) +
                                               " (it was " + std::to_string(size_) + " bytes when opened: changed while reading?)");
@@ -325,6 +338,25 @@ class RemoteSource final : public ByteSource {
 
 }  // namespace
 
+#ifdef _WIN32
+Expected<std::unique_ptr<ByteSource>> open_file_source(const std::string& path) {
+  // A pipe or a device (NUL, CON) is refused below, never read.
+  util::win::OpenOptions options;
+  options.regular_only = false;
+  auto fd = util::win::open(util::win::from_utf8(path), options);
+  if (!fd) {
+    if (fd.error().is(Errc::not_found)) return unexpected(Errc::not_found, path + ": no such file");
+    return unexpected(Errc::io_error, path + ": cannot open: " + util::win::reason_of(fd.error()));
+  }
+  auto info = util::win::info(*fd);
+  if (!info || info->type != std::filesystem::file_type::regular) {
+    ::close(*fd);
+    if (!info) return unexpected(Errc::io_error, path + ": cannot stat: " + info.error().message);
+    return unexpected(Errc::io_error, path + ": " + util::not_regular_text(info->type));
+  }
+  return std::unique_ptr<ByteSource>(new FileSource(*fd, info->size, path));
+}
+#else
 Expected<std::unique_ptr<ByteSource>> open_file_source(const std::string& path) {
   // Non-blocking: a FIFO is refused below rather than waited on (on a regular file it changes nothing).
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -345,6 +377,7 @@ Expected<std::unique_ptr<ByteSource>> open_file_source(const std::string& path) 
   }
   return std::unique_ptr<ByteSource>(new FileSource(fd, static_cast<std::uint64_t>(st.st_size), path));
 }
+#endif
 
 Expected<std::unique_ptr<ByteSource>> open_remote_source(transport::Transport& transport, const std::string& url,
                                                          std::uint64_t max_download) {

@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 
 #include "wheelfit/util/text.hpp"
+#include "wheelfit/util/user_folders.hpp"
 #include "wheelfit/model/platform.hpp"
 
 namespace wheelfit::machine {
@@ -80,14 +81,22 @@ Expected<std::optional<InterpreterInspection>> start_interpreter(Detection& det,
     return std::optional<InterpreterInspection>();
   }
   InterpreterOptions io;
+#ifdef _WIN32
+  io.python = options.python.value_or("python");  // Windows installs have no python3.exe
+#else
   io.python = options.python.value_or("python3");
+#endif
   io.path_env = getenv("PATH").value_or("");
   io.timeout = options.python_timeout;
   if (options.cache_dir) {
     if (!options.cache_dir->empty()) io.cache_dir = *options.cache_dir;
   } else {
     io.cache_dir = default_cache_dir(getenv);
+#ifdef _WIN32
+    if (!io.cache_dir) det.notes.push_back("interpreter cache: " + std::string(util::no_cache_root_reason()) + "; not cached");
+#else
     if (!io.cache_dir) det.notes.push_back("interpreter cache: neither XDG_CACHE_HOME nor HOME is set; not cached");
+#endif
   }
   auto started = InterpreterInspection::start(io);
   if (!started) return started.error();

@@ -8,17 +8,19 @@
 #include <set>
 #include <system_error>
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <boost/json.hpp>
 
 #include "wheelfit/util/atomic_file.hpp"
+#include "wheelfit/util/native_text.hpp"
 #include "wheelfit/util/read_file.hpp"
 #include "wheelfit/util/subprocess.hpp"
 #include "wheelfit/util/text.hpp"
+#include "wheelfit/util/user_folders.hpp"
 #include "wheelfit/model/name.hpp"
 #include "wheelfit/model/version.hpp"
+#include "interpreter_path.hpp"
 
 namespace wheelfit::machine {
 using util::ProcessResult;
@@ -27,6 +29,8 @@ using util::run_process;
 using util::start_process;
 using util::iequals;
 using util::trim;
+using detail::file_stamp;
+using detail::real_path;
 namespace {
 namespace fs = std::filesystem;
 namespace json = boost::json;
@@ -165,16 +169,6 @@ Expected<InterpreterInfo> info_from_object(const json::object& o, const std::str
 
 // ---- stamps: what must not change for a cached answer to hold ----
 
-// "dev:ino:size:mtime_ns", or "missing".
-std::string stamp(const std::string& path, bool follow_links) {
-  struct stat st {};
-  const int r = follow_links ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st);
-  if (r != 0) return "missing";
-  const auto ns = static_cast<long long>(st.st_mtim.tv_sec) * 1'000'000'000LL + st.st_mtim.tv_nsec;
-  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
-         std::to_string(ns);
-}
-
 struct Stamp {
   std::string path;
   bool follow = true;
@@ -182,20 +176,20 @@ struct Stamp {
 };
 
 std::vector<Stamp> info_stamps(const std::string& path, const InterpreterInfo& info) {
-  std::vector<Stamp> out{{path, false, stamp(path, false)}, {path, true, stamp(path, true)}};
-  if (!info.executable.empty() && info.executable != path) out.push_back({info.executable, true, stamp(info.executable, true)});
-  if (!info.venv_config.empty()) out.push_back({info.venv_config, true, stamp(info.venv_config, true)});
+  std::vector<Stamp> out{{path, false, file_stamp(path, false)}, {path, true, file_stamp(path, true)}};
+  if (!info.executable.empty() && info.executable != path) out.push_back({info.executable, true, file_stamp(info.executable, true)});
+  if (!info.venv_config.empty()) out.push_back({info.venv_config, true, file_stamp(info.venv_config, true)});
   return out;
 }
 
 std::vector<Stamp> site_stamps(const std::vector<std::string>& dirs) {
   std::vector<Stamp> out;
-  for (const auto& d : dirs) out.push_back({d, true, stamp(d, true)});
+  for (const auto& d : dirs) out.push_back({d, true, file_stamp(d, true)});
   return out;
 }
 
 bool still_valid(const std::vector<Stamp>& stamps) {
-  return std::all_of(stamps.begin(), stamps.end(), [](const Stamp& s) { return stamp(s.path, s.follow) == s.value; });
+  return std::all_of(stamps.begin(), stamps.end(), [](const Stamp& s) { return file_stamp(s.path, s.follow) == s.value; });
 }
 
 json::array stamps_json(const std::vector<Stamp>& stamps) {
@@ -353,12 +347,6 @@ void write_cache(const fs::path& dir, const fs::path& file, const std::string& p
   }
 }
 
-std::string real_path(const std::string& p) {
-  char buf[PATH_MAX];
-  if (::realpath(p.c_str(), buf) == nullptr) return p;
-  return buf;
-}
-
 // ---- distributions ----
 
 // The distribution name of a "<name>-<version>.dist-info" / ".egg-info" entry, normalised; ""
@@ -392,47 +380,8 @@ std::string InterpreterInfo::python_fact() const {
 std::string_view interpreter_script() { return kScript; }
 
 std::optional<fs::path> default_cache_dir(const Getenv& getenv) {
-  if (auto xdg = getenv("XDG_CACHE_HOME"); xdg && !xdg->empty() && (*xdg)[0] == '/') {
-    return fs::path(*xdg) / "wheelfit" / "interpreters";
-  }
-  if (auto home = getenv("HOME"); home && !home->empty() && (*home)[0] == '/') {
-    return fs::path(*home) / ".cache" / "wheelfit" / "interpreters";
-  }
+  if (auto root = util::user_cache_root(getenv)) return *root / "interpreters";
   return std::nullopt;
-}
-
-Expected<std::string> find_interpreter(std::string_view python, std::string_view path_env) {
-  auto check = [](const fs::path& p) -> Expected<std::string> {
-    struct stat st {};
-    if (::stat(p.c_str(), &st) != 0) return unexpected(Errc::not_found, p.string() + ": no such file");
-    if (S_ISDIR(st.st_mode)) return unexpected(Errc::usage, p.string() + ": is a directory, not a Python interpreter");
-    if (::access(p.c_str(), X_OK) != 0) return unexpected(Errc::usage, p.string() + ": not executable");
-    return p.lexically_normal().string();
-  };
-  if (python.empty()) return unexpected(Errc::usage, "an empty interpreter path");
-  if (python.find('/') != std::string_view::npos) {
-    std::error_code ec;
-    fs::path p(python);
-    if (p.is_relative()) p = fs::absolute(p, ec);
-    return check(p);
-  }
-  std::size_t start = 0;
-  while (start <= path_env.size()) {
-    auto colon = path_env.find(':', start);
-    if (colon == std::string_view::npos) colon = path_env.size();
-    std::string dir(path_env.substr(start, colon - start));
-    start = colon + 1;
-    std::error_code ec;
-    fs::path candidate = (dir.empty() ? fs::current_path(ec) : fs::path(dir)) / python;
-    if (candidate.is_relative()) candidate = fs::absolute(candidate, ec);
-    struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {
-      return candidate.lexically_normal().string();
-    }
-  }
-  return unexpected(Errc::not_found, std::string(python) + ": not found on PATH (" +
-                                         (path_env.empty() ? std::string("PATH is empty") : "PATH=" + std::string(path_env)) +
-                                         "); give the interpreter with --python PATH");
 }
 
 Expected<InterpreterInfo> parse_interpreter_answer(std::string_view text, const std::string& path) {
@@ -509,10 +458,11 @@ std::map<std::string, InstalledDist> find_distributions(const std::vector<std::s
   for (const auto& dir : site_dirs) {
     if (found.size() == wanted.size()) break;
     std::error_code ec;
-    if (!fs::is_directory(dir, ec)) continue;
+    const fs::path folder = util::path_from_utf8(dir);  // UTF-8 text (Windows: not the ANSI code page)
+    if (!fs::is_directory(folder, ec)) continue;
     // name -> its entries in this folder (sorted, so that a duplicate note is stable)
     std::map<std::string, std::vector<std::pair<std::string, bool>>> here;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
       const std::string entry = it->path().filename().string();
       bool egg = false;
       const std::string name = dist_name_of(entry, egg);
@@ -529,7 +479,7 @@ std::map<std::string, InstalledDist> find_distributions(const std::vector<std::s
                         util::join(shown, ", ") + "), a broken install; reading the first that has a version");
       }
       for (const auto& [entry, egg] : entries) {
-        const fs::path base = fs::path(dir) / entry;
+        const fs::path base = folder / util::path_from_utf8(entry);
         fs::path meta = egg ? (fs::is_directory(base, ec) ? base / "PKG-INFO" : base) : base / "METADATA";
         auto text = read_head(meta, kMaxMetadataBytes);
         if (!text) {
@@ -582,8 +532,8 @@ Expected<InterpreterInspection> InterpreterInspection::start(const InterpreterOp
     st->entry.info_stamps = st->cached->info_stamps;
   } else {
     // Stamp the interpreter before it runs: a change while it runs then invalidates the entry.
-    st->entry.info_stamps = {{st->facts.path, false, stamp(st->facts.path, false)},
-                             {st->facts.path, true, stamp(st->facts.path, true)}};
+    st->entry.info_stamps = {{st->facts.path, false, file_stamp(st->facts.path, false)},
+                             {st->facts.path, true, file_stamp(st->facts.path, true)}};
     auto process = start_query(st->facts.path, options.timeout);
     if (!process) return process.error();
     st->query.emplace(std::move(*process));
@@ -642,7 +592,7 @@ Expected<InterpreterFacts> InterpreterInspection::finish() {
 std::string torch_library_dir(const InstalledDist& torch) {
   if (torch.metadata.empty()) return {};
   // <site>/torch-2.8.0+cu128.dist-info/METADATA -> <site>/torch/lib (torch.__file__'s folder's lib).
-  return (fs::path(torch.metadata).parent_path().parent_path() / "torch" / "lib").string();
+  return (util::path_from_utf8(torch.metadata).parent_path().parent_path() / "torch" / "lib").string();
 }
 
 Expected<InterpreterFacts> inspect_interpreter(const InterpreterOptions& options) {

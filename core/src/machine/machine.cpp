@@ -17,6 +17,12 @@
 #include <sys/utsname.h>
 #define WHEELFIT_HAVE_UNAME 1
 #endif
+#ifdef _WIN32
+#include <windows.h>
+
+#include "wheelfit/util/user_folders.hpp"
+#include "wheelfit/util/windows_text.hpp"
+#endif
 #if __has_include(<gnu/libc-version.h>)
 #include <gnu/libc-version.h>
 #define WHEELFIT_HAVE_GNU_LIBC_VERSION 1
@@ -616,12 +622,33 @@ std::vector<std::string> override_aliases(std::string_view key) {
 Getenv process_env() {
   return [](std::string_view name) -> std::optional<std::string> {
     const std::string n(name);
+#ifdef _WIN32
+    return util::env_utf8(n);  // UTF-8, not the ANSI code page
+#else
     if (const char* v = std::getenv(n.c_str())) return std::string(v);
     return std::nullopt;
+#endif
   };
 }
 
 void fill_from_host(Machine& m) {
+#ifdef _WIN32
+  if (!m.os) {
+    m.os = model::Os::windows;
+    m.provenance["os"] = "host (a Windows build)";
+  }
+  if (!m.cpu_arch) {
+    SYSTEM_INFO info{};
+    ::GetNativeSystemInfo(&info);  // the machine's, not this process's (an x64 build under ARM64 emulation)
+    const char* arch = info.wProcessorArchitecture == PROCESSOR_ARCHITECTURE_AMD64   ? "x86_64"
+                       : info.wProcessorArchitecture == PROCESSOR_ARCHITECTURE_ARM64 ? "aarch64"
+                                                                                     : "";
+    if (*arch) {
+      m.cpu_arch = arch;
+      m.provenance["cpu_arch"] = "host GetNativeSystemInfo";
+    }
+  }
+#endif
 #ifdef WHEELFIT_HAVE_UNAME
   struct utsname u {};
   if (::uname(&u) == 0) {

@@ -5,7 +5,9 @@
 
 #include "wheelfit/util/atomic_file.hpp"
 #include "wheelfit/util/log.hpp"
+#include "wheelfit/util/native_text.hpp"
 #include "wheelfit/util/secrets.hpp"
+#include "wheelfit/util/text.hpp"
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -607,7 +609,7 @@ Expected<std::string> pixi_manifest(const resolve::Resolution& r, const ReportCo
 
 Expected<void> write_file_atomically(const std::string& path, const std::string& content) {
   const util::AtomicWriteOptions options{.durable = true, .keep_mode = true, .through_symlinks = true};
-  auto file = util::AtomicFile::create(path, options);
+  auto file = util::AtomicFile::create(util::path_from_utf8(path), options);
   if (!file) return file.error();
   // What a run killed mid-write (SIGKILL) left beside the target: its writer is gone.
   const auto& target = file->target();

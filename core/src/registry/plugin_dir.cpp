@@ -1,9 +1,10 @@
 // The plugin search list: WHEELFIT_PLUGIN_PATH's folders, then the built-in folder (relative to
-// the running executable).
+// the running executable: on Windows its own plugins\ folder).
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <cstdlib>
 
 #include "wheelfit/registry/registry.hpp"
+#include "wheelfit/util/native_text.hpp"
 #include "wheelfit/util/text.hpp"
 
 #ifndef WHEELFIT_PLUGIN_INSTALL_DIR
@@ -11,6 +12,15 @@
 #endif
 #ifndef WHEELFIT_INSTALL_PREFIX
 #define WHEELFIT_INSTALL_PREFIX "/usr/local"
+#endif
+
+#ifdef _WIN32
+// One folder holds wheelfit.exe, wheelfit.dll and plugins\ (the zip's layout): no prefix above it.
+#define WHEELFIT_DEFAULT_PREFIX "C:\\Program Files\\wheelfit"
+constexpr char kListSeparator = ';';  // as PATH: ':' is part of C:\...
+#else
+#define WHEELFIT_DEFAULT_PREFIX "/usr/local"
+constexpr char kListSeparator = ':';
 #endif
 
 namespace wheelfit::registry {
@@ -34,15 +44,23 @@ fs::path builtin_plugin_dir(const fs::path& exe) {
     // Where the executable is cannot be told (no /proc): the configured install prefix's folder,
     // never one relative to the current folder, whose contents anyone in it could choose.
     const fs::path prefix = fs::path(WHEELFIT_INSTALL_PREFIX).is_absolute() ? fs::path(WHEELFIT_INSTALL_PREFIX)
-                                                                             : fs::path("/usr/local");
+                                                                             : fs::path(WHEELFIT_DEFAULT_PREFIX);
     return prefix / WHEELFIT_PLUGIN_INSTALL_DIR;
   }
   const fs::path exe_dir = exe.parent_path();
 
+#ifdef _WIN32
+  // Installed (the zip): <folder>\wheelfit.exe next to <folder>\plugins, taken after the build
+  // tree below (a zip holds no CMakeCache.txt; a build's <build>\tests\plugins holds test cases).
+  const fs::path installed = exe_dir / WHEELFIT_PLUGIN_INSTALL_DIR;
+#else
   // Installed: <prefix>/bin/wheelfit next to <prefix>/lib/wheelfit/plugins.
   const fs::path installed = exe_dir.parent_path() / WHEELFIT_PLUGIN_INSTALL_DIR;
+#endif
   std::error_code fec;
+#ifndef _WIN32
   if (fs::is_directory(installed, fec)) return installed;
+#endif
 
   // Build tree: <build>/apps/wheelfit/wheelfit, <build>/tests/test_x; <build> holds CMakeCache.txt.
   fs::path dir = exe_dir;
@@ -83,9 +101,9 @@ std::vector<PluginDir> plugin_dirs(std::optional<std::string_view> env_value, co
   if (env_value) {
     std::string_view rest = *env_value;
     while (true) {
-      const auto colon = rest.find(':');
+      const auto colon = rest.find(kListSeparator);
       const std::string_view entry = rest.substr(0, colon);
-      if (!entry.empty()) add(fs::path(entry), DirSource::env);
+      if (!entry.empty()) add(util::path_from_utf8(entry), DirSource::env);
       if (colon == std::string_view::npos) break;
       rest.remove_prefix(colon + 1);
     }
@@ -95,9 +113,8 @@ std::vector<PluginDir> plugin_dirs(std::optional<std::string_view> env_value, co
 }
 
 std::vector<PluginDir> plugin_dirs() {
-  std::optional<std::string_view> env;
-  if (const char* value = std::getenv("WHEELFIT_PLUGIN_PATH"); value != nullptr) env = value;
-  return plugin_dirs(env, builtin_plugin_dir());
+  const std::optional<std::string> env = util::environment_utf8("WHEELFIT_PLUGIN_PATH");
+  return plugin_dirs(env ? std::optional<std::string_view>(*env) : std::nullopt, builtin_plugin_dir());
 }
 
 }  // namespace wheelfit::registry

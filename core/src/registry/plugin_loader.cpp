@@ -1,6 +1,10 @@
 // load_plugins: a list of folders, each sorted, on one thread; every folder not used and every file
 // not loaded says why.
+#ifdef _WIN32
+#include <windows.h>
+#else
 #include <dlfcn.h>
+#endif
 
 #include <algorithm>
 #include <array>
@@ -8,6 +12,9 @@
 #include <type_traits>
 
 #include "entry.hpp"
+#ifdef _WIN32
+#include "wheelfit/util/win_file.hpp"
+#endif
 #include "wheelfit/registry/registry.hpp"
 
 namespace wheelfit::registry {
@@ -17,6 +24,59 @@ namespace fs = std::filesystem;
 namespace {
 
 enum class Elf { yes, no, unreadable };
+
+#ifdef _WIN32
+// A DLL: the DOS header's "MZ", and at its e_lfanew (offset 0x3c) the "PE\0\0" signature.
+Elf has_pe_header(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return Elf::unreadable;
+  std::array<unsigned char, 64> dos{};
+  in.read(reinterpret_cast<char*>(dos.data()), dos.size());
+  if (in.gcount() != static_cast<std::streamsize>(dos.size()) || dos[0] != 'M' || dos[1] != 'Z') return Elf::no;
+  const std::uint32_t at = dos[0x3c] | (dos[0x3d] << 8) | (dos[0x3e] << 16) | (static_cast<std::uint32_t>(dos[0x3f]) << 24);
+  std::array<char, 4> sig{};
+  in.seekg(at);
+  in.read(sig.data(), sig.size());
+  if (in.gcount() != static_cast<std::streamsize>(sig.size())) return Elf::no;
+  return sig == std::array<char, 4>{'P', 'E', '\0', '\0'} ? Elf::yes : Elf::no;
+}
+
+// "*.dll" in any case (Windows names are case-insensitive), not hidden.
+bool plugin_name(const std::string& name) {
+  if (name.size() <= 4 || name.starts_with(".")) return false;
+  std::string ext = name.substr(name.size() - 4);
+  for (char& c : ext) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return ext == ".dll";
+}
+constexpr const char* kNameRule = "not a plugin file name (plugins are named *.dll)";
+
+// Dependencies are searched only in the plugin's own folder and System32: never the current
+// folder or PATH (LoadLibraryExW's LOAD_LIBRARY_SEARCH_* flags; Boost.DLL passes them through).
+const auto kLoadMode =
+    static_cast<boost::dll::load_mode::type>(LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR | LOAD_LIBRARY_SEARCH_SYSTEM32);
+
+// Loads `file` without Windows' "bad image" / "missing DLL" dialog boxes (the thread's error
+// mode, restored after), then pins it: GET_MODULE_HANDLE_EX_FLAG_PIN keeps it mapped until the
+// process ends whatever FreeLibrary is called (RTLD_NODELETE's Windows form). "" or why not.
+std::string load_pinned(boost::dll::shared_library& library, const fs::path& file) {
+  DWORD old_mode = 0;
+  const bool set = ::SetThreadErrorMode(SEM_FAILCRITICALERRORS | SEM_NOOPENFILEERRORBOX, &old_mode) != 0;
+  boost::dll::fs::error_code lec;
+  library.load(file, kLoadMode, lec);
+  if (set) ::SetThreadErrorMode(old_mode, nullptr);
+  if (lec || !library.is_loaded()) {
+    return "failed to load: " + (lec ? util::win::error_text(static_cast<DWORD>(lec.value())) : std::string("not loaded"));
+  }
+  HMODULE pinned = nullptr;
+  if (!::GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_PIN,
+                            reinterpret_cast<LPCWSTR>(library.native()), &pinned)) {
+    return "failed to load: cannot pin it in memory: " + util::win::error_text(::GetLastError());
+  }
+  return {};
+}
+#else
+bool plugin_name(const std::string& name) { return !(name.size() <= 3 || !name.ends_with(".so") || name.starts_with(".")); }
+constexpr const char* kNameRule = "not a plugin file name (plugins are named *.so)";
 
 Elf has_elf_header(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
@@ -32,6 +92,7 @@ Elf has_elf_header(const fs::path& file) {
 // Boost.DLL passes native flags through (the value lies within load_mode::type's range).
 const auto kLoadMode = static_cast<boost::dll::load_mode::type>(
     static_cast<unsigned>(boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local) | RTLD_NODELETE);
+#endif
 
 }  // namespace
 
@@ -74,8 +135,8 @@ PluginLoadReport load_plugins(Registry& registry, const std::vector<PluginDir>& 
           report.skipped.push_back(SkippedFile{file, kind, std::move(reason)});
         };
         const std::string name = file.filename().string();
-        if (name.size() <= 3 || !name.ends_with(".so") || name.starts_with(".")) {
-          skip(SkipReason::not_plugin_name, "not a plugin file name (plugins are named *.so)");
+        if (!plugin_name(name)) {
+          skip(SkipReason::not_plugin_name, kNameRule);
           continue;
         }
         const auto fst = fs::status(file, ec);  // follows a symbolic link: the target is judged
@@ -84,12 +145,29 @@ PluginLoadReport load_plugins(Registry& registry, const std::vector<PluginDir>& 
           continue;
         }
         if (auto trusted = check_trusted_path(file, "the file"); !trusted) {
+#ifdef _WIN32
+          const bool world = false;  // modes mean nothing there: the ACL check says who can write
+#else
           const bool world = (fst.permissions() & fs::perms::others_write) != fs::perms::none;
+#endif
           std::string why = trusted.error().message;
           if (why.starts_with(file.string() + ": ")) why.erase(0, file.string().size() + 2);
           skip(world ? SkipReason::world_writable : SkipReason::untrusted, why + "; not loaded");
           continue;
         }
+#ifdef _WIN32
+        switch (has_pe_header(file)) {
+          case Elf::yes: break;
+          case Elf::no: skip(SkipReason::not_shared_library, "not a shared library (no PE header: not a DLL)"); continue;
+          case Elf::unreadable: skip(SkipReason::load_failed, "cannot be opened for reading"); continue;
+        }
+
+        boost::dll::shared_library library;
+        if (auto why = load_pinned(library, file); !why.empty()) {
+          skip(SkipReason::load_failed, why);
+          continue;
+        }
+#else
         switch (has_elf_header(file)) {
           case Elf::yes: break;
           case Elf::no: skip(SkipReason::not_shared_library, "not a shared library (no ELF header)"); continue;
@@ -105,6 +183,7 @@ PluginLoadReport load_plugins(Registry& registry, const std::vector<PluginDir>& 
           skip(SkipReason::load_failed, std::string("failed to load: ") + (why ? why : lec.message()));
           continue;
         }
+#endif
         if (!library.has(WHEELFIT_BACKEND_ENTRY)) {
           skip(SkipReason::no_entry, std::string("no ") + WHEELFIT_BACKEND_ENTRY +
                                          " entry point: not a wheelfit backend plugin");

@@ -1,6 +1,8 @@
 // Whether a plugin folder or file may be trusted to hold code wheelfit loads: it, and every folder
 // on the way to it from /, owned by root or by us and writable by nobody else (ssh's StrictModes,
-// sudo's rule), a root-owned sticky folder such as /tmp excepted on the way.
+// sudo's rule), a root-owned sticky folder such as /tmp excepted on the way. (Windows:
+// plugin_trust_win.cpp.)
+#ifndef _WIN32
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +11,7 @@
 #include <cstring>
 #include <deque>
 
+#include "trust_text.hpp"
 #include "wheelfit/registry/registry.hpp"
 
 namespace wheelfit::registry {
@@ -40,19 +43,12 @@ std::deque<std::string> names_of(const std::string& text) {
   return out;
 }
 
-Error untrusted(const fs::path& path, std::string_view noun, const fs::path& at, const std::string& why, bool last) {
-  if (last) return Error(Errc::invalid_input, path.string() + ": " + std::string(noun) + " is " + why + ", so someone else could have put code there");
-  return Error(Errc::invalid_input, path.string() + ": the folder " + at.string() + " on the way to it is " + why +
-                                        ", so someone else could have replaced what lies below it");
-}
+using detail::untrusted;
 
 }  // namespace
 
 Expected<fs::path> check_trusted_path(const fs::path& path, std::string_view noun) {
-  if (!path.is_absolute()) {
-    return unexpected(Errc::invalid_input, path.string() + ": not an absolute path (plugins are never loaded relative "
-                                                           "to the current folder)");
-  }
+  if (auto relative = detail::not_absolute(path)) return unexpected(*relative);
   const unsigned euid = ::geteuid();
   auto judge = [&](const fs::path& at, const struct stat& st, bool last) -> std::optional<Error> {
     if (auto why = untrusted_because(st.st_uid, st.st_mode, !last, euid)) return untrusted(path, noun, at, *why, last);
@@ -100,3 +96,5 @@ Expected<fs::path> check_trusted_path(const fs::path& path, std::string_view nou
 }
 
 }  // namespace wheelfit::registry
+
+#endif  // !_WIN32

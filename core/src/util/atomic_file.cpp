@@ -14,6 +14,10 @@
 #include <string>
 #include <utility>
 
+#ifdef _WIN32
+#include "wheelfit/util/win_file.hpp"
+#endif
+
 namespace wheelfit::util {
 namespace fs = std::filesystem;
 
@@ -24,19 +28,35 @@ namespace {
 // filled (1) or holds the path of a temporary file that may exist (2). A write finding no free
 // slot is not registered: a signal then leaves its file for remove_stale_temp_files().
 constexpr int kSlots = 64;
+#ifdef _WIN32
+using SlotChar = wchar_t;  // the \\?\ form of a long path
+constexpr std::size_t kSlotChars = 1024;
+#else
+using SlotChar = char;
+constexpr std::size_t kSlotChars = PATH_MAX;
+#endif
 struct Slot {
   std::atomic<int> state{0};
-  std::array<char, PATH_MAX> path{};
+  std::array<SlotChar, kSlotChars> path{};
 };
 std::array<Slot, kSlots> g_slots;
 
 int register_temp(const fs::path& p) noexcept {
+#ifdef _WIN32
+  std::wstring text;
+  try {
+    text = win::os_path(p);
+  } catch (...) {
+    return -1;
+  }
+#else
   const auto& text = p.native();
-  if (text.size() >= PATH_MAX) return -1;
+#endif
+  if (text.size() >= kSlotChars) return -1;
   for (int i = 0; i < kSlots; ++i) {
     int expected = 0;
     if (!g_slots[i].state.compare_exchange_strong(expected, 1)) continue;
-    std::memcpy(g_slots[i].path.data(), text.c_str(), text.size() + 1);
+    std::memcpy(g_slots[i].path.data(), text.c_str(), (text.size() + 1) * sizeof(SlotChar));
     g_slots[i].state.store(2);
     return i;
   }
@@ -47,6 +67,25 @@ void unregister_temp(int slot) noexcept {
   if (slot >= 0) g_slots[slot].state.store(0);
 }
 
+#ifdef _WIN32
+// Ctrl-C, Ctrl-Break, the console closed: runs on a thread of its own, then the process ends.
+void on_console_stop() noexcept {
+  for (auto& slot : g_slots) {
+    if (slot.state.load() == 2) (void)win::remove(fs::path(slot.path.data()));
+  }
+}
+
+// The file a chain of links leads to (GetFinalPathNameByHandleW); the path itself when it is no
+// link. A dangling link is an error here (Linux creates its target): its target cannot be resolved
+// without reading the reparse data.
+Expected<fs::path> follow_links(const fs::path& path) {
+  auto there = win::info_of(path, false);
+  if (!there || there->type != fs::file_type::symlink) return path;
+  auto final = win::final_path(path);
+  if (!final) return unexpected(Errc::io_error, final.error().message);
+  return final;
+}
+#else
 constexpr std::array<int, 3> kCleanupSignals = {SIGINT, SIGTERM, SIGHUP};
 std::array<struct sigaction, kCleanupSignals.size()> g_previous{};
 
@@ -78,6 +117,7 @@ Expected<fs::path> follow_links(const fs::path& path) {
   }
   return unexpected(Errc::io_error, path.string() + ": too many symbolic links");
 }
+#endif
 
 bool all_digits(std::string_view s) noexcept {
   if (s.empty()) return false;
@@ -103,9 +143,26 @@ Expected<AtomicFile> AtomicFile::create(const fs::path& path, AtomicWriteOptions
     f.target_ = std::move(*followed);
   }
   const fs::path dir = f.target_.has_parent_path() ? f.target_.parent_path() : fs::path(".");
-  f.temp_ = dir / (".tmp-" + f.target_.filename().string() + "-" + std::to_string(::getpid()) + "-" +
-                   std::to_string(counter.fetch_add(1)));
+  fs::path name(".tmp-");
+  name += f.target_.filename();  // as the OS has it (UTF-16 on Windows), never through a narrow string
+  name += "-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1));
+  f.temp_ = dir / name;
   f.slot_ = register_temp(f.temp_);  // before the file exists: a signal never misses it
+#ifdef _WIN32
+  // CREATE_NEW is O_EXCL; the new file takes its folder's ACL (there are no mode bits to keep).
+  win::OpenOptions open_options;
+  open_options.access = win::Access::write;
+  open_options.disposition = win::Disposition::create_new;
+  open_options.follow_links = false;
+  open_options.regular_only = false;
+  auto opened = win::open(f.temp_, open_options);
+  if (!opened) {
+    unregister_temp(std::exchange(f.slot_, -1));
+    return unexpected(Errc::io_error, path.string() + ": cannot create a temporary file in " + dir.string() + ": " +
+                                          win::reason_of(opened.error()));
+  }
+  f.fd_ = *opened;
+#else
   f.fd_ = ::open(f.temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, options.mode);
   if (f.fd_ < 0) {
     const int e = errno;
@@ -122,6 +179,7 @@ Expected<AtomicFile> AtomicFile::create(const fs::path& path, AtomicWriteOptions
     }
     if (::fchmod(f.fd_, old.st_mode & 07777) != 0) return unexpected(f.fail("cannot keep the file's mode", errno));
   }
+#endif
   return f;
 }
 
@@ -151,18 +209,27 @@ AtomicFile::~AtomicFile() { discard(); }
 void AtomicFile::discard() noexcept {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
+#ifdef _WIN32
+  if (!temp_.empty()) (void)win::remove(temp_);
+#else
   if (!temp_.empty()) ::unlink(temp_.c_str());
+#endif
   temp_.clear();
   unregister_temp(std::exchange(slot_, -1));
 }
 
-Error AtomicFile::fail(const std::string& what, int err) {
+Error AtomicFile::fail(const std::string& what, int err) { return fail(what, std::string(std::strerror(err))); }
+
+Error AtomicFile::fail(const std::string& what, const std::string& reason) {
   discard();
-  return Error(Errc::io_error, path_.string() + ": " + what + ": " + std::strerror(err));
+  return Error(Errc::io_error, path_.string() + ": " + what + ": " + reason);
 }
 
 Expected<void> AtomicFile::write(std::string_view data) {
   if (fd_ < 0) return unexpected(Errc::io_error, path_.string() + ": the write already failed or was committed");
+#ifdef _WIN32
+  if (auto put = win::append_all(fd_, data); !put) return unexpected(fail("write failed", put.error().message));
+#else
   while (!data.empty()) {
     const auto n = ::write(fd_, data.data(), data.size());
     if (n < 0) {
@@ -171,11 +238,24 @@ Expected<void> AtomicFile::write(std::string_view data) {
     }
     data.remove_prefix(static_cast<std::size_t>(n));
   }
+#endif
   return {};
 }
 
 Expected<void> AtomicFile::commit() {
   if (fd_ < 0) return unexpected(Errc::io_error, path_.string() + ": the write already failed or was committed");
+#ifdef _WIN32
+  // FlushFileBuffers is fsync; MOVEFILE_WRITE_THROUGH makes the rename durable (a folder cannot
+  // be flushed on Windows).
+  if (options_.durable) {
+    if (auto flushed = win::flush(fd_); !flushed) return unexpected(fail("flush failed", flushed.error().message));
+  }
+  if (::close(std::exchange(fd_, -1)) != 0) return unexpected(fail("close failed", errno));
+  if (auto moved = win::replace(temp_, target_); !moved) return unexpected(fail("rename failed", moved.error().message));
+  temp_.clear();
+  unregister_temp(std::exchange(slot_, -1));
+  return {};
+#else
   if (options_.durable && ::fsync(fd_) != 0) return unexpected(fail("fsync failed", errno));
   const int fd = std::exchange(fd_, -1);
   if (::close(fd) != 0) return unexpected(fail("close failed", errno));
@@ -195,6 +275,7 @@ Expected<void> AtomicFile::commit() {
     ::close(dfd);
   }
   return {};
+#endif
 }
 
 Expected<void> write_file_atomic(const fs::path& path, std::initializer_list<std::string_view> pieces,
@@ -212,6 +293,9 @@ Expected<void> write_file_atomic(const fs::path& path, std::initializer_list<std
 void remove_temp_files_on_signal() noexcept {
   static std::atomic<bool> installed{false};
   if (installed.exchange(true)) return;
+#ifdef _WIN32
+  win::on_console_stop(&on_console_stop);
+#else
   for (std::size_t i = 0; i < kCleanupSignals.size(); ++i) {
     struct sigaction now {};
     if (::sigaction(kCleanupSignals[i], nullptr, &now) != 0 || now.sa_handler == SIG_IGN) continue;  // nohup's choice stays
@@ -222,6 +306,7 @@ void remove_temp_files_on_signal() noexcept {
     for (int s : kCleanupSignals) ::sigaddset(&ours.sa_mask, s);  // one cleanup at a time
     ::sigaction(kCleanupSignals[i], &ours, nullptr);
   }
+#endif
 }
 
 std::optional<long> temp_file_writer(std::string_view name, std::optional<std::string_view> target) {
@@ -245,6 +330,19 @@ std::size_t remove_stale_temp_files(const fs::path& dir, std::optional<std::stri
   std::error_code ec;
   fs::directory_iterator it(dir, ec), end;
   const auto now = std::chrono::system_clock::now();
+#ifdef _WIN32
+  // No owner check: a folder's ACL decides who may remove what in it, and DeleteFileW asks it.
+  for (; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const auto writer = temp_file_writer(name, target);
+    if (!writer) continue;
+    const auto there = win::info_of(it->path(), false);
+    if (!there || there->type != fs::file_type::regular) continue;
+    const bool old = now - there->modified > min_age;
+    const bool writer_gone = *writer > 0 && *writer != ::getpid() && !win::process_running(*writer);
+    if ((old || writer_gone) && win::remove(it->path())) ++removed;
+  }
+#else
   const uid_t me = ::geteuid();
   for (; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
@@ -258,6 +356,7 @@ std::size_t remove_stale_temp_files(const fs::path& dir, std::optional<std::stri
     const bool writer_gone = *writer > 0 && *writer != ::getpid() && ::kill(static_cast<pid_t>(*writer), 0) != 0 && errno == ESRCH;
     if ((old || writer_gone) && ::unlink(it->path().c_str()) == 0) ++removed;
   }
+#endif
   return removed;
 }
 

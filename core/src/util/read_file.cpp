@@ -8,6 +8,10 @@
 #include <cstring>
 #include <utility>
 
+#ifdef _WIN32
+#include "wheelfit/util/win_file.hpp"
+#endif
+
 namespace wheelfit::util {
 
 namespace {
@@ -25,8 +29,7 @@ std::string limit_text(std::uintmax_t bytes) {
 
 
 // The error for a path that is there but is not a regular file.
-Error not_regular(const std::string& path, mode_t mode, std::string_view what) {
-  const auto type = file_type_of(mode);
+Error not_regular(const std::string& path, std::filesystem::file_type type, std::string_view what) {
   if (type == std::filesystem::file_type::directory) {
     return Error(Errc::io_error, path + ": is a directory, not " + std::string(what));
   }
@@ -55,8 +58,12 @@ std::filesystem::file_type file_type_of(mode_t mode) {
   if (S_ISFIFO(mode)) return file_type::fifo;
   if (S_ISCHR(mode)) return file_type::character;
   if (S_ISBLK(mode)) return file_type::block;
+#ifdef S_ISSOCK
   if (S_ISSOCK(mode)) return file_type::socket;
+#endif
+#ifdef S_ISLNK
   if (S_ISLNK(mode)) return file_type::symlink;
+#endif
   return file_type::unknown;
 }
 
@@ -75,6 +82,23 @@ std::string not_regular_text(std::filesystem::file_type type) {
   return std::string("is ") + kind + ", not a regular file";
 }
 
+#ifdef _WIN32
+Expected<OpenFile> open_regular_file(const std::string& path, std::string_view what) {
+  // Links followed, as on Linux; a pipe, a device (NUL, CON) or a folder is named, never read.
+  win::OpenOptions options;
+  options.regular_only = false;
+  auto fd = win::open(win::from_utf8(path), options);
+  if (!fd) {
+    if (fd.error().is(Errc::not_found)) return unexpected(Errc::not_found, path + ": no such " + std::string(noun(what)));
+    return unexpected(Errc::io_error, path + ": cannot open for reading: " + win::reason_of(fd.error()));
+  }
+  OpenFile file(*fd);
+  auto info = win::info(file.fd());
+  if (!info) return unexpected(Errc::io_error, path + ": cannot open for reading: " + info.error().message);
+  if (info->type != std::filesystem::file_type::regular) return not_regular(path, info->type, what);
+  return file;
+}
+#else
 Expected<OpenFile> open_regular_file(const std::string& path, std::string_view what) {
   // O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer, forever.
   OpenFile file(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
@@ -82,12 +106,12 @@ Expected<OpenFile> open_regular_file(const std::string& path, std::string_view w
     const int err = errno;
     if (err == ENOENT || err == ENOTDIR) return unexpected(Errc::not_found, path + ": no such " + std::string(noun(what)));
     // A socket cannot be opened at all (ENXIO): say what it is rather than the errno's words.
-    if (struct stat st {}; ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return not_regular(path, st.st_mode, what);
+    if (struct stat st {}; ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return not_regular(path, file_type_of(st.st_mode), what);
     return unexpected(Errc::io_error, path + ": cannot open for reading: " + std::strerror(err));
   }
   struct stat st {};
   if (::fstat(file.fd(), &st) != 0) return unexpected(Errc::io_error, path + ": cannot open for reading: " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) return not_regular(path, st.st_mode, what);
+  if (!S_ISREG(st.st_mode)) return not_regular(path, file_type_of(st.st_mode), what);
   const int flags = ::fcntl(file.fd(), F_GETFL);
   if (flags < 0 || ::fcntl(file.fd(), F_SETFL, flags & ~O_NONBLOCK) != 0) {
     return unexpected(Errc::io_error, path + ": cannot open for reading: " + std::strerror(errno));
@@ -95,15 +119,23 @@ Expected<OpenFile> open_regular_file(const std::string& path, std::string_view w
   return file;
 }
 
+#endif
+
 Expected<std::string> read_file(const std::string& path, std::uintmax_t max_bytes, std::string_view what) {
   auto file = open_regular_file(path, what);
   if (!file) return file.error();
   std::string text;
   char buf[64 * 1024];
   for (;;) {
+#ifdef _WIN32
+    auto got = win::pread(file->fd(), buf, sizeof buf, text.size());
+    if (!got) return unexpected(Errc::io_error, path + ": read failed: " + got.error().message);
+    const std::size_t n = *got;
+#else
     const ssize_t n = ::read(file->fd(), buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return unexpected(Errc::io_error, path + ": read failed: " + std::strerror(errno));
+#endif
     if (n == 0) break;
     text.append(buf, static_cast<std::size_t>(n));
     if (text.size() > max_bytes) {

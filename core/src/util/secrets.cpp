@@ -12,6 +12,10 @@
 
 #include "wheelfit/util/text.hpp"
 
+#ifdef _WIN32
+#include "wheelfit/util/win_file.hpp"
+#endif
+
 namespace wheelfit::util {
 namespace {
 
@@ -154,8 +158,12 @@ void redact_token_shapes(std::string& s) {
   }
 }
 
+Unexpected folder_error(const std::filesystem::path& dir, const std::string& what, const std::string& reason) {
+  return unexpected(Errc::io_error, "folder " + dir.string() + " " + what + ": " + reason);
+}
+
 Unexpected folder_error(const std::filesystem::path& dir, const std::string& what) {
-  return unexpected(Errc::io_error, "folder " + dir.string() + " " + what + ": " + std::strerror(errno));
+  return folder_error(dir, what, std::strerror(errno));
 }
 
 // mkdir -p, each folder it makes with mode 0700.
@@ -166,7 +174,12 @@ Expected<void> make_missing(const std::filesystem::path& dir) {
   if (!parent.empty() && parent != dir) {
     if (auto up = make_missing(parent); !up) return up;
   }
+#ifdef _WIN32
+  // No mode: the new folder inherits its parent's ACL (under %LOCALAPPDATA%, the user's alone).
+  if (auto made = win::create_folder(dir); !made) return folder_error(dir, "cannot be created", made.error().message);
+#else
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return folder_error(dir, "cannot be created");
+#endif
   if (!std::filesystem::is_directory(dir, ec)) {
     errno = ENOTDIR;
     return folder_error(dir, "cannot be created");
@@ -232,11 +245,13 @@ std::string strip_credentials(std::string_view url) {
 
 Expected<void> create_private_directories(const std::filesystem::path& dir) {
   if (auto made = make_missing(dir); !made) return made;
+#ifndef _WIN32  // on Windows the folder's ACL came from its parent; wheelfit does not rewrite ACLs
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) return folder_error(dir, "cannot be read");
   if ((st.st_mode & 077) != 0 && st.st_uid == ::geteuid() && ::chmod(dir.c_str(), st.st_mode & 0700) != 0) {
     return folder_error(dir, "cannot be made private (mode 0700)");
   }
+#endif
   return {};
 }
 

@@ -1,3 +1,5 @@
+// POSIX (subprocess_win.cpp is the Windows one; subprocess_common.cpp what both share).
+#ifndef _WIN32
 #include "wheelfit/util/subprocess.hpp"
 
 #include <algorithm>
@@ -176,13 +178,6 @@ std::vector<char*> env_pointers(const std::vector<std::string>& env) {
   return out;
 }
 
-bool is_env_name(std::string_view s) noexcept {
-  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-  });
-}
-
 }  // namespace
 
 namespace detail {
@@ -196,41 +191,6 @@ std::size_t reap_abandoned() noexcept {
     return try_reap(pid, status);
   });
   return g_abandoned.size();
-}
-
-const std::vector<std::string_view>& probe_environment_names() {
-  static const std::vector<std::string_view> names = {
-      "PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE", "LD_LIBRARY_PATH",
-      "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
-      "PYENV_ROOT", "PYENV_VERSION", "PYTHONUSERBASE",
-  };
-  return names;
-}
-
-std::vector<std::string> probe_environment() {
-  std::vector<std::string> names(probe_environment_names().begin(), probe_environment_names().end());
-  if (const char* extra = std::getenv("WHEELFIT_PROBE_ENV")) {
-    std::string_view rest = extra;
-    while (!rest.empty()) {
-      const auto comma = rest.find(',');
-      const std::string_view name = trim(rest.substr(0, comma));
-      if (is_env_name(name) && std::find(names.begin(), names.end(), name) == names.end()) names.emplace_back(name);
-      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-    }
-  }
-  std::vector<std::string> out;
-  for (const auto& name : names) {
-    if (const char* value = std::getenv(name.c_str())) out.push_back(name + "=" + value);
-  }
-  return out;
-}
-
-std::string ProcessResult::describe(std::chrono::milliseconds timeout) const {
-  if (timed_out) {
-    return "timed out after " + std::to_string(timeout.count()) + " ms" + std::string(abandoned ? kAbandonedNote : "");
-  }
-  if (signal != 0) return "was killed by signal " + std::to_string(signal) + " (" + ::strsignal(signal) + ")";
-  return "exited with status " + std::to_string(exit_status);
 }
 
 Expected<RunningProcess> start_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
@@ -278,8 +238,8 @@ Expected<RunningProcess> start_process(const std::vector<std::string>& argv, std
 
   RunningProcess p;
   p.pid_ = pid;
-  p.out_ = out.read.release();
-  p.err_ = err.read.release();
+  p.native_.out = out.read.release();
+  p.native_.err = err.read.release();
   p.path_ = path;
   p.deadline_ = started + timeout;
   p.max_output_ = max_output;
@@ -319,40 +279,17 @@ Expected<RunningProcess> start_forked(const std::function<int(int)>& body, std::
 
   RunningProcess p;
   p.pid_ = pid;
-  p.out_ = result.read.release();
+  p.native_.out = result.read.release();
   p.path_ = "child process";
   p.deadline_ = started + timeout;
   p.max_output_ = max_output;
   return p;
 }
 
-RunningProcess::RunningProcess(RunningProcess&& other) noexcept
-    : pid_(std::exchange(other.pid_, -1)),
-      out_(std::exchange(other.out_, -1)),
-      err_(std::exchange(other.err_, -1)),
-      path_(std::move(other.path_)),
-      deadline_(other.deadline_),
-      max_output_(other.max_output_) {}
-
-RunningProcess& RunningProcess::operator=(RunningProcess&& other) noexcept {
-  if (this != &other) {
-    abandon();
-    pid_ = std::exchange(other.pid_, -1);
-    out_ = std::exchange(other.out_, -1);
-    err_ = std::exchange(other.err_, -1);
-    path_ = std::move(other.path_);
-    deadline_ = other.deadline_;
-    max_output_ = other.max_output_;
-  }
-  return *this;
-}
-
-RunningProcess::~RunningProcess() { abandon(); }
-
 void RunningProcess::abandon() noexcept {
-  if (out_ >= 0) ::close(out_);
-  if (err_ >= 0) ::close(err_);
-  out_ = err_ = -1;
+  if (native_.out >= 0) ::close(native_.out);
+  if (native_.err >= 0) ::close(native_.err);
+  native_.out = native_.err = -1;
   if (pid_ > 0) {
     int status = 0;
     kill_and_collect(pid_, status);
@@ -362,7 +299,7 @@ void RunningProcess::abandon() noexcept {
 
 Expected<ProcessResult> RunningProcess::wait() {
   if (pid_ <= 0) return unexpected(Errc::usage, path_ + ": this process was already collected");
-  Fd out(std::exchange(out_, -1)), err(std::exchange(err_, -1));
+  Fd out(std::exchange(native_.out, -1)), err(std::exchange(native_.err, -1));
   const pid_t pid = std::exchange(pid_, -1);
   ProcessResult result;
   int status = 0;
@@ -422,11 +359,5 @@ Expected<ProcessResult> RunningProcess::wait() {
   return result;
 }
 
-Expected<ProcessResult> run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                                    std::size_t max_output, const Environment& environment) {
-  auto p = start_process(argv, timeout, max_output, environment);
-  if (!p) return p.error();
-  return p->wait();
-}
-
 }  // namespace wheelfit::util
+#endif  // !_WIN32

@@ -46,7 +46,8 @@ Expected<FileStamp> file_stamp(const std::filesystem::path& path) {
   const DWORD e = ::GetLastError();
   ::CloseHandle(h);
   if (!ok) return Error(Errc::io_error, u8(path) + ": cannot read its attributes: " + error_text(e));
-  return FileStamp{id_of(bhfi), time_of(bhfi.ftLastAccessTime)};
+  return FileStamp{id_of(bhfi), time_of(bhfi.ftLastAccessTime), (std::uint64_t(bhfi.nFileSizeHigh) << 32) | bhfi.nFileSizeLow,
+                   (bhfi.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0, (bhfi.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0};
 }
 
 }  // namespace wheelfit::util::win

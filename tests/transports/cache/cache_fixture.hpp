@@ -11,9 +11,19 @@
 #include <string_view>
 #include <vector>
 
+#ifdef _WIN32
+#include <io.h>
+#else
+#include <sys/stat.h>
+#endif
+
 #include "support/test_support.hpp"
 #include "wheelfit/transports/cache_transport.hpp"
 #include "wheelfit/util/log.hpp"
+#ifdef _WIN32
+#include "wheelfit/util/win_file.hpp"
+#include "wheelfit/util/win_file_id.hpp"
+#endif
 
 namespace wheelfit::test_cache {
 
@@ -24,6 +34,22 @@ using transport::Headers;
 using transport::NetErrc;
 using transport::Request;
 using transport::Response;
+
+/// Which file is at `p` (its inode; on Windows its file index): a rewrite renamed in place changes it.
+inline std::uint64_t file_identity(const fs::path& p) {
+#ifdef _WIN32
+  auto fd = util::win::open(p, {});
+  REQUIRE(fd);
+  const auto id = util::win::file_id(*fd);
+  ::_close(*fd);
+  REQUIRE(id);
+  return id->index;
+#else
+  struct stat st {};
+  REQUIRE(::stat(p.c_str(), &st) == 0);
+  return st.st_ino;
+#endif
+}
 
 // An in-memory inner transport: a scripted handler, and a record of every request and batch.
 struct FakeState {

@@ -1,9 +1,15 @@
 // The cache's housekeeping: what it holds, the size cap (least recently used first, applied after a
 // transport's writes), entries marked used when served, and the temporary files a killed run left.
+#ifdef _WIN32
+#include <io.h>
+#include <process.h>
+#include <windows.h>
+#else
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#endif
 
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -15,12 +21,47 @@
 #include "cache_fixture.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/transports/cache_housekeeping.hpp"
+#ifdef _WIN32
+#include "wheelfit/util/win_file.hpp"
+#include "wheelfit/util/win_file_id.hpp"
+#endif
 
 using namespace wheelfit;
 using namespace wheelfit::test_cache;  // the fixture, and the names it uses
 
 namespace {
 
+#ifdef _WIN32
+// On Windows the "last used" time is the last-access time SetFileTime sets (decision 0036).
+void used_ago(const fs::path& p, int seconds_ago) {
+  const auto then = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now() - std::chrono::seconds(seconds_ago));
+  auto fd = util::win::open(p, {.access = util::win::Access::write});
+  REQUIRE(fd);
+  const auto info = util::win::info(*fd);
+  const bool set = info && util::win::set_times(*fd, info->modified, then);
+  ::_close(*fd);
+  REQUIRE(set);
+}
+
+std::int64_t used_at(const fs::path& p) {
+  const auto stamp = util::win::file_stamp(p);
+  REQUIRE(stamp);
+  return std::chrono::floor<std::chrono::seconds>(stamp->accessed.time_since_epoch()).count();
+}
+
+/// A pid that surely ran and has ended: a child started and waited for here.
+long dead_pid() {
+  wchar_t cmd[] = L"cmd.exe /c exit 0";
+  STARTUPINFOW si{};
+  si.cb = sizeof si;
+  PROCESS_INFORMATION pi{};
+  REQUIRE(::CreateProcessW(nullptr, cmd, nullptr, nullptr, FALSE, CREATE_NO_WINDOW, nullptr, nullptr, &si, &pi));
+  ::WaitForSingleObject(pi.hProcess, INFINITE);
+  ::CloseHandle(pi.hThread);
+  ::CloseHandle(pi.hProcess);
+  return static_cast<long>(pi.dwProcessId);
+}
+#else
 /// Sets a file's access time ("last used") to `seconds_ago` before now.
 void used_ago(const fs::path& p, int seconds_ago) {
   const auto now = std::chrono::system_clock::now() - std::chrono::seconds(seconds_ago);
@@ -34,11 +75,13 @@ std::int64_t used_at(const fs::path& p) {
   REQUIRE(::stat(p.c_str(), &st) == 0);
   return st.st_atim.tv_sec;
 }
+#endif
 
 std::int64_t now_s() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+#ifndef _WIN32
 /// A pid that surely ran and has ended: a child forked and reaped here.
 pid_t dead_pid() {
   const pid_t pid = ::fork();
@@ -47,6 +90,7 @@ pid_t dead_pid() {
   ::waitpid(pid, &status, 0);
   return pid;
 }
+#endif
 
 /// The name of entry `i` (0..99) as the cache names entries: a sha256 in hex, ".entry"; they sort by i.
 std::string own_entry(int i) { return std::string(62, 'a') + (i < 10 ? "0" : "") + std::to_string(i) + ".entry"; }
@@ -180,7 +224,7 @@ TEST_CASE("prune_cache and clean_cache remove temporary files of dead writers, n
 }
 
 TEST_CASE("prune_cache and clean_cache remove own names that are not regular files, never another's",
-          "[transports][cache][housekeeping]") {
+          "[transports][cache][housekeeping][posix]") {  // FIFOs and /dev/null: Linux
   // Issue 20 item 7: a FIFO under an entry's name was kept by `cache prune` and `clean`, and every
   // later read of that entry blocked on it.
   using Action = std::function<Expected<transports::CacheCleanup>(const fs::path&)>;
@@ -226,7 +270,9 @@ TEST_CASE("cache housekeeping touches only wheelfit's own files", "[transports][
       {"a ~/.cache", {"pip/http/abc", "wheelfit/http/v2/" + own_entry(0), "fontconfig/x.cache-8", ".tmp-x-" + dead + "-0"}},
       {"a project folder", {"pyproject.toml", "src/pkg/__init__.py", "v3/data.entry"}},
       {"an empty folder", {}},
+#ifndef _WIN32  // a symbolic link needs a privilege on Windows
       {"v2 is a link to a folder", {"elsewhere/" + own_entry(1)}},
+#endif
   };
   for (const auto& [name, action] : actions) {
     for (const auto& row : foreign) {

@@ -1,9 +1,6 @@
 // The cache decorator: freshness, revalidation, what is stored and what passes through.
-#include <sys/resource.h>
-#include <sys/stat.h>
 
 #include <catch2/catch.hpp>
-#include <csignal>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -324,7 +321,8 @@ TEST_CASE("cache: a corrupt entry is discarded with a warning and refetched", "[
   CHECK(f.files(".tmp").empty());
 }
 
-TEST_CASE("cache: an entry that is not a regular file is a miss, removed and refetched, never read", "[transports][cache]") {
+TEST_CASE("cache: an entry that is not a regular file is a miss, removed and refetched, never read",
+          "[transports][cache][posix]") {  // FIFOs and /dev/null: Linux
   // Issue 20 item 7: a FIFO under an entry's name blocked the resolve forever (test::Fifo lets a
   // blocked reader go, so the bug fails the warning's check here instead of hanging).
   struct Row {

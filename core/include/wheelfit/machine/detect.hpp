@@ -86,7 +86,8 @@ using LabelBackend = std::function<std::optional<std::string>(std::string_view l
                                            const std::vector<BackendReport>& reports, const LabelBackend& label_backend);
 
 struct DetectOptions {
-  /// --python: a path or a name on PATH. nullopt = "python3" on PATH, and then an interpreter
+  /// --python: a path or a name on PATH. nullopt = "python3" on PATH (Windows: "python", else the
+  /// py launcher's "py -3"; find_interpreter), and then an interpreter
   /// that cannot be found or asked is a note (python and torch stay unknown), not an error.
   std::optional<std::string> python;
   std::optional<std::string> backend;  ///< --backend: wins over everything

@@ -82,7 +82,7 @@ struct InterpreterFacts {
 };
 
 struct InterpreterOptions {
-  std::string python = "python3";  ///< a path (with a '/') or a name searched on `path_env`
+  std::string python = "python3";  ///< a path (with a '/') or a name searched on `path_env` (Windows: see find_interpreter)
   std::string path_env;            ///< the PATH to search
   std::optional<std::filesystem::path> cache_dir;  ///< nullopt = no cache
   std::chrono::milliseconds timeout{5000};
@@ -100,7 +100,11 @@ struct InterpreterOptions {
 /// first executable regular file of that name in `path_env`'s folders (an empty entry is the
 /// current folder, as the shell reads it). Errors name what was looked for: Errc::not_found
 /// ("python3: not found on PATH (...)", "/x/python: no such file"), Errc::usage (a directory,
-/// not executable).
+/// not executable). Windows (interpreter_path.cpp): PATH is ';'-separated and a name without an
+/// extension gets PATHEXT's .exe/.com (empty Store alias stubs skipped); a path holds '\', '/'
+/// or ':'; a folder is a Python environment (a venv's Scripts\python.exe, else conda's
+/// python.exe); "py", "py -3", "py -3.12" ask the py launcher for sys.executable, and the default
+/// "python" falls back to "py -3" when it is not on PATH.
 [[nodiscard]] Expected<std::string> find_interpreter(std::string_view python, std::string_view path_env);
 
 /// Runs the query once (no cache). Errors name the interpreter: not found / not executable

@@ -1,7 +1,8 @@
 /* The backend plugin ABI: the only thing that crosses from a backend shared library into the
  * core. Plain C: no exceptions, no C++ types, no std::function, no ownership transfer.
  *
- * A plugin is a shared library (a CMake MODULE) exporting exactly one entry point:
+ * A plugin is a shared library (a CMake MODULE: lib<name>.so on Linux, <name>.dll on Windows)
+ * exporting exactly one entry point (WHEELFIT_PLUGIN_EXPORT, below):
  *
  *     extern "C" const wheelfit_backend_v2* wheelfit_backend_entry(void);
  *
@@ -25,6 +26,19 @@ extern "C" {
 #endif
 
 #define WHEELFIT_BACKEND_ABI_VERSION 2u
+
+/* How a plugin exports its entry point: the one symbol a plugin exports. A Windows DLL exports
+ * what is marked __declspec(dllexport) (GNU ld ignores a version script on PE); an ELF plugin is
+ * built with -fvisibility=hidden, so the entry gets default visibility. Mark the entry's
+ * definition with it (WHEELFIT_BACKEND_PLUGIN_ENTRY of plugin_support.hpp does):
+ *     WHEELFIT_PLUGIN_EXPORT const wheelfit_backend_v2* wheelfit_backend_entry(void) { ... } */
+#if defined(_WIN32)
+#define WHEELFIT_PLUGIN_EXPORT __declspec(dllexport)
+#elif defined(__GNUC__)
+#define WHEELFIT_PLUGIN_EXPORT __attribute__((visibility("default")))
+#else
+#define WHEELFIT_PLUGIN_EXPORT
+#endif
 
 /* Reads `length` bytes at `offset` of one section (0 is the section's first byte) into `buffer`
  * (read_device_code_at). Returns 0 when all `length` bytes were read, anything else when they

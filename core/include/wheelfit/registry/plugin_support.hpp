@@ -22,8 +22,9 @@
 // wraps a `std::string detect()` into the C shape `const char* (*)(void)`: every exception
 // (std::exception or anything else) is caught inside the plugin and turned into
 // {"present": false, "error": "<what>"}; the text lives in a thread_local buffer until the next
-// call on the same thread. The entry is exported with `extern "C" BOOST_SYMBOL_EXPORT` (the
-// project builds with -fvisibility=hidden, so it is the only symbol the plugin exports).
+// call on the same thread. The entry is exported with `extern "C" WHEELFIT_PLUGIN_EXPORT`
+// (plugin_abi.h: default visibility in a -fvisibility=hidden build, dllexport on Windows), so it
+// is the only symbol the plugin exports.
 
 #include <boost/config.hpp>
 #include <cstdint>
@@ -282,4 +283,4 @@ const char* detect_entry() noexcept {
 /// Opens the definition of the plugin's exported entry point; follow it with the body, which
 /// returns a pointer to a descriptor that lives as long as the library (a function-local static).
 #define WHEELFIT_BACKEND_PLUGIN_ENTRY \
-  extern "C" BOOST_SYMBOL_EXPORT const wheelfit_backend_v2* wheelfit_backend_entry(void) noexcept
+  extern "C" WHEELFIT_PLUGIN_EXPORT const wheelfit_backend_v2* wheelfit_backend_entry(void) noexcept

@@ -18,6 +18,7 @@
 // (the returned text lives in the plugin's buffer until its next detect call); builtin_policy
 // may run concurrently.
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -202,6 +203,7 @@ PluginLoadReport load_plugins(Registry& registry, const std::vector<PluginDir>& 
 /// load_plugins over the one folder `dir` (DirSource::given): its error is the report's error.
 PluginLoadReport load_plugins(Registry& registry, const std::filesystem::path& dir);
 
+#ifndef _WIN32
 /// Why code may not be loaded through a file system object owned by `uid` with mode `mode`
 /// (st_mode) by a process whose effective user is `euid`: "world-writable", "group-writable",
 /// "owned by uid 1000 (neither root nor you)"; nullopt when it may. Trusted: owned by root or
@@ -210,9 +212,38 @@ PluginLoadReport load_plugins(Registry& registry, const std::filesystem::path& d
 /// the sticky bit, such as /tmp, may be writable by others: nobody can rename or remove what
 /// another user put in it. Pure.
 [[nodiscard]] std::optional<std::string> untrusted_because(unsigned uid, unsigned mode, bool parent, unsigned euid);
+#else
+/// Windows: what the trust check reads of a folder's or file's security descriptor
+/// (GetNamedSecurityInfoW), docs/decisions/0035-windows-plugin-trust.md.
+struct SecurityFacts {
+  /// One ACCESS_ALLOWED entry of the DACL that applies to the object itself (inherit-only
+  /// entries, which only pass down to new children, are left out; deny entries are ignored).
+  struct Grant {
+    std::string who;        ///< "NT AUTHORITY\Authenticated Users", or the SID's text
+    bool trusted = false;   ///< SYSTEM, Administrators, TrustedInstaller, OWNER RIGHTS or this user
+    std::uint32_t mask = 0; ///< the entry's access mask
+  };
+  std::string owner;           ///< the owner's name, or its SID's text
+  bool owner_trusted = false;  ///< SYSTEM, Administrators, TrustedInstaller or this user
+  bool has_dacl = true;        ///< false: a NULL DACL, which grants everyone everything
+  std::vector<Grant> grants;
+};
+/// Why code may not be loaded through an object with these facts: "owned by X (neither SYSTEM,
+/// Administrators, TrustedInstaller nor you)", "open to everyone (it has no access list)",
+/// "writable by BUILTIN\Users"; nullopt when it may. Trusted: a trusted owner, and no allow entry
+/// for anyone else carrying a right that changes it (write or append data, delete, write the DACL
+/// or the owner, generic write or all; a folder's delete-child). A `parent` folder (one on the way
+/// to the plugin) may let others add entries (FILE_ADD_FILE, FILE_ADD_SUBDIRECTORY: C:\ grants
+/// Authenticated Users that), as a sticky /tmp does on Linux: they cannot replace what is there.
+/// Pure.
+[[nodiscard]] std::optional<std::string> untrusted_because(const SecurityFacts& facts, bool folder, bool parent);
+#endif
 
 /// Checks that `path` (a plugin folder, or a plugin file) and every folder passed on the way to
-/// it from / are trusted (untrusted_because, with this process's effective user), walking one
+/// it from / are trusted. Windows: from the drive's root, each part judged by its security
+/// descriptor (untrusted_because(SecurityFacts)), a reparse point (symbolic link, junction, mount
+/// point) anywhere on the way refused (Errc::invalid_input), ".." taken lexically; elsewhere
+/// as follows: trusted (untrusted_because, with this process's effective user), walking one
 /// name at a time and following symbolic links as the kernel does (at most 40), so that a link
 /// cannot lead around the check. Returns the path the walk arrived at (no links in it).
 /// Errors, each beginning "<path>: ": Errc::invalid_input (relative, or untrusted: "<noun> is
@@ -223,7 +254,7 @@ PluginLoadReport load_plugins(Registry& registry, const std::filesystem::path& d
                                                                  std::string_view noun = "it");
 
 /// The plugin search list: the folders of `env_value` (WHEELFIT_PLUGIN_PATH: ':'-separated, like
-/// PATH; empty entries are ignored, there is no "current folder" entry), in order, then
+/// PATH, ';' on Windows; empty entries are ignored, there is no "current folder" entry), in order, then
 /// `builtin`. A folder listed again (the same path after lexical normalisation, or the same
 /// existing folder by fs::equivalent) is searched once, at its first place, so naming the
 /// built-in folder in the variable changes nothing. Pure but for fs::equivalent.

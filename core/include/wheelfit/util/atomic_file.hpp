@@ -62,6 +62,7 @@ class AtomicFile {
  private:
   AtomicFile() = default;
   Error fail(const std::string& what, int err);
+  Error fail(const std::string& what, const std::string& reason);
   void discard() noexcept;
   std::filesystem::path path_, target_, temp_;
   AtomicWriteOptions options_;

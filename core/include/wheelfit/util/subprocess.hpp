@@ -12,6 +12,12 @@
 //
 // Thread safety: reentrant. start_forked runs code after fork(): call it before the process
 // starts threads where possible (the child must not need a lock another thread held).
+//
+// Windows (subprocess_win.cpp): CreateProcessW with the command line quoted for the C runtime
+// (windows_command_line), CREATE_NO_WINDOW, stdin from NUL, stdout/stderr on overlapped pipes,
+// the child in a Job object (KILL_ON_JOB_CLOSE) that TerminateJobObject ends whole at the
+// deadline; a crash is its NTSTATUS exit code (crash_code) where Linux reports a signal. There
+// is no fork: start_forked does not exist there (docs/decisions/0033-windows-probe-isolation.md).
 
 #include <chrono>
 #include <cstddef>
@@ -35,13 +41,19 @@ struct ProcessResult {
   bool abandoned = false;  ///< timed out and SIGKILL did not end it within kKillGrace: reaped later
   int exit_status = -1;    ///< the exit status when the child exited; -1 otherwise
   int signal = 0;          ///< the signal that ended it when it died of one (0 otherwise)
+  /// Windows: the NTSTATUS exception code that ended it (0xC0000005 access violation, ...)
+  /// when its exit code is one (error severity, 0xC...); exit_status is then -1. Always 0 on Linux.
+  unsigned crash_code = 0;
   std::string out;         ///< its stdout (start_forked: its result pipe), at most `max_output` bytes
   std::string err;         ///< its stderr (start_forked: empty), at most `max_output` bytes
   bool truncated = false;  ///< stdout or stderr was longer than `max_output` (the rest was discarded)
 
   [[nodiscard]] bool exited_ok() const noexcept { return !timed_out && exit_status == 0; }
+  /// It died of a signal (Linux) or of an exception (Windows).
+  [[nodiscard]] bool crashed() const noexcept { return signal != 0 || crash_code != 0; }
   /// "exited with status 3", "was killed by signal 11 (Segmentation fault)", "timed out after 5000 ms"
-  /// (+ "; it did not end on SIGKILL and was left to be reaped later" when abandoned).
+  /// (+ "; it did not end on SIGKILL and was left to be reaped later" when abandoned); Windows:
+  /// "crashed with exception 0xC0000005 (access violation)".
   [[nodiscard]] std::string describe(std::chrono::milliseconds timeout) const;
 };
 
@@ -69,12 +81,26 @@ class RunningProcess {
  private:
   friend Expected<RunningProcess> start_process(const std::vector<std::string>&, std::chrono::milliseconds, std::size_t,
                                                 const Environment&);
+#ifndef _WIN32
   friend Expected<RunningProcess> start_forked(const std::function<int(int)>&, std::chrono::milliseconds, std::size_t,
                                                const Environment&);
+#endif
   RunningProcess() = default;
   void abandon() noexcept;
+  // What the system gave for the child: the read ends of its pipes (and on Windows HANDLEs of
+  // the child and its Job object). Empty once moved from or collected.
+  struct Native {
+#ifdef _WIN32
+    void* process = nullptr;
+    void* job = nullptr;
+    void* out = nullptr;
+    void* err = nullptr;
+#else
+    int out = -1, err = -1;
+#endif
+  };
   int pid_ = -1;
-  int out_ = -1, err_ = -1;
+  Native native_;
   std::string path_;
   std::chrono::steady_clock::time_point deadline_{};
   std::size_t max_output_ = 0;
@@ -95,6 +121,7 @@ class RunningProcess {
                                                   std::size_t max_output = 1024 * 1024,
                                                   const Environment& environment = std::nullopt);
 
+#ifndef _WIN32
 /// Forks a child that runs `body(result_fd)` with stdin, stdout and stderr on /dev/null and
 /// `environment` as its whole environment (built before the fork), then _exits with what it
 /// returned (70 when it threw). What it writes to result_fd is wait()'s `out`. For work that
@@ -103,6 +130,7 @@ class RunningProcess {
 [[nodiscard]] Expected<RunningProcess> start_forked(const std::function<int(int result_fd)>& body,
                                                     std::chrono::milliseconds timeout, std::size_t max_output = 1024 * 1024,
                                                     const Environment& environment = std::nullopt);
+#endif
 
 /// Collects, without blocking, the children abandoned at their deadline that have ended since.
 /// Returns how many are still running. Called by every start; callable any time.
@@ -118,10 +146,25 @@ std::size_t reap_abandoned() noexcept;
 [[nodiscard]] std::vector<std::string> probe_environment();
 
 namespace detail {
+/// One argument quoted for a Windows command line so that the C runtime's parser (and
+/// CommandLineToArgvW) gives it back unchanged: as is when it has no space, tab, newline or
+/// quote and is not empty; else in quotes, a quote as \", backslashes doubled before a quote
+/// and at the end. Pure text (UTF-8 in, UTF-8 out): compiled and tested on every platform.
+[[nodiscard]] std::string quote_windows_argument(std::string_view arg);
+/// argv as one command line: argv[0] (a program path: quoted when it holds a space or tab,
+/// never escaped, as the runtime reads the program name) then each argument quoted.
+/// Errc::usage for a program path holding a quote (no Windows file name does).
+[[nodiscard]] Expected<std::string> windows_command_line(const std::vector<std::string>& argv);
+/// Windows: "access violation" for 0xC0000005 and the other common crash codes; "" for others.
+[[nodiscard]] std::string_view exception_name(unsigned code) noexcept;
+/// "exception 0xC0000005 (access violation)"; the name left out where exception_name has none.
+[[nodiscard]] std::string exception_text(unsigned code);
+#ifndef _WIN32
 /// Test seam: how a timed-out child's process group is signalled (default: ::kill). A test that
 /// makes it do nothing stands for a child that SIGKILL cannot end. Returns the previous one.
 using SignalFunction = int (*)(int pid, int signal);
 SignalFunction set_signal_function(SignalFunction fn) noexcept;
+#endif
 }  // namespace detail
 
 }  // namespace wheelfit::util

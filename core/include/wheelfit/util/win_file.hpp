@@ -33,6 +33,10 @@ namespace wheelfit::util::win {
 /// The path as UTF-8, for messages and JSON.
 [[nodiscard]] std::string u8(const std::filesystem::path& path);
 
+/// The path a UTF-8 text names (what the CLI and the config files give): native_text.hpp's
+/// path_from_utf8.
+[[nodiscard]] std::filesystem::path from_utf8(std::string_view text);
+
 /// The path as handed to a W API: as it is when short (under 248 UTF-16 units, where the
 /// classic MAX_PATH rules hold); when longer, made absolute and normalised, with '\' separators
 /// and the "\\?\" prefix ("\\?\UNC\" for a share), so long paths work without the process
@@ -60,8 +64,8 @@ struct OpenOptions {
 };
 
 struct FileInfo {
-  /// regular, directory, symlink (any reparse point: a symlink, a junction, an app-exec link),
-  /// character (a device, a pipe, a console), unknown.
+  /// regular, directory, symlink (a name-surrogate reparse point: a symlink, a junction, an
+  /// app-exec link), fifo (a pipe), character (a device, a console), unknown.
   std::filesystem::file_type type = std::filesystem::file_type::unknown;
   std::uint64_t size = 0;
   std::uint32_t links = 1;
@@ -73,10 +77,14 @@ struct FileInfo {
 [[nodiscard]] std::string why_not_regular(const FileInfo& info, bool single_link);
 
 /// Opens `path` (CreateFileW, share read|write|delete, no handle inheritance) and returns a CRT
-/// descriptor (binary) that owns the handle. Errors name the path: Errc::not_found (no such file
-/// or folder), Errc::invalid_input ("<path>: is a symlink, not a regular file" and the like, when
+/// descriptor (binary) that owns the handle. Errors name the path: Errc::not_found ("<path>:
+/// cannot open: <reason>" when the file or a folder on the way is missing), Errc::invalid_input ("<path>: is a symlink, not a regular file" and the like, when
 /// the options refuse what is there), Errc::io_error ("<path>: cannot open: <reason>").
 [[nodiscard]] Expected<int> open(const std::filesystem::path& path, const OpenOptions& options);
+
+/// The reason in an error of open() or info_of() ("Access is denied (error 5)"), without the path
+/// and the step, for callers that word their own message.
+[[nodiscard]] std::string reason_of(const Error& error);
 
 /// The HANDLE behind a CRT descriptor (INVALID_HANDLE_VALUE when none), as void*.
 [[nodiscard]] void* handle(int fd) noexcept;
@@ -84,7 +92,7 @@ struct FileInfo {
 /// GetFileInformationByHandle (+ the reparse flag).
 [[nodiscard]] Expected<FileInfo> info(int fd);
 /// The entry at `path`: the link itself when !follow_links (like lstat). Errc::not_found when
-/// nothing is there.
+/// nothing is there ("<path>: cannot read its attributes: <reason>").
 [[nodiscard]] Expected<FileInfo> info_of(const std::filesystem::path& path, bool follow_links);
 
 /// ReadFile at `offset` (an OVERLAPPED offset; does not move the descriptor's position):
@@ -103,9 +111,11 @@ struct FileInfo {
 [[nodiscard]] Expected<void> set_times(int fd, std::chrono::system_clock::time_point modified,
                                        std::optional<std::chrono::system_clock::time_point> accessed = std::nullopt);
 
-/// LockFileEx, exclusive, over the whole file, LOCKFILE_FAIL_IMMEDIATELY: true when locked,
-/// false when another handle (this or another process) holds it. The lock goes with the handle
-/// (closing it or the process ending releases it), like flock.
+/// LockFileEx, exclusive, LOCKFILE_FAIL_IMMEDIATELY, on one byte far past the end of the file
+/// (the lock is mandatory: on the content it would block others' reads): true when locked, false
+/// when another handle (this or another process) holds it. The lock goes with the handle
+/// (closing it or the process ending releases it), like flock. Everyone locking a file must use
+/// this (the same byte).
 [[nodiscard]] Expected<bool> try_lock(int fd);
 
 /// MoveFileExW(MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH): `from` replaces `to`
@@ -113,8 +123,20 @@ struct FileInfo {
 /// FILE_SHARE_DELETE, an antivirus scanner) is retried for up to about 2 s. Errors carry the
 /// reason only.
 [[nodiscard]] Expected<void> replace(const std::filesystem::path& from, const std::filesystem::path& to);
+/// CreateDirectoryW (one level, the parent must exist; the ACL inherited from the parent):
+/// success when made or already a folder. Errors carry the reason only.
+[[nodiscard]] Expected<void> create_folder(const std::filesystem::path& path);
 /// DeleteFileW; true when removed (or not there).
 bool remove(const std::filesystem::path& path) noexcept;
+
+/// Where `path` leads once every link on the way is followed (GetFinalPathNameByHandleW), without
+/// the \\?\ prefix when short. Errors name the path (a dangling link: Errc::not_found).
+[[nodiscard]] Expected<std::filesystem::path> final_path(const std::filesystem::path& path);
+
+/// SetConsoleCtrlHandler: on Ctrl-C, Ctrl-Break, the console's close, logoff or shutdown, calls
+/// `cleanup` (on a thread of its own, as Windows does), then lets the handlers before it (by
+/// default: end the process) do what they did. Windows' stand-in for SIGINT/SIGTERM/SIGHUP.
+void on_console_stop(void (*cleanup)() noexcept) noexcept;
 
 /// Whether process `pid` runs (OpenProcess + GetExitCodeProcess; a process that cannot be opened
 /// for lack of rights counts as running).

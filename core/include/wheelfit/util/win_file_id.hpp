@@ -25,10 +25,14 @@ struct FileId {
 };
 
 /// What the entry at `path` (not followed: a reparse point is itself) is and when it was last
-/// used: the identity, the last-access time.
+/// used, read through one handle that asks for attributes only: the identity, the last-access
+/// time, the size, and whether it is a folder or a reparse point (a symlink, a junction).
 struct FileStamp {
   FileId id;
   std::chrono::system_clock::time_point accessed;
+  std::uint64_t size = 0;
+  bool directory = false;
+  bool reparse_point = false;
 };
 
 /// The identity of the file behind a CRT descriptor (win_file.hpp's open()). Errors carry the
@@ -36,7 +40,8 @@ struct FileStamp {
 [[nodiscard]] Expected<FileId> file_id(int fd);
 
 /// The stamp of the entry at `path`, not followed. Errc::not_found when nothing is there;
-/// Errc::io_error naming the path otherwise.
+/// Errc::io_error naming the path otherwise. (Under wine, win_file.hpp's info_of() moves a file's
+/// last-access time to now on a relatime mount; this does not: the cache's scans use it.)
 [[nodiscard]] Expected<FileStamp> file_stamp(const std::filesystem::path& path);
 
 }  // namespace wheelfit::util::win

@@ -9,16 +9,21 @@
 //   no_gpu      driver loaded, no GPU (NVML count 0; cuInit -> CUDA_ERROR_NO_DEVICE)
 //   error       NVML: nvmlInit_v2 -> NVML_ERROR_DRIVER_NOT_LOADED; libcuda: cuInit -> 999
 //   hang        the init call never returns
-//   crash       the init call raises SIGSEGV
-// Test-only code: never linked into wheelfit.
+//   crash       the init call raises SIGSEGV (Windows: an access violation, 0xC0000005)
+// Test-only code: never linked into wheelfit. On Windows the same sources build nvml.dll and
+// nvcuda.dll (tests/windows.cmake).
 
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
+#ifdef _WIN32
+#include <windows.h>
+#define FAKE_EXPORT extern "C" __declspec(dllexport)
+#else
 #include <unistd.h>
-
 #define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
+#endif
 
 namespace fake {
 
@@ -54,10 +59,17 @@ inline Machine machine(std::string_view m) {
 
 // The misbehaviours shared by both libraries' init calls.
 inline void misbehave(std::string_view m) {
+#ifdef _WIN32
+  if (m == "hang") {
+    for (;;) ::Sleep(INFINITE);
+  }
+  if (m == "crash") *static_cast<volatile int*>(nullptr) = 1;  // what a faulting driver does
+#else
   if (m == "hang") {
     for (;;) ::pause();
   }
   if (m == "crash") std::raise(SIGSEGV);
+#endif
 }
 
 inline void copy(char* out, unsigned size, const char* text) {

@@ -64,8 +64,13 @@ using ProbeResult = Expected<ProbeFacts>;
 struct DetectEnv {
   /// Prefixes every sysfs / proc / WSL path the probes read ("" = the real root).
   std::filesystem::path sysroot;
+#ifdef _WIN32
+  std::string nvml_library = "nvml.dll";    ///< a name (System32, then NVSMI) or a path
+  std::string cuda_library = "nvcuda.dll";  ///< a name (System32) or a path
+#else
   std::string nvml_library = "libnvidia-ml.so.1";  ///< a soname (dlopen searches) or a path
   std::string cuda_library = "libcuda.so.1";
+#endif
   std::string nvidia_smi;                           ///< a path; "" = search `path` for nvidia-smi
   std::string path;                                 ///< the PATH searched for nvidia-smi
   std::optional<std::string> cuda_visible_devices;  ///< nullopt = unset (every GPU visible)
