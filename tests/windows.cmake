@@ -80,6 +80,9 @@ foreach(_folder IN LISTS _folders)
     math(EXPR _index "${_index} + 1")
   endforeach()
 endforeach()
+# tests/windows/ files are written by several ports, each with its own file-local helpers
+# (utf8, names_in, ...): they compile one by one, not in a unity batch.
+set_source_files_properties(${_tests_windows} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
 add_executable(wheelfit_tests ${_sources} $<TARGET_OBJECTS:wheelfit_catch_main>)
 set_target_properties(wheelfit_tests PROPERTIES UNITY_BUILD_MODE GROUP)
 target_compile_options(wheelfit_tests PRIVATE ${WHEELFIT_TEST_OPT})
