@@ -51,6 +51,9 @@ list(APPEND WHEELFIT_WINDOWS_TEST_FILES registry/test_plugin_loader.cpp registry
 list(APPEND WHEELFIT_WINDOWS_TEST_FOLDERS machine)
 list(APPEND WHEELFIT_WINDOWS_TEST_FILES util/test_subprocess.cpp util/test_command_line.cpp
      backends/cuda/test_cuda_parse.cpp backends/cuda/test_cuda_labels.cpp backends/cuda/test_cuda_arch_list.cpp)
+# The http transport (decision 0034): the proxy rules, the netrc parser.
+list(APPEND WHEELFIT_WINDOWS_TEST_FILES transports/http/test_net_policy.cpp transports/http/test_netrc.cpp
+     transports/http/test_system_proxy.cpp)
 
 set(_sources)
 set(_folders ${WHEELFIT_WINDOWS_TEST_FOLDERS})
@@ -109,6 +112,18 @@ add_dependencies(wheelfit_tests wheelfit_test_child wheelfit_fake_nvml wheelfit_
 target_compile_definitions(wheelfit_tests PRIVATE
   WHEELFIT_TEST_CHILD="$<TARGET_FILE:wheelfit_test_child>" WHEELFIT_PROBE_EXE="$<TARGET_FILE:wheelfit-probe>"
   WHEELFIT_FAKE_NVML="$<TARGET_FILE:wheelfit_fake_nvml>" WHEELFIT_FAKE_CUDA="$<TARGET_FILE:wheelfit_fake_cuda>")
+
+# The http transport against Linux servers (decision 0034): tests/windows/net/net_rig.py starts an
+# https origin with a private CA, Basic and open CONNECT proxies and the Kerberos rig (KDC + squid),
+# then runs these cases under wine. Not part of win.windows (the servers are missing there).
+target_sources(wheelfit_tests PRIVATE windows/net/test_net_win.cpp)
+find_program(WHEELFIT_PYTHON3 python3)
+if(WHEELFIT_PYTHON3 AND CMAKE_CROSSCOMPILING_EMULATOR)
+  add_test(NAME win.net COMMAND ${WHEELFIT_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/windows/net/net_rig.py --
+           ${CMAKE_CROSSCOMPILING_EMULATOR} $<TARGET_FILE:wheelfit_tests> "[windows][net]")
+  # RUN_SERIAL: it sets the prefix's system proxy (loopback included) while it runs.
+  set_tests_properties(win.net PROPERTIES LABELS "windows;integration" TIMEOUT 600 RUN_SERIAL TRUE)
+endif()
 
 foreach(_folder IN LISTS _folders)
   set(_unit "")

@@ -40,12 +40,15 @@ std::string status_name(SECURITY_STATUS s) {
   }
 }
 
-// "No credentials are available in the security package (SEC_E_NO_CREDENTIALS, 0x8009030E)".
+// "InitializeSecurityContextW: No credentials are available in the security package
+// (SEC_E_NO_CREDENTIALS, 0x8009030E)"; without Windows' words (wine): "...: SEC_E_NO_CREDENTIALS
+// (0x8009030E)".
 std::string status_text(const char* call, SECURITY_STATUS s) {
   const auto code = static_cast<unsigned long>(s);
   const std::string name = status_name(s);
-  return std::string(call) + ": " + detail::windows_error_text(code) + " (" + (name.empty() ? "" : name + ", ") +
-         detail::hex_code(code) + ")";
+  const std::string words = detail::system_message(code);
+  if (words.empty()) return std::string(call) + ": " + (name.empty() ? "SSPI status" : name) + " (" + detail::hex_code(code) + ")";
+  return std::string(call) + ": " + words + " (" + (name.empty() ? "" : name + ", ") + detail::hex_code(code) + ")";
 }
 
 // Failures that a fresh logon (a ticket) cures.

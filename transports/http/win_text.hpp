@@ -37,14 +37,20 @@ inline std::string hex_code(unsigned long code) {
 }
 
 /// Windows' own words for `code` ("The system cannot find the file specified"), trailing dots and
-/// line breaks dropped; "error 0x...." when the system has none (wine lacks many).
-inline std::string windows_error_text(unsigned long code) {
+/// line breaks dropped; "" when the system has none (wine lacks many, the SEC_E_ ones among them).
+inline std::string system_message(unsigned long code) {
   wchar_t* text = nullptr;
   const DWORD n = FormatMessageW(FORMAT_MESSAGE_ALLOCATE_BUFFER | FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS,
                                  nullptr, code, 0, reinterpret_cast<wchar_t*>(&text), 0, nullptr);
   std::string out = n && text ? utf8_of(std::wstring_view(text, n)) : std::string();
   if (text) LocalFree(text);
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r' || out.back() == ' ' || out.back() == '.')) out.pop_back();
+  return out;
+}
+
+/// system_message(code), or "error 0x...." when the system has no words for it.
+inline std::string windows_error_text(unsigned long code) {
+  std::string out = system_message(code);
   return out.empty() ? "error " + hex_code(code) : out;
 }
 

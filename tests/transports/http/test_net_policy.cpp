@@ -254,14 +254,7 @@ TEST_CASE("ProxyConfig::from_env follows curl's variable names", "[transports][n
 }
 
 TEST_CASE("ProxyConfig::from_env reads the process environment by default", "[transports][net_policy][P05]") {
-  struct Restore {
-    std::optional<std::string> old;
-    Restore() {
-      if (const char* v = std::getenv("no_proxy")) old = v;
-      ::setenv("no_proxy", "from-the-env.test", 1);
-    }
-    ~Restore() { old ? ::setenv("no_proxy", old->c_str(), 1) : ::unsetenv("no_proxy"); }
-  } restore;
+  const test::ScopedEnv restore("no_proxy", "from-the-env.test");
   CHECK(ProxyConfig::from_env().no_proxy == "from-the-env.test");
 }
 
