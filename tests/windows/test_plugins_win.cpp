@@ -14,7 +14,7 @@
 #include "support/cli_support.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/registry/registry.hpp"
-#include "wheelfit/util/native_text.hpp"
+#include "wheelfit/util/win_file.hpp"
 
 using namespace wheelfit;
 using registry::DirSource;
@@ -26,13 +26,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path test_plugin(const std::string& kase) {
-  return fs::path(WHEELFIT_TEST_PLUGIN_DIR) / kase / ("wheelfit_test_plugin_" + kase + ".dll");
-}
-
-std::string utf8(const fs::path& p) {
-  const auto text = p.u8string();
-  return {text.begin(), text.end()};
+// The build's folders are given as /work/...: made absolute on the current drive (Z:\ under wine).
+fs::path test_plugin_dll(const std::string& kase) {
+  return fs::absolute(WHEELFIT_TEST_PLUGIN_DIR) / kase / ("wheelfit_test_plugin_" + kase + ".dll");
 }
 
 // Adds an allow entry for Everyone with `rights` to `p`'s DACL (wine turns it into the unix
@@ -56,13 +52,13 @@ void grant_everyone(const fs::path& p, DWORD rights) {
 }
 
 // A plugin folder under a non-ASCII name, holding copies of test plugins.
-struct Folder {
+struct NonAsciiPluginFolder {
   test::TempDir tmp;
   fs::path dir = tmp.path() / fs::path(u8"Jürgen 测试") / "plugins";
-  Folder() { fs::create_directories(dir); }
+  NonAsciiPluginFolder() { fs::create_directories(dir); }
   fs::path add(const std::string& kase, const std::string& name = "") {
-    const fs::path to = dir / (name.empty() ? test_plugin(kase).filename() : fs::path(name));
-    fs::copy_file(test_plugin(kase), to);
+    const fs::path to = dir / (name.empty() ? test_plugin_dll(kase).filename() : fs::path(name));
+    fs::copy_file(test_plugin_dll(kase), to);
     return to;
   }
 };
@@ -152,9 +148,9 @@ TEST_CASE("builtin_plugin_dir on Windows: the build tree's plugins, else plugins
 
 TEST_CASE("load_plugins on Windows: DLLs from a non-ASCII folder, pinned, bad files skipped with their reason",
           "[windows][plugins]") {
-  Folder folder;
+  NonAsciiPluginFolder folder;
   const fs::path file = folder.add("fake");
-  folder.add("fake_again", "Z_UPPER.DLL");  // a DLL whatever the case of its name
+  folder.add("fake_again", "zz_Again.DLL");  // a DLL whatever the case of its name
   test::write_file(folder.dir / "README.txt", "hi");
   test::write_file(folder.dir / "text.dll", "not a library\n");
   std::string truncated = std::string("MZ") + std::string(0x3a, '\0') + std::string("\x40\0\0\0", 4) + "PE" + std::string(2, '\0');
@@ -176,7 +172,7 @@ TEST_CASE("load_plugins on Windows: DLLs from a non-ASCII folder, pinned, bad fi
     CHECK_THAT(report.skipped[1].reason, Catch::Contains("no PE header"));
     CHECK(report.skipped[2].kind == SkipReason::load_failed);  // trunc.dll
     CHECK_THAT(report.skipped[2].reason, Catch::StartsWith("failed to load: ") && Catch::Contains("(error "));
-    CHECK(report.skipped[3].kind == SkipReason::duplicate_name);  // Z_UPPER.DLL
+    CHECK(report.skipped[3].kind == SkipReason::duplicate_name);  // zz_Again.DLL
   }
   // Pinned: the registry is gone and FreeLibrary is called, yet the DLL stays mapped.
   HMODULE module = ::GetModuleHandleW(file.c_str());
@@ -187,7 +183,7 @@ TEST_CASE("load_plugins on Windows: DLLs from a non-ASCII folder, pinned, bad fi
 }
 
 TEST_CASE("load_plugins on Windows refuses what others can change, naming who", "[windows][plugins][trust]") {
-  Folder folder;
+  NonAsciiPluginFolder folder;
   const fs::path plugin = folder.add("fake");
   Registry reg;
   SECTION("the trusted folder loads") {
@@ -229,7 +225,7 @@ TEST_CASE("load_plugins on Windows refuses what others can change, naming who", 
 TEST_CASE("load_plugins on Windows refuses a reparse point (a link) on the way", "[windows][plugins][trust]") {
   // Made by the ctest fixture win.plugins.links (wine cannot create a link itself; it reports a
   // unix symlink as a reparse point): links/fake -> tests/plugins/fake, links/cases -> tests/plugins.
-  const fs::path links = fs::path(WHEELFIT_TEST_PLUGIN_DIR).parent_path() / "plugin-links";
+  const fs::path links = fs::absolute(WHEELFIT_TEST_PLUGIN_DIR).parent_path() / "plugin-links";
   if (!(::GetFileAttributesW((links / "fake").c_str()) & FILE_ATTRIBUTE_REPARSE_POINT) ||
       ::GetFileAttributesW((links / "fake").c_str()) == INVALID_FILE_ATTRIBUTES) {
     WARN("no links in " << links.string() << " (ctest's win.plugins.links makes them)");
@@ -244,7 +240,7 @@ TEST_CASE("load_plugins on Windows refuses a reparse point (a link) on the way",
   REQUIRE_FALSE(report.ok());
   CHECK_THAT(report.error->message, Catch::Contains("the folder " + (links / "cases").string() + " on the way to it is a reparse point"));
   // The folder it leads to, named, loads.
-  CHECK(registry::load_plugins(reg, test_plugin("fake").parent_path()).loaded.size() == 1);
+  CHECK(registry::load_plugins(reg, test_plugin_dll("fake").parent_path()).loaded.size() == 1);
 }
 
 TEST_CASE("wheelfit.exe loads the plugins beside it, in a non-ASCII folder, and prints the path as UTF-8",
@@ -260,12 +256,12 @@ TEST_CASE("wheelfit.exe loads the plugins beside it, in a non-ASCII folder, and 
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
   const auto answer = boost::json::parse(r.out).as_object();
-  CHECK(answer.at("plugin_dir").as_string() == utf8(app / "plugins").c_str());
+  CHECK(answer.at("plugin_dir").as_string() == util::win::u8(app / "plugins").c_str());
   CHECK_THAT(r.out, Catch::Contains("\"cuda\""));
   SECTION("WHEELFIT_PLUGIN_PATH naming a non-ASCII folder") {
-    const auto again = test::run_program("env WHEELFIT_PLUGIN_PATH=" + utf8(app / "plugins"), app / "wheelfit.exe", {"plugins", "--json"});
+    const auto again = test::run_program("env WHEELFIT_PLUGIN_PATH=" + util::win::u8(app / "plugins"), app / "wheelfit.exe", {"plugins", "--json"});
     INFO(again.err);
     CHECK(again.code == 0);
-    CHECK_THAT(again.out, Catch::Contains(boost::json::serialize(boost::json::value(utf8(app / "plugins")))));
+    CHECK_THAT(again.out, Catch::Contains(boost::json::serialize(boost::json::value(util::win::u8(app / "plugins")))));
   }
 }
