@@ -7,6 +7,7 @@
 
 #include "wheelfit/index/links.hpp"
 #include "wheelfit/transport/registry.hpp"
+#include "wheelfit/util/native_text.hpp"
 
 namespace wheelfit::index {
 namespace fs = std::filesystem;
@@ -42,8 +43,9 @@ std::string to_url(std::string_view s, bool directory) {
     out = std::string(s);
   } else {
     std::error_code ec;
-    fs::path abs = fs::absolute(fs::path(std::string(s)), ec);
-    std::string path = (ec ? fs::path(std::string(s)) : abs).lexically_normal().generic_string();
+    const fs::path given = util::path_from_utf8(s);  // UTF-8 (Windows: not the ANSI code page)
+    fs::path abs = fs::absolute(given, ec);
+    std::string path = (ec ? given : abs).lexically_normal().generic_string();
     if (!s.empty() && s.back() == '/' && (path.empty() || path.back() != '/')) path += '/';
 #ifdef _WIN32
     // A drive's path, "C:/Users/x", is the URL file:///C:/Users/x (RFC 8089), never host "C:".
