@@ -45,6 +45,7 @@ CliRun run_wheelfit(const std::vector<std::string>& args) { return run_program(c
 TEST_CASE("wheelfit.exe resolves a local index in a non-ASCII folder and writes pixi.toml there", "[windows][cli]") {
   WindowsWorld w;
   const fs::path out = w.root / "out" / "pixi.toml";
+  fs::create_directories(out.parent_path());  // -o names a file; its folder must be there, as on Linux
   const auto r = run_wheelfit({"resolve", utf8(w.config), "--index", utf8(w.index), "--machine", utf8(w.machine),
                                "-o", utf8(out)});
   INFO(r.out << r.err);

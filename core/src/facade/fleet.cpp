@@ -163,7 +163,7 @@ IndexPart read_index_part(const ResolveRequest& req, const RequestPart& rp, cons
     auto root = index::to_path(p.index_url);
     if (!root) return fail(kExitBadInput, where + choice.url + ": no such directory");
     std::error_code ec;
-    const bool dir = std::filesystem::is_directory(*root, ec);
+    const bool dir = std::filesystem::is_directory(util::path_from_utf8(*root), ec);
     if (ec && ec != std::errc::no_such_file_or_directory) {  // EACCES, ELOOP, ENAMETOOLONG: say which
       return fail(kExitBadInput, where + choice.url + ": cannot read it: " + ec.message());
     }
