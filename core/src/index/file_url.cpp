@@ -43,15 +43,9 @@ std::string to_url(std::string_view s, bool directory) {
     out = std::string(s);
   } else {
     std::error_code ec;
-<<<<<<< HEAD
-    // From UTF-8 (MinGW's fs::path(std::string) would read the bytes as Latin-1).
-    fs::path abs = fs::absolute(util::path_from_utf8(s), ec);
-    std::string path = (ec ? util::path_from_utf8(s) : abs).lexically_normal().generic_string();
-=======
     const fs::path given = util::path_from_utf8(s);  // UTF-8 (Windows: not the ANSI code page)
     fs::path abs = fs::absolute(given, ec);
     std::string path = (ec ? given : abs).lexically_normal().generic_string();
->>>>>>> winplug
     if (!s.empty() && s.back() == '/' && (path.empty() || path.back() != '/')) path += '/';
 #ifdef _WIN32
     // A drive's path, "C:/Users/x", is the URL file:///C:/Users/x (RFC 8089), never host "C:".
