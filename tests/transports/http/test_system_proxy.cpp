@@ -59,7 +59,7 @@ TEST_CASE("system_proxy_for reads Windows' proxy list per scheme", "[transports]
       {"http=a:1;https=b:2", "https", "b:2"},
       {"http=a:1", "https", ""},  // per scheme, https not named: direct (as Windows)
       {"http=a:1 https=b:2", "https", "b:2"},
-      {" HTTPS = b:2 ; ", "https", "b:2"},
+      {" HTTPS=b:2 ; ", "https", "b:2"},
       {"https=http://b:2", "https", "http://b:2"},
       {"ftp=f:21;c:3", "https", "c:3"},
       {"https=b:2;c:3", "http", "c:3"},
@@ -156,7 +156,7 @@ TEST_CASE("proxy_for: the variables first, then the system settings", "[transpor
   }
   SECTION("a system proxy wheelfit cannot use is an error naming the system settings") {
     CHECK_THAT(route(with_system("socks=s.corp:1080", ""), "https://pypi.org/"),
-               Contains("error: proxy socks://s.corp:1080 (from the system proxy settings): 'socks://' proxies are not supported"));
+               Contains("error: proxy 'socks://s.corp:1080' (from the system proxy settings): 'socks://' proxies are not supported"));
     CHECK_THAT(route(with_system("https=https://s.corp:443", ""), "https://pypi.org/"), Contains("from the system proxy settings"));
     CHECK_THAT(route(with_system("s.corp:99999", ""), "https://pypi.org/"), Contains("the system proxy setting: "));
     CHECK_THAT(route(with_system("s.corp:99999", ""), "https://pypi.org/"), Contains("out of range"));

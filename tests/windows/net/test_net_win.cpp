@@ -106,7 +106,7 @@ TEST_CASE("a CA in the user's ROOT store is trusted with no flag; without it the
     const auto r = fetch(quiet(), url);
     REQUIRE_FALSE(r);
     INFO(r.error().message);
-    CHECK(r.error().is(transport::NetErrc::certificate));
+    CHECK(transport::is(r.error(), transport::NetErrc::certificate));
   }
   SECTION("in the store: fetched") {
     const UserRootCa ca(rig_file("ca.pem"));
