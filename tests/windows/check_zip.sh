@@ -14,7 +14,7 @@ unzip -q "$zip" -d "$work"
 top="$work/$(basename "$zip" .zip)"
 fail=0
 for entry in wheelfit.exe wheelfit-farmgen.exe wheelfit-probe.exe wheelfit.dll lib/libwheelfit.dll.a include/wheelfit/wheelfit.h \
-             include/wheelfit/registry/plugin_abi.h plugins/wheelfit_cuda_backend.dll plugins/wheelfit_rocm_backend.dll \
+             include/wheelfit/registry/plugin_abi.h plugins/wheelfit_backend_cuda.dll plugins/wheelfit_backend_rocm.dll \
              README.md COPYRIGHT.txt; do
   [[ -f "$top/$entry" ]] || { echo "FAIL: the zip has no $entry"; fail=1; }
 done
