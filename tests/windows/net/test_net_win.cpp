@@ -73,31 +73,44 @@ std::string fetched(const HttpOptions& o, const std::string& url) {
 }
 
 /// The rig's CA in the current user's ROOT store while it lives (CertAddEncodedCertificateToStore;
-/// no dialog under wine, unlike Windows), removed again after.
+/// no dialog under wine, unlike Windows), removed again after. The store is closed at once after
+/// each change: wine writes a system store back when it is closed, and the fetch that must see
+/// the CA runs in another process.
 class UserRootCa {
  public:
   explicit UserRootCa(const fs::path& pem) {
     const std::string text = slurp(pem);
     DWORD size = 0;
     REQUIRE(CryptStringToBinaryA(text.c_str(), 0, CRYPT_STRING_BASE64HEADER, nullptr, &size, nullptr, nullptr));
-    std::string der(size, '\0');
-    REQUIRE(CryptStringToBinaryA(text.c_str(), 0, CRYPT_STRING_BASE64HEADER, reinterpret_cast<BYTE*>(der.data()), &size,
+    der_.assign(size, '\0');
+    REQUIRE(CryptStringToBinaryA(text.c_str(), 0, CRYPT_STRING_BASE64HEADER, reinterpret_cast<BYTE*>(der_.data()), &size,
                                  nullptr, nullptr));
-    store_ = CertOpenStore(CERT_STORE_PROV_SYSTEM_W, 0, 0, CERT_SYSTEM_STORE_CURRENT_USER, L"ROOT");
-    REQUIRE(store_);
-    REQUIRE(CertAddEncodedCertificateToStore(store_, X509_ASN_ENCODING, reinterpret_cast<const BYTE*>(der.data()), size,
-                                             CERT_STORE_ADD_REPLACE_EXISTING, &cert_));
+    HCERTSTORE store = open();
+    REQUIRE(store);
+    const BOOL added = CertAddEncodedCertificateToStore(store, X509_ASN_ENCODING, reinterpret_cast<const BYTE*>(der_.data()),
+                                                        size, CERT_STORE_ADD_REPLACE_EXISTING, nullptr);
+    CertCloseStore(store, 0);
+    REQUIRE(added);
   }
   ~UserRootCa() {
-    if (cert_) CertDeleteCertificateFromStore(cert_);  // frees the context too
-    if (store_) CertCloseStore(store_, 0);
+    HCERTSTORE store = open();
+    PCCERT_CONTEXT mine = CertCreateCertificateContext(X509_ASN_ENCODING, reinterpret_cast<const BYTE*>(der_.data()),
+                                                       static_cast<DWORD>(der_.size()));
+    if (store && mine) {
+      if (PCCERT_CONTEXT there = CertFindCertificateInStore(store, X509_ASN_ENCODING, 0, CERT_FIND_EXISTING, mine, nullptr))
+        CertDeleteCertificateFromStore(there);  // frees `there` too
+    }
+    if (mine) CertFreeCertificateContext(mine);
+    if (store) CertCloseStore(store, 0);
   }
   UserRootCa(const UserRootCa&) = delete;
   UserRootCa& operator=(const UserRootCa&) = delete;
 
  private:
-  HCERTSTORE store_ = nullptr;
-  PCCERT_CONTEXT cert_ = nullptr;
+  static HCERTSTORE open() {
+    return CertOpenStore(CERT_STORE_PROV_SYSTEM_W, 0, 0, CERT_SYSTEM_STORE_CURRENT_USER, L"ROOT");
+  }
+  std::string der_;
 };
 
 /// Runs [.net_fetch] (below) in a new process of this executable: `url` fetched with the system
@@ -138,12 +151,7 @@ TEST_CASE("without the CA in the user's ROOT store the origin is refused; a bund
   }
 }
 
-// KNOWN FAILURE under wine 8.0 (issue 33, open): the CA is in the user's ROOT store (a separate
-// probe program enumerates it there through CertOpenSystemStoreW, in this and the next process),
-// yet the fetch in a new process is refused, "unable to get local issuer certificate". Until
-// that is explained these cases report without failing the run ([!mayfail]); the bundle cases
-// above and the proxy cases below fail it as usual.
-TEST_CASE("a CA in the user's ROOT store is trusted with no flag", "[windows][net][trust][!mayfail]") {
+TEST_CASE("a CA in the user's ROOT store is trusted with no flag", "[windows][net][trust]") {
   const std::string url = env("WHEELFIT_NET_HTTPS") + "/ok";
   // The fetch runs in a new process (this executable's [.net_fetch]), as a user's next run would.
   SECTION("in the store: fetched") {
