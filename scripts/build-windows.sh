@@ -8,7 +8,8 @@
 #   scripts/build-windows.sh [BUILD] --test   ... then run the tests under wine (ctest)
 #
 # The tests run under wine through ctest's emulator, in a wine prefix inside BUILD
-# (README, "Windows"). Each step's wall time is printed.
+# (README, "Windows"). A BUILD below a folder others may write to (/tmp) moves to
+# ~/.cache/wheelfit-build/ (below). Each step's wall time is printed.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dir="$root/build-win"
@@ -20,6 +21,22 @@ for arg in "$@"; do
     *) dir="$(realpath -m "$arg")" ;;
   esac
 done
+# wine shows a folder others may write to (as /tmp, sticky bit or not) as writable by Everyone, and
+# wheelfit.exe rightly loads no plugin below such a folder (decision 0035): a build folder under
+# one is moved to ~/.cache/wheelfit-build/, so that its tests under wine can load the plugins.
+others_may_write_above() {
+  local d="$1"
+  while [[ "$d" != / ]]; do
+    d="$(dirname "$d")"
+    [[ -d "$d" ]] && (( 8#$(stat -c %a "$d") & 2 )) && return 0
+  done
+  return 1
+}
+if others_may_write_above "$dir"; then
+  moved="${XDG_CACHE_HOME:-$HOME/.cache}/wheelfit-build/$(printf %s "$dir" | sha256sum | cut -c1-12)-$(basename "$dir")"
+  echo "build-windows: $dir lies below a folder others may write to; building in $moved instead"
+  dir="$moved"
+fi
 start=$SECONDS
 "$root/scripts/install-deps.sh" --windows
 openssl_root="$("$root/scripts/build-openssl-mingw.sh")"
