@@ -204,6 +204,35 @@ const Context::MachineTexts& machine_texts(const Context& ctx) {
   }
   return *ctx.machine_texts;
 }
+
+// gpu_arch, for a candidate with a combo: every visible GPU must be covered by the arch list the
+// wheel was built with (for the platform of its best-fitting tag `tag`); `fail` records a failure.
+template <class Fail>
+void judge_gpu_archs(const Candidate& c, const Context& ctx, const model::PlatformTag* tag, Judged& j, const Fail& fail) {
+  std::optional<std::string> platform;
+  if (tag && tag->os) platform = model::farm_platform(*tag->os, tag->cpu_arch);
+  const std::optional<JudgedList>* archs = nullptr;
+  if (platform && ctx.targets) {
+    auto& last = ctx.last_archs;
+    if (last.judged && *last.combo == *c.combo && last.platform == *platform) {
+      archs = last.judged;
+    } else {
+      archs = &ctx.archs.get(ctx.policy, ctx.package, *c.combo, *platform, *ctx.targets);
+      last = {&*c.combo, *platform, archs};
+    }
+  }
+  if (!ctx.targets || !archs || !*archs) {
+    j.verdict.unchecked.push_back(Demand::gpu_arch);
+  } else {
+    const JudgedList& judged = **archs;
+    j.archs = &judged.source;
+    if (ctx.targets->empty()) {
+      fail(Demand::gpu_arch, [&] { return judged.text; }, [&] { return gpus_text(ctx.policy.device_prefix(), *ctx.targets); });
+    } else if (!judged.uncovered.empty()) {
+      fail(Demand::gpu_arch, [&] { return judged.text; }, [&] { return judged.uncovered_text; });
+    }
+  }
+}
 }  // namespace
 
 model::VariantOrder::Verdict VariantOrders::judge(const Candidate& c, const std::string& label, const model::VariantSupport& support) {
@@ -293,31 +322,7 @@ Judged judge(const Candidate& c, const Context& ctx) {
   }
 
   // gpu_arch: every visible GPU must be covered by the arch list the wheel was built with
-  if (c.combo) {
-    std::optional<std::string> platform;
-    if (tag && tag->os) platform = model::farm_platform(*tag->os, tag->cpu_arch);
-    const std::optional<JudgedList>* archs = nullptr;
-    if (platform && ctx.targets) {
-      auto& last = ctx.last_archs;
-      if (last.judged && *last.combo == *c.combo && last.platform == *platform) {
-        archs = last.judged;
-      } else {
-        archs = &ctx.archs.get(ctx.policy, ctx.package, *c.combo, *platform, *ctx.targets);
-        last = {&*c.combo, *platform, archs};
-      }
-    }
-    if (!ctx.targets || !archs || !*archs) {
-      j.verdict.unchecked.push_back(Demand::gpu_arch);
-    } else {
-      const JudgedList& judged = **archs;
-      j.archs = &judged.source;
-      if (ctx.targets->empty()) {
-        fail(Demand::gpu_arch, [&] { return judged.text; }, [&] { return gpus_text(ctx.policy.device_prefix(), *ctx.targets); });
-      } else if (!judged.uncovered.empty()) {
-        fail(Demand::gpu_arch, [&] { return judged.text; }, [&] { return judged.uncovered_text; });
-      }
-    }
-  }
+  if (c.combo) judge_gpu_archs(c, ctx, tag, j, fail);
   return j;
 }
 
@@ -338,6 +343,43 @@ bool better(const Candidate& a, const Judged& ja, const Candidate& b, const Judg
   if (auto c = model::compare_build_tags(a.wheel->build, b.wheel->build); c != 0) return c > 0;
   return std::tie(a.text, a.url) < std::tie(b.text, b.url);
 }
+
+namespace {
+
+// The pick of candidate `c` (judged `j`) for `pkg` in `env`.
+Pick make_pick(const std::string& env, const config::Package& pkg, const Candidate& c, const Judged& j, const Context& ctx) {
+  Pick p{env, pkg.name, pkg.requested, ctx.python.tag(), c.text, c.url, c.wheel->version.str(), c.sha256,
+         c.sha256_source, j.archs ? arch_text(*j.archs) : std::string(), j.verdict.unchecked};
+  if (c.wheel->variant_label) {
+    p.variant_label = c.wheel->variant_label;
+    p.variant_properties = j.variant.properties;
+    if (c.variants) p.variants_url = c.variants->source;
+    p.variants_sha256 = c.variants_sha256;
+    if (ctx.variants) p.variant_torch = ctx.variants->torch;
+  }
+  return p;
+}
+
+// Phase 2, only for a package that ends unresolved: every verdict with its texts (and, for those
+// the inspect hook rejected, its reason).
+void report_unresolved(PackageOutcome& out, const std::vector<Candidate>& cands, const std::map<std::size_t, Failure>& rejected,
+                       const Context& ctx) {
+  Context detailed = ctx;
+  detailed.detailed = true;
+  out.status = PackageOutcome::Status::unresolved;
+  out.reason = cands.empty() ? "the index lists no wheels for it"
+               : rejected.empty() ? "no candidate fits"
+                                  : "no candidate fits (" + std::to_string(rejected.size()) + " rejected by inspecting their binaries)";
+  std::vector<CandidateVerdict> verdicts;
+  verdicts.reserve(cands.size());
+  for (std::size_t i = 0; i < cands.size(); ++i) {
+    verdicts.push_back(judge(cands[i], detailed).verdict);
+    if (auto r = rejected.find(i); r != rejected.end()) verdicts.back().failed.push_back(r->second);
+  }
+  out.candidates = CandidateVerdicts(std::move(verdicts));
+}
+
+}  // namespace
 
 PackageOutcome resolve_package(const std::string& env, const config::Package& pkg, const std::vector<Candidate>& cands,
                                PackageOutcome::Status listing_status, const std::string& listing_reason,
@@ -384,19 +426,7 @@ PackageOutcome resolve_package(const std::string& env, const config::Package& pk
     fitting.push_back(i);
     if (!best || better(cands[i], judged[i], cands[*best], judged[*best])) best = i;
   }
-  auto pick_of = [&](std::size_t i) {
-    const Candidate& c = cands[i];
-    Pick p{env, pkg.name, pkg.requested, ctx.python.tag(), c.text, c.url, c.wheel->version.str(), c.sha256,
-           c.sha256_source, judged[i].archs ? arch_text(*judged[i].archs) : std::string(), judged[i].verdict.unchecked};
-    if (c.wheel->variant_label) {
-      p.variant_label = c.wheel->variant_label;
-      p.variant_properties = judged[i].variant.properties;
-      if (c.variants) p.variants_url = c.variants->source;
-      p.variants_sha256 = c.variants_sha256;
-      if (ctx.variants) p.variant_torch = ctx.variants->torch;
-    }
-    return p;
-  };
+  auto pick_of = [&](std::size_t i) { return make_pick(env, pkg, cands[i], judged[i], ctx); };
   std::map<std::size_t, Failure> rejected;  // by the inspect hook
   if (inspecting && !fitting.empty()) {
     std::sort(fitting.begin(), fitting.end(),
@@ -418,20 +448,7 @@ PackageOutcome resolve_package(const std::string& env, const config::Package& pk
     }
   }
   if (!best) {
-    // Phase 2, only for a package that ends unresolved: every verdict with its texts.
-    Context detailed = ctx;
-    detailed.detailed = true;
-    out.status = PackageOutcome::Status::unresolved;
-    out.reason = cands.empty() ? "the index lists no wheels for it"
-                 : rejected.empty() ? "no candidate fits"
-                                    : "no candidate fits (" + std::to_string(rejected.size()) + " rejected by inspecting their binaries)";
-    std::vector<CandidateVerdict> verdicts;
-    verdicts.reserve(cands.size());
-    for (std::size_t i = 0; i < cands.size(); ++i) {
-      verdicts.push_back(judge(cands[i], detailed).verdict);
-      if (auto r = rejected.find(i); r != rejected.end()) verdicts.back().failed.push_back(r->second);
-    }
-    out.candidates = CandidateVerdicts(std::move(verdicts));
+    report_unresolved(out, cands, rejected, ctx);
     return out;
   }
   out.status = PackageOutcome::Status::resolved;

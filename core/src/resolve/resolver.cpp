@@ -99,13 +99,10 @@ struct ListedTorch {
   const PackageOutcome* unresolved = nullptr;
 };
 
-// The resolve itself, after the listed torch (if any) was judged.
-Expected<Resolution> resolve_on(const Inputs& in, ListedTorch listed = {}) {
-  const Pick* torch = listed.pick;
+// The environments to resolve for, each with its Python (its config's, else the machine's); a
+// usage error when one has none, or when no config lists a package.
+Expected<std::vector<EnvTarget>> env_targets(const Inputs& in) {
   const auto& m = in.machine;
-  if (!m.os) return unexpected(Errc::usage, "the machine's OS is unknown: set os in the machine profile or WHEELFIT_OVERRIDE_OS");
-  if (!m.cpu_arch) return unexpected(Errc::usage, "the machine's CPU arch is unknown: set cpu_arch in the machine profile or WHEELFIT_OVERRIDE_CPU_ARCH");
-
   std::vector<EnvTarget> envs;
   std::size_t package_count = 0;
   for (const auto& env : in.workspace.envs) {
@@ -123,249 +120,354 @@ Expected<Resolution> resolve_on(const Inputs& in, ListedTorch listed = {}) {
     package_count += env.packages.size();
   }
   if (package_count == 0) return unexpected(Errc::usage, "no packages to resolve: no packages in any config");
-  auto targets = device_targets(m, in.policy);
-  if (!targets) return targets.error();
+  return envs;
+}
 
-  Resolution res;
-  res.notation = in.policy.notation();
-  res.device_prefix = in.policy.device_prefix();
-  res.targets = *targets;
-  const model::PlatformTarget platform_target{*m.os, *m.cpu_arch, m.glibc};
-  const auto platform = model::farm_platform(*m.os, *m.cpu_arch);
+// Each package's candidates, listed once: taken from the prepared snapshot, else listed here.
+struct Listings {
+  std::map<std::string, Listing> owned;  ///< those listed here (not prepared)
+  std::map<std::string, const Listing*> by_name;
+};
 
-  // Candidates, once per package (or once per snapshot, prepared).
-  std::map<std::string, Listing> owned;
-  std::map<std::string, const Listing*> listing;
+// The candidates of every package of `envs`; their warnings join `warnings`, in package order.
+Listings list_candidates(const Inputs& in, const std::vector<EnvTarget>& envs, std::vector<std::string>& warnings) {
+  Listings out;
   std::optional<DigestBook> digests;  // built on the first package not prepared
   for (const auto& e : envs) {
     for (const auto& pkg : e.env->packages) {
-      if (listing.count(pkg.name)) continue;
+      if (out.by_name.count(pkg.name)) continue;
       const Listing* l = nullptr;
       if (in.prepared) {
         if (auto it = in.prepared->listings.find(pkg.name); it != in.prepared->listings.end()) l = &it->second;
       }
       if (!l) {
         if (!digests) digests.emplace(in.index);
-        l = &owned.emplace(pkg.name, listing_for(pkg.name, in.index, in.policy, *digests)).first->second;
+        l = &out.owned.emplace(pkg.name, listing_for(pkg.name, in.index, in.policy, *digests)).first->second;
       }
-      res.warnings.insert(res.warnings.end(), l->warnings.begin(), l->warnings.end());
-      listing.emplace(pkg.name, l);
+      warnings.insert(warnings.end(), l->warnings.begin(), l->warnings.end());
+      out.by_name.emplace(pkg.name, l);
     }
   }
+  return out;
+}
 
-  std::map<std::string, ArchCache> arch_caches;  // per package, shared by the tiers
+void set_aside(TierOutcome& t, std::string why) {
+  t.status = TierOutcome::Status::set_aside;
+  t.reason = std::move(why);
+}
+
+// The resolve itself, once its inputs were checked and the listed torch (if any) was judged: the
+// tiers judged against each package's candidates, the first that covers every package chosen,
+// then the advice and what could not be checked. Its members are the phases, in order. Not
+// thread-safe, not copyable (one per resolve: the advice and the torch gate refer to its members).
+class TierResolver {
+ public:
+  TierResolver(const Inputs& in, ListedTorch listed, std::vector<EnvTarget> envs,
+               std::optional<std::vector<std::string>> targets);
+  TierResolver(const TierResolver&) = delete;
+  TierResolver& operator=(const TierResolver&) = delete;
+
+  Resolution resolve();
+
+ private:
+  const model::VariantSupport& support_for(const std::string& torch_version);
+  PackageOutcome judge(const TierOutcome& tier, const EnvTarget& e, const config::Package& pkg,
+                       const model::VariantSupport& variants, TierKey& key);
+  void run_tier(TierOutcome& tier);
+  void requested_tier();
+  TierOutcome bootstrap_tier();
+  void fresh_environment(TierOutcome& t1);
+  std::vector<Suggestion> passed_over(const Suggestion* first);
+  TierOutcome fallback_tier(bool t1_ok, const std::optional<Combo>& t1_combo);
+  void choose();
+  void say_unchecked();
+
+  const Inputs& in_;
+  const machine::Machine& m_;
+  const ListedTorch listed_;
+  const std::vector<EnvTarget> envs_;
+  const std::optional<std::vector<std::string>> targets_;
+  const model::PlatformTarget platform_target_;
+  const std::optional<std::string> platform_;
+  Resolution res_;
+  const Listings listings_;
+  std::map<std::string, ArchCache> arch_caches_;  // per package, shared by the tiers
   // What the machine supports for variants depends on the torch judged against only: the
   // provider is asked once per torch (the tiers and the report share it), its notes warned once.
-  std::map<std::string, model::VariantSupport> supports;
-  auto support_for = [&](const std::string& torch_version) -> const model::VariantSupport& {
-    auto [it, fresh] = supports.try_emplace(torch_version);
-    if (fresh) {
-      it->second = variant_support(m, in.policy, *targets, torch_version);
-      for (const auto& note : it->second.notes) {
-        if (std::find(res.warnings.begin(), res.warnings.end(), note) == res.warnings.end()) res.warnings.push_back(note);
-      }
-    }
-    return it->second;
-  };
-  VariantOrders orders;  // one per (variants file, support), shared by the tiers
+  std::map<std::string, model::VariantSupport> supports_;
+  VariantOrders orders_;  // one per (variants file, support), shared by the tiers
   // A fleet's machines share their judging (memo.hpp): only of prepared listings, never with an
   // inspect hook (it judges the machine's own binaries).
-  JudgingMemo* memo = in.prepared && !in.inspect ? &in.prepared->memo : nullptr;
-  const GpuClasses gpus = memo ? memo->gpu_classes(in.prepared->listings, in.policy, *targets) : GpuClasses{};
-  auto run_tier = [&](TierOutcome& tier) {
-    bool all = true;
-    const model::VariantSupport& variants = support_for(variant_torch(m, in.policy, *tier.combo));
-    TierKey key{{}, *tier.combo, {}, platform_target, kUnknownGpus, judge_driver(tier.combo->line, m, in.policy)};
-    for (const auto& e : envs) {
-      key.python = e.python;
-      for (const auto& pkg : e.env->packages) {
-        const Listing& l = *listing.at(pkg.name);
-        // A fleet's machines with the same targets share their arch lists' coverage.
-        ArchCache& archs = memo && *targets ? memo->arch_cache(pkg.name, **targets) : arch_caches[pkg.name];
-        Context ctx{m, *targets, in.policy, *tier.combo, e.python, platform_target, pkg.name, archs, false, &in.inspect};
-        ctx.variants = &variants;
-        ctx.variant_orders = &orders;
-        auto judged = [&] { return resolve_package(e.env->name, pkg, l.candidates, l.status, l.reason, ctx); };
-        PackageOutcome outcome;
-        if (memo && !owned.count(pkg.name) && !memo->has_variants(pkg.name)) {
-          key.package = pkg.name;
-          key.gpus = gpus.of(pkg.name);
-          outcome = memo->outcome(key, judged);
-          outcome.env = e.env->name;  // the package's env and spelling: this one's
-          outcome.requested = pkg.requested;
-          if (outcome.pick) {
-            outcome.pick->env = e.env->name;
-            outcome.pick->requested = pkg.requested;
-          }
-        } else {
-          outcome = judged();
-        }
-        all = all && outcome.status == PackageOutcome::Status::resolved;
-        tier.packages.push_back(std::move(outcome));
-      }
-    }
-    std::vector<std::string> missing;
-    for (const auto& p : tier.packages)
-      if (p.status != PackageOutcome::Status::resolved) missing.push_back(p.name + " (" + p.python + ")");
-    tier.status = all ? TierOutcome::Status::resolved : TierOutcome::Status::failed;
-    if (!all) tier.reason = "not covered: " + join(missing, ", ");
-  };
-
-  auto mc = machine_combo(m, in.policy);
+  JudgingMemo* const memo_;
+  const GpuClasses gpus_;
+  const ComboOrReason mc_;
   // The torch of each combo judged on the GPUs once (issue 32): the tiers set aside, and the
   // advice sets aside, what cannot run.
-  TorchJudge torch_judge(in, mc.combo, *targets, platform);
+  TorchJudge torch_judge_;
   // The installed torch judged first: when it cannot run on every GPU, that is the root cause.
-  TorchGate gate(in, torch_judge, *targets, platform);
-  std::string own_torch;  // why the installed torch cannot run ("" when it can or is unknown)
-  // (A torch resolved from a variant index was chosen by its own variant properties on these GPUs.)
-  if (mc.combo && !torch) res.machine_torch = gate.machine(*m.torch, own_torch);
-  else if (mc.cpu_only && *targets && !(*targets)->empty()) own_torch = mc.reason;
-  res.torch_root_cause = own_torch;
-  auto set_aside = [](TierOutcome& t, std::string why) {
-    t.status = TierOutcome::Status::set_aside;
-    t.reason = std::move(why);
-  };
-  std::optional<NumericVersion> reference = mc.combo ? std::optional<NumericVersion>(mc.combo->line) : m.driver_line;
-  const AdviceInputs advice_inputs{in, envs, listing, *targets, reference, memo, &gpus, &torch_judge};
-  const std::string combo_name = in.policy.notation().name;
+  TorchGate gate_;
+  std::string own_torch_;  // why the installed torch cannot run ("" when it can or is unknown)
+  const std::optional<NumericVersion> reference_;
+  const AdviceInputs advice_inputs_;
+};
 
-  if (in.combo) {
-    // --combo: exactly that combo, the only tier, judged like any other.
-    TierOutcome t{"requested", in.combo, TierOutcome::Status::skipped, "", {}};
-    t.chosen = "--combo " + res.combo_str(*in.combo);
-    if (auto why = gate.set_aside(*in.combo); !why.empty()) set_aside(t, std::move(why));
-    else run_tier(t);
-    if (auto driver = judge_driver(in.combo->line, m, in.policy); driver.failure && t.status == TierOutcome::Status::failed) {
-      t.reason = "the " + driver.failure->machine + "; " + res.combo_str(*in.combo) + " needs " + driver.failure->wheel;
-    }
-    res.tiers.push_back(std::move(t));
+TierResolver::TierResolver(const Inputs& in, ListedTorch listed, std::vector<EnvTarget> envs,
+                           std::optional<std::vector<std::string>> targets)
+    : in_(in),
+      m_(in.machine),
+      listed_(listed),
+      envs_(std::move(envs)),
+      targets_(std::move(targets)),
+      platform_target_{*m_.os, *m_.cpu_arch, m_.glibc},
+      platform_(model::farm_platform(*m_.os, *m_.cpu_arch)),
+      listings_(list_candidates(in, envs_, res_.warnings)),
+      memo_(in.prepared && !in.inspect ? &in.prepared->memo : nullptr),
+      gpus_(memo_ ? memo_->gpu_classes(in.prepared->listings, in.policy, targets_) : GpuClasses{}),
+      mc_(machine_combo(m_, in.policy)),
+      torch_judge_(in, mc_.combo, targets_, platform_),
+      gate_(in, torch_judge_, targets_, platform_),
+      reference_(mc_.combo ? std::optional<NumericVersion>(mc_.combo->line) : m_.driver_line),
+      advice_inputs_{in, envs_, listings_.by_name, targets_, reference_, memo_, &gpus_, &torch_judge_} {
+  res_.notation = in.policy.notation();
+  res_.device_prefix = in.policy.device_prefix();
+  res_.targets = targets_;
+  // (A torch resolved from a variant index was chosen by its own variant properties on these GPUs.)
+  if (mc_.combo && !listed_.pick) res_.machine_torch = gate_.machine(*m_.torch, own_torch_);
+  else if (mc_.cpu_only && targets_ && !targets_->empty()) own_torch_ = mc_.reason;
+  res_.torch_root_cause = own_torch_;
+}
+
+Resolution TierResolver::resolve() {
+  if (in_.combo) {
+    requested_tier();
   } else {
-    // Tier 1: the machine's own combo; in a fresh environment (no torch), the newest combo the
-    // index and PyTorch's matrix offer that this machine runs and that covers every package.
-    TierOutcome t1{"bootstrap", std::nullopt, TierOutcome::Status::skipped, "", {}};
-    if (mc.combo) {
-      t1.combo = mc.combo;
-      if (res.machine_torch && res.machine_torch->cannot_run()) set_aside(t1, own_torch);
-      else run_tier(t1);
-    } else if (listed.unresolved) {
-      // No torch wheel of the index runs here, and only a torch fixes the combo: that torch's
-      // verdicts are the answer, as any package's.
-      t1.status = TierOutcome::Status::failed;
-      t1.reason = "torch is listed, and no torch wheel the index serves runs on this machine (its version would fix the combo)";
-      t1.packages.push_back(*listed.unresolved);
-    } else if (!m.torch) {
-      res.advice = advise(advice_inputs);
-      const auto& all = res.advice->suggestions;
-      // The newest the driver runs whose torch runs too (the advice has set aside, in
-      // Advice::set_aside, each combo whose torch cannot run); each newer one set aside is named.
-      auto first = std::find_if(all.begin(), all.end(), [&](const Suggestion& s) {
-        return s.kind == Suggestion::Kind::combo && !s.driver_upgrade && gate.set_aside(s.combo).empty();
-      });
-      // Named: each set-aside combo that would otherwise have been chosen before it, as a
-      // suggestion would rank (installable for every env's Python, run by this driver, covering
-      // every package), best first.
-      std::vector<Suggestion> passed_over;
-      for (const auto& a : res.advice->set_aside) {
-        Suggestion s;
-        s.combo = a.combo;
-        if (first != all.end() && !better_suggestion(s, *first, reference)) continue;
-        if (judge_driver(a.combo.line, m, in.policy).failure) continue;
-        if (!std::all_of(envs.begin(), envs.end(), [&](const EnvTarget& e) {
-              return platform && in.policy.pytorch_shipped(a.combo, e.python.version, *platform);
-            })) continue;
-        TierOutcome probe{"bootstrap", a.combo, TierOutcome::Status::skipped, "", {}};
-        run_tier(probe);
-        if (probe.status == TierOutcome::Status::resolved) passed_over.push_back(std::move(s));
-      }
-      std::sort(passed_over.begin(), passed_over.end(),
-                [&](const Suggestion& x, const Suggestion& y) { return better_suggestion(x, y, reference); });
-      for (const auto& s : passed_over) {
-        res.tiers.push_back(TierOutcome{"bootstrap", s.combo, TierOutcome::Status::set_aside, gate.set_aside(s.combo), {}});
-      }
-      if (first != all.end()) {
-        t1.combo = first->combo;
-        t1.chosen = "no torch installed: the newest combo the index and PyTorch's matrix offer that this machine runs "
-                    "and that covers every package (of " + std::to_string(res.advice->combos_searched) + " searched)";
-        run_tier(t1);
-      } else {
-        t1.reason = mc.reason + "; no combo the index publishes covers every package on this machine" +
-                    (res.tiers.empty() ? "" : " with a torch that runs on its GPUs (those set aside above)");
-      }
-    } else {
-      t1.reason = mc.reason;
-    }
+    TierOutcome t1 = bootstrap_tier();
     const bool t1_ok = t1.status == TierOutcome::Status::resolved;
     const auto t1_combo = t1.combo;
-    res.tiers.push_back(std::move(t1));
-
-    // Tier 2: the backend's fallback combo for this CPU arch.
-    TierOutcome t2{"fallback", in.policy.fallback_combo(*m.cpu_arch), TierOutcome::Status::skipped, "", {}};
-    if (!t2.combo) {
-      t2.reason = "the " + (in.backend.empty() ? combo_name : in.backend) + " backend has no fallback combo for " + *m.cpu_arch;
-    } else if (t1_ok) {
-      t2.reason = "not needed: tier 1 covered every package";
-    } else if (torch) {
-      t2.reason = "torch is resolved from the index (" + torch->filename + "): its version fixes the combo";
-    } else if (!in.fallback) {
-      t2.reason = "--no-fallback";
-    } else if (t1_combo && *t1_combo == *t2.combo) {
-      t2.reason = "same combo as tier 1";
-    } else if (auto why = fallback_skip_reason(*t2.combo, envs, m, *targets, in.policy, platform); !why.empty()) {
-      t2.reason = why;
-    } else if (auto aside = gate.set_aside(*t2.combo); !aside.empty()) {
-      set_aside(t2, std::move(aside));
-    } else {
-      run_tier(t2);
-    }
-    res.tiers.push_back(std::move(t2));
+    res_.tiers.push_back(std::move(t1));
+    res_.tiers.push_back(fallback_tier(t1_ok, t1_combo));
   }
+  choose();
+  say_unchecked();
+  return std::move(res_);
+}
 
-  for (const auto& t : res.tiers) {
+const model::VariantSupport& TierResolver::support_for(const std::string& torch_version) {
+  auto [it, fresh] = supports_.try_emplace(torch_version);
+  if (fresh) {
+    it->second = variant_support(m_, in_.policy, targets_, torch_version);
+    for (const auto& note : it->second.notes) {
+      if (std::find(res_.warnings.begin(), res_.warnings.end(), note) == res_.warnings.end()) res_.warnings.push_back(note);
+    }
+  }
+  return it->second;
+}
+
+// One package of one env under a tier's combo, judged here or shared through the fleet's memo.
+PackageOutcome TierResolver::judge(const TierOutcome& tier, const EnvTarget& e, const config::Package& pkg,
+                                   const model::VariantSupport& variants, TierKey& key) {
+  const Listing& l = *listings_.by_name.at(pkg.name);
+  // A fleet's machines with the same targets share their arch lists' coverage.
+  ArchCache& archs = memo_ && targets_ ? memo_->arch_cache(pkg.name, *targets_) : arch_caches_[pkg.name];
+  Context ctx{m_, targets_, in_.policy, *tier.combo, e.python, platform_target_, pkg.name, archs, false, &in_.inspect};
+  ctx.variants = &variants;
+  ctx.variant_orders = &orders_;
+  auto judged = [&] { return resolve_package(e.env->name, pkg, l.candidates, l.status, l.reason, ctx); };
+  if (!memo_ || listings_.owned.count(pkg.name) || memo_->has_variants(pkg.name)) return judged();
+  key.package = pkg.name;
+  key.gpus = gpus_.of(pkg.name);
+  PackageOutcome outcome = memo_->outcome(key, judged);
+  outcome.env = e.env->name;  // the package's env and spelling: this one's
+  outcome.requested = pkg.requested;
+  if (outcome.pick) {
+    outcome.pick->env = e.env->name;
+    outcome.pick->requested = pkg.requested;
+  }
+  return outcome;
+}
+
+void TierResolver::run_tier(TierOutcome& tier) {
+  bool all = true;
+  const model::VariantSupport& variants = support_for(variant_torch(m_, in_.policy, *tier.combo));
+  TierKey key{{}, *tier.combo, {}, platform_target_, kUnknownGpus, judge_driver(tier.combo->line, m_, in_.policy)};
+  for (const auto& e : envs_) {
+    key.python = e.python;
+    for (const auto& pkg : e.env->packages) {
+      PackageOutcome outcome = judge(tier, e, pkg, variants, key);
+      all = all && outcome.status == PackageOutcome::Status::resolved;
+      tier.packages.push_back(std::move(outcome));
+    }
+  }
+  std::vector<std::string> missing;
+  for (const auto& p : tier.packages)
+    if (p.status != PackageOutcome::Status::resolved) missing.push_back(p.name + " (" + p.python + ")");
+  tier.status = all ? TierOutcome::Status::resolved : TierOutcome::Status::failed;
+  if (!all) tier.reason = "not covered: " + join(missing, ", ");
+}
+
+// --combo: exactly that combo, the only tier, judged like any other.
+void TierResolver::requested_tier() {
+  TierOutcome t{"requested", in_.combo, TierOutcome::Status::skipped, "", {}};
+  t.chosen = "--combo " + res_.combo_str(*in_.combo);
+  if (auto why = gate_.set_aside(*in_.combo); !why.empty()) set_aside(t, std::move(why));
+  else run_tier(t);
+  if (auto driver = judge_driver(in_.combo->line, m_, in_.policy); driver.failure && t.status == TierOutcome::Status::failed) {
+    t.reason = "the " + driver.failure->machine + "; " + res_.combo_str(*in_.combo) + " needs " + driver.failure->wheel;
+  }
+  res_.tiers.push_back(std::move(t));
+}
+
+// Tier 1: the machine's own combo; in a fresh environment (no torch), the newest combo the
+// index and PyTorch's matrix offer that this machine runs and that covers every package.
+TierOutcome TierResolver::bootstrap_tier() {
+  TierOutcome t1{"bootstrap", std::nullopt, TierOutcome::Status::skipped, "", {}};
+  if (mc_.combo) {
+    t1.combo = mc_.combo;
+    if (res_.machine_torch && res_.machine_torch->cannot_run()) set_aside(t1, own_torch_);
+    else run_tier(t1);
+  } else if (listed_.unresolved) {
+    // No torch wheel of the index runs here, and only a torch fixes the combo: that torch's
+    // verdicts are the answer, as any package's.
+    t1.status = TierOutcome::Status::failed;
+    t1.reason = "torch is listed, and no torch wheel the index serves runs on this machine (its version would fix the combo)";
+    t1.packages.push_back(*listed_.unresolved);
+  } else if (!m_.torch) {
+    fresh_environment(t1);
+  } else {
+    t1.reason = mc_.reason;
+  }
+  return t1;
+}
+
+// Tier 1 in a fresh environment: the advice's best combo; each set aside before it is a tier.
+void TierResolver::fresh_environment(TierOutcome& t1) {
+  res_.advice = advise(advice_inputs_);
+  const auto& all = res_.advice->suggestions;
+  // The newest the driver runs whose torch runs too (the advice has set aside, in
+  // Advice::set_aside, each combo whose torch cannot run); each newer one set aside is named.
+  auto first = std::find_if(all.begin(), all.end(), [&](const Suggestion& s) {
+    return s.kind == Suggestion::Kind::combo && !s.driver_upgrade && gate_.set_aside(s.combo).empty();
+  });
+  for (const auto& s : passed_over(first != all.end() ? &*first : nullptr)) {
+    res_.tiers.push_back(TierOutcome{"bootstrap", s.combo, TierOutcome::Status::set_aside, gate_.set_aside(s.combo), {}});
+  }
+  if (first != all.end()) {
+    t1.combo = first->combo;
+    t1.chosen = "no torch installed: the newest combo the index and PyTorch's matrix offer that this machine runs "
+                "and that covers every package (of " + std::to_string(res_.advice->combos_searched) + " searched)";
+    run_tier(t1);
+  } else {
+    t1.reason = mc_.reason + "; no combo the index publishes covers every package on this machine" +
+                (res_.tiers.empty() ? "" : " with a torch that runs on its GPUs (those set aside above)");
+  }
+}
+
+// Each set-aside combo that would otherwise have been chosen before `first` (nullptr: none was),
+// as a suggestion would rank (installable for every env's Python, run by this driver, covering
+// every package), best first.
+std::vector<Suggestion> TierResolver::passed_over(const Suggestion* first) {
+  std::vector<Suggestion> passed;
+  for (const auto& a : res_.advice->set_aside) {
+    Suggestion s;
+    s.combo = a.combo;
+    if (first && !better_suggestion(s, *first, reference_)) continue;
+    if (judge_driver(a.combo.line, m_, in_.policy).failure) continue;
+    if (!std::all_of(envs_.begin(), envs_.end(), [&](const EnvTarget& e) {
+          return platform_ && in_.policy.pytorch_shipped(a.combo, e.python.version, *platform_);
+        })) continue;
+    TierOutcome probe{"bootstrap", a.combo, TierOutcome::Status::skipped, "", {}};
+    run_tier(probe);
+    if (probe.status == TierOutcome::Status::resolved) passed.push_back(std::move(s));
+  }
+  std::sort(passed.begin(), passed.end(),
+            [&](const Suggestion& x, const Suggestion& y) { return better_suggestion(x, y, reference_); });
+  return passed;
+}
+
+// Tier 2: the backend's fallback combo for this CPU arch.
+TierOutcome TierResolver::fallback_tier(bool t1_ok, const std::optional<Combo>& t1_combo) {
+  TierOutcome t2{"fallback", in_.policy.fallback_combo(*m_.cpu_arch), TierOutcome::Status::skipped, "", {}};
+  if (!t2.combo) {
+    const std::string combo_name = in_.policy.notation().name;
+    t2.reason = "the " + (in_.backend.empty() ? combo_name : in_.backend) + " backend has no fallback combo for " + *m_.cpu_arch;
+  } else if (t1_ok) {
+    t2.reason = "not needed: tier 1 covered every package";
+  } else if (listed_.pick) {
+    t2.reason = "torch is resolved from the index (" + listed_.pick->filename + "): its version fixes the combo";
+  } else if (!in_.fallback) {
+    t2.reason = "--no-fallback";
+  } else if (t1_combo && *t1_combo == *t2.combo) {
+    t2.reason = "same combo as tier 1";
+  } else if (auto why = fallback_skip_reason(*t2.combo, envs_, m_, targets_, in_.policy, platform_); !why.empty()) {
+    t2.reason = why;
+  } else if (auto aside = gate_.set_aside(*t2.combo); !aside.empty()) {
+    set_aside(t2, std::move(aside));
+  } else {
+    run_tier(t2);
+  }
+  return t2;
+}
+
+// The first tier that resolved is the answer: its picks, the torch family pins for its combo;
+// without one, the advice (the combos that would cover everything).
+void TierResolver::choose() {
+  for (const auto& t : res_.tiers) {
     if (t.status != TierOutcome::Status::resolved) continue;
-    res.combo = t.combo;
-    res.tier = t.tier;
-    for (const auto& p : t.packages) res.picks.push_back(*p.pick);
+    res_.combo = t.combo;
+    res_.tier = t.tier;
+    for (const auto& p : t.packages) res_.picks.push_back(*p.pick);
     break;
   }
-
-  // Torch family pins for the chosen combo; without one, the combos that would cover everything.
-  if (res.combo) res.pins = pins_for(in.policy, *res.combo, res.warnings);
-  if (torch) {
+  if (res_.combo) res_.pins = pins_for(in_.policy, *res_.combo, res_.warnings);
+  if (listed_.pick) {
     // torch is a pick (an exact, hash-pinned wheel), not a version-range pin.
-    std::erase_if(res.pins, [](const Pin& p) { return p.name == "torch"; });
+    std::erase_if(res_.pins, [](const Pin& p) { return p.name == "torch"; });
   }
-  if (!res.combo && in.advise && !res.advice) res.advice = advise(advice_inputs);
+  if (!res_.combo && in_.advise && !res_.advice) res_.advice = advise(advice_inputs_);
   // The machine's own torch cannot run on its GPUs: the advice names the torch that does, resolved
   // or not (the combos that cover every package with it come from the search).
-  if (const auto& own = torch_judge.machine(); in.advise && own && own->cannot_run()) {
-    if (!res.advice) res.advice = advise(advice_inputs);
-    res.advice->torch = torch_advice(in, torch_judge, envs, platform, *res.advice);
+  if (const auto& own = torch_judge_.machine(); in_.advise && own && own->cannot_run()) {
+    if (!res_.advice) res_.advice = advise(advice_inputs_);
+    res_.advice->torch = torch_advice(in_, torch_judge_, envs_, platform_, *res_.advice);
   }
-  if (res.combo && !(res.advice && res.advice->torch)) res.advice.reset();  // else advice is for an unresolved workspace only
-  if (res.combo) res.combo_torch = torch_judge.combo(*res.combo);
+  if (res_.combo && !(res_.advice && res_.advice->torch)) res_.advice.reset();  // else advice is for an unresolved workspace only
+  if (res_.combo) res_.combo_torch = torch_judge_.combo(*res_.combo);
 
-  res.variants = support_for(res.combo ? variant_torch(m, in.policy, *res.combo)
-                                       : m.torch ? m.torch->public_version().str() : std::string());
+  res_.variants = support_for(res_.combo ? variant_torch(m_, in_.policy, *res_.combo)
+                                         : m_.torch ? m_.torch->public_version().str() : std::string());
+}
 
-  // Say what could not be checked.
-  if (auto unknown = gate.unknown_warning(); !unknown.empty()) res.warnings.push_back(std::move(unknown));
-  const std::string& name = in.policy.notation().name;
-  if (!m.gpus) res.warnings.push_back("gpu_arch not checked: the machine's GPUs are unknown (set gpus in the profile or WHEELFIT_OVERRIDE_GPUS)");
-  else if (!in.policy.rules()) res.warnings.push_back("gpu_arch not checked: the policy was read without the backend's device rules");
-  if (in.policy.driver_rule() == policy::DriverRule::unknown) {
-    res.warnings.push_back("the driver's " + name + " support not checked: " +
-                           (in.policy.driver_why().empty() ? "the backend has no driver rule" : in.policy.driver_why()));
-  } else if (!m.driver_line && !m.driver_version) {
-    res.warnings.push_back("the driver's " + name + " support not checked: driver_line and driver_version are unknown");
+// Say what could not be checked.
+void TierResolver::say_unchecked() {
+  auto& warnings = res_.warnings;
+  if (auto unknown = gate_.unknown_warning(); !unknown.empty()) warnings.push_back(std::move(unknown));
+  const std::string& name = in_.policy.notation().name;
+  if (!m_.gpus) warnings.push_back("gpu_arch not checked: the machine's GPUs are unknown (set gpus in the profile or WHEELFIT_OVERRIDE_GPUS)");
+  else if (!in_.policy.rules()) warnings.push_back("gpu_arch not checked: the policy was read without the backend's device rules");
+  if (in_.policy.driver_rule() == policy::DriverRule::unknown) {
+    warnings.push_back("the driver's " + name + " support not checked: " +
+                       (in_.policy.driver_why().empty() ? "the backend has no driver rule" : in_.policy.driver_why()));
+  } else if (!m_.driver_line && !m_.driver_version) {
+    warnings.push_back("the driver's " + name + " support not checked: driver_line and driver_version are unknown");
   }
-  if (!m.glibc && *m.os == model::Os::linux_) res.warnings.push_back("glibc floor not checked: the machine's glibc is unknown");
-  if (res.combo && in.policy.driver_rule() == policy::DriverRule::same_major && m.driver_line &&
-      m.driver_line->major() == res.combo->line.major() && *m.driver_line < res.combo->line) {
-    res.warnings.push_back("the driver supports " + name + " " + m.driver_line->str() + ", older than " + res.combo->line.str() +
-                           ": this relies on " + name + " minor-version compatibility; upgrade the driver if kernels fail");
+  if (!m_.glibc && *m_.os == model::Os::linux_) warnings.push_back("glibc floor not checked: the machine's glibc is unknown");
+  if (res_.combo && in_.policy.driver_rule() == policy::DriverRule::same_major && m_.driver_line &&
+      m_.driver_line->major() == res_.combo->line.major() && *m_.driver_line < res_.combo->line) {
+    warnings.push_back("the driver supports " + name + " " + m_.driver_line->str() + ", older than " + res_.combo->line.str() +
+                       ": this relies on " + name + " minor-version compatibility; upgrade the driver if kernels fail");
   }
-  return res;
+}
+
+// The resolve of inputs whose listed torch (if any) was judged.
+Expected<Resolution> resolve_on(const Inputs& in, ListedTorch listed = {}) {
+  const auto& m = in.machine;
+  if (!m.os) return unexpected(Errc::usage, "the machine's OS is unknown: set os in the machine profile or WHEELFIT_OVERRIDE_OS");
+  if (!m.cpu_arch) return unexpected(Errc::usage, "the machine's CPU arch is unknown: set cpu_arch in the machine profile or WHEELFIT_OVERRIDE_CPU_ARCH");
+  auto envs = env_targets(in);
+  if (!envs) return envs.error();
+  auto targets = device_targets(m, in.policy);
+  if (!targets) return targets.error();
+  return TierResolver(in, listed, std::move(*envs), std::move(*targets)).resolve();
 }
 
 // A torch wheel whose variant has no properties (PEP 825's null, or an older index's label for
