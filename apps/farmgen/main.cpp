@@ -46,20 +46,64 @@ int usage_error(const std::string& message) {
   return 2;
 }
 
-}  // namespace
-
-int main(int argc, char** raw_argv) {
-  using namespace wheelfit;
-  util::use_utf8_console();
-  // The arguments as UTF-8 (on Windows from the UTF-16 command line: --out may name C:\Users\Jürgen).
-  const std::vector<std::string> utf8_args = util::utf8_arguments(argc, raw_argv);
-  std::vector<const char*> argv;
-  for (const auto& a : utf8_args) argv.push_back(a.c_str());
-  argc = static_cast<int>(argv.size());
-  farmgen::FarmOptions options;
+// What the command line asks.
+struct Args {
+  wheelfit::farmgen::FarmOptions options;
   std::optional<std::string> policy_file;
   std::string backend_name = "cuda";
   bool have_out = false, have_base = false;
+};
+
+// --only's comma-separated names, each a package of the built-in list, into `options`; a usage
+// error's message, or "".
+std::string choose_packages(std::string_view value, wheelfit::farmgen::FarmOptions& options) {
+  using namespace wheelfit;
+  std::vector<farmgen::FarmPackage> chosen;
+  for (std::string_view rest = value; !rest.empty();) {
+    const auto comma = rest.find(',');
+    const std::string name = model::normalize_name(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    const auto& list = farmgen::builtin_packages();
+    const auto it = std::find_if(list.begin(), list.end(), [&](const farmgen::FarmPackage& p) {
+      return model::normalize_name(p.index_name) == name || model::normalize_name(p.name) == name;
+    });
+    if (name.empty() || it == list.end()) return "--only: '" + name + "' is not a package of the built-in list";
+    chosen.push_back(*it);
+  }
+  if (chosen.empty()) return "--only: give one or more package names, comma-separated";
+  options.package_list = std::move(chosen);
+  return "";
+}
+
+// One option's value into `args`; a usage error's message, or "".
+std::string take_option(std::string_view flag, std::string_view value, Args& args) {
+  if (flag == "--out") {
+    if (value.empty()) return "--out: empty path";
+    args.options.out = wheelfit::util::path_from_utf8(value);
+    args.have_out = true;
+  } else if (flag == "--packages") {
+    std::size_t n = 0;
+    const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (ec != std::errc() || ptr != value.data() + value.size() || n == 0 || n > 100000)
+      return "--packages: expected a whole number from 1 to 100000, got '" + std::string(value) + "'";
+    args.options.packages = n;
+  } else if (flag == "--only") {
+    return choose_packages(value, args.options);
+  } else if (flag == "--policy") {
+    args.policy_file = std::string(value);
+  } else if (flag == "--backend") {
+    args.backend_name = std::string(value);
+  } else {
+    args.options.base_url = std::string(value);
+    args.have_base = true;
+  }
+  return "";
+}
+
+// The command line into `args`: nullopt to go on, else the exit code (the help shown, or a usage
+// error said).
+std::optional<int> parse_args(const std::vector<const char*>& argv, Args& args) {
+  const int argc = static_cast<int>(argv.size());
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "-h" || arg == "--help") {
@@ -67,7 +111,7 @@ int main(int argc, char** raw_argv) {
       return 0;
     }
     if (arg == "--with-files") {
-      options.with_files = true;
+      args.options.with_files = true;
       continue;
     }
     std::string_view flag = arg, value;
@@ -84,42 +128,24 @@ int main(int argc, char** raw_argv) {
       if (i + 1 >= argc) return usage_error(std::string(flag) + ": missing value");
       value = argv[++i];
     }
-    if (flag == "--out") {
-      if (value.empty()) return usage_error("--out: empty path");
-      options.out = util::path_from_utf8(value);
-      have_out = true;
-    } else if (flag == "--packages") {
-      std::size_t n = 0;
-      const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-      if (ec != std::errc() || ptr != value.data() + value.size() || n == 0 || n > 100000)
-        return usage_error("--packages: expected a whole number from 1 to 100000, got '" + std::string(value) + "'");
-      options.packages = n;
-    } else if (flag == "--only") {
-      std::vector<farmgen::FarmPackage> chosen;
-      for (std::string_view rest = value; !rest.empty();) {
-        const auto comma = rest.find(',');
-        const std::string name = model::normalize_name(rest.substr(0, comma));
-        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-        const auto& list = farmgen::builtin_packages();
-        const auto it = std::find_if(list.begin(), list.end(), [&](const farmgen::FarmPackage& p) {
-          return model::normalize_name(p.index_name) == name || model::normalize_name(p.name) == name;
-        });
-        if (name.empty() || it == list.end())
-          return usage_error("--only: '" + name + "' is not a package of the built-in list");
-        chosen.push_back(*it);
-      }
-      if (chosen.empty()) return usage_error("--only: give one or more package names, comma-separated");
-      options.package_list = std::move(chosen);
-    } else if (flag == "--policy") {
-      policy_file = std::string(value);
-    } else if (flag == "--backend") {
-      backend_name = std::string(value);
-    } else {
-      options.base_url = std::string(value);
-      have_base = true;
-    }
+    if (const std::string why = take_option(flag, value, args); !why.empty()) return usage_error(why);
   }
-  if (!have_out) return usage_error("--out: required");
+  if (!args.have_out) return usage_error("--out: required");
+  return std::nullopt;
+}
+
+}  // namespace
+
+int main(int argc, char** raw_argv) {
+  using namespace wheelfit;
+  util::use_utf8_console();
+  // The arguments as UTF-8 (on Windows from the UTF-16 command line: --out may name C:\Users\Jürgen).
+  const std::vector<std::string> utf8_args = util::utf8_arguments(argc, raw_argv);
+  std::vector<const char*> argv;
+  for (const auto& a : utf8_args) argv.push_back(a.c_str());
+  Args args;
+  if (auto done = parse_args(argv, args)) return *done;
+  farmgen::FarmOptions& options = args.options;
 
   if (auto done = policies::register_format(); !done) {
     std::cerr << "wheelfit-farmgen: " << done.error().message << "\n";
@@ -131,20 +157,20 @@ int main(int argc, char** raw_argv) {
     std::cerr << "wheelfit-farmgen: " << report.error->message << "\n";
     return 2;
   }
-  const auto* backend = reg.find(backend_name);
-  if (!backend) return usage_error("--backend: no plugin supplies the backend '" + backend_name + "'");
-  auto loaded = registry::make_policy(*backend, policy_file);
+  const auto* backend = reg.find(args.backend_name);
+  if (!backend) return usage_error("--backend: no plugin supplies the backend '" + args.backend_name + "'");
+  auto loaded = registry::make_policy(*backend, args.policy_file);
   if (!loaded) {
-    std::cerr << "wheelfit-farmgen: " << (policy_file ? "--policy: " : "") << loaded.error().message << "\n";
+    std::cerr << "wheelfit-farmgen: " << (args.policy_file ? "--policy: " : "") << loaded.error().message << "\n";
     return 2;
   }
   const policy::Policy& policy = *loaded;
-  if (!have_base && options.with_files) {
+  if (!args.have_base && options.with_files) {
     // The files are beside the pages: link them where they are until a server's URL is given.
     std::error_code ec;
     options.base_url = "file://" + std::filesystem::absolute(options.out, ec).lexically_normal().generic_string();
     while (options.base_url.size() > 7 && options.base_url.back() == '/') options.base_url.pop_back();
-  } else if (!have_base) {
+  } else if (!args.have_base) {
     options.base_url = backend->releases_repo.empty() ? "https://example.invalid/" + backend->name + "-wheels"
                                                       : "https://github.com/" + backend->releases_repo;
   }

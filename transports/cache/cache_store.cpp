@@ -32,33 +32,12 @@ Store::~Store() {
   if (thread_.joinable()) thread_.join();  // the worker empties the queue before it stops
 }
 
-std::optional<Meta> Store::load_meta(const std::string& key, const std::string& url, const std::string& accept) const {
-  // Only a regular file is read: a FIFO (or a device) under an entry's name would otherwise block
-  // the open, and the resolve, forever. Anything else is a miss, and removed as corrupt.
-  auto file = util::open_regular_file(entry_path(key).string(), "a cache entry");
-  if (!file) {
-    if (!file.error().is(Errc::not_found)) discard(key, url, "the entry cannot be read: " + file.error().message);
-    return std::nullopt;
-  }
-  const int fd = file->fd();
-#ifdef _WIN32
-  const auto info = util::win::info(fd);
-  const auto id = info ? util::win::file_id(fd) : Expected<util::win::FileId>(info.error());
-  if (!id) {
-    discard(key, url, "the entry cannot be read: " + id.error().message);
-    return std::nullopt;
-  }
-#else
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    discard(key, url, std::string("the entry cannot be read: ") + std::strerror(errno));
-    return std::nullopt;
-  }
-#endif
-  // The sidecar is the first line: a few hundred bytes; read in steps up to its limit.
-  std::string head;
+namespace {
+
+// The entry's first line, the sidecar (a few hundred bytes), read from `fd` into `head` in steps up
+// to its limit: where its newline is, or npos with `why`.
+std::size_t read_sidecar_line(int fd, std::string& head, std::string& why) {
   std::size_t newline = std::string::npos;
-  std::string why;
   while (newline == std::string::npos && why.empty()) {
     const std::size_t old = head.size();
     if (old >= kMaxSidecar) {
@@ -88,6 +67,37 @@ std::optional<Meta> Store::load_meta(const std::string& key, const std::string& 
     head.resize(old + static_cast<std::size_t>(n));
     newline = head.find('\n', old);
   }
+  return newline;
+}
+
+}  // namespace
+
+std::optional<Meta> Store::load_meta(const std::string& key, const std::string& url, const std::string& accept) const {
+  // Only a regular file is read: a FIFO (or a device) under an entry's name would otherwise block
+  // the open, and the resolve, forever. Anything else is a miss, and removed as corrupt.
+  auto file = util::open_regular_file(entry_path(key).string(), "a cache entry");
+  if (!file) {
+    if (!file.error().is(Errc::not_found)) discard(key, url, "the entry cannot be read: " + file.error().message);
+    return std::nullopt;
+  }
+  const int fd = file->fd();
+#ifdef _WIN32
+  const auto info = util::win::info(fd);
+  const auto id = info ? util::win::file_id(fd) : Expected<util::win::FileId>(info.error());
+  if (!id) {
+    discard(key, url, "the entry cannot be read: " + id.error().message);
+    return std::nullopt;
+  }
+#else
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    discard(key, url, std::string("the entry cannot be read: ") + std::strerror(errno));
+    return std::nullopt;
+  }
+#endif
+  std::string head;
+  std::string why;
+  const std::size_t newline = read_sidecar_line(fd, head, why);
   if (!why.empty()) {
     discard(key, url, why);
     return std::nullopt;

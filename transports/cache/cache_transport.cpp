@@ -107,48 +107,76 @@ class CacheTransport final : public transport::Transport {
   std::vector<Expected<Response>> get_many_hooked_impl(const std::vector<Request>& requests,
                                                        const AnswerHook& caller_hook) override {
     store_.drain();  // this batch reads what the batches before it stored
-    const auto now = now_seconds();
     std::vector<Plan> plans(requests.size());
-    std::vector<std::size_t> to_inner;  // plans whose request goes to the inner transport
-
+    Round round;
+    round.told.assign(requests.size(), 0);
     // 1. The sidecars (small) decide what to ask.
+    const auto now = now_seconds();
     for (std::size_t i = 0; i < requests.size(); ++i) {
-      const auto& req = requests[i];
-      auto& plan = plans[i];
-      // A streamed body (a wheel) is never cached: it goes straight to the inner transport.
-      plan.cached = util::is_http_url(req.url) && !req.sink && !has_header(req.headers, "if-none-match") &&
-                    !has_header(req.headers, "if-modified-since") && !has_header(req.headers, "range");
-      if (!plan.cached) {
-        if (offline_ && util::is_http_url(req.url)) plan.answer.emplace(offline_miss(req.url));
-        else to_inner.push_back(i);
-        continue;
-      }
-      plan.accept = header_or_empty(req.headers, "accept");
-      // Keyed and stored without credentials: no secret in a file name or an entry.
-      const std::string url = util::strip_credentials(req.url);
-      plan.key = sha256_hex(url + "\n" + plan.accept);
-      plan.meta = store_.load_meta(plan.key, url, plan.accept);
-      if (plan.meta && plan.meta->size > req.max_body) {
-        plan.answer.emplace(unexpected(Errc::too_large, url + ": " + std::to_string(plan.meta->size) +
-                                                            " bytes (cached) exceeds the limit of " +
-                                                            std::to_string(req.max_body) + " bytes"));
-        continue;
-      }
-      if (offline_) {
-        if (plan.meta) plan.serve = true;
-        else plan.answer.emplace(offline_miss(req.url));
-        continue;
-      }
-      if (plan.meta && plan.meta->fresh(now)) {
-        plan.serve = true;
-        continue;
-      }
-      plan.conditional = plan.meta && plan.meta->has_validator();
-      to_inner.push_back(i);
+      if (plan_request(requests[i], plans[i], now)) round.to_inner.push_back(i);
     }
+    // 2. The bodies (the bulk of the bytes) are read and verified while the requests are on the wire.
+    fetch_and_load(requests, plans, round, caller_hook);
+    // 3. Settle. A body found corrupt under a fresh sidecar or a 304 is fetched again, plainly.
+    refetch(requests, plans, settle_all(requests, plans, round));
 
-    // 2. The bodies (the bulk of the bytes) are read and verified while the requests are on the
-    //    wire; with nothing to send, on two threads.
+    std::vector<Expected<Response>> out;
+    out.reserve(plans.size());
+    for (auto& plan : plans) out.push_back(std::move(*plan.answer));
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (!round.told[i]) tell(caller_hook, i, out[i]);
+    }
+    return out;
+  }
+
+  // What one batch sent to the inner transport, and what came back.
+  struct Round {
+    std::vector<std::size_t> to_inner;         ///< plans whose request goes to the inner transport
+    std::vector<Expected<Response>> answers;   ///< answers[j]: inner request j's
+    std::vector<char> stored;                  ///< stored[j]: the answer to inner request j is queued
+    std::vector<char> told;                    ///< told[i]: the caller's hook heard answer i
+  };
+
+  // Plans `req` from its sidecar: answered already (plan.answer), served from the entry
+  // (plan.serve), or to be sent to the inner transport (true).
+  bool plan_request(const Request& req, Plan& plan, std::int64_t now) {
+    // A streamed body (a wheel) is never cached: it goes straight to the inner transport.
+    plan.cached = util::is_http_url(req.url) && !req.sink && !has_header(req.headers, "if-none-match") &&
+                  !has_header(req.headers, "if-modified-since") && !has_header(req.headers, "range");
+    if (!plan.cached) {
+      if (!(offline_ && util::is_http_url(req.url))) return true;
+      plan.answer.emplace(offline_miss(req.url));
+      return false;
+    }
+    plan.accept = header_or_empty(req.headers, "accept");
+    // Keyed and stored without credentials: no secret in a file name or an entry.
+    const std::string url = util::strip_credentials(req.url);
+    plan.key = sha256_hex(url + "\n" + plan.accept);
+    plan.meta = store_.load_meta(plan.key, url, plan.accept);
+    if (plan.meta && plan.meta->size > req.max_body) {
+      plan.answer.emplace(unexpected(Errc::too_large, url + ": " + std::to_string(plan.meta->size) +
+                                                          " bytes (cached) exceeds the limit of " +
+                                                          std::to_string(req.max_body) + " bytes"));
+      return false;
+    }
+    if (offline_) {
+      if (plan.meta) plan.serve = true;
+      else plan.answer.emplace(offline_miss(req.url));
+      return false;
+    }
+    if (plan.meta && plan.meta->fresh(now)) {
+      plan.serve = true;
+      return false;
+    }
+    plan.conditional = plan.meta && plan.meta->has_validator();
+    return true;
+  }
+
+  // Sends round.to_inner's requests while the stored bodies the plans need are read and verified
+  // (with nothing to send, on two threads); each new entry is queued for the writer, and the
+  // caller's hook told, the moment its answer is in.
+  void fetch_and_load(const std::vector<Request>& requests, std::vector<Plan>& plans, Round& round,
+                      const AnswerHook& caller_hook) {
     std::vector<std::size_t> need;
     for (std::size_t i = 0; i < plans.size(); ++i) {
       if (plans[i].serve || plans[i].conditional) need.push_back(i);
@@ -160,39 +188,39 @@ class CacheTransport final : public transport::Transport {
     auto load = [&](const std::vector<std::size_t>& which) {
       for (auto i : which) plans[i].body = store_.load_body(plans[i].key, *plans[i].meta, std::move(plans[i].buffer));
     };
-    std::vector<Expected<Response>> inner_answers;
-    std::vector<char> stored(to_inner.size(), 0);  // stored[j]: the answer to inner request j is queued
-    std::vector<char> told(requests.size(), 0);    // told[i]: the caller's hook heard answer i
-    if (!to_inner.empty()) {
-      std::vector<Request> inner_requests;
-      inner_requests.reserve(to_inner.size());
-      for (auto i : to_inner) inner_requests.push_back(with_validators(requests[i], plans[i]));
-      // A new entry goes to the writer the moment its answer is in, while the rest still arrive.
-      auto store_answer = [&](std::size_t j, const Expected<Response>& a) {
-        if (j >= to_inner.size() || !plans[to_inner[j]].cached || !a || a->status != 200) return;
-        if (parse_cache_control(a->headers).no_store) return;  // settle removes the old entry
-        const auto i = to_inner[j];
-        store_.put(plans[i].key, new_meta(requests[i], plans[i], *a), a->body);  // a copy: the caller keeps its own
-        stored[j] = 1;
-      };
-      auto on_answer = [&](std::size_t j, const Expected<Response>& a) {
-        store_answer(j, a);
-        if (j >= to_inner.size() || (a && a->status == 304)) return;
-        told[to_inner[j]] = 1;
-        tell(caller_hook, to_inner[j], a);
-      };
-      auto fetch = [&] { inner_answers = inner_->get_many(inner_requests, on_answer); };
-      if (need.empty()) fetch();
-      else run_beside([&] { load(need); }, fetch);
-    } else if (need.size() > 1) {
+    const auto& to_inner = round.to_inner;
+    round.stored.assign(to_inner.size(), 0);
+    if (to_inner.empty()) {
+      if (need.size() <= 1) return load(need);
       auto [one, two] = split_by_size(need, plans);
-      run_beside([&] { load(one); }, [&] { load(two); });
-    } else {
-      load(need);
+      return run_beside([&] { load(one); }, [&] { load(two); });
     }
+    std::vector<Request> inner_requests;
+    inner_requests.reserve(to_inner.size());
+    for (auto i : to_inner) inner_requests.push_back(with_validators(requests[i], plans[i]));
+    // A new entry goes to the writer the moment its answer is in, while the rest still arrive.
+    auto store_answer = [&](std::size_t j, const Expected<Response>& a) {
+      if (j >= to_inner.size() || !plans[to_inner[j]].cached || !a || a->status != 200) return;
+      if (parse_cache_control(a->headers).no_store) return;  // settle removes the old entry
+      const auto i = to_inner[j];
+      store_.put(plans[i].key, new_meta(requests[i], plans[i], *a), a->body);  // a copy: the caller keeps its own
+      round.stored[j] = 1;
+    };
+    auto on_answer = [&](std::size_t j, const Expected<Response>& a) {
+      store_answer(j, a);
+      if (j >= to_inner.size() || (a && a->status == 304)) return;
+      round.told[to_inner[j]] = 1;
+      tell(caller_hook, to_inner[j], a);
+    };
+    auto fetch = [&] { round.answers = inner_->get_many(inner_requests, on_answer); };
+    if (need.empty()) fetch();
+    else run_beside([&] { load(need); }, fetch);
+  }
 
-    // 3. Settle. A body found corrupt under a fresh sidecar or a 304 is fetched again, plainly.
-    std::vector<std::size_t> refetch;
+  // Each plan's answer: the entry served, the inner answer settled; those to fetch again (a body
+  // found corrupt under a fresh sidecar or a 304) are returned, their answers left unset.
+  std::vector<std::size_t> settle_all(const std::vector<Request>& requests, std::vector<Plan>& plans, Round& round) {
+    std::vector<std::size_t> again;
     for (std::size_t i = 0; i < plans.size(); ++i) {
       auto& plan = plans[i];
       if (!plan.serve) continue;
@@ -203,48 +231,45 @@ class CacheTransport final : public transport::Transport {
       } else if (offline_) {
         plan.answer.emplace(offline_miss(requests[i].url));
       } else {
-        refetch.push_back(i);
+        again.push_back(i);
       }
     }
-    for (std::size_t j = 0; j < to_inner.size(); ++j) {
-      const auto i = to_inner[j];
+    for (std::size_t j = 0; j < round.to_inner.size(); ++j) {
+      const auto i = round.to_inner[j];
       auto& plan = plans[i];
-      if (j >= inner_answers.size()) {
+      if (j >= round.answers.size()) {
         plan.answer.emplace(unexpected(Errc::io_error, requests[i].url + ": the inner transport returned no answer"));
         continue;
       }
-      auto& answer = inner_answers[j];
+      auto& answer = round.answers[j];
       if (plan.cached && answer && answer->status == 304 && plan.conditional && !plan.body) {
-        refetch.push_back(i);
+        again.push_back(i);
         continue;
       }
-      plan.answer.emplace(plan.cached ? settle(requests[i], plan, std::move(answer), stored[j] != 0) : std::move(answer));
+      plan.answer.emplace(plan.cached ? settle(requests[i], plan, std::move(answer), round.stored[j] != 0)
+                                      : std::move(answer));
     }
-    if (!refetch.empty()) {
-      std::vector<Request> again;
-      again.reserve(refetch.size());
-      for (auto i : refetch) {
-        plans[i].meta.reset();
-        plans[i].body.reset();
-        plans[i].conditional = false;
-        again.push_back(requests[i]);
-      }
-      auto answers = inner_->get_many(again);
-      for (std::size_t j = 0; j < refetch.size(); ++j) {
-        auto& plan = plans[refetch[j]];
-        plan.answer.emplace(j < answers.size() ? settle(requests[refetch[j]], plan, std::move(answers[j]))
-                                               : Expected<Response>(unexpected(Errc::io_error, requests[refetch[j]].url +
-                                                                          ": the inner transport returned no answer")));
-      }
-    }
+    return again;
+  }
 
-    std::vector<Expected<Response>> out;
-    out.reserve(plans.size());
-    for (auto& plan : plans) out.push_back(std::move(*plan.answer));
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      if (!told[i]) tell(caller_hook, i, out[i]);
+  // The plans `which` fetched again plainly (no validators, no stored entry) and settled.
+  void refetch(const std::vector<Request>& requests, std::vector<Plan>& plans, const std::vector<std::size_t>& which) {
+    if (which.empty()) return;
+    std::vector<Request> again;
+    again.reserve(which.size());
+    for (auto i : which) {
+      plans[i].meta.reset();
+      plans[i].body.reset();
+      plans[i].conditional = false;
+      again.push_back(requests[i]);
     }
-    return out;
+    auto answers = inner_->get_many(again);
+    for (std::size_t j = 0; j < which.size(); ++j) {
+      auto& plan = plans[which[j]];
+      plan.answer.emplace(j < answers.size() ? settle(requests[which[j]], plan, std::move(answers[j]))
+                                             : Expected<Response>(unexpected(Errc::io_error, requests[which[j]].url +
+                                                                        ": the inner transport returned no answer")));
+    }
   }
 
   /// Once the writes are on disk: the size cap when something was written, else only the

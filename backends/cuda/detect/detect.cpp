@@ -193,113 +193,129 @@ std::optional<std::vector<std::string>> Detection::gpus() const {
   return out;
 }
 
+namespace {
+
+// The library and tool paths probes 1-3 have tried.
+struct Tried {
+  std::vector<std::string> nvml, cuda, smi;
+};
+
+bool tried(const std::vector<std::string>& v, const std::string& p) { return std::find(v.begin(), v.end(), p) != v.end(); }
+
+// 6. WSL: probes 1-3 again with the driver files Windows mounts into the distribution, for what
+// is still open. Whether it was they that found the driver's version (a Windows driver's numbers).
+bool probe_wsl_mounts(const DetectEnv& env, Detection& d, Merger& merge, const Tried& before) {
+  auto wsl = find_wsl(env);
+  if (!wsl) {
+    d.notes.push_back(wsl.error().message);
+    return false;
+  }
+  bool had_driver = d.driver_version.has_value();
+  if (!wsl->nvml_library.empty() && !tried(before.nvml, wsl->nvml_library) && !merge.all_known()) {
+    merge.take(probe_nvml(wsl->nvml_library, env.timeout), nvml_sources(wsl->nvml_library, "WSL "));
+  }
+  if (!wsl->cuda_library.empty() && !tried(before.cuda, wsl->cuda_library) &&
+      (!d.cuda_driver || !merge.devices_complete())) {
+    merge.take(probe_libcuda(wsl->cuda_library, env.timeout), libcuda_sources(wsl->cuda_library, "WSL "));
+  }
+  if (!wsl->nvidia_smi.empty() && !tried(before.smi, wsl->nvidia_smi) &&
+      (!d.driver_version || !merge.devices_complete())) {
+    merge.take(probe_nvidia_smi(wsl->nvidia_smi, env.timeout), smi_sources(wsl->nvidia_smi, "WSL "));
+  }
+  return !had_driver && d.driver_version.has_value();
+}
+
+// The newest CUDA the driver supports, from the table, when no library said.
+void cuda_from_driver_table(Detection& d, [[maybe_unused]] bool wsl_driver) {
+  if (!d.driver_version || d.cuda_driver) return;
+#ifdef _WIN32
+  const auto os = DriverOs::windows_os;  // a Windows driver's version numbers
+#else
+  auto os = wsl_driver ? DriverOs::windows_os : DriverOs::linux_os;
+#endif
+  if (auto cuda = max_cuda_for_driver(*d.driver_version, os)) {
+    std::string floor;
+    for (const auto& row : driver_table()) {
+      if (row.cuda == *cuda) floor = std::string(os == DriverOs::windows_os ? row.windows_driver : row.linux_driver);
+    }
+    d.cuda_driver = cuda;
+    d.provenance["cuda_driver"] = "driver table: driver " + *d.driver_version + " >= " + floor + " (" +
+                                  (os == DriverOs::windows_os ? "Windows" : "Linux") + ") supports CUDA " + *cuda +
+                                  " (NVIDIA CUDA toolkit release notes)";
+  } else {
+    d.notes.push_back("driver table: driver " + *d.driver_version + " is older than every row (CUDA " +
+                      std::string(driver_table().back().cuda) + " needs >= " +
+                      std::string(driver_table().back().linux_driver) + ")");
+  }
+}
+
+// 7. PCI: is there NVIDIA hardware at all, when no probe listed devices? Whether there is.
+bool probe_pci_presence(const DetectEnv& env, Detection& d) {
+  auto pci = probe_pci(env);
+  if (!pci) {
+    d.notes.push_back(pci.error().message);
+    return false;
+  }
+  if (pci->empty()) {
+    d.notes.push_back("PCI: no NVIDIA GPU on the PCI bus");
+    return false;
+  }
+  auto where = describe_pci(*pci);
+  if (!d.driver_version && !d.cuda_driver) {
+    d.no_usable_driver = std::string(pci->size() == 1 ? "an NVIDIA GPU is" : "NVIDIA GPUs are") + " present (" +
+                         where + ") but no usable driver was found: " + join(d.notes, "; ");
+  } else {
+    d.notes.push_back("PCI: NVIDIA GPU(s) present (" + where +
+                      ") but no probe could list them with their compute capability");
+  }
+  return true;
+}
+
+// CUDA_VISIBLE_DEVICES, on the device list `all` in NVML index order.
+void apply_visible(const DetectEnv& env, Detection& d, const std::vector<Device>& all) {
+  auto visible = apply_visible_devices(all, env.cuda_visible_devices);
+  d.devices = std::move(visible.devices);
+  if (!visible.note.empty()) {
+    d.notes.push_back(visible.note);
+    if (d.provenance.contains("gpus")) d.provenance["gpus"] += " + CUDA_VISIBLE_DEVICES";
+  }
+  if (!complete(*d.devices)) {
+    d.notes.push_back("gpus: the compute capability of a visible GPU could not be read, so the GPU list is unknown");
+    d.provenance.erase("gpus");
+  }
+}
+
+}  // namespace
+
 Detection detect(const DetectEnv& env) {
   Detection d;
   Merger merge(d);
-  std::vector<std::string> tried_nvml, tried_cuda, tried_smi;
+  Tried tried;
 
   // 1. NVML
   merge.take(probe_nvml(env.nvml_library, env.timeout), nvml_sources(env.nvml_library, ""));
-  tried_nvml.push_back(env.nvml_library);
+  tried.nvml.push_back(env.nvml_library);
   // 2. libcuda: only what NVML left open (it cannot tell the driver version).
   if (!d.cuda_driver || !merge.devices_complete()) {
     merge.take(probe_libcuda(env.cuda_library, env.timeout), libcuda_sources(env.cuda_library, ""));
-    tried_cuda.push_back(env.cuda_library);
+    tried.cuda.push_back(env.cuda_library);
   }
   // 3. nvidia-smi
   if (!d.driver_version || !merge.devices_complete()) {
     std::string smi = env.nvidia_smi.empty() ? find_on_path(kSmiName, env.path) : env.nvidia_smi;
     merge.take(probe_nvidia_smi(smi, env.timeout), smi_sources(smi, ""));
-    tried_smi.push_back(smi);
+    tried.smi.push_back(smi);
   }
   // 4, 5. the kernel module's version files
   if (!d.driver_version) merge.take(probe_proc_driver_version(env), {"/proc/driver/nvidia/version", "", ""});
   if (!d.driver_version) merge.take(probe_sys_module_version(env), {"/sys/module/nvidia/version", "", ""});
-  // 6. WSL: probes 1-3 again with the driver files Windows mounts into the distribution.
-  // (Not for the CUDA version alone: the driver table below answers that.)
+  // 6. WSL (not for the CUDA version alone: the driver table below answers that).
   bool wsl_driver = false;
-  if (!d.driver_version || !merge.devices_complete()) {
-    auto wsl = find_wsl(env);
-    if (!wsl) {
-      d.notes.push_back(wsl.error().message);
-    } else {
-      auto tried = [](const std::vector<std::string>& v, const std::string& p) {
-        return std::find(v.begin(), v.end(), p) != v.end();
-      };
-      bool had_driver = d.driver_version.has_value();
-      if (!wsl->nvml_library.empty() && !tried(tried_nvml, wsl->nvml_library) && !merge.all_known()) {
-        merge.take(probe_nvml(wsl->nvml_library, env.timeout), nvml_sources(wsl->nvml_library, "WSL "));
-      }
-      if (!wsl->cuda_library.empty() && !tried(tried_cuda, wsl->cuda_library) &&
-          (!d.cuda_driver || !merge.devices_complete())) {
-        merge.take(probe_libcuda(wsl->cuda_library, env.timeout), libcuda_sources(wsl->cuda_library, "WSL "));
-      }
-      if (!wsl->nvidia_smi.empty() && !tried(tried_smi, wsl->nvidia_smi) &&
-          (!d.driver_version || !merge.devices_complete())) {
-        merge.take(probe_nvidia_smi(wsl->nvidia_smi, env.timeout), smi_sources(wsl->nvidia_smi, "WSL "));
-      }
-      wsl_driver = !had_driver && d.driver_version.has_value();
-    }
-  }
-
-  // The newest CUDA the driver supports, from the table, when no library said.
-  if (d.driver_version && !d.cuda_driver) {
-#ifdef _WIN32
-    (void)wsl_driver;
-    const auto os = DriverOs::windows_os;  // a Windows driver's version numbers
-#else
-    auto os = wsl_driver ? DriverOs::windows_os : DriverOs::linux_os;
-#endif
-    if (auto cuda = max_cuda_for_driver(*d.driver_version, os)) {
-      std::string floor;
-      for (const auto& row : driver_table()) {
-        if (row.cuda == *cuda) floor = std::string(os == DriverOs::windows_os ? row.windows_driver : row.linux_driver);
-      }
-      d.cuda_driver = cuda;
-      d.provenance["cuda_driver"] = "driver table: driver " + *d.driver_version + " >= " + floor + " (" +
-                                    (os == DriverOs::windows_os ? "Windows" : "Linux") + ") supports CUDA " + *cuda +
-                                    " (NVIDIA CUDA toolkit release notes)";
-    } else {
-      d.notes.push_back("driver table: driver " + *d.driver_version + " is older than every row (CUDA " +
-                        std::string(driver_table().back().cuda) + " needs >= " +
-                        std::string(driver_table().back().linux_driver) + ")");
-    }
-  }
-
-  // 7. PCI: is there NVIDIA hardware at all, when no probe listed devices?
-  bool pci_present = false;
-  if (!merge.devices()) {
-    auto pci = probe_pci(env);
-    if (!pci) {
-      d.notes.push_back(pci.error().message);
-    } else if (pci->empty()) {
-      d.notes.push_back("PCI: no NVIDIA GPU on the PCI bus");
-    } else {
-      pci_present = true;
-      auto where = describe_pci(*pci);
-      if (!d.driver_version && !d.cuda_driver) {
-        d.no_usable_driver = std::string(pci->size() == 1 ? "an NVIDIA GPU is" : "NVIDIA GPUs are") + " present (" +
-                             where + ") but no usable driver was found: " + join(d.notes, "; ");
-      } else {
-        d.notes.push_back("PCI: NVIDIA GPU(s) present (" + where +
-                          ") but no probe could list them with their compute capability");
-      }
-    }
-  }
-
-  // CUDA_VISIBLE_DEVICES, on the device list in NVML index order.
-  if (const auto& all = merge.devices()) {
-    auto visible = apply_visible_devices(*all, env.cuda_visible_devices);
-    d.devices = std::move(visible.devices);
-    if (!visible.note.empty()) {
-      d.notes.push_back(visible.note);
-      if (d.provenance.contains("gpus")) d.provenance["gpus"] += " + CUDA_VISIBLE_DEVICES";
-    }
-    if (!complete(*d.devices)) {
-      d.notes.push_back("gpus: the compute capability of a visible GPU could not be read, so the GPU list is unknown");
-      d.provenance.erase("gpus");
-    }
-  }
+  if (!d.driver_version || !merge.devices_complete()) wsl_driver = probe_wsl_mounts(env, d, merge, tried);
+  cuda_from_driver_table(d, wsl_driver);
+  // 7. PCI
+  const bool pci_present = !merge.devices() && probe_pci_presence(env, d);
+  if (const auto& all = merge.devices()) apply_visible(env, d, *all);
   d.present = pci_present || d.driver_version.has_value() || (merge.devices() && !merge.devices()->empty());
   return d;
 }

@@ -168,6 +168,58 @@ Expected<std::string> parse_proc_driver_version(std::string_view text) {
   return Error(Errc::invalid_input, "no driver version in " + shown(trim(text.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at))));
 }
 
+namespace {
+
+// Which device one CUDA_VISIBLE_DEVICES entry names: its position in the list (npos: none, with
+// `why`); `mig` for a MIG instance; `unmatchable` for a MIG instance when no device lists any.
+struct EntryMatch {
+  std::size_t match = std::string::npos;
+  std::string why;
+  bool mig = false;
+  bool unmatchable = false;
+};
+
+EntryMatch match_entry(const std::vector<Device>& devices, std::string_view entry, bool any_mig_info) {
+  EntryMatch m;
+  auto match_unique = [&](auto&& pred) {
+    std::size_t found = std::string::npos, count = 0;
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      if (pred(devices[i])) {
+        found = i;
+        ++count;
+      }
+    }
+    if (count == 1) return found;
+    m.why = count == 0 ? "no such GPU" : "matches several GPUs";
+    return std::string::npos;
+  };
+  if (iequal_prefix(entry, "MIG-GPU-")) {
+    // The old MIG form: MIG-GPU-<gpu uuid>/<gi>/<ci>.
+    m.mig = true;
+    auto gpu = entry.substr(4, entry.find('/') == std::string_view::npos ? std::string_view::npos : entry.find('/') - 4);
+    m.match = match_unique([&](const Device& d) { return !d.uuid.empty() && iequal_prefix(d.uuid, gpu); });
+  } else if (iequal_prefix(entry, "MIG-")) {
+    m.mig = true;
+    if (!any_mig_info) {
+      m.unmatchable = true;
+      return m;
+    }
+    m.match = match_unique([&](const Device& d) {
+      return std::any_of(d.mig_uuids.begin(), d.mig_uuids.end(), [&](const std::string& u) { return iequal_prefix(u, entry); });
+    });
+  } else if (iequal_prefix(entry, "GPU-")) {
+    m.match = match_unique([&](const Device& d) { return !d.uuid.empty() && iequal_prefix(d.uuid, entry); });
+  } else if (auto n = to_int(entry)) {
+    m.match = match_unique([&](const Device& d) { return d.index == *n; });
+    if (m.match == std::string::npos) m.why = "out of range: " + std::to_string(devices.size()) + " GPU(s)";
+  } else {
+    m.why = entry.empty() ? "empty" : "not an index or a GPU-/MIG- UUID";
+  }
+  return m;
+}
+
+}  // namespace
+
 VisibleDevices apply_visible_devices(const std::vector<Device>& devices, const std::optional<std::string>& value) {
   VisibleDevices out;
   if (!value) {
@@ -186,46 +238,12 @@ VisibleDevices apply_visible_devices(const std::vector<Device>& devices, const s
   for (;;) {
     auto comma = rest.find(',');
     auto entry = trim(rest.substr(0, comma));
-    // Which device does `entry` name? (npos = none, with `why`)
-    std::size_t match = std::string::npos;
-    std::string why;
-    bool mig = false;
-    auto match_unique = [&](auto&& pred) {
-      std::size_t found = std::string::npos, count = 0;
-      for (std::size_t i = 0; i < devices.size(); ++i) {
-        if (pred(devices[i])) {
-          found = i;
-          ++count;
-        }
-      }
-      if (count == 1) return found;
-      why = count == 0 ? "no such GPU" : "matches several GPUs";
-      return std::string::npos;
-    };
-    if (iequal_prefix(entry, "MIG-GPU-")) {
-      // The old MIG form: MIG-GPU-<gpu uuid>/<gi>/<ci>.
-      mig = true;
-      auto gpu = entry.substr(4, entry.find('/') == std::string_view::npos ? std::string_view::npos : entry.find('/') - 4);
-      match = match_unique([&](const Device& d) { return !d.uuid.empty() && iequal_prefix(d.uuid, gpu); });
-    } else if (iequal_prefix(entry, "MIG-")) {
-      mig = true;
-      if (!any_mig_info) {
-        out.devices = devices;
-        out.note = head + ": MIG instance " + shown(entry) +
-                   " cannot be matched to a GPU (the answering probe lists no MIG instances); every GPU is kept";
-        return out;
-      }
-      match = match_unique([&](const Device& d) {
-        return std::any_of(d.mig_uuids.begin(), d.mig_uuids.end(),
-                           [&](const std::string& u) { return iequal_prefix(u, entry); });
-      });
-    } else if (iequal_prefix(entry, "GPU-")) {
-      match = match_unique([&](const Device& d) { return !d.uuid.empty() && iequal_prefix(d.uuid, entry); });
-    } else if (auto n = to_int(entry)) {
-      match = match_unique([&](const Device& d) { return d.index == *n; });
-      if (match == std::string::npos) why = "out of range: " + std::to_string(devices.size()) + " GPU(s)";
-    } else {
-      why = entry.empty() ? "empty" : "not an index or a GPU-/MIG- UUID";
+    auto [match, why, mig, unmatchable] = match_entry(devices, entry, any_mig_info);
+    if (unmatchable) {
+      out.devices = devices;
+      out.note = head + ": MIG instance " + shown(entry) +
+                 " cannot be matched to a GPU (the answering probe lists no MIG instances); every GPU is kept";
+      return out;
     }
     if (match != std::string::npos && used[match] && !mig) {
       match = std::string::npos;

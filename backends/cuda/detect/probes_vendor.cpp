@@ -131,6 +131,52 @@ json::object error_result(std::string message) {
   return o;
 }
 
+// The per-device entry points of NVML nvml_child reads (mig_count and mig_handle may be null).
+struct NvmlDeviceApi {
+  nvmlReturn_t (*handle)(unsigned, nvmlDevice_t*) = nullptr;
+  nvmlReturn_t (*capability)(nvmlDevice_t, int*, int*) = nullptr;
+  nvmlReturn_t (*name)(nvmlDevice_t, char*, unsigned) = nullptr;
+  nvmlReturn_t (*uuid)(nvmlDevice_t, char*, unsigned) = nullptr;
+  nvmlReturn_t (*mig_count)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*mig_handle)(nvmlDevice_t, unsigned, nvmlDevice_t*) = nullptr;
+};
+
+// GPU `i` as NVML lists it: its name, UUID, compute capability and MIG instances, read through
+// `buf` (the child's one buffer); what failed goes to `notes` (`what` words a failed call).
+template <class What>
+json::object nvml_device(const NvmlDeviceApi& api, unsigned i, char (&buf)[kNvmlBufferSize], const What& what,
+                         json::array& notes) {
+  json::object d;
+  d["index"] = i;
+  nvmlDevice_t h = nullptr;
+  if (auto r = api.handle(i, &h); r != NVML_SUCCESS) {
+    notes.emplace_back("GPU " + std::to_string(i) + ": " + what("nvmlDeviceGetHandleByIndex_v2", r));
+    return d;
+  }
+  if (api.name(h, buf, sizeof buf) == NVML_SUCCESS) d["name"] = from_buffer(buf, sizeof buf);
+  if (api.uuid(h, buf, sizeof buf) == NVML_SUCCESS) d["uuid"] = from_buffer(buf, sizeof buf);
+  int major = 0, minor = 0;
+  if (auto r = api.capability(h, &major, &minor); r == NVML_SUCCESS && major > 0 && minor >= 0) {
+    d["cc"] = std::to_string(major) + "." + std::to_string(minor);
+  } else {
+    notes.emplace_back("GPU " + std::to_string(i) + ": " +
+                       (r == NVML_SUCCESS ? std::string("nvmlDeviceGetCudaComputeCapability returned ") +
+                                                std::to_string(major) + "." + std::to_string(minor)
+                                          : what("nvmlDeviceGetCudaComputeCapability", r)));
+  }
+  unsigned max_mig = 0;
+  if (api.mig_count && api.mig_handle && api.mig_count(h, &max_mig) == NVML_SUCCESS) {
+    json::array migs;
+    for (unsigned m = 0; m < max_mig && m < 64; ++m) {
+      nvmlDevice_t mh = nullptr;
+      if (api.mig_handle(h, m, &mh) != NVML_SUCCESS || !mh) continue;
+      if (api.uuid(mh, buf, sizeof buf) == NVML_SUCCESS) migs.emplace_back(from_buffer(buf, sizeof buf));
+    }
+    if (!migs.empty()) d["mig"] = std::move(migs);
+  }
+  return d;
+}
+
 // ---- the child side of probe 1 ----
 json::object nvml_child(const std::string& library) {
   std::string why;
@@ -152,13 +198,13 @@ json::object nvml_child(const std::string& library) {
     auto cuda_version = sym<nvmlReturn_t (*)(int*)>(lib, "nvmlSystemGetCudaDriverVersion_v2");
     if (!cuda_version) cuda_version = sym<nvmlReturn_t (*)(int*)>(lib, "nvmlSystemGetCudaDriverVersion");
     auto count = need<nvmlReturn_t (*)(unsigned*)>(lib, "nvmlDeviceGetCount_v2");
-    auto handle = need<nvmlReturn_t (*)(unsigned, nvmlDevice_t*)>(lib, "nvmlDeviceGetHandleByIndex_v2");
-    auto capability = need<nvmlReturn_t (*)(nvmlDevice_t, int*, int*)>(lib, "nvmlDeviceGetCudaComputeCapability");
-    auto name = need<nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned)>(lib, "nvmlDeviceGetName");
-    auto uuid = need<nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned)>(lib, "nvmlDeviceGetUUID");
-    auto mig_count = sym<nvmlReturn_t (*)(nvmlDevice_t, unsigned*)>(lib, "nvmlDeviceGetMaxMigDeviceCount");
-    auto mig_handle =
-        sym<nvmlReturn_t (*)(nvmlDevice_t, unsigned, nvmlDevice_t*)>(lib, "nvmlDeviceGetMigDeviceHandleByIndex");
+    NvmlDeviceApi api;
+    api.handle = need<decltype(api.handle)>(lib, "nvmlDeviceGetHandleByIndex_v2");
+    api.capability = need<decltype(api.capability)>(lib, "nvmlDeviceGetCudaComputeCapability");
+    api.name = need<decltype(api.name)>(lib, "nvmlDeviceGetName");
+    api.uuid = need<decltype(api.uuid)>(lib, "nvmlDeviceGetUUID");
+    api.mig_count = sym<decltype(api.mig_count)>(lib, "nvmlDeviceGetMaxMigDeviceCount");
+    api.mig_handle = sym<decltype(api.mig_handle)>(lib, "nvmlDeviceGetMigDeviceHandleByIndex");
 
     if (auto r = init(); r != NVML_SUCCESS) return error_result(what("nvmlInit_v2", r));
     json::object out;
@@ -183,38 +229,7 @@ json::object nvml_child(const std::string& library) {
       notes.emplace_back(what("nvmlDeviceGetCount_v2", rc));
     } else {
       json::array devices;
-      for (unsigned i = 0; i < n; ++i) {
-        json::object d;
-        d["index"] = i;
-        nvmlDevice_t h = nullptr;
-        if (auto r = handle(i, &h); r != NVML_SUCCESS) {
-          notes.emplace_back("GPU " + std::to_string(i) + ": " + what("nvmlDeviceGetHandleByIndex_v2", r));
-          devices.emplace_back(std::move(d));
-          continue;
-        }
-        if (name(h, buf, sizeof buf) == NVML_SUCCESS) d["name"] = from_buffer(buf, sizeof buf);
-        if (uuid(h, buf, sizeof buf) == NVML_SUCCESS) d["uuid"] = from_buffer(buf, sizeof buf);
-        int major = 0, minor = 0;
-        if (auto r = capability(h, &major, &minor); r == NVML_SUCCESS && major > 0 && minor >= 0) {
-          d["cc"] = std::to_string(major) + "." + std::to_string(minor);
-        } else {
-          notes.emplace_back("GPU " + std::to_string(i) + ": " +
-                             (r == NVML_SUCCESS ? std::string("nvmlDeviceGetCudaComputeCapability returned ") +
-                                                      std::to_string(major) + "." + std::to_string(minor)
-                                                : what("nvmlDeviceGetCudaComputeCapability", r)));
-        }
-        unsigned max_mig = 0;
-        if (mig_count && mig_handle && mig_count(h, &max_mig) == NVML_SUCCESS) {
-          json::array migs;
-          for (unsigned m = 0; m < max_mig && m < 64; ++m) {
-            nvmlDevice_t mh = nullptr;
-            if (mig_handle(h, m, &mh) != NVML_SUCCESS || !mh) continue;
-            if (uuid(mh, buf, sizeof buf) == NVML_SUCCESS) migs.emplace_back(from_buffer(buf, sizeof buf));
-          }
-          if (!migs.empty()) d["mig"] = std::move(migs);
-        }
-        devices.emplace_back(std::move(d));
-      }
+      for (unsigned i = 0; i < n; ++i) devices.emplace_back(nvml_device(api, i, buf, what, notes));
       out["devices"] = std::move(devices);
     }
     shutdown();
@@ -223,6 +238,46 @@ json::object nvml_child(const std::string& library) {
   } catch (const Missing& m) {
     return error_result(library + " has no " + m.name);
   }
+}
+
+// The per-device entry points of libcuda libcuda_child reads (uuid may be null).
+struct CudaDeviceApi {
+  CUresult (*get)(CUdevice*, int) = nullptr;
+  CUresult (*attribute)(int*, int, CUdevice) = nullptr;
+  CUresult (*name)(char*, int, CUdevice) = nullptr;
+  CUresult (*uuid)(CUuuid*, CUdevice) = nullptr;
+};
+
+// GPU `i` as the driver API lists it: its name, compute capability and UUID; what failed goes to
+// `notes` (`what` words a failed call).
+template <class What>
+json::object cuda_device(const CudaDeviceApi& api, int i, const What& what, json::array& notes) {
+  json::object d;
+  d["index"] = i;
+  CUdevice dev = 0;
+  if (auto r = api.get(&dev, i); r != CUDA_SUCCESS) {
+    notes.emplace_back("GPU " + std::to_string(i) + ": " + what("cuDeviceGet", r));
+    return d;
+  }
+  char buf[256] = {};
+  if (api.name(buf, static_cast<int>(sizeof buf), dev) == CUDA_SUCCESS) d["name"] = from_buffer(buf, sizeof buf);
+  int major = 0, minor = 0;
+  auto rmaj = api.attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+  auto rmin = api.attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+  if (rmaj == CUDA_SUCCESS && rmin == CUDA_SUCCESS && major > 0 && minor >= 0) {
+    d["cc"] = std::to_string(major) + "." + std::to_string(minor);
+  } else {
+    notes.emplace_back("GPU " + std::to_string(i) + ": " + what("cuDeviceGetAttribute", rmaj != CUDA_SUCCESS ? rmaj : rmin));
+  }
+  CUuuid u{};
+  if (api.uuid && api.uuid(&u, dev) == CUDA_SUCCESS) {
+    char text[64];
+    const unsigned char* b = u.bytes;
+    std::snprintf(text, sizeof text, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
+                  b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+    d["uuid"] = text;
+  }
+  return d;
 }
 
 // ---- the child side of probe 2 ----
@@ -253,10 +308,11 @@ json::object libcuda_child(const std::string& library) {
     auto init = need<CUresult (*)(unsigned)>(lib, "cuInit");
     auto driver_version = need<CUresult (*)(int*)>(lib, "cuDriverGetVersion");
     auto count = need<CUresult (*)(int*)>(lib, "cuDeviceGetCount");
-    auto get = need<CUresult (*)(CUdevice*, int)>(lib, "cuDeviceGet");
-    auto attribute = need<CUresult (*)(int*, int, CUdevice)>(lib, "cuDeviceGetAttribute");
-    auto name = need<CUresult (*)(char*, int, CUdevice)>(lib, "cuDeviceGetName");
-    auto uuid = sym<CUresult (*)(CUuuid*, CUdevice)>(lib, "cuDeviceGetUuid");
+    CudaDeviceApi api;
+    api.get = need<decltype(api.get)>(lib, "cuDeviceGet");
+    api.attribute = need<decltype(api.attribute)>(lib, "cuDeviceGetAttribute");
+    api.name = need<decltype(api.name)>(lib, "cuDeviceGetName");
+    api.uuid = sym<decltype(api.uuid)>(lib, "cuDeviceGetUuid");
 
     json::object out;
     json::array notes;
@@ -280,37 +336,7 @@ json::object libcuda_child(const std::string& library) {
       notes.emplace_back(what("cuDeviceGetCount", rc));
     } else {
       json::array devices;
-      for (int i = 0; i < n; ++i) {
-        json::object d;
-        d["index"] = i;
-        CUdevice dev = 0;
-        if (auto r = get(&dev, i); r != CUDA_SUCCESS) {
-          notes.emplace_back("GPU " + std::to_string(i) + ": " + what("cuDeviceGet", r));
-          devices.emplace_back(std::move(d));
-          continue;
-        }
-        char buf[256] = {};
-        if (name(buf, static_cast<int>(sizeof buf), dev) == CUDA_SUCCESS) d["name"] = from_buffer(buf, sizeof buf);
-        int major = 0, minor = 0;
-        auto rmaj = attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
-        auto rmin = attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
-        if (rmaj == CUDA_SUCCESS && rmin == CUDA_SUCCESS && major > 0 && minor >= 0) {
-          d["cc"] = std::to_string(major) + "." + std::to_string(minor);
-        } else {
-          notes.emplace_back("GPU " + std::to_string(i) + ": " +
-                             what("cuDeviceGetAttribute", rmaj != CUDA_SUCCESS ? rmaj : rmin));
-        }
-        CUuuid u{};
-        if (uuid && uuid(&u, dev) == CUDA_SUCCESS) {
-          char text[64];
-          const unsigned char* b = u.bytes;
-          std::snprintf(text, sizeof text,
-                        "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
-                        b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
-          d["uuid"] = text;
-        }
-        devices.emplace_back(std::move(d));
-      }
+      for (int i = 0; i < n; ++i) devices.emplace_back(cuda_device(api, i, what, notes));
       out["devices"] = std::move(devices);
     }
     if (!notes.empty()) out["notes"] = std::move(notes);

@@ -551,30 +551,73 @@ std::optional<Error> check_repository_version(std::string_view raw, std::string_
   return std::nullopt;
 }
 
-}  // namespace
+// What the tokenizer keeps of a page: its anchors, and the first <base href> and the first
+// <meta name="pypi:repository-version"> (PEP 629), raw.
+struct Markup {
+  std::vector<RawAnchor> anchors;
+  std::optional<std::string_view> base_href;
+  std::optional<std::string_view> repository_version;
+  bool in_anchor = false;  ///< text goes to anchors.back()
+};
 
-Expected<Page> parse_simple_html(std::string_view body, std::string_view page_url) {
-  if (const std::size_t nul = body.find('\0'); nul != std::string_view::npos) {
-    return unexpected(Errc::invalid_input, std::string(page_url) + ": not an HTML page (NUL byte at offset " +
-                                               std::to_string(nul) + ")");
+// A start tag named `name`, its attributes from `name_end` read into `m`: the position after the
+// tag (and after a raw text element's content), or nullptr when the tag never ends.
+const char* start_tag(std::string_view name, const char* name_end, const char* end, Markup& m) {
+  const char* next = nullptr;
+  if (iequals(name, "a")) {
+    RawAnchor anchor;  // of a duplicate attribute, the first wins
+    next = scan_attributes(name_end, end, [&](std::string_view n, std::string_view v) {
+      if (!anchor.has_href && iequals(n, "href")) {
+        anchor.has_href = true;
+        anchor.href = v;
+      } else if (!anchor.has_requires_python && iequals(n, "data-requires-python")) {
+        anchor.has_requires_python = true;
+        anchor.requires_python = v;
+      } else if (!anchor.has_yanked && iequals(n, "data-yanked")) {
+        anchor.has_yanked = true;
+        anchor.yanked = v;
+      }
+    });
+    if (!next) return nullptr;
+    m.anchors.push_back(std::move(anchor));  // an open <a> is closed by the next one
+    m.in_anchor = true;
+  } else if (iequals(name, "base")) {
+    std::optional<std::string_view> href;
+    next = scan_attributes(name_end, end, [&](std::string_view n, std::string_view v) {
+      if (!href && iequals(n, "href")) href = v;
+    });
+    if (next && !m.base_href && href) m.base_href = *href;
+  } else if (iequals(name, "meta")) {
+    std::optional<std::string_view> meta_name, content;
+    next = scan_attributes(name_end, end, [&](std::string_view n, std::string_view v) {
+      if (!meta_name && iequals(n, "name")) meta_name = v;
+      else if (!content && iequals(n, "content")) content = v;
+    });
+    if (next && !m.repository_version && content && meta_name &&
+        iequals(detail::trim_ascii(*meta_name), "pypi:repository-version")) {
+      m.repository_version = *content;
+    }
+  } else {
+    next = scan_attributes(name_end, end, [](std::string_view, std::string_view) {});
+    if (next && is_raw_text_element(name)) next = find_raw_text_end(next, end, name);
   }
+  return next;
+}
+
+// The page's markup as the HTML tokenizer reads it: declarations, processing instructions and
+// bogus comments skipped, end tags closing an anchor, a '<' that starts no tag kept as text.
+Markup read_markup(std::string_view body) {
+  Markup m;
   const char* p = body.data();
   const char* const end = p + body.size();
-  std::vector<RawAnchor> anchors;
-  anchors.reserve(body.size() / 256);  // about one anchor per 270 bytes on index pages
-  std::optional<std::string_view> base_href;  // raw; the first <base href> wins
-  std::optional<std::string_view> repository_version;  // raw; the first such <meta> wins (PEP 629)
-  bool in_anchor = false;
-
+  m.anchors.reserve(body.size() / 256);  // about one anchor per 270 bytes on index pages
   while (p < end) {
     const char* lt = find_char(p, end, '<');
     if (!lt) {
-      if (in_anchor) anchors.back().add_text(std::string_view(p, static_cast<std::size_t>(end - p)));
+      if (m.in_anchor) m.anchors.back().add_text(std::string_view(p, static_cast<std::size_t>(end - p)));
       break;
     }
-    if (in_anchor && lt > p) {
-      anchors.back().add_text(std::string_view(p, static_cast<std::size_t>(lt - p)));
-    }
+    if (m.in_anchor && lt > p) m.anchors.back().add_text(std::string_view(p, static_cast<std::size_t>(lt - p)));
     const char* after = lt + 1;
     const char c = after < end ? *after : '\0';
     if (c == '!') {
@@ -582,77 +625,43 @@ Expected<Page> parse_simple_html(std::string_view body, std::string_view page_ur
     } else if (c == '?') {
       const char* gt = find_char(after, end, '>');
       p = gt ? gt + 1 : end;
-    } else if (c == '/' && after + 1 < end && is_alpha(after[1])) {  // end tag
-      const char* name_end = after + 1;
+    } else if ((c == '/' && after + 1 < end && is_alpha(after[1])) || is_alpha(c)) {  // an end or a start tag
+      const char* name_begin = c == '/' ? after + 1 : after;
+      const char* name_end = name_begin + 1;
       while (name_end < end && !is_ascii_space(*name_end) && *name_end != '/' && *name_end != '>') ++name_end;
-      const std::string_view name(after + 1, static_cast<std::size_t>(name_end - after - 1));
-      const char* next = scan_attributes(name_end, end, [](std::string_view, std::string_view) {});
+      const std::string_view name(name_begin, static_cast<std::size_t>(name_end - name_begin));
+      const char* next = c == '/' ? scan_attributes(name_end, end, [](std::string_view, std::string_view) {})
+                                  : start_tag(name, name_end, end, m);
       if (!next) break;
-      if (in_anchor && iequals(name, "a")) in_anchor = false;
+      if (c == '/' && m.in_anchor && iequals(name, "a")) m.in_anchor = false;
       p = next;
     } else if (c == '/' && after + 1 < end) {  // "</>" is dropped, "</ ..." is a bogus comment
       const char* gt = after[1] == '>' ? after + 1 : find_char(after, end, '>');
       p = gt ? gt + 1 : end;
-    } else if (is_alpha(c)) {  // start tag
-      const char* name_end = after + 1;
-      while (name_end < end && !is_ascii_space(*name_end) && *name_end != '/' && *name_end != '>') ++name_end;
-      const std::string_view name(after, static_cast<std::size_t>(name_end - after));
-      const char* next = nullptr;
-      if (iequals(name, "a")) {
-        RawAnchor anchor;  // of a duplicate attribute, the first wins
-        next = scan_attributes(name_end, end, [&](std::string_view n, std::string_view v) {
-          if (!anchor.has_href && iequals(n, "href")) {
-            anchor.has_href = true;
-            anchor.href = v;
-          } else if (!anchor.has_requires_python && iequals(n, "data-requires-python")) {
-            anchor.has_requires_python = true;
-            anchor.requires_python = v;
-          } else if (!anchor.has_yanked && iequals(n, "data-yanked")) {
-            anchor.has_yanked = true;
-            anchor.yanked = v;
-          }
-        });
-        if (!next) break;
-        anchors.push_back(std::move(anchor));  // an open <a> is closed by the next one
-        in_anchor = true;
-      } else if (iequals(name, "base")) {
-        std::optional<std::string_view> href;
-        next = scan_attributes(name_end, end, [&](std::string_view n, std::string_view v) {
-          if (!href && iequals(n, "href")) href = v;
-        });
-        if (!next) break;
-        if (!base_href && href) base_href = *href;
-      } else if (iequals(name, "meta")) {
-        std::optional<std::string_view> meta_name, content;
-        next = scan_attributes(name_end, end, [&](std::string_view n, std::string_view v) {
-          if (!meta_name && iequals(n, "name")) meta_name = v;
-          else if (!content && iequals(n, "content")) content = v;
-        });
-        if (!next) break;
-        if (!repository_version && content && meta_name &&
-            iequals(detail::trim_ascii(*meta_name), "pypi:repository-version")) {
-          repository_version = *content;
-        }
-      } else {
-        next = scan_attributes(name_end, end, [](std::string_view, std::string_view) {});
-        if (!next) break;
-        if (is_raw_text_element(name)) next = find_raw_text_end(next, end, name);
-      }
-      p = next;
     } else {  // a '<' that starts no tag is text
-      if (in_anchor) anchors.back().add_text(std::string_view(lt, 1));
+      if (m.in_anchor) m.anchors.back().add_text(std::string_view(lt, 1));
       p = after;
     }
   }
+  return m;
+}
 
+}  // namespace
+
+Expected<Page> parse_simple_html(std::string_view body, std::string_view page_url) {
+  if (const std::size_t nul = body.find('\0'); nul != std::string_view::npos) {
+    return unexpected(Errc::invalid_input, std::string(page_url) + ": not an HTML page (NUL byte at offset " +
+                                               std::to_string(nul) + ")");
+  }
+  const Markup markup = read_markup(body);
   Page page;
-  if (repository_version) {
-    if (auto refused = check_repository_version(*repository_version, page_url, page.warnings)) return std::move(*refused);
+  if (markup.repository_version) {
+    if (auto refused = check_repository_version(*markup.repository_version, page_url, page.warnings)) return std::move(*refused);
   }
   std::string base_url(page_url);
-  if (base_href) {
+  if (markup.base_href) {
     std::string decode_storage, clean_storage;
-    const std::string_view href = clean_href(decoded(*base_href, decode_storage, true), clean_storage);
+    const std::string_view href = clean_href(decoded(*markup.base_href, decode_storage, true), clean_storage);
     if (const std::string why = util::url_token_problem(href); why.empty()) {
       base_url = resolve_url(page_url, href);
     } else {
@@ -662,8 +671,8 @@ Expected<Page> parse_simple_html(std::string_view body, std::string_view page_ur
   }
   const detail::UriParts base = detail::split_uri(base_url);
   detail::PageNotes notes;
-  page.links.reserve(anchors.size());
-  for (const RawAnchor& a : anchors) emit(page, notes, a, base);
+  page.links.reserve(markup.anchors.size());
+  for (const RawAnchor& a : markup.anchors) emit(page, notes, a, base);
   notes.flush(page, page_url);
   return page;
 }

@@ -117,6 +117,84 @@ bool is_digits(std::string_view s) {
   return true;
 }
 
+// meta.api-version: 1.x (PEP 691); a later major version may mean something else.
+Expected<void> check_api_version(const json::object& top, const JsonReporter& r) {
+  const JsonPath root;  // a path refers to its parent: the root outlives it
+  const JsonPath meta_path = root / "meta";
+  const json::value* meta = top.if_contains("meta");
+  if (!meta) return r.fail("meta", "missing");
+  auto meta_obj = require_object(*meta, meta_path, r);
+  if (!meta_obj) return std::move(meta_obj).error();
+  auto api = required_string(**meta_obj, "api-version", meta_path, r);
+  if (!api) return std::move(api).error();
+  const std::string_view v = *api;
+  const std::size_t dot = v.find('.');
+  if (dot == std::string_view::npos || !is_digits(v.substr(0, dot)) || !is_digits(v.substr(dot + 1))) {
+    return r.fail("meta.api-version", detail::quote_for_message(v) + " is not <major>.<minor>");
+  }
+  if (v.substr(0, dot) != "1") {
+    return r.fail("meta.api-version", "version " + std::string(v) + " is not supported (expected 1.x)", Errc::unsupported);
+  }
+  return {};
+}
+
+// One entry of "files" (at `path`) as a link; nullopt when it is skipped (said in `page`).
+Expected<std::optional<Link>> read_file(const json::object& f, const JsonPath& path, std::string_view page_url,
+                                        const JsonReporter& r, Page& page, detail::PageNotes& notes) {
+  auto filename = required_string(f, "filename", path, r);
+  if (!filename) return std::move(filename).error();
+  auto url = required_string(f, "url", path, r);
+  if (!url) return std::move(url).error();
+
+  Link link;
+  link.text = std::move(*filename);
+  const std::string_view href = *url;
+  // A "\n" or "\u2028" in the URL is a line break to pip's reader, a space another token
+  // (decision 0021): the file is skipped, the page read.
+  if (const std::string why = util::url_token_problem(href); !why.empty()) {
+    page.skipped.push_back((path / "url").str() + " " + detail::quote_for_message(href) + ": the URL " + why);
+    notes.unsafe_url(page.skipped.back());
+    return std::optional<Link>{};
+  }
+  const std::size_t hash = href.find('#');
+  link.url = resolve_url(page_url, href.substr(0, hash));
+  const std::string_view segment = detail::last_path_segment(link.url);
+  link.filename = segment.empty() ? link.text : percent_decode(segment);
+  if (const std::string_view why = detail::filename_problem(link.filename); !why.empty()) {
+    page.skipped.push_back((path / "url").str() + " " + detail::quote_for_message(href) + ": file name " +
+                           detail::quote_for_message(link.filename) + " " + std::string(why));
+    return std::optional<Link>{};
+  }
+
+  if (const json::value* hashes = f.if_contains("hashes")) {
+    const JsonPath hp = path / "hashes";
+    auto h = require_object(*hashes, hp, r);
+    if (!h) return std::move(h).error();
+    auto sha = optional_sha256(**h, "sha256", hp, r);
+    if (!sha) return std::move(sha).error();
+    link.sha256 = std::move(*sha);
+  }
+  if (!link.sha256 && hash != std::string_view::npos) {  // a PEP 503-style "#sha256=" on the url
+    link.sha256 = detail::parse_hash_fragment(href.substr(hash + 1)).sha256;
+  }
+
+  auto rp = optional_string(f, "requires-python", path, r);
+  if (!rp) return std::move(rp).error();
+  if (*rp && !(*rp)->empty()) link.requires_python = std::move(*rp);
+
+  if (const json::value* y = f.if_contains("yanked"); y && !y->is_null()) {
+    if (const bool* b = y->if_bool()) {
+      link.yanked = *b;
+    } else if (const json::string* s = y->if_string()) {
+      link.yanked = true;
+      link.yank_reason = std::string(as_view(*s));
+    } else {
+      return r.wrong_kind((path / "yanked").str(), "a boolean or a string", *y);
+    }
+  }
+  return std::optional<Link>(std::move(link));
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -128,26 +206,7 @@ Expected<Page> parse_simple_json(std::string_view body, std::string_view page_ur
   if (!doc) return std::move(doc).error();
   auto top = require_object(*doc, JsonPath{}, r);
   if (!top) return std::move(top).error();
-
-  const JsonPath root;
-  const JsonPath meta_path = root / "meta";
-  const json::value* meta = (*top)->if_contains("meta");
-  if (!meta) return r.fail("meta", "missing");
-  auto meta_obj = require_object(*meta, meta_path, r);
-  if (!meta_obj) return std::move(meta_obj).error();
-  auto api = required_string(**meta_obj, "api-version", meta_path, r);
-  if (!api) return std::move(api).error();
-  {
-    const std::string_view v = *api;
-    const std::size_t dot = v.find('.');
-    if (dot == std::string_view::npos || !is_digits(v.substr(0, dot)) || !is_digits(v.substr(dot + 1))) {
-      return r.fail("meta.api-version", detail::quote_for_message(v) + " is not <major>.<minor>");
-    }
-    if (v.substr(0, dot) != "1") {
-      return r.fail("meta.api-version", "version " + std::string(v) + " is not supported (expected 1.x)",
-                    Errc::unsupported);
-    }
-  }
+  if (auto api = check_api_version(**top, r); !api) return std::move(api).error();
 
   const json::value* files = (*top)->if_contains("files");
   if (!files) return r.fail("files", "missing");
@@ -157,65 +216,15 @@ Expected<Page> parse_simple_json(std::string_view body, std::string_view page_ur
   Page page;
   detail::PageNotes notes;
   page.links.reserve(arr->size());
+  const JsonPath root;  // a path refers to its parent: the root outlives it
   const JsonPath files_path = root / "files";
   for (std::size_t i = 0; i < arr->size(); ++i) {
     const JsonPath path = files_path[i];
     auto file = require_object((*arr)[i], path, r);
     if (!file) return std::move(file).error();
-    const json::object& f = **file;
-
-    auto filename = required_string(f, "filename", path, r);
-    if (!filename) return std::move(filename).error();
-    auto url = required_string(f, "url", path, r);
-    if (!url) return std::move(url).error();
-
-    Link link;
-    link.text = std::move(*filename);
-    const std::string_view href = *url;
-    // A "\n" or "\u2028" in the URL is a line break to pip's reader, a space another token
-    // (decision 0021): the file is skipped, the page read.
-    if (const std::string why = util::url_token_problem(href); !why.empty()) {
-      page.skipped.push_back((path / "url").str() + " " + detail::quote_for_message(href) + ": the URL " + why);
-      notes.unsafe_url(page.skipped.back());
-      continue;
-    }
-    const std::size_t hash = href.find('#');
-    link.url = resolve_url(page_url, href.substr(0, hash));
-    const std::string_view segment = detail::last_path_segment(link.url);
-    link.filename = segment.empty() ? link.text : percent_decode(segment);
-    if (const std::string_view why = detail::filename_problem(link.filename); !why.empty()) {
-      page.skipped.push_back((path / "url").str() + " " + detail::quote_for_message(href) + ": file name " +
-                             detail::quote_for_message(link.filename) + " " + std::string(why));
-      continue;
-    }
-
-    if (const json::value* hashes = f.if_contains("hashes")) {
-      const JsonPath hp = path / "hashes";
-      auto h = require_object(*hashes, hp, r);
-      if (!h) return std::move(h).error();
-      auto sha = optional_sha256(**h, "sha256", hp, r);
-      if (!sha) return std::move(sha).error();
-      link.sha256 = std::move(*sha);
-    }
-    if (!link.sha256 && hash != std::string_view::npos) {  // a PEP 503-style "#sha256=" on the url
-      link.sha256 = detail::parse_hash_fragment(href.substr(hash + 1)).sha256;
-    }
-
-    auto rp = optional_string(f, "requires-python", path, r);
-    if (!rp) return std::move(rp).error();
-    if (*rp && !(*rp)->empty()) link.requires_python = std::move(*rp);
-
-    if (const json::value* y = f.if_contains("yanked"); y && !y->is_null()) {
-      if (const bool* b = y->if_bool()) {
-        link.yanked = *b;
-      } else if (const json::string* s = y->if_string()) {
-        link.yanked = true;
-        link.yank_reason = std::string(as_view(*s));
-      } else {
-        return r.wrong_kind((path / "yanked").str(), "a boolean or a string", *y);
-      }
-    }
-    page.links.push_back(std::move(link));
+    auto link = read_file(**file, path, page_url, r, page, notes);
+    if (!link) return std::move(link).error();
+    if (*link) page.links.push_back(std::move(**link));
   }
   notes.flush(page, page_url);
   return page;

@@ -116,6 +116,40 @@ void read_large(const std::string& path, FileReport& f, const policy::Policy& po
   f.device = std::move(lib->device);
 }
 
+// The *.dist-info folders of the site folder `dir`, sorted; a listing error goes to `notes`.
+std::vector<fs::path> dist_infos(const std::string& dir, std::vector<std::string>& notes) {
+  std::error_code ec;
+  std::vector<fs::path> infos;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto name = it->path().filename().string();
+    if (name.size() > 10 && name.compare(name.size() - 10, 10, ".dist-info") == 0) infos.push_back(it->path());
+  }
+  if (ec) notes.push_back(dir + ": cannot be listed: " + ec.message());
+  std::sort(infos.begin(), infos.end());
+  return infos;
+}
+
+// The compiled module `rel` (a RECORD path) of distribution `normalised` in `dir`, parsed (a large
+// one by offset, said in `notes`), or why it could not be.
+FileReport read_module(const std::string& dir, const std::string& rel, const policy::Policy& policy,
+                       const DoctorOptions& options, const std::string& normalised, std::vector<std::string>& notes) {
+  const fs::path full = (fs::path(dir) / rel).lexically_normal();
+  FileReport f;
+  f.path = rel;
+  f.suffix = extension_suffix(full.filename().string());
+  auto bytes = read_text(full, options.max_file);
+  if (!bytes && bytes.error().is(Errc::too_large)) {
+    read_large(full.string(), f, policy, normalised + ": " + rel, notes);
+  } else if (!bytes) {
+    f.error = bytes.error().message;
+  } else if (auto parsed = parse_binary(*bytes, full.string(), policy.code_sections())) {
+    f.info = std::move(*parsed);
+  } else {
+    f.error = parsed.error().message;
+  }
+  return f;
+}
+
 }  // namespace
 
 Expected<DoctorReport> doctor(const std::vector<std::string>& site_dirs, const machine::Machine& machine,
@@ -131,14 +165,7 @@ Expected<DoctorReport> doctor(const std::vector<std::string>& site_dirs, const m
       continue;
     }
     any_dir = true;
-    std::vector<fs::path> infos;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-      const auto name = it->path().filename().string();
-      if (name.size() > 10 && name.compare(name.size() - 10, 10, ".dist-info") == 0) infos.push_back(it->path());
-    }
-    if (ec) report.notes.push_back(dir + ": cannot be listed: " + ec.message());
-    std::sort(infos.begin(), infos.end());
-    for (const auto& info : infos) {
+    for (const auto& info : dist_infos(dir, report.notes)) {
       ++report.distributions;
       // Name and version: METADATA, else the folder name.
       std::string stem = info.filename().string();
@@ -175,22 +202,8 @@ Expected<DoctorReport> doctor(const std::vector<std::string>& site_dirs, const m
       dist.site_dir = dir;
       for (const auto& rel : record_paths(*record)) {
         if (!detail::is_binary_member(rel)) continue;
-        const fs::path full = (fs::path(dir) / rel).lexically_normal();
-        FileReport f;
-        f.path = rel;
-        f.suffix = extension_suffix(full.filename().string());
-        auto bytes = read_text(full, options.max_file);
-        if (!bytes && bytes.error().is(Errc::too_large)) {
-          read_large(full.string(), f, policy, normalised + ": " + rel, report.notes);
-        } else if (!bytes) {
-          f.error = bytes.error().message;
-        } else if (auto parsed = parse_binary(*bytes, full.string(), policy.code_sections())) {
-          f.info = std::move(*parsed);
-        } else {
-          f.error = parsed.error().message;
-        }
         dist.modules.push_back(rel);
-        s.files.push_back(std::move(f));
+        s.files.push_back(read_module(dir, rel, policy, options, normalised, report.notes));
       }
       if (s.files.empty()) continue;  // pure Python: nothing compiled to judge
       dist.explanation = detail::judge(std::move(s), machine, policy);

@@ -140,6 +140,51 @@ struct Ctx {
 
 // ----------------------------------------------------------------------------------------------
 
+// gpu_arch from the binaries read: the device code of each module that carries some (`kernels`),
+// against the machine's GPUs; a module narrower than the farm's `policy_list` is warned of.
+void judge_gpu_binaries(Ctx& c, Judgement& j, const std::vector<const FileReport*>& kernels,
+                        const std::optional<policy::ArchSource>& policy_list) {
+  const std::string& no_kernel = c.policy.errors().no_kernel;
+  if (kernels.empty()) {
+    j.wheel("no " + c.policy.notation().name + " device code in its binaries");
+    j.ok(c.parsed.empty() ? "no compiled module was read" : "its binaries carry no GPU code: no GPU arch is demanded");
+    return;
+  }
+  std::vector<std::string> all;
+  for (const auto* f : kernels) all.push_back(entries_text(f->device));
+  j.wheel(join(all, "; "));
+  // Narrower than the farm's policy says: an entry of the policy list that a module lacks.
+  if (policy_list) {
+    for (const auto* f : kernels) {
+      const auto have = split_list(f->device.list);
+      std::vector<std::string> missing;
+      for (const auto& t : split_list(policy_list->list))
+        if (std::find(have.begin(), have.end(), t) == have.end()) missing.push_back(t);
+      if (!missing.empty()) {
+        c.warnings.push_back(f->path + " carries " + entries_text(f->device) + " (" + f->device.list +
+                             "): narrower than the farm's arch list " + policy_list->list + " (" +
+                             policy_list->provenance + "); missing " + join(missing, ", "));
+      }
+    }
+  }
+  if (!c.gpus) {
+    j.unknown("the machine's GPUs are unknown (set gpus in the machine profile or WHEELFIT_OVERRIDE_GPUS)");
+    return;
+  }
+  if (c.gpus->empty()) {
+    j.fail("the machine has no GPU" + error_suffix(c.policy.errors().no_device));
+    return;
+  }
+  for (const auto* f : kernels) {
+    const auto coverage = resolve::cover(c.policy, f->device.list, *c.gpus);
+    for (const auto& [g, hit] : coverage.served) j.ok(resolve::runs_text(c.policy, g, hit));
+    if (!coverage.uncovered.empty()) {
+      j.fail(f->path + " carries " + entries_text(f->device) + ", nothing that runs on " +
+             resolve::targets_text(c.policy.device_prefix(), coverage.uncovered) + error_suffix(no_kernel));
+    }
+  }
+}
+
 DemandReport judge_gpu(Ctx& c) {
   Judgement j(Demand::gpu_arch);
   j.machine(resolve::gpus_text(c.policy.device_prefix(), c.gpus));
@@ -161,44 +206,7 @@ DemandReport judge_gpu(Ctx& c) {
   }
 
   if (c.s.binaries_read) {
-    if (kernels.empty()) {
-      j.wheel("no " + c.policy.notation().name + " device code in its binaries");
-      j.ok(c.parsed.empty() ? "no compiled module was read" : "its binaries carry no GPU code: no GPU arch is demanded");
-      return j.done();
-    }
-    std::vector<std::string> all;
-    for (const auto* f : kernels) all.push_back(entries_text(f->device));
-    j.wheel(join(all, "; "));
-    // Narrower than the farm's policy says: an entry of the policy list that a module lacks.
-    if (policy_list) {
-      for (const auto* f : kernels) {
-        const auto have = split_list(f->device.list);
-        std::vector<std::string> missing;
-        for (const auto& t : split_list(policy_list->list))
-          if (std::find(have.begin(), have.end(), t) == have.end()) missing.push_back(t);
-        if (!missing.empty()) {
-          c.warnings.push_back(f->path + " carries " + entries_text(f->device) + " (" + f->device.list +
-                               "): narrower than the farm's arch list " + policy_list->list + " (" +
-                               policy_list->provenance + "); missing " + join(missing, ", "));
-        }
-      }
-    }
-    if (!c.gpus) {
-      j.unknown("the machine's GPUs are unknown (set gpus in the machine profile or WHEELFIT_OVERRIDE_GPUS)");
-      return j.done();
-    }
-    if (c.gpus->empty()) {
-      j.fail("the machine has no GPU" + error_suffix(c.policy.errors().no_device));
-      return j.done();
-    }
-    for (const auto* f : kernels) {
-      const auto coverage = resolve::cover(c.policy, f->device.list, *c.gpus);
-      for (const auto& [g, hit] : coverage.served) j.ok(resolve::runs_text(c.policy, g, hit));
-      if (!coverage.uncovered.empty()) {
-        j.fail(f->path + " carries " + entries_text(f->device) + ", nothing that runs on " +
-               resolve::targets_text(c.policy.device_prefix(), coverage.uncovered) + error_suffix(no_kernel));
-      }
-    }
+    judge_gpu_binaries(c, j, kernels, policy_list);
     return j.done();
   }
 
@@ -285,6 +293,35 @@ DemandReport judge_torch(Ctx& c) {
 
 // ----------------------------------------------------------------------------------------------
 
+// The machine's torch must be a build of the label's line (its combo); `runtime`: the major of the
+// backend runtime the binaries link (`runtime_lib`), when they link one.
+void judge_torch_line(Ctx& c, Judgement& j, const std::optional<std::uint32_t>& runtime, const std::string& runtime_lib) {
+  const std::string& name = c.policy.notation().name;
+  if (!c.m.torch) {
+    j.unknown("the machine's torch (and so its " + name + " line) is unknown");
+  } else {
+    auto mc = resolve::machine_combo(c.m, c.policy);
+    const std::string& local = c.m.torch->local();
+    const std::string built = "built for " + name + " " + c.s.combo->line.str();
+    if (mc.combo) {
+      const std::string theirs = ", the machine's torch is a " + name + " " + mc.combo->line.str() + " build";
+      if (mc.combo->line == c.s.combo->line) {
+        j.ok("the machine's torch is a " + name + " " + mc.combo->line.str() + " build");
+      } else if (mc.combo->line.major() != c.s.combo->line.major() && runtime) {
+        j.fail(built + theirs + ": ImportError: " + runtime_lib + ": cannot open shared object file: No such file or directory");
+      } else {
+        j.fail(built + theirs + ": ImportError: " + c.first_module() + ": undefined symbol (the extension links another " +
+               name + " build of torch)");
+      }
+    } else if (!local.empty() && !c.policy.parse_torch_label(local)) {
+      j.fail("the machine's torch " + c.m.torch->str() + " is a +" + local + " build, not a " + name + " build" +
+             error_suffix(c.policy.errors().wrong_torch));
+    } else {
+      j.unknown(mc.reason);
+    }
+  }
+}
+
 DemandReport judge_line(Ctx& c) {
   Judgement j(Demand::line);
   const std::string& name = c.policy.notation().name;
@@ -329,32 +366,7 @@ DemandReport judge_line(Ctx& c) {
     return j.done();
   }
 
-  // The machine's torch must be a build of the same line (the label's combo).
-  if (c.s.combo) {
-    if (!c.m.torch) {
-      j.unknown("the machine's torch (and so its " + name + " line) is unknown");
-    } else {
-      auto mc = resolve::machine_combo(c.m, c.policy);
-      const std::string& local = c.m.torch->local();
-      const std::string built = "built for " + name + " " + c.s.combo->line.str();
-      if (mc.combo) {
-        const std::string theirs = ", the machine's torch is a " + name + " " + mc.combo->line.str() + " build";
-        if (mc.combo->line == c.s.combo->line) {
-          j.ok("the machine's torch is a " + name + " " + mc.combo->line.str() + " build");
-        } else if (mc.combo->line.major() != c.s.combo->line.major() && runtime) {
-          j.fail(built + theirs + ": ImportError: " + runtime_lib + ": cannot open shared object file: No such file or directory");
-        } else {
-          j.fail(built + theirs + ": ImportError: " + c.first_module() + ": undefined symbol (the extension links another " +
-                 name + " build of torch)");
-        }
-      } else if (!local.empty() && !c.policy.parse_torch_label(local)) {
-        j.fail("the machine's torch " + c.m.torch->str() + " is a +" + local + " build, not a " + name + " build" +
-               error_suffix(errors.wrong_torch));
-      } else {
-        j.unknown(mc.reason);
-      }
-    }
-  }
+  if (c.s.combo) judge_torch_line(c, j, runtime, runtime_lib);
 
   // The driver must run the runtime.
   if (c.policy.driver_rule() == policy::DriverRule::unknown) {

@@ -113,15 +113,12 @@ std::optional<std::string> read_zip64_extra(std::string_view extra, ZipEntry& e,
   return std::nullopt;
 }
 
-Expected<EndRecord> read_end_record(ByteSource& source, const ZipLimits& limits, std::string& tail,
-                                    std::uint64_t& tail_offset) {
+// The archive's tail read into `tail` (from `tail_offset`), and the offset in it of the last end
+// record signature whose comment runs exactly to the end of the file. The last 64 KiB first (what
+// a remote source fetched and cached when it opened); the full 64 KiB + 21 bytes a maximal
+// comment needs only when that finds nothing.
+Expected<std::size_t> find_end_record(ByteSource& source, std::string& tail, std::uint64_t& tail_offset) {
   const std::uint64_t size = source.size();
-  if (size < kEocd.size) {
-    return bad(source, "a " + std::to_string(size) + "-byte file is too small to be a zip (no end of central directory record)");
-  }
-  // The last 64 KiB first (what a remote source fetched and cached when it opened); the full
-  // 64 KiB + 21 bytes a maximal comment needs only when that finds nothing.
-  std::optional<std::size_t> at;
   std::uint64_t tail_len = 0;
   for (const std::uint64_t want : {std::min(size, kFirstTail), std::min(size, kMaxComment + kEocd.size)}) {
     if (want == tail_len) break;
@@ -131,75 +128,66 @@ Expected<EndRecord> read_end_record(ByteSource& source, const ZipLimits& limits,
     if (!read) return read.error();
     tail = std::move(*read);
     if (tail.size() != tail_len) return bad(source, "short read of the archive's tail");
-    // The last signature whose comment runs exactly to the end of the file.
     for (std::size_t i = tail.size() - kEocd.size + 1; i-- > 0;) {
-      if (le32(tail, i) == kEocd.sig && le16(tail, i + 20) == tail.size() - i - kEocd.size) {
-        at = i;
-        break;
-      }
-    }
-    if (at) break;
-  }
-  if (!at) {
-    return bad(source, "no end of central directory record in the last " + std::to_string(tail_len) +
-                           " bytes (truncated, or not a zip)");
-  }
-  const std::uint64_t eocd_pos = tail_offset + *at;
-  const std::string_view eocd = std::string_view(tail).substr(*at, kEocd.size);
-  const std::uint16_t disk = le16(eocd, 4), cd_disk = le16(eocd, 6);
-  const std::uint16_t entries_disk = le16(eocd, 8);
-  EndRecord rec;
-  rec.entries = le16(eocd, 10);
-  rec.cd_size = le32(eocd, 12);
-  rec.cd_offset = le32(eocd, 16);
-  rec.dir_end = eocd_pos;
-
-  // `len` bytes at `pos`: from the tail when they lie in it, else read from the source.
-  const auto read_at = [&](std::uint64_t pos, std::uint64_t len) -> Expected<std::string> {
-    if (pos >= tail_offset) return tail.substr(static_cast<std::size_t>(pos - tail_offset), static_cast<std::size_t>(len));
-    return source.read(pos, len);
-  };
-
-  // The Zip64 locator sits right before the end record.
-  if (eocd_pos >= kZip64Locator.size) {
-    const std::uint64_t loc_pos = eocd_pos - kZip64Locator.size;
-    auto loc_read = read_at(loc_pos, kZip64Locator.size);
-    if (!loc_read) return loc_read.error();
-    const std::string loc = std::move(*loc_read);
-    if (le32(loc, 0) == kZip64Locator.sig) {
-      const std::uint32_t loc_disk = le32(loc, 4);
-      const std::uint64_t rec_pos = le64(loc, 8);
-      const std::uint32_t disks = le32(loc, 16);
-      if (loc_disk != 0 || disks > 1) return bad(source, "multi-disk archives are not supported (Zip64 locator)");
-      if (passes(rec_pos, kZip64Eocd.size, loc_pos)) {
-        return bad(source, "the Zip64 locator points at offset " + std::to_string(rec_pos) + ", past the locator itself at " +
-                               std::to_string(loc_pos) + " of the " + std::to_string(size) + "-byte archive");
-      }
-      auto r64_read = read_at(rec_pos, kZip64Eocd.size);
-      if (!r64_read) return r64_read.error();
-      const std::string r64 = std::move(*r64_read);
-      if (le32(r64, 0) != kZip64Eocd.sig) {
-        return bad(source, "the Zip64 locator points at offset " + std::to_string(rec_pos) +
-                               ", where there is no Zip64 end of central directory record");
-      }
-      const std::uint64_t rec_size = le64(r64, 4);
-      if (rec_size < kZip64Eocd.size - 12 || passes(rec_pos + 12, rec_size, loc_pos)) {
-        return bad(source, "the Zip64 end record at offset " + std::to_string(rec_pos) + " declares " + std::to_string(rec_size) +
-                               " bytes, which does not fit before the locator at " + std::to_string(loc_pos));
-      }
-      if (le32(r64, 16) != 0 || le32(r64, 20) != 0 || le64(r64, 24) != le64(r64, 32)) {
-        return bad(source, "multi-disk archives are not supported (Zip64 end record)");
-      }
-      rec.entries = le64(r64, 32);
-      rec.cd_size = le64(r64, 40);
-      rec.cd_offset = le64(r64, 48);
-      rec.dir_end = rec_pos;
-      rec.zip64 = true;
+      if (le32(tail, i) == kEocd.sig && le16(tail, i + 20) == tail.size() - i - kEocd.size) return i;
     }
   }
-  if (!rec.zip64 && (disk != 0 || cd_disk != 0 || entries_disk != rec.entries)) {
-    return bad(source, "multi-disk archives are not supported");
+  return bad(source, "no end of central directory record in the last " + std::to_string(tail_len) +
+                         " bytes (truncated, or not a zip)");
+}
+
+// `len` bytes at `pos`: from the tail (read from `tail_offset`) when they lie in it, else read
+// from the source.
+Expected<std::string> read_at(ByteSource& source, const std::string& tail, std::uint64_t tail_offset, std::uint64_t pos,
+                              std::uint64_t len) {
+  if (pos >= tail_offset) return tail.substr(static_cast<std::size_t>(pos - tail_offset), static_cast<std::size_t>(len));
+  return source.read(pos, len);
+}
+
+// The Zip64 end record, when a Zip64 locator sits right before the end record at `eocd_pos`:
+// its entries, directory size and offset replace `rec`'s. `size`: the archive's, as first read.
+Expected<void> read_zip64_end(ByteSource& source, const std::string& tail, std::uint64_t tail_offset, std::uint64_t eocd_pos,
+                              std::uint64_t size, EndRecord& rec) {
+  if (eocd_pos < kZip64Locator.size) return {};
+  const std::uint64_t loc_pos = eocd_pos - kZip64Locator.size;
+  auto loc_read = read_at(source, tail, tail_offset, loc_pos, kZip64Locator.size);
+  if (!loc_read) return loc_read.error();
+  const std::string loc = std::move(*loc_read);
+  if (le32(loc, 0) != kZip64Locator.sig) return {};
+  const std::uint32_t loc_disk = le32(loc, 4);
+  const std::uint64_t rec_pos = le64(loc, 8);
+  const std::uint32_t disks = le32(loc, 16);
+  if (loc_disk != 0 || disks > 1) return bad(source, "multi-disk archives are not supported (Zip64 locator)");
+  if (passes(rec_pos, kZip64Eocd.size, loc_pos)) {
+    return bad(source, "the Zip64 locator points at offset " + std::to_string(rec_pos) + ", past the locator itself at " +
+                           std::to_string(loc_pos) + " of the " + std::to_string(size) + "-byte archive");
   }
+  auto r64_read = read_at(source, tail, tail_offset, rec_pos, kZip64Eocd.size);
+  if (!r64_read) return r64_read.error();
+  const std::string r64 = std::move(*r64_read);
+  if (le32(r64, 0) != kZip64Eocd.sig) {
+    return bad(source, "the Zip64 locator points at offset " + std::to_string(rec_pos) +
+                           ", where there is no Zip64 end of central directory record");
+  }
+  const std::uint64_t rec_size = le64(r64, 4);
+  if (rec_size < kZip64Eocd.size - 12 || passes(rec_pos + 12, rec_size, loc_pos)) {
+    return bad(source, "the Zip64 end record at offset " + std::to_string(rec_pos) + " declares " + std::to_string(rec_size) +
+                           " bytes, which does not fit before the locator at " + std::to_string(loc_pos));
+  }
+  if (le32(r64, 16) != 0 || le32(r64, 20) != 0 || le64(r64, 24) != le64(r64, 32)) {
+    return bad(source, "multi-disk archives are not supported (Zip64 end record)");
+  }
+  rec.entries = le64(r64, 32);
+  rec.cd_size = le64(r64, 40);
+  rec.cd_offset = le64(r64, 48);
+  rec.dir_end = rec_pos;
+  rec.zip64 = true;
+  return {};
+}
+
+// The directory `rec` declares within the limits and before the end record (of a `size`-byte archive).
+Expected<void> check_directory_bounds(const ByteSource& source, const EndRecord& rec, const ZipLimits& limits,
+                                      std::uint64_t size) {
   if (rec.entries > limits.max_entries) {
     return big(source, "the archive declares " + std::to_string(rec.entries) + " entries, above the limit of " +
                            std::to_string(limits.max_entries));
@@ -210,13 +198,106 @@ Expected<EndRecord> read_end_record(ByteSource& source, const ZipLimits& limits,
   }
   if (passes(rec.cd_offset, rec.cd_size, rec.dir_end)) {
     return bad(source, "the central directory (offset " + std::to_string(rec.cd_offset) + ", " + std::to_string(rec.cd_size) +
-                           " bytes) passes the end record at offset " + std::to_string(rec.dir_end) + " of the " + std::to_string(size) +
-                           "-byte archive");
+                           " bytes) passes the end record at offset " + std::to_string(rec.dir_end) + " of the " +
+                           std::to_string(size) + "-byte archive");
   }
   if (rec.entries > rec.cd_size / kCentral.size) {
     return bad(source, std::to_string(rec.entries) + " entries cannot fit in a " + std::to_string(rec.cd_size) + "-byte central directory");
   }
+  return {};
+}
+
+Expected<EndRecord> read_end_record(ByteSource& source, const ZipLimits& limits, std::string& tail,
+                                    std::uint64_t& tail_offset) {
+  const std::uint64_t size = source.size();
+  if (size < kEocd.size) {
+    return bad(source, "a " + std::to_string(size) + "-byte file is too small to be a zip (no end of central directory record)");
+  }
+  auto at = find_end_record(source, tail, tail_offset);
+  if (!at) return at.error();
+  const std::uint64_t eocd_pos = tail_offset + *at;
+  const std::string_view eocd = std::string_view(tail).substr(*at, kEocd.size);
+  EndRecord rec;
+  rec.entries = le16(eocd, 10);
+  rec.cd_size = le32(eocd, 12);
+  rec.cd_offset = le32(eocd, 16);
+  rec.dir_end = eocd_pos;
+  // disk, the directory's disk, and the entries on this disk (a one-disk archive's: all)
+  const bool multi_disk = le16(eocd, 4) != 0 || le16(eocd, 6) != 0 || le16(eocd, 8) != rec.entries;
+  if (auto zip64 = read_zip64_end(source, tail, tail_offset, eocd_pos, size, rec); !zip64) return zip64.error();
+  if (!rec.zip64 && multi_disk) return bad(source, "multi-disk archives are not supported");
+  if (auto bounds = check_directory_bounds(source, rec, limits, size); !bounds) return bounds.error();
   return rec;
+}
+
+// Entry `i` of the central directory `v`, its header at `pos` (moved past it), checked against
+// the directory (`end`) and the `size`-byte archive.
+Expected<ZipEntry> read_central_entry(const ByteSource& source, std::string_view v, std::size_t& pos, std::uint64_t i,
+                                      const EndRecord& end, std::uint64_t size) {
+  const std::string at = "entry " + std::to_string(i);
+  if (v.size() - pos < kCentral.size) {
+    return bad(source, at + ": the central directory (" + std::to_string(v.size()) + " bytes) ends inside its header at byte " +
+                           std::to_string(pos) + " (directory size or entry count lies)");
+  }
+  if (le32(v, pos) != kCentral.sig) {
+    return bad(source, at + ": no central directory header at directory byte " + std::to_string(pos) + " (offset " +
+                           std::to_string(end.cd_offset + pos) + ")");
+  }
+  ZipEntry e;
+  e.method = le16(v, pos + 10);
+  e.crc32 = le32(v, pos + 16);
+  e.compressed_size = le32(v, pos + 20);
+  e.uncompressed_size = le32(v, pos + 24);
+  const std::size_t name_len = le16(v, pos + 28), extra_len = le16(v, pos + 30), comment_len = le16(v, pos + 32);
+  const std::uint16_t disk_start = le16(v, pos + 34);
+  e.local_header_offset = le32(v, pos + 42);
+  if (v.size() - pos - kCentral.size < name_len + extra_len + comment_len) {
+    return bad(source, at + ": its name, extra field and comment (" + std::to_string(name_len + extra_len + comment_len) +
+                           " bytes) pass the end of the central directory");
+  }
+  e.name.assign(v.substr(pos + kCentral.size, name_len));
+  const std::string named = at + " '" + printable(e.name) + "'";
+  if (e.name.empty()) return bad(source, at + ": an empty name");
+  if (e.name.find('\0') != std::string::npos) return bad(source, named + ": a NUL byte in the name");
+  const bool usize64 = e.uncompressed_size == 0xFFFFFFFFu, csize64 = e.compressed_size == 0xFFFFFFFFu,
+             offset64 = e.local_header_offset == 0xFFFFFFFFu;
+  if (auto err = read_zip64_extra(v.substr(pos + kCentral.size + name_len, extra_len), e, usize64, csize64, offset64)) {
+    return bad(source, named + ": " + *err);
+  }
+  if (disk_start != 0 && disk_start != 0xFFFF) return bad(source, named + ": starts on disk " + std::to_string(disk_start));
+  if (e.local_header_offset >= size) {
+    return bad(source, named + ": local header offset " + std::to_string(e.local_header_offset) + " is past the end of the " +
+                           std::to_string(size) + "-byte archive");
+  }
+  const std::uint64_t min_len = kLocal.size + e.name.size();
+  if (passes(e.local_header_offset, min_len, end.cd_offset) ||
+      passes(e.local_header_offset + min_len, e.compressed_size, end.cd_offset)) {
+    return bad(source, named + ": its local header at offset " + std::to_string(e.local_header_offset) + " and " +
+                           std::to_string(e.compressed_size) + " bytes of data pass the central directory at offset " +
+                           std::to_string(end.cd_offset) + " of the " + std::to_string(size) + "-byte archive");
+  }
+  pos += kCentral.size + name_len + extra_len + comment_len;
+  return e;
+}
+
+// Overlaps: in local-header order, each header + data must end before the next header.
+Expected<void> check_overlaps(const ByteSource& source, const std::vector<ZipEntry>& entries) {
+  std::vector<std::size_t> order(entries.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return entries[a].local_header_offset < entries[b].local_header_offset;
+  });
+  for (std::size_t k = 1; k < order.size(); ++k) {
+    const ZipEntry& a = entries[order[k - 1]];
+    const ZipEntry& b = entries[order[k]];
+    const std::uint64_t a_end = a.local_header_offset + kLocal.size + a.name.size() + a.compressed_size;
+    if (a_end > b.local_header_offset) {
+      return bad(source, "entry " + std::to_string(order[k - 1]) + " '" + printable(a.name) + "' (local header at " +
+                             std::to_string(a.local_header_offset) + ", data ending at or after " + std::to_string(a_end) + ") overlaps entry " +
+                             std::to_string(order[k]) + " '" + printable(b.name) + "' at offset " + std::to_string(b.local_header_offset));
+    }
+  }
+  return {};
 }
 
 }  // namespace
@@ -246,78 +327,23 @@ Expected<ZipDirectory> read_zip_directory(ByteSource& source, const ZipLimits& l
   std::size_t pos = 0;
   const std::string_view v(cd);
   for (std::uint64_t i = 0; i < end->entries; ++i) {
-    const std::string at = "entry " + std::to_string(i);
-    if (v.size() - pos < kCentral.size) {
-      return bad(source, at + ": the central directory (" + std::to_string(v.size()) + " bytes) ends inside its header at byte " +
-                             std::to_string(pos) + " (directory size or entry count lies)");
-    }
-    if (le32(v, pos) != kCentral.sig) {
-      return bad(source, at + ": no central directory header at directory byte " + std::to_string(pos) + " (offset " +
-                             std::to_string(end->cd_offset + pos) + ")");
-    }
-    ZipEntry e;
-    e.method = le16(v, pos + 10);
-    e.crc32 = le32(v, pos + 16);
-    e.compressed_size = le32(v, pos + 20);
-    e.uncompressed_size = le32(v, pos + 24);
-    const std::size_t name_len = le16(v, pos + 28), extra_len = le16(v, pos + 30), comment_len = le16(v, pos + 32);
-    const std::uint16_t disk_start = le16(v, pos + 34);
-    e.local_header_offset = le32(v, pos + 42);
-    if (v.size() - pos - kCentral.size < name_len + extra_len + comment_len) {
-      return bad(source, at + ": its name, extra field and comment (" + std::to_string(name_len + extra_len + comment_len) +
-                             " bytes) pass the end of the central directory");
-    }
-    e.name.assign(v.substr(pos + kCentral.size, name_len));
-    const std::string named = at + " '" + printable(e.name) + "'";
-    if (e.name.empty()) return bad(source, at + ": an empty name");
-    if (e.name.find('\0') != std::string::npos) return bad(source, named + ": a NUL byte in the name");
-    const bool usize64 = e.uncompressed_size == 0xFFFFFFFFu, csize64 = e.compressed_size == 0xFFFFFFFFu,
-               offset64 = e.local_header_offset == 0xFFFFFFFFu;
-    if (auto err = read_zip64_extra(v.substr(pos + kCentral.size + name_len, extra_len), e, usize64, csize64, offset64)) {
-      return bad(source, named + ": " + *err);
-    }
-    if (disk_start != 0 && disk_start != 0xFFFF) return bad(source, named + ": starts on disk " + std::to_string(disk_start));
-    if (e.local_header_offset >= size) {
-      return bad(source, named + ": local header offset " + std::to_string(e.local_header_offset) + " is past the end of the " +
-                             std::to_string(size) + "-byte archive");
-    }
-    const std::uint64_t min_len = kLocal.size + e.name.size();
-    if (passes(e.local_header_offset, min_len, end->cd_offset) ||
-        passes(e.local_header_offset + min_len, e.compressed_size, end->cd_offset)) {
-      return bad(source, named + ": its local header at offset " + std::to_string(e.local_header_offset) + " and " +
-                             std::to_string(e.compressed_size) + " bytes of data pass the central directory at offset " +
-                             std::to_string(end->cd_offset) + " of the " + std::to_string(size) + "-byte archive");
-    }
-    dir.entries.push_back(std::move(e));
-    pos += kCentral.size + name_len + extra_len + comment_len;
+    auto e = read_central_entry(source, v, pos, i, *end, size);
+    if (!e) return e.error();
+    dir.entries.push_back(std::move(*e));
   }
   if (pos != v.size()) {
     return bad(source, "the central directory declares " + std::to_string(v.size()) + " bytes but its " + std::to_string(end->entries) +
                            " entries end at byte " + std::to_string(pos) + " (directory size or entry count lies)");
   }
-
-  // Overlaps: in local-header order, each header + data must end before the next header.
-  std::vector<std::size_t> order(dir.entries.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return dir.entries[a].local_header_offset < dir.entries[b].local_header_offset;
-  });
-  for (std::size_t k = 1; k < order.size(); ++k) {
-    const ZipEntry& a = dir.entries[order[k - 1]];
-    const ZipEntry& b = dir.entries[order[k]];
-    const std::uint64_t a_end = a.local_header_offset + kLocal.size + a.name.size() + a.compressed_size;
-    if (a_end > b.local_header_offset) {
-      return bad(source, "entry " + std::to_string(order[k - 1]) + " '" + printable(a.name) + "' (local header at " +
-                             std::to_string(a.local_header_offset) + ", data ending at or after " + std::to_string(a_end) + ") overlaps entry " +
-                             std::to_string(order[k]) + " '" + printable(b.name) + "' at offset " + std::to_string(b.local_header_offset));
-    }
-  }
+  if (auto overlaps = check_overlaps(source, dir.entries); !overlaps) return overlaps.error();
   return dir;
 }
 
-Expected<std::string> read_zip_member(ByteSource& source, const ZipEntry& entry, const ZipLimits& limits) {
-  const std::string named = "entry '" + printable(entry.name) + "'";
-  const std::uint64_t size = source.size();
+namespace {
+
+// What the directory says of a member, before a byte of it is read: a supported method, sizes
+// within the limits, and a local header inside the archive.
+Expected<void> check_member(const ByteSource& source, const ZipEntry& entry, const ZipLimits& limits, const std::string& named) {
   const std::uint64_t usize = entry.uncompressed_size, csize = entry.compressed_size;
   if (entry.method != 0 && entry.method != 8) {
     return bad(source, named + ": compression method " + std::to_string(entry.method) +
@@ -337,10 +363,17 @@ Expected<std::string> read_zip_member(ByteSource& source, const ZipEntry& entry,
                              " compressed (a zip bomb?): the ratio is above the limit of " + std::to_string(limits.max_ratio));
     }
   }
-  if (passes(entry.local_header_offset, kLocal.size, size)) {
+  if (passes(entry.local_header_offset, kLocal.size, source.size())) {
     return bad(source, named + ": local header offset " + std::to_string(entry.local_header_offset) + " is past the end of the " +
-                           std::to_string(size) + "-byte archive");
+                           std::to_string(source.size()) + "-byte archive");
   }
+  return {};
+}
+
+// The member's compressed bytes, after its local header (which must agree with the directory).
+Expected<std::string> read_member_data(ByteSource& source, const ZipEntry& entry, const std::string& named) {
+  const std::uint64_t size = source.size();
+  const std::uint64_t csize = entry.compressed_size;
   // One read for the header and the data when the local extra field is small (the usual case).
   const std::uint64_t guess_extra = 64;
   const std::uint64_t room = size - entry.local_header_offset;
@@ -372,75 +405,76 @@ Expected<std::string> read_zip_member(ByteSource& source, const ZipEntry& entry,
                            ") passes the end of the " + std::to_string(size) + "-byte archive");
   }
   const std::uint64_t in_buf = kLocal.size + name_len + extra_len;
-  std::string data;
   if (in_buf + csize <= buf.size()) {
     buf.resize(static_cast<std::size_t>(in_buf + csize));
     buf.erase(0, static_cast<std::size_t>(in_buf));
-    data = std::move(buf);
-  } else {
-    buf.clear();
-    buf.shrink_to_fit();
-    auto r = source.read(data_start, csize);
-    if (!r) return r.error();
-    data = std::move(*r);
-    if (data.size() != csize) return bad(source, named + ": short read of its data");
+    return buf;
   }
+  buf.clear();
+  buf.shrink_to_fit();
+  auto r = source.read(data_start, csize);
+  if (!r) return r.error();
+  if (r->size() != csize) return bad(source, named + ": short read of its data");
+  return std::move(*r);
+}
 
-  std::string out;
-  if (entry.method == 0) {
-    out = std::move(data);
-  } else {
-    out.resize(static_cast<std::size_t>(usize));
-    z_stream zs{};
-    if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) {
-      return unexpected(Errc::io_error, source.name() + ": " + named + ": zlib could not start inflating");
+// `data` inflated into exactly `usize` bytes: output bounded by the declared size (a byte more
+// is a zip bomb's), in chunks below zlib's uInt range.
+Expected<std::string> inflate_member(const ByteSource& source, std::string& data, std::uint64_t usize, const std::string& named) {
+  std::string out(static_cast<std::size_t>(usize), '\0');
+  z_stream zs{};
+  if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) {
+    return unexpected(Errc::io_error, source.name() + ": " + named + ": zlib could not start inflating");
+  }
+  constexpr std::size_t kChunk = std::size_t{1} << 30;  // below uInt's range
+  std::size_t in_pos = 0, out_pos = 0;
+  unsigned char scratch = 0;
+  std::optional<std::string> failure;
+  for (;;) {
+    if (zs.avail_in == 0 && in_pos < data.size()) {
+      const std::size_t c = std::min(kChunk, data.size() - in_pos);
+      zs.next_in = reinterpret_cast<Bytef*>(data.data() + in_pos);
+      zs.avail_in = static_cast<uInt>(c);
+      in_pos += c;
     }
-    constexpr std::size_t kChunk = std::size_t{1} << 30;  // below uInt's range
-    std::size_t in_pos = 0, out_pos = 0;
-    unsigned char scratch = 0;
-    std::optional<std::string> failure;
-    for (;;) {
-      if (zs.avail_in == 0 && in_pos < data.size()) {
-        const std::size_t c = std::min(kChunk, data.size() - in_pos);
-        zs.next_in = reinterpret_cast<Bytef*>(data.data() + in_pos);
-        zs.avail_in = static_cast<uInt>(c);
-        in_pos += c;
-      }
-      const bool into_scratch = out_pos == out.size();
-      if (into_scratch) {
-        zs.next_out = &scratch;
-        zs.avail_out = 1;
-      } else {
-        const std::size_t c = std::min(kChunk, out.size() - out_pos);
-        zs.next_out = reinterpret_cast<Bytef*>(out.data() + out_pos);
-        zs.avail_out = static_cast<uInt>(c);
-      }
-      const uInt before_out = zs.avail_out;
-      const int ret = inflate(&zs, Z_NO_FLUSH);
-      const std::size_t produced = before_out - zs.avail_out;
-      if (into_scratch && produced > 0) {
-        failure = "inflates past its declared size of " + std::to_string(usize) + " bytes (a zip bomb?)";
-        break;
-      }
-      if (!into_scratch) out_pos += produced;
-      if (ret == Z_STREAM_END) break;
-      if (ret == Z_OK) continue;  // progress was made
-      if (ret == Z_BUF_ERROR && zs.avail_in == 0 && in_pos == data.size()) {
-        failure = "the deflate data ends early (after " + std::to_string(out_pos) + " of " + std::to_string(usize) + " bytes)";
-      } else if (ret == Z_MEM_ERROR) {
-        failure = "zlib ran out of memory";
-      } else {
-        failure = std::string("corrupt deflate data (") + (zs.msg ? zs.msg : "zlib error " + std::to_string(ret)) + ")";
-      }
+    const bool into_scratch = out_pos == out.size();
+    if (into_scratch) {
+      zs.next_out = &scratch;
+      zs.avail_out = 1;
+    } else {
+      const std::size_t c = std::min(kChunk, out.size() - out_pos);
+      zs.next_out = reinterpret_cast<Bytef*>(out.data() + out_pos);
+      zs.avail_out = static_cast<uInt>(c);
+    }
+    const uInt before_out = zs.avail_out;
+    const int ret = inflate(&zs, Z_NO_FLUSH);
+    const std::size_t produced = before_out - zs.avail_out;
+    if (into_scratch && produced > 0) {
+      failure = "inflates past its declared size of " + std::to_string(usize) + " bytes (a zip bomb?)";
       break;
     }
-    inflateEnd(&zs);
-    if (failure) return bad(source, named + ": " + *failure);
-    if (out_pos != usize) {
-      return bad(source, named + ": inflated to " + std::to_string(out_pos) + " bytes, the directory says " + std::to_string(usize));
+    if (!into_scratch) out_pos += produced;
+    if (ret == Z_STREAM_END) break;
+    if (ret == Z_OK) continue;  // progress was made
+    if (ret == Z_BUF_ERROR && zs.avail_in == 0 && in_pos == data.size()) {
+      failure = "the deflate data ends early (after " + std::to_string(out_pos) + " of " + std::to_string(usize) + " bytes)";
+    } else if (ret == Z_MEM_ERROR) {
+      failure = "zlib ran out of memory";
+    } else {
+      failure = std::string("corrupt deflate data (") + (zs.msg ? zs.msg : "zlib error " + std::to_string(ret)) + ")";
     }
+    break;
   }
+  inflateEnd(&zs);
+  if (failure) return bad(source, named + ": " + *failure);
+  if (out_pos != usize) {
+    return bad(source, named + ": inflated to " + std::to_string(out_pos) + " bytes, the directory says " + std::to_string(usize));
+  }
+  return out;
+}
 
+// The member's bytes against the directory's CRC-32.
+Expected<void> check_crc(const ByteSource& source, const std::string& out, const ZipEntry& entry, const std::string& named) {
   uLong crc = crc32(0L, Z_NULL, 0);
   for (std::size_t p = 0; p < out.size();) {
     const std::size_t c = std::min<std::size_t>(out.size() - p, std::size_t{1} << 30);
@@ -453,6 +487,19 @@ Expected<std::string> read_zip_member(ByteSource& source, const ZipEntry& entry,
     std::snprintf(buf_crc[1], sizeof buf_crc[1], "%08x", static_cast<unsigned>(entry.crc32));
     return bad(source, named + ": CRC-32 mismatch: the data gives " + buf_crc[0] + ", the directory says " + buf_crc[1]);
   }
+  return {};
+}
+
+}  // namespace
+
+Expected<std::string> read_zip_member(ByteSource& source, const ZipEntry& entry, const ZipLimits& limits) {
+  const std::string named = "entry '" + printable(entry.name) + "'";
+  if (auto ok = check_member(source, entry, limits, named); !ok) return ok.error();
+  auto data = read_member_data(source, entry, named);
+  if (!data) return data.error();
+  auto out = entry.method == 0 ? std::move(data) : inflate_member(source, *data, entry.uncompressed_size, named);
+  if (!out) return out.error();
+  if (auto crc = check_crc(source, *out, entry, named); !crc) return crc.error();
   return out;
 }
 

@@ -252,6 +252,59 @@ BackendChoice choose_backend(const std::optional<model::Version>& torch, const s
   return c;
 }
 
+namespace {
+
+// 4. Each backend's detection run and its payload parsed into a report (`payload_count`: how
+// many payloads came); what failed goes to `notes`.
+std::vector<BackendReport> run_backends(const BackendDetector& detector, std::size_t& payload_count,
+                                        std::vector<std::string>& notes) {
+  BackendPayloads payloads;
+  if (detector) {
+    try {
+      payloads = detector();
+    } catch (const std::exception& e) {
+      notes.push_back(std::string("backend detection failed: ") + e.what());
+    }
+  }
+  payload_count = payloads.size();
+  std::vector<BackendReport> reports;
+  for (const auto& [name, text] : payloads) {
+    auto r = parse_backend_payload(name, text);
+    if (!r) {
+      notes.push_back(r.error().message);
+      continue;
+    }
+    if (r->error) notes.push_back(name + ": detection failed: " + *r->error);
+    reports.push_back(std::move(*r));
+  }
+  return reports;
+}
+
+// 5. The chosen backend's facts from its report; for cpu, "no GPU" when every backend asked
+// (each of `payload_count` payloads a report) found none.
+void take_chosen_backend(Detection& det, const std::vector<BackendReport>& reports, std::size_t payload_count,
+                         const Getenv& getenv) {
+  Machine& m = det.machine;
+  if (m.backend == "cpu") {
+    const bool all_absent = !reports.empty() && reports.size() == payload_count &&
+                            std::none_of(reports.begin(), reports.end(), [](const auto& r) { return r.present || r.error; });
+    if (all_absent && !overridden(getenv, "gpus")) {
+      std::vector<std::string> asked;
+      for (const auto& r : reports) asked.push_back(r.backend);
+      (void)set_fact(m, "gpus", "none", "no backend found a GPU (" + util::join(asked, ", ") + ")");
+    }
+  } else if (m.backend) {
+    const auto it = std::find_if(reports.begin(), reports.end(), [&](const auto& r) { return r.backend == *m.backend; });
+    if (it == reports.end()) {
+      det.notes.push_back("no " + *m.backend + " detection ran (no plugin for it, or it has none): its driver and GPU facts are unknown");
+    } else {
+      take_backend_facts(det, *it, getenv);
+    }
+  }
+}
+
+}  // namespace
+
 Expected<Detection> detect_machine(const DetectOptions& options, const BackendDetector& detector) {
   Detection det;
   Machine& m = det.machine;
@@ -288,25 +341,9 @@ Expected<Detection> detect_machine(const DetectOptions& options, const BackendDe
   }
 
   // 4. The backends' detection.
-  BackendPayloads payloads;
   std::vector<std::string> backend_notes;
-  if (detector) {
-    try {
-      payloads = detector();
-    } catch (const std::exception& e) {
-      backend_notes.push_back(std::string("backend detection failed: ") + e.what());
-    }
-  }
-  std::vector<BackendReport> reports;
-  for (const auto& [name, text] : payloads) {
-    auto r = parse_backend_payload(name, text);
-    if (!r) {
-      backend_notes.push_back(r.error().message);
-      continue;
-    }
-    if (r->error) backend_notes.push_back(name + ": detection failed: " + *r->error);
-    reports.push_back(std::move(*r));
-  }
+  std::size_t payload_count = 0;
+  std::vector<BackendReport> reports = run_backends(detector, payload_count, backend_notes);
 
   // 3, collected: python, torch.
   if (start_error) {
@@ -325,22 +362,7 @@ Expected<Detection> detect_machine(const DetectOptions& options, const BackendDe
   }
 
   // 5. The chosen backend's facts.
-  if (m.backend == "cpu") {
-    const bool all_absent = !reports.empty() && reports.size() == payloads.size() &&
-                            std::none_of(reports.begin(), reports.end(), [](const auto& r) { return r.present || r.error; });
-    if (all_absent && !overridden(getenv, "gpus")) {
-      std::vector<std::string> asked;
-      for (const auto& r : reports) asked.push_back(r.backend);
-      (void)set_fact(m, "gpus", "none", "no backend found a GPU (" + util::join(asked, ", ") + ")");
-    }
-  } else if (m.backend) {
-    const auto it = std::find_if(reports.begin(), reports.end(), [&](const auto& r) { return r.backend == *m.backend; });
-    if (it == reports.end()) {
-      det.notes.push_back("no " + *m.backend + " detection ran (no plugin for it, or it has none): its driver and GPU facts are unknown");
-    } else {
-      take_backend_facts(det, *it, getenv);
-    }
-  }
+  take_chosen_backend(det, reports, payload_count, getenv);
   for (const auto& r : reports) {
     for (const auto& n : r.notes) det.notes.push_back(r.backend + ": " + n);
   }

@@ -124,6 +124,115 @@ std::string strip_numeric_zeros(std::string_view label) {
   return out;
 }
 
+std::string too_long() { return "a number has more than " + std::to_string(kMaxDigits) + " digits"; }
+
+// Epoch and release: (N!)? N(.N)*. Why the text is not a version, or "".
+std::string read_release(Scanner& sc, std::uint64_t& epoch, std::vector<std::uint64_t>& release) {
+  std::uint64_t n = 0;
+  switch (sc.number(n)) {
+    case Scanner::Num::none: return "it does not start with a release number";
+    case Scanner::Num::overflow: return too_long();
+    case Scanner::Num::ok: break;
+  }
+  if (sc.peek() == '!') {
+    sc.advance();
+    epoch = n;
+    switch (sc.number(n)) {
+      case Scanner::Num::none: return "expected a release number after the epoch '!'";
+      case Scanner::Num::overflow: return too_long();
+      case Scanner::Num::ok: break;
+    }
+  }
+  release.push_back(n);
+  while (sc.peek() == '.' && is_digit(sc.peek(1))) {
+    sc.advance();
+    if (sc.number(n) == Scanner::Num::overflow) return too_long();
+    release.push_back(n);
+  }
+  return "";
+}
+
+// Pre-release: [-_.]? (alpha|a|beta|b|preview|pre|c|rc) [-_.]? N?
+std::string read_pre(Scanner& sc, std::optional<Version::Pre>& pre) {
+  const std::size_t start = sc.pos();
+  sc.skip_sep();
+  std::optional<Version::PreKind> kind;
+  if (sc.word("alpha") || sc.word("a")) kind = Version::PreKind::a;
+  else if (sc.word("beta") || sc.word("b")) kind = Version::PreKind::b;
+  else if (sc.word("preview") || sc.word("pre") || sc.word("c") || sc.word("rc")) kind = Version::PreKind::rc;
+  if (!kind) {
+    sc.reset(start);
+    return "";
+  }
+  sc.skip_sep();
+  std::uint64_t num = 0;
+  if (sc.number(num) == Scanner::Num::overflow) return too_long();
+  pre = Version::Pre{*kind, num};
+  return "";
+}
+
+// Post-release: -N | [-_.]? (post|rev|r) [-_.]? N?
+std::string read_post(Scanner& sc, std::optional<std::uint64_t>& post) {
+  const std::size_t start = sc.pos();
+  std::uint64_t num = 0;
+  if (sc.peek() == '-' && is_digit(sc.peek(1))) {
+    sc.advance();
+    if (sc.number(num) == Scanner::Num::overflow) return too_long();
+    post = num;
+    return "";
+  }
+  sc.skip_sep();
+  if (!(sc.word("post") || sc.word("rev") || sc.word("r"))) {
+    sc.reset(start);
+    return "";
+  }
+  sc.skip_sep();
+  if (sc.number(num) == Scanner::Num::overflow) return too_long();
+  post = num;
+  return "";
+}
+
+// Dev release: [-_.]? dev [-_.]? N?
+std::string read_dev(Scanner& sc, std::optional<std::uint64_t>& dev) {
+  const std::size_t start = sc.pos();
+  sc.skip_sep();
+  if (!sc.word("dev")) {
+    sc.reset(start);
+    return "";
+  }
+  sc.skip_sep();
+  std::uint64_t num = 0;
+  if (sc.number(num) == Scanner::Num::overflow) return too_long();
+  dev = num;
+  return "";
+}
+
+// Local label: + [a-z0-9]+ ([-_.][a-z0-9]+)*, normalised to lower case and '.'.
+std::string read_local(Scanner& sc, std::string& local) {
+  if (sc.peek() != '+') return "";
+  sc.advance();
+  if (sc.at_end()) return "the local label after '+' is empty";
+  bool need_alnum = true;
+  while (!sc.at_end()) {
+    const char c = sc.peek();
+    if (is_alnum(c)) {
+      local += to_lower(c);
+      need_alnum = false;
+    } else if (is_sep(c)) {
+      if (need_alnum) return "the local label has an empty segment at offset " + std::to_string(sc.pos());
+      local += '.';
+      need_alnum = true;
+    } else {
+      return "the local label may hold only letters, digits and '.', '-', '_'; found '" + std::string(1, c) +
+             "' at offset " + std::to_string(sc.pos());
+    }
+    sc.advance();
+  }
+  if (need_alnum) return "the local label ends with a separator";
+  local = strip_numeric_zeros(local);
+  return "";
+}
+
 }  // namespace
 
 Expected<Version> Version::parse(std::string_view text) {
@@ -135,115 +244,17 @@ Expected<Version> Version::parse(std::string_view text) {
 
   Scanner sc(s);
   Version v;
-  auto unexpected_char = [&]() {
+  if (sc.peek() == 'v' || sc.peek() == 'V') sc.advance();
+  std::string why = read_release(sc, v.epoch_, v.release_);
+  if (why.empty()) why = read_pre(sc, v.pre_);
+  if (why.empty()) why = read_post(sc, v.post_);
+  if (why.empty()) why = read_dev(sc, v.dev_);
+  if (why.empty()) why = read_local(sc, v.local_);
+  if (!why.empty()) return bad(why);
+  if (!sc.at_end()) {
     return bad("unexpected '" + std::string(1, sc.peek()) + "' at offset " + std::to_string(sc.pos()) +
                " of the trimmed text");
-  };
-  auto read = [&](std::uint64_t& out) -> Scanner::Num { return sc.number(out); };
-  const std::string too_long = "a number has more than " + std::to_string(kMaxDigits) + " digits";
-
-  if (sc.peek() == 'v' || sc.peek() == 'V') sc.advance();
-
-  // Epoch and release.
-  std::uint64_t n = 0;
-  switch (read(n)) {
-    case Scanner::Num::none: return bad("it does not start with a release number");
-    case Scanner::Num::overflow: return bad(too_long);
-    case Scanner::Num::ok: break;
   }
-  if (sc.peek() == '!') {
-    sc.advance();
-    v.epoch_ = n;
-    switch (read(n)) {
-      case Scanner::Num::none: return bad("expected a release number after the epoch '!'");
-      case Scanner::Num::overflow: return bad(too_long);
-      case Scanner::Num::ok: break;
-    }
-  }
-  v.release_.push_back(n);
-  while (sc.peek() == '.' && is_digit(sc.peek(1))) {
-    sc.advance();
-    if (read(n) == Scanner::Num::overflow) return bad(too_long);
-    v.release_.push_back(n);
-  }
-
-  // Pre-release: [-_.]? (alpha|a|beta|b|preview|pre|c|rc) [-_.]? N?
-  {
-    const std::size_t start = sc.pos();
-    sc.skip_sep();
-    std::optional<PreKind> kind;
-    if (sc.word("alpha") || sc.word("a")) kind = PreKind::a;
-    else if (sc.word("beta") || sc.word("b")) kind = PreKind::b;
-    else if (sc.word("preview") || sc.word("pre") || sc.word("c") || sc.word("rc")) kind = PreKind::rc;
-    if (kind) {
-      sc.skip_sep();
-      std::uint64_t num = 0;
-      if (read(num) == Scanner::Num::overflow) return bad(too_long);
-      v.pre_ = Pre{*kind, num};
-    } else {
-      sc.reset(start);
-    }
-  }
-
-  // Post-release: -N | [-_.]? (post|rev|r) [-_.]? N?
-  {
-    const std::size_t start = sc.pos();
-    std::uint64_t num = 0;
-    if (sc.peek() == '-' && is_digit(sc.peek(1))) {
-      sc.advance();
-      if (read(num) == Scanner::Num::overflow) return bad(too_long);
-      v.post_ = num;
-    } else {
-      sc.skip_sep();
-      if (sc.word("post") || sc.word("rev") || sc.word("r")) {
-        sc.skip_sep();
-        if (read(num) == Scanner::Num::overflow) return bad(too_long);
-        v.post_ = num;
-      } else {
-        sc.reset(start);
-      }
-    }
-  }
-
-  // Dev release: [-_.]? dev [-_.]? N?
-  {
-    const std::size_t start = sc.pos();
-    sc.skip_sep();
-    if (sc.word("dev")) {
-      sc.skip_sep();
-      std::uint64_t num = 0;
-      if (read(num) == Scanner::Num::overflow) return bad(too_long);
-      v.dev_ = num;
-    } else {
-      sc.reset(start);
-    }
-  }
-
-  // Local label: + [a-z0-9]+ ([-_.][a-z0-9]+)*, normalised to lower case and '.'.
-  if (sc.peek() == '+') {
-    sc.advance();
-    if (sc.at_end()) return bad("the local label after '+' is empty");
-    bool need_alnum = true;
-    while (!sc.at_end()) {
-      const char c = sc.peek();
-      if (is_alnum(c)) {
-        v.local_ += to_lower(c);
-        need_alnum = false;
-      } else if (is_sep(c)) {
-        if (need_alnum) return bad("the local label has an empty segment at offset " + std::to_string(sc.pos()));
-        v.local_ += '.';
-        need_alnum = true;
-      } else {
-        return bad("the local label may hold only letters, digits and '.', '-', '_'; found '" + std::string(1, c) +
-                   "' at offset " + std::to_string(sc.pos()));
-      }
-      sc.advance();
-    }
-    if (need_alnum) return bad("the local label ends with a separator");
-    v.local_ = strip_numeric_zeros(v.local_);
-  }
-
-  if (!sc.at_end()) return unexpected_char();
   return v;
 }
 

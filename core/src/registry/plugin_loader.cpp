@@ -94,136 +94,156 @@ const auto kLoadMode = static_cast<boost::dll::load_mode::type>(
     static_cast<unsigned>(boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local) | RTLD_NODELETE);
 #endif
 
+// A file not loaded: the kind of reason and, for a human, the reason.
+struct Skip {
+  SkipReason kind;
+  std::string reason;
+};
+
+// The plugin folder's entries sorted by name, once the folder is trusted: absolute, and nobody
+// but root and us can change it or any folder above it (a missing one is named here).
+Expected<std::vector<fs::directory_entry>> plugin_folder(const fs::path& dir) {
+  if (auto trusted = check_trusted_path(dir, "the plugin folder"); !trusted && !trusted.error().is(Errc::not_found)) {
+    return Error(trusted.error().code, trusted.error().message + "; refusing to load from it");
+  }
+  std::error_code ec;
+  const auto st = fs::status(dir, ec);
+  if (!fs::exists(st)) return Error(Errc::not_found, dir.string() + ": no such plugin folder");
+  if (!fs::is_directory(st)) return Error(Errc::io_error, dir.string() + ": not a folder (expected the plugin folder)");
+
+  std::vector<fs::directory_entry> entries;
+  fs::directory_iterator it(dir, ec), end;
+  for (; !ec && it != end; it.increment(ec)) entries.push_back(*it);
+  if (ec) return Error(Errc::io_error, dir.string() + ": cannot list the plugin folder: " + ec.message());
+  std::sort(entries.begin(), entries.end(), [](const fs::directory_entry& a, const fs::directory_entry& b) {
+    return a.path().filename().native() < b.path().filename().native();
+  });
+  return entries;
+}
+
+// Why `file` is not even opened: its name, its type (a symbolic link's target is judged), who
+// can change it. nullopt: it may be loaded.
+std::optional<Skip> refuse_file(const fs::path& file) {
+  if (!plugin_name(file.filename().string())) return Skip{SkipReason::not_plugin_name, kNameRule};
+  std::error_code ec;
+  const auto fst = fs::status(file, ec);
+  if (ec || !fs::is_regular_file(fst)) return Skip{SkipReason::not_regular_file, "not a regular file"};
+  if (auto trusted = check_trusted_path(file, "the file"); !trusted) {
+#ifdef _WIN32
+    const bool world = false;  // modes mean nothing there: the ACL check says who can write
+#else
+    const bool world = (fst.permissions() & fs::perms::others_write) != fs::perms::none;
+#endif
+    std::string why = trusted.error().message;
+    if (why.starts_with(file.string() + ": ")) why.erase(0, file.string().size() + 2);
+    return Skip{world ? SkipReason::world_writable : SkipReason::untrusted, why + "; not loaded"};
+  }
+  return std::nullopt;
+}
+
+// Loads `file` into `library` once its header says it is a shared library; nullopt when loaded.
+std::optional<Skip> open_library(boost::dll::shared_library& library, const fs::path& file) {
+#ifdef _WIN32
+  switch (has_pe_header(file)) {
+    case Elf::yes: break;
+    case Elf::no: return Skip{SkipReason::not_shared_library, "not a shared library (no PE header: not a DLL)"};
+    case Elf::unreadable: return Skip{SkipReason::load_failed, "cannot be opened for reading"};
+  }
+  if (auto why = load_pinned(library, file); !why.empty()) return Skip{SkipReason::load_failed, why};
+#else
+  switch (has_elf_header(file)) {
+    case Elf::yes: break;
+    case Elf::no: return Skip{SkipReason::not_shared_library, "not a shared library (no ELF header)"};
+    case Elf::unreadable: return Skip{SkipReason::load_failed, "cannot be opened for reading"};
+  }
+  boost::dll::fs::error_code lec;
+  (void)::dlerror();  // clear any earlier message
+  library.load(file, kLoadMode, lec);
+  if (lec || !library.is_loaded()) {
+    const char* why = ::dlerror();
+    return Skip{SkipReason::load_failed, std::string("failed to load: ") + (why ? why : lec.message())};
+  }
+#endif
+  return std::nullopt;
+}
+
+// The loaded library's backend: its entry point called, the descriptor it returns checked into
+// `descriptor` and `info`; nullopt when both are set.
+std::optional<Skip> read_backend(const boost::dll::shared_library& library, const wheelfit_backend_v2*& descriptor,
+                                 std::optional<BackendInfo>& info) {
+  if (!library.has(WHEELFIT_BACKEND_ENTRY)) {
+    return Skip{SkipReason::no_entry, std::string("no ") + WHEELFIT_BACKEND_ENTRY + " entry point: not a wheelfit backend plugin"};
+  }
+  // has() succeeded, so get() cannot throw.
+  const wheelfit_backend_entry_fn entry_fn =
+      &library.get<std::remove_pointer_t<wheelfit_backend_entry_fn>>(WHEELFIT_BACKEND_ENTRY);
+  try {
+    descriptor = entry_fn();
+  } catch (...) {
+    return Skip{SkipReason::entry_failed, std::string("its ") + WHEELFIT_BACKEND_ENTRY + " threw an exception (a plugin bug)"};
+  }
+  if (descriptor == nullptr) return Skip{SkipReason::entry_failed, std::string("its ") + WHEELFIT_BACKEND_ENTRY + " returned NULL"};
+  auto checked = detail::check_descriptor(descriptor);
+  if (!checked) {
+    return Skip{checked.error().is(Errc::unsupported) ? SkipReason::abi_mismatch : SkipReason::bad_descriptor,
+                checked.error().message};
+  }
+  info = std::move(*checked);
+  return std::nullopt;
+}
+
+// The report's error when no folder could be used (each failed, or there was none).
+std::optional<Error> no_folder_error(const std::vector<SearchedDir>& searched) {
+  std::vector<const SearchedDir*> failed;
+  for (const auto& d : searched) {
+    if (d.error) failed.push_back(&d);
+  }
+  if (searched.empty()) return Error(Errc::not_found, "no plugin folder to search");
+  if (failed.size() != searched.size()) return std::nullopt;
+  if (failed.size() == 1) return *failed.front()->error;
+  std::string why;
+  for (const auto* d : failed) why += (why.empty() ? "" : "; ") + d->error->message;
+  return Error(failed.front()->error->code, "no plugin folder could be used: " + why);
+}
+
 }  // namespace
 
 PluginLoadReport load_plugins(Registry& registry, const std::vector<PluginDir>& dirs) {
   PluginLoadReport report;
+  // One file: registered, or its reason in the report.
+  auto load_file = [&registry, &report](const fs::path& file) {
+    boost::dll::shared_library library;
+    const wheelfit_backend_v2* descriptor = nullptr;
+    std::optional<BackendInfo> info;
+    std::optional<Skip> skip = refuse_file(file);
+    if (!skip) skip = open_library(library, file);
+    if (!skip) skip = read_backend(library, descriptor, info);
+    if (auto dup = skip ? registry.entries_.end() : registry.entries_.find(info->name); dup != registry.entries_.end()) {
+      skip = Skip{SkipReason::duplicate_name, "backend '" + info->name + "' is supplied by both " + dup->second->info.origin +
+                                                  " (loaded) and " + file.string() + " (skipped)"};
+    }
+    if (skip) {
+      report.skipped.push_back(SkippedFile{file, skip->kind, std::move(skip->reason)});
+      return;
+    }
+    info->origin = file.string();
+    auto registered = std::make_unique<Registry::Entry>();
+    registered->library = std::move(library);
+    registered->descriptor = descriptor;
+    registered->info = std::move(*info);
+    report.loaded.push_back(LoadedPlugin{registered->info.name, file});
+    std::string key = registered->info.name;
+    registry.entries_.emplace(std::move(key), std::move(registered));
+  };
   // One folder: its refusal is recorded in `searched`, and its files in the report.
-  auto load_folder = [&registry, &report](const fs::path& dir, SearchedDir& searched) {
+  auto load_folder = [&load_file](const fs::path& dir, SearchedDir& searched) {
     try {
-      // Absolute, and nobody but root and us can change it or any folder above it (a missing
-      // one is named below).
-      if (auto trusted = check_trusted_path(dir, "the plugin folder"); !trusted && !trusted.error().is(Errc::not_found)) {
-        searched.error = Error(trusted.error().code, trusted.error().message + "; refusing to load from it");
+      auto entries = plugin_folder(dir);
+      if (!entries) {
+        searched.error = entries.error();
         return;
       }
-      std::error_code ec;
-      const auto st = fs::status(dir, ec);
-      if (!fs::exists(st)) {
-        searched.error = Error(Errc::not_found, dir.string() + ": no such plugin folder");
-        return;
-      }
-      if (!fs::is_directory(st)) {
-        searched.error = Error(Errc::io_error, dir.string() + ": not a folder (expected the plugin folder)");
-        return;
-      }
-
-      std::vector<fs::directory_entry> entries;
-      fs::directory_iterator it(dir, ec), end;
-      for (; !ec && it != end; it.increment(ec)) entries.push_back(*it);
-      if (ec) {
-        searched.error = Error(Errc::io_error, dir.string() + ": cannot list the plugin folder: " + ec.message());
-        return;
-      }
-      std::sort(entries.begin(), entries.end(), [](const fs::directory_entry& a, const fs::directory_entry& b) {
-        return a.path().filename().native() < b.path().filename().native();
-      });
-
-      for (const auto& entry : entries) {
-        const fs::path& file = entry.path();
-        auto skip = [&](SkipReason kind, std::string reason) {
-          report.skipped.push_back(SkippedFile{file, kind, std::move(reason)});
-        };
-        const std::string name = file.filename().string();
-        if (!plugin_name(name)) {
-          skip(SkipReason::not_plugin_name, kNameRule);
-          continue;
-        }
-        const auto fst = fs::status(file, ec);  // follows a symbolic link: the target is judged
-        if (ec || !fs::is_regular_file(fst)) {
-          skip(SkipReason::not_regular_file, "not a regular file");
-          continue;
-        }
-        if (auto trusted = check_trusted_path(file, "the file"); !trusted) {
-#ifdef _WIN32
-          const bool world = false;  // modes mean nothing there: the ACL check says who can write
-#else
-          const bool world = (fst.permissions() & fs::perms::others_write) != fs::perms::none;
-#endif
-          std::string why = trusted.error().message;
-          if (why.starts_with(file.string() + ": ")) why.erase(0, file.string().size() + 2);
-          skip(world ? SkipReason::world_writable : SkipReason::untrusted, why + "; not loaded");
-          continue;
-        }
-#ifdef _WIN32
-        switch (has_pe_header(file)) {
-          case Elf::yes: break;
-          case Elf::no: skip(SkipReason::not_shared_library, "not a shared library (no PE header: not a DLL)"); continue;
-          case Elf::unreadable: skip(SkipReason::load_failed, "cannot be opened for reading"); continue;
-        }
-
-        boost::dll::shared_library library;
-        if (auto why = load_pinned(library, file); !why.empty()) {
-          skip(SkipReason::load_failed, why);
-          continue;
-        }
-#else
-        switch (has_elf_header(file)) {
-          case Elf::yes: break;
-          case Elf::no: skip(SkipReason::not_shared_library, "not a shared library (no ELF header)"); continue;
-          case Elf::unreadable: skip(SkipReason::load_failed, "cannot be opened for reading"); continue;
-        }
-
-        boost::dll::shared_library library;
-        boost::dll::fs::error_code lec;
-        (void)::dlerror();  // clear any earlier message
-        library.load(file, kLoadMode, lec);
-        if (lec || !library.is_loaded()) {
-          const char* why = ::dlerror();
-          skip(SkipReason::load_failed, std::string("failed to load: ") + (why ? why : lec.message()));
-          continue;
-        }
-#endif
-        if (!library.has(WHEELFIT_BACKEND_ENTRY)) {
-          skip(SkipReason::no_entry, std::string("no ") + WHEELFIT_BACKEND_ENTRY +
-                                         " entry point: not a wheelfit backend plugin");
-          continue;
-        }
-        // has() succeeded, so get() cannot throw.
-        const wheelfit_backend_entry_fn entry_fn =
-            &library.get<std::remove_pointer_t<wheelfit_backend_entry_fn>>(WHEELFIT_BACKEND_ENTRY);
-        const wheelfit_backend_v2* descriptor = nullptr;
-        try {
-          descriptor = entry_fn();
-        } catch (...) {
-          skip(SkipReason::entry_failed, std::string("its ") + WHEELFIT_BACKEND_ENTRY + " threw an exception (a plugin bug)");
-          continue;
-        }
-        if (descriptor == nullptr) {
-          skip(SkipReason::entry_failed, std::string("its ") + WHEELFIT_BACKEND_ENTRY + " returned NULL");
-          continue;
-        }
-        auto info = detail::check_descriptor(descriptor);
-        if (!info) {
-          if (info.error().is(Errc::unsupported)) skip(SkipReason::abi_mismatch, info.error().message);
-          else skip(SkipReason::bad_descriptor, info.error().message);
-          continue;
-        }
-        if (auto dup = registry.entries_.find(info->name); dup != registry.entries_.end()) {
-          skip(SkipReason::duplicate_name, "backend '" + info->name + "' is supplied by both " +
-                                               dup->second->info.origin + " (loaded) and " + file.string() +
-                                               " (skipped)");
-          continue;
-        }
-        info->origin = file.string();
-        auto registered = std::make_unique<Registry::Entry>();
-        registered->library = std::move(library);
-        registered->descriptor = descriptor;
-        registered->info = std::move(*info);
-        report.loaded.push_back(LoadedPlugin{registered->info.name, file});
-        std::string key = registered->info.name;
-        registry.entries_.emplace(std::move(key), std::move(registered));
-      }
+      for (const auto& entry : *entries) load_file(entry.path());
     } catch (const std::exception& e) {  // only allocation failures can get here
       searched.error = Error(Errc::io_error, dir.string() + ": loading plugins failed: " + e.what());
     }
@@ -235,19 +255,7 @@ PluginLoadReport load_plugins(Registry& registry, const std::vector<PluginDir>& 
       report.dirs.push_back(SearchedDir{d.path, d.source, std::nullopt});
       load_folder(d.path, report.dirs.back());
     }
-    std::vector<const SearchedDir*> failed;
-    for (const auto& d : report.dirs) {
-      if (d.error) failed.push_back(&d);
-    }
-    if (report.dirs.empty()) {
-      report.error = Error(Errc::not_found, "no plugin folder to search");
-    } else if (failed.size() == report.dirs.size() && failed.size() == 1) {
-      report.error = *failed.front()->error;
-    } else if (failed.size() == report.dirs.size()) {
-      std::string why;
-      for (const auto* d : failed) why += (why.empty() ? "" : "; ") + d->error->message;
-      report.error = Error(failed.front()->error->code, "no plugin folder could be used: " + why);
-    }
+    if (auto error = no_folder_error(report.dirs)) report.error = std::move(*error);
   } catch (const std::exception& e) {  // only allocation failures can get here
     report.error = Error(Errc::io_error, std::string("loading plugins failed: ") + e.what());
   }
