@@ -99,7 +99,7 @@ expect 'wheelfit -' -h --help --version
 expect 'wheelfit --v' --version
 expect 'wheelfit nosuch --'
 
-# --- each command's options, exactly as its parse_args call in apps/wheelfit/cmd_*.cpp ---------
+# --- each command's options, exactly as the option table (core/src/facade/options_table.cpp) ---
 resolve_values=(--index --policy --backend --python --retries --timeout --jobs --user-agent --cache-dir
   --cache-max-size --releases-repo --allow-insecure-host --combo --cert --client-cert --machine --machines
   --speed-limit --speed-time --max-time --proxy-auth)
@@ -198,9 +198,9 @@ in_dir "$tmp" expect 'wheelfit explain torch.whl '
 # --- the usage text against the completion (needs a built binary) ---------------------------
 # wheelfit has no per-command --help today: parse_args rejects "--help" as an unknown option
 # (exit 2), and every command's options are in the one usage text `wheelfit --help` prints
-# (main.cpp, kUsage). So for each command, `wheelfit COMMAND --help` is tried first and used when
-# it succeeds with a text of its own; otherwise the options are taken from the top-level usage:
-# its "commands:" list, its "<command> options" sections, its "network options" section (options
+# (api::options::usage(), from the option table). So for each command, `wheelfit COMMAND --help`
+# is tried first and used when it succeeds with a text of its own; otherwise the options are
+# taken from the top-level usage: its "commands:" list, its "<command> options" sections, its "network options" section (options
 # of resolve, download and mirror: README "Network") and its lines "resolve --flag ...".
 
 # The options named in TEXT ("-x" or "--word-word", not inside a longer word such as

@@ -114,9 +114,7 @@ Expected<std::optional<machine::Machine>> machine_profile(const Args& parsed) {
 std::optional<std::uint64_t> cache_max_size(const Args& parsed) {
   const auto value = parsed.value("--cache-max-size");
   if (!value) return std::nullopt;
-  auto size = util::parse_size(*value);
-  if (!size) throw UsageError{"--cache-max-size: " + size.error().message};
-  return *size;
+  return cli_value(*api::options::find_flag("--cache-max-size"), *value, "--cache-max-size").size;
 }
 
 std::optional<std::string> env(const char* name) {
@@ -140,66 +138,89 @@ long bounded_number(std::string_view flag, const std::string& value, long lo, lo
   return n;
 }
 
-// The network knobs (README "Network"): flags first, then WHEELFIT_PROXY_AUTH and WHEELFIT_USER_AGENT; --cert and
-// --client-cert before the variables the transport reads.
+namespace {
+
+namespace opt = api::options;
+
+// The transports' parsers of the values the core cannot read itself (proxy auth, host lists).
+constexpr opt::Parsers kParsers{&transports::parse_proxy_auth, &transports::parse_host_list};
+
+// The text of `row` from its flag, else from its variable when the CLI reads one (set and not
+// empty); `source` becomes the flag or the variable.
+std::optional<std::string> given(const Args& parsed, const opt::Option& row, std::string& source) {
+  if (auto v = parsed.value(row.flag); v && !row.flag.empty()) {
+    source = std::string(row.flag);
+    return v;
+  }
+  if (!row.cli_reads_env) return std::nullopt;
+  auto e = env(std::string(row.env).c_str());
+  if (!e || e->empty()) return std::nullopt;
+  source = std::string(row.env);
+  return e;
+}
+
+// The options of the table given to a command, applied in the table's order: the network rows
+// to `net`, with `request` the resolve rows too.
+void apply_options(const Args& parsed, transports::HttpOptions& net, api::ResolveRequest* request) {
+  for (const opt::Option& row : opt::table()) {
+    if (!row.network && !(request && row.resolve)) continue;
+    if (row.kind == opt::Kind::toggle) {
+      opt::Value on;
+      on.on = true;
+      if (parsed.has(row.flag)) row.resolve(*request, on);
+      continue;
+    }
+    std::string source;
+    auto text = given(parsed, row, source);
+    if (!text) continue;
+    // A header's value may come from the flag or the variable: the message names both.
+    const std::string named = row.kind == opt::Kind::line && !row.env.empty() ? std::string(row.flag) + " / " + std::string(row.env) : source;
+    opt::Value value = cli_value(row, std::move(*text), named);
+    if (row.network) row.network(net, value, source);
+    else row.resolve(*request, value);
+  }
+}
+
+}  // namespace
+
+Args parse_args(const std::vector<std::string_view>& args, api::options::Command command) {
+  std::set<std::string, std::less<>> values, switches, repeatable;
+  std::map<std::string, std::string, std::less<>> aliases;
+  for (const opt::Option& row : opt::table()) {
+    if (row.flag.empty() || !(row.commands & command)) continue;
+    (row.kind == opt::Kind::toggle ? switches : values).emplace(row.flag);
+    if (!row.alias.empty()) aliases.emplace(row.alias, row.flag);
+    if (row.repeatable & command) repeatable.emplace(row.flag);
+  }
+  return parse_args(args, values, switches, aliases, repeatable);
+}
+
+api::options::Value cli_value(const api::options::Option& row, std::string text, std::string_view source) {
+  if (row.kind == opt::Kind::number) {
+    opt::Value v;
+    v.number = bounded_number(source, text, row.lo, row.hi);
+    v.text = std::move(text);
+    return v;
+  }
+  auto v = opt::parse_text(row, std::move(text), source, kParsers);
+  if (!v) throw UsageError{v.error().message};
+  return std::move(*v);
+}
+
+// The network knobs (README "Network"): the table's network rows, flags first, then the
+// variables the CLI reads (WHEELFIT_RETRY_BACKOFF_MS, WHEELFIT_USER_AGENT, WHEELFIT_PROXY_AUTH).
 transports::HttpOptions http_options(const Args& parsed) {
   transports::HttpOptions o;
-  if (auto v = parsed.value("--retries")) o.retry.retries = static_cast<int>(bounded_number("--retries", *v, 0, 20));
-  if (auto v = parsed.value("--timeout")) {
-    const auto s = std::chrono::seconds(bounded_number("--timeout", *v, 1, 3600));
-    o.connect_timeout = s;
-    o.idle_timeout = s;
-  }
-  // The low-speed rule and the whole command's bound (README "Network"): --max-time starts now,
-  // as the command does.
-  if (auto v = parsed.value("--speed-limit")) o.speed_limit = static_cast<std::uint64_t>(bounded_number("--speed-limit", *v, 0, 1L << 30));
-  if (auto v = parsed.value("--speed-time")) o.speed_time = std::chrono::seconds(bounded_number("--speed-time", *v, 1, 3600));
-  if (auto v = parsed.value("--max-time")) {
-    o.max_time = transports::MaxTime::from_now(std::chrono::seconds(bounded_number("--max-time", *v, 1, 86400)));
-  }
-  if (auto v = parsed.value("--jobs")) {
-    o.jobs = static_cast<unsigned>(bounded_number("--jobs", *v, 1, 64));
-    o.per_host = o.jobs;
-  }
-  if (auto e = env("WHEELFIT_RETRY_BACKOFF_MS"); e && !e->empty()) {
-    o.retry.base = std::chrono::milliseconds(bounded_number("WHEELFIT_RETRY_BACKOFF_MS", *e, 1, 60000));
-  }
-  if (auto v = parsed.value("--allow-insecure-host")) {
-    auto hosts = transports::parse_host_list(*v, "--allow-insecure-host");
-    if (!hosts) throw UsageError{hosts.error().message};
-    o.credentials.insecure_hosts = std::move(*hosts);
-  }
-  if (auto v = parsed.value("--cert")) {  // the trust store (trust_store.hpp has the order)
-    if (v->empty()) throw UsageError{"--cert: give a CA bundle (PEM) or a folder of hashed certificates"};
-    o.ca_file = *v;
-    o.ca_source = "--cert";
-  }
-  if (auto v = parsed.value("--client-cert")) {
-    if (v->empty()) throw UsageError{"--client-cert: give a PEM file with the certificate and its key"};
-    o.client_cert = *v;
-    o.client_cert_source = "--client-cert";
-  }
-  // How to authenticate to a proxy (README "Network"): the flag, else WHEELFIT_PROXY_AUTH.
-  if (auto v = parsed.value("--proxy-auth")) {
-    auto auth = transports::parse_proxy_auth(*v, "--proxy-auth");
-    if (!auth) throw UsageError{auth.error().message};
-    o.proxy_auth = *auth;
-  } else if (auto e = env("WHEELFIT_PROXY_AUTH"); e && !e->empty()) {
-    auto auth = transports::parse_proxy_auth(*e, "WHEELFIT_PROXY_AUTH");
-    if (!auth) throw UsageError{auth.error().message};
-    o.proxy_auth = *auth;
-  }
-  if (auto v = parsed.value("--user-agent")) o.user_agent = *v;
-  else if (auto e = env("WHEELFIT_USER_AGENT"); e && !e->empty()) o.user_agent = *e;
-  // It goes into a header line as it is: no CR/LF (a header injected), no other control byte
-  // (as the C API's user_agent).
-  const bool control = std::any_of(o.user_agent.begin(), o.user_agent.end(), [](char c) {
-    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
-  });
-  if (o.user_agent.empty() || control) {
-    throw UsageError{"--user-agent / WHEELFIT_USER_AGENT: must be one non-empty line without control characters"};
-  }
+  apply_options(parsed, o, nullptr);
   return o;
+}
+
+api::ResolveRequest resolve_request(const Args& parsed) {
+  if (parsed.has("--offline") && parsed.has("--no-cache")) throw UsageError{"--offline reads only the cache; it does not go with --no-cache"};
+  api::ResolveRequest request;
+  request.configs = parsed.positional;
+  apply_options(parsed, request.network, &request);
+  return request;
 }
 
 }  // namespace wheelfit::cli

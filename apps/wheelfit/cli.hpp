@@ -1,5 +1,6 @@
 #pragma once
-// Shared by the wheelfit subcommands: exit codes, argument parsing, error output.
+// Shared by the wheelfit subcommands: argument parsing (from the option table,
+// wheelfit/api/options.hpp), error output. The exit codes are the library's (api::ExitCode).
 
 #include <cstdint>
 #include <iosfwd>
@@ -13,6 +14,7 @@
 
 #include <boost/json/object.hpp>
 
+#include "wheelfit/api/options.hpp"
 #include "wheelfit/machine/machine.hpp"
 #include "wheelfit/registry/registry.hpp"
 #include "wheelfit/transports/http_transport.hpp"
@@ -20,9 +22,6 @@
 #include "wheelfit/wheelfit.hpp"
 
 namespace wheelfit::cli {
-
-// Exit codes (README "Exit codes").
-constexpr int kOk = 0, kUnresolved = 1, kBadInput = 2, kNoIndex = 3, kUnreadable = 4, kOutput = 6, kInternal = 70;
 
 /// A usage mistake: reported with exit code 2.
 struct UsageError {
@@ -52,6 +51,14 @@ Args parse_args(const std::vector<std::string_view>& args, const std::set<std::s
                 const std::map<std::string, std::string, std::less<>>& aliases = {},
                 const std::set<std::string, std::less<>>& repeatable = {});
 
+/// parse_args with the flags `command` takes in the option table (api::options::table()): its
+/// value options, switches, short forms and repeatable options.
+Args parse_args(const std::vector<std::string_view>& args, api::options::Command command);
+
+/// `text` read as the value of `row` (a number in the row's range, or api::options::parse_text);
+/// a UsageError naming `source` (the flag or the variable) otherwise.
+api::options::Value cli_value(const api::options::Option& row, std::string text, std::string_view source);
+
 /// Writes `text` to `os` as wheelfit prints everything on stdout and stderr: control characters
 /// escaped (util::escape_controls, newlines and tabs kept), so that a name or message from the
 /// network cannot drive the terminal. JSON passes unchanged (its serializer escapes them itself).
@@ -73,10 +80,10 @@ int fail(bool json, int code, const std::string& message);
 /// A whole number in [lo, hi] for `flag`, or a UsageError naming the flag and the value.
 long bounded_number(std::string_view flag, const std::string& value, long lo, long hi);
 
-/// The network knobs of a command (README "Network"): --retries, --timeout, --speed-limit,
-/// --speed-time, --max-time (from now), --jobs,
-/// --user-agent, --allow-insecure-host, --cert, --client-cert when the command takes them, then
-/// WHEELFIT_RETRY_BACKOFF_MS and WHEELFIT_USER_AGENT. Throws UsageError for a bad value.
+/// The network knobs of a command (README "Network"): the option table's network rows given on
+/// the command line (--jobs, --retries, --timeout, ... when the command takes them), else their
+/// variables the CLI reads (WHEELFIT_RETRY_BACKOFF_MS, WHEELFIT_USER_AGENT, WHEELFIT_PROXY_AUTH).
+/// Throws UsageError for a bad value.
 transports::HttpOptions http_options(const Args& parsed);
 
 /// --cache-max-size SIZE (util::parse_size: 500M, 1GiB), or nullopt when not given; a UsageError
@@ -123,7 +130,7 @@ Expected<void> prepare_request(const Args& parsed, registry::Registry& registry,
 template <class Request, class Call>
 int run_and_print(const Args& parsed, Request& request, bool as_json, Call call) {
   registry::Registry registry;
-  if (auto ready = prepare_request(parsed, registry, request); !ready) return fail(as_json, kBadInput, ready.error().message);
+  if (auto ready = prepare_request(parsed, registry, request); !ready) return fail(as_json, api::kExitBadInput, ready.error().message);
   const auto result = call(request);
   if (result.error) return fail(as_json, result.exit_code, result.error->message);
   show(std::cout, as_json ? result.json() : result.report());

@@ -7,7 +7,7 @@
 namespace wheelfit::cli {
 
 int run_cache(const std::vector<std::string_view>& argv) {
-  const Args args = parse_args(argv, {"--cache-dir", "--cache-max-size"}, {"--json"});
+  const Args args = parse_args(argv, api::options::kCache);
   const bool as_json = args.has("--json");
   if (args.positional.size() != 1) throw UsageError{"cache: give one of info, prune, clean"};
   api::CacheRequest request;
@@ -21,7 +21,7 @@ int run_cache(const std::vector<std::string_view>& argv) {
   const auto result = api::cache(request);
   if (result.error) return fail(as_json, result.exit_code, result.error->message);
   show(std::cout, as_json ? result.json() : result.report());
-  return kOk;
+  return api::kExitResolved;
 }
 
 }  // namespace wheelfit::cli

@@ -12,21 +12,9 @@
 namespace wheelfit::cli {
 namespace {
 
-// The resolve options download and mirror share with resolve (README "Network").
-const std::set<std::string, std::less<>> kResolveValues = {
-    "--index", "--policy", "--backend", "--python", "--retries", "--timeout", "--jobs", "--user-agent", "--cache-dir",
-    "--cache-max-size", "--releases-repo", "--allow-insecure-host", "--combo", "--cert", "--client-cert", "--machine", "--machines",
-    "--speed-limit", "--speed-time", "--max-time", "--proxy-auth"};
-const std::set<std::string, std::less<>> kResolveSwitches = {"--json", "--no-cache", "--offline", "--no-fallback"};
-
-std::set<std::string, std::less<>> with(std::set<std::string, std::less<>> base, std::initializer_list<const char*> more) {
-  for (const char* m : more) base.insert(m);
-  return base;
-}
-
 unsigned jobs_of(const Args& parsed) {
   const auto v = parsed.value("--jobs");
-  return v ? static_cast<unsigned>(bounded_number("--jobs", *v, 1, 64)) : 4u;
+  return v ? static_cast<unsigned>(cli_value(*api::options::find_flag("--jobs"), *v, "--jobs").number) : 4u;
 }
 
 /// The progress view on stderr: redrawn in place on a terminal (on Windows a console that takes
@@ -45,8 +33,7 @@ int print(const Result& result, bool json) {
 }  // namespace
 
 int run_download(const std::vector<std::string_view>& argv) {
-  const Args parsed = parse_args(argv, with(kResolveValues, {"--dir"}), with(kResolveSwitches, {"--no-wait"}), {{"-d", "--dir"}},
-                                 {"--machine"});
+  const Args parsed = parse_args(argv, api::options::kDownload);
   const bool json = parsed.has("--json");
   if (parsed.positional.empty()) throw UsageError{"download: give at least one comfy-env.toml"};
   const auto dir = parsed.value("--dir");
@@ -58,10 +45,10 @@ int run_download(const std::vector<std::string_view>& argv) {
   request.jobs = jobs_of(parsed);
   request.wait = !parsed.has("--no-wait");
   registry::Registry reg;
-  if (auto loaded = load_backends(reg); !loaded) return fail(json, kBadInput, loaded.error().message);
+  if (auto loaded = load_backends(reg); !loaded) return fail(json, api::kExitBadInput, loaded.error().message);
   request.resolve.backends = &reg;
   auto fleet = fleet_of(parsed);
-  if (!fleet) return fail(json, kBadInput, fleet.error().message);
+  if (!fleet) return fail(json, api::kExitBadInput, fleet.error().message);
   if (fleet->size() == 1) request.resolve.machine = std::move(fleet->front().machine);
   else request.fleet = std::move(*fleet);
   const auto view = progress_view();
@@ -72,9 +59,7 @@ int run_download(const std::vector<std::string_view>& argv) {
 }
 
 int run_mirror(const std::vector<std::string_view>& argv) {
-  const Args parsed = parse_args(argv, with(kResolveValues, {"--out", "--base-url", "--torch-index"}),
-                                 with(kResolveSwitches, {"--prune", "--no-wait", "--allow-unverified", "--with-torch"}), {},
-                                 {"--machine"});
+  const Args parsed = parse_args(argv, api::options::kMirror);
   const bool json = parsed.has("--json");
   if (parsed.positional.empty()) throw UsageError{"mirror: give at least one comfy-env.toml"};
   const auto out = parsed.value("--out");
@@ -95,10 +80,10 @@ int run_mirror(const std::vector<std::string_view>& argv) {
   request.torch_index = parsed.value("--torch-index");
   if (request.torch_index && !request.with_torch) throw UsageError{"--torch-index names where --with-torch reads: give --with-torch"};
   registry::Registry reg;
-  if (auto loaded = load_backends(reg); !loaded) return fail(json, kBadInput, loaded.error().message);
+  if (auto loaded = load_backends(reg); !loaded) return fail(json, api::kExitBadInput, loaded.error().message);
   request.resolve.backends = &reg;
   auto fleet = fleet_of(parsed);
-  if (!fleet) return fail(json, kBadInput, fleet.error().message);
+  if (!fleet) return fail(json, api::kExitBadInput, fleet.error().message);
   request.fleet = std::move(*fleet);
   const auto view = progress_view();
   request.progress = [&view](const deliver::Progress& p) { view->on(p); };

@@ -7,7 +7,7 @@
 namespace wheelfit::cli {
 
 int run_detect(const std::vector<std::string_view>& argv) {
-  const Args args = parse_args(argv, {"--python", "--backend"}, {"--json"});
+  const Args args = parse_args(argv, api::options::kDetect);
   const bool as_json = args.has("--json");
   if (!args.positional.empty()) throw UsageError{"detect: unexpected argument '" + args.positional.front() + "'"};
   // The façade loads the plugins while the interpreter starts; an unusable folder is a note.
@@ -17,7 +17,7 @@ int run_detect(const std::vector<std::string_view>& argv) {
   const auto result = api::detect(request);
   if (result.error) return fail(as_json, result.exit_code, result.error->message);
   show(std::cout, as_json ? result.json() : result.report());
-  return kOk;
+  return api::kExitResolved;
 }
 
 }  // namespace wheelfit::cli

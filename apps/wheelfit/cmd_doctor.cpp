@@ -8,7 +8,7 @@
 namespace wheelfit::cli {
 
 int run_doctor(const std::vector<std::string_view>& argv) {
-  const Args args = parse_args(argv, {"--python", "--machine", "--policy", "--site", "--url", "--proxy-auth"}, {"--json"});
+  const Args args = parse_args(argv, api::options::kDoctor);
   const bool as_json = args.has("--json");
   if (!args.positional.empty()) throw UsageError{"doctor: unexpected argument '" + args.positional[0] + "'"};
   api::DoctorRequest request;

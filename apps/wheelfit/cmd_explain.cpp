@@ -8,9 +8,7 @@
 namespace wheelfit::cli {
 
 int run_explain(const std::vector<std::string_view>& argv) {
-  const Args args = parse_args(argv, {"--machine", "--python", "--policy", "--timeout", "--retries", "--user-agent", "--proxy-auth",
-                                     "--allow-insecure-host", "--cert", "--client-cert", "--speed-limit", "--speed-time",
-                                     "--max-time"}, {"--json"});
+  const Args args = parse_args(argv, api::options::kExplain);
   const bool as_json = args.has("--json");
   if (args.positional.size() != 1) throw UsageError{"explain: give exactly one WHEEL (a .whl file, its URL, or a wheel file name) or a library file"};
   if (args.value("--machine") && args.value("--python")) {

@@ -131,13 +131,13 @@ void print_human(const registry::BackendInfo& b, const PolicySummary& summary) {
 }  // namespace
 
 int run_plugins(const std::vector<std::string_view>& argv) {
-  const Args parsed = parse_args(argv, {}, {"--json"});
+  const Args parsed = parse_args(argv, api::options::kPlugins);
   const bool json = parsed.has("--json");
   if (!parsed.positional.empty()) throw UsageError{"plugins: takes no arguments (got '" + parsed.positional.front() + "')"};
 
   registry::Registry reg;
   const auto report = registry::load_plugins(reg, registry::plugin_dirs());
-  if (!report.ok()) return fail(json, kBadInput, "backend plugins: " + report.error->message + kPathHint);
+  if (!report.ok()) return fail(json, api::kExitBadInput, "backend plugins: " + report.error->message + kPathHint);
 
   if (json) {
     boost::json::array dirs, backends, skipped;
@@ -156,7 +156,7 @@ int run_plugins(const std::vector<std::string_view>& argv) {
                           {"backends", std::move(backends)},
                           {"skipped", std::move(skipped)}};
     std::cout << boost::json::serialize(o) << "\n";
-    return kOk;
+    return api::kExitResolved;
   }
 
   std::cout << "plugin folders (in search order; the first to supply a backend wins):\n";
@@ -171,7 +171,7 @@ int run_plugins(const std::vector<std::string_view>& argv) {
     std::cout << "\nskipped:\n";
     for (const auto& s : report.skipped) std::cout << "  " << s.file.string() << ": " << s.reason << "\n";
   }
-  return kOk;
+  return api::kExitResolved;
 }
 
 }  // namespace wheelfit::cli

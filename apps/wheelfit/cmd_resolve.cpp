@@ -9,34 +9,8 @@
 
 namespace wheelfit::cli {
 
-api::ResolveRequest resolve_request(const Args& parsed) {
-  if (parsed.has("--offline") && parsed.has("--no-cache")) throw UsageError{"--offline reads only the cache; it does not go with --no-cache"};
-  api::ResolveRequest request;
-  request.configs = parsed.positional;
-  request.python = parsed.value("--python");
-  request.backend = parsed.value("--backend");
-  request.index = parsed.value("--index");
-  request.policy_file = parsed.value("--policy");
-  request.releases_repo = parsed.value("--releases-repo");
-  request.network = http_options(parsed);
-  request.use_cache = !parsed.has("--no-cache");
-  request.cache_dir = parsed.value("--cache-dir");
-  request.cache_max_size = cache_max_size(parsed);
-  request.offline = parsed.has("--offline");
-  request.combo = parsed.value("--combo");
-  request.fallback = !parsed.has("--no-fallback");
-  request.torch_index = parsed.value("--torch-index");  // resolve's and mirror's: where the torch is read
-  return request;
-}
-
 int run_resolve(const std::vector<std::string_view>& argv) {
-  const Args parsed = parse_args(argv,
-                                 {"--index", "--machine", "--policy", "--backend", "--output", "--python", "--retries",
-                                  "--timeout", "--jobs", "--user-agent", "--proxy-auth", "--cache-dir", "--cache-max-size", "--releases-repo",
-                                  "--allow-insecure-host", "--combo", "--cert", "--client-cert", "--machines",
-                                  "--speed-limit", "--speed-time", "--max-time", "--format", "--pixi-pins", "--torch-index"},
-                                 {"--json", "--no-cache", "--offline", "--inspect", "--no-fallback"}, {{"-o", "--output"}},
-                                 {"--machine"});
+  const Args parsed = parse_args(argv, api::options::kResolve);
   const bool json = parsed.has("--json");
   const std::optional<std::string> output = parsed.value("--output");
   const std::optional<std::string> format_flag = parsed.value("--format");
@@ -61,16 +35,15 @@ int run_resolve(const std::vector<std::string_view>& argv) {
     throw UsageError{"--python names this machine's interpreter; it does not go with --machines"};
   }
 
-  ResolveRequest request = resolve_request(parsed);
-  request.inspect = parsed.has("--inspect");
+  ResolveRequest request = resolve_request(parsed);  // --inspect too (a resolve row of the table)
 
   // The backends (plugins, loaded once, skipped files logged) and the profiles, if given: each
   // describes another machine as it is; without one, this machine is detected.
   registry::Registry reg;
-  if (auto loaded = load_backends(reg); !loaded) return fail(json, kBadInput, loaded.error().message);
+  if (auto loaded = load_backends(reg); !loaded) return fail(json, api::kExitBadInput, loaded.error().message);
   request.backends = &reg;
   auto fleet = fleet_of(parsed);
-  if (!fleet) return fail(json, kBadInput, fleet.error().message);
+  if (!fleet) return fail(json, api::kExitBadInput, fleet.error().message);
   if (fleet->size() > 1) {
     // Several machines: one index read, a report per machine and the summary table (or one JSON
     // object, "machines" and "summary"); the exit code is the worst machine's.
@@ -84,12 +57,12 @@ int run_resolve(const std::vector<std::string_view>& argv) {
 
   const ResolveResult result = api::resolve(request);
   if (result.error) return fail(json, result.exit_code, result.error->message);
-  const bool ok = result.exit_code == kOk;
+  const bool ok = result.exit_code == api::kExitResolved;
   if (ok && output) {
     // --pixi-pins index: each pick by version from the index resolved against (a mirror's view).
     auto manifest = pixi_pins == "index" ? result.pixi_manifest(output::PixiPins{result.index_url}) : result.lock_file(*format);
-    if (!manifest) return fail(json, kBadInput, manifest.error().message);
-    if (auto w = output::write_file_atomically(*output, *manifest); !w) return fail(json, kOutput, w.error().message);
+    if (!manifest) return fail(json, api::kExitBadInput, manifest.error().message);
+    if (auto w = output::write_file_atomically(*output, *manifest); !w) return fail(json, api::kExitOutput, w.error().message);
   }
   show(std::cout, json ? result.json() : result.report());
   if (ok && output && !json) show(std::cout, "wrote " + *output + "\n");

@@ -6,8 +6,9 @@
 # What it completes:
 #   - the command (first word): resolve, plugins, detect, explain, doctor, cache, download,
 #     mirror, version, help, and the options -h, --help, --version;
-#   - the options of each command, exactly the ones that command accepts (its parse_args call in
-#     apps/wheelfit/cmd_*.cpp), short forms included (-o for resolve, -d for download);
+#   - the options of each command, exactly the ones that command accepts (the option table,
+#     core/src/facade/options_table.cpp; tests/cli/test_cli_options.cpp checks this script against
+#     it), short forms included (-o for resolve, -d for download);
 #   - the value after an option: file names after --machine, --policy, --cert, --client-cert,
 #     -o/--output and --python; folder names after --machines, --cache-dir, -d/--dir, --out,
 #     --site and --index (a URL or a folder: folders are offered); cuda, rocm and cpu after
@@ -24,8 +25,8 @@
 # Every command wheelfit takes as its first word (apps/wheelfit/main.cpp).
 _wheelfit_commands='resolve plugins detect explain doctor cache download mirror version help'
 
-# The options `wheelfit resolve` takes: the value options shared with download and mirror
-# (kResolveValues in cmd_deliver.cpp), then the switches (kResolveSwitches).
+# The value options resolve shares with download and mirror (the option table's rows for all
+# three), then the switches.
 _wheelfit_resolve_values='--index --machine --machines --policy --backend --python --retries --timeout
   --jobs --user-agent --cache-dir --cache-max-size --releases-repo --allow-insecure-host --combo
   --cert --client-cert --speed-limit --speed-time --max-time --proxy-auth'
