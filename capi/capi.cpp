@@ -12,11 +12,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <boost/json.hpp>
@@ -140,6 +142,18 @@ fs::path plugins_beside_library() {
 
 // retries / timeout / speed_limit / speed_time / max_time / jobs / user_agent / proxy_auth / cert / client_cert
 // into `net`; false when `key` is none of them.
+// The request keys that each set one optional string of the request: true when `key` is one.
+template <class Request>
+bool string_key(Request& r, const std::string& key, const json::value& v,
+                std::initializer_list<std::pair<std::string_view, std::optional<std::string> Request::*>> keys) {
+  for (const auto& [name, member] : keys) {
+    if (key != name) continue;
+    r.*member = string_of(v, key);
+    return true;
+  }
+  return false;
+}
+
 bool network_key(const std::string& key, const json::value& v, wheelfit::transports::HttpOptions& net) {
   if (key == "cert" || key == "client_cert") {
     std::string path = string_of(v, key);
@@ -243,22 +257,16 @@ wheelfit::api::ResolveRequest request_of(const json::value& doc, std::optional<s
       r.machine = machine_of(v, key);
     } else if (key == "machines") {
       fleet = fleet_of(v, key);
-    } else if (key == "index") {
-      r.index = string_of(v, key);
-    } else if (key == "backend") {
-      r.backend = string_of(v, key);
-    } else if (key == "policy") {
-      r.policy_file = string_of(v, key);
-    } else if (key == "cache_dir") {
-      r.cache_dir = string_of(v, key);
+    } else if (string_key(r, key, v, {{"index", &wheelfit::api::ResolveRequest::index},
+                                      {"backend", &wheelfit::api::ResolveRequest::backend},
+                                      {"policy", &wheelfit::api::ResolveRequest::policy_file},
+                                      {"cache_dir", &wheelfit::api::ResolveRequest::cache_dir},
+                                      {"releases_repo", &wheelfit::api::ResolveRequest::releases_repo},
+                                      {"combo", &wheelfit::api::ResolveRequest::combo}})) {
     } else if (key == "cache_max_size") {
       auto size = wheelfit::util::parse_size(string_of(v, key));
       if (!size) throw BadRequest{"request.cache_max_size: " + size.error().message};
       r.cache_max_size = *size;
-    } else if (key == "releases_repo") {
-      r.releases_repo = string_of(v, key);
-    } else if (key == "combo") {
-      r.combo = string_of(v, key);
     } else if (key == "offline" || key == "no_cache" || key == "inspect" || key == "no_fallback") {
       require(v, v.is_bool(), key, "true or false");
       const bool on = v.get_bool();
@@ -291,10 +299,8 @@ wheelfit::api::ExplainRequest explain_request_of(const json::value& doc) {
       wheel = true;
     } else if (key == "machine") {
       r.machine = machine_of(v, key);
-    } else if (key == "python") {
-      r.python = string_of(v, key);
-    } else if (key == "policy") {
-      r.policy_file = string_of(v, key);
+    } else if (string_key(r, key, v, {{"python", &wheelfit::api::ExplainRequest::python},
+                                      {"policy", &wheelfit::api::ExplainRequest::policy_file}})) {
     } else if (key == "jobs" || !network_key(key, v, r.network)) {  // one wheel: no jobs to share
       throw BadRequest{"request: unknown key '" + key + "' (known: wheel, machine, python, policy, retries, timeout, speed_limit, "
                        "speed_time, max_time, user_agent, "
