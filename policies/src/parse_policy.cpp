@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <set>
+#include <span>
+#include <string_view>
 #include <tuple>
+#include <vector>
 
 #include <boost/json.hpp>
 
@@ -143,6 +146,10 @@ class Reader {
   // Rejects keys outside `allowed` (other than "_comment"-style ones).
   Expected<void> only(const json::object& obj, std::initializer_list<std::string_view> allowed,
                       const std::string& path) const {
+    return only_of(obj, std::span<const std::string_view>(allowed.begin(), allowed.size()), path);
+  }
+  Expected<void> only_of(const json::object& obj, std::span<const std::string_view> allowed,
+                         const std::string& path) const {
     for (const auto& kv : obj) {
       const std::string_view key(kv.key().data(), kv.key().size());
       if (key.starts_with('_')) continue;
@@ -151,6 +158,37 @@ class Reader {
         for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
         return error(path, "unknown key " + quote(key) + " (expected " + list + ")");
       }
+    }
+    return {};
+  }
+
+  // The object `parent`["key"] must hold (its path "<parent path>.<key>"), with only `allowed` keys.
+  Expected<const json::object*> section(const json::object& parent, const char* key, const std::string& parent_path,
+                                        std::initializer_list<std::string_view> allowed) const {
+    const std::string path = parent_path + "." + key;
+    auto m = member(parent, key, parent_path);
+    if (!m) return m.error();
+    auto obj = object(**m, path);
+    if (!obj) return obj.error();
+    if (auto ok = only(**obj, allowed, path); !ok) return ok.error();
+    return obj;
+  }
+
+  // An object whose keys are exactly `slots`' names, each a dotted version of `parts` components
+  // (0: any) read into its slot; `what` names the version in errors.
+  Expected<void> versions(const json::value& v, const std::string& path, std::string_view what, std::size_t parts,
+                          std::initializer_list<std::pair<const char*, model::NumericVersion*>> slots) const {
+    auto obj = object(v, path);
+    if (!obj) return obj.error();
+    std::vector<std::string_view> names;
+    for (const auto& slot : slots) names.emplace_back(slot.first);
+    if (auto ok = only_of(**obj, names, path); !ok) return ok.error();
+    for (auto [name, slot] : slots) {
+      auto m = member(**obj, name, path);
+      if (!m) return m.error();
+      auto ver = dotted_value(**m, path + "." + name, what, parts);
+      if (!ver) return ver.error();
+      *slot = std::move(*ver);
     }
     return {};
   }
@@ -243,11 +281,8 @@ Expected<void> backend_errors(const Reader& rd, const json::object& bo, Policy::
 
 // backend.line: the notation
 Expected<void> backend_line(const Reader& rd, const json::object& bo, Policy::Tables& p) {
-  auto lv = rd.member(bo, "line", "backend");
-  if (!lv) return lv.error();
-  auto lo = rd.object(**lv, "backend.line");
+  auto lo = rd.section(bo, "line", "backend", {"key", "prefix", "name"});
   if (!lo) return lo.error();
-  WF_TRY(rd.only(**lo, {"key", "prefix", "name"}, "backend.line"));
   for (auto [key, slot] : {std::pair{"key", &p.notation.key}, std::pair{"prefix", &p.notation.prefix},
                            std::pair{"name", &p.notation.name}}) {
     auto m = rd.member(**lo, key, "backend.line");
@@ -308,11 +343,8 @@ Expected<void> backend_torch_index(const Reader& rd, const json::object& bo, Pol
 
 // backend.device
 Expected<void> backend_device(const Reader& rd, const json::object& bo, Policy::Tables& p) {
-  auto m = rd.member(bo, "device", "backend");
-  if (!m) return m.error();
-  auto dobj = rd.object(**m, "backend.device");
+  auto dobj = rd.section(bo, "device", "backend", {"name", "prefix", "code_sections", "runtime_libraries"});
   if (!dobj) return dobj.error();
-  WF_TRY(rd.only(**dobj, {"name", "prefix", "code_sections", "runtime_libraries"}, "backend.device"));
   if (const auto* libs = (*dobj)->if_contains("runtime_libraries")) {
     auto list = rd.strings(*libs, "backend.device.runtime_libraries");
     if (!list) return list.error();
@@ -344,11 +376,8 @@ Expected<void> backend_device(const Reader& rd, const json::object& bo, Policy::
 
 // backend.driver
 Expected<void> backend_driver(const Reader& rd, const json::object& bo, Policy::Tables& p) {
-  auto m = rd.member(bo, "driver", "backend");
-  if (!m) return m.error();
-  auto dobj = rd.object(**m, "backend.driver");
+  auto dobj = rd.section(bo, "driver", "backend", {"rule", "why", "floors"});
   if (!dobj) return dobj.error();
-  WF_TRY(rd.only(**dobj, {"rule", "why", "floors"}, "backend.driver"));
   auto rule = rd.member(**dobj, "rule", "backend.driver");
   if (!rule) return rule.error();
   auto rs = rd.string(**rule, "backend.driver.rule");
@@ -367,17 +396,8 @@ Expected<void> backend_driver(const Reader& rd, const json::object& bo, Policy::
                                                          const std::string& path) -> Expected<void> {
       auto mv = rd.dotted(major, path, "a line major", 1);
       if (!mv) return mv.error();
-      auto eo = rd.object(entry, path);
-      if (!eo) return eo.error();
-      WF_TRY(rd.only(**eo, {"linux", "windows"}, path));
       MinDriver md;
-      for (auto [name, slot] : {std::pair{"linux", &md.linux_}, std::pair{"windows", &md.windows}}) {
-        auto mm = rd.member(**eo, name, path);
-        if (!mm) return mm.error();
-        auto ver = rd.dotted_value(**mm, path + "." + name, "a driver version", 0);
-        if (!ver) return ver.error();
-        *slot = std::move(*ver);
-      }
+      WF_TRY(rd.versions(entry, path, "a driver version", 0, {{"linux", &md.linux_}, {"windows", &md.windows}}));
       if (!p.min_driver.emplace(mv->major(), std::move(md)).second) return rd.error(path, "duplicate line major");
       return {};
     }));
@@ -520,17 +540,9 @@ Expected<void> torch_family(const Reader& rd, const json::value& v, Policy::Tabl
                                         const std::string& path) -> Expected<void> {
     auto key = rd.minor_key(torch, path, "a torch major.minor");
     if (!key) return key.error();
-    auto eo = rd.object(entry, path);
-    if (!eo) return eo.error();
-    WF_TRY(rd.only(**eo, {"torchvision", "torchaudio"}, path));
     FamilyPins pins;
-    for (auto [name, slot] : {std::pair{"torchvision", &pins.torchvision}, std::pair{"torchaudio", &pins.torchaudio}}) {
-      auto m = rd.member(**eo, name, path);
-      if (!m) return m.error();
-      auto ver = rd.dotted_value(**m, path + "." + name, "a major.minor version", 2);
-      if (!ver) return ver.error();
-      *slot = std::move(*ver);
-    }
+    WF_TRY(rd.versions(entry, path, "a major.minor version", 2,
+                       {{"torchvision", &pins.torchvision}, {"torchaudio", &pins.torchaudio}}));
     if (!p.family.emplace(*key, std::move(pins)).second) return rd.error(path, "duplicate torch minor " + *key);
     return {};
   });

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "support/memory_transport.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/deliver/download.hpp"
 #include "wheelfit/transport/transport.hpp"
@@ -84,25 +85,7 @@ inline std::vector<std::string> names_in(const std::filesystem::path& dir) {
   return out;
 }
 
-/// Counts get_many calls on the way to `inner`.
-class CountingTransport final : public transport::Transport {
- public:
-  explicit CountingTransport(transport::Transport& inner) : inner_(inner) {}
-  int batches = 0;
-  std::size_t largest = 0;
-
- private:
-  Expected<transport::Response> get_impl(const transport::Request& r) override {
-    ++batches;
-    return inner_.get(r);
-  }
-  std::vector<Expected<transport::Response>> get_many_hooked_impl(const std::vector<transport::Request>& rs,
-                                                                  const AnswerHook& hook) override {
-    ++batches;
-    largest = std::max(largest, rs.size());
-    return inner_.get_many(rs, hook);
-  }
-  transport::Transport& inner_;
-};
+/// Counts get and get_many calls on the way to an inner transport: CountingTransport t(inner).
+using CountingTransport = test::MemoryTransport;
 
 }  // namespace wheelfit::test_deliver

@@ -265,8 +265,8 @@ TEST_CASE("download: several files go through one get_many, concurrently", "[del
   auto o = options_for(dir.path());
   o.progress = [&](const Progress& p) { events.push_back(p); };
   auto got = deliver::download(t, ws, o);
-  CHECK(t.batches == 1);
-  CHECK(t.largest == files.size());
+  CHECK(t.origin().calls() == 1);
+  CHECK(t.origin().largest_batch() == files.size());
   CHECK(server.connections() > 1);
   for (std::size_t i = 0; i < files.size(); ++i) {
     if (i == 2) {

@@ -50,7 +50,7 @@ TEST_CASE("download: bad file names are refused before any request", "[deliver][
     REQUIRE(got.at(0).status == Delivered::Status::failed);
     REQUIRE(got[0].error);
     CHECK(got[0].error->is(Errc::invalid_input));
-    CHECK(t.batches == 0);
+    CHECK(t.origin().calls() == 0);
   }
 }
 

@@ -12,6 +12,7 @@
 
 #include "inspect/binary_writer.hpp"
 #include "support/backend_support.hpp"
+#include "support/memory_transport.hpp"
 #include "support/resolve_support.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/wheelfit.hpp"
@@ -20,22 +21,11 @@ using namespace wheelfit;
 
 namespace {
 
-// An index held in memory: URL -> HTML body; anything else is 404, or a reset when `down`.
-class MemoryTransport final : public transport::Transport {
- public:
-  std::map<std::string, std::string> pages;
-  bool down = false;
-  std::size_t asked = 0;
-
- private:
-  Expected<transport::Response> get_impl(const transport::Request& request) override {
-    ++asked;
-    if (down) return transport::net_error(transport::NetErrc::reset, request.url + ": connection reset");
-    auto it = pages.find(request.url);
-    if (it == pages.end()) return unexpected(Errc::not_found, request.url + ": 404");
-    return transport::Response{request.url, "text/html", it->second, 200, {}, false};
-  }
-};
+// An index held in memory: URL -> HTML body; anything else is 404, or a reset when down.
+using MemoryTransport = test::MemoryTransport;
+void go_down(MemoryTransport& t) {
+  t.origin().fail_all(transport::net_error(transport::NetErrc::reset, "{url}: connection reset"));
+}
 
 std::string page(const std::vector<std::string>& files) {
   std::string out = "<html><body>\n";
@@ -69,9 +59,9 @@ api::ResolveRequest request_for_facade(std::shared_ptr<transport::Transport> tra
 
 TEST_CASE("api::resolve reads the caller's transport and returns what the CLI prints", "[facade]") {
   auto memory = std::make_shared<MemoryTransport>();
-  memory->pages["https://mirror.test/simple/pkg-a/"] =
+  memory->origin().serve("https://mirror.test/simple/pkg-a/",
       page({"pkg_a-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl",
-            "pkg_a-1.0+cu126torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl"});
+            "pkg_a-1.0+cu126torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl"}));
   const auto r = api::resolve(request_for_facade(memory));
   INFO(r.report());
   REQUIRE(r.exit_code == api::kExitResolved);
@@ -81,7 +71,7 @@ TEST_CASE("api::resolve reads the caller's transport and returns what the CLI pr
   CHECK(r.resolution->picks[0].url == "https://files.test/pkg_a-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl");
   CHECK(r.resolution->picks[0].env == "demo");
   CHECK(r.resolution->picks[0].requested == "Pkg_A");
-  CHECK(memory->asked >= 1);
+  CHECK(memory->origin().requests().size() >= 1);
   CHECK_THAT(r.json(), Catch::Contains(R"("combo":{"cuda":"12.8","torch":"2.8"})"));
   CHECK_THAT(r.report(), Catch::Contains("resolved: cu12.8/torch2.8 via tier 1 (bootstrap)"));
   auto manifest = r.pixi_manifest();
@@ -105,7 +95,7 @@ TEST_CASE("api::resolve: exit codes and messages", "[facade]") {
          r.machine->torch = *model::Version::parse("2.7.1+rocm6.3");
          r.machine->gpus = std::vector<std::string>{"gfx90a"};
        }, api::kExitNoIndex, "ROCm backend detected gfx90a with torch 2.7.1+rocm6.3; no ROCm wheel index is published yet"},
-      {"an index that cannot be read", [](auto&, auto& t) { t.down = true; }, api::kExitUnreadable,
+      {"an index that cannot be read", [](auto&, auto& t) { go_down(t); }, api::kExitUnreadable,
        "the index https://mirror.test/simple/ (--index) could not be read"},
       {"a device target the backend refuses", [](auto& r, auto&) { r.machine->gpus = std::vector<std::string>{"sm_9"}; },
        api::kExitBadInput, "'sm_9' is not a compute capability"},
@@ -121,7 +111,7 @@ TEST_CASE("api::resolve: exit codes and messages", "[facade]") {
   for (const auto& row : rows) {
     CAPTURE(row.what);
     auto memory = std::make_shared<MemoryTransport>();
-    memory->pages["https://mirror.test/simple/pkg-a/"] = page({"pkg_a-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl"});
+    memory->origin().serve("https://mirror.test/simple/pkg-a/", page({"pkg_a-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl"}));
     auto req = request_for_facade(memory);
     row.change(req, *memory);
     const auto r = api::resolve(req);
@@ -153,8 +143,8 @@ TEST_CASE("api::resolve: a request's log sink takes that call's messages, on eve
   for (std::size_t i = 0; i < seen.size(); ++i) {
     threads.emplace_back([&seen, &cpu_build, i] {
       auto memory = std::make_shared<MemoryTransport>();
-      memory->pages["https://mirror.test/simple/pkg-a/"] =
-          page({"pkg_a-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl"});
+      memory->origin().serve("https://mirror.test/simple/pkg-a/",
+          page({"pkg_a-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl"}));
       auto req = request_for_facade(memory);
       req.machine = cpu_build;
       req.log_sink = [&seen, i](log::Level level, std::string_view m) {
@@ -179,8 +169,8 @@ TEST_CASE("api::resolve may run on several threads at once", "[facade]") {
   for (std::size_t i = 0; i < codes.size(); ++i) {
     threads.emplace_back([&codes, i] {
       auto memory = std::make_shared<MemoryTransport>();
-      memory->pages["https://mirror.test/simple/pkg-a/"] =
-          page({"pkg_a-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl"});
+      memory->origin().serve("https://mirror.test/simple/pkg-a/",
+          page({"pkg_a-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl"}));
       codes[i] = api::resolve(request_for_facade(memory)).exit_code;
     });
   }

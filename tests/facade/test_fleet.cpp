@@ -9,6 +9,7 @@
 
 #include "farmgen.hpp"
 #include "support/backend_support.hpp"
+#include "support/memory_transport.hpp"
 #include "support/resolve_support.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/transports/file_transport.hpp"
@@ -20,17 +21,11 @@ using namespace wheelfit;
 namespace {
 
 // The file transport, counting the requests it is asked.
-class CountingTransport final : public transport::Transport {
- public:
-  std::size_t asked = 0;
-
- private:
-  std::unique_ptr<transport::Transport> inner_ = transports::make_file_transport();
-  Expected<transport::Response> get_impl(const transport::Request& request) override {
-    ++asked;
-    return inner_->get(request);
-  }
-};
+std::shared_ptr<test::MemoryTransport> counting_files() {
+  auto t = std::make_shared<test::MemoryTransport>();
+  t->origin().forward_to(transports::make_file_transport());
+  return t;
+}
 
 // The 44-package farm, generated once for the file.
 const std::filesystem::path& farm() {
@@ -72,23 +67,23 @@ std::vector<std::string> urls(const api::ResolveResult& r) {
 }  // namespace
 
 TEST_CASE("resolve_fleet: one index read, one result per machine, the picks of single resolves", "[facade][fleet]") {
-  auto counting = std::make_shared<CountingTransport>();
+  auto counting = counting_files();
   const auto fleet = three();
   const auto f = api::resolve_fleet(request_for_fleet(counting), fleet);
   INFO(f.report());
   REQUIRE_FALSE(f.error);
   REQUIRE(f.machines.size() == 3);
   CHECK(f.index_reads == 1);
-  const std::size_t fleet_asked = counting->asked;
+  const std::size_t fleet_asked = counting->origin().requests().size();
 
   int worst = 0;
   for (std::size_t i = 0; i < fleet.size(); ++i) {
     CAPTURE(fleet[i].name);
-    auto one = std::make_shared<CountingTransport>();
+    auto one = counting_files();
     auto req = request_for_fleet(one);
     req.machine = fleet[i].machine;
     const auto single = api::resolve(req);
-    CHECK(one->asked == fleet_asked);  // the fleet read the index as often as one machine does
+    CHECK(one->origin().requests().size() == fleet_asked);  // the fleet read the index as often as one machine does
     CHECK(f.machines[i].exit_code == single.exit_code);
     CHECK(urls(f.machines[i]) == urls(single));
     CHECK(f.machines[i].json() == single.json());
@@ -102,7 +97,7 @@ TEST_CASE("resolve_fleet: one index read, one result per machine, the picks of s
 
 TEST_CASE("resolve_fleet: a machine-level failure is that machine's result", "[facade][fleet]") {
   SECTION("a ROCm profile whose backend publishes no index: exit 3 for it alone") {
-    auto req = request_for_fleet(std::make_shared<CountingTransport>());
+    auto req = request_for_fleet(counting_files());
     req.index.reset();  // each backend's own index: cuda's from the variable, rocm has none
     const test::ScopedEnv cuda_index("COMFY_ENV_CUDA_WHEELS_INDEX", farm().string());
     const test::ScopedEnv rocm_index("WHEELFIT_ROCM_WHEELS_INDEX", std::nullopt);
@@ -121,14 +116,14 @@ TEST_CASE("resolve_fleet: a machine-level failure is that machine's result", "[f
   SECTION("a device target the backend refuses") {
     auto fleet = three();
     fleet[1].machine.gpus = std::vector<std::string>{"sm_9"};
-    const auto f = api::resolve_fleet(request_for_fleet(std::make_shared<CountingTransport>()), fleet);
+    const auto f = api::resolve_fleet(request_for_fleet(counting_files()), fleet);
     CHECK(f.machines[0].exit_code == api::kExitResolved);
     CHECK(f.machines[1].exit_code == api::kExitBadInput);
     CHECK(f.exit_code == api::kExitBadInput);
   }
   SECTION("an env override applies to every profile") {
     const test::ScopedEnv py("WHEELFIT_OVERRIDE_PYTHON", "3.10");
-    auto req = request_for_fleet(std::make_shared<CountingTransport>());
+    auto req = request_for_fleet(counting_files());
     req.env_overrides = true;
     const auto f = api::resolve_fleet(req, three());
     for (const auto& r : f.machines) CHECK(r.machine.python->str() == "3.10");
@@ -139,7 +134,7 @@ TEST_CASE("resolve_fleet: a profile that did not load is its row, bad input; the
   // Issue 20 item 9: one malformed profile in --machines DIR no longer fails the whole fleet.
   auto fleet = three();
   fleet.insert(fleet.begin() + 1, api::FleetMachine{"broken", {}, Error(Errc::invalid_input, "--machines: broken.toml: bad")});
-  const auto f = api::resolve_fleet(request_for_fleet(std::make_shared<CountingTransport>()), fleet);
+  const auto f = api::resolve_fleet(request_for_fleet(counting_files()), fleet);
   INFO(f.report());
   REQUIRE_FALSE(f.error);
   REQUIRE(f.machines.size() == 4);
@@ -163,7 +158,7 @@ TEST_CASE("resolve_fleet: a profile that did not load is its row, bad input; the
   SECTION("every profile broken: every row bad input, exit 2, no index read") {
     const std::vector<api::FleetMachine> bad{{"a", {}, Error(Errc::invalid_input, "a.toml: bad")},
                                              {"b", {}, Error(Errc::invalid_input, "b.toml: bad")}};
-    const auto g = api::resolve_fleet(request_for_fleet(std::make_shared<CountingTransport>()), bad);
+    const auto g = api::resolve_fleet(request_for_fleet(counting_files()), bad);
     REQUIRE_FALSE(g.error);
     REQUIRE(g.machines.size() == 2);
     CHECK(g.exit_code == api::kExitBadInput);
@@ -172,7 +167,7 @@ TEST_CASE("resolve_fleet: a profile that did not load is its row, bad input; the
 }
 
 TEST_CASE("resolve_fleet: errors of the whole request", "[facade][fleet]") {
-  auto req = request_for_fleet(std::make_shared<CountingTransport>());
+  auto req = request_for_fleet(counting_files());
   SECTION("two machines with one name") {
     auto fleet = three();
     fleet[2].name = "h100";
@@ -197,7 +192,7 @@ TEST_CASE("resolve_fleet: errors of the whole request", "[facade][fleet]") {
 TEST_CASE("FleetResult: the JSON shape and the summary table", "[facade][fleet]") {
   auto fleet = three();
   fleet[2].machine = test::h100_with({{"gpus", "6.1"}, {"torch", "2.8.0+cu128"}});
-  auto req = request_for_fleet(std::make_shared<CountingTransport>());
+  auto req = request_for_fleet(counting_files());
   req.fallback = false;  // the GTX 1080 stays unresolved
   const auto f = api::resolve_fleet(req, fleet);
   REQUIRE(f.machines.size() == 3);
@@ -335,7 +330,7 @@ TEST_CASE("resolve_fleet: identical profiles are judged once, each row under its
       {"a", with_provenance(test::h100(), "profile a.toml")},   {"b", with_provenance(gh200, "profile b.toml")},
       {"c", with_provenance(test::h100(), "profile c.toml")},   {"d", with_provenance(gh200, "profile d.toml")},
       {"e", with_provenance(test::h100(), "profile e.toml")}};
-  const auto f = api::resolve_fleet(request_for_fleet(std::make_shared<CountingTransport>()), fleet);
+  const auto f = api::resolve_fleet(request_for_fleet(counting_files()), fleet);
   INFO(f.report());
   REQUIRE_FALSE(f.error);
   REQUIRE(f.machines.size() == 5);
@@ -384,7 +379,7 @@ TEST_CASE("resolve_fleet: profiles that differ in one fact are judged apart", "[
   for (const auto& row : rows) {
     CAPTURE(row.differs);
     const std::vector<api::FleetMachine> fleet = {{"a", test::h100()}, {"b", test::h100_with(row.change)}, {"c", test::h100()}};
-    const auto f = api::resolve_fleet(request_for_fleet(std::make_shared<CountingTransport>()), fleet);
+    const auto f = api::resolve_fleet(request_for_fleet(counting_files()), fleet);
     REQUIRE_FALSE(f.error);
     REQUIRE(f.machines.size() == 3);
     CHECK(f.resolves == 2);  // a (c its twin) and b
@@ -397,7 +392,7 @@ TEST_CASE("resolve_fleet: twins whose resolve fails each name their own profile"
   bad.gpus = std::vector<std::string>{"sm_9"};  // the backend's grammar refuses it
   const std::vector<api::FleetMachine> fleet = {{"a", with_provenance(bad, "profile a.toml")},
                                                 {"b", with_provenance(bad, "profile b.toml")}};
-  const auto f = api::resolve_fleet(request_for_fleet(std::make_shared<CountingTransport>()), fleet);
+  const auto f = api::resolve_fleet(request_for_fleet(counting_files()), fleet);
   REQUIRE(f.machines.size() == 2);
   CHECK(f.resolves == 2);  // b judged again: a's error names a's file
   for (std::size_t i = 0; i < 2; ++i) {
@@ -411,7 +406,7 @@ TEST_CASE("resolve_fleet: each machine's result is its single resolve's, byte fo
   // Issue 23: machines of a fleet share their judging (a package's verdicts under one Python,
   // platform, combo, driver verdict and GPU class are made once). Every row must still read as
   // the machine's own resolve: picks, every candidate's failure, the advice, the warnings.
-  auto req = request_for_fleet(std::make_shared<CountingTransport>());
+  auto req = request_for_fleet(counting_files());
   req.envs.push_back({"older", std::string("3.11"), {"Flash_Attn", "cumesh"}});  // another Python, another spelling
   const test::Facts no_torch = {{"torch", ""}};
   const std::vector<std::pair<const char*, test::Facts>> table = {
@@ -497,7 +492,7 @@ std::vector<api::FleetMachine> streamed_fleet() {
 }
 
 api::ResolveRequest streamed_request() {
-  auto req = request_for_fleet(std::make_shared<CountingTransport>());
+  auto req = request_for_fleet(counting_files());
   req.fallback = false;  // the GTX 1080 stays unresolved: its rows list every candidate's verdict
   return req;
 }

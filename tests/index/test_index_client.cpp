@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "support/memory_transport.hpp"
 #include "wheelfit/index/index_client.hpp"
 #include "wheelfit/transport/transport.hpp"
 
@@ -11,29 +12,7 @@ using namespace wheelfit;
 
 namespace {
 
-// Answers from a table by URL; records every batch.
-class TableTransport final : public transport::Transport {
- public:
-  std::map<std::string, Expected<transport::Response>> answers;
-  std::vector<std::vector<std::string>> batches;
-
- private:
-  Expected<transport::Response> get_impl(const transport::Request& r) override {
-    auto it = answers.find(r.url);
-    if (it == answers.end()) return unexpected(Errc::not_found, r.url + ": 404");
-    return it->second;
-  }
-  std::vector<Expected<transport::Response>> get_many_impl(const std::vector<transport::Request>& rs) override {
-    std::vector<std::string> urls;
-    std::vector<Expected<transport::Response>> out;
-    for (const auto& r : rs) {
-      urls.push_back(r.url);
-      out.push_back(get_impl(r));
-    }
-    batches.push_back(urls);
-    return out;
-  }
-};
+using TableTransport = test::MemoryTransport;  // answers from a table by URL, records every batch
 
 transport::Response page(std::string body, std::string type) {
   transport::Response r;
@@ -48,10 +27,10 @@ const std::string kWheel = "<a href='pkg-1.0-py3-none-any.whl'>pkg-1.0-py3-none-
 
 TEST_CASE("read_index reads packages.json and every page in one batch, each once", "[index][read_index]") {
   TableTransport t;
-  t.answers.emplace("https://i.test/pkg/", page(kWheel, "text/html"));
+  t.origin().serve("https://i.test/pkg/", page(kWheel, "text/html"));
   auto snap = index::read_index(t, "https://i.test", {"pkg", "pkg", "other"});
-  REQUIRE(t.batches.size() == 1);
-  CHECK(t.batches[0] == std::vector<std::string>{"https://i.test/packages.json", "https://i.test/other/", "https://i.test/pkg/"});
+  REQUIRE(t.origin().batches().size() == 1);
+  CHECK(t.origin().batches()[0] == std::vector<std::string>{"https://i.test/packages.json", "https://i.test/other/", "https://i.test/pkg/"});
   CHECK(snap.base_url == "https://i.test/");
   CHECK(snap.projects.at("pkg").status == index::ProjectPage::Status::ok);
   CHECK(snap.projects.at("other").status == index::ProjectPage::Status::not_published);
@@ -79,7 +58,7 @@ TEST_CASE("read_index: pages that are not index pages (H02)", "[index][read_inde
   for (const auto& row : rows) {
     INFO(row.what);
     TableTransport t;
-    t.answers.emplace("https://i.test/pkg/", page(row.body, row.type));
+    t.origin().serve("https://i.test/pkg/", page(row.body, row.type));
     auto snap = index::read_index(t, "https://i.test/", {"pkg"});
     const auto& p = snap.projects.at("pkg");
     CHECK(p.status == row.status);
@@ -99,8 +78,8 @@ TEST_CASE("read_index: pages that are not index pages (H02)", "[index][read_inde
 
 TEST_CASE("read_index keeps a read failure apart from 'not published'", "[index][read_index]") {
   TableTransport t;
-  t.answers.emplace("https://i.test/a/", transport::net_error(transport::NetErrc::reset, "connection reset by 1.2.3.4:443"));
-  t.answers.emplace("https://i.test/packages.json",
+  t.origin().fail("https://i.test/a/", transport::net_error(transport::NetErrc::reset, "connection reset by 1.2.3.4:443"));
+  t.origin().fail("https://i.test/packages.json",
                     transport::net_error(transport::NetErrc::http_status, "HTTP 503 from 1.2.3.4:443"));
   auto snap = index::read_index(t, "https://i.test/", {"a", "b"});
   CHECK(snap.projects.at("a").status == index::ProjectPage::Status::failed);
@@ -117,9 +96,9 @@ TEST_CASE("read_index keeps packages.json's requested records only; another proj
       "pkg": {"torch_free": true, "wheels": [{"filename": "pkg-1.0-py3-none-any.whl", "url": "pkg-1.0-py3-none-any.whl",
                                             "sha256": ")" + sha + R"("}]}}})";
   TableTransport t;
-  t.answers.emplace("https://i.test/packages.json", page(body, "application/json"));
-  t.answers.emplace("https://i.test/pkg/", page(kWheel, "text/html"));
-  t.answers.emplace("https://i.test/other/", page("<html>" + kWheel + "<a href='#x'>x</a></html>", "text/html"));
+  t.origin().serve("https://i.test/packages.json", page(body, "application/json"));
+  t.origin().serve("https://i.test/pkg/", page(kWheel, "text/html"));
+  t.origin().serve("https://i.test/other/", page("<html>" + kWheel + "<a href='#x'>x</a></html>", "text/html"));
   struct Way {
     const char* what;
     index::ReadIndexOptions options;
@@ -199,7 +178,7 @@ TEST_CASE("read_index resolves a redirected page's hrefs against the URL that an
   TableTransport t;
   auto moved = page("<a href='pkg-1.0-py3-none-any.whl'>x</a><a href='file:///x/pkg-2.0-py3-none-any.whl'>y</a>", "text/html");
   moved.url = "https://mirror.test/v2/pkg/";
-  t.answers.emplace("http://i.test/pkg/", moved);
+  t.origin().serve("http://i.test/pkg/", moved);
   auto snap = index::read_index(t, "http://i.test", {"pkg"});
   const auto& p = snap.projects.at("pkg");
   REQUIRE(p.status == index::ProjectPage::Status::ok);
@@ -224,11 +203,11 @@ TEST_CASE("read_index: a page of a newer PEP 629 major version fails naming it, 
   for (const auto& row : rows) {
     CAPTURE(row.version);
     TableTransport t;
-    t.answers.emplace("https://i.test/pkg/",
+    t.origin().serve("https://i.test/pkg/",
                       page("<html><head><meta name=\"pypi:repository-version\" content=\"" + std::string(row.version) +
                                "\"></head><body>" + kWheel + "</body></html>",
                            "text/html"));
-    t.answers.emplace("https://i.test/other/", page(kWheel, "text/html"));
+    t.origin().serve("https://i.test/other/", page(kWheel, "text/html"));
     auto snap = index::read_index(t, "https://i.test/", {"pkg", "other"});
     const auto& p = snap.projects.at("pkg");
     CHECK(p.status == row.status);
@@ -284,11 +263,11 @@ TEST_CASE("read_index: an index URL with a query keeps it on every page and pack
       "<a href='https://cdn.test/torch-2.7.0-cp312-cp312-linux_x86_64.whl?token=Y'>u</a>",
       "text/html");
   torch.url = "https://i.test/simple/torch/?token=X";
-  t.answers.emplace("https://i.test/simple/torch/?token=X", torch);
-  t.answers.emplace("https://i.test/simple/packages.json?token=X", page("{\"packages\": {}}", "application/json"));
+  t.origin().serve("https://i.test/simple/torch/?token=X", torch);
+  t.origin().serve("https://i.test/simple/packages.json?token=X", page("{\"packages\": {}}", "application/json"));
   auto snap = index::read_index(t, "https://i.test/simple?token=X", {"torch", "absent"});
-  REQUIRE(t.batches.size() == 1);
-  CHECK(t.batches[0] == std::vector<std::string>{"https://i.test/simple/packages.json?token=X",
+  REQUIRE(t.origin().batches().size() == 1);
+  CHECK(t.origin().batches()[0] == std::vector<std::string>{"https://i.test/simple/packages.json?token=X",
                                                  "https://i.test/simple/absent/?token=X",
                                                  "https://i.test/simple/torch/?token=X"});
   CHECK(snap.base_url == "https://i.test/simple/?token=X");

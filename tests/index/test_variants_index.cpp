@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "support/backend_support.hpp"
+#include "support/memory_transport.hpp"
 #include "support/resolve_support.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/index/index_client.hpp"
@@ -21,29 +22,7 @@ namespace {
 
 const std::string vx_base = "https://variants.test/v0.0.3/";
 
-// Answers from a table by URL; counts every request.
-class VxTransport final : public transport::Transport {
- public:
-  std::map<std::string, std::string> bodies;  // by URL; the page is text/html, the rest JSON
-  std::map<std::string, int> asked;
-
- private:
-  Expected<transport::Response> get_impl(const transport::Request& r) override {
-    ++asked[r.url];
-    auto it = bodies.find(r.url);
-    if (it == bodies.end()) return unexpected(Errc::not_found, r.url + ": 404");
-    transport::Response out;
-    out.body = it->second;
-    out.content_type = r.url.ends_with("/") ? "text/html" : "application/json";
-    out.url = r.url;
-    return out;
-  }
-  std::vector<Expected<transport::Response>> get_many_impl(const std::vector<transport::Request>& rs) override {
-    std::vector<Expected<transport::Response>> out;
-    for (const auto& r : rs) out.push_back(get_impl(r));
-    return out;
-  }
-};
+using VxTransport = test::MemoryTransport;  // answers from a table by URL, counts every request
 
 std::string vx_data(const std::string& file) { return test::read_file(test::source_dir() / "tests/data/variants" / file); }
 
@@ -55,8 +34,8 @@ std::string vx_page(const std::string& drop = "") {
 }
 
 void vx_index(VxTransport& t, const std::string& page, const std::string& variants = vx_data("torch-2.9.0-variants.json")) {
-  t.bodies[vx_base + "torch/"] = page;
-  t.bodies[vx_base + "torch/torch-2.9.0-variants.json"] = variants;
+  t.origin().serve(vx_base + "torch/", page, "text/html");  // the page is text/html, the rest JSON
+  t.origin().serve(vx_base + "torch/torch-2.9.0-variants.json", variants, "application/json");
 }
 
 resolve::Resolution vx_resolve(const index::IndexSnapshot& snap, const machine::Machine& m) {
@@ -84,8 +63,8 @@ TEST_CASE("read_index reads a version's variants file once, with the page, and c
   CHECK(doc.problem.empty());
   CHECK(doc.file->schema.str() == "0.0.3");
   CHECK(doc.file->variants.size() == 7);
-  CHECK(t.asked[vx_base + "torch/torch-2.9.0-variants.json"] == 1);
-  CHECK(t.asked.count(vx_base + "torch/torch-2.8.0-variants.json") == 0);
+  CHECK(t.origin().count(vx_base + "torch/torch-2.9.0-variants.json") == 1);
+  CHECK(t.origin().count(vx_base + "torch/torch-2.8.0-variants.json") == 0);
   CHECK(snap.warnings.empty());
 }
 

@@ -48,6 +48,15 @@ struct ReportFixture {
     if (!res) throw std::runtime_error(res.error().message);
     return std::move(*res);
   }
+  /// The machine on sm 6.1, its torch built for it: the wheel fails on gpu_arch.
+  resolve::Resolution unresolved_on_sm61() {
+    m.gpus = std::vector<std::string>{"6.1"};
+    resolve::Inputs in{ws, m, test::cuda_policy(), snap, "cuda"};
+    in.torch_archs = test::torch_built_for("6.1");  // the machine's torch runs there: the wheel fails
+    auto res = resolve::resolve(in);
+    REQUIRE(res);
+    return std::move(*res);
+  }
   output::ReportContext ctx{.machine = m, .workspace = ws, .index_url = snap.base_url, .index_origin = "--index",
                             .policy_source = "built-in"};
 };
@@ -108,12 +117,8 @@ TEST_CASE("json_report prints the contract's keys", "[output][json]") {
 
 TEST_CASE("json_report lists every failed demand of every candidate", "[output][json]") {
   ReportFixture f;
-  f.m.gpus = std::vector<std::string>{"6.1"};
-  resolve::Inputs in{f.ws, f.m, test::cuda_policy(), f.snap, "cuda"};
-  in.torch_archs = test::torch_built_for("6.1");  // the machine's torch runs there: the wheel fails
-  auto res = resolve::resolve(in);
-  REQUIRE(res);
-  auto v = boost::json::parse(output::json_report(*res, f.ctx)).as_object();
+  const auto res = f.unresolved_on_sm61();
+  auto v = boost::json::parse(output::json_report(res, f.ctx)).as_object();
   CHECK(v.at("combo").is_null());
   CHECK(v.at("tier").is_null());
   const auto& u = v.at("unresolved").as_array();
@@ -126,12 +131,8 @@ TEST_CASE("json_report lists every failed demand of every candidate", "[output][
 
 TEST_CASE("human_report opens a failure with the predecessor's summary", "[output][report]") {
   ReportFixture f;
-  f.m.gpus = std::vector<std::string>{"6.1"};
-  resolve::Inputs in{f.ws, f.m, test::cuda_policy(), f.snap, "cuda"};
-  in.torch_archs = test::torch_built_for("6.1");  // the machine's torch runs there: the wheel fails
-  auto res = resolve::resolve(in);
-  REQUIRE(res);
-  auto text = output::human_report(*res, f.ctx);
+  const auto res = f.unresolved_on_sm61();
+  auto text = output::human_report(res, f.ctx);
   CHECK_THAT(text, Catch::Contains("No CUDA combo covers all required packages."));
   CHECK_THAT(text, Catch::Contains("packages: ['flash-attn']"));
   CHECK_THAT(text, Catch::Contains("python versions: cp312"));

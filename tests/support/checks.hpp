@@ -5,7 +5,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstddef>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +38,32 @@ void check_each(const Rows& rows, F&& f) {
     CAPTURE(row.input);
     CHECK(f(row.input) == row.expected);
   }
+}
+
+/// Runs `check(row)` on every row, the row's position captured: the table runner for rows that
+/// take more than one input or check more than one result (check_each is the one-in, one-out case).
+template <class Rows, class Check>
+void check_rows(const Rows& rows, Check&& check) {
+  std::size_t row_number = 0;
+  for (const auto& row : rows) {
+    CAPTURE(row_number);
+    check(row);
+    ++row_number;
+  }
+}
+
+/// One row of a table whose rows either succeed or fail: `result` holds `*expected` when the row
+/// has a value, else it failed with a message holding `part` (the message captured).
+template <class T, class U>
+void check_outcome(const Expected<T>& result, const std::optional<U>& expected, std::string_view part) {
+  if (expected) {
+    REQUIRE(result.has_value());
+    CHECK(*result == *expected);
+    return;
+  }
+  REQUIRE_FALSE(result.has_value());
+  CAPTURE(result.error().message);
+  CHECK(contains(result.error().message, part));
 }
 
 /// One row of a table of inputs a parser rejects: a part of the error's message, and its code

@@ -1,15 +1,16 @@
 # The test support libraries, the same on Linux and Windows (tests/CMakeLists.txt,
 # tests/windows.cmake): the Catch2 main, files and processes (test_support, cli_support), the
-# shipped backends in-process, the resolver's builders. Needs WHEELFIT_TEST_OPT and ZLIB.
+# in-memory transport (memory_transport), the shipped backends in-process, the resolver's
+# builders. Needs WHEELFIT_TEST_OPT and ZLIB.
 add_library(wheelfit_catch_main OBJECT support/catch_main.cpp)
 target_compile_options(wheelfit_catch_main PRIVATE ${WHEELFIT_TEST_OPT})
 target_link_libraries(wheelfit_catch_main PUBLIC Catch2::Catch2 wheelfit::transports wheelfit::policies PRIVATE wheelfit_options)
 target_compile_definitions(wheelfit_catch_main PRIVATE WHEELFIT_SHARED_FIXTURES="${WHEELFIT_SHARED_FIXTURES}")
 
-add_library(wheelfit_test_support STATIC support/test_support.cpp support/cli_support.cpp)
+add_library(wheelfit_test_support STATIC support/test_support.cpp support/cli_support.cpp support/memory_transport.cpp)
 target_include_directories(wheelfit_test_support PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_options(wheelfit_test_support PRIVATE ${WHEELFIT_TEST_OPT})
-target_link_libraries(wheelfit_test_support PUBLIC wheelfit::util wheelfit::farmgen Catch2::Catch2 PRIVATE ZLIB::ZLIB wheelfit_options)
+target_link_libraries(wheelfit_test_support PUBLIC wheelfit::util wheelfit::transport wheelfit::farmgen Catch2::Catch2 PRIVATE ZLIB::ZLIB wheelfit_options)
 target_compile_definitions(wheelfit_test_support PUBLIC
   WHEELFIT_SHARED_FIXTURES="${WHEELFIT_SHARED_FIXTURES}"
   WHEELFIT_SOURCE_DIR="${PROJECT_SOURCE_DIR}"

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "support/backend_support.hpp"
+#include "support/memory_transport.hpp"
 #include "support/resolve_support.hpp"
 #include "wheelfit/transport/registry.hpp"
 #include "wheelfit/wheelfit.hpp"
@@ -17,22 +18,16 @@ using namespace wheelfit;
 namespace {
 
 // The index behind mem://: one PEP 503 page; anything else is a 404.
-class MemIndex final : public transport::Transport {
- public:
-  std::size_t* asked = nullptr;
-
- private:
-  Expected<transport::Response> get_impl(const transport::Request& request) override {
-    if (asked) ++*asked;
-    if (request.url != "mem://wheels/simple/pkg-a/") return unexpected(Errc::not_found, request.url + ": 404");
-    std::string body = "<html><body>\n";
-    for (const char* f : {"pkg_a-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl",
-                          "pkg_a-1.0+cu126torch2.7-cp312-cp312-manylinux_2_28_x86_64.whl"}) {
-      body += "<a href=\"https://files.test/" + std::string(f) + "#sha256=" + std::string(64, 'c') + "\">" + f + "</a>\n";
-    }
-    return transport::Response{request.url, "text/html", body + "</body></html>\n", 200, {}, false};
+std::shared_ptr<test::MemoryOrigin> mem_index() {
+  std::string body = "<html><body>\n";
+  for (const char* f : {"pkg_a-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl",
+                        "pkg_a-1.0+cu126torch2.7-cp312-cp312-manylinux_2_28_x86_64.whl"}) {
+    body += "<a href=\"https://files.test/" + std::string(f) + "#sha256=" + std::string(64, 'c') + "\">" + f + "</a>\n";
   }
-};
+  auto origin = std::make_shared<test::MemoryOrigin>();
+  origin->serve("mem://wheels/simple/pkg-a/", body + "</body></html>\n");
+  return origin;
+}
 
 api::ResolveRequest mem_request(const transport::Registry& transports, std::string index) {
   api::ResolveRequest r;
@@ -48,12 +43,10 @@ api::ResolveRequest mem_request(const transport::Registry& transports, std::stri
 }  // namespace
 
 TEST_CASE("api::resolve composes its stack through the request's transport registry", "[transport][registry][facade]") {
-  std::size_t asked = 0;
+  const auto origin = mem_index();
   transport::Registry transports;
-  REQUIRE(transports.add_transport({"mem", {"mem"}, [&asked](const transport::StackOptions&) -> Expected<std::unique_ptr<transport::Transport>> {
-                                      auto t = std::make_unique<MemIndex>();
-                                      t->asked = &asked;
-                                      return std::unique_ptr<transport::Transport>(std::move(t));
+  REQUIRE(transports.add_transport({"mem", {"mem"}, [origin](const transport::StackOptions&) -> Expected<std::unique_ptr<transport::Transport>> {
+                                      return test::MemoryOrigin::transport_over(origin);
                                     }}));
 
   const auto r = api::resolve(mem_request(transports, "mem://wheels/simple/"));
@@ -63,7 +56,7 @@ TEST_CASE("api::resolve composes its stack through the request's transport regis
   REQUIRE(r.resolution->picks.size() == 1);
   CHECK(r.resolution->picks[0].url == "https://files.test/pkg_a-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl");
   CHECK(r.index_url == "mem://wheels/simple/");
-  CHECK(asked >= 1);
+  CHECK(origin->requests().size() >= 1);
   CHECK_FALSE(r.trust);  // no http rules registered: no trust store to report
 
   SECTION("a scheme no registered transport reads is exit 2, naming it and the registered ones") {

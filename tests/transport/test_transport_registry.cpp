@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "support/memory_transport.hpp"
 #include "wheelfit/transport/registry.hpp"
 #include "wheelfit/transports/register.hpp"
 
@@ -15,16 +16,13 @@ using namespace wheelfit;
 namespace {
 
 // Answers every URL with its own name: which transport a request reached.
-class NamedTransport final : public transport::Transport {
- public:
-  explicit NamedTransport(std::string name) : name_(std::move(name)) {}
-
- private:
-  Expected<transport::Response> get_impl(const transport::Request& request) override {
-    return transport::Response{request.url, "text/plain", name_, 200, {}, false};
-  }
-  std::string name_;
-};
+std::unique_ptr<transport::Transport> named_transport(const std::string& name) {
+  auto origin = std::make_shared<test::MemoryOrigin>();
+  origin->handle([name](const transport::Request& request) -> std::optional<Expected<transport::Response>> {
+    return transport::Response{request.url, "text/plain", name, 200, {}, false};
+  });
+  return test::MemoryOrigin::transport_over(origin);
+}
 
 // Wraps a stack, appending its tag to every body: the order decorators were applied in.
 class TagDecorator final : public transport::Transport {
@@ -43,7 +41,7 @@ class TagDecorator final : public transport::Transport {
 
 transport::TransportEntry named(std::string name, std::vector<std::string> schemes) {
   return {name, std::move(schemes), [name](const transport::StackOptions&) -> Expected<std::unique_ptr<transport::Transport>> {
-            return std::unique_ptr<transport::Transport>(std::make_unique<NamedTransport>(name));
+            return named_transport(name);
           }};
 }
 

@@ -101,9 +101,9 @@ TEST_CASE("one_line_problem refuses what str.splitlines() breaks at, controls an
       {"a\xff\n", "is not UTF-8 (0xff at byte 1)", "a??"},
       {"cut \xe2\x80", "is not UTF-8 (0xe2 at byte 4)", "cut ??"},
   };
-  for (const Row& row : rows) {
+  test::check_rows(rows, [](const Row& row) {
     CAPTURE(row.text);
     CHECK(util::one_line_problem(row.text) == row.problem);
     CHECK(util::one_line(row.text, "?") == row.line);
-  }
+  });
 }

@@ -71,11 +71,7 @@ TEST_CASE("join puts the separator between parts and keeps empty parts", "[util]
 }
 
 TEST_CASE("is_http_url accepts http and https in any case, nothing else", "[util][text]") {
-  struct Row {
-    std::string_view url;
-    bool http;
-  };
-  const std::vector<Row> rows = {
+  const std::vector<test::CaseOf<bool>> rows = {  // the URL, and whether it is http(s)
       {"http://x", true},
       {"https://x", true},
       {"HTTPS://x", true},
@@ -89,10 +85,7 @@ TEST_CASE("is_http_url accepts http and https in any case, nothing else", "[util
       {"httpss://x", false},
       {"/srv/http://x", false},
   };
-  for (const auto& r : rows) {
-    CAPTURE(r.url);
-    CHECK(util::is_http_url(r.url) == r.http);
-  }
+  test::check_each(rows, [](std::string_view url) { return util::is_http_url(url); });
 }
 
 TEST_CASE("parse_size reads sizes as people write them", "[util][text]") {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "machine/fake_python.hpp"
+#include "support/checks.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/machine/detect.hpp"
 #include "wheelfit/machine/interpreter.hpp"
@@ -93,14 +94,7 @@ TEST_CASE("find_interpreter on Windows: a path, or an environment folder", "[win
   };
   for (const auto& row : rows) {
     CAPTURE(row.given);
-    auto p = wm::find_interpreter(row.given, "");
-    if (row.found) {
-      REQUIRE(p);
-      CHECK(*p == *row.found);
-    } else {
-      REQUIRE_FALSE(p);
-      CHECK_THAT(p.error().message, Catch::Contains(row.message_part));
-    }
+    wheelfit::test::check_outcome(wm::find_interpreter(row.given, ""), row.found, row.message_part);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 
 #include "wheelfit/transports/negotiate.hpp"
 
@@ -18,32 +19,30 @@ namespace {
 // SPNEGO: 1.3.6.1.5.5.2 (RFC 4178).
 gss_OID_desc kSpnego = {6, const_cast<char*>("\x2b\x06\x01\x05\x05\x02")};
 
-struct Buffer {  // a buffer GSS-API allocated
-  gss_buffer_desc b = GSS_C_EMPTY_BUFFER;
-  Buffer() = default;
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  ~Buffer() {
-    OM_uint32 minor = 0;
-    gss_release_buffer(&minor, &b);
-  }
-  [[nodiscard]] std::string str() const { return b.length ? std::string(static_cast<const char*>(b.value), b.length) : ""; }
-};
-
-// A GSS-API handle (a name, a credential), released by `release` unless still empty.
+// A GSS-API object (a name, a credential, a buffer it allocated), released by `release` unless
+// still empty (a buffer is always handed back: releasing an empty one is a no-op).
 template <class Handle, OM_uint32 (*release)(OM_uint32*, Handle*)>
 struct Held {
-  Handle h = nullptr;
+  Handle h{};
   Held() = default;
   Held(const Held&) = delete;
   Held& operator=(const Held&) = delete;
   ~Held() {
     OM_uint32 minor = 0;
-    if (h != nullptr) release(&minor, &h);
+    if constexpr (std::is_pointer_v<Handle>) {
+      if (h == nullptr) return;
+    }
+    release(&minor, &h);
   }
 };
+
 using Name = Held<gss_name_t, gss_release_name>;
 using Credential = Held<gss_cred_id_t, gss_release_cred>;
+using Buffer = Held<gss_buffer_desc, gss_release_buffer>;
+
+std::string text_of(const Buffer& buffer) {
+  return buffer.h.length ? std::string(static_cast<const char*>(buffer.h.value), buffer.h.length) : "";
+}
 
 // The Kerberos mechanism: 1.2.840.113554.1.2.2 (RFC 1964).
 gss_OID_desc kKrb5 = {9, const_cast<char*>("\x2a\x86\x48\x86\xf7\x12\x01\x02\x02")};
@@ -58,8 +57,8 @@ std::string status_text(OM_uint32 major, OM_uint32 minor) {
     do {
       OM_uint32 m = 0;
       Buffer text;
-      if (GSS_ERROR(gss_display_status(&m, code, type, GSS_C_NO_OID, &context, &text.b))) break;
-      std::string s = text.str();
+      if (GSS_ERROR(gss_display_status(&m, code, type, GSS_C_NO_OID, &context, &text.h))) break;
+      std::string s = text_of(text);
       std::erase(s, '\0');
       while (!s.empty() && (s.back() == ' ' || s.back() == '.')) s.pop_back();
       if (!s.empty() && out.find(s) == std::string::npos) out += (out.empty() ? "" : ": ") + s;
@@ -135,12 +134,12 @@ class MitContext final : public GssContext {
     gss_buffer_desc in{input.size(), const_cast<char*>(input.data())};
     Buffer out;
     major = gss_init_sec_context(&minor, GSS_C_NO_CREDENTIAL, &ctx_, name_.h, &kSpnego, GSS_C_MUTUAL_FLAG, 0,
-                                 GSS_C_NO_CHANNEL_BINDINGS, input.empty() ? GSS_C_NO_BUFFER : &in, nullptr, &out.b,
+                                 GSS_C_NO_CHANNEL_BINDINGS, input.empty() ? GSS_C_NO_BUFFER : &in, nullptr, &out.h,
                                  nullptr, nullptr);
     if (GSS_ERROR(major)) return failure(major, minor);
     GssStep s;
     s.state = (major & GSS_S_CONTINUE_NEEDED) ? GssStep::State::continue_needed : GssStep::State::complete;
-    s.token = out.str();
+    s.token = text_of(out);
     return s;
   }
 
@@ -177,8 +176,8 @@ class MitGss final : public Gss {
       return unexpected(Errc::not_found, text + (wants_credential(major, text) ? ": run kinit" : ""));
     }
     Buffer shown;
-    if (GSS_ERROR(gss_display_name(&minor, name.h, &shown.b, nullptr))) return lifetime_text(lifetime);
-    return shown.str() + ", " + lifetime_text(lifetime);
+    if (GSS_ERROR(gss_display_name(&minor, name.h, &shown.h, nullptr))) return lifetime_text(lifetime);
+    return text_of(shown) + ", " + lifetime_text(lifetime);
   }
 };
 

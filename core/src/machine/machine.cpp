@@ -156,11 +156,16 @@ std::optional<Why> assign_os(Machine& m, std::string_view value) {
   return std::nullopt;
 }
 
-std::optional<Why> assign_cpu_arch(Machine& m, std::string_view value) {
-  std::string arch = model::normalize_cpu_arch(value);
-  if (!is_name(arch, "_")) return Why("must be a machine name such as x86_64, amd64, aarch64 or arm64");
-  m.cpu_arch = std::move(arch);
+// A fact that is a name (cpu_arch, backend), given in its canonical case: set when is_name, else `why`.
+std::optional<Why> assign_name(std::optional<std::string>& fact, std::string name, std::string_view punct, const char* why) {
+  if (!is_name(name, punct)) return Why(why);
+  fact = std::move(name);
   return std::nullopt;
+}
+
+std::optional<Why> assign_cpu_arch(Machine& m, std::string_view value) {
+  return assign_name(m.cpu_arch, model::normalize_cpu_arch(value), "_",
+                     "must be a machine name such as x86_64, amd64, aarch64 or arm64");
 }
 
 std::optional<Why> assign_python(Machine& m, std::string_view value) {
@@ -192,10 +197,8 @@ std::optional<Why> assign_torch(Machine& m, std::string_view value) {
 }
 
 std::optional<Why> assign_backend(Machine& m, std::string_view value) {
-  std::string b = util::ascii_lower(value);
-  if (!is_name(b, "_-")) return Why("must be a backend name as `wheelfit plugins` lists them, or cpu (1-64 of [a-z0-9_-])");
-  m.backend = std::move(b);
-  return std::nullopt;
+  return assign_name(m.backend, util::ascii_lower(value), "_-",
+                     "must be a backend name as `wheelfit plugins` lists them, or cpu (1-64 of [a-z0-9_-])");
 }
 
 std::optional<Why> assign_gpus(Machine& m, std::string_view value) {

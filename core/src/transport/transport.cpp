@@ -1,37 +1,36 @@
 #include "wheelfit/transport/transport.hpp"
 
+#include <iterator>
+
+#include "wheelfit/util/error_category.hpp"
 #include "wheelfit/util/text.hpp"
 
 namespace wheelfit::transport {
 namespace {
-class NetCategory final : public std::error_category {
- public:
-  const char* name() const noexcept override { return "wheelfit.transport"; }
-  std::string message(int ev) const override {
-    switch (static_cast<NetErrc>(ev)) {
-      case NetErrc::connect_failed: return "connection failed";
-      case NetErrc::connect_timeout: return "connect timed out";
-      case NetErrc::reset: return "connection reset";
-      case NetErrc::truncated: return "response truncated";
-      case NetErrc::idle_timeout: return "read timed out";
-      case NetErrc::deadline: return "deadline exceeded";
-      case NetErrc::tls_handshake: return "TLS handshake failed";
-      case NetErrc::certificate: return "certificate verification failed";
-      case NetErrc::http_status: return "HTTP error status";
-      case NetErrc::rate_limited: return "rate limited";
-      case NetErrc::proxy: return "proxy refused";
-      case NetErrc::redirect: return "redirect refused";
-      case NetErrc::protocol: return "malformed response";
-      case NetErrc::offline: return "not in the cache (offline)";
-      case NetErrc::too_slow: return "transfer too slow";
-    }
-    return "unknown transport error";
-  }
+// By NetErrc value, from 1; a new enumerator adds its message here (tests/util/test_error_categories.cpp
+// checks every one has its own).
+constexpr const char* kNetMessages[] = {
+    "connection failed",                // connect_failed
+    "connect timed out",                // connect_timeout
+    "connection reset",                 // reset
+    "response truncated",               // truncated
+    "read timed out",                   // idle_timeout
+    "deadline exceeded",                // deadline
+    "TLS handshake failed",             // tls_handshake
+    "certificate verification failed",  // certificate
+    "HTTP error status",                // http_status
+    "rate limited",                     // rate_limited
+    "proxy refused",                    // proxy
+    "redirect refused",                 // redirect
+    "malformed response",               // protocol
+    "not in the cache (offline)",       // offline
+    "transfer too slow",                // too_slow
 };
+static_assert(std::size(kNetMessages) == static_cast<std::size_t>(NetErrc::too_slow));
 }  // namespace
 
 const std::error_category& net_category() noexcept {
-  static const NetCategory category;
+  static const util::TableCategory category("wheelfit.transport", kNetMessages, "unknown transport error");
   return category;
 }
 

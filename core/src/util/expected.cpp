@@ -1,26 +1,21 @@
 #include "wheelfit/util/expected.hpp"
 
+#include <iterator>
+
+#include "wheelfit/util/error_category.hpp"
+
 namespace wheelfit {
 namespace {
-class CoreCategory final : public std::error_category {
- public:
-  const char* name() const noexcept override { return "wheelfit"; }
-  std::string message(int ev) const override {
-    switch (static_cast<Errc>(ev)) {
-      case Errc::invalid_input: return "invalid input";
-      case Errc::not_found: return "not found";
-      case Errc::io_error: return "I/O error";
-      case Errc::too_large: return "input too large";
-      case Errc::unsupported: return "unsupported";
-      case Errc::usage: return "usage error";
-    }
-    return "unknown wheelfit error";
-  }
-};
+// By Errc value, from 1; a new enumerator adds its message here (tests/util/test_error_categories.cpp
+// checks every one has its own).
+// invalid_input, not_found, io_error, too_large, unsupported, usage:
+constexpr const char* kCoreMessages[] = {"invalid input", "not found", "I/O error", "input too large", "unsupported",
+                                         "usage error"};
+static_assert(std::size(kCoreMessages) == static_cast<std::size_t>(Errc::usage));
 }  // namespace
 
 const std::error_category& core_category() noexcept {
-  static const CoreCategory category;
+  static const util::TableCategory category("wheelfit", kCoreMessages, "unknown wheelfit error");
   return category;
 }
 }  // namespace wheelfit

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "support/checks.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/backends/rocm_detect.hpp"
 
@@ -104,14 +105,7 @@ TEST_CASE("parse_gfx_target_version reads the properties text", "[backends][rocm
       {"gfx_target_version 99999999999999999999999\n", std::nullopt, "not a decimal number"},
   }));
   CAPTURE(row.text);
-  auto v = rocm::parse_gfx_target_version(row.text);
-  if (row.value) {
-    REQUIRE(v);
-    CHECK(*v == *row.value);
-  } else {
-    REQUIRE_FALSE(v);
-    CHECK_THAT(v.error().message, Catch::Contains(row.error));
-  }
+  wheelfit::test::check_outcome(rocm::parse_gfx_target_version(row.text), row.value, row.error);
 }
 
 TEST_CASE("ROCm detect reads KFD topology nodes", "[backends][rocm]") {

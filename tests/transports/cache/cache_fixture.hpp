@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #endif
 
+#include "support/memory_transport.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/transports/cache_transport.hpp"
 #include "wheelfit/util/log.hpp"
@@ -51,43 +52,9 @@ inline std::uint64_t file_identity(const fs::path& p) {
 #endif
 }
 
-// An in-memory inner transport: a scripted handler, and a record of every request and batch.
-struct FakeState {
-  std::function<Expected<Response>(const Request&)> handler;
-  std::vector<Request> requests;
-  std::vector<std::size_t> batches;  // size of each get_many call
-  bool telling = false;              // the inner get_many is telling its hook of its answers
-};
-
-class FakeTransport final : public transport::Transport {
- public:
-  explicit FakeTransport(std::shared_ptr<FakeState> s) : s_(std::move(s)) {}
-  [[nodiscard]] transport::Stats stats() const override {
-    transport::Stats st;
-    st.requests = s_->requests.size();
-    return st;
-  }
-
- private:
-  Expected<Response> get_impl(const Request& r) override {
-    s_->requests.push_back(r);
-    return s_->handler(r);
-  }
-  std::vector<Expected<Response>> get_many_impl(const std::vector<Request>& rs) override {
-    s_->batches.push_back(rs.size());
-    std::vector<Expected<Response>> out;
-    for (const auto& r : rs) out.push_back(get_impl(r));
-    return out;
-  }
-  std::vector<Expected<Response>> get_many_hooked_impl(const std::vector<Request>& rs, const AnswerHook& on_answer) override {
-    auto out = get_many_impl(rs);
-    s_->telling = true;  // as a network transport does: each answer told before its get_many returns
-    for (std::size_t i = 0; i < out.size(); ++i) tell(on_answer, i, out[i]);
-    s_->telling = false;
-    return out;
-  }
-  std::shared_ptr<FakeState> s_;
-};
+// The inner transport is test::MemoryTransport: a scripted handler (state->handle), and a record
+// of every request and batch (state->requests(), state->batch_sizes()), shared by the reopened
+// caches.
 
 inline Response ok(std::string body, Headers headers = {}, std::string url = {}) {
   Response r;
@@ -132,7 +99,7 @@ inline void write_entry(const fs::path& p, const std::string& sidecar, const std
 
 struct Fixture {
   TempDir dir;
-  std::shared_ptr<FakeState> state = std::make_shared<FakeState>();
+  std::shared_ptr<test::MemoryOrigin> state = std::make_shared<test::MemoryOrigin>();
   std::unique_ptr<transport::Transport> cache;
   std::vector<std::string> warnings;
   log::Sink old_sink;
@@ -149,7 +116,7 @@ struct Fixture {
 
   void reopen(bool offline, std::uint64_t max_size = transports::kDefaultCacheMaxSize) {
     cache.reset();  // the old one's writes and housekeeping finish first
-    auto c = transports::make_cache_transport(std::make_unique<FakeTransport>(state),
+    auto c = transports::make_cache_transport(test::MemoryOrigin::transport_over(state),
                                               {dir.path() / "cache", offline, max_size});
     REQUIRE(c);
     cache = std::move(*c);

@@ -15,11 +15,11 @@ TEST_CASE("cache: the caller's hook hears each passed-on answer as it comes, the
   const std::string gone = "https://idx.example/gone/";
   const std::string local = "file:///srv/local/";
   const Headers validator{{"etag", "\"s\""}};
-  f.state->handler = [&](const Request& r) -> Expected<Response> {
+  f.state->handle([&](const Request& r) -> Expected<Response> {
     if (r.url == gone) return unexpected(Errc::not_found, r.url + ": 404");
     if (r.url != stale) return ok(r.url == fresh ? "fresh" : "body of " + r.url, {{"cache-control", r.url == fresh ? "max-age=3600" : "no-cache"}});
     return header(r, "if-none-match") == "\"s\"" ? Expected<Response>(not_modified()) : Expected<Response>(ok("stale", validator));
-  };
+  });
   REQUIRE(f.get(fresh));
   REQUIRE(f.get(stale));
 
@@ -29,7 +29,7 @@ TEST_CASE("cache: the caller's hook hears each passed-on answer as it comes, the
   std::vector<std::string> seen(reqs.size());
   auto out = f.cache->get_many(reqs, [&](std::size_t i, const Expected<Response>& a) {
     CHECK(during.at(i) == -1);  // once
-    during.at(i) = f.state->telling ? 1 : 0;
+    during.at(i) = f.state->telling() ? 1 : 0;
     seen.at(i) = a ? a->body : a.error().message;
   });
   CHECK(during == std::vector<int>{0, 1, 0, 1, 1});  // fresh and the 304 after; miss, local, 404 as they came

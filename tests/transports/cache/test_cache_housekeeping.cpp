@@ -323,11 +323,11 @@ TEST_CASE("cache housekeeping touches only wheelfit's own files", "[transports][
 TEST_CASE("cache: entries served are marked used, so the cap removes what is not used", "[transports][cache][housekeeping]") {
   Fixture f;
   int n = 0;
-  f.state->handler = [&](const Request& r) -> Expected<Response> {
+  f.state->handle([&](const Request& r) -> Expected<Response> {
     ++n;
     if (header(r, "if-none-match") == "\"v\"") return not_modified({{"cache-control", "max-age=0"}});
     return ok(std::string(1000, 'p'), {{"cache-control", r.url.ends_with("/a/") ? "max-age=600" : "max-age=0"}, {"etag", "\"v\""}});
-  };
+  });
   const std::string a = "https://example.test/a/", b = "https://example.test/b/";
   REQUIRE(f.get(a));
   REQUIRE(f.get(b));
@@ -353,7 +353,7 @@ TEST_CASE("cache: entries served are marked used, so the cap removes what is not
 TEST_CASE("cache: after a transport's writes the cap is applied, least recently used first",
           "[transports][cache][housekeeping]") {
   Fixture f;
-  f.state->handler = [](const Request&) -> Expected<Response> { return ok(std::string(1000, 'p'), {{"cache-control", "max-age=600"}}); };
+  f.state->handle([](const Request&) -> Expected<Response> { return ok(std::string(1000, 'p'), {{"cache-control", "max-age=600"}}); });
   const auto url = [](int i) { return "https://example.test/p" + std::to_string(i) + "/"; };
   REQUIRE(f.get(url(0)));
   const auto one = f.files(".entry").front();
@@ -368,7 +368,7 @@ TEST_CASE("cache: after a transport's writes the cap is applied, least recently 
   REQUIRE(f.get(url(2)));  // a third entry: p1, the least recently used, goes
   CHECK(f.files(".entry").size() == 2);
   CHECK(fs::exists(one));
-  CHECK(f.state->requests.size() == 3);
+  CHECK(f.state->requests().size() == 3);
   auto again = f.get(url(1));
   REQUIRE(again);
   CHECK_FALSE(again->from_cache);  // it was removed
@@ -378,7 +378,7 @@ TEST_CASE("cache: after a transport's writes the cap is applied, least recently 
 TEST_CASE("cache: temporary files a killed run left are removed by the next run's housekeeping",
           "[transports][cache][housekeeping]") {
   Fixture f;
-  f.state->handler = [](const Request&) -> Expected<Response> { return ok("page", {{"cache-control", "max-age=600"}}); };
+  f.state->handle([](const Request&) -> Expected<Response> { return ok("page", {{"cache-control", "max-age=600"}}); });
   REQUIRE(f.get("https://example.test/a/"));
   const std::string dead = std::to_string(dead_pid());
   const fs::path left = f.v2() / (".tmp-" + own_entry(12) + "-" + dead + "-4");

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "support/memory_transport.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/transports/cache_transport.hpp"
 #include "wheelfit/util/log.hpp"
@@ -21,22 +22,16 @@ namespace fs = std::filesystem;
 namespace {
 
 // Answers every request with one page (Cache-Control: max-age=600, a Set-Cookie), counting them.
-class Origin final : public transport::Transport {
- public:
-  explicit Origin(int& count) : count_(count) {}
-
- private:
-  Expected<transport::Response> get_impl(const transport::Request& r) override {
-    ++count_;
-    transport::Response out;
-    out.url = r.url;
-    out.content_type = "text/html";
-    out.body = "<a href=\"pkg-1.0.whl\">pkg</a>";
-    out.headers = {{"cache-control", "max-age=600"}, {"set-cookie", "session=COOKIE-SECRET"}, {"etag", "\"v1\""}};
-    return out;
-  }
-  int& count_;
-};
+std::unique_ptr<transport::Transport> origin_page(int& count) {
+  auto origin = std::make_shared<test::MemoryOrigin>();
+  origin->handle([&count](const transport::Request& r) -> std::optional<Expected<transport::Response>> {
+    ++count;
+    return transport::Response{r.url, "text/html", "<a href=\"pkg-1.0.whl\">pkg</a>", 200,
+                               {{"cache-control", "max-age=600"}, {"set-cookie", "session=COOKIE-SECRET"}, {"etag", "\"v1\""}},
+                               false};
+  });
+  return test::MemoryOrigin::transport_over(origin);
+}
 
 std::vector<fs::path> entries(const fs::path& dir) {
   std::vector<fs::path> out;
@@ -45,7 +40,7 @@ std::vector<fs::path> entries(const fs::path& dir) {
 }
 
 std::unique_ptr<transport::Transport> cache_over(int& count, const fs::path& root) {
-  auto c = transports::make_cache_transport(std::make_unique<Origin>(count), {root, false});
+  auto c = transports::make_cache_transport(origin_page(count), {root, false});
   REQUIRE(c);
   return std::move(*c);
 }

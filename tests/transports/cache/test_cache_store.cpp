@@ -25,13 +25,13 @@ using namespace wheelfit::test_cache;  // the fixture, and the names it uses
 TEST_CASE("cache: writes are atomic; a failed write leaves the old entry whole", "[transports][cache][posix]") {
   Fixture f;
   int n = 0;
-  f.state->handler = [&](const Request& r) -> Expected<Response> {
+  f.state->handle([&](const Request& r) -> Expected<Response> {
     ++n;
     if (n == 1) return ok("old body", {{"etag", "\"old\""}});
     if (n == 2) return ok(std::string(64 * 1024, 'n'), {{"etag", "\"new\""}});
     if (header(r, "if-none-match") == "\"old\"") return not_modified();
     return ok("unexpected");
-  };
+  });
   REQUIRE(f.get(kUrl));
 
   // Make every write past 1 KiB fail (EFBIG) while the new, larger body is stored.
@@ -53,7 +53,7 @@ TEST_CASE("cache: writes are atomic; a failed write leaves the old entry whole",
   // The old entry is intact: its validator is sent and a 304 serves the old body.
   auto after = f.get(kUrl);
   REQUIRE(after);
-  CHECK(header(f.state->requests.back(), "if-none-match") == "\"old\"");
+  CHECK(header(f.state->requests().back(), "if-none-match") == "\"old\"");
   CHECK(after->body == "old body");
   CHECK(after->from_cache);
 }
@@ -61,10 +61,10 @@ TEST_CASE("cache: writes are atomic; a failed write leaves the old entry whole",
 
 TEST_CASE("cache: make_cache_transport checks its directory", "[transports][cache]") {
   TempDir dir;
-  auto state = std::make_shared<FakeState>();
+  auto state = std::make_shared<test::MemoryOrigin>();
   SECTION("a file where the directory should be") {
     test::write_file(dir / "file", "x");
-    auto c = transports::make_cache_transport(std::make_unique<FakeTransport>(state), {dir / "file", false});
+    auto c = transports::make_cache_transport(test::MemoryOrigin::transport_over(state), {dir / "file", false});
     REQUIRE_FALSE(c);
     CHECK(c.error().is(Errc::io_error));
     CHECK_THAT(c.error().message, Catch::Contains((dir / "file").string()));
@@ -77,14 +77,14 @@ TEST_CASE("cache: make_cache_transport checks its directory", "[transports][cach
 #ifndef _WIN32  // XDG_CACHE_HOME and HOME: Linux's default folder (Windows': %LOCALAPPDATA%\wheelfit)
   SECTION("an empty dir means default_cache_dir()") {
     ScopedEnv xdg("XDG_CACHE_HOME", (dir / "xdg").string());
-    auto c = transports::make_cache_transport(std::make_unique<FakeTransport>(state), {});
+    auto c = transports::make_cache_transport(test::MemoryOrigin::transport_over(state), {});
     REQUIRE(c);
     CHECK(fs::is_directory(dir / "xdg" / "wheelfit" / "v2"));
   }
   SECTION("the default fails when there is no home") {
     ScopedEnv xdg("XDG_CACHE_HOME", std::nullopt);
     ScopedEnv home("HOME", std::nullopt);
-    auto c = transports::make_cache_transport(std::make_unique<FakeTransport>(state), {});
+    auto c = transports::make_cache_transport(test::MemoryOrigin::transport_over(state), {});
     REQUIRE_FALSE(c);
     CHECK(c.error().is(Errc::invalid_input));
   }
@@ -122,11 +122,11 @@ TEST_CASE("cache: default_cache_dir", "[transports][cache][posix]") {  // XDG_CA
 TEST_CASE("cache: a body found corrupt under a 304 is fetched again without validators", "[transports][cache]") {
   Fixture f;
   int n = 0;
-  f.state->handler = [&](const Request& r) -> Expected<Response> {
+  f.state->handle([&](const Request& r) -> Expected<Response> {
     ++n;
     if (header(r, "if-none-match") == "\"v\"") return not_modified();
     return ok(n == 1 ? kPage : "second copy", {{"etag", "\"v\""}, {"cache-control", "max-age=0"}});
-  };
+  });
   REQUIRE(f.get(kUrl));
   const auto entry = f.files(".entry").front();
   auto [sidecar, body] = split_entry(entry);
@@ -137,9 +137,9 @@ TEST_CASE("cache: a body found corrupt under a 304 is fetched again without vali
   REQUIRE(r);
   CHECK(r->body == "second copy");  // never the corrupt bytes
   CHECK_FALSE(r->from_cache);
-  REQUIRE(f.state->requests.size() == 3);
-  CHECK(header(f.state->requests[1], "if-none-match") == "\"v\"");  // sent with the bodies still being read
-  CHECK(header(f.state->requests[2], "if-none-match") == "<absent>");
+  REQUIRE(f.state->requests().size() == 3);
+  CHECK(header(f.state->requests()[1], "if-none-match") == "\"v\"");  // sent with the bodies still being read
+  CHECK(header(f.state->requests()[2], "if-none-match") == "<absent>");
   REQUIRE(f.warnings.size() == 1);
   CHECK_THAT(f.warnings[0], Catch::Contains("sha256") && Catch::Contains(kUrl));
   CHECK(f.cache->stats().cache_revalidated == 0);
@@ -164,10 +164,10 @@ TEST_CASE("cache: a 304 rewrites the sidecar only when a later run would read it
   }));
   CAPTURE(row.what);
   Fixture f;
-  f.state->handler = [&](const Request& r) -> Expected<Response> {
+  f.state->handle([&](const Request& r) -> Expected<Response> {
     if (header(r, "if-none-match") != "<absent>") return not_modified(row.not_modified_headers);
     return ok(kPage, {{"etag", "\"v1\""}, {"last-modified", "Wed, 20 Aug 2025 10:00:00 GMT"}, {"cache-control", "max-age=0"}});
-  };
+  });
   REQUIRE(f.get(kUrl));
   const auto entry = f.files(".entry").front();
   const auto before = file_identity(entry);
@@ -191,9 +191,9 @@ TEST_CASE("cache: a 304 rewrites the sidecar only when a later run would read it
 TEST_CASE("cache: writes land behind the answers and are finished by the next batch or destruction",
           "[transports][cache]") {
   Fixture f;
-  f.state->handler = [](const Request& r) -> Expected<Response> {
+  f.state->handle([](const Request& r) -> Expected<Response> {
     return ok("body of " + r.url, {{"cache-control", "max-age=3600"}});
-  };
+  });
   std::vector<Request> reqs;
   for (int i = 0; i < 20; ++i) reqs.push_back(req("https://idx.example/p" + std::to_string(i) + "/"));
   auto out = f.cache->get_many(reqs);  // no flush
@@ -209,7 +209,7 @@ TEST_CASE("cache: writes land behind the answers and are finished by the next ba
       REQUIRE(a);
       CHECK(a->from_cache);
     }
-    CHECK(f.state->requests.size() == 20);
+    CHECK(f.state->requests().size() == 20);
   }
   SECTION("destruction finishes them") {
     f.cache.reset();
@@ -221,7 +221,7 @@ TEST_CASE("cache: writes land behind the answers and are finished by the next ba
       REQUIRE(a);
       CHECK(a->from_cache);
     }
-    CHECK(f.state->requests.size() == 20);
+    CHECK(f.state->requests().size() == 20);
   }
 }
 
@@ -230,7 +230,7 @@ TEST_CASE("cache: an entry replaced by another writer while it is read is a miss
   Fixture f;
   int n = 0;
   fs::path entry;
-  f.state->handler = [&](const Request& r) -> Expected<Response> {
+  f.state->handle([&](const Request& r) -> Expected<Response> {
     ++n;
     if (header(r, "if-none-match") == "\"v\"") {
       // Another process renames a new entry in while this batch reads the old one's body (on the
@@ -249,7 +249,7 @@ TEST_CASE("cache: an entry replaced by another writer while it is read is a miss
       return not_modified();
     }
     return ok(n == 1 ? kPage : "refetched", {{"etag", "\"v\""}, {"cache-control", "max-age=0"}});
-  };
+  });
   REQUIRE(f.get(kUrl));
   entry = f.files(".entry").front();
   auto r = f.get(kUrl);
@@ -257,10 +257,10 @@ TEST_CASE("cache: an entry replaced by another writer while it is read is a miss
   CHECK(f.warnings.empty());
   if (r->body == kPage) {
     CHECK(r->from_cache);  // the body was read before the rename: the 304 served it
-    CHECK(f.state->requests.size() == 2);
+    CHECK(f.state->requests().size() == 2);
   } else {
     CHECK(r->body == "refetched");  // read after: a plain refetch, no warning
-    REQUIRE(f.state->requests.size() == 3);
-    CHECK(header(f.state->requests[2], "if-none-match") == "<absent>");
+    REQUIRE(f.state->requests().size() == 3);
+    CHECK(header(f.state->requests()[2], "if-none-match") == "<absent>");
   }
 }

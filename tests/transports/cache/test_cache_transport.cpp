@@ -19,14 +19,14 @@ using namespace wheelfit::test_cache;  // the fixture, and the names it uses
 
 TEST_CASE("cache: a fresh entry is served without a request", "[transports][cache]") {
   Fixture f;
-  f.state->handler = [](const Request&) {
+  f.state->handle([](const Request&) {
     return ok(kPage, {{"cache-control", "public, max-age=3600"}, {"etag", "\"v1\""}, {"link", "<x>; rel=next"}},
               kUrl);
-  };
+  });
   auto first = f.get(kUrl);
   REQUIRE(first);
   CHECK_FALSE(first->from_cache);
-  CHECK(f.state->requests.size() == 1);
+  CHECK(f.state->requests().size() == 1);
 
   auto second = f.get(kUrl);
   REQUIRE(second);
@@ -36,7 +36,7 @@ TEST_CASE("cache: a fresh entry is served without a request", "[transports][cach
   CHECK(second->url == kUrl);
   CHECK(second->content_type == "text/html");
   CHECK(transport::find_header(second->headers, "link") == std::optional<std::string_view>("<x>; rel=next"));
-  CHECK(f.state->requests.size() == 1);  // zero requests for the hit
+  CHECK(f.state->requests().size() == 1);  // zero requests for the hit
   const auto st = f.cache->stats();
   CHECK(st.cache_fresh == 1);
   CHECK(st.cache_revalidated == 0);
@@ -50,7 +50,7 @@ TEST_CASE("cache: a fresh entry is served without a request", "[transports][cach
     auto third = f.get(kUrl);
     REQUIRE(third);
     CHECK(third->from_cache);
-    CHECK(f.state->requests.size() == 1);
+    CHECK(f.state->requests().size() == 1);
   }
 }
 
@@ -74,24 +74,24 @@ TEST_CASE("cache: Cache-Control decides freshness", "[transports][cache]") {
   }));
   CAPTURE(row.cache_control);
   Fixture f;
-  f.state->handler = [&](const Request& r) -> Expected<Response> {
+  f.state->handle([&](const Request& r) -> Expected<Response> {
     if (header(r, "if-none-match") == "\"e1\"") return not_modified();
     Headers h{{"etag", "\"e1\""}};
     if (!row.cache_control.empty()) h.emplace_back("cache-control", row.cache_control);
     return ok(kPage, h);
-  };
+  });
   REQUIRE(f.get(kUrl));
   auto second = f.get(kUrl);
   REQUIRE(second);
   CHECK(second->from_cache);
   CHECK(second->body == kPage);
-  CHECK(f.state->requests.size() == (row.fresh_on_second_get ? 1u : 2u));
+  CHECK(f.state->requests().size() == (row.fresh_on_second_get ? 1u : 2u));
 }
 
 TEST_CASE("cache: a stale entry is revalidated with its validators", "[transports][cache]") {
   Fixture f;
   int round = 0;
-  f.state->handler = [&](const Request& r) -> Expected<Response> {
+  f.state->handle([&](const Request& r) -> Expected<Response> {
     ++round;
     if (round == 1) {
       return ok(kPage, {{"etag", "W/\"abc\""}, {"last-modified", "Wed, 20 Aug 2025 10:00:00 GMT"},
@@ -101,13 +101,13 @@ TEST_CASE("cache: a stale entry is revalidated with its validators", "[transport
       return not_modified({{"cache-control", "max-age=3600"}, {"x-served-by", "new"}});
     }
     return ok("unexpected");
-  };
+  });
   REQUIRE(f.get(kUrl, {{"Accept", "text/html"}}));
 
   auto second = f.get(kUrl, {{"Accept", "text/html"}});
   REQUIRE(second);
-  REQUIRE(f.state->requests.size() == 2);
-  const auto& reval = f.state->requests[1];
+  REQUIRE(f.state->requests().size() == 2);
+  const auto& reval = f.state->requests()[1];
   CHECK(header(reval, "If-None-Match") == "W/\"abc\"");
   CHECK(header(reval, "If-Modified-Since") == "Wed, 20 Aug 2025 10:00:00 GMT");
   CHECK(header(reval, "Accept") == "text/html");  // the caller's headers still go out
@@ -121,7 +121,7 @@ TEST_CASE("cache: a stale entry is revalidated with its validators", "[transport
   auto third = f.get(kUrl, {{"Accept", "text/html"}});
   REQUIRE(third);
   CHECK(third->from_cache);
-  CHECK(f.state->requests.size() == 2);
+  CHECK(f.state->requests().size() == 2);
   CHECK(f.cache->stats().cache_fresh == 1);
   CHECK(f.files(".tmp").empty());
 }
@@ -129,59 +129,59 @@ TEST_CASE("cache: a stale entry is revalidated with its validators", "[transport
 TEST_CASE("cache: revalidation details", "[transports][cache]") {
   Fixture f;
   SECTION("only Last-Modified: If-Modified-Since alone") {
-    f.state->handler = [](const Request& r) -> Expected<Response> {
+    f.state->handle([](const Request& r) -> Expected<Response> {
       if (header(r, "if-modified-since") != "<absent>") return not_modified();
       return ok(kPage, {{"last-modified", "Wed, 20 Aug 2025 10:00:00 GMT"}});
-    };
+    });
     REQUIRE(f.get(kUrl));
     auto r = f.get(kUrl);
     REQUIRE(r);
     CHECK(r->from_cache);
-    CHECK(header(f.state->requests[1], "if-none-match") == "<absent>");
+    CHECK(header(f.state->requests()[1], "if-none-match") == "<absent>");
   }
   SECTION("no validator: a plain request, and the 200 replaces the entry") {
     int n = 0;
-    f.state->handler = [&](const Request&) -> Expected<Response> { return ok("body " + std::to_string(++n)); };
+    f.state->handle([&](const Request&) -> Expected<Response> { return ok("body " + std::to_string(++n)); });
     REQUIRE(f.get(kUrl));
     auto r = f.get(kUrl);
     REQUIRE(r);
     CHECK_FALSE(r->from_cache);
     CHECK(r->body == "body 2");
-    CHECK(header(f.state->requests[1], "if-none-match") == "<absent>");
-    CHECK(header(f.state->requests[1], "if-modified-since") == "<absent>");
+    CHECK(header(f.state->requests()[1], "if-none-match") == "<absent>");
+    CHECK(header(f.state->requests()[1], "if-modified-since") == "<absent>");
   }
   SECTION("a 200 to a conditional request replaces the entry") {
     int n = 0;
-    f.state->handler = [&](const Request&) -> Expected<Response> {
+    f.state->handle([&](const Request&) -> Expected<Response> {
       ++n;
       return ok("body " + std::to_string(n), {{"etag", "\"e" + std::to_string(n) + "\""}});
-    };
+    });
     REQUIRE(f.get(kUrl));
     auto r = f.get(kUrl);
     REQUIRE(r);
     CHECK(r->body == "body 2");
     auto r3 = f.get(kUrl);
     REQUIRE(r3);
-    CHECK(header(f.state->requests[2], "if-none-match") == "\"e2\"");
+    CHECK(header(f.state->requests()[2], "if-none-match") == "\"e2\"");
   }
   SECTION("a 304 to an unconditional request is a protocol error") {
-    f.state->handler = [](const Request&) -> Expected<Response> { return not_modified(); };
+    f.state->handle([](const Request&) -> Expected<Response> { return not_modified(); });
     auto r = f.get(kUrl);
     REQUIRE_FALSE(r);
     CHECK(transport::is(r.error(), NetErrc::protocol));
     CHECK_THAT(r.error().message, Catch::Contains(kUrl));
   }
   SECTION("the caller's own conditional request passes through uncached") {
-    f.state->handler = [](const Request&) -> Expected<Response> { return not_modified(); };
+    f.state->handle([](const Request&) -> Expected<Response> { return not_modified(); });
     auto r = f.get(kUrl, {{"If-None-Match", "\"mine\""}});
     REQUIRE(r);
     CHECK(r->status == 304);
     CHECK(f.files(".entry").empty());
   }
   SECTION("the Accept header is part of the key") {
-    f.state->handler = [](const Request& r) -> Expected<Response> {
+    f.state->handle([](const Request& r) -> Expected<Response> {
       return ok("for " + header(r, "accept"), {{"cache-control", "max-age=3600"}});
-    };
+    });
     REQUIRE(f.get(kUrl, {{"Accept", "text/html"}}));
     REQUIRE(f.get(kUrl, {{"Accept", "application/vnd.pypi.simple.v1+json"}}));
     auto html = f.get(kUrl, {{"accept", "text/html"}});
@@ -190,7 +190,7 @@ TEST_CASE("cache: revalidation details", "[transports][cache]") {
     REQUIRE(json);
     CHECK(html->body == "for text/html");
     CHECK(json->body == "for application/vnd.pypi.simple.v1+json");
-    CHECK(f.state->requests.size() == 2);
+    CHECK(f.state->requests().size() == 2);
     CHECK(f.files(".entry").size() == 2);
   }
 }
@@ -198,21 +198,21 @@ TEST_CASE("cache: revalidation details", "[transports][cache]") {
 TEST_CASE("cache: no-store is never stored", "[transports][cache]") {
   Fixture f;
   SECTION("a no-store answer leaves no entry") {
-    f.state->handler = [](const Request&) -> Expected<Response> {
+    f.state->handle([](const Request&) -> Expected<Response> {
       return ok(kPage, {{"cache-control", "no-store, max-age=3600"}, {"etag", "\"x\""}});
-    };
+    });
     REQUIRE(f.get(kUrl));
     REQUIRE(f.get(kUrl));
-    CHECK(f.state->requests.size() == 2);
-    CHECK(header(f.state->requests[1], "if-none-match") == "<absent>");
+    CHECK(f.state->requests().size() == 2);
+    CHECK(header(f.state->requests()[1], "if-none-match") == "<absent>");
     CHECK(f.files(".entry").empty());
   }
   SECTION("a no-store answer removes an older entry") {
     int n = 0;
-    f.state->handler = [&](const Request&) -> Expected<Response> {
+    f.state->handle([&](const Request&) -> Expected<Response> {
       if (++n == 1) return ok(kPage, {{"etag", "\"x\""}});
       return ok("new", {{"cache-control", "No-Store"}});
-    };
+    });
     REQUIRE(f.get(kUrl));
     CHECK(f.files(".entry").size() == 1);
     auto r = f.get(kUrl);
@@ -225,10 +225,10 @@ TEST_CASE("cache: no-store is never stored", "[transports][cache]") {
 TEST_CASE("cache: a 404 removes the entry and stays not_found", "[transports][cache]") {
   Fixture f;
   int n = 0;
-  f.state->handler = [&](const Request& r) -> Expected<Response> {
+  f.state->handle([&](const Request& r) -> Expected<Response> {
     if (++n == 1) return ok(kPage, {{"etag", "\"x\""}});
     return unexpected(Errc::not_found, r.url + ": HTTP 404");
-  };
+  });
   REQUIRE(f.get(kUrl));
   REQUIRE(f.files(".entry").size() == 1);
   auto r = f.get(kUrl);
@@ -237,20 +237,20 @@ TEST_CASE("cache: a 404 removes the entry and stays not_found", "[transports][ca
   CHECK(f.files(".entry").empty());
   auto again = f.get(kUrl);
   REQUIRE_FALSE(again);
-  CHECK(f.state->requests.size() == 3);
-  CHECK(header(f.state->requests[2], "if-none-match") == "<absent>");
+  CHECK(f.state->requests().size() == 3);
+  CHECK(header(f.state->requests()[2], "if-none-match") == "<absent>");
 }
 
 TEST_CASE("cache: network errors pass through unchanged and keep the entry", "[transports][cache]") {
   Fixture f;
   auto code = GENERATE(NetErrc::reset, NetErrc::http_status, NetErrc::connect_timeout, NetErrc::rate_limited);
   int n = 0;
-  f.state->handler = [&](const Request& r) -> Expected<Response> {
+  f.state->handle([&](const Request& r) -> Expected<Response> {
     ++n;
     if (n == 2) return transport::net_error(code, r.url + ": scripted failure");
     if (n == 3) return not_modified();
     return ok(kPage, {{"etag", "\"x\""}});
-  };
+  });
   REQUIRE(f.get(kUrl));
   auto r = f.get(kUrl);
   REQUIRE_FALSE(r);  // never the stale body on an error
@@ -266,11 +266,11 @@ TEST_CASE("cache: network errors pass through unchanged and keep the entry", "[t
 TEST_CASE("cache: a corrupt entry is discarded with a warning and refetched", "[transports][cache]") {
   Fixture f;
   int n = 0;
-  f.state->handler = [&](const Request& r) -> Expected<Response> {
+  f.state->handle([&](const Request& r) -> Expected<Response> {
     ++n;
     if (header(r, "if-none-match") != "<absent>") return not_modified();  // would serve the corrupt body
     return ok(n == 1 ? kPage : "fresh copy", {{"etag", "\"x\""}, {"cache-control", "max-age=3600"}});
-  };
+  });
   REQUIRE(f.get(kUrl));
   REQUIRE(f.files(".entry").size() == 1);
   const auto entry = f.files(".entry").front();
@@ -309,8 +309,8 @@ TEST_CASE("cache: a corrupt entry is discarded with a warning and refetched", "[
   REQUIRE(r);
   CHECK(r->body == "fresh copy");
   CHECK_FALSE(r->from_cache);
-  REQUIRE(f.state->requests.size() == 2);
-  CHECK(header(f.state->requests[1], "if-none-match") == "<absent>");  // a plain refetch
+  REQUIRE(f.state->requests().size() == 2);
+  CHECK(header(f.state->requests()[1], "if-none-match") == "<absent>");  // a plain refetch
   REQUIRE(f.warnings.size() == 1);
   CHECK_THAT(f.warnings[0], Catch::Contains("corrupt") && Catch::Contains(kUrl));
   // Replaced by a good entry.
@@ -336,7 +336,7 @@ TEST_CASE("cache: an entry that is not a regular file is a miss, removed and ref
   for (const auto& row : rows) {
     CAPTURE(row.what);
     Fixture f;
-    f.state->handler = [](const Request&) -> Expected<Response> { return ok(kPage, {{"cache-control", "max-age=3600"}}); };
+    f.state->handle([](const Request&) -> Expected<Response> { return ok(kPage, {{"cache-control", "max-age=3600"}}); });
     REQUIRE(f.get(kUrl));
     const auto entry = f.files(".entry").front();
     fs::remove(entry);
@@ -347,7 +347,7 @@ TEST_CASE("cache: an entry that is not a regular file is a miss, removed and ref
     REQUIRE(r);
     CHECK_FALSE(r->from_cache);
     CHECK(r->body == kPage);
-    CHECK(f.state->requests.size() == 2);
+    CHECK(f.state->requests().size() == 2);
     REQUIRE(f.warnings.size() == 1);
     CHECK_THAT(f.warnings[0], Catch::Contains("corrupt") && Catch::Contains(row.warning));
     CHECK(fs::symlink_status(entry).type() == fs::file_type::regular);  // the refetched entry
@@ -356,7 +356,7 @@ TEST_CASE("cache: an entry that is not a regular file is a miss, removed and ref
 
 TEST_CASE("cache: a leftover temporary file is never read", "[transports][cache]") {
   Fixture f;
-  f.state->handler = [](const Request&) -> Expected<Response> { return ok(kPage, {{"cache-control", "max-age=60"}}); };
+  f.state->handle([](const Request&) -> Expected<Response> { return ok(kPage, {{"cache-control", "max-age=60"}}); });
   REQUIRE(f.get(kUrl));
   const auto entry = f.files(".entry").front();
   fs::rename(entry, entry.parent_path() / (".tmp-" + entry.filename().string().substr(0, 16) + "-1-1"));
@@ -368,19 +368,19 @@ TEST_CASE("cache: a leftover temporary file is never read", "[transports][cache]
 
 TEST_CASE("cache: offline mode serves stored entries only", "[transports][cache]") {
   Fixture f;
-  f.state->handler = [](const Request&) -> Expected<Response> {
+  f.state->handle([](const Request&) -> Expected<Response> {
     return ok(kPage, {{"cache-control", "max-age=0"}, {"etag", "\"x\""}});  // stale at once
-  };
+  });
   REQUIRE(f.get(kUrl));
   f.reopen(true);
-  f.state->requests.clear();
+  f.state->forget();
 
   SECTION("a stored entry is served, stale or not, without a request") {
     auto r = f.get(kUrl);
     REQUIRE(r);
     CHECK(r->from_cache);
     CHECK(r->body == kPage);
-    CHECK(f.state->requests.empty());
+    CHECK(f.state->requests().empty());
     CHECK(f.cache->stats().cache_fresh == 1);
   }
   SECTION("a missing entry is NetErrc::offline naming the URL") {
@@ -389,13 +389,13 @@ TEST_CASE("cache: offline mode serves stored entries only", "[transports][cache]
     REQUIRE_FALSE(r);
     CHECK(transport::is(r.error(), NetErrc::offline));
     CHECK_THAT(r.error().message, Catch::Contains(other));
-    CHECK(f.state->requests.empty());
+    CHECK(f.state->requests().empty());
   }
   SECTION("a caller's conditional request is not sent either") {
     auto r = f.get(kUrl, {{"If-None-Match", "\"x\""}});
     REQUIRE_FALSE(r);
     CHECK(transport::is(r.error(), NetErrc::offline));
-    CHECK(f.state->requests.empty());
+    CHECK(f.state->requests().empty());
   }
   SECTION("a corrupt entry is discarded and then missing") {
     const auto entry = f.files(".entry").front();
@@ -406,29 +406,29 @@ TEST_CASE("cache: offline mode serves stored entries only", "[transports][cache]
     CHECK(f.warnings.size() == 1);
   }
   SECTION("file:// still passes through") {
-    f.state->handler = [](const Request&) -> Expected<Response> { return ok("local"); };
+    f.state->handle([](const Request&) -> Expected<Response> { return ok("local"); });
     auto r = f.get("file:///srv/index/cumm/");
     REQUIRE(r);
     CHECK(r->body == "local");
-    CHECK(f.state->requests.size() == 1);
+    CHECK(f.state->requests().size() == 1);
   }
 }
 
 TEST_CASE("cache: file:// and other schemes pass through uncached", "[transports][cache]") {
   Fixture f;
-  f.state->handler = [](const Request& r) -> Expected<Response> {
+  f.state->handle([](const Request& r) -> Expected<Response> {
     return ok("local " + r.url, {{"cache-control", "max-age=3600"}});
-  };
+  });
   for (const std::string url : {"file:///srv/index/cumm/", "/srv/index/cumm/", "FILE:///srv/x"}) {
     CAPTURE(url);
-    f.state->requests.clear();
+    f.state->forget();
     auto a = f.get(url);
     auto b = f.get(url);
     REQUIRE(a);
     REQUIRE(b);
     CHECK_FALSE(b->from_cache);
     CHECK(b->body == "local " + url);
-    CHECK(f.state->requests.size() == 2);
+    CHECK(f.state->requests().size() == 2);
   }
   CHECK(f.files(".entry").empty());
   CHECK(f.cache->stats().cache_fresh == 0);
@@ -443,7 +443,7 @@ TEST_CASE("cache: get_many batches misses and revalidations into one inner call"
   const std::string miss2 = page("miss2");
   const std::string gone = page("gone");
   const std::string local = "file:///srv/local/";
-  f.state->handler = [&](const Request& r) -> Expected<Response> {
+  f.state->handle([&](const Request& r) -> Expected<Response> {
     if (r.url == fresh_url) return ok("fresh", {{"cache-control", "max-age=3600"}});
     if (r.url == stale_url) {
       if (header(r, "if-none-match") == "\"s\"") return not_modified();
@@ -451,17 +451,17 @@ TEST_CASE("cache: get_many batches misses and revalidations into one inner call"
     }
     if (r.url == gone) return unexpected(Errc::not_found, r.url + ": 404");
     return ok("body of " + r.url);
-  };
+  });
   REQUIRE(f.get(fresh_url));
   REQUIRE(f.get(stale_url));
-  f.state->requests.clear();
-  f.state->batches.clear();
+  f.state->forget();
+  f.state->forget();
 
   std::vector<Request> reqs;
   for (const auto& u : {fresh_url, miss1, stale_url, local, gone, miss2}) reqs.push_back(req(u));
   auto out = f.cache->get_many(reqs);
   REQUIRE(out.size() == 6);
-  CHECK(f.state->batches == std::vector<std::size_t>{5});  // all but the fresh one, in one call
+  CHECK(f.state->batch_sizes() == std::vector<std::size_t>{5});  // all but the fresh one, in one call
   REQUIRE(out[0]);
   CHECK(out[0]->body == "fresh");
   CHECK(out[0]->from_cache);
@@ -481,19 +481,19 @@ TEST_CASE("cache: get_many batches misses and revalidations into one inner call"
   CHECK(st.cache_revalidated == 1);
 
   SECTION("a fresh hit beside a stale entry without validators: one inner request") {
-    f.state->batches.clear();
+    f.state->forget();
     auto again = f.cache->get_many({req(fresh_url), req(miss1)});
     REQUIRE(again[0]);
     REQUIRE(again[1]);  // miss1 had no Cache-Control: revalidated (no validator: a plain GET)
-    CHECK(f.state->batches == std::vector<std::size_t>{1});
+    CHECK(f.state->batch_sizes() == std::vector<std::size_t>{1});
   }
 }
 
 TEST_CASE("cache: a cached body above max_body is too_large", "[transports][cache]") {
   Fixture f;
-  f.state->handler = [](const Request&) -> Expected<Response> {
+  f.state->handle([](const Request&) -> Expected<Response> {
     return ok(std::string(4096, 'x'), {{"cache-control", "max-age=3600"}});
-  };
+  });
   REQUIRE(f.get(kUrl));
   Request small = req(kUrl);
   small.max_body = 100;
@@ -506,18 +506,18 @@ TEST_CASE("cache: a cached body above max_body is too_large", "[transports][cach
 TEST_CASE("cache: a streamed request (sink) bypasses the cache", "[transports][cache][sink]") {
   Fixture f;
   test::MemorySink sink;
-  f.state->handler = [&](const Request& r) -> Expected<Response> {
+  f.state->handle([&](const Request& r) -> Expected<Response> {
     CHECK(r.sink == &sink);  // handed through untouched
     return ok("", {{"cache-control", "public, max-age=3600"}, {"etag", "\"v1\""}}, kUrl);
-  };
+  });
   for (int i = 0; i < 2; ++i) {
     auto r = req(kUrl);
     r.sink = &sink;
     auto a = f.cache->get(r);
     REQUIRE(a);
     CHECK_FALSE(a->from_cache);
-    CHECK(header(f.state->requests.back(), "if-none-match") == "<absent>");
+    CHECK(header(f.state->requests().back(), "if-none-match") == "<absent>");
   }
-  CHECK(f.state->requests.size() == 2);
+  CHECK(f.state->requests().size() == 2);
   CHECK(f.files(".entry").empty());
 }

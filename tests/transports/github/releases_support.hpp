@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "support/memory_transport.hpp"
 #include "wheelfit/transports/releases.hpp"
 
 namespace wheelfit::test::github_api {
@@ -23,42 +24,17 @@ using transport::Request;
 using transport::Response;
 using transports::ReleasesSource;
 
-// An in-memory transport: answers by exact URL (anything else is a 404), records every request.
-class FakeTransport final : public transport::Transport {
- public:
-  std::map<std::string, Expected<Response>> answers;
-  std::vector<Request> requests;
+// The in-memory transport: answers by exact URL (anything else is a 404), records every request.
+using FakeTransport = test::MemoryTransport;
 
-  void page(const std::string& url, std::string body, Headers headers = {}) {
-    Response r;
-    r.url = url;
-    r.content_type = "application/json; charset=utf-8";
-    r.body = std::move(body);
-    r.headers = std::move(headers);
-    answers.insert_or_assign(url, Expected<Response>(std::move(r)));
-  }
-  void html(const std::string& url, std::string body) {
-    Response r;
-    r.url = url;
-    r.content_type = "text/html";
-    r.body = std::move(body);
-    answers.insert_or_assign(url, Expected<Response>(std::move(r)));
-  }
-  void fail(const std::string& url, Error e) { answers.insert_or_assign(url, Expected<Response>(std::move(e))); }
-  [[nodiscard]] std::size_t count(std::string_view prefix) const {
-    std::size_t n = 0;
-    for (const auto& r : requests) n += r.url.rfind(prefix, 0) == 0 ? 1 : 0;
-    return n;
-  }
-
- private:
-  Expected<Response> get_impl(const Request& r) override {
-    requests.push_back(r);
-    const auto it = answers.find(r.url);
-    if (it == answers.end()) return unexpected(Errc::not_found, r.url + ": HTTP 404 Not Found");
-    return it->second;
-  }
-};
+/// Serves an API page (JSON) for `url`.
+inline void api_page(FakeTransport& t, const std::string& url, std::string body, Headers headers = {}) {
+  t.origin().serve(url, std::move(body), "application/json; charset=utf-8", std::move(headers));
+}
+/// Serves an HTML page for `url`.
+inline void html_page(FakeTransport& t, const std::string& url, std::string body) {
+  t.origin().serve(url, std::move(body), "text/html");
+}
 
 inline std::string header(const Request& r, std::string_view name) {
   auto v = transport::find_header(r.headers, name);
@@ -143,12 +119,12 @@ inline Headers link(std::string value) { return {{"link", std::move(value)}}; }
 
 /// The three pages of G01, linked the way GitHub does it.
 inline void serve_three_pages(FakeTransport& t) {
-  t.page(kFirst, releases_json(0, 100),
+  api_page(t, kFirst, releases_json(0, 100),
          link("<" + page_url(2) + ">; rel=\"next\", <" + page_url(3) + ">; rel=\"last\""));
-  t.page(page_url(2), releases_json(100, 200),
+  api_page(t, page_url(2), releases_json(100, 200),
          link("<" + page_url(1) + ">; rel=\"prev\", <" + page_url(3) + ">; rel=\"next\", <" + page_url(3) +
               ">; rel=\"last\", <" + page_url(1) + ">; rel=\"first\""));
-  t.page(page_url(3), releases_json(200, 250),
+  api_page(t, page_url(3), releases_json(200, 250),
          link("<" + page_url(2) + ">; rel=\"prev\", <" + page_url(1) + ">; rel=\"first\""));
 }
 

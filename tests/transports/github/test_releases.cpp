@@ -33,11 +33,11 @@ TEST_CASE("releases: G01 250 releases over 3 pages via Link rel=next", "[transpo
   CHECK(page.links.front().text == wheel("flash_attn", "2.0.0"));
   CHECK(page.links.back().text == wheel("flash_attn", "2.249.0"));
   CHECK(page.skipped.empty());
-  REQUIRE(t.requests.size() == 3);
-  CHECK(t.requests[0].url == kFirst);
-  CHECK(t.requests[1].url == page_url(2));
-  CHECK(t.requests[2].url == page_url(3));
-  for (const auto& req : t.requests) {
+  REQUIRE(t.origin().requests().size() == 3);
+  CHECK(t.origin().requests()[0].url == kFirst);
+  CHECK(t.origin().requests()[1].url == page_url(2));
+  CHECK(t.origin().requests()[2].url == page_url(3));
+  for (const auto& req : t.origin().requests()) {
     CHECK(header(req, "Accept") == "application/vnd.github+json");
     CHECK(header(req, "X-GitHub-Api-Version") == "2022-11-28");
     CHECK(header(req, "Authorization") == "<absent>");  // no token configured
@@ -48,15 +48,15 @@ TEST_CASE("releases: G01 a next link looping back to page 1 stops", "[transports
   FakeTransport t;
   serve_three_pages(t);
   SECTION("back to the first URL") {
-    t.page(page_url(2), releases_json(100, 200), link("<" + kFirst + ">; rel=\"next\""));
+    api_page(t, page_url(2), releases_json(100, 200), link("<" + kFirst + ">; rel=\"next\""));
   }
-  SECTION("to itself") { t.page(page_url(2), releases_json(100, 200), link("<" + page_url(2) + ">; rel=next")); }
-  SECTION("an empty target (the page itself)") { t.page(page_url(2), releases_json(100, 200), link("<>; rel=next")); }
+  SECTION("to itself") { api_page(t, page_url(2), releases_json(100, 200), link("<" + page_url(2) + ">; rel=next")); }
+  SECTION("an empty target (the page itself)") { api_page(t, page_url(2), releases_json(100, 200), link("<>; rel=next")); }
   auto r = transports::list_release_wheels(t, source());
   REQUIRE_FALSE(r);
   CHECK(transport::is(r.error(), NetErrc::protocol));
   CHECK_THAT(r.error().message, Catch::Contains("loops"));
-  CHECK(t.requests.size() == 2);
+  CHECK(t.origin().requests().size() == 2);
 }
 
 TEST_CASE("releases: max_pages bounds the walk", "[transports][github]") {
@@ -69,7 +69,7 @@ TEST_CASE("releases: max_pages bounds the walk", "[transports][github]") {
     REQUIRE_FALSE(r);
     CHECK(transport::is(r.error(), NetErrc::protocol));
     CHECK_THAT(r.error().message, Catch::Contains("more than 2 pages"));
-    CHECK(t.requests.size() == 2);
+    CHECK(t.origin().requests().size() == 2);
   }
   SECTION("exactly enough") {
     s.max_pages = 3;
@@ -79,12 +79,12 @@ TEST_CASE("releases: max_pages bounds the walk", "[transports][github]") {
   }
   SECTION("an endless chain of fresh URLs ends at the default 100") {
     FakeTransport endless;
-    endless.page(kFirst, "[]", link("<" + page_url(1) + ">; rel=next"));
-    for (int i = 1; i <= 150; ++i) endless.page(page_url(i), "[]", link("<" + page_url(i + 1) + ">; rel=next"));
+    api_page(endless, kFirst, "[]", link("<" + page_url(1) + ">; rel=next"));
+    for (int i = 1; i <= 150; ++i) api_page(endless, page_url(i), "[]", link("<" + page_url(i + 1) + ">; rel=next"));
     auto r = transports::list_release_wheels(endless, source());
     REQUIRE_FALSE(r);
     CHECK(transport::is(r.error(), NetErrc::protocol));
-    CHECK(endless.requests.size() == 100);
+    CHECK(endless.origin().requests().size() == 100);
   }
 }
 
@@ -92,7 +92,7 @@ TEST_CASE("releases: the walk's failures", "[transports][github]") {
   FakeTransport t;
   serve_three_pages(t);
   SECTION("a transport error on page 2 is passed on, naming the URL") {
-    t.fail(page_url(2), transport::net_error(NetErrc::reset, "api.github.com:443: connection reset by peer"));
+    t.origin().fail(page_url(2), transport::net_error(NetErrc::reset, "api.github.com:443: connection reset by peer"));
     auto r = transports::list_release_wheels(t, source());
     REQUIRE_FALSE(r);
     CHECK(transport::is(r.error(), NetErrc::reset));
@@ -105,28 +105,28 @@ TEST_CASE("releases: the walk's failures", "[transports][github]") {
     CHECK(r.error().is(Errc::not_found));
   }
   SECTION("a malformed Link header is a protocol error, not a silent stop") {
-    t.page(page_url(2), releases_json(100, 200), link("<" + page_url(3) + "; rel=next"));
+    api_page(t, page_url(2), releases_json(100, 200), link("<" + page_url(3) + "; rel=next"));
     auto r = transports::list_release_wheels(t, source());
     REQUIRE_FALSE(r);
     CHECK(transport::is(r.error(), NetErrc::protocol));
     CHECK_THAT(r.error().message, Catch::Contains(page_url(2)) && Catch::Contains("Link header"));
   }
   SECTION("a next link to another scheme is refused") {
-    t.page(page_url(2), releases_json(100, 200), link("<file:///etc/passwd>; rel=next"));
+    api_page(t, page_url(2), releases_json(100, 200), link("<file:///etc/passwd>; rel=next"));
     auto r = transports::list_release_wheels(t, source());
     REQUIRE_FALSE(r);
     CHECK(transport::is(r.error(), NetErrc::protocol));
-    CHECK(t.requests.size() == 2);
+    CHECK(t.origin().requests().size() == 2);
   }
   SECTION("a bad page stops the walk with the page's URL and JSON path") {
-    t.page(page_url(2), R"([{"tag_name": "x", "assets": 5}])");
+    api_page(t, page_url(2), R"([{"tag_name": "x", "assets": 5}])");
     auto r = transports::list_release_wheels(t, source());
     REQUIRE_FALSE(r);
     CHECK(r.error().is(Errc::invalid_input));
     CHECK_THAT(r.error().message, Catch::Contains(page_url(2)) && Catch::Contains("releases[0].assets: not an array"));
   }
   SECTION("a relative next link resolves against the page") {
-    t.page(page_url(2), releases_json(100, 200), link("</repositories/912345678/releases?per_page=100&page=3>; rel=next"));
+    api_page(t, page_url(2), releases_json(100, 200), link("</repositories/912345678/releases?per_page=100&page=3>; rel=next"));
     auto r = transports::list_release_wheels(t, source());
     REQUIRE(r);
     CHECK(r->at("flash-attn").links.size() == 250);
@@ -139,7 +139,7 @@ TEST_CASE("releases: the walk's failures", "[transports][github]") {
       REQUIRE_FALSE(r);
       CHECK(r.error().is(Errc::invalid_input));
     }
-    CHECK(t.requests.empty());
+    CHECK(t.origin().requests().empty());
   }
 }
 
@@ -175,15 +175,15 @@ TEST_CASE("releases: Authorization only to the API host, over https unless allow
   std::string base = row.api_base;
   if (base.back() == '/') base.pop_back();
   const std::string first = base + "/repos/" + kRepoReleases + "/releases?per_page=100";
-  t.page(first, releases_json(0, 1), link("<" + row.next + ">; rel=\"next\""));
-  t.page(row.next, releases_json(1, 2));
+  api_page(t, first, releases_json(0, 1), link("<" + row.next + ">; rel=\"next\""));
+  api_page(t, row.next, releases_json(1, 2));
   auto r = transports::list_release_wheels(t, s);
   REQUIRE(r);
-  REQUIRE(t.requests.size() == 2);
+  REQUIRE(t.origin().requests().size() == 2);
   const bool first_gets_it = row.api_base.starts_with("https://") || row.http_allowed;
-  CHECK(header(t.requests[0], "Authorization") == (first_gets_it ? "Bearer ghp_secret123" : "<absent>"));
-  CHECK(header(t.requests[1], "Authorization") == (row.token_on_next ? "Bearer ghp_secret123" : "<absent>"));
-  CHECK(header(t.requests[1], "Accept") == "application/vnd.github+json");
+  CHECK(header(t.origin().requests()[0], "Authorization") == (first_gets_it ? "Bearer ghp_secret123" : "<absent>"));
+  CHECK(header(t.origin().requests()[1], "Authorization") == (row.token_on_next ? "Bearer ghp_secret123" : "<absent>"));
+  CHECK(header(t.origin().requests()[1], "Accept") == "application/vnd.github+json");
 }
 
 TEST_CASE("releases: from_env", "[transports][github]") {

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "support/memory_transport.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/transports/cache_transport.hpp"
 #include "wheelfit/transports/releases.hpp"
@@ -19,31 +20,26 @@ struct ReleasesCachedApi {
   int requests = 0, conditional = 0;
 };
 
-class ApiTransport final : public transport::Transport {
- public:
-  explicit ApiTransport(ReleasesCachedApi& api) : api_(api) {}
-
- private:
-  Expected<transport::Response> get_impl(const transport::Request& r) override {
-    ++api_.requests;
-    auto it = api_.pages.find(r.url);
-    if (it == api_.pages.end()) return unexpected(Errc::not_found, r.url + ": 404");
+// The API as the memory transport's handler: 404 for a page it lacks, a 304 when If-None-Match matches.
+std::unique_ptr<transport::Transport> api_transport(ReleasesCachedApi& api) {
+  auto origin = std::make_shared<test::MemoryOrigin>();
+  origin->handle([&api](const transport::Request& r) -> std::optional<Expected<transport::Response>> {
+    ++api.requests;
+    auto it = api.pages.find(r.url);
+    if (it == api.pages.end()) return unexpected(Errc::not_found, r.url + ": 404");
     const std::string etag = "\"" + std::to_string(std::hash<std::string>{}(it->second.first)) + "\"";
-    transport::Response resp;
-    resp.url = r.url;
-    resp.content_type = "application/json";
-    resp.headers = {{"etag", etag}, {"cache-control", "max-age=0"}};
+    transport::Response resp{r.url, "application/json", "", 200, {{"etag", etag}, {"cache-control", "max-age=0"}}, false};
     if (!it->second.second.empty()) resp.headers.emplace_back("link", "<" + it->second.second + ">; rel=\"next\"");
     if (auto inm = transport::find_header(r.headers, "If-None-Match"); inm && *inm == etag) {
-      ++api_.conditional;
+      ++api.conditional;
       resp.status = 304;
       return resp;
     }
     resp.body = it->second.first;
     return resp;
-  }
-  ReleasesCachedApi& api_;
-};
+  });
+  return test::MemoryOrigin::transport_over(origin);
+}
 
 std::string release_json_cached(const std::string& tag, const std::string& wheel) {
   return R"({"tag_name":")" + tag + R"(","assets":[{"name":")" + wheel +
@@ -64,7 +60,7 @@ TEST_CASE("Releases API pages are revalidated through the cache, 304s served fro
   source.repo = "o/r";
 
   auto run = [&] {
-    auto t = transports::make_cache_transport(std::make_unique<ApiTransport>(api), {dir / "cache", false});
+    auto t = transports::make_cache_transport(api_transport(api), {dir / "cache", false});
     REQUIRE(t);
     auto wheels = transports::list_release_wheels(**t, source);
     REQUIRE(wheels);

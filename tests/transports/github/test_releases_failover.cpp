@@ -33,7 +33,7 @@ std::string api_page_with(const std::vector<std::pair<std::string, std::string>>
 }
 
 void serve_api(FakeTransport& t) {
-  t.page(kFirst, api_page_with({{"flash_attn-latest", wheel("flash_attn", "2.8.3")},
+  api_page(t, kFirst, api_page_with({{"flash_attn-latest", wheel("flash_attn", "2.8.3")},
                                 {"cumm-latest", "cumm-0.8.2+cu128torch2.11-cp312-cp312-win_amd64.whl"},
                                 {"flash_attn-old", wheel("flash_attn", "2.7.4")}}));
 }
@@ -59,14 +59,14 @@ TEST_CASE("failover: Pages that cannot be read are replaced by the Releases API"
   }));
   CAPTURE(row.what);
   FakeTransport t;
-  t.fail(kBase + "packages.json", row.error);
-  t.fail(kBase + "flash-attn/", row.error);
-  t.fail(kBase + "cumm/", row.error);
-  t.fail(kBase + "nvdiffrast/", row.error);
+  t.origin().fail(kBase + "packages.json", row.error);
+  t.origin().fail(kBase + "flash-attn/", row.error);
+  t.origin().fail(kBase + "cumm/", row.error);
+  t.origin().fail(kBase + "nvdiffrast/", row.error);
   serve_api(t);
 
   auto snap = transports::read_index_with_failover(t, kBase, {"flash-attn", "cumm", "nvdiffrast"}, api_source());
-  CHECK(t.count(kApi) == 1);
+  CHECK(t.origin().count_prefix(kApi) == 1);
   REQUIRE(snap.projects.size() == 3);
   const auto& fa = snap.projects.at("flash-attn");
   CHECK(fa.status == index::ProjectPage::Status::ok);
@@ -89,12 +89,12 @@ TEST_CASE("failover: Pages that cannot be read are replaced by the Releases API"
 
 TEST_CASE("failover: only the failed pages are replaced", "[transports][github]") {
   FakeTransport t;
-  t.fail(kBase + "packages.json", Error(Errc::not_found, "404"));
-  t.html(kBase + "flash-attn/", kFlashHtml);
-  t.fail(kBase + "cumm/", transport::net_error(NetErrc::truncated, "comfy-forge.github.io:443: response truncated"));
+  t.origin().fail(kBase + "packages.json", Error(Errc::not_found, "404"));
+  html_page(t, kBase + "flash-attn/", kFlashHtml);
+  t.origin().fail(kBase + "cumm/", transport::net_error(NetErrc::truncated, "comfy-forge.github.io:443: response truncated"));
   serve_api(t);
   auto snap = transports::read_index_with_failover(t, kBase, {"flash-attn", "cumm"}, api_source());
-  CHECK(t.count(kApi) == 1);
+  CHECK(t.origin().count_prefix(kApi) == 1);
   const auto& fa = snap.projects.at("flash-attn");
   CHECK(fa.source == "index");
   REQUIRE(fa.page.links.size() == 1);
@@ -108,11 +108,11 @@ TEST_CASE("failover: only the failed pages are replaced", "[transports][github]"
 TEST_CASE("failover: the API is not asked when the index was read", "[transports][github]") {
   FakeTransport t;
   serve_api(t);
-  t.fail(kBase + "packages.json", Error(Errc::not_found, "404"));
+  t.origin().fail(kBase + "packages.json", Error(Errc::not_found, "404"));
   SECTION("a clean 404 page is 'not published', not 'could not be read'") {
     // FakeTransport answers 404 for the pages (no answer scripted).
     auto snap = transports::read_index_with_failover(t, kBase, {"flash-attn", "cumm"}, api_source());
-    CHECK(t.count(kApi) == 0);
+    CHECK(t.origin().count_prefix(kApi) == 0);
     CHECK(snap.projects.at("flash-attn").status == index::ProjectPage::Status::not_published);
     CHECK(snap.projects.at("flash-attn").source == "index");
     CHECK(snap.failover_note.empty());
@@ -122,31 +122,31 @@ TEST_CASE("failover: the API is not asked when the index was read", "[transports
     bad.url = kBase + "flash-attn/";
     bad.content_type = "application/vnd.pypi.simple.v1+json";
     bad.body = "{\"files\": 5";
-    t.answers.insert_or_assign(kBase + "flash-attn/", Expected<Response>(bad));
-    t.html(kBase + "cumm/", std::string("<a href='x.whl'>\0</a>", 21));  // a NUL byte: not HTML
+    t.origin().serve(kBase + "flash-attn/", bad);
+    html_page(t, kBase + "cumm/", std::string("<a href='x.whl'>\0</a>", 21));  // a NUL byte: not HTML
     auto snap = transports::read_index_with_failover(t, kBase, {"flash-attn", "cumm"}, api_source());
-    CHECK(t.count(kApi) == 0);
+    CHECK(t.origin().count_prefix(kApi) == 0);
     CHECK(snap.projects.at("flash-attn").status == index::ProjectPage::Status::failed);
     CHECK(snap.projects.at("cumm").status == index::ProjectPage::Status::failed);
     CHECK(snap.projects.at("flash-attn").source == "index");
     CHECK(snap.failover_note.empty());
   }
   SECTION("a body above the limit is no network failure either") {
-    t.fail(kBase + "flash-attn/", Error(Errc::too_large, kBase + "flash-attn/: too large"));
+    t.origin().fail(kBase + "flash-attn/", Error(Errc::too_large, kBase + "flash-attn/: too large"));
     auto snap = transports::read_index_with_failover(t, kBase, {"flash-attn"}, api_source());
-    CHECK(t.count(kApi) == 0);
+    CHECK(t.origin().count_prefix(kApi) == 0);
   }
   SECTION("no Releases source: no failover even when the network failed") {
-    t.fail(kBase + "flash-attn/", transport::net_error(NetErrc::reset, "reset"));
+    t.origin().fail(kBase + "flash-attn/", transport::net_error(NetErrc::reset, "reset"));
     auto snap = transports::read_index_with_failover(t, kBase, {"flash-attn"}, std::nullopt);
-    CHECK(t.count(kApi) == 0);
+    CHECK(t.origin().count_prefix(kApi) == 0);
     CHECK(snap.projects.at("flash-attn").status == index::ProjectPage::Status::failed);
     CHECK(snap.failover_note.empty());
   }
   SECTION("the index read fine") {
-    t.html(kBase + "flash-attn/", kFlashHtml);
+    html_page(t, kBase + "flash-attn/", kFlashHtml);
     auto snap = transports::read_index_with_failover(t, kBase, {"flash-attn"}, api_source());
-    CHECK(t.count(kApi) == 0);
+    CHECK(t.origin().count_prefix(kApi) == 0);
     CHECK(snap.projects.at("flash-attn").status == index::ProjectPage::Status::ok);
   }
 }
@@ -154,15 +154,15 @@ TEST_CASE("failover: the API is not asked when the index was read", "[transports
 TEST_CASE("failover: the API failing too keeps both errors", "[transports][github]") {
   FakeTransport t;
   const Error pages_error = transport::net_error(NetErrc::reset, "comfy-forge.github.io:443: connection reset by peer");
-  t.fail(kBase + "packages.json", pages_error);
-  t.fail(kBase + "flash-attn/", pages_error);
+  t.origin().fail(kBase + "packages.json", pages_error);
+  t.origin().fail(kBase + "flash-attn/", pages_error);
   auto api_error = GENERATE(
       Error(transport::make_error_code(NetErrc::rate_limited), "api.github.com:443: rate limited until 12:00:00Z"),
       Error(transport::make_error_code(NetErrc::connect_failed), "api.github.com:443: connection refused"),
       Error(Errc::not_found, "HTTP 404"));
-  t.fail(kFirst, api_error);
+  t.origin().fail(kFirst, api_error);
   auto snap = transports::read_index_with_failover(t, kBase, {"flash-attn"}, api_source());
-  CHECK(t.count(kApi) == 1);
+  CHECK(t.origin().count_prefix(kApi) == 1);
   const auto& fa = snap.projects.at("flash-attn");
   CHECK(fa.status == index::ProjectPage::Status::failed);
   CHECK(fa.source == "index");
@@ -173,20 +173,19 @@ TEST_CASE("failover: the API failing too keeps both errors", "[transports][githu
 
 TEST_CASE("failover: torch-free packages are named when packages.json says so", "[transports][github]") {
   FakeTransport t;
-  t.page(kBase + "packages.json", R"({"schema": 1, "repo": "Comfy-Forge/cuda-wheels", "packages": {
+  api_page(t, kBase + "packages.json", R"({"schema": 1, "repo": "Comfy-Forge/cuda-wheels", "packages": {
       "cumm": {"torch_free": true, "wheels": []},
       "flash-attn": {"torch_free": false, "wheels": []}}})");
-  t.fail(kBase + "cumm/", transport::net_error(NetErrc::idle_timeout, "read timed out"));
-  t.fail(kBase + "flash-attn/", transport::net_error(NetErrc::idle_timeout, "read timed out"));
+  t.origin().fail(kBase + "cumm/", transport::net_error(NetErrc::idle_timeout, "read timed out"));
+  t.origin().fail(kBase + "flash-attn/", transport::net_error(NetErrc::idle_timeout, "read timed out"));
   serve_api(t);
   auto snap = transports::read_index_with_failover(t, kBase, {"cumm", "flash-attn"}, api_source());
   REQUIRE(snap.packages_json);
   CHECK_THAT(snap.failover_note, Catch::Contains("torch-free packages (cumm)"));
 
   SECTION("and not mentioned when none of the replaced pages is torch-free") {
-    FakeTransport t2;
-    t2.answers = t.answers;
-    t2.answers.erase(kBase + "cumm/");
+    FakeTransport t2(std::make_shared<test::MemoryOrigin>(t.origin()));
+    t2.origin().drop(kBase + "cumm/");
     auto snap2 = transports::read_index_with_failover(t2, kBase, {"cumm", "flash-attn"}, api_source());
     CHECK_THAT(snap2.failover_note, !Catch::Contains("torch-free"));
   }

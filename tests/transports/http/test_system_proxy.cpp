@@ -69,10 +69,10 @@ TEST_CASE("system_proxy_for reads Windows' proxy list per scheme", "[transports]
       {"", "https", ""},
       {" ; ;\t", "http", ""},
   };
-  for (const Row& r : rows) {
+  test::check_rows(rows, [](const Row& r) {
     CAPTURE(r.list, r.scheme);
     CHECK(system_proxy_for(r.list, r.scheme) == r.expected);
-  }
+  });
 }
 
 TEST_CASE("system_bypass_matches follows Windows' bypass list", "[transports][system_proxy]") {
