@@ -129,7 +129,8 @@ class MemoryOrigin {
 };
 
 /// A transport::Transport answering from a MemoryOrigin (its own, or one shared with the test).
-/// stats().requests counts the requests this origin saw.
+/// stats().requests counts the requests this origin saw; over an inner transport (forward_to),
+/// stats() are the inner's.
 class MemoryTransport final : public transport::Transport {
  public:
   MemoryTransport() : origin_(std::make_shared<MemoryOrigin>()) {}
