@@ -16,6 +16,7 @@
 
 #include "cache_entry.hpp"
 #include "cache_store.hpp"
+#include "wheelfit/model/url.hpp"
 #include "wheelfit/transports/cache_housekeeping.hpp"
 #include "wheelfit/util/atomic_file.hpp"
 #include "wheelfit/util/log.hpp"
@@ -116,10 +117,10 @@ class CacheTransport final : public transport::Transport {
       const auto& req = requests[i];
       auto& plan = plans[i];
       // A streamed body (a wheel) is never cached: it goes straight to the inner transport.
-      plan.cached = util::is_http_url(req.url) && !req.sink && !has_header(req.headers, "if-none-match") &&
+      plan.cached = model::url::is_http(req.url) && !req.sink && !has_header(req.headers, "if-none-match") &&
                     !has_header(req.headers, "if-modified-since") && !has_header(req.headers, "range");
       if (!plan.cached) {
-        if (offline_ && util::is_http_url(req.url)) plan.answer.emplace(offline_miss(req.url));
+        if (offline_ && model::url::is_http(req.url)) plan.answer.emplace(offline_miss(req.url));
         else to_inner.push_back(i);
         continue;
       }

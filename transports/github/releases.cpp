@@ -9,6 +9,7 @@
 
 #include "wheelfit/index/links.hpp"
 #include "wheelfit/model/name.hpp"
+#include "wheelfit/model/url.hpp"
 #include "wheelfit/model/wheel.hpp"
 #include "wheelfit/util/json_kind.hpp"
 #include "wheelfit/util/log.hpp"
@@ -31,40 +32,10 @@ bool has_control(std::string_view s) {
   return false;
 }
 
-/// The origin of an http(s) URL: scheme, host (lower-cased, userinfo dropped), port (defaulted).
-struct Origin {
-  std::string scheme, host, port;
-  bool operator==(const Origin&) const = default;
-};
-
-std::optional<Origin> origin_of(std::string_view url) {
-  const auto sep = url.find("://");
-  if (sep == std::string_view::npos) return std::nullopt;
-  Origin o;
-  o.scheme = util::ascii_lower(url.substr(0, sep));
-  if (o.scheme != "http" && o.scheme != "https") return std::nullopt;
-  std::string_view rest = url.substr(sep + 3);
-  const auto end = rest.find_first_of("/?#");
-  std::string_view authority = rest.substr(0, end);
-  if (const auto at = authority.rfind('@'); at != std::string_view::npos) authority.remove_prefix(at + 1);
-  std::string_view host = authority;
-  std::string_view port;
-  if (!authority.empty() && authority.front() == '[') {
-    const auto close = authority.find(']');
-    if (close == std::string_view::npos) return std::nullopt;
-    host = authority.substr(0, close + 1);
-    const auto after = authority.substr(close + 1);
-    if (!after.empty()) {
-      if (after.front() != ':') return std::nullopt;
-      port = after.substr(1);
-    }
-  } else if (const auto colon = authority.rfind(':'); colon != std::string_view::npos) {
-    host = authority.substr(0, colon);
-    port = authority.substr(colon + 1);
-  }
-  if (host.empty()) return std::nullopt;
-  o.host = util::ascii_lower(host);
-  o.port = port.empty() ? (o.scheme == "https" ? "443" : "80") : std::string(port);
+/// The origin of an http(s) URL; nullopt for another scheme.
+std::optional<model::url::Origin> origin_of(std::string_view url) {
+  auto o = model::url::origin(url);
+  if (!o || (o->scheme != "http" && o->scheme != "https")) return std::nullopt;
   return o;
 }
 
@@ -190,16 +161,6 @@ bool is_hex64(std::string_view s) {
     if (!ok) return false;
   }
   return true;
-}
-
-std::string last_segment(std::string_view url) {
-  const auto end = url.find_first_of("?#");
-  url = url.substr(0, end);
-  const auto sep = url.find("://");
-  const auto path_start = url.find('/', sep == std::string_view::npos ? 0 : sep + 3);
-  if (path_start == std::string_view::npos) return {};
-  const auto slash = url.rfind('/');
-  return std::string(url.substr(slash + 1));
 }
 
 /// The project a note about an unparseable wheel belongs to: the normalised text before the
@@ -340,7 +301,7 @@ Expected<void> parse_releases_page(std::string_view body, std::string_view sourc
       }
       const std::string quoted_url =
           "browser_download_url '" + util::one_line(util::escape_controls(url, util::ControlEscape::line), "?") + "'";
-      if (!util::is_http_url(url)) {
+      if (!model::url::is_http(url)) {
         skip(quoted_url + " is not an http(s) URL");
         continue;
       }
@@ -349,7 +310,7 @@ Expected<void> parse_releases_page(std::string_view body, std::string_view sourc
         skip(quoted_url + " " + why);
         continue;
       }
-      const std::string filename = index::percent_decode(last_segment(url));
+      const std::string filename = model::url::percent_decode(model::url::last_path_segment(url));
       if (unsafe_file_name(filename)) {
         refuse("browser_download_url's file name '" + util::escape_controls(filename, util::ControlEscape::line) +
                "' holds '/', '\\' or a control character");
@@ -444,8 +405,8 @@ Expected<std::map<std::string, index::Page>> list_release_wheels(transport::Tran
     auto next = parse_link_next(*link);
     if (!next) return transport::net_error(NetErrc::protocol, url + ": " + next.error().message);
     if (!*next) break;
-    std::string resolved = index::resolve_url(url, **next);
-    if (!util::is_http_url(resolved)) {
+    std::string resolved = model::url::resolve(url, **next);
+    if (!model::url::is_http(resolved)) {
       return transport::net_error(NetErrc::protocol, url + ": the Link header's next URL '" + resolved +
                                                          "' is not an http(s) URL");
     }

@@ -5,16 +5,12 @@
 #include <algorithm>
 #include <map>
 
+#include "wheelfit/model/url.hpp"
 #include "wheelfit/util/secrets.hpp"
 #include "wheelfit/util/text.hpp"
 
 namespace wheelfit::transport {
 namespace {
-
-constexpr bool scheme_char(char c, bool first) noexcept {
-  const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-  return alpha || (!first && ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'));
-}
 
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
@@ -111,14 +107,7 @@ class SchemeRouter final : public Transport {
 
 }  // namespace
 
-std::string scheme_of(std::string_view url) {
-  const auto colon = url.find("://");
-  if (colon == std::string_view::npos || colon == 0) return {};
-  for (std::size_t i = 0; i < colon; ++i) {
-    if (!scheme_char(url[i], i == 0)) return {};
-  }
-  return util::ascii_lower(url.substr(0, colon));
-}
+std::string scheme_of(std::string_view url) { return model::url::url_scheme(url); }
 
 Expected<void> Registry::add_transport(TransportEntry entry) {
   const std::string who = "transport '" + entry.name + "'";
