@@ -16,7 +16,6 @@
 
 #include "cache_entry.hpp"
 #include "cache_store.hpp"
-#include "wheelfit/model/url.hpp"
 #include "wheelfit/transports/cache_housekeeping.hpp"
 #include "wheelfit/util/atomic_file.hpp"
 #include "wheelfit/util/log.hpp"
@@ -92,6 +91,7 @@ class CacheTransport final : public transport::Transport {
     std::optional<Expected<Response>> answer;  ///< set once the plan is settled
   };
 
+  transport::SchemeFacts facts_impl(std::string_view url) const override { return inner_->facts(url); }
   Expected<Response> get_impl(const Request& request) override {
     auto out = get_many_impl({request});
     return std::move(out.front());
@@ -117,10 +117,10 @@ class CacheTransport final : public transport::Transport {
       const auto& req = requests[i];
       auto& plan = plans[i];
       // A streamed body (a wheel) is never cached: it goes straight to the inner transport.
-      plan.cached = model::url::is_http(req.url) && !req.sink && !has_header(req.headers, "if-none-match") &&
+      plan.cached = inner_->facts(req.url).cacheable && !req.sink && !has_header(req.headers, "if-none-match") &&
                     !has_header(req.headers, "if-modified-since") && !has_header(req.headers, "range");
       if (!plan.cached) {
-        if (offline_ && model::url::is_http(req.url)) plan.answer.emplace(offline_miss(req.url));
+        if (offline_ && inner_->facts(req.url).cacheable) plan.answer.emplace(offline_miss(req.url));
         else to_inner.push_back(i);
         continue;
       }

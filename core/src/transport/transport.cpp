@@ -1,8 +1,16 @@
 #include "wheelfit/transport/transport.hpp"
 
+#include "wheelfit/model/url.hpp"
+
 #include "wheelfit/util/text.hpp"
 
 namespace wheelfit::transport {
+
+SchemeFacts default_facts(std::string_view url) {
+  if (model::url::is_http(url)) return {.remote = true, .cacheable = true, .credentials = true, .network_rules = true};
+  return {};
+}
+
 namespace {
 class NetCategory final : public std::error_category {
  public:

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "wheelfit/transports/releases.hpp"
+#include "wheelfit/index/releases.hpp"
 
 namespace wheelfit::test::github_api {
 
@@ -21,7 +21,7 @@ namespace json = boost::json;
 using transport::Headers;
 using transport::Request;
 using transport::Response;
-using transports::ReleasesSource;
+using index::ReleasesSource;
 
 // An in-memory transport: answers by exact URL (anything else is a 404), records every request.
 class FakeTransport final : public transport::Transport {
