@@ -91,6 +91,7 @@ class CacheTransport final : public transport::Transport {
     std::optional<Expected<Response>> answer;  ///< set once the plan is settled
   };
 
+  transport::SchemeFacts facts_impl(std::string_view url) const override { return inner_->facts(url); }
   Expected<Response> get_impl(const Request& request) override {
     auto out = get_many_impl({request});
     return std::move(out.front());
@@ -141,10 +142,10 @@ class CacheTransport final : public transport::Transport {
   // (plan.serve), or to be sent to the inner transport (true).
   bool plan_request(const Request& req, Plan& plan, std::int64_t now) {
     // A streamed body (a wheel) is never cached: it goes straight to the inner transport.
-    plan.cached = util::is_http_url(req.url) && !req.sink && !has_header(req.headers, "if-none-match") &&
+    plan.cached = inner_->facts(req.url).cacheable && !req.sink && !has_header(req.headers, "if-none-match") &&
                   !has_header(req.headers, "if-modified-since") && !has_header(req.headers, "range");
     if (!plan.cached) {
-      if (!(offline_ && util::is_http_url(req.url))) return true;
+      if (!(offline_ && inner_->facts(req.url).cacheable)) return true;
       plan.answer.emplace(offline_miss(req.url));
       return false;
     }

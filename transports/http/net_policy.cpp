@@ -13,7 +13,7 @@
 #include <ctime>
 #include <limits>
 
-#include "wheelfit/index/links.hpp"
+#include "wheelfit/model/url.hpp"
 #include "wheelfit/transports/negotiate.hpp"
 #include "wheelfit/transports/system_proxy.hpp"
 #include "wheelfit/util/secrets.hpp"
@@ -200,14 +200,6 @@ Expected<void> parse_host_port(std::string_view url, std::string_view hostport, 
   return {};
 }
 
-// RFC 3986 scheme ":" when present, lower-cased; "" when the text has none.
-std::string scheme_of(std::string_view s) {
-  if (s.empty() || !is_alpha(s.front())) return {};
-  std::size_t i = 1;
-  while (i < s.size() && (is_alpha(s[i]) || is_digit(s[i]) || s[i] == '+' || s[i] == '-' || s[i] == '.')) ++i;
-  if (i == s.size() || s[i] != ':') return {};
-  return util::ascii_lower(s.substr(0, i));
-}
 
 }  // namespace
 
@@ -234,7 +226,7 @@ Expected<Url> parse_url(std::string_view url) {
   }
   if (auto problem = forbidden_byte(url)) return bad_url(url, *problem);
   Url out;
-  out.scheme = scheme_of(url);
+  out.scheme = model::url::scheme(url);
   if (out.scheme.empty()) return bad_url(url, "not an absolute URL (no scheme)");
   if (out.scheme != "http" && out.scheme != "https") {
     return unexpected(Errc::unsupported, "URL " + shown_url(url) + ": scheme '" + out.scheme +
@@ -255,7 +247,7 @@ Expected<Url> parse_url(std::string_view url) {
              std::string_view("-._~%!$&'()*+,;=:").find(c) != std::string_view::npos;
     });
     if (!clean) return bad_url(url, "the userinfo holds a character that must be percent-encoded");
-    out.userinfo = index::percent_decode(raw);
+    out.userinfo = model::url::percent_decode(raw);
     authority.remove_prefix(at + 1);
   }
   if (auto ok = parse_host_port(url, authority, out); !ok) return ok.error();
@@ -271,11 +263,11 @@ Expected<Url> resolve_location(const Url& base, std::string_view location) {
     return unexpected(Errc::invalid_input, "redirect from " + shown_url(base.str()) + ": Location " +
                                                shown_url(location) + ": " + *problem);
   }
-  auto resolved = parse_url(index::resolve_url(base.str(), location));
+  auto resolved = parse_url(model::url::resolve(base.str(), location));
   if (!resolved) return resolved;
   // A reference without an authority stays on the same server and keeps its credentials
   // (RFC 3986 section 5.2.2); one naming a server carries its own.
-  const bool names_authority = !scheme_of(location).empty() || location.substr(0, 2) == "//";
+  const bool names_authority = !model::url::scheme(location).empty() || location.substr(0, 2) == "//";
   if (!names_authority) resolved->userinfo = base.userinfo;
   return resolved;
 }
@@ -295,7 +287,7 @@ Expected<std::optional<Url>> proxy_for(const ProxyConfig& config, const Url& tar
     spec = trim_ows(from_system);
   }
   if (spec.empty()) return std::optional<Url>();
-  const std::string scheme = spec.find("://") == std::string_view::npos ? std::string() : scheme_of(spec);
+  const std::string scheme = spec.find("://") == std::string_view::npos ? std::string() : model::url::scheme(spec);
   if (scheme.rfind("socks", 0) == 0 || scheme == "https") {
     // A TLS connection to the proxy itself, or SOCKS, is more than this transport speaks.
     const std::string origin = from_system.empty() ? "" : " (from the system proxy settings)";

@@ -5,13 +5,11 @@
 
 #include <algorithm>
 
-#include "wheelfit/index/index_client.hpp"
 #include "wheelfit/transports/cache_housekeeping.hpp"
 #include "wheelfit/transports/cache_transport.hpp"
 #include "wheelfit/transports/credentials.hpp"
 #include "wheelfit/transports/file_transport.hpp"
 #include "wheelfit/transports/http_transport.hpp"
-#include "wheelfit/transports/releases.hpp"
 #include "wheelfit/transports/trust_store.hpp"
 #include "wheelfit/util/secrets.hpp"
 #include "wheelfit/util/text.hpp"
@@ -47,28 +45,16 @@ Expected<std::string> take_credentials(const std::string& url, const std::string
   return util::without_userinfo(url);
 }
 
-// The Releases failover: the request's repository, else the one a github.io index URL names;
-// none: the index as it reads.
-index::IndexSnapshot read_with_releases(transport::Transport& stack, const std::string& base,
-                                        const std::vector<std::string>& names, const transport::FailoverRequest& request) {
-  std::string repo = request.repo.empty() ? repo_of_pages_url(base).value_or("") : request.repo;
-  std::optional<ReleasesSource> releases;
-  if (!repo.empty()) {
-    releases = ReleasesSource::from_env(std::move(repo));
-    if (auto api = parse_url(releases->api_base)) {
-      releases->token_over_http = insecure_host_allowed(request.credentials.insecure_hosts, *api);
-    }
-  }
-  return read_index_with_failover(stack, base, names, releases);
-}
-
 }  // namespace
+
+// http and https: read over the network, cached, with credentials and the proxy / TLS rules.
+constexpr transport::SchemeFacts kHttpFacts{.remote = true, .cacheable = true, .credentials = true, .network_rules = true};
 
 Expected<void> register_transports(transport::Registry& registry) {
   const auto file = [](const StackOptions&) -> Expected<TransportPtr> { return make_file_transport(); };
-  if (auto r = registry.add_transport({"file", {"file"}, file}); !r) return r;
+  if (auto r = registry.add_transport({"file", {"file"}, file, transport::SchemeFacts{}}); !r) return r;
   const auto http = [](const StackOptions& o) { return make_http_transport(o.network); };
-  if (auto r = registry.add_transport({"http", {"http", "https"}, http}); !r) return r;
+  if (auto r = registry.add_transport({"http", {"http", "https"}, http, kHttpFacts}); !r) return r;
   // The cache wraps the whole stack: it stores http(s) answers and passes the rest through.
   const auto cache = [](TransportPtr inner, const StackOptions& o) -> Expected<TransportPtr> {
     if (!o.cache) return inner;
@@ -82,6 +68,10 @@ Expected<void> register_transports(transport::Registry& registry) {
   rules.take_credentials = take_credentials;
   rules.plan_proxy = [](const HttpOptions& net, std::string_view url) { return plan_proxy(net, url); };
   rules.choose_trust = [](const HttpOptions& net) { return choose_trust(net); };
+  rules.insecure_allowed = [](const transport::Credentials& credentials, std::string_view url) {
+    const auto parsed = parse_url(url);
+    return parsed && insecure_host_allowed(credentials.insecure_hosts, *parsed);
+  };
   if (auto r = registry.set_http_rules(std::move(rules)); !r) return r;
 
   transport::CacheKeeping keeping;
@@ -89,9 +79,7 @@ Expected<void> register_transports(transport::Registry& registry) {
   keeping.usage = cache_usage;
   keeping.prune = [](const std::filesystem::path& root, std::uint64_t max_bytes) { return prune_cache(root, max_bytes); };
   keeping.clean = clean_cache;
-  if (auto r = registry.set_cache_keeping(std::move(keeping)); !r) return r;
-
-  return registry.set_index_failover({"releases", read_with_releases});
+  return registry.set_cache_keeping(std::move(keeping));
 }
 
 }  // namespace wheelfit::transports

@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "wheelfit/index/index_client.hpp"
+#include "wheelfit/index/releases.hpp"
 #include "wheelfit/model/name.hpp"
 #include "wheelfit/index/file_url.hpp"
 #include "wheelfit/util/log.hpp"
@@ -153,7 +154,8 @@ IndexPart read_index_part(const ResolveRequest& req, const RequestPart& rp, cons
   // the transport registry's (another scheme: whichever transport registered it).
   const auto& transports = detail::transports_of(req.transports);
   const bool local = index::is_local(choice.url);
-  const bool remote = detail::is_remote(choice.url);
+  const transport::SchemeFacts facts = transports.facts(choice.url);
+  const bool remote = facts.remote;
   const std::string where = choice.origin == "--index" ? "--index: " : choice.origin + ": ";
   p.index_url = local ? index::to_url(choice.url, true) : index::normalize_base(choice.url);
   if (!req.transport) {
@@ -172,7 +174,7 @@ IndexPart read_index_part(const ResolveRequest& req, const RequestPart& rp, cons
   // Credentials in the index URL (and WHEELFIT_INDEX_TOKEN) leave the URL for the transport's
   // per-origin credentials: from here on no URL of this resolve carries a password.
   p.net = req.network;
-  if (remote) {
+  if (facts.credentials) {
     auto clean = detail::take_credentials(p.index_url, choice.origin, env("WHEELFIT_INDEX_TOKEN"), p.net, transports);
     if (!clean) return fail(kExitBadInput, where + clean.error().message);
     p.index_url = std::move(*clean);
@@ -190,15 +192,15 @@ IndexPart read_index_part(const ResolveRequest& req, const RequestPart& rp, cons
     auto made = transports.make(p.index_url, stack);
     if (!made) return fail(kExitBadInput, made.error().message);
     transport = std::move(*made);
-    if (const auto* rules = transports.http_rules(); remote && rules && rules->choose_trust) {
+    if (const auto* rules = transports.http_rules(); facts.network_rules && rules && rules->choose_trust) {
       p.trust = rules->choose_trust(req.network);  // what the http transport loaded
     }
   }
   // The Releases repository: the request's, else WHEELFIT_RELEASES_REPO, else the backend's own
   // when its default index is used, else (the failover derives it) the one a github.io index URL names.
-  const transport::IndexFailover* failover = transports.index_failover();
-  transport::FailoverRequest releases;
-  if (failover && remote && !req.offline && !req.transport) {
+  bool failover = remote && !req.offline && !req.transport;
+  index::ReleasesRequest releases;
+  if (failover) {
     // (A string, empty for none: GCC 12 warns falsely about an optional<string> here.)
     std::string repo = req.releases_repo ? *req.releases_repo : env("WHEELFIT_RELEASES_REPO").value_or("");
     if (repo.empty() && choice.url == info.index_url && !info.releases_repo.empty()) repo = info.releases_repo;
@@ -206,13 +208,15 @@ IndexPart read_index_part(const ResolveRequest& req, const RequestPart& rp, cons
       return fail(kExitBadInput, "--releases-repo / WHEELFIT_RELEASES_REPO: '" + repo + "' is not OWNER/NAME");
     }
     releases.repo = std::move(repo);
-    releases.credentials = p.net.credentials;
-  } else {
-    failover = nullptr;
+    if (const auto* rules = transports.http_rules(); rules && rules->insecure_allowed) {
+      releases.token_over_http = [rules, credentials = p.net.credentials](std::string_view url) {
+        return rules->insecure_allowed(credentials, url);
+      };
+    }
   }
 
   p.snapshot = std::make_shared<const index::IndexSnapshot>(
-      failover ? failover->read(*transport, p.index_url, rp.names, releases) : index::read_index(*transport, p.index_url, rp.names));
+      failover ? index::read_index_with_releases(*transport, p.index_url, rp.names, releases) : index::read_index(*transport, p.index_url, rp.names));
   // Not one page could be read (and no failover answered): that is no verdict on the wheels.
   const auto& pages = p.snapshot->projects;
   if (!pages.empty() && std::all_of(pages.begin(), pages.end(), [](const auto& pg) {

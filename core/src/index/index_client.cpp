@@ -6,6 +6,7 @@
 #include "links_detail.hpp"
 #include "wheelfit/deliver/download.hpp"
 #include "wheelfit/model/name.hpp"
+#include "wheelfit/model/url.hpp"
 #include "wheelfit/model/wheel.hpp"
 #include "wheelfit/util/text.hpp"
 
@@ -15,7 +16,7 @@ namespace {
 // Where an http(s) base's query starts ('?' or '#'), else its end: a local path may hold either
 // character in a folder name.
 std::size_t query_start(std::string_view base) {
-  return util::is_http_url(base) ? std::min(base.find_first_of("?#"), base.size()) : base.size();
+  return model::url::is_http(base) ? std::min(base.find_first_of("?#"), base.size()) : base.size();
 }
 }  // namespace
 
@@ -201,7 +202,7 @@ void take_page(Outcome& out, const Expected<transport::Response>& r, const std::
     return;
   }
   // A remote page may have been redirected; a local one is read where it was asked for.
-  page.final_url = util::is_http_url(page.url) && !r->url.empty() ? r->url : page.url;
+  page.final_url = model::url::is_http(page.url) && !r->url.empty() ? r->url : page.url;
   auto parsed = looks_like_json(*r) ? parse_simple_json(r->body, page.final_url) : parse_simple_html(r->body, page.final_url);
   if (!parsed) {
     page.status = ProjectPage::Status::failed;

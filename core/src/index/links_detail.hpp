@@ -10,6 +10,8 @@
 #include <string_view>
 
 #include "wheelfit/index/links.hpp"
+#include "wheelfit/model/url.hpp"
+#include "wheelfit/util/word_bytes.hpp"
 
 namespace wheelfit::index::detail {
 
@@ -22,55 +24,19 @@ constexpr char to_lower_ascii(char c) noexcept {
 constexpr bool is_hex_digit(char c) noexcept {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
-/// The five components of a URI reference (RFC 3986 section 3), as views into its text.
-struct UriParts {
-  std::string_view scheme, authority, path, query, fragment;
-  bool has_scheme = false, has_authority = false, has_query = false, has_fragment = false;
-};
-UriParts split_uri(std::string_view s) noexcept;
+/// The URL helpers of model/url.hpp, under the names the page parsers use.
+using UriParts = model::url::Parts;
+using model::url::last_path_segment, model::url::PathRange, model::url::resolve_into;
+inline UriParts split_uri(std::string_view s) noexcept { return model::url::split(s); }
 
-/// Where a resolved URL's path lies in the string it was appended to: [begin, end).
-struct PathRange {
-  std::size_t begin = 0, end = 0;
-};
-/// resolve_url with the base split once (a page resolves every href against the same base):
-/// appends the resolved URL to `out`. `base` must view text that outlives the call.
-PathRange resolve_into(std::string& out, const UriParts& base, std::string_view href);
-
-// Word-at-a-time byte tests (exact as booleans; "bit twiddling hacks", hasless/haszero).
-constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
-constexpr std::uint64_t kHighs = 0x8080808080808080ULL;
-constexpr std::uint64_t zero_byte_bits(std::uint64_t v) noexcept { return (v - kOnes) & ~v & kHighs; }
-constexpr std::uint64_t byte_bits(std::uint64_t v, unsigned char b) noexcept { return zero_byte_bits(v ^ (kOnes * b)); }
-/// Nonzero when some byte of v is below n (n <= 128).
-constexpr std::uint64_t below_bits(std::uint64_t v, unsigned char n) noexcept { return (v - kOnes * n) & ~v & kHighs; }
-inline std::uint64_t load_word(const char* p) noexcept {
-  std::uint64_t w;
-  std::memcpy(&w, p, sizeof w);
-  return w;
-}
-/// Does `s` hold a byte for which word_test (on 8 bytes) / byte_test (on one) says yes?
-template <class WordTest, class ByteTest>
-bool any_byte(std::string_view s, WordTest word_test, ByteTest byte_test) noexcept {
-  std::size_t i = 0;
-  for (; i + 8 <= s.size(); i += 8) {
-    if (word_test(load_word(s.data() + i)) != 0) return true;
-  }
-  for (; i < s.size(); ++i) {
-    if (byte_test(static_cast<unsigned char>(s[i]))) return true;
-  }
-  return false;
-}
+// Word-at-a-time byte tests: load_word, byte_bits, below_bits, any_byte, ... (util/word_bytes.hpp).
+using namespace util::word;
 
 /// Trims ASCII whitespace (HTML's definition: space, tab, LF, CR, FF) from both ends.
 std::string_view trim_ascii(std::string_view s) noexcept;
 
 /// Exactly 64 hex digits (either case)?
 bool is_sha256_hex(std::string_view s) noexcept;
-
-/// The last path segment of a URL reference: the text after the last '/' of its path (query and
-/// fragment excluded, scheme and authority never counted as a segment). "" for a directory URL.
-std::string_view last_path_segment(std::string_view url) noexcept;
 
 /// A file name holding '/', '\\' or a control character (decoded from "%2F", "%00", ...) could
 /// escape a download folder: links to such names are skipped.

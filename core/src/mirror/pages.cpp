@@ -7,27 +7,11 @@
 #include <boost/json.hpp>
 
 #include "wheelfit/mirror/mirror.hpp"
+#include "wheelfit/model/url.hpp"
 
 namespace wheelfit::mirror {
 
-std::string percent_encode(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(text.size());
-  for (const char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    const bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-                            c == '.' || c == '_' || c == '~';
-    if (unreserved) {
-      out += ch;
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
+std::string percent_encode(std::string_view text) { return model::url::percent_encode(text, model::url::Component::segment); }
 
 std::string file_href(const std::string& filename, const std::optional<std::string>& base_url, int up) {
   const std::string path = "files/" + percent_encode(filename);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "entry.hpp"
+#include "wheelfit/model/url.hpp"
 #include "wheelfit/util/text.hpp"
 
 namespace wheelfit::registry {
@@ -192,7 +193,7 @@ std::string with_slash(std::string s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r')) s.pop_back();
   // An http(s) URL's query stays last (a token some private indexes authenticate with): the '/'
   // ends the path (index::normalize_base).
-  const std::size_t end = util::is_http_url(s) ? std::min(s.find_first_of("?#"), s.size()) : s.size();
+  const std::size_t end = model::url::is_http(s) ? std::min(s.find_first_of("?#"), s.size()) : s.size();
   if (end > 0 && s[end - 1] != '/') s.insert(end, "/");
   return s;
 }

@@ -5,16 +5,12 @@
 #include <algorithm>
 #include <map>
 
+#include "wheelfit/model/url.hpp"
 #include "wheelfit/util/secrets.hpp"
 #include "wheelfit/util/text.hpp"
 
 namespace wheelfit::transport {
 namespace {
-
-constexpr bool scheme_char(char c, bool first) noexcept {
-  const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-  return alpha || (!first && ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'));
-}
 
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
@@ -37,8 +33,10 @@ Error unknown_scheme(std::string_view url, std::string_view what, const std::vec
 class SchemeRouter final : public Transport {
  public:
   SchemeRouter(std::vector<std::unique_ptr<Transport>> parts, std::map<std::string, std::size_t> by_scheme,
-               std::vector<std::string> known)
-      : parts_(std::move(parts)), by_scheme_(std::move(by_scheme)), known_(std::move(known)) {}
+               std::vector<std::string> known, const Registry& registry)
+      : parts_(std::move(parts)), by_scheme_(std::move(by_scheme)), known_(std::move(known)) {
+    for (const auto& [scheme, part] : by_scheme_) facts_.emplace(scheme, registry.facts(scheme + "://"));
+  }
 
   Stats stats() const override {
     Stats sum;
@@ -63,6 +61,10 @@ class SchemeRouter final : public Transport {
   std::size_t part_of(std::string_view url) const {
     const auto it = by_scheme_.find(route_of(url));
     return it == by_scheme_.end() ? kNone : it->second;
+  }
+  SchemeFacts facts_impl(std::string_view url) const override {
+    const auto it = facts_.find(route_of(url));
+    return it == facts_.end() ? default_facts(url) : it->second;
   }
   Expected<Response> get_impl(const Request& request) override {
     const std::size_t part = part_of(request.url);
@@ -107,18 +109,12 @@ class SchemeRouter final : public Transport {
   std::vector<std::unique_ptr<Transport>> parts_;
   std::map<std::string, std::size_t> by_scheme_;  // scheme -> index into parts_
   std::vector<std::string> known_;
+  std::map<std::string, SchemeFacts> facts_;  // scheme -> its facts, copied from the registry
 };
 
 }  // namespace
 
-std::string scheme_of(std::string_view url) {
-  const auto colon = url.find("://");
-  if (colon == std::string_view::npos || colon == 0) return {};
-  for (std::size_t i = 0; i < colon; ++i) {
-    if (!scheme_char(url[i], i == 0)) return {};
-  }
-  return util::ascii_lower(url.substr(0, colon));
-}
+std::string scheme_of(std::string_view url) { return model::url::url_scheme(url); }
 
 Expected<void> Registry::add_transport(TransportEntry entry) {
   const std::string who = "transport '" + entry.name + "'";
@@ -168,12 +164,6 @@ Expected<void> Registry::set_cache_keeping(CacheKeeping keeping) {
   return {};
 }
 
-Expected<void> Registry::set_index_failover(IndexFailover failover) {
-  if (failover_) return unexpected(Errc::invalid_input, "an index failover is already registered ('" + failover_->name + "')");
-  failover_ = std::move(failover);
-  return {};
-}
-
 std::vector<std::string> Registry::schemes() const {
   std::vector<std::string> out;
   for (const auto& t : transports_) out.insert(out.end(), t.schemes.begin(), t.schemes.end());
@@ -185,6 +175,14 @@ std::vector<std::string> Registry::decorators() const {
   std::vector<std::string> out;
   for (const auto& d : decorators_) out.push_back(d.name);
   return out;
+}
+
+SchemeFacts Registry::facts(std::string_view url) const {
+  const std::string scheme = route_of(url);
+  for (const auto& t : transports_) {
+    if (std::find(t.schemes.begin(), t.schemes.end(), scheme) != t.schemes.end()) return t.facts.value_or(default_facts(url));
+  }
+  return default_facts(url);
 }
 
 bool Registry::reads(std::string_view url) const {
@@ -213,7 +211,7 @@ Expected<std::unique_ptr<Transport>> Registry::make(const StackOptions& options)
     for (const auto& s : t.schemes) by_scheme.emplace(s, parts.size());
     parts.push_back(std::move(*made));
   }
-  std::unique_ptr<Transport> stack = std::make_unique<SchemeRouter>(std::move(parts), std::move(by_scheme), schemes());
+  std::unique_ptr<Transport> stack = std::make_unique<SchemeRouter>(std::move(parts), std::move(by_scheme), schemes(), *this);
   for (const auto& d : decorators_) {
     auto wrapped = d.wrap(std::move(stack), options);
     if (!wrapped) return wrapped.error();

@@ -2,10 +2,17 @@
 
 #include <iterator>
 
+#include "wheelfit/model/url.hpp"
 #include "wheelfit/util/error_category.hpp"
 #include "wheelfit/util/text.hpp"
 
 namespace wheelfit::transport {
+
+SchemeFacts default_facts(std::string_view url) {
+  if (model::url::is_http(url)) return {.remote = true, .cacheable = true, .credentials = true, .network_rules = true};
+  return {};
+}
+
 namespace {
 // By NetErrc value, from 1; a new enumerator adds its message here (tests/util/test_error_categories.cpp
 // checks every one has its own).

@@ -1,6 +1,7 @@
 #pragma once
 // Local indexes and wheels: file:// URLs and plain paths, as the file transport reads them and the
 // façade names them (an index folder, a wheel on disk). Pure apart from to_url's absolute path.
+// Kept for existing callers: each forwards to model/url.hpp (is_local, from_path, to_path).
 
 #include <string>
 #include <string_view>

@@ -60,10 +60,10 @@ Expected<Page> parse_simple_html(std::string_view body, std::string_view page_ur
 Expected<Page> parse_simple_json(std::string_view body, std::string_view page_url);
 
 /// Resolves `href` against `base` (RFC 3986 section 5.2), keeping percent-escapes as they are
-/// ("%2B" stays "%2B": never decoded twice). Returns the absolute URL.
+/// ("%2B" stays "%2B": never decoded twice). Returns the absolute URL. (model::url::resolve)
 std::string resolve_url(std::string_view base, std::string_view href);
 
-/// Decodes %XX escapes once. Invalid escapes are kept literally.
+/// Decodes %XX escapes once. Invalid escapes are kept literally. (model::url::percent_decode)
 std::string percent_decode(std::string_view text);
 
 /// One wheel in packages.json.

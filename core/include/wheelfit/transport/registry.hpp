@@ -5,7 +5,7 @@
 //
 // Registration is explicit: one call at start-up fills a registry, as registry::load_plugins
 // fills the backends' (wheelfit::transports::register_transports(transport::default_registry())
-// for the built-ins: file, http, https, the on-disk cache, the GitHub Releases failover). An
+// for the built-ins: file, http, https, the on-disk cache). An
 // embedder adds its own schemes beside them (examples/embed/cpp: mem://).
 //
 // Errors: a registration that clashes (a scheme, a decorator or a service registered twice, a
@@ -26,10 +26,6 @@
 #include "wheelfit/transport/transport.hpp"
 #include "wheelfit/util/expected.hpp"
 
-namespace wheelfit::index {
-struct IndexSnapshot;  // index/index_client.hpp: what a failover returns (the core's index component)
-}
-
 namespace wheelfit::transport {
 
 /// The scheme of `url`, lower-cased ("https" for "HTTPS://h/"), or "" when it has none (a plain
@@ -48,12 +44,14 @@ using Factory = std::function<Expected<std::unique_ptr<Transport>>(const StackOp
 using Decorator =
     std::function<Expected<std::unique_ptr<Transport>>(std::unique_ptr<Transport> inner, const StackOptions& options)>;
 
-/// A transport and the schemes it reads ("http" reads {"http", "https"}). One instance per stack
-/// serves all of its schemes.
+/// A transport and the schemes it reads ("http" reads {"http", "https"}), with what those schemes
+/// are. One instance per stack serves all of its schemes.
 struct TransportEntry {
   std::string name;
   std::vector<std::string> schemes;  ///< lower case; "file" also reads plain paths
   Factory make;
+  /// Its schemes' facts; nullopt: default_facts (none, unless the scheme is http or https).
+  std::optional<SchemeFacts> facts = std::nullopt;
 };
 
 /// A decorator, applied in ascending `order` over the whole stack (the lowest is innermost).
@@ -74,6 +72,9 @@ struct HttpRules {
   std::function<Expected<ProxyPlan>(const HttpOptions& net, std::string_view url)> plan_proxy;
   /// The trust store and client certificate `net` gives https.
   std::function<TrustChoice(const HttpOptions& net)> choose_trust;
+  /// Whether `url`'s host may get credentials over plain http (`credentials.insecure_hosts`,
+  /// --allow-insecure-host); false for a URL that is not http(s).
+  std::function<bool(const Credentials& credentials, std::string_view url)> insecure_allowed;
 };
 
 /// The on-disk cache's housekeeping (`wheelfit cache`), registered with the cache decorator.
@@ -82,22 +83,6 @@ struct CacheKeeping {
   std::function<Expected<CacheUsage>(const std::filesystem::path& root)> usage;
   std::function<Expected<CacheCleanup>(const std::filesystem::path& root, std::uint64_t max_bytes)> prune;
   std::function<Expected<CacheCleanup>(const std::filesystem::path& root)> clean;
-};
-
-/// Where a failover looks when an index cannot be read.
-struct FailoverRequest {
-  std::string repo;  ///< "OWNER/NAME"; "" to derive it from the index URL (a github.io project site)
-  Credentials credentials;  ///< the stack's (hosts allowed insecure)
-};
-
-/// An index failover (the GitHub Releases API): reads the index at `base` through `stack` and,
-/// where pages could not be read, asks its own source for them (index_client.hpp's
-/// IndexSnapshot::failover_note says what it did).
-struct IndexFailover {
-  std::string name;
-  std::function<index::IndexSnapshot(Transport& stack, const std::string& base, const std::vector<std::string>& names,
-                                     const FailoverRequest& request)>
-      read;
 };
 
 class Registry {
@@ -114,7 +99,6 @@ class Registry {
   /// The services; each may be registered once (Errc::invalid_input naming it otherwise).
   Expected<void> set_http_rules(HttpRules rules);
   Expected<void> set_cache_keeping(CacheKeeping keeping);
-  Expected<void> set_index_failover(IndexFailover failover);
 
   /// The registered schemes, sorted; the decorators' names in the order they are applied.
   [[nodiscard]] std::vector<std::string> schemes() const;
@@ -122,8 +106,10 @@ class Registry {
   /// nullptr when none is registered.
   [[nodiscard]] const HttpRules* http_rules() const { return http_rules_ ? &*http_rules_ : nullptr; }
   [[nodiscard]] const CacheKeeping* cache_keeping() const { return cache_keeping_ ? &*cache_keeping_ : nullptr; }
-  [[nodiscard]] const IndexFailover* index_failover() const { return failover_ ? &*failover_ : nullptr; }
 
+  /// The facts of `url`'s scheme (a plain path: "file"'s) as its transport declared them;
+  /// default_facts(url) when no transport reads it, or its transport declared none.
+  [[nodiscard]] SchemeFacts facts(std::string_view url) const;
   /// Whether a registered transport reads `url`'s scheme (a plain path: "file").
   [[nodiscard]] bool reads(std::string_view url) const;
   /// Errc::usage "<what>no transport reads the scheme 'ftp' (ftp://h/x); registered: file, http,
@@ -141,7 +127,6 @@ class Registry {
   std::vector<DecoratorEntry> decorators_;  // sorted by order, then registration
   std::optional<HttpRules> http_rules_;
   std::optional<CacheKeeping> cache_keeping_;
-  std::optional<IndexFailover> failover_;
 };
 
 /// The registry the façade uses when a request names none. Empty until the program registers

@@ -133,6 +133,20 @@ struct Stats {
   std::uint64_t bytes = 0;         ///< body bytes received
 };
 
+/// What a URL scheme is, declared by the transport that reads it when it registers
+/// (registry.hpp's TransportEntry::facts; docs/decisions/0039). The core asks these, never the
+/// scheme's name: a new scheme is one transport and one registration.
+struct SchemeFacts {
+  bool remote = false;         ///< read over a network: its index gets the Releases failover, its pages no local links
+  bool cacheable = false;      ///< the on-disk cache decorator stores its answers
+  bool credentials = false;    ///< its URLs may carry userinfo or a token (HttpRules::take_credentials takes them out)
+  bool network_rules = false;  ///< the proxy and TLS rules of the http transport (HttpRules) apply
+  bool operator==(const SchemeFacts&) const = default;
+};
+/// The facts of a URL whose transport declares none: http:// and https:// (either case) have
+/// every fact, every other scheme and a plain path none (as file:// has). Pure; thread-safe.
+[[nodiscard]] SchemeFacts default_facts(std::string_view url);
+
 /// Reads resources by URL. Thread safety: get() and get_many() may be called from one thread
 /// at a time; implementations document more where they offer it.
 class Transport {
@@ -158,6 +172,9 @@ class Transport {
                                                          const AnswerHook& on_answer) {
     return get_many_hooked_impl(requests, on_answer);
   }
+  /// The facts of `url`'s scheme as this transport reads it: a stack's router answers from the
+  /// registrations, a decorator asks its inner transport, any other transport default_facts(url).
+  [[nodiscard]] SchemeFacts facts(std::string_view url) const { return facts_impl(url); }
   /// Counters since construction (decorators add their inner transport's).
   [[nodiscard]] virtual Stats stats() const { return {}; }
   /// Waits until work a transport deferred past its answers (the cache's writes) is done.
@@ -169,6 +186,7 @@ class Transport {
 
  private:
   virtual Expected<Response> get_impl(const Request& request) = 0;
+  virtual SchemeFacts facts_impl(std::string_view url) const { return default_facts(url); }
   virtual std::vector<Expected<Response>> get_many_impl(const std::vector<Request>& requests) {
     std::vector<Expected<Response>> out;
     out.reserve(requests.size());

@@ -11,8 +11,9 @@ namespace wheelfit::transports {
 /// Registers into `registry`:
 /// - transports: "file" (file:// URLs and plain paths), "http" (http://, https://);
 /// - decorators: "cache" (order 10: the on-disk HTTP cache, when StackOptions::cache is set);
-/// - services: the http rules (credentials, proxy plan, trust store), the cache's housekeeping,
-///   and the index failover "releases" (the GitHub Releases API).
+/// - services: the http rules (credentials, proxy plan, trust store, hosts allowed over http) and
+///   the cache's housekeeping. (The GitHub Releases failover is the index component's:
+///   index/releases.hpp.)
 /// Errc::invalid_input when any of them is registered already (a second call), naming it.
 Expected<void> register_transports(transport::Registry& registry);
 

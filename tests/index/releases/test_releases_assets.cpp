@@ -10,8 +10,8 @@
 
 #include "support/checks.hpp"
 #include "support/test_support.hpp"
-#include "transports/github/releases_support.hpp"
-#include "wheelfit/transports/releases.hpp"
+#include "index/releases/releases_support.hpp"
+#include "wheelfit/index/releases.hpp"
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/util/safe_text.hpp"
 
@@ -35,7 +35,7 @@ TEST_CASE("releases: G04 digests: valid, null, absent, malformed", "[transports]
       asset(tag, "SHA256SUMS", "sha256:" + kHexB),
   };
   std::map<std::string, index::Page> out;
-  auto ok = transports::parse_releases_page(json::serialize(json::array{release(tag, assets)}), kFirst, out);
+  auto ok = index::parse_releases_page(json::serialize(json::array{release(tag, assets)}), kFirst, out);
   REQUIRE(ok);
   REQUIRE(out.size() == 1);
   const auto& page = out.at("flash-attn");
@@ -55,7 +55,7 @@ TEST_CASE("releases: links carry the asset name, the download URL and its decode
   const std::string tag = "cumm-latest";
   const std::string name = "cumm-0.8.2+cu128torch2.11-cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
   std::map<std::string, index::Page> out;
-  REQUIRE(transports::parse_releases_page(json::serialize(json::array{release(tag, {asset(tag, name)})}), kFirst, out));
+  REQUIRE(index::parse_releases_page(json::serialize(json::array{release(tag, {asset(tag, name)})}), kFirst, out));
   const auto& l = out.at("cumm").links.at(0);
   CHECK(l.text == name);
   CHECK(l.url == kDownload + tag + "/cumm-0.8.2%2Bcu128torch2.11-cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl");
@@ -92,7 +92,7 @@ TEST_CASE("releases: grouping, duplicates and skipped assets", "[transports][git
   rs.push_back(release("y", {not_wheel_no_url}));
 
   std::map<std::string, index::Page> out;
-  REQUIRE(transports::parse_releases_page(json::serialize(rs), kFirst, out));
+  REQUIRE(index::parse_releases_page(json::serialize(rs), kFirst, out));
   CHECK(out.size() == 3);
   const auto& fa = out.at("flash-attn");
   REQUIRE(fa.links.size() == 2);  // Flash.Attn normalises to flash-attn; the duplicates dropped
@@ -108,7 +108,7 @@ TEST_CASE("releases: grouping, duplicates and skipped assets", "[transports][git
   CHECK_THAT(cm.skipped[1], Catch::Contains("'/'"));
 
   SECTION("a second page appends") {
-    REQUIRE(transports::parse_releases_page(
+    REQUIRE(index::parse_releases_page(
         json::serialize(json::array{release("z", {asset("z", wheel("flash_attn", "2.9.0"))})}), page_url(2), out));
     CHECK(out.at("flash-attn").links.size() == 3);
   }
@@ -142,7 +142,7 @@ TEST_CASE("releases: a hostile file name (the asset's, or its download URL's) is
     hostile["browser_download_url"] = row.url;
     std::map<std::string, index::Page> out;
     const bool parsed = static_cast<bool>(
-        transports::parse_releases_page(json::serialize(json::array{release("cumesh-latest", {hostile, asset("x", good)})}),
+        index::parse_releases_page(json::serialize(json::array{release("cumesh-latest", {hostile, asset("x", good)})}),
                                         kFirst, out));
     log::set_sink(previous);
     REQUIRE(parsed);
@@ -193,7 +193,7 @@ TEST_CASE("releases: parse_releases_page rejects what is not a list of releases"
   CAPTURE(row.body);
   std::map<std::string, index::Page> out;
   out["keep"].links.push_back(index::Link{});
-  auto r = transports::parse_releases_page(row.body, kFirst, out);
+  auto r = index::parse_releases_page(row.body, kFirst, out);
   REQUIRE_FALSE(r);
   CHECK(r.error().is(Errc::invalid_input));
   CHECK_THAT(r.error().message, Catch::StartsWith(kFirst + ": ") && Catch::Contains(row.message));
@@ -203,11 +203,11 @@ TEST_CASE("releases: parse_releases_page rejects what is not a list of releases"
 
 TEST_CASE("releases: parse_releases_page accepts an empty list and deep nesting fails cleanly", "[transports][github]") {
   std::map<std::string, index::Page> out;
-  CHECK(transports::parse_releases_page("[]", kFirst, out));
-  CHECK(transports::parse_releases_page(" [ ] \n", kFirst, out));
+  CHECK(index::parse_releases_page("[]", kFirst, out));
+  CHECK(index::parse_releases_page(" [ ] \n", kFirst, out));
   CHECK(out.empty());
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
-  auto r = transports::parse_releases_page(deep, kFirst, out);
+  auto r = index::parse_releases_page(deep, kFirst, out);
   REQUIRE_FALSE(r);
   CHECK(r.error().is(Errc::invalid_input));
 }
@@ -237,7 +237,7 @@ TEST_CASE("releases: a download URL that is not one token, or names a file that 
     json::object hostile = asset("cumesh-latest", good);
     hostile["browser_download_url"] = row.url;
     std::map<std::string, index::Page> out;
-    const bool parsed = static_cast<bool>(transports::parse_releases_page(
+    const bool parsed = static_cast<bool>(index::parse_releases_page(
         json::serialize(json::array{release("cumesh-latest", {hostile, asset("x", good)})}), kFirst, out));
     log::set_sink(previous);
     REQUIRE(parsed);

@@ -1,4 +1,4 @@
-#include "wheelfit/transports/releases.hpp"
+#include "wheelfit/index/releases.hpp"
 
 #include <boost/json.hpp>
 #include <cstdlib>
@@ -9,6 +9,7 @@
 
 #include "wheelfit/index/links.hpp"
 #include "wheelfit/model/name.hpp"
+#include "wheelfit/model/url.hpp"
 #include "wheelfit/model/wheel.hpp"
 #include "wheelfit/util/json_kind.hpp"
 #include "wheelfit/util/log.hpp"
@@ -16,7 +17,7 @@
 #include "wheelfit/util/secrets.hpp"
 #include "wheelfit/util/text.hpp"
 
-namespace wheelfit::transports {
+namespace wheelfit::index {
 namespace json = boost::json;
 using transport::NetErrc;
 
@@ -31,40 +32,10 @@ bool has_control(std::string_view s) {
   return false;
 }
 
-/// The origin of an http(s) URL: scheme, host (lower-cased, userinfo dropped), port (defaulted).
-struct Origin {
-  std::string scheme, host, port;
-  bool operator==(const Origin&) const = default;
-};
-
-std::optional<Origin> origin_of(std::string_view url) {
-  const auto sep = url.find("://");
-  if (sep == std::string_view::npos) return std::nullopt;
-  Origin o;
-  o.scheme = util::ascii_lower(url.substr(0, sep));
-  if (o.scheme != "http" && o.scheme != "https") return std::nullopt;
-  std::string_view rest = url.substr(sep + 3);
-  const auto end = rest.find_first_of("/?#");
-  std::string_view authority = rest.substr(0, end);
-  if (const auto at = authority.rfind('@'); at != std::string_view::npos) authority.remove_prefix(at + 1);
-  std::string_view host = authority;
-  std::string_view port;
-  if (!authority.empty() && authority.front() == '[') {
-    const auto close = authority.find(']');
-    if (close == std::string_view::npos) return std::nullopt;
-    host = authority.substr(0, close + 1);
-    const auto after = authority.substr(close + 1);
-    if (!after.empty()) {
-      if (after.front() != ':') return std::nullopt;
-      port = after.substr(1);
-    }
-  } else if (const auto colon = authority.rfind(':'); colon != std::string_view::npos) {
-    host = authority.substr(0, colon);
-    port = authority.substr(colon + 1);
-  }
-  if (host.empty()) return std::nullopt;
-  o.host = util::ascii_lower(host);
-  o.port = port.empty() ? (o.scheme == "https" ? "443" : "80") : std::string(port);
+/// The origin of an http(s) URL; nullopt for another scheme.
+std::optional<model::url::Origin> origin_of(std::string_view url) {
+  auto o = model::url::origin(url);
+  if (!o || (o->scheme != "http" && o->scheme != "https")) return std::nullopt;
   return o;
 }
 
@@ -192,16 +163,6 @@ bool is_hex64(std::string_view s) {
   return true;
 }
 
-std::string last_segment(std::string_view url) {
-  const auto end = url.find_first_of("?#");
-  url = url.substr(0, end);
-  const auto sep = url.find("://");
-  const auto path_start = url.find('/', sep == std::string_view::npos ? 0 : sep + 3);
-  if (path_start == std::string_view::npos) return {};
-  const auto slash = url.rfind('/');
-  return std::string(url.substr(slash + 1));
-}
-
 /// The project a note about an unparseable wheel belongs to: the normalised text before the
 /// first '-', when that is a valid name.
 std::optional<std::string> guess_project(std::string_view filename) {
@@ -267,8 +228,130 @@ std::optional<std::string> link_next(std::string_view link_header) {
   return *r;
 }
 
-Expected<void> parse_releases_page(std::string_view body, std::string_view source,
-                                   std::map<std::string, index::Page>& out) {
+namespace {
+
+using Releases = std::map<std::string, Page>;
+
+// The fields of one release asset; a wrong shape is an error naming its JSON path.
+struct AssetFields {
+  std::string name, url;
+  const json::value* digest = nullptr;  ///< a string, or nullptr (absent or null)
+};
+Expected<AssetFields> asset_fields(const json::value& v, const std::string& src, const std::string& apath) {
+  const auto* asset = v.if_object();
+  if (!asset) {
+    return unexpected(Errc::invalid_input, src + ": " + apath + ": not an object (" + std::string(util::json_kind_name(v)) + ")");
+  }
+  const auto* name_v = asset->if_contains("name");
+  if (!name_v || !name_v->is_string()) return unexpected(Errc::invalid_input, src + ": " + apath + ".name: not a string");
+  AssetFields out;
+  out.name = std::string(name_v->get_string());
+  if (!out.name.ends_with(".whl")) return out;  // source tarballs, checksums, ...: not read further
+  const auto* url_v = asset->if_contains("browser_download_url");
+  if (!url_v || !url_v->is_string()) {
+    return unexpected(Errc::invalid_input, src + ": " + apath + ".browser_download_url: not a string");
+  }
+  out.url = std::string(url_v->get_string());
+  const auto* digest_v = asset->if_contains("digest");
+  if (digest_v && !digest_v->is_null() && !digest_v->is_string()) {
+    return unexpected(Errc::invalid_input, src + ": " + apath + ".digest: not a string");
+  }
+  if (digest_v && digest_v->is_string()) out.digest = digest_v;
+  return out;
+}
+
+// The file name a wheel asset's download URL names, or why the asset is skipped (`refused`: with
+// a warning, for a hostile name that would become a file in the download folder).
+struct AssetCheck {
+  std::string filename, why;
+  bool refused = false;
+};
+AssetCheck check_asset(const AssetFields& a) {
+  // A hostile name (the asset's, or the file name its download URL decodes to) is refused
+  // with a warning, as a page's href is: it would become a file in the download folder.
+  if (unsafe_file_name(a.name)) return {{}, "the file name holds '/', '\\' or a control character", true};
+  const std::string quoted_url =
+      "browser_download_url '" + util::one_line(util::escape_controls(a.url, util::ControlEscape::line), "?") + "'";
+  if (!model::url::is_http(a.url)) return {{}, quoted_url + " is not an http(s) URL"};
+  // As a page's href: not one token, it would not stay one in a lock file (decision 0021).
+  if (const std::string why = util::url_token_problem(a.url); !why.empty()) return {{}, quoted_url + " " + why};
+  std::string filename = model::url::percent_decode(model::url::last_path_segment(a.url));
+  if (unsafe_file_name(filename)) {
+    return {{}, "browser_download_url's file name '" + util::escape_controls(filename, util::ControlEscape::line) +
+                "' holds '/', '\\' or a control character", true};
+  }
+  if (!util::is_utf8(filename)) {
+    return {{}, "browser_download_url's file name '" + util::utf8_or_replaced(filename, "?") + "' is not UTF-8", true};
+  }
+  return {std::move(filename), {}};
+}
+
+// Adds one asset that is a wheel to its project's page (or notes why not).
+void add_wheel_asset(const AssetFields& a, const std::string& src, const std::string& apath, Releases& result) {
+  // Which project: from the wheel file name.
+  const auto guess = guess_project(a.name);
+  auto skip = [&](const std::string& why) {
+    if (guess) result[*guess].skipped.push_back(note_asset(apath, a.name) + ": " + why);
+    else log::debug(src + ": " + note_asset(apath, a.name) + ": " + why);
+  };
+  AssetCheck checked = check_asset(a);
+  if (!checked.why.empty()) {
+    if (checked.refused) log::warn(src + ": " + note_asset(apath, a.name) + " skipped: " + checked.why);
+    skip(checked.why);
+    return;
+  }
+  auto wheel = model::WheelName::parse(a.name);
+  if (!wheel) {
+    skip(wheel.error().message);
+    return;
+  }
+  Link link;
+  link.text = a.name;
+  link.url = a.url;
+  link.filename = std::move(checked.filename);
+  auto& page = result[wheel->name];
+  if (a.digest) {
+    const std::string_view digest = a.digest->get_string();
+    constexpr std::string_view prefix = "sha256:";
+    if (digest.size() == prefix.size() + 64 && util::ascii_lower(digest.substr(0, prefix.size())) == prefix &&
+        is_hex64(digest.substr(prefix.size()))) {
+      link.sha256 = util::ascii_lower(digest.substr(prefix.size()));
+    } else {
+      page.skipped.push_back(note_asset(apath, a.name) + ": digest '" + std::string(digest) +
+                             "' is not sha256:<64 hex digits>; kept without a hash");
+    }
+  }
+  bool duplicate = false;
+  for (const auto& l : page.links) duplicate = duplicate || l.url == link.url;
+  if (!duplicate) page.links.push_back(std::move(link));
+}
+
+// The wheel assets of release `ri` into `result`.
+Expected<void> add_release(const json::value& v, std::size_t ri, const std::string& src, Releases& result) {
+  const std::string rpath = "releases[" + std::to_string(ri) + "]";
+  const auto* release = v.if_object();
+  if (!release) {
+    return unexpected(Errc::invalid_input, src + ": " + rpath + ": not an object (" + std::string(util::json_kind_name(v)) + ")");
+  }
+  const auto* assets_v = release->if_contains("assets");
+  if (!assets_v || assets_v->is_null()) return {};
+  const auto* assets = assets_v->if_array();
+  if (!assets) {
+    return unexpected(Errc::invalid_input, src + ": " + rpath + ".assets: not an array (" +
+                                               std::string(util::json_kind_name(*assets_v)) + ")");
+  }
+  for (std::size_t ai = 0; ai < assets->size(); ++ai) {
+    const std::string apath = rpath + ".assets[" + std::to_string(ai) + "]";
+    auto fields = asset_fields((*assets)[ai], src, apath);
+    if (!fields) return fields.error();
+    if (fields->name.ends_with(".whl")) add_wheel_asset(*fields, src, apath, result);
+  }
+  return {};
+}
+
+}  // namespace
+
+Expected<void> parse_releases_page(std::string_view body, std::string_view source, std::map<std::string, Page>& out) {
   const std::string src(source);
   json::error_code ec;
   json::value doc = json::parse(body, ec);
@@ -286,105 +369,7 @@ Expected<void> parse_releases_page(std::string_view body, std::string_view sourc
   auto result = out;
   const auto& releases = doc.get_array();
   for (std::size_t ri = 0; ri < releases.size(); ++ri) {
-    const std::string rpath = "releases[" + std::to_string(ri) + "]";
-    const auto* release = releases[ri].if_object();
-    if (!release) {
-      return unexpected(Errc::invalid_input,
-                        src + ": " + rpath + ": not an object (" + std::string(util::json_kind_name(releases[ri])) + ")");
-    }
-    const auto* assets_v = release->if_contains("assets");
-    if (!assets_v || assets_v->is_null()) continue;
-    const auto* assets = assets_v->if_array();
-    if (!assets) {
-      return unexpected(Errc::invalid_input, src + ": " + rpath + ".assets: not an array (" +
-                                                 std::string(util::json_kind_name(*assets_v)) + ")");
-    }
-    for (std::size_t ai = 0; ai < assets->size(); ++ai) {
-      const std::string apath = rpath + ".assets[" + std::to_string(ai) + "]";
-      const auto* asset = (*assets)[ai].if_object();
-      if (!asset) {
-        return unexpected(Errc::invalid_input, src + ": " + apath + ": not an object (" +
-                                                   std::string(util::json_kind_name((*assets)[ai])) + ")");
-      }
-      const auto* name_v = asset->if_contains("name");
-      if (!name_v || !name_v->is_string()) {
-        return unexpected(Errc::invalid_input, src + ": " + apath + ".name: not a string");
-      }
-      const std::string name(name_v->get_string());
-      if (!name.ends_with(".whl")) continue;  // source tarballs, checksums, ...
-      const auto* url_v = asset->if_contains("browser_download_url");
-      if (!url_v || !url_v->is_string()) {
-        return unexpected(Errc::invalid_input, src + ": " + apath + ".browser_download_url: not a string");
-      }
-      const std::string url(url_v->get_string());
-      const auto* digest_v = asset->if_contains("digest");
-      if (digest_v && !digest_v->is_null() && !digest_v->is_string()) {
-        return unexpected(Errc::invalid_input, src + ": " + apath + ".digest: not a string");
-      }
-
-      // Which project: from the wheel file name.
-      const auto guess = guess_project(name);
-      auto skip = [&](const std::string& why) {
-        if (guess) result[*guess].skipped.push_back(note_asset(apath, name) + ": " + why);
-        else log::debug(src + ": " + note_asset(apath, name) + ": " + why);
-      };
-      // A hostile name (the asset's, or the file name its download URL decodes to) is refused
-      // with a warning, as a page's href is: it would become a file in the download folder.
-      auto refuse = [&](const std::string& why) {
-        log::warn(src + ": " + note_asset(apath, name) + " skipped: " + why);
-        skip(why);
-      };
-      if (unsafe_file_name(name)) {
-        refuse("the file name holds '/', '\\' or a control character");
-        continue;
-      }
-      const std::string quoted_url =
-          "browser_download_url '" + util::one_line(util::escape_controls(url, util::ControlEscape::line), "?") + "'";
-      if (!util::is_http_url(url)) {
-        skip(quoted_url + " is not an http(s) URL");
-        continue;
-      }
-      // As a page's href: not one token, it would not stay one in a lock file (decision 0021).
-      if (const std::string why = util::url_token_problem(url); !why.empty()) {
-        skip(quoted_url + " " + why);
-        continue;
-      }
-      const std::string filename = index::percent_decode(last_segment(url));
-      if (unsafe_file_name(filename)) {
-        refuse("browser_download_url's file name '" + util::escape_controls(filename, util::ControlEscape::line) +
-               "' holds '/', '\\' or a control character");
-        continue;
-      }
-      if (!util::is_utf8(filename)) {
-        refuse("browser_download_url's file name '" + util::utf8_or_replaced(filename, "?") + "' is not UTF-8");
-        continue;
-      }
-      auto wheel = model::WheelName::parse(name);
-      if (!wheel) {
-        skip(wheel.error().message);
-        continue;
-      }
-
-      index::Link link;
-      link.text = name;
-      link.url = url;
-      link.filename = filename;
-      auto& page = result[wheel->name];
-      if (digest_v && digest_v->is_string()) {
-        const std::string_view digest = digest_v->get_string();
-        constexpr std::string_view prefix = "sha256:";
-        if (digest.size() == prefix.size() + 64 && util::ascii_lower(digest.substr(0, prefix.size())) == prefix &&
-            is_hex64(digest.substr(prefix.size()))) {
-          link.sha256 = util::ascii_lower(digest.substr(prefix.size()));
-        } else {
-          page.skipped.push_back(note_asset(apath, name) + ": digest '" + std::string(digest) +
-                                 "' is not sha256:<64 hex digits>; kept without a hash");
-        }
-      }
-      bool duplicate = false;
-      for (const auto& l : page.links) duplicate = duplicate || l.url == link.url;
-      if (!duplicate) page.links.push_back(std::move(link));
-    }
+    if (auto ok = add_release(releases[ri], ri, src, result); !ok) return ok;
   }
   out = std::move(result);
   return {};
@@ -444,8 +429,8 @@ Expected<std::map<std::string, index::Page>> list_release_wheels(transport::Tran
     auto next = parse_link_next(*link);
     if (!next) return transport::net_error(NetErrc::protocol, url + ": " + next.error().message);
     if (!*next) break;
-    std::string resolved = index::resolve_url(url, **next);
-    if (!util::is_http_url(resolved)) {
+    std::string resolved = model::url::resolve(url, **next);
+    if (!model::url::is_http(resolved)) {
       return transport::net_error(NetErrc::protocol, url + ": the Link header's next URL '" + resolved +
                                                          "' is not an http(s) URL");
     }
@@ -469,6 +454,7 @@ class RecordingTransport final : public transport::Transport {
   std::map<std::string, Error> failures;
 
  private:
+  transport::SchemeFacts facts_impl(std::string_view url) const override { return inner_.facts(url); }
   Expected<transport::Response> get_impl(const transport::Request& request) override {
     auto r = inner_.get(request);
     if (!r) failures.insert_or_assign(request.url, r.error());
@@ -568,4 +554,15 @@ index::IndexSnapshot read_index_with_failover(transport::Transport& transport, c
   return snap;
 }
 
-}  // namespace wheelfit::transports
+IndexSnapshot read_index_with_releases(transport::Transport& transport, const std::string& base,
+                                       const std::vector<std::string>& names, const ReleasesRequest& request) {
+  std::string repo = request.repo.empty() ? repo_of_pages_url(base).value_or("") : request.repo;
+  std::optional<ReleasesSource> releases;
+  if (!repo.empty()) {
+    releases = ReleasesSource::from_env(std::move(repo));
+    releases->token_over_http = request.token_over_http && request.token_over_http(releases->api_base);
+  }
+  return read_index_with_failover(transport, base, names, releases);
+}
+
+}  // namespace wheelfit::index

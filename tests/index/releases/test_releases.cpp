@@ -10,8 +10,8 @@
 
 #include "support/checks.hpp"
 #include "support/test_support.hpp"
-#include "transports/github/releases_support.hpp"
-#include "wheelfit/transports/releases.hpp"
+#include "index/releases/releases_support.hpp"
+#include "wheelfit/index/releases.hpp"
 #include "wheelfit/util/log.hpp"
 
 using namespace wheelfit;
@@ -25,7 +25,7 @@ using transport::NetErrc;
 TEST_CASE("releases: G01 250 releases over 3 pages via Link rel=next", "[transports][github]") {
   FakeTransport t;
   serve_three_pages(t);
-  auto r = transports::list_release_wheels(t, source());
+  auto r = index::list_release_wheels(t, source());
   REQUIRE(r);
   REQUIRE(r->size() == 1);
   const auto& page = r->at("flash-attn");
@@ -52,7 +52,7 @@ TEST_CASE("releases: G01 a next link looping back to page 1 stops", "[transports
   }
   SECTION("to itself") { api_page(t, page_url(2), releases_json(100, 200), link("<" + page_url(2) + ">; rel=next")); }
   SECTION("an empty target (the page itself)") { api_page(t, page_url(2), releases_json(100, 200), link("<>; rel=next")); }
-  auto r = transports::list_release_wheels(t, source());
+  auto r = index::list_release_wheels(t, source());
   REQUIRE_FALSE(r);
   CHECK(transport::is(r.error(), NetErrc::protocol));
   CHECK_THAT(r.error().message, Catch::Contains("loops"));
@@ -65,7 +65,7 @@ TEST_CASE("releases: max_pages bounds the walk", "[transports][github]") {
   auto s = source();
   SECTION("fewer pages allowed than there are") {
     s.max_pages = 2;
-    auto r = transports::list_release_wheels(t, s);
+    auto r = index::list_release_wheels(t, s);
     REQUIRE_FALSE(r);
     CHECK(transport::is(r.error(), NetErrc::protocol));
     CHECK_THAT(r.error().message, Catch::Contains("more than 2 pages"));
@@ -73,7 +73,7 @@ TEST_CASE("releases: max_pages bounds the walk", "[transports][github]") {
   }
   SECTION("exactly enough") {
     s.max_pages = 3;
-    auto r = transports::list_release_wheels(t, s);
+    auto r = index::list_release_wheels(t, s);
     REQUIRE(r);
     CHECK(r->at("flash-attn").links.size() == 250);
   }
@@ -81,7 +81,7 @@ TEST_CASE("releases: max_pages bounds the walk", "[transports][github]") {
     FakeTransport endless;
     api_page(endless, kFirst, "[]", link("<" + page_url(1) + ">; rel=next"));
     for (int i = 1; i <= 150; ++i) api_page(endless, page_url(i), "[]", link("<" + page_url(i + 1) + ">; rel=next"));
-    auto r = transports::list_release_wheels(endless, source());
+    auto r = index::list_release_wheels(endless, source());
     REQUIRE_FALSE(r);
     CHECK(transport::is(r.error(), NetErrc::protocol));
     CHECK(endless.origin().requests().size() == 100);
@@ -93,41 +93,41 @@ TEST_CASE("releases: the walk's failures", "[transports][github]") {
   serve_three_pages(t);
   SECTION("a transport error on page 2 is passed on, naming the URL") {
     t.origin().fail(page_url(2), transport::net_error(NetErrc::reset, "api.github.com:443: connection reset by peer"));
-    auto r = transports::list_release_wheels(t, source());
+    auto r = index::list_release_wheels(t, source());
     REQUIRE_FALSE(r);
     CHECK(transport::is(r.error(), NetErrc::reset));
     CHECK_THAT(r.error().message, Catch::Contains(page_url(2)) && Catch::Contains("connection reset"));
   }
   SECTION("a 404 (no such repository) stays not_found") {
     FakeTransport empty;
-    auto r = transports::list_release_wheels(empty, source());
+    auto r = index::list_release_wheels(empty, source());
     REQUIRE_FALSE(r);
     CHECK(r.error().is(Errc::not_found));
   }
   SECTION("a malformed Link header is a protocol error, not a silent stop") {
     api_page(t, page_url(2), releases_json(100, 200), link("<" + page_url(3) + "; rel=next"));
-    auto r = transports::list_release_wheels(t, source());
+    auto r = index::list_release_wheels(t, source());
     REQUIRE_FALSE(r);
     CHECK(transport::is(r.error(), NetErrc::protocol));
     CHECK_THAT(r.error().message, Catch::Contains(page_url(2)) && Catch::Contains("Link header"));
   }
   SECTION("a next link to another scheme is refused") {
     api_page(t, page_url(2), releases_json(100, 200), link("<file:///etc/passwd>; rel=next"));
-    auto r = transports::list_release_wheels(t, source());
+    auto r = index::list_release_wheels(t, source());
     REQUIRE_FALSE(r);
     CHECK(transport::is(r.error(), NetErrc::protocol));
     CHECK(t.origin().requests().size() == 2);
   }
   SECTION("a bad page stops the walk with the page's URL and JSON path") {
     api_page(t, page_url(2), R"([{"tag_name": "x", "assets": 5}])");
-    auto r = transports::list_release_wheels(t, source());
+    auto r = index::list_release_wheels(t, source());
     REQUIRE_FALSE(r);
     CHECK(r.error().is(Errc::invalid_input));
     CHECK_THAT(r.error().message, Catch::Contains(page_url(2)) && Catch::Contains("releases[0].assets: not an array"));
   }
   SECTION("a relative next link resolves against the page") {
     api_page(t, page_url(2), releases_json(100, 200), link("</repositories/912345678/releases?per_page=100&page=3>; rel=next"));
-    auto r = transports::list_release_wheels(t, source());
+    auto r = index::list_release_wheels(t, source());
     REQUIRE(r);
     CHECK(r->at("flash-attn").links.size() == 250);
   }
@@ -135,7 +135,7 @@ TEST_CASE("releases: the walk's failures", "[transports][github]") {
     auto s = source();
     for (const std::string bad : {"", "noslash", "a/b/c", "../x", "a/..", "a b/c", "a/b?x=1"}) {
       s.repo = bad;
-      auto r = transports::list_release_wheels(t, s);
+      auto r = index::list_release_wheels(t, s);
       REQUIRE_FALSE(r);
       CHECK(r.error().is(Errc::invalid_input));
     }
@@ -177,7 +177,7 @@ TEST_CASE("releases: Authorization only to the API host, over https unless allow
   const std::string first = base + "/repos/" + kRepoReleases + "/releases?per_page=100";
   api_page(t, first, releases_json(0, 1), link("<" + row.next + ">; rel=\"next\""));
   api_page(t, row.next, releases_json(1, 2));
-  auto r = transports::list_release_wheels(t, s);
+  auto r = index::list_release_wheels(t, s);
   REQUIRE(r);
   REQUIRE(t.origin().requests().size() == 2);
   const bool first_gets_it = row.api_base.starts_with("https://") || row.http_allowed;
@@ -220,7 +220,7 @@ TEST_CASE("releases: repo_of_pages_url", "[transports][github]") {
         {"https://comfy-forge.github.io/cuda-wheels#frag", "comfy-forge/cuda-wheels"},
         {"https://o.github.io/repo.name_x-1/", "o/repo.name_x-1"},
     };
-    test::check_each(rows, [](std::string_view url) { return transports::repo_of_pages_url(url); });
+    test::check_each(rows, [](std::string_view url) { return index::repo_of_pages_url(url); });
   }
   SECTION("anything else names no repo") {
     for (const std::string url : {
@@ -242,7 +242,7 @@ TEST_CASE("releases: repo_of_pages_url", "[transports][github]") {
              "",
          }) {
       CAPTURE(url);
-      CHECK(transports::repo_of_pages_url(url) == std::nullopt);
+      CHECK(index::repo_of_pages_url(url) == std::nullopt);
     }
   }
 }
@@ -278,14 +278,14 @@ TEST_CASE("releases: link_next", "[transports][github]") {
     };
     for (const Row& row : rows) {
       CAPTURE(row.header);
-      CHECK(transports::link_next(row.header) == row.next);
+      CHECK(index::link_next(row.header) == row.next);
     }
   }
   // Each header of `headers` has no next link.
   const auto check_none = [](std::initializer_list<std::string> headers) {
     for (const std::string& header : headers) {
       CAPTURE(header);
-      CHECK(transports::link_next(header) == std::nullopt);
+      CHECK(index::link_next(header) == std::nullopt);
     }
   };
   SECTION("no next link") {
@@ -319,9 +319,9 @@ TEST_CASE("releases: link_next", "[transports][github]") {
 TEST_CASE("releases: link_next on huge headers stays linear", "[transports][github]") {
   std::string many;
   for (int i = 0; i < 20000; ++i) many += "<https://x/" + std::to_string(i) + ">; rel=\"prev\", ";
-  CHECK_FALSE(transports::link_next(many));
-  CHECK(transports::link_next(many + "<https://x/next>; rel=next") == std::optional<std::string>("https://x/next"));
-  CHECK_FALSE(transports::link_next(std::string(1 << 20, ',')));
-  CHECK_FALSE(transports::link_next(std::string(1 << 20, '<')));
-  CHECK_FALSE(transports::link_next("<a>; t=\"" + std::string(1 << 20, 'x')));
+  CHECK_FALSE(index::link_next(many));
+  CHECK(index::link_next(many + "<https://x/next>; rel=next") == std::optional<std::string>("https://x/next"));
+  CHECK_FALSE(index::link_next(std::string(1 << 20, ',')));
+  CHECK_FALSE(index::link_next(std::string(1 << 20, '<')));
+  CHECK_FALSE(index::link_next("<a>; t=\"" + std::string(1 << 20, 'x')));
 }

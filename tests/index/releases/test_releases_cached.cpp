@@ -7,7 +7,7 @@
 #include "support/memory_transport.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/transports/cache_transport.hpp"
-#include "wheelfit/transports/releases.hpp"
+#include "wheelfit/index/releases.hpp"
 
 using namespace wheelfit;
 
@@ -55,14 +55,14 @@ TEST_CASE("Releases API pages are revalidated through the cache, 304s served fro
   const std::string base = "https://api.test/repos/o/r/releases?per_page=100";
   api.pages[base] = {"[" + release_json_cached("a-1", "a-1.0-py3-none-any.whl") + "]", base + "&page=2"};
   api.pages[base + "&page=2"] = {"[" + release_json_cached("b-1", "b-1.0-py3-none-any.whl") + "]", ""};
-  transports::ReleasesSource source;
+  index::ReleasesSource source;
   source.api_base = "https://api.test";
   source.repo = "o/r";
 
   auto run = [&] {
     auto t = transports::make_cache_transport(api_transport(api), {dir / "cache", false});
     REQUIRE(t);
-    auto wheels = transports::list_release_wheels(**t, source);
+    auto wheels = index::list_release_wheels(**t, source);
     REQUIRE(wheels);
     return std::make_pair(std::move(*wheels), (*t)->stats());
   };

@@ -13,7 +13,7 @@
 #include "support/net/test_server.hpp"
 #include "transports/http/test_http_support.hpp"
 #include "wheelfit/transports/http_transport.hpp"
-#include "wheelfit/transports/releases.hpp"
+#include "wheelfit/index/releases.hpp"
 
 using namespace wheelfit;
 using namespace std::chrono_literals;
@@ -53,8 +53,8 @@ struct ReleasesRatelimitApi {
     return http_response(200, kReleases, {{"Content-Type", "application/json"}});
   })};
 
-  [[nodiscard]] transports::ReleasesSource source() const {
-    transports::ReleasesSource s;
+  [[nodiscard]] index::ReleasesSource source() const {
+    index::ReleasesSource s;
     s.repo = kRepoReleasesRatelimit;
     s.api_base = server.url("/api");
     return s;
@@ -90,7 +90,7 @@ TEST_CASE("releases: G02 an exhausted rate limit resetting in 120 s fails at onc
   api.limited_answer = [&] { return exhausted(reset); };
   auto t = http(60s);
   const auto start = std::chrono::steady_clock::now();
-  auto r = transports::list_release_wheels(*t, api.source());
+  auto r = index::list_release_wheels(*t, api.source());
   REQUIRE_FALSE(r);
   INFO(r.error().message);
   CHECK(transport::is(r.error(), NetErrc::rate_limited));
@@ -107,7 +107,7 @@ TEST_CASE("releases: G02 an exhausted rate limit resetting soon: the next reques
   const auto reset = epoch(SysClock::now()) + 2;
   api.limited_answer = [&] { return exhausted(reset); };
   auto t = http(60s);
-  auto r = transports::list_release_wheels(*t, api.source());
+  auto r = index::list_release_wheels(*t, api.source());
   INFO((r ? std::string() : r.error().message));
   REQUIRE(r);
   CHECK(r->count("pkg") == 1);
@@ -121,7 +121,7 @@ TEST_CASE("releases: G02 a 429 with retry-after is waited for, then answered", "
   ReleasesRatelimitApi api;
   api.limited_answer = [] { return http_response(429, R"({"message": "slow down"})", {{"retry-after", "2"}}); };
   auto t = http(60s);
-  auto r = transports::list_release_wheels(*t, api.source());
+  auto r = index::list_release_wheels(*t, api.source());
   INFO((r ? std::string() : r.error().message));
   REQUIRE(r);
   const auto arrivals = api.requests();
@@ -134,7 +134,7 @@ TEST_CASE("releases: G02 a 429 with retry-after is waited for, then answered", "
     far.limited = 1000;
     far.limited_answer = [] { return http_response(429, "{}", {{"retry-after", "5"}}); };
     auto quick = http(2s);
-    auto refused = transports::list_release_wheels(*quick, far.source());
+    auto refused = index::list_release_wheels(*quick, far.source());
     REQUIRE_FALSE(refused);
     CHECK(transport::is(refused.error(), NetErrc::rate_limited));
     CHECK_THAT(refused.error().message, Catch::Contains("Retry-After 5 s exceeds the 2 s cap"));

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "support/memory_transport.hpp"
-#include "wheelfit/transports/releases.hpp"
+#include "wheelfit/index/releases.hpp"
 
 namespace wheelfit::test::github_api {
 
@@ -22,7 +22,7 @@ namespace json = boost::json;
 using transport::Headers;
 using transport::Request;
 using transport::Response;
-using transports::ReleasesSource;
+using index::ReleasesSource;
 
 // The in-memory transport: answers by exact URL (anything else is a 404), records every request.
 using FakeTransport = test::MemoryTransport;

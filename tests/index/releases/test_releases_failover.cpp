@@ -11,8 +11,8 @@
 
 #include "support/checks.hpp"
 #include "support/test_support.hpp"
-#include "transports/github/releases_support.hpp"
-#include "wheelfit/transports/releases.hpp"
+#include "index/releases/releases_support.hpp"
+#include "wheelfit/index/releases.hpp"
 #include "wheelfit/util/log.hpp"
 
 using namespace wheelfit;
@@ -65,7 +65,7 @@ TEST_CASE("failover: Pages that cannot be read are replaced by the Releases API"
   t.origin().fail(kBase + "nvdiffrast/", row.error);
   serve_api(t);
 
-  auto snap = transports::read_index_with_failover(t, kBase, {"flash-attn", "cumm", "nvdiffrast"}, api_source());
+  auto snap = index::read_index_with_failover(t, kBase, {"flash-attn", "cumm", "nvdiffrast"}, api_source());
   CHECK(t.origin().count_prefix(kApi) == 1);
   REQUIRE(snap.projects.size() == 3);
   const auto& fa = snap.projects.at("flash-attn");
@@ -93,7 +93,7 @@ TEST_CASE("failover: only the failed pages are replaced", "[transports][github]"
   html_page(t, kBase + "flash-attn/", kFlashHtml);
   t.origin().fail(kBase + "cumm/", transport::net_error(NetErrc::truncated, "comfy-forge.github.io:443: response truncated"));
   serve_api(t);
-  auto snap = transports::read_index_with_failover(t, kBase, {"flash-attn", "cumm"}, api_source());
+  auto snap = index::read_index_with_failover(t, kBase, {"flash-attn", "cumm"}, api_source());
   CHECK(t.origin().count_prefix(kApi) == 1);
   const auto& fa = snap.projects.at("flash-attn");
   CHECK(fa.source == "index");
@@ -111,7 +111,7 @@ TEST_CASE("failover: the API is not asked when the index was read", "[transports
   t.origin().fail(kBase + "packages.json", Error(Errc::not_found, "404"));
   SECTION("a clean 404 page is 'not published', not 'could not be read'") {
     // FakeTransport answers 404 for the pages (no answer scripted).
-    auto snap = transports::read_index_with_failover(t, kBase, {"flash-attn", "cumm"}, api_source());
+    auto snap = index::read_index_with_failover(t, kBase, {"flash-attn", "cumm"}, api_source());
     CHECK(t.origin().count_prefix(kApi) == 0);
     CHECK(snap.projects.at("flash-attn").status == index::ProjectPage::Status::not_published);
     CHECK(snap.projects.at("flash-attn").source == "index");
@@ -124,7 +124,7 @@ TEST_CASE("failover: the API is not asked when the index was read", "[transports
     bad.body = "{\"files\": 5";
     t.origin().serve(kBase + "flash-attn/", bad);
     html_page(t, kBase + "cumm/", std::string("<a href='x.whl'>\0</a>", 21));  // a NUL byte: not HTML
-    auto snap = transports::read_index_with_failover(t, kBase, {"flash-attn", "cumm"}, api_source());
+    auto snap = index::read_index_with_failover(t, kBase, {"flash-attn", "cumm"}, api_source());
     CHECK(t.origin().count_prefix(kApi) == 0);
     CHECK(snap.projects.at("flash-attn").status == index::ProjectPage::Status::failed);
     CHECK(snap.projects.at("cumm").status == index::ProjectPage::Status::failed);
@@ -133,19 +133,19 @@ TEST_CASE("failover: the API is not asked when the index was read", "[transports
   }
   SECTION("a body above the limit is no network failure either") {
     t.origin().fail(kBase + "flash-attn/", Error(Errc::too_large, kBase + "flash-attn/: too large"));
-    auto snap = transports::read_index_with_failover(t, kBase, {"flash-attn"}, api_source());
+    auto snap = index::read_index_with_failover(t, kBase, {"flash-attn"}, api_source());
     CHECK(t.origin().count_prefix(kApi) == 0);
   }
   SECTION("no Releases source: no failover even when the network failed") {
     t.origin().fail(kBase + "flash-attn/", transport::net_error(NetErrc::reset, "reset"));
-    auto snap = transports::read_index_with_failover(t, kBase, {"flash-attn"}, std::nullopt);
+    auto snap = index::read_index_with_failover(t, kBase, {"flash-attn"}, std::nullopt);
     CHECK(t.origin().count_prefix(kApi) == 0);
     CHECK(snap.projects.at("flash-attn").status == index::ProjectPage::Status::failed);
     CHECK(snap.failover_note.empty());
   }
   SECTION("the index read fine") {
     html_page(t, kBase + "flash-attn/", kFlashHtml);
-    auto snap = transports::read_index_with_failover(t, kBase, {"flash-attn"}, api_source());
+    auto snap = index::read_index_with_failover(t, kBase, {"flash-attn"}, api_source());
     CHECK(t.origin().count_prefix(kApi) == 0);
     CHECK(snap.projects.at("flash-attn").status == index::ProjectPage::Status::ok);
   }
@@ -161,7 +161,7 @@ TEST_CASE("failover: the API failing too keeps both errors", "[transports][githu
       Error(transport::make_error_code(NetErrc::connect_failed), "api.github.com:443: connection refused"),
       Error(Errc::not_found, "HTTP 404"));
   t.origin().fail(kFirst, api_error);
-  auto snap = transports::read_index_with_failover(t, kBase, {"flash-attn"}, api_source());
+  auto snap = index::read_index_with_failover(t, kBase, {"flash-attn"}, api_source());
   CHECK(t.origin().count_prefix(kApi) == 1);
   const auto& fa = snap.projects.at("flash-attn");
   CHECK(fa.status == index::ProjectPage::Status::failed);
@@ -179,14 +179,14 @@ TEST_CASE("failover: torch-free packages are named when packages.json says so", 
   t.origin().fail(kBase + "cumm/", transport::net_error(NetErrc::idle_timeout, "read timed out"));
   t.origin().fail(kBase + "flash-attn/", transport::net_error(NetErrc::idle_timeout, "read timed out"));
   serve_api(t);
-  auto snap = transports::read_index_with_failover(t, kBase, {"cumm", "flash-attn"}, api_source());
+  auto snap = index::read_index_with_failover(t, kBase, {"cumm", "flash-attn"}, api_source());
   REQUIRE(snap.packages_json);
   CHECK_THAT(snap.failover_note, Catch::Contains("torch-free packages (cumm)"));
 
   SECTION("and not mentioned when none of the replaced pages is torch-free") {
     FakeTransport t2(std::make_shared<test::MemoryOrigin>(t.origin()));
     t2.origin().drop(kBase + "cumm/");
-    auto snap2 = transports::read_index_with_failover(t2, kBase, {"cumm", "flash-attn"}, api_source());
+    auto snap2 = index::read_index_with_failover(t2, kBase, {"cumm", "flash-attn"}, api_source());
     CHECK_THAT(snap2.failover_note, !Catch::Contains("torch-free"));
   }
 }
@@ -215,7 +215,7 @@ TEST_CASE("releases: the farm's packages.json wheels as release assets", "[trans
   json::array rs;
   for (auto& [tag, assets] : by_tag) rs.push_back(release(tag, std::move(assets)));
   std::map<std::string, index::Page> out;
-  REQUIRE(transports::parse_releases_page(json::serialize(rs), kFirst, out));
+  REQUIRE(index::parse_releases_page(json::serialize(rs), kFirst, out));
   std::size_t links = 0;
   for (const auto& [name, entry] : pj->packages) {
     CAPTURE(name);
