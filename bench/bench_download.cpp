@@ -190,10 +190,10 @@ class Nginx {
 
 /// A sink that drops the body: it lends one reused block, so the transport reads into it and
 /// nothing else touches the bytes.
-class DiscardSink final : public transport::BodySink {
+class DiscardSink final : public net::BodySink {
  public:
-  void prepare(transport::Headers&) override {}
-  Expected<void> begin(int, const transport::Headers&) override { return {}; }
+  void prepare(net::Headers&) override {}
+  Expected<void> begin(int, const net::Headers&) override { return {}; }
   Expected<void> write(std::string_view) override { return {}; }
   std::span<char> room(std::size_t want) override { return {block_.data(), std::min(want, block_.size())}; }
   Expected<void> commit(std::size_t) override { return {}; }
@@ -393,7 +393,7 @@ int main(int argc, char** argv) {
                            auto t = transports::make_http_transport(o);
                            if (!t) return false;
                            std::vector<DiscardSink> sinks(wanted.size());
-                           std::vector<transport::Request> rs(wanted.size());
+                           std::vector<net::Request> rs(wanted.size());
                            for (std::size_t i = 0; i < rs.size(); ++i) {
                              rs[i].url = wanted[i].url;
                              rs[i].max_body = std::size_t{1} << 40;

@@ -127,7 +127,7 @@ testing::ConnScript range_server(fs::path file) {
   };
 }
 
-std::unique_ptr<transport::Transport> http() {
+std::unique_ptr<net::Transport> http() {
   transports::HttpOptions o;
   o.proxy_from_env = false;
   o.proxy = {};
@@ -224,7 +224,7 @@ int main(int argc, char** argv) {
   }
   for (int r = 0; r < reps; ++r) {
     auto t = http();
-    transport::Request rq;
+    net::Request rq;
     rq.url = url;
     rq.max_body = static_cast<std::size_t>(built.size + 1);
     const auto t0 = Clock::now();

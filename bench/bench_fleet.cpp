@@ -54,7 +54,7 @@
 #include "wheelfit/policies/format.hpp"
 #include "wheelfit/transports/file_transport.hpp"
 #include "wheelfit/transports/register.hpp"
-#include "wheelfit/wheelfit.hpp"
+#include "wheelfit/api.hpp"
 
 using namespace wheelfit;
 namespace fs = std::filesystem;
@@ -118,7 +118,7 @@ api::ResolveRequest request_for(const fs::path& farm, const std::vector<std::str
   r.env_overrides = false;
   r.index = farm.string();
   r.use_cache = false;
-  r.transport = std::shared_ptr<transport::Transport>(transports::make_file_transport());
+  r.transport = std::shared_ptr<net::Transport>(transports::make_file_transport());
   r.backends = &test::shipped_backends();
   return r;
 }
@@ -250,7 +250,7 @@ void print_cases(const fs::path& farm, const fs::path& dir, int reps, bool held,
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (auto done = wheelfit::transports::register_transports(wheelfit::transport::default_registry()); !done) return 70;
+  if (auto done = wheelfit::transports::register_transports(wheelfit::net::default_registry()); !done) return 70;
   if (auto done = wheelfit::policies::register_format(); !done) return 70;
   if (argc == 5 && std::string(argv[1]) == "--child") return print_child(argv[2], argv[3], argv[4]);  // run_case
   std::size_t machines = 50;

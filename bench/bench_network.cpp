@@ -48,7 +48,7 @@
 #include "support/test_support.hpp"
 #include "support/wheel_builder.hpp"
 #include "wheelfit/index/index_client.hpp"
-#include "wheelfit/policy/policy.hpp"
+#include "wheelfit/semantics/policy.hpp"
 #include "wheelfit/transports/cache_transport.hpp"
 #include "wheelfit/transports/http_transport.hpp"
 #include "wheelfit/util/allocator.hpp"
@@ -63,7 +63,7 @@ struct Figure {
   double seconds = 0;
   double after_last = 0;  ///< of `seconds`, the part after the last answer came (local work)
   double batch_end = 0, read_end = 0;  ///< after the last answer: when get_many returned, when read_index did
-  transport::Stats stats;
+  net::Stats stats;
   std::size_t pages_ok = 0;
   long faults = 0;  ///< minor page faults of the whole process (client, server, cache writer)
 };
@@ -76,35 +76,35 @@ long minor_faults() {
 
 /// Passes everything to `inner`, noting when the last answer of a batch came (before the
 /// caller's hook runs on it).
-class Timed final : public transport::Transport {
+class Timed final : public net::Transport {
  public:
-  explicit Timed(transport::Transport& inner) : inner_(inner) {}
-  [[nodiscard]] transport::Stats stats() const override { return inner_.stats(); }
+  explicit Timed(net::Transport& inner) : inner_(inner) {}
+  [[nodiscard]] net::Stats stats() const override { return inner_.stats(); }
   void flush() override { inner_.flush(); }
   Clock::time_point last_answer{}, returned{};
 
  private:
-  Expected<transport::Response> get_impl(const transport::Request& r) override { return inner_.get(r); }
-  std::vector<Expected<transport::Response>> get_many_impl(const std::vector<transport::Request>& rs) override {
+  Expected<net::Response> get_impl(const net::Request& r) override { return inner_.get(r); }
+  std::vector<Expected<net::Response>> get_many_impl(const std::vector<net::Request>& rs) override {
     return get_many_hooked_impl(rs, {});
   }
-  std::vector<Expected<transport::Response>> get_many_hooked_impl(const std::vector<transport::Request>& rs,
+  std::vector<Expected<net::Response>> get_many_hooked_impl(const std::vector<net::Request>& rs,
                                                                   const AnswerHook& on_answer) override {
-    auto out = inner_.get_many(rs, [&](std::size_t i, const Expected<transport::Response>& a) {
+    auto out = inner_.get_many(rs, [&](std::size_t i, const Expected<net::Response>& a) {
       last_answer = Clock::now();
       if (on_answer) on_answer(i, a);
     });
     returned = Clock::now();
     return out;
   }
-  transport::Transport& inner_;
+  net::Transport& inner_;
 };
 
 /// What the index reader did before issue 23: packages.json whole into a DOM, every answer
 /// parsed after the batch.
 const index::ReadIndexOptions kBefore{.whole_packages_json = true, .parse_as_answers_arrive = false};
 
-Figure read_once(transport::Transport& inner, const std::string& base, const std::vector<std::string>& names,
+Figure read_once(net::Transport& inner, const std::string& base, const std::vector<std::string>& names,
                  const index::ReadIndexOptions& options = {}) {
   Timed t(inner);
   const auto before = t.stats();

@@ -39,7 +39,7 @@
 #include "wheelfit/index/index_client.hpp"
 #include "wheelfit/index/links.hpp"
 #include "wheelfit/machine/machine.hpp"
-#include "wheelfit/policy/policy.hpp"
+#include "wheelfit/semantics/policy.hpp"
 #include "wheelfit/resolve/resolver.hpp"
 #include "wheelfit/transports/file_transport.hpp"
 
@@ -190,7 +190,7 @@ void bench_parse(const fs::path& farm_dir, const std::string& base, int parse_re
 }
 
 // 2. read_index + resolve for 1, 10 and 44 packages, next to reading the same files.
-void bench_resolve(const fs::path& farm_dir, const std::string& base, const policy::Policy& policy, int reps) {
+void bench_resolve(const fs::path& farm_dir, const std::string& base, const semantics::Policy& policy, int reps) {
   const machine::Machine machine = h100();
   std::vector<std::string> all_names;
   for (const auto& p : farmgen::select_packages(farmgen::builtin_packages(), 44)) all_names.push_back(p.index_name);
@@ -250,7 +250,7 @@ void bench_resolve(const fs::path& farm_dir, const std::string& base, const poli
 
 // Issue 14's goal: advice for a machine where both tiers fail costs at most 2x the failing
 // resolve without it. A GTX 1080 (sm 6.1) with torch 2.8.0+cu128: tier 1 and the fallback fail.
-void bench_advice(const std::string& base, const policy::Policy& policy, int reps) {
+void bench_advice(const std::string& base, const semantics::Policy& policy, int reps) {
   machine::Machine machine = h100();
   if (auto r = machine::set_fact(machine, "gpus", "6.1", "bench"); !r) throw std::runtime_error(r.error().message);
   std::vector<std::string> names;

@@ -36,7 +36,7 @@
 #include "wheelfit/index/index_client.hpp"
 #include "wheelfit/machine/machine.hpp"
 #include "wheelfit/model/variant.hpp"
-#include "wheelfit/policy/policy.hpp"
+#include "wheelfit/semantics/policy.hpp"
 #include "wheelfit/resolve/resolver.hpp"
 #include "wheelfit/transports/file_transport.hpp"
 

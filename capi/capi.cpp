@@ -28,7 +28,7 @@
 #include "wheelfit/transports/register.hpp"
 #include "wheelfit/util/native_text.hpp"
 #include "wheelfit/util/text.hpp"
-#include "wheelfit/wheelfit.hpp"
+#include "wheelfit/api.hpp"
 #include "capi/request.hpp"
 
 #ifndef WHEELFIT_VERSION
@@ -124,11 +124,11 @@ int guarded(const char* request_json, char** result_json, Call&& call) noexcept 
 }
 
 // The library's transports: the built-ins, registered into a registry of the library's own when a
-// call first needs them (the one registration; a program's transport::default_registry() is left
+// call first needs them (the one registration; a program's net::default_registry() is left
 // to the program). Thread-safe: a function-local static.
-const wheelfit::transport::Registry& library_transports() {
+const wheelfit::net::Registry& library_transports() {
   static const auto registry = [] {
-    auto reg = std::make_unique<wheelfit::transport::Registry>();
+    auto reg = std::make_unique<wheelfit::net::Registry>();
     if (auto done = wheelfit::transports::register_transports(*reg); !done) throw std::runtime_error(done.error().message);
     if (auto done = wheelfit::policies::register_format(); !done) throw std::runtime_error(done.error().message);
     return reg;

@@ -68,7 +68,7 @@ opt::Value value_of(const opt::Option& row, const json::value& v, const std::str
 
 // A key of the option table that `request` takes and that sets the network options (or, with
 // `resolve`, the resolve request); false for any other key.
-bool table_key(const std::string& key, const json::value& v, unsigned request, transport::HttpOptions& net,
+bool table_key(const std::string& key, const json::value& v, unsigned request, net::HttpOptions& net,
                api::ResolveRequest* resolve) {
   const opt::Option* row = opt::find_key(key, request);
   if (!row || row->kind == opt::Kind::structured || !(row->network || (resolve && row->resolve))) return false;

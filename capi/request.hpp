@@ -8,7 +8,7 @@
 
 #include <boost/json/value.hpp>
 
-#include "wheelfit/wheelfit.hpp"
+#include "wheelfit/api.hpp"
 
 namespace wheelfit::capi {
 

@@ -8,8 +8,8 @@
 2. No product function (core/, transports/, policies/, backends/, capi/, apps/) runs over 100
    lines, from its signature to its closing brace, comments and blank lines included; each branch
    of an #if is measured both ways (its first branch taken, then all of its conditions false).
-3. A façade file (core/src/facade/*.cpp) includes no other façade file's private header: only its
-   own <stem>.hpp of the .hpp files in core/src/facade/.
+3. A façade file (core/src/api/*.cpp) includes no other façade file's private header: only its
+   own <stem>.hpp of the .hpp files in core/src/api/.
 
 Prints `file:line: ...` for each break and exits 1 if there is one.
 
@@ -39,22 +39,22 @@ FACADE = os.path.join("core", "src", "facade")
 # branch, emptied by the lead after the merge. A listed break that no longer occurs is reported.
 PENDING_FUNCTIONS = {
     ("core/src/mirror/publish.cpp", "publish"),
-    ("core/src/facade/deliver.cpp", "mirror"),
-    ("core/src/facade/fleet.cpp", "read_index_part"),
+    ("core/src/api/deliver.cpp", "mirror"),
+    ("core/src/api/fleet.cpp", "read_index_part"),
     ("transports/github/releases.cpp", "parse_releases_page"),
 }
 PENDING_FACADE_INCLUDES = {
-    ("core/src/facade/cache.cpp", "common.hpp"),
-    ("core/src/facade/deliver.cpp", "common.hpp"),
-    ("core/src/facade/deliver.cpp", "torch_family.hpp"),
-    ("core/src/facade/detect.cpp", "common.hpp"),
-    ("core/src/facade/doctor.cpp", "common.hpp"),
-    ("core/src/facade/explain.cpp", "common.hpp"),
-    ("core/src/facade/fleet.cpp", "common.hpp"),
-    ("core/src/facade/fleet.cpp", "torch_advice.hpp"),
-    ("core/src/facade/fleet_output.cpp", "common.hpp"),
-    ("core/src/facade/resolve.cpp", "common.hpp"),
-    ("core/src/facade/torch_advice.cpp", "common.hpp"),
+    ("core/src/api/cache.cpp", "common.hpp"),
+    ("core/src/api/deliver.cpp", "common.hpp"),
+    ("core/src/api/deliver.cpp", "torch_family.hpp"),
+    ("core/src/api/detect.cpp", "common.hpp"),
+    ("core/src/api/doctor.cpp", "common.hpp"),
+    ("core/src/api/explain.cpp", "common.hpp"),
+    ("core/src/api/fleet.cpp", "common.hpp"),
+    ("core/src/api/fleet.cpp", "torch_advice.hpp"),
+    ("core/src/api/fleet_output.cpp", "common.hpp"),
+    ("core/src/api/resolve.cpp", "common.hpp"),
+    ("core/src/api/torch_advice.cpp", "common.hpp"),
 }
 
 

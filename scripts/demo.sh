@@ -8,7 +8,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/build.sh" --demo
 out="$root/build/demo"
 rm -rf "$out/index"
-"$root/build/apps/farmgen/wheelfit-farmgen" --out "$out/index" >/dev/null
+"$root/build/scripts/farmgen/wheelfit-farmgen" --out "$out/index" >/dev/null
 echo "== wheelfit resolve (H100, torch 2.8.0+cu128, Python 3.12, x86_64) =="
 "$root/build/apps/wheelfit/wheelfit" resolve "$root/examples/demo/comfy-env.toml" \
   --index "$out/index" --machine "$root/examples/machines/x86_64-h100-cu128.toml" -o "$out/pixi.toml"
@@ -23,7 +23,7 @@ echo "== an RTX 5090 (sm_120) on torch 2.8.0+cu126: torch itself has no kernel f
 echo
 echo "== ROCm: an MI250X (gfx90a), torch 2.7.1+rocm6.3, against a generated ROCm index (--index) =="
 rm -rf "$out/rocm-index"
-"$root/build/apps/farmgen/wheelfit-farmgen" --backend rocm --out "$out/rocm-index" >/dev/null
+"$root/build/scripts/farmgen/wheelfit-farmgen" --backend rocm --out "$out/rocm-index" >/dev/null
 "$root/build/apps/wheelfit/wheelfit" resolve "$root/examples/demo/comfy-env.toml" \
   --index "$out/rocm-index" --machine "$root/examples/machines/x86_64-mi250-rocm63.toml"
 echo
@@ -34,7 +34,7 @@ echo
 echo "== deliver: the H100's picks downloaded and sha256-verified from a farm with real wheel files =="
 rm -rf "$out/files-index" "$out/wheels" "$out/mirror" "$out/fleet"
 # Real wheel files for the config's four packages only (the whole farm's 14,000 take ~30 s to write).
-"$root/build/apps/farmgen/wheelfit-farmgen" --out "$out/files-index" --with-files \
+"$root/build/scripts/farmgen/wheelfit-farmgen" --out "$out/files-index" --with-files \
   --only flash_attn,nvdiffrast,cumesh,sageattention >/dev/null
 "$root/build/apps/wheelfit/wheelfit" download "$root/examples/demo/comfy-env.toml" --index "$out/files-index" \
   --machine "$root/examples/machines/x86_64-h100-cu128.toml" -d "$out/wheels" 2>/dev/null | sed -n '/^downloads:/,$p'

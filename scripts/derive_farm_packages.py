@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Regenerates apps/farmgen/data/farm_packages.json (the farm generator's package list) from the
+"""Regenerates scripts/farmgen/data/farm_packages.json (the farm generator's package list) from the
 cuda-wheels fixtures' package summary.
 
-    python3 scripts/derive_farm_packages.py            # writes apps/farmgen/data/farm_packages.json
+    python3 scripts/derive_farm_packages.py            # writes scripts/farmgen/data/farm_packages.json
     python3 scripts/derive_farm_packages.py --check    # exits 1 when the committed file is stale
     python3 scripts/derive_farm_packages.py --summary FILE --out FILE
 

@@ -25,8 +25,8 @@ prefix="$work/prefix"
 
 # shellcheck source=scripts/lib/against_install.sh
 source "$root/scripts/lib/against_install.sh"
-install_build include/wheelfit/wheelfit.hpp include/wheelfit/wheelfit.h include/wheelfit/version.hpp \
-              include/wheelfit/transports/http_transport.hpp include/wheelfit/policy/policy.hpp include/wheelfit/policies/format.hpp \
+install_build include/wheelfit/api.hpp include/wheelfit/wheelfit.h include/wheelfit/version.hpp \
+              include/wheelfit/transports/http_transport.hpp include/wheelfit/semantics/policy.hpp include/wheelfit/policies/format.hpp \
               lib/cmake/wheelfit/wheelfitTargets.cmake lib/wheelfit/libwheelfit_facade.a lib/libwheelfit.so.0
 example="$work/cpp-build"
 build_example "$root/examples/embed/cpp" "$example"

@@ -99,7 +99,7 @@ expect 'wheelfit -' -h --help --version
 expect 'wheelfit --v' --version
 expect 'wheelfit nosuch --'
 
-# --- each command's options, exactly as the option table (core/src/facade/options_table.cpp) ---
+# --- each command's options, exactly as the option table (core/src/api/options_table.cpp) ---
 resolve_values=(--index --policy --backend --python --retries --timeout --jobs --user-agent --cache-dir
   --cache-max-size --releases-repo --allow-insecure-host --combo --cert --client-cert --machine --machines
   --speed-limit --speed-time --max-time --proxy-auth)

@@ -12,7 +12,7 @@ add_subdirectory(registry/plugins)  # the registry tests' plugins, as DLLs
 include(${CMAKE_CURRENT_SOURCE_DIR}/support/support.cmake)
 
 # Whole folders that apply on Windows.
-set(WHEELFIT_WINDOWS_TEST_FOLDERS model policy policies config resolve output windows)
+set(WHEELFIT_WINDOWS_TEST_FOLDERS model semantics policies config resolve output windows)
 # Single files of other folders (tests/<folder>/<file>.cpp) that apply.
 set(WHEELFIT_WINDOWS_TEST_FILES
   # the file layer (winfiles; util/test_subprocess.cpp is the process port's)

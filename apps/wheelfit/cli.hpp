@@ -19,7 +19,7 @@
 #include "wheelfit/registry/registry.hpp"
 #include "wheelfit/transports/http_transport.hpp"
 #include "wheelfit/util/expected.hpp"
-#include "wheelfit/wheelfit.hpp"
+#include "wheelfit/api.hpp"
 
 namespace wheelfit::cli {
 

@@ -7,7 +7,7 @@
 #include "cli.hpp"
 #include "progress.hpp"
 #include "wheelfit/util/native_text.hpp"
-#include "wheelfit/wheelfit.hpp"
+#include "wheelfit/api.hpp"
 
 namespace wheelfit::cli {
 namespace {

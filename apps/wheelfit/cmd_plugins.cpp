@@ -6,7 +6,7 @@
 #include <map>
 
 #include "cli.hpp"
-#include "wheelfit/policy/policy.hpp"
+#include "wheelfit/semantics/policy.hpp"
 #include "wheelfit/util/log.hpp"
 
 namespace wheelfit::cli {
@@ -49,7 +49,7 @@ namespace {
 // What `plugins` shows of a backend's policy data: its notation, label grammar, torch index and
 // fallback combos per CPU arch.
 struct PolicySummary {
-  std::optional<policy::Policy> policy;
+  std::optional<semantics::Policy> policy;
   std::string error;  ///< why the policy data does not parse; "" when it does
 };
 
@@ -61,7 +61,7 @@ PolicySummary summarize_policy(const registry::BackendInfo& b) {
   return s;
 }
 
-boost::json::array templates_json(const std::vector<policy::LabelTemplate>& templates) {
+boost::json::array templates_json(const std::vector<semantics::LabelTemplate>& templates) {
   boost::json::array out;
   for (const auto& t : templates) out.emplace_back(t.text());
   return out;
@@ -96,7 +96,7 @@ boost::json::object to_json(const registry::BackendInfo& b, const PolicySummary&
   return o;
 }
 
-std::string templates_text(const std::vector<policy::LabelTemplate>& templates) {
+std::string templates_text(const std::vector<semantics::LabelTemplate>& templates) {
   std::string out;
   for (const auto& t : templates) out += (out.empty() ? "+" : ", +") + t.text();
   return out.empty() ? "none" : out;

@@ -5,7 +5,7 @@
 
 #include "cli.hpp"
 #include "wheelfit/output/report.hpp"
-#include "wheelfit/wheelfit.hpp"
+#include "wheelfit/api.hpp"
 
 namespace wheelfit::cli {
 

@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
   }
   // The one registration of the transports (file, http(s), the cache, the Releases failover),
   // as the backends are loaded: every command's façade call reads through this registry.
-  if (auto done = transports::register_transports(transport::default_registry()); !done) {
+  if (auto done = transports::register_transports(net::default_registry()); !done) {
     std::cerr << "wheelfit: transports: " << done.error().message << "\n";
     return api::kExitInternal;
   }

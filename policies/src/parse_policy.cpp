@@ -14,17 +14,17 @@
 #include "wheelfit/util/read_file.hpp"
 #include "wheelfit/util/json_kind.hpp"
 #include "wheelfit/policies/format.hpp"
-#include "wheelfit/policy/reader.hpp"
+#include "wheelfit/semantics/reader.hpp"
 
 namespace wheelfit::policies {
 
-using policy::DeviceRules;
-using policy::DriverRule;
-using policy::FamilyPins;
-using policy::LabelTemplate;
-using policy::line_key;
-using policy::MinDriver;
-using policy::Policy;
+using semantics::DeviceRules;
+using semantics::DriverRule;
+using semantics::FamilyPins;
+using semantics::LabelTemplate;
+using semantics::line_key;
+using semantics::MinDriver;
+using semantics::Policy;
 
 namespace {
 
@@ -568,7 +568,7 @@ Expected<void> torch_archs(const Reader& rd, const json::value& v, Policy::Table
         auto eo = rd.object(entry, path);
         if (!eo) return eo.error();
         WF_TRY(rd.only(**eo, {"list", "source", "date"}, path));
-        policy::TorchArchRow row;
+        semantics::TorchArchRow row;
         for (auto [name, slot] : {std::pair{"list", &row.list}, std::pair{"source", &row.source},
                                   std::pair{"date", &row.date}}) {
           auto m = rd.member(**eo, name, path);
@@ -671,11 +671,11 @@ Expected<Policy> parse_policy_json(std::string_view text, std::string_view sourc
 }
 
 Expected<Policy> load_policy_file(const std::string& path, std::shared_ptr<const DeviceRules> rules) {
-  auto text = util::read_file(path, policy::kMaxFileBytes, "a policy file");
+  auto text = util::read_file(path, semantics::kMaxFileBytes, "a policy file");
   if (!text) return text.error();
   return parse_policy_json(*text, path, std::move(rules));
 }
 
-Expected<void> register_format() { return policy::install_reader(&parse_policy_json); }
+Expected<void> register_format() { return semantics::install_reader(&parse_policy_json); }
 
 }  // namespace wheelfit::policies

@@ -2,7 +2,7 @@
 """The C API through ctypes (examples/embed/python/wheelfit_ctypes.py), against the CLI.
 
     test_capi.py --lib build/lib/libwheelfit.so --wheelfit build/apps/wheelfit/wheelfit \
-                 --farmgen build/apps/farmgen/wheelfit-farmgen --source .
+                 --farmgen build/scripts/farmgen/wheelfit-farmgen --source .
 
 Each check prints one line; the script exits 1 on the first mismatch (its message says what
 differed), 0 when all pass. Run by ctest (label capi).

@@ -49,7 +49,7 @@ struct Farm {
            std::string(gpus) + "\"]\n";
   }
   Farm() {
-    const auto gen = run_program("", fs::path(WHEELFIT_BINARY_DIR) / "apps/farmgen/wheelfit-farmgen",
+    const auto gen = run_program("", fs::path(WHEELFIT_BINARY_DIR) / "scripts/farmgen/wheelfit-farmgen",
                                  {"--out", index.string(), "--with-files", "--packages", "2"});
     REQUIRE(gen.code == 0);
     write_file(config, "python = \"3.12\"\n[cuda]\npackages = [\"cc_torch\", \"cubvh\"]\n");

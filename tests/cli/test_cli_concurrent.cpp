@@ -96,7 +96,7 @@ struct GatedFarm {
   TestServer server{[this](Conn& c) { answer(c); }};
 
   GatedFarm() {
-    const auto gen = run_program("", fs::path(WHEELFIT_BINARY_DIR) / "apps/farmgen/wheelfit-farmgen",
+    const auto gen = run_program("", fs::path(WHEELFIT_BINARY_DIR) / "scripts/farmgen/wheelfit-farmgen",
                                  {"--out", index.string(), "--with-files", "--only", "cc_torch", "--base-url",
                                   "http://127.0.0.1:" + std::to_string(server.port())});
     REQUIRE(gen.code == 0);

@@ -42,7 +42,7 @@ struct HttpFarm {
   wheelfit::testing::TestServer pages{wheelfit::testing::serve_directory(index)};
 
   explicit HttpFarm(int trickled_connections) : trickled(trickled_connections) {
-    const auto gen = run_program("", fs::path(WHEELFIT_BINARY_DIR) / "apps/farmgen/wheelfit-farmgen",
+    const auto gen = run_program("", fs::path(WHEELFIT_BINARY_DIR) / "scripts/farmgen/wheelfit-farmgen",
                                  {"--out", index.string(), "--with-files", "--packages", "2", "--base-url", files.url("")});
     REQUIRE(gen.code == 0);
     write_file(config, "python = \"3.12\"\n[cuda]\npackages = [\"cc_torch\", \"cubvh\"]\n");

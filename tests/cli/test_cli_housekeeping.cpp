@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 namespace json = boost::json;
 using namespace std::chrono_literals;
 namespace wt = wheelfit::test;
-namespace net = wheelfit::testing;
+namespace testnet = wheelfit::testing;
 
 namespace {
 
@@ -54,7 +54,7 @@ struct Index {
   std::string held;  ///< the page target held back ("" = none)
   bool holding = false;
   std::map<std::string, std::string> pages;
-  std::unique_ptr<net::TestServer> server;
+  std::unique_ptr<testnet::TestServer> server;
 
   Index() {
     for (const std::string name : {"pkg", "other"}) {
@@ -63,7 +63,7 @@ struct Index {
                                std::string(64, name == "pkg" ? 'a' : 'b');
       pages["/" + name + "/"] = "<html><body><a href=\"" + href + "\">" + file + "</a></body></html>";
     }
-    server = std::make_unique<net::TestServer>(wheelfit::testing::serve([this](const net::HttpRequest& r) {
+    server = std::make_unique<testnet::TestServer>(wheelfit::testing::serve([this](const testnet::HttpRequest& r) {
       std::unique_lock lock(mu);
       if (!held.empty() && r.target == held) {
         holding = true;
@@ -71,8 +71,8 @@ struct Index {
         cv.wait_for(lock, 30s, [&] { return held.empty(); });
       }
       const auto it = pages.find(r.target);
-      if (it == pages.end()) return net::http_response(404, "not found");
-      return net::http_response(200, it->second, {{"Content-Type", "text/html"}, {"Cache-Control", "max-age=600"}});
+      if (it == pages.end()) return testnet::http_response(404, "not found");
+      return testnet::http_response(200, it->second, {{"Content-Type", "text/html"}, {"Cache-Control", "max-age=600"}});
     }));
   }
   ~Index() { release(); }

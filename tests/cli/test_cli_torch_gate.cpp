@@ -12,7 +12,7 @@
 #include "support/backend_support.hpp"
 #include "support/cli_support.hpp"
 #include "support/test_support.hpp"
-#include "wheelfit/policy/policy.hpp"
+#include "wheelfit/semantics/policy.hpp"
 #include "wheelfit/resolve/torch_gate.hpp"
 
 namespace fs = std::filesystem;
@@ -40,7 +40,7 @@ struct TorchFarm {
   }
   static void generate(const fs::path& out, std::vector<std::string> more) {
     more.insert(more.end(), {"--out", out.string(), "--only", "cubvh"});
-    REQUIRE(run_program("", fs::path(WHEELFIT_BINARY_DIR) / "apps/farmgen/wheelfit-farmgen", more).code == 0);
+    REQUIRE(run_program("", fs::path(WHEELFIT_BINARY_DIR) / "scripts/farmgen/wheelfit-farmgen", more).code == 0);
   }
   /// A profile (Python 3.12, glibc 2.35, driver 580, the line `driver`) with this torch ("" none), GPUs and CPU.
   [[nodiscard]] fs::path machine(const std::string& name, const std::string& torch, const std::string& gpus,
@@ -195,7 +195,7 @@ TEST_CASE("wheelfit resolve: a fresh environment gets the newest combo whose tor
   for (const auto& g : j.at("machine").at("gpus").as_array()) targets.push_back(*policy.rules()->parse_target(g.as_string()));
   const std::string platform = row.arch == "x86_64" ? "linux" : "linux_aarch64";
   auto verdict_of = [&](const json::value& combo) {
-    const auto c = *wheelfit::policy::parse_combo_str(
+    const auto c = *wheelfit::semantics::parse_combo_str(
         policy.notation(), "cu" + std::string(combo.at("cuda").as_string()) + "/torch" + std::string(combo.at("torch").as_string()));
     return wheelfit::resolve::judge_torch(policy, wheelfit::resolve::torch_archs_from_policy(policy, c, platform), targets);
   };

@@ -16,7 +16,7 @@
 #include "support/memory_transport.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/deliver/download.hpp"
-#include "wheelfit/transport/transport.hpp"
+#include "wheelfit/net/transport.hpp"
 
 namespace wheelfit::test_deliver {
 

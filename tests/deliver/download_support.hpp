@@ -51,7 +51,7 @@ inline std::string answer(const HttpRequest& r, const Served& f) {
 }
 
 /// deliver::download of `file` alone, as kName from `server`, into `dir`.
-inline std::vector<Delivered> download_one(transport::Transport& t, const TestServer& server, const Served& file,
+inline std::vector<Delivered> download_one(net::Transport& t, const TestServer& server, const Served& file,
                                            const std::filesystem::path& dir) {
   return deliver::download(t, {wanted(server.url("/" + kName), kName, file.body)}, options_for(dir));
 }
@@ -64,7 +64,7 @@ struct ServedFile {
   const Served file;
   TestServer server;
   test::TempDir dir;
-  std::unique_ptr<transport::Transport> t = test_http::make();
+  std::unique_ptr<net::Transport> t = test_http::make();
 
   /// download_one of `file` into `dir`.
   std::vector<Delivered> download() { return download_one(*t, server, file, dir.path()); }

@@ -241,7 +241,7 @@ TEST_CASE("download: offline, only present files", "[deliver][download]") {
   REQUIRE(got.at(1).status == Delivered::Status::failed);
   REQUIRE(got[1].error);
   INFO(got[1].error->message);
-  CHECK(transport::is(*got[1].error, NetErrc::offline));
+  CHECK(net::is(*got[1].error, NetErrc::offline));
   CHECK(test_http::contains(got[1].error->message, "gone.whl"));
   CHECK(server.requests().empty());
 }

@@ -14,7 +14,7 @@
 #include "farmgen.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/index/links.hpp"
-#include "wheelfit/policy/policy.hpp"
+#include "wheelfit/semantics/policy.hpp"
 
 namespace wheelfit::test::farm_support {
 
@@ -25,7 +25,7 @@ struct Farm {
   TempDir tmp;
   fs::path dir;
   farmgen::FarmStats stats;
-  explicit Farm(const policy::Policy& p, std::optional<std::size_t> packages = std::nullopt) : dir(tmp / "farm") {
+  explicit Farm(const semantics::Policy& p, std::optional<std::size_t> packages = std::nullopt) : dir(tmp / "farm") {
     farmgen::FarmOptions o;
     o.out = dir;
     o.packages = packages;

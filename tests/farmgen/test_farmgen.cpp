@@ -1,4 +1,4 @@
-// The farm generator (apps/farmgen): the grid it writes, the farm's naming and layout, the
+// The farm generator (scripts/farmgen): the grid it writes, the farm's naming and layout, the
 // torch-free aliases, packages.json, determinism, the atomic write, and resolves against it.
 // Expected counts are computed here from Policy::shipped_cells() with the grid rules written out
 // again, never taken from the generator's own helpers. --backend rocm: test_farmgen_rocm.cpp.
@@ -23,7 +23,7 @@
 #include "wheelfit/model/combo.hpp"
 #include "wheelfit/model/name.hpp"
 #include "wheelfit/model/wheel.hpp"
-#include "wheelfit/policy/policy.hpp"
+#include "wheelfit/semantics/policy.hpp"
 #include "wheelfit/resolve/resolver.hpp"
 #include "wheelfit/transports/file_transport.hpp"
 
@@ -34,7 +34,7 @@ using test::farm_support::Farm;
 using test::farm_support::parse_page;
 namespace {
 
-const policy::Policy& cuda_pol() { return test::cuda_policy(); }
+const semantics::Policy& cuda_pol() { return test::cuda_policy(); }
 
 model::NumericVersion nv(const char* text) { return model::NumericVersion::parse(text).value(); }
 
@@ -250,7 +250,7 @@ TEST_CASE("farmgen: the grid is the shipped cells the farm builds", "[farmgen]")
   }
   // The policy does ship cu12.4 aarch64 cells: the arch-list rule is what drops them.
   const bool shipped_124_arm = std::any_of(cuda_pol().shipped_cells().begin(), cuda_pol().shipped_cells().end(),
-                                           [](const policy::Policy::Cell& c) {
+                                           [](const semantics::Policy::Cell& c) {
                                              return c.platform == "linux_aarch64" && c.combo.line == nv("12.4");
                                            });
   CHECK(shipped_124_arm);

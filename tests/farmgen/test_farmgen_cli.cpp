@@ -16,7 +16,7 @@ namespace wt = wheelfit::test;
 namespace {
 
 wt::CliRun run_farmgen(const std::vector<std::string>& args) {
-  return wt::run_program("", fs::path(WHEELFIT_BINARY_DIR) / "apps/farmgen/wheelfit-farmgen", args);
+  return wt::run_program("", fs::path(WHEELFIT_BINARY_DIR) / "scripts/farmgen/wheelfit-farmgen", args);
 }
 
 // The project folders of a farm (each holds its index.html), in name order.

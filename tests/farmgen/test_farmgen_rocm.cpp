@@ -21,7 +21,7 @@
 #include "wheelfit/model/combo.hpp"
 #include "wheelfit/model/name.hpp"
 #include "wheelfit/model/wheel.hpp"
-#include "wheelfit/policy/policy.hpp"
+#include "wheelfit/semantics/policy.hpp"
 #include "wheelfit/resolve/resolver.hpp"
 #include "wheelfit/transports/file_transport.hpp"
 

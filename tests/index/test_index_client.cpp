@@ -6,7 +6,7 @@
 
 #include "support/memory_transport.hpp"
 #include "wheelfit/index/index_client.hpp"
-#include "wheelfit/transport/transport.hpp"
+#include "wheelfit/net/transport.hpp"
 
 using namespace wheelfit;
 
@@ -14,8 +14,8 @@ namespace {
 
 using TableTransport = test::MemoryTransport;  // answers from a table by URL, records every batch
 
-transport::Response page(std::string body, std::string type) {
-  transport::Response r;
+net::Response page(std::string body, std::string type) {
+  net::Response r;
   r.body = std::move(body);
   r.content_type = std::move(type);
   return r;
@@ -78,9 +78,9 @@ TEST_CASE("read_index: pages that are not index pages (H02)", "[index][read_inde
 
 TEST_CASE("read_index keeps a read failure apart from 'not published'", "[index][read_index]") {
   TableTransport t;
-  t.origin().fail("https://i.test/a/", transport::net_error(transport::NetErrc::reset, "connection reset by 1.2.3.4:443"));
+  t.origin().fail("https://i.test/a/", net::net_error(net::NetErrc::reset, "connection reset by 1.2.3.4:443"));
   t.origin().fail("https://i.test/packages.json",
-                    transport::net_error(transport::NetErrc::http_status, "HTTP 503 from 1.2.3.4:443"));
+                    net::net_error(net::NetErrc::http_status, "HTTP 503 from 1.2.3.4:443"));
   auto snap = index::read_index(t, "https://i.test/", {"a", "b"});
   CHECK(snap.projects.at("a").status == index::ProjectPage::Status::failed);
   CHECK_THAT(snap.projects.at("a").error, Catch::Contains("connection reset"));
@@ -258,7 +258,7 @@ TEST_CASE("normalize_base and index_url_for keep an http(s) index's query after 
 TEST_CASE("read_index: an index URL with a query keeps it on every page and packages.json; hrefs resolve by RFC 3986",
           "[index][read_index][query]") {
   TableTransport t;
-  transport::Response torch = page(
+  net::Response torch = page(
       "<a href='../../files/torch-2.8.0-cp312-cp312-linux_x86_64.whl'>t</a>"
       "<a href='https://cdn.test/torch-2.7.0-cp312-cp312-linux_x86_64.whl?token=Y'>u</a>",
       "text/html");

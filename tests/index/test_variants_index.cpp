@@ -14,7 +14,7 @@
 #include "support/test_support.hpp"
 #include "wheelfit/index/index_client.hpp"
 #include "wheelfit/resolve/resolver.hpp"
-#include "wheelfit/transport/transport.hpp"
+#include "wheelfit/net/transport.hpp"
 
 using namespace wheelfit;
 

@@ -30,7 +30,7 @@ machine::Machine h100(std::vector<std::pair<std::string, std::string>> changes =
   return make_machine(facts);
 }
 
-const policy::Policy& cuda_pol() { return test::cuda_policy(); }
+const semantics::Policy& cuda_pol() { return test::cuda_policy(); }
 
 struct Lib {
   std::uint16_t machine = 62;

@@ -18,7 +18,7 @@
 using namespace wheelfit;
 using namespace wheelfit::inspect;
 using namespace wheelfit::test;
-namespace tr = wheelfit::transport;
+namespace tr = wheelfit::net;
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include "support/resolve_support.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/index/index_client.hpp"
-#include "wheelfit/policy/policy.hpp"
+#include "wheelfit/semantics/policy.hpp"
 #include "wheelfit/resolve/resolver.hpp"
 #include "wheelfit/transports/file_transport.hpp"
 

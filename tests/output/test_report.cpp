@@ -8,7 +8,7 @@
 #include "support/resolve_support.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/output/report.hpp"
-#include "wheelfit/policy/policy.hpp"
+#include "wheelfit/semantics/policy.hpp"
 
 using namespace wheelfit;
 namespace fs = std::filesystem;

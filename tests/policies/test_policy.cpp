@@ -9,7 +9,7 @@
 #include "support/backend_support.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/policies/format.hpp"
-#include "wheelfit/policy/policy.hpp"
+#include "wheelfit/semantics/policy.hpp"
 #include "support/model_support.hpp"
 
 using wheelfit::Errc;
@@ -49,7 +49,7 @@ constexpr const char* kMinimal = R"({
   "fallback": {"x86_64": {"line": "12.8", "torch": "2.8"}}
 })";
 
-std::shared_ptr<const wheelfit::policy::DeviceRules> cuda_rules() { return wheelfit::registry::device_rules(wheelfit::test::cuda_backend()); }
+std::shared_ptr<const wheelfit::semantics::DeviceRules> cuda_rules() { return wheelfit::registry::device_rules(wheelfit::test::cuda_backend()); }
 
 // kMinimal with `edit` applied to its JSON value.
 std::string mutated(const std::function<void(boost::json::object&)>& edit) {

@@ -13,7 +13,7 @@
 #include "support/backend_support.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/policies/format.hpp"
-#include "wheelfit/policy/policy.hpp"
+#include "wheelfit/semantics/policy.hpp"
 #include "support/model_support.hpp"
 
 using wheelfit::model::Combo;

@@ -18,7 +18,7 @@
 
 #include "support/test_support.hpp"
 #include "wheelfit/model/numeric_version.hpp"
-#include "wheelfit/policy/policy.hpp"
+#include "wheelfit/semantics/policy.hpp"
 #include "wheelfit/registry/registry.hpp"
 
 using namespace wheelfit;
@@ -116,7 +116,7 @@ TEST_CASE("load_plugins: a whole backend from one plugin folder, no core change"
     CHECK(policy->notation().name == "Fake");
     CHECK(policy->device_name() == "fake target");
     CHECK(policy->code_sections() == std::vector<std::string>{".fake_code"});
-    CHECK(policy->driver_rule() == policy::DriverRule::unknown);
+    CHECK(policy->driver_rule() == semantics::DriverRule::unknown);
     CHECK(policy->combo_str(*policy->fallback_combo("x86_64")) == "fk1.2/torch3.4");
     CHECK(policy->combo_str(*policy->fallback_combo("aarch64")) == "fk5.6/torch7.8");  // "arm64" in the file
     CHECK(policy->fallback_combos().size() == 2);
@@ -140,11 +140,11 @@ TEST_CASE("load_plugins: a whole backend from one plugin folder, no core change"
     CHECK(row->list == "fk1;fk2+jit");
     const auto native = policy->rules()->match(row->list, "fk1");
     REQUIRE(native);
-    CHECK(native->kind == policy::DeviceRules::Match::Kind::native);
+    CHECK(native->kind == semantics::DeviceRules::Match::Kind::native);
     CHECK(native->via == "fk1");
     const auto jit = policy->rules()->match(row->list, "fk2");
     REQUIRE(jit);
-    CHECK(jit->kind == policy::DeviceRules::Match::Kind::jit);
+    CHECK(jit->kind == semantics::DeviceRules::Match::Kind::jit);
     CHECK(jit->via == "fk2+jit");
     const auto none = policy->rules()->match(row->list, "fk3");
     REQUIRE(none);

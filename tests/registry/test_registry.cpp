@@ -208,13 +208,13 @@ TEST_CASE("make_policy wires the backend's target functions into its built-in po
   REQUIRE(list);
   auto m = policy->rules()->match(*list, "9.0");
   REQUIRE(m);
-  CHECK(m->kind == policy::DeviceRules::Match::Kind::native);
+  CHECK(m->kind == semantics::DeviceRules::Match::Kind::native);
   auto jit = policy->rules()->match(*list, "10.0");
   REQUIRE(jit);
-  CHECK(jit->kind == policy::DeviceRules::Match::Kind::jit);
+  CHECK(jit->kind == semantics::DeviceRules::Match::Kind::jit);
   auto none = policy->rules()->match(*list, "7.5");
   REQUIRE(none);
-  CHECK(none->kind == policy::DeviceRules::Match::Kind::none);
+  CHECK(none->kind == semantics::DeviceRules::Match::Kind::none);
   CHECK_FALSE(policy->rules()->match(*list, "banana"));  // -1 from the plugin: an error
 
   SECTION("the same as device_rules gives") {
@@ -285,7 +285,7 @@ TEST_CASE("make_policy: the test plugin's functions, and a backend without funct
   CHECK(policy->notation().prefix == "ts");
   CHECK(policy->rules()->parse_target(" TS1 ").value() == "ts1");
   CHECK(policy->rules()->parse_list("a; B ;;c+jit").value() == "a;b;c+jit");
-  CHECK(policy->rules()->match("a;c+jit", "c")->kind == policy::DeviceRules::Match::Kind::jit);
+  CHECK(policy->rules()->match("a;c+jit", "c")->kind == semantics::DeviceRules::Match::Kind::jit);
   CHECK(policy->rules()->match("a;c+jit", "c")->via == "c+jit");
   CHECK_FALSE(policy->rules()->parse_list(" ; "));
 
@@ -455,7 +455,7 @@ TEST_CASE("Registry::builtin_policy reads a backend's policy once and shares it,
   SECTION("threads asking at once get the one policy") {
     Registry fresh;
     REQUIRE(fresh.add(*tp));
-    std::vector<const policy::Policy*> seen(4, nullptr);
+    std::vector<const semantics::Policy*> seen(4, nullptr);
     {
       std::vector<std::jthread> threads;
       for (std::size_t t = 0; t < seen.size(); ++t) {
@@ -512,7 +512,7 @@ TEST_CASE("a backend without read_device_code_at gets the section whole through 
   for (int i = 0; i < 8; ++i) section.push_back(static_cast<char>((body.size() >> (8 * i)) & 0xff));
   section += body;
   std::vector<std::pair<std::uint64_t, std::size_t>> reads;
-  const policy::DeviceRules::SectionRead read = [&](std::uint64_t offset, std::size_t length, unsigned char* out) -> Expected<void> {
+  const semantics::DeviceRules::SectionRead read = [&](std::uint64_t offset, std::size_t length, unsigned char* out) -> Expected<void> {
     reads.emplace_back(offset, length);
     std::memcpy(out, section.data() + offset, length);
     return {};

@@ -22,7 +22,7 @@ std::vector<test::Anchor> wheels(const std::string& pkg, const std::vector<std::
 }
 
 model::Combo combo(const std::string& text) {
-  auto c = policy::parse_combo_str(test::cuda_policy().notation(), text);
+  auto c = semantics::parse_combo_str(test::cuda_policy().notation(), text);
   REQUIRE(c);
   return *c;
 }
@@ -218,12 +218,12 @@ TEST_CASE("--combo is the only tier, judged like any other; --no-fallback skips 
 
 TEST_CASE("parse_combo_str reads the backend's notation and refuses anything else", "[resolve][advice][combo]") {
   const auto& n = test::cuda_policy().notation();
-  CHECK(str(*policy::parse_combo_str(n, "cu12.8/torch2.8")) == "cu12.8/torch2.8");
-  CHECK(str(*policy::parse_combo_str(n, "CU13.0/Torch2.10")) == "cu13.0/torch2.10");
+  CHECK(str(*semantics::parse_combo_str(n, "cu12.8/torch2.8")) == "cu12.8/torch2.8");
+  CHECK(str(*semantics::parse_combo_str(n, "CU13.0/Torch2.10")) == "cu13.0/torch2.10");
   for (const std::string bad : {"", "cu12.8", "12.8/torch2.8", "cu12.8/2.8", "cu12.x/torch2.8", "cu12.8/torch2", "cu12.8/torch2.8.1",
                                 "rocm6.3/torch2.7"}) {
     INFO(bad);
-    auto c = policy::parse_combo_str(n, bad);
+    auto c = semantics::parse_combo_str(n, bad);
     REQUIRE_FALSE(c);
     CHECK(c.error().code == Errc::invalid_input);
     CHECK_THAT(c.error().message, Catch::Contains("cu12.8/torch2.8"));

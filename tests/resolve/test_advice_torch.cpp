@@ -26,7 +26,7 @@ std::vector<test::Anchor> ta_wheels(const std::string& pkg, const std::vector<st
 
 std::string ta_str(const model::Combo& c) { return test::cuda_policy().combo_str(c); }
 
-resolve::Resolution ta_run(const index::IndexSnapshot& snap, const machine::Machine& m, const policy::Policy& policy = test::cuda_policy()) {
+resolve::Resolution ta_run(const index::IndexSnapshot& snap, const machine::Machine& m, const semantics::Policy& policy = test::cuda_policy()) {
   const auto ws = test::workspace({"a"});
   resolve::Inputs in{ws, m, policy, snap, "cuda"};
   auto r = resolve::resolve(in);
@@ -42,10 +42,10 @@ machine::Machine ta_box(const std::string& gpus, const std::string& torch, test:
 
 // The CUDA policy with its tables changed by `edit`.
 template <typename Edit>
-policy::Policy ta_edited(Edit edit) {
+semantics::Policy ta_edited(Edit edit) {
   auto tables = test::cuda_policy().tables();
   edit(tables);
-  return policy::Policy(std::move(tables));
+  return semantics::Policy(std::move(tables));
 }
 
 std::vector<std::string> ta_combos(const std::vector<resolve::SetAside>& s) {
@@ -128,7 +128,7 @@ TEST_CASE("advice torch: a line the driver cannot run is not the one; the next, 
     CHECK_THAT(r.advice->torch->lines_set_aside.at(0), Catch::Contains("needs driver >= 525.60.13"));
   }
   SECTION("an at_least driver rule with a driver for 12.8: 12.8 is named, 12.9 set aside for the driver") {
-    const auto policy = ta_edited([](policy::Policy::Tables& t) { t.driver_rule = policy::DriverRule::at_least; });
+    const auto policy = ta_edited([](semantics::Policy::Tables& t) { t.driver_rule = semantics::DriverRule::at_least; });
     const auto r = ta_run(snap, ta_box("12.0", "2.8.0+cu126", {{"driver_line", "12.8"}, {"driver_version", ""}}), policy);
     REQUIRE(r.advice);
     REQUIRE(r.advice->torch);
@@ -139,8 +139,8 @@ TEST_CASE("advice torch: a line the driver cannot run is not the one; the next, 
   SECTION("the closest line failing the driver, the next one serves") {
     // Rows of torch 2.8 for CUDA 12.7 (the closest to 12.6) and 12.4 (as close as 12.8, and
     // lower): an at_least driver for 12.6 runs 12.4 only. 12.7 is set aside, 12.4 named.
-    const auto policy = ta_edited([](policy::Policy::Tables& t) {
-      t.driver_rule = policy::DriverRule::at_least;
+    const auto policy = ta_edited([](semantics::Policy::Tables& t) {
+      t.driver_rule = semantics::DriverRule::at_least;
       for (const char* line : {"12.4", "12.7"}) {
         t.torch_archs["linux"]["2.8"][line] = {"12.0", "test row", "2026-01-01"};
         t.cells.push_back({{*model::NumericVersion::parse(line), *model::NumericVersion::parse("2.8")}, *model::NumericVersion::parse("3.12"), "linux"});
@@ -184,7 +184,7 @@ TEST_CASE("advice torch: a GPU newer builds leave out gets the last torch built 
     CHECK(t.last[0].line.str() == "12.6");
   }
   SECTION("Pascal after 2.14 (a 2.15 whose builds start at sm 7.5, as PyTorch's RFC plans): no line of 2.15 runs; 2.14 is the last") {
-    const auto policy = ta_edited([](policy::Policy::Tables& t) {
+    const auto policy = ta_edited([](semantics::Policy::Tables& t) {
       for (const char* line : {"12.9", "13.0"}) t.torch_archs["linux"]["2.15"][line] = {"7.5;8.0;8.6;9.0;10.0;12.0+PTX", "test row", "2026-01-01"};
     });
     const auto r = ta_run(snap, ta_box("6.1", "2.15.0+cu129"), policy);
@@ -240,7 +240,7 @@ TEST_CASE("advice: a torch that runs names no torch; a build that is unknown set
   };
   for (const auto& row : rows) {
     CAPTURE(row.name);
-    const auto policy = ta_edited([&](policy::Policy::Tables& t) {
+    const auto policy = ta_edited([&](semantics::Policy::Tables& t) {
       if (row.unknown_matrix) t.torch_archs.clear();
     });
     const auto r = ta_run(snap, row.m, policy);

@@ -4,7 +4,7 @@
 
 #include "support/backend_support.hpp"
 #include "support/resolve_support.hpp"
-#include "wheelfit/policy/policy.hpp"
+#include "wheelfit/semantics/policy.hpp"
 #include "wheelfit/resolve/resolver.hpp"
 
 using namespace wheelfit;

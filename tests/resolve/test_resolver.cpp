@@ -6,7 +6,7 @@
 #include "support/resolve_support.hpp"
 #include "support/test_support.hpp"
 #include "wheelfit/policies/format.hpp"
-#include "wheelfit/policy/policy.hpp"
+#include "wheelfit/semantics/policy.hpp"
 #include "wheelfit/resolve/resolver.hpp"
 
 using namespace wheelfit;
@@ -15,7 +15,7 @@ using test::Anchor;
 
 namespace {
 
-const policy::Policy& cuda_pol() { return test::cuda_policy(); }
+const semantics::Policy& cuda_pol() { return test::cuda_policy(); }
 
 // `own_torch`: the installed torch's own list (test::torch_built_for), else the policy's row.
 resolve::Resolution run(const config::Workspace& ws, const machine::Machine& m, const index::IndexSnapshot& snap,

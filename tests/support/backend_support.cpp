@@ -15,7 +15,7 @@ registry::BackendInfo read(const wheelfit_backend_v2* descriptor, const char* or
   return *info;
 }
 
-policy::Policy policy_of(const registry::BackendInfo& info) {
+semantics::Policy policy_of(const registry::BackendInfo& info) {
   if (auto done = policies::register_format(); !done) throw std::logic_error(done.error().message);  // benches have no catch_main
   auto p = registry::make_policy(info, std::nullopt);
   if (!p) throw std::logic_error(p.error().message);
@@ -25,7 +25,7 @@ policy::Policy policy_of(const registry::BackendInfo& info) {
 /// A shipped backend read once: its descriptor as the registry reads a plugin's, then its policy.
 struct InProcess {
   registry::BackendInfo info;
-  policy::Policy policy;
+  semantics::Policy policy;
   InProcess(const wheelfit_backend_v2* descriptor, const char* origin)
       : info(read(descriptor, origin)), policy(policy_of(info)) {}
 };
@@ -43,9 +43,9 @@ const InProcess& rocm() {
 }  // namespace
 
 const registry::BackendInfo& cuda_backend() { return cuda().info; }
-const policy::Policy& cuda_policy() { return cuda().policy; }
+const semantics::Policy& cuda_policy() { return cuda().policy; }
 const registry::BackendInfo& rocm_backend() { return rocm().info; }
-const policy::Policy& rocm_policy() { return rocm().policy; }
+const semantics::Policy& rocm_policy() { return rocm().policy; }
 
 const registry::Registry& shipped_backends() {
   static const registry::Registry reg = [] {

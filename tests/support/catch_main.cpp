@@ -24,8 +24,8 @@ int main(int argc, char* argv[]) {
     }
   }
   // The one registration of the built-in transports, as the wheelfit executable makes it: the
-  // façade tests read through transport::default_registry().
-  if (auto done = wheelfit::transports::register_transports(wheelfit::transport::default_registry()); !done) {
+  // façade tests read through net::default_registry().
+  if (auto done = wheelfit::transports::register_transports(wheelfit::net::default_registry()); !done) {
     std::fprintf(stderr, "register_transports: %s\n", done.error().message.c_str());
     return 70;
   }

@@ -6,8 +6,8 @@
 
 namespace wheelfit::test {
 
-using transport::Request;
-using transport::Response;
+using net::Request;
+using net::Response;
 
 namespace {
 
@@ -19,7 +19,7 @@ Error for_request(Error error, const std::string& url) {
 
 // A 2xx body streamed to the request's sink, as a network transport does; the body stays empty.
 Expected<Response> stream(const Request& request, Response response, std::size_t keep) {
-  transport::Headers extra;
+  net::Headers extra;
   request.sink->prepare(extra);
   if (auto b = request.sink->begin(response.status, response.headers); !b) return unexpected(b.error());
   if (auto w = request.sink->write(std::string_view(response.body).substr(0, keep)); !w) return unexpected(w.error());
@@ -35,7 +35,7 @@ MemoryOrigin& MemoryOrigin::serve(const std::string& url, MemoryReply reply) {
 }
 
 MemoryOrigin& MemoryOrigin::serve(const std::string& url, std::string body, std::string content_type,
-                                  transport::Headers headers) {
+                                  net::Headers headers) {
   return serve(url, MemoryReply{std::move(body), std::move(content_type), std::move(headers)});
 }
 
@@ -74,13 +74,13 @@ MemoryOrigin& MemoryOrigin::handle(Handler handler) {
   return *this;
 }
 
-MemoryOrigin& MemoryOrigin::forward_to(std::shared_ptr<transport::Transport> inner) {
+MemoryOrigin& MemoryOrigin::forward_to(std::shared_ptr<net::Transport> inner) {
   inner_ = std::move(inner);
   return *this;
 }
 
-MemoryOrigin& MemoryOrigin::forward_to(transport::Transport& inner) {
-  return forward_to(std::shared_ptr<transport::Transport>(std::shared_ptr<void>(), &inner));
+MemoryOrigin& MemoryOrigin::forward_to(net::Transport& inner) {
+  return forward_to(std::shared_ptr<net::Transport>(std::shared_ptr<void>(), &inner));
 }
 
 MemoryOrigin& MemoryOrigin::missing(std::string suffix) {
@@ -120,7 +120,7 @@ std::size_t MemoryOrigin::count_prefix(std::string_view prefix) const {
       std::count_if(requests_.begin(), requests_.end(), [&](const Request& r) { return r.url.starts_with(prefix); }));
 }
 
-std::unique_ptr<transport::Transport> MemoryOrigin::transport_over(std::shared_ptr<MemoryOrigin> origin) {
+std::unique_ptr<net::Transport> MemoryOrigin::transport_over(std::shared_ptr<MemoryOrigin> origin) {
   return std::make_unique<MemoryTransport>(std::move(origin));
 }
 
@@ -142,7 +142,7 @@ Expected<Response> MemoryOrigin::faulted(const Request& request, const MemoryFau
   if (table_.contains(request.url) && request.sink) {
     if (auto partial = from_table(request); !partial) return partial;
   }
-  return transport::net_error(transport::NetErrc::truncated,
+  return net::net_error(net::NetErrc::truncated,
                               request.url + ": the body ended after " + std::to_string(*fault.keep) + " bytes");
 }
 
@@ -150,7 +150,7 @@ Expected<Response> MemoryOrigin::from_table(const Request& request) {
   const MemoryReply& reply = table_.at(request.url);
   if (reply.status == 404 || reply.status == 410) return unexpected(Errc::not_found, request.url + missing_);
   if (reply.status >= 400) {
-    return transport::net_error(transport::NetErrc::http_status, request.url + ": HTTP " + std::to_string(reply.status));
+    return net::net_error(net::NetErrc::http_status, request.url + ": HTTP " + std::to_string(reply.status));
   }
   if (reply.body.size() > request.max_body) return unexpected(Errc::too_large, request.url + ": body above its limit");
   Response out{reply.url.empty() ? request.url : reply.url, reply.content_type, reply.body, reply.status, reply.headers, false};
@@ -167,12 +167,12 @@ bool MemoryOrigin::forwards(const std::vector<Request>& requests) const {
   }) && nth_faults_.empty();
 }
 
-transport::Stats MemoryTransport::stats() const {
+net::Stats MemoryTransport::stats() const {
   // A counting wrapper over another transport reports what that one reports (the file transport:
   // nothing), as the wrappers it replaced did: a result's "fetch" line must not depend on how
   // many calls shared the wrapper.
   if (origin_->inner_) return origin_->inner_->stats();
-  transport::Stats st;
+  net::Stats st;
   st.requests = origin_->requests_.size();
   return st;
 }

@@ -1,5 +1,5 @@
 #pragma once
-// The one in-memory transport of the tests (issue 34, item 7): a transport::Transport that serves
+// The one in-memory transport of the tests (issue 34, item 7): a net::Transport that serves
 // a table URL -> answer, records every request and batch it saw, and fails where a test says so,
 // the way Beast's test stream fails at step N (docs/STYLE.md, lesson 10).
 //
@@ -28,7 +28,7 @@
 #include <string_view>
 #include <vector>
 
-#include "wheelfit/transport/transport.hpp"
+#include "wheelfit/net/transport.hpp"
 
 namespace wheelfit::test {
 
@@ -36,7 +36,7 @@ namespace wheelfit::test {
 struct MemoryReply {
   std::string body;
   std::string content_type = "text/html";
-  transport::Headers headers{};
+  net::Headers headers{};
   int status = 200;
   std::string url{};
 };
@@ -53,15 +53,15 @@ struct MemoryFault {
 /// The table, the faults and the records behind one or more MemoryTransport.
 class MemoryOrigin {
  public:
-  using Handler = std::function<std::optional<Expected<transport::Response>>(const transport::Request&)>;
+  using Handler = std::function<std::optional<Expected<net::Response>>(const net::Request&)>;
 
   /// Serves `reply` for `url` (replacing an earlier answer).
   MemoryOrigin& serve(const std::string& url, MemoryReply reply);
   /// Serves a 200 with `body` and `content_type` for `url`.
   MemoryOrigin& serve(const std::string& url, std::string body, std::string content_type = "text/html",
-                      transport::Headers headers = {});
+                      net::Headers headers = {});
   /// Serves `response` as it is for `url` (its url, when empty, the request's).
-  MemoryOrigin& serve(const std::string& url, const transport::Response& response);
+  MemoryOrigin& serve(const std::string& url, const net::Response& response);
   /// Forgets what serve(), fail() and truncate() set for `url` (it is a 404 again).
   MemoryOrigin& drop(const std::string& url);
   /// Answers `url` with `error`, every time.
@@ -77,16 +77,16 @@ class MemoryOrigin {
   MemoryOrigin& handle(Handler handler);
   /// Requests the origin cannot answer go to `inner` (a batch none of whose URLs the origin
   /// answers goes to inner's get_many whole, hook and all).
-  MemoryOrigin& forward_to(std::shared_ptr<transport::Transport> inner);
+  MemoryOrigin& forward_to(std::shared_ptr<net::Transport> inner);
   /// The same, not owned: `inner` must outlive the transports.
-  MemoryOrigin& forward_to(transport::Transport& inner);
+  MemoryOrigin& forward_to(net::Transport& inner);
   /// The suffix of the not-found message after the URL (": 404" by default).
   MemoryOrigin& missing(std::string suffix);
   /// The order a hooked get_many tells its hook.
   MemoryOrigin& hook_order(HookOrder order);
 
   /// Every request answered, in order (a batch's in request order).
-  [[nodiscard]] const std::vector<transport::Request>& requests() const { return requests_; }
+  [[nodiscard]] const std::vector<net::Request>& requests() const { return requests_; }
   /// The URLs of each get_many batch (a single get() is no batch).
   [[nodiscard]] const std::vector<std::vector<std::string>>& batches() const { return batches_; }
   /// The size of each get_many batch, in order.
@@ -105,47 +105,47 @@ class MemoryOrigin {
   [[nodiscard]] bool telling() const { return telling_; }
 
   /// A transport over this origin.
-  [[nodiscard]] static std::unique_ptr<transport::Transport> transport_over(std::shared_ptr<MemoryOrigin> origin);
+  [[nodiscard]] static std::unique_ptr<net::Transport> transport_over(std::shared_ptr<MemoryOrigin> origin);
 
  private:
   friend class MemoryTransport;
-  Expected<transport::Response> answer(const transport::Request& request);
-  Expected<transport::Response> faulted(const transport::Request& request, const MemoryFault& fault);
-  Expected<transport::Response> from_table(const transport::Request& request);
-  [[nodiscard]] bool forwards(const std::vector<transport::Request>& requests) const;
+  Expected<net::Response> answer(const net::Request& request);
+  Expected<net::Response> faulted(const net::Request& request, const MemoryFault& fault);
+  Expected<net::Response> from_table(const net::Request& request);
+  [[nodiscard]] bool forwards(const std::vector<net::Request>& requests) const;
 
   std::map<std::string, MemoryReply> table_;
   std::map<std::string, MemoryFault> url_faults_;
   std::map<std::size_t, MemoryFault> nth_faults_;
   std::optional<Error> all_;
   Handler handler_;
-  std::shared_ptr<transport::Transport> inner_;
+  std::shared_ptr<net::Transport> inner_;
   std::string missing_ = ": 404";
   HookOrder order_ = HookOrder::in_order;
-  std::vector<transport::Request> requests_;
+  std::vector<net::Request> requests_;
   std::vector<std::vector<std::string>> batches_;
   std::size_t calls_ = 0;
   bool telling_ = false;
 };
 
-/// A transport::Transport answering from a MemoryOrigin (its own, or one shared with the test).
+/// A net::Transport answering from a MemoryOrigin (its own, or one shared with the test).
 /// stats().requests counts the requests this origin saw; over an inner transport (forward_to),
 /// stats() are the inner's.
-class MemoryTransport final : public transport::Transport {
+class MemoryTransport final : public net::Transport {
  public:
   MemoryTransport() : origin_(std::make_shared<MemoryOrigin>()) {}
   explicit MemoryTransport(std::shared_ptr<MemoryOrigin> origin) : origin_(std::move(origin)) {}
   /// A counting wrapper: an origin of its own that forwards everything to `inner` (not owned).
-  /// Over another MemoryTransport, pass it as a transport::Transport& (else the deleted copy).
-  explicit MemoryTransport(transport::Transport& inner) : MemoryTransport() { origin_->forward_to(inner); }
+  /// Over another MemoryTransport, pass it as a net::Transport& (else the deleted copy).
+  explicit MemoryTransport(net::Transport& inner) : MemoryTransport() { origin_->forward_to(inner); }
   [[nodiscard]] MemoryOrigin& origin() { return *origin_; }
   [[nodiscard]] const std::shared_ptr<MemoryOrigin>& shared_origin() const { return origin_; }
-  [[nodiscard]] transport::Stats stats() const override;
+  [[nodiscard]] net::Stats stats() const override;
 
  private:
-  Expected<transport::Response> get_impl(const transport::Request& request) override;
-  std::vector<Expected<transport::Response>> get_many_impl(const std::vector<transport::Request>& requests) override;
-  std::vector<Expected<transport::Response>> get_many_hooked_impl(const std::vector<transport::Request>& requests,
+  Expected<net::Response> get_impl(const net::Request& request) override;
+  std::vector<Expected<net::Response>> get_many_impl(const std::vector<net::Request>& requests) override;
+  std::vector<Expected<net::Response>> get_many_hooked_impl(const std::vector<net::Request>& requests,
                                                                   const AnswerHook& on_answer) override;
   std::shared_ptr<MemoryOrigin> origin_;
 };

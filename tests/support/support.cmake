@@ -10,7 +10,7 @@ target_compile_definitions(wheelfit_catch_main PRIVATE WHEELFIT_SHARED_FIXTURES=
 add_library(wheelfit_test_support STATIC support/test_support.cpp support/cli_support.cpp support/memory_transport.cpp)
 target_include_directories(wheelfit_test_support PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_options(wheelfit_test_support PRIVATE ${WHEELFIT_TEST_OPT})
-target_link_libraries(wheelfit_test_support PUBLIC wheelfit::util wheelfit::transport wheelfit::farmgen Catch2::Catch2 PRIVATE ZLIB::ZLIB wheelfit_options)
+target_link_libraries(wheelfit_test_support PUBLIC wheelfit::util wheelfit::net wheelfit::farmgen Catch2::Catch2 PRIVATE ZLIB::ZLIB wheelfit_options)
 target_compile_definitions(wheelfit_test_support PUBLIC
   WHEELFIT_SHARED_FIXTURES="${WHEELFIT_SHARED_FIXTURES}"
   WHEELFIT_SOURCE_DIR="${PROJECT_SOURCE_DIR}"

@@ -1,6 +1,6 @@
 #pragma once
 // A PEP 503 torch index on disk for the `mirror --with-torch` tests (tests/cli/test_cli_locks.cpp,
-// tests/facade/test_mirror_torch.cpp): small real wheels of torch, torchvision and torchaudio
+// tests/api/test_mirror_torch.cpp): small real wheels of torch, torchvision and torchaudio
 // with #sha256=, and decoys a machine must not get.
 #include <filesystem>
 #include <map>

@@ -1,5 +1,5 @@
 #pragma once
-// Building zips (wheels) in tests and benchmarks: farmgen's zip writer (apps/farmgen/zip_writer.hpp),
+// Building zips (wheels) in tests and benchmarks: farmgen's zip writer (scripts/farmgen/zip_writer.hpp),
 // under the names the tests use.
 #include "zip_writer.hpp"
 

@@ -94,16 +94,16 @@ TEST_CASE("a transport without its own hooked batch tells the hook every answer,
   auto t = transports::make_file_transport();
   std::vector<std::pair<std::size_t, bool>> heard;
   auto out = t->get_many({{.url = (dir / "a.html").string()}, {.url = (dir / "missing.html").string()}},
-                         [&](std::size_t i, const Expected<transport::Response>& a) { heard.emplace_back(i, a.has_value()); });
+                         [&](std::size_t i, const Expected<net::Response>& a) { heard.emplace_back(i, a.has_value()); });
   REQUIRE(out.size() == 2);
   CHECK(heard == std::vector<std::pair<std::size_t, bool>>{{0, true}, {1, false}});
   auto despite = t->get_many({{.url = (dir / "a.html").string()}},
-                             [](std::size_t, const Expected<transport::Response>&) { throw std::runtime_error("hook"); });
+                             [](std::size_t, const Expected<net::Response>&) { throw std::runtime_error("hook"); });
   REQUIRE(despite.size() == 1);  // a hook that throws loses only its own work
   REQUIRE(despite[0]);
   CHECK(despite[0]->body == "a");
   t->flush();  // nothing deferred: a no-op
-  auto none = t->get_many({}, [&](std::size_t, const Expected<transport::Response>&) { FAIL("no answers, no calls"); });
+  auto none = t->get_many({}, [&](std::size_t, const Expected<net::Response>&) { FAIL("no answers, no calls"); });
   CHECK(none.empty());
 }
 
@@ -114,7 +114,7 @@ TEST_CASE("file transport streams to a sink, from the Range it asks for", "[tran
   write_file(dir / "w.whl", body);
   auto t = transports::make_file_transport();
   test::MemorySink sink;
-  transport::Request rq{.url = (dir / "w.whl").string()};
+  net::Request rq{.url = (dir / "w.whl").string()};
   rq.sink = &sink;
   SECTION("whole: 200") {
     auto r = t->get(rq);
@@ -131,7 +131,7 @@ TEST_CASE("file transport streams to a sink, from the Range it asks for", "[tran
     REQUIRE(r);
     CHECK(r->status == 206);
     CHECK(sink.begins == std::vector<int>{206});
-    CHECK(transport::find_header(sink.begin_headers.at(0), "content-range") ==
+    CHECK(net::find_header(sink.begin_headers.at(0), "content-range") ==
           "bytes 1000-" + std::to_string(body.size() - 1) + "/" + std::to_string(body.size()));
     CHECK(sink.body == body.substr(1000));
   }

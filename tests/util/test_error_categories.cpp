@@ -1,5 +1,5 @@
 // The error categories (docs/STYLE.md, lesson 8: "a test checks every message"): wheelfit's Errc
-// (core/src/util/expected.cpp) and the transport's NetErrc (core/src/transport/transport.cpp), each
+// (core/src/util/expected.cpp) and the transport's NetErrc (core/src/net/transport.cpp), each
 // enumerator with its own non-empty message, the categories' names, values outside the enums,
 // is_transient's classification, and how an Error composes its message.
 #include <catch2/catch.hpp>
@@ -9,12 +9,12 @@
 #include <system_error>
 #include <vector>
 
-#include "wheelfit/transport/transport.hpp"
+#include "wheelfit/net/transport.hpp"
 #include "wheelfit/util/error_category.hpp"
 #include "wheelfit/util/expected.hpp"
 
 using namespace wheelfit;
-using transport::NetErrc;
+using net::NetErrc;
 
 namespace {
 
@@ -78,9 +78,9 @@ TEST_CASE("Errc: every enumerator has its own message in the category \"wheelfit
 }
 
 TEST_CASE("NetErrc: every enumerator has its own message in the category \"wheelfit.transport\"", "[util][errors]") {
-  check_rows(net_rows(), transport::net_category(), static_cast<int>(NetErrc::too_slow));
-  CHECK(std::string(transport::net_category().name()) == "wheelfit.transport");
-  CHECK(transport::make_error_code(NetErrc::reset) == std::error_code(NetErrc::reset));
+  check_rows(net_rows(), net::net_category(), static_cast<int>(NetErrc::too_slow));
+  CHECK(std::string(net::net_category().name()) == "wheelfit.transport");
+  CHECK(net::make_error_code(NetErrc::reset) == std::error_code(NetErrc::reset));
 }
 
 TEST_CASE("error categories: values outside the enums read as unknown, and the categories never compare equal",
@@ -94,20 +94,20 @@ TEST_CASE("error categories: values outside the enums read as unknown, and the c
       {&core_category(), 0, "unknown wheelfit error"},
       {&core_category(), -1, "unknown wheelfit error"},
       {&core_category(), static_cast<int>(Errc::usage) + 1, "unknown wheelfit error"},
-      {&transport::net_category(), 0, "unknown transport error"},
-      {&transport::net_category(), -7, "unknown transport error"},
-      {&transport::net_category(), static_cast<int>(NetErrc::too_slow) + 1, "unknown transport error"},
+      {&net::net_category(), 0, "unknown transport error"},
+      {&net::net_category(), -7, "unknown transport error"},
+      {&net::net_category(), static_cast<int>(NetErrc::too_slow) + 1, "unknown transport error"},
   };
   for (const auto& row : rows) {
     CAPTURE(row.category->name(), row.value);
     CHECK(row.category->message(row.value) == row.message);
   }
-  CHECK(core_category() != transport::net_category());
+  CHECK(core_category() != net::net_category());
   // The same number in each category is a different error.
   CHECK(std::error_code(Errc::not_found) != std::error_code(static_cast<NetErrc>(static_cast<int>(Errc::not_found))));
   CHECK_FALSE(Error(Errc::invalid_input, "x").is(Errc::not_found));
-  CHECK_FALSE(transport::is(transport::net_error(NetErrc::reset, "x"), NetErrc::truncated));
-  CHECK(transport::is(transport::net_error(NetErrc::reset, "x"), NetErrc::reset));
+  CHECK_FALSE(net::is(net::net_error(NetErrc::reset, "x"), NetErrc::truncated));
+  CHECK(net::is(net::net_error(NetErrc::reset, "x"), NetErrc::reset));
 }
 
 TEST_CASE("util::TableCategory: a message per value from 1, the unknown one outside", "[util][errors]") {
@@ -135,12 +135,12 @@ TEST_CASE("is_transient: which failures a retry may cure", "[util][errors][trans
   };
   REQUIRE(rows.size() == net_rows().size());
   for (const auto& row : rows) {
-    CAPTURE(transport::make_error_code(row.code).message());
-    CHECK(transport::is_transient(transport::net_error(row.code, "x")) == row.transient);
+    CAPTURE(net::make_error_code(row.code).message());
+    CHECK(net::is_transient(net::net_error(row.code, "x")) == row.transient);
   }
   for (const auto& core : core_rows()) {  // no core error is a network failure
     CAPTURE(core.message);
-    CHECK_FALSE(transport::is_transient(Error(core.code, "x"), 503));
+    CHECK_FALSE(net::is_transient(Error(core.code, "x"), 503));
   }
 }
 
@@ -153,8 +153,8 @@ TEST_CASE("is_transient: an HTTP status is retried only for 408, 429, 5xx gatewa
   };
   for (const auto& [status, transient] : rows) {
     CAPTURE(status);
-    CHECK(transport::is_transient(transport::net_error(NetErrc::http_status, "x"), status) == transient);
-    CHECK_FALSE(transport::is_transient(transport::net_error(NetErrc::certificate, "x"), status));
+    CHECK(net::is_transient(net::net_error(NetErrc::http_status, "x"), status) == transient);
+    CHECK_FALSE(net::is_transient(net::net_error(NetErrc::certificate, "x"), status));
   }
 }
 
@@ -168,10 +168,10 @@ TEST_CASE("Error: the message is the caller's, with_context prefixes \"<context>
   CHECK(outer.is(Errc::invalid_input));
   CHECK(e.message == "'x' is not a version");  // the original is untouched
 
-  const Error net = transport::net_error(NetErrc::reset, "h.test:443: connection reset by peer").with_context("pkg");
+  const Error net = net::net_error(NetErrc::reset, "h.test:443: connection reset by peer").with_context("pkg");
   CHECK(net.message == "pkg: h.test:443: connection reset by peer");
-  CHECK(transport::is(net, NetErrc::reset));
-  CHECK(transport::is_transient(net));
+  CHECK(net::is(net, NetErrc::reset));
+  CHECK(net::is_transient(net));
 
   const Expected<int> failed = unexpected(Errc::not_found, "gone");
   REQUIRE_FALSE(failed);

@@ -18,7 +18,7 @@
 #include "wheelfit/index/file_url.hpp"
 #include "wheelfit/mirror/mirror.hpp"
 #include "wheelfit/transports/file_transport.hpp"
-#include "wheelfit/wheelfit.hpp"
+#include "wheelfit/api.hpp"
 
 // All in a namespace of its own: tests/windows/ is compiled as one unity batch.
 namespace wheelfit::test_deliver_win {

@@ -93,11 +93,11 @@ CacheControl parse_cache_control(const Headers& headers) {
 }
 
 std::string header_or_empty(const Headers& headers, std::string_view name) {
-  auto v = transport::find_header(headers, name);
+  auto v = net::find_header(headers, name);
   return v ? std::string(*v) : std::string{};
 }
 
-bool has_header(const Headers& headers, std::string_view name) { return transport::find_header(headers, name).has_value(); }
+bool has_header(const Headers& headers, std::string_view name) { return net::find_header(headers, name).has_value(); }
 
 void Meta::take_headers(Headers hdrs, std::int64_t now) {
   headers = std::move(hdrs);

@@ -10,11 +10,11 @@
 #include <string>
 #include <string_view>
 
-#include "wheelfit/transport/transport.hpp"
+#include "wheelfit/net/transport.hpp"
 
 namespace wheelfit::transports::cache_detail {
 
-using transport::Headers;
+using net::Headers;
 
 inline constexpr int kFormat = 2;  // 2: one file per entry, the sidecar line then the body (v2/)
 inline constexpr std::uintmax_t kMaxSidecar = 4u << 20;  // a sidecar is a few hundred bytes; refuse silly ones

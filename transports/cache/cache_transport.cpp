@@ -26,9 +26,9 @@
 namespace wheelfit::transports {
 namespace fs = std::filesystem;
 using namespace cache_detail;
-using transport::Headers;
-using transport::Request;
-using transport::Response;
+using net::Headers;
+using net::Request;
+using net::Response;
 
 namespace {
 
@@ -58,15 +58,15 @@ void run_beside(A&& a, B&& b) {
 // ---------------------------------------------------------------------------------------------
 // The decorator
 
-class CacheTransport final : public transport::Transport {
+class CacheTransport final : public net::Transport {
  public:
-  CacheTransport(std::unique_ptr<transport::Transport> inner, fs::path root, bool offline, std::uint64_t max_size)
+  CacheTransport(std::unique_ptr<net::Transport> inner, fs::path root, bool offline, std::uint64_t max_size)
       : inner_(std::move(inner)), store_(root / "v2"), root_(std::move(root)), offline_(offline), max_size_(max_size) {}
   CacheTransport(const CacheTransport&) = delete;
   CacheTransport& operator=(const CacheTransport&) = delete;
   ~CacheTransport() override { housekeep(); }
 
-  [[nodiscard]] transport::Stats stats() const override {
+  [[nodiscard]] net::Stats stats() const override {
     auto s = inner_->stats();
     s.cache_fresh += fresh_;
     s.cache_revalidated += revalidated_;
@@ -91,7 +91,7 @@ class CacheTransport final : public transport::Transport {
     std::optional<Expected<Response>> answer;  ///< set once the plan is settled
   };
 
-  transport::SchemeFacts facts_impl(std::string_view url) const override { return inner_->facts(url); }
+  net::SchemeFacts facts_impl(std::string_view url) const override { return inner_->facts(url); }
   Expected<Response> get_impl(const Request& request) override {
     auto out = get_many_impl({request});
     return std::move(out.front());
@@ -342,7 +342,7 @@ class CacheTransport final : public transport::Transport {
     Response& r = *answer;
     if (r.status == 304) {
       if (!plan.conditional || !plan.meta || !plan.body) {
-        return transport::net_error(transport::NetErrc::protocol,
+        return net::net_error(net::NetErrc::protocol,
                                     req.url + ": a 304 Not Modified answered a request that was not conditional");
       }
       const auto now = now_seconds();
@@ -364,7 +364,7 @@ class CacheTransport final : public transport::Transport {
   }
 
   static Error offline_miss(const std::string& url) {
-    return transport::net_error(transport::NetErrc::offline, util::strip_credentials(url) + ": not in the cache (offline mode)");
+    return net::net_error(net::NetErrc::offline, util::strip_credentials(url) + ": not in the cache (offline mode)");
   }
 
   static Response from_entry(const Meta& meta, std::string body) {
@@ -378,7 +378,7 @@ class CacheTransport final : public transport::Transport {
     return r;
   }
 
-  std::unique_ptr<transport::Transport> inner_;
+  std::unique_ptr<net::Transport> inner_;
   Store store_;  ///< <root>/v2; destroyed (its writes finished) before inner_
   fs::path root_;
   bool offline_;
@@ -394,7 +394,7 @@ Expected<fs::path> default_cache_dir() {
   return unexpected(Errc::invalid_input, "no cache directory: " + std::string(util::no_cache_root_reason()));
 }
 
-Expected<std::unique_ptr<transport::Transport>> make_cache_transport(std::unique_ptr<transport::Transport> inner,
+Expected<std::unique_ptr<net::Transport>> make_cache_transport(std::unique_ptr<net::Transport> inner,
                                                                       CacheOptions options) {
   if (!inner) return unexpected(Errc::invalid_input, "make_cache_transport: no inner transport");
   fs::path root = options.dir;
@@ -415,7 +415,7 @@ Expected<std::unique_ptr<transport::Transport>> make_cache_transport(std::unique
     return unexpected(Errc::io_error, "cache directory " + dir.string() + " is not writable: " + w.error().message);
   }
   fs::remove(probe, ec);
-  return std::unique_ptr<transport::Transport>(
+  return std::unique_ptr<net::Transport>(
       std::make_unique<CacheTransport>(std::move(inner), std::move(root), options.offline, options.max_size));
 }
 

@@ -22,8 +22,8 @@ std::string content_type_for(const fs::path& p) {
 }
 
 /// The first byte of a "Range: bytes=N-" header (the only form a BodySink asks for); 0 without one.
-std::uint64_t range_start(const transport::Headers& headers) {
-  const auto range = transport::find_header(headers, "range");
+std::uint64_t range_start(const net::Headers& headers) {
+  const auto range = net::find_header(headers, "range");
   if (!range || !range->starts_with("bytes=") || !range->ends_with("-")) return 0;
   const std::string_view digits = range->substr(6, range->size() - 7);
   std::uint64_t start = 0;
@@ -33,8 +33,8 @@ std::uint64_t range_start(const transport::Headers& headers) {
 
 /// Streams `p` (`size` bytes) to the request's sink in 1 MiB blocks, from the Range the sink
 /// asks for (206) or from the start (200).
-Expected<transport::Response> stream_file(const transport::Request& request, const fs::path& p, std::uintmax_t size) {
-  transport::Headers headers = request.headers;
+Expected<net::Response> stream_file(const net::Request& request, const fs::path& p, std::uintmax_t size) {
+  net::Headers headers = request.headers;
   request.sink->prepare(headers);
   std::uint64_t start = range_start(headers);
   if (start > size) start = 0;  // a file shorter than the part: the whole of it again
@@ -45,7 +45,7 @@ Expected<transport::Response> stream_file(const transport::Request& request, con
   std::ifstream in(p, std::ios::binary);
   if (!in) return unexpected(Errc::io_error, request.url + ": cannot open for reading");
   const int status = start > 0 ? 206 : 200;
-  transport::Headers answer{{"content-length", std::to_string(size - start)}};
+  net::Headers answer{{"content-length", std::to_string(size - start)}};
   if (start > 0) {
     in.seekg(static_cast<std::streamoff>(start));
     answer.emplace_back("content-range", "bytes " + std::to_string(start) + "-" + std::to_string(size - 1) + "/" +
@@ -61,16 +61,16 @@ Expected<transport::Response> stream_file(const transport::Request& request, con
     if (auto ok = request.sink->write(std::string_view(block.data(), got)); !ok) return ok.error();
     left -= got;
   }
-  transport::Response response;
+  net::Response response;
   response.url = to_url(p.string(), false);
   response.content_type = content_type_for(p);
   response.status = status;
   return response;
 }
 
-class FileTransport final : public transport::Transport {
+class FileTransport final : public net::Transport {
  private:
-  Expected<transport::Response> get_impl(const transport::Request& request) override {
+  Expected<net::Response> get_impl(const net::Request& request) override {
     auto path = to_path(request.url);
     if (!path) return path.error();
     fs::path p = util::path_from_utf8(*path);  // the URL's path is UTF-8 (Windows: not the ANSI code page)
@@ -93,7 +93,7 @@ class FileTransport final : public transport::Transport {
     }
     std::ifstream in(p, std::ios::binary);
     if (!in) return unexpected(Errc::io_error, request.url + ": cannot open for reading");
-    transport::Response response;
+    net::Response response;
     response.body.resize(static_cast<std::size_t>(size));
     in.read(response.body.data(), static_cast<std::streamsize>(size));
     if (static_cast<std::uintmax_t>(in.gcount()) != size) return unexpected(Errc::io_error, request.url + ": short read");
@@ -105,7 +105,7 @@ class FileTransport final : public transport::Transport {
 
 }  // namespace
 
-std::unique_ptr<transport::Transport> make_file_transport() { return std::make_unique<FileTransport>(); }
+std::unique_ptr<net::Transport> make_file_transport() { return std::make_unique<FileTransport>(); }
 
 
 }  // namespace wheelfit::transports

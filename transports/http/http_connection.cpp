@@ -14,22 +14,22 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 
-#include "http_internal.hpp"
+#include "http_shared.hpp"
 
 namespace wheelfit::transports::detail {
 
 bool is_closed(const error_code& ec) {
-  return ec == http::error::end_of_stream || ec == net::error::eof || ec == net::error::connection_reset ||
-         ec == net::error::broken_pipe || ec == net::error::connection_aborted || ec == ssl::error::stream_truncated ||
-         ec == net::error::not_connected || ec == net::error::bad_descriptor;
+  return ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset ||
+         ec == asio::error::broken_pipe || ec == asio::error::connection_aborted || ec == ssl::error::stream_truncated ||
+         ec == asio::error::not_connected || ec == asio::error::bad_descriptor;
 }
 
-net::awaitable<void> HttpTransport::acquire(const std::string& key) {
+asio::awaitable<void> HttpTransport::acquire(const std::string& key) {
   HostSlot& slot = slots_[key];
-  net::steady_timer wake(ioc_);
+  asio::steady_timer wake(ioc_);
   error_code ec;
   while (slot.active >= std::max(1u, opts_.per_host)) {
-    wake.expires_at(net::steady_timer::time_point::max());
+    wake.expires_at(asio::steady_timer::time_point::max());
     slot.waiters.push_back(&wake);
     co_await wake.async_wait(tok(ec));
     // release() popped us (or we were woken for another reason): look again.
@@ -42,7 +42,7 @@ void HttpTransport::release(const std::string& key) {
   HostSlot& slot = slots_[key];
   if (slot.active > 0) --slot.active;
   if (!slot.waiters.empty()) {
-    net::steady_timer* t = slot.waiters.front();
+    asio::steady_timer* t = slot.waiters.front();
     slot.waiters.pop_front();
     t->cancel();
   }
@@ -82,7 +82,7 @@ Error HttpTransport::connect_timeout_error(const Connecting& k, const char* stag
 
 Error HttpTransport::tcp_error(const Connecting& k, const error_code& ec) const {
   if (ec == beast::error::timeout) return connect_timeout_error(k, "connecting to");
-  if (ec == net::error::connection_refused) {
+  if (ec == asio::error::connection_refused) {
     return net_error(NetErrc::connect_failed, "connection refused to " + k.hop_name + " (" + redact(k.route->url.str()) + ")");
   }
   return net_error(NetErrc::connect_failed, "cannot connect to " + k.hop_name + ": " + ec.message() + " (" +
@@ -200,7 +200,7 @@ Error HttpTransport::tls_error(const Connecting& k, const error_code& ec) const 
   const Url& url = k.route->url;
   const long vr = SSL_get_verify_result(const_cast<Conn&>(c).tls->native_handle());
   const bool cert = !c.verify_failure.empty() || vr != X509_V_OK ||
-                    (ec.category() == net::error::get_ssl_category() &&
+                    (ec.category() == asio::error::get_ssl_category() &&
                      ERR_GET_REASON(static_cast<unsigned long>(ec.value())) == SSL_R_CERTIFICATE_VERIFY_FAILED);
   if (auto refused_cert = refused(ec, url)) return *refused_cert;
   if (cert) {
@@ -216,7 +216,7 @@ Error HttpTransport::tls_error(const Connecting& k, const error_code& ec) const 
 }
 
 /// A TCP connection to the first hop (k.endpoints): k.conn, or k.failure.
-net::awaitable<void> HttpTransport::open_tcp(Connecting& k) {
+asio::awaitable<void> HttpTransport::open_tcp(Connecting& k) {
   error_code ec;
   k.conn = std::make_unique<Conn>(ioc_);
   k.conn->plain->expires_at(k.until);
@@ -233,7 +233,7 @@ net::awaitable<void> HttpTransport::open_tcp(Connecting& k) {
 /// CONNECT through the proxy on k.conn, answering its Negotiate challenges (each leg on the same
 /// connection when the proxy keeps it, else on a new one): the tunnel open, or k.conn reset and
 /// k.failure set.
-net::awaitable<void> HttpTransport::open_tunnel(Connecting& k) {
+asio::awaitable<void> HttpTransport::open_tunnel(Connecting& k) {
   error_code ec;
   if (negotiate_first(*k.route->proxy)) {
     co_await negotiate_step(k.auth, *k.route, k.challenge, k.until);
@@ -273,7 +273,7 @@ net::awaitable<void> HttpTransport::open_tunnel(Connecting& k) {
   }
 }
 
-net::awaitable<void> HttpTransport::drain_connect_answer(Connecting& k) {
+asio::awaitable<void> HttpTransport::drain_connect_answer(Connecting& k) {
   error_code ec;
   std::array<char, 4096> scratch{};
   const auto& answer = k.connect_answer->get();
@@ -292,7 +292,7 @@ net::awaitable<void> HttpTransport::drain_connect_answer(Connecting& k) {
   while (left > 0) {
     k.conn->plain->expires_at(k.until);
     const std::size_t got = co_await k.conn->plain->async_read_some(
-        net::buffer(scratch.data(), static_cast<std::size_t>(std::min<std::uint64_t>(left, scratch.size()))), tok(ec));
+        asio::buffer(scratch.data(), static_cast<std::size_t>(std::min<std::uint64_t>(left, scratch.size()))), tok(ec));
     if (ec) {
       k.reusable = false;
       // A 407 whose body trickles past the time: the proxy's answer timed out, not the KDC.
@@ -303,7 +303,7 @@ net::awaitable<void> HttpTransport::drain_connect_answer(Connecting& k) {
   }
 }
 
-net::awaitable<void> HttpTransport::connect(Connecting& k) {
+asio::awaitable<void> HttpTransport::connect(Connecting& k) {
   const Route& route = *k.route;
   const Url& hop = route.proxy ? *route.proxy : route.url;
   const auto connect_until = Clock::now() + opts_.connect_timeout;

@@ -4,7 +4,7 @@
 
 #include <boost/beast/http/error.hpp>
 
-#include "http_internal.hpp"
+#include "http_shared.hpp"
 
 namespace wheelfit::transports::detail {
 
@@ -163,7 +163,7 @@ bool HttpTransport::header_read(Exchange& x, const error_code& ec) {
                                         " header fields (at most " + std::to_string(kMaxHeaderFields) + ")"));
     return false;
   }
-  if (const auto ct = transport::find_header(o.headers, "content-type")) o.content_type = media_type(*ct);
+  if (const auto ct = net::find_header(o.headers, "content-type")) o.content_type = media_type(*ct);
   return decoding(x);
 }
 
@@ -365,7 +365,7 @@ void HttpTransport::stop_watch(Exchange& x, BodyWatch& w, error_code& ec) {
 
 void HttpTransport::direct_done(Exchange& x, const error_code& ec) {
   if (x.left > 0) {
-    body_failed(x, ec ? ec : error_code(net::error::eof), x.wire);
+    body_failed(x, ec ? ec : error_code(asio::error::eof), x.wire);
     return;
   }
   x.conn->tcp().expires_never();

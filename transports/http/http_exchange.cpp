@@ -3,7 +3,7 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 
-#include "http_internal.hpp"
+#include "http_shared.hpp"
 
 namespace wheelfit::transports::detail {
 
@@ -69,7 +69,7 @@ void HttpTransport::begin_exchange(Exchange& x, Conn& c, const Route& route, con
 // coroutine sits in a translation unit small enough for GCC to inline that far.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-net::awaitable<void> HttpTransport::attempt_once(const Route& route, const Request& req, const Headers& headers,
+asio::awaitable<void> HttpTransport::attempt_once(const Route& route, const Request& req, const Headers& headers,
                                                  Clock::time_point deadline, Outcome& o) {
   const std::string key = route.key();
   std::unique_ptr<Conn> c;
@@ -185,7 +185,7 @@ void HttpTransport::start_parser(Exchange& x) const {
 }
 
 template <class Stream>
-net::awaitable<void> HttpTransport::exchange(Stream& s, Exchange& x) {
+asio::awaitable<void> HttpTransport::exchange(Stream& s, Exchange& x) {
   error_code ec;
   std::size_t got = 0;
   x.by_deadline = arm(x.conn->tcp(), opts_.idle_timeout, x.deadline);
@@ -213,7 +213,7 @@ net::awaitable<void> HttpTransport::exchange(Stream& s, Exchange& x) {
 }
 
 template <class Stream>
-net::awaitable<void> HttpTransport::read_direct(Stream& s, Exchange& x) {
+asio::awaitable<void> HttpTransport::read_direct(Stream& s, Exchange& x) {
   error_code ec;
   std::size_t got = 0;
   std::span<char> room;
@@ -223,7 +223,7 @@ net::awaitable<void> HttpTransport::read_direct(Stream& s, Exchange& x) {
   watch = start_watch(x);
   while (x.left > 0) {
     room = body_room(x);
-    got = co_await s.async_read_some(net::buffer(room.data(), room.size()), tok(ec));
+    got = co_await s.async_read_some(asio::buffer(room.data(), room.size()), tok(ec));
     if (got > 0) watch->progress = Clock::now();
     if (got > 0 && !body_bytes(x, room, got)) {
       ended = true;

@@ -7,7 +7,7 @@
 
 #include <boost/asio/post.hpp>
 
-#include "http_internal.hpp"
+#include "http_shared.hpp"
 #include "wheelfit/transports/system_proxy.hpp"
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/util/secrets.hpp"
@@ -30,7 +30,7 @@ struct GssJob {
   std::mutex m;
   bool done = false;
   bool abandoned = false;
-  net::steady_timer* wake = nullptr;
+  asio::steady_timer* wake = nullptr;
   GssStep result;
 };
 
@@ -80,10 +80,10 @@ Error HttpTransport::proxy_auth_error(const Url& proxy, const Url& target, const
   return net_error(NetErrc::proxy, "proxy " + proxy.host_port() + " " + what + " (" + redact(target.str()) + ")");
 }
 
-net::awaitable<void> HttpTransport::gss_call(std::shared_ptr<GssContext>& context, std::string& input,
+asio::awaitable<void> HttpTransport::gss_call(std::shared_ptr<GssContext>& context, std::string& input,
                                              Clock::time_point until, std::optional<GssStep>& out) {
   auto job = std::make_shared<GssJob>();
-  net::steady_timer wake(ioc_);
+  asio::steady_timer wake(ioc_);
   error_code ec;
   wake.expires_at(until);
   job->wake = &wake;
@@ -98,7 +98,7 @@ net::awaitable<void> HttpTransport::gss_call(std::shared_ptr<GssContext>& contex
       job->result = std::move(r);
       job->done = true;
       if (!job->abandoned) {
-        net::post(ex, [job] {
+        asio::post(ex, [job] {
           const std::lock_guard wake_lock(job->m);
           if (job->wake) job->wake->cancel();
         });
@@ -127,7 +127,7 @@ void HttpTransport::wait_gss_calls() noexcept {
             " after their request gave up (is the KDC reachable?); left to finish on their own");
 }
 
-net::awaitable<void> HttpTransport::negotiate_step(ProxyAuthState& st, const Route& route,
+asio::awaitable<void> HttpTransport::negotiate_step(ProxyAuthState& st, const Route& route,
                                                    std::optional<std::string>& challenge, Clock::time_point until) {
   const auto started = Clock::now();
   std::optional<GssStep> step;

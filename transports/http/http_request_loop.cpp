@@ -2,7 +2,7 @@
 // https -> http, credentials dropped across origins) around the retries (decide_retry, RetryPolicy).
 #include <random>
 
-#include "http_internal.hpp"
+#include "http_shared.hpp"
 #include "wheelfit/util/log.hpp"
 
 namespace wheelfit::transports::detail {
@@ -62,7 +62,7 @@ bool HttpTransport::finish(Outcome& o, const Request& req, Url& url, Headers& he
     result.emplace(std::move(r));
     return false;
   }
-  const auto location = transport::find_header(o.headers, "location");
+  const auto location = net::find_header(o.headers, "location");
   if (!location) {
     result.emplace(net_error(NetErrc::redirect, "HTTP " + std::to_string(o.status) + " without a Location from " + where(url)));
     return false;
@@ -96,7 +96,7 @@ bool HttpTransport::finish(Outcome& o, const Request& req, Url& url, Headers& he
   return true;
 }
 
-net::awaitable<void> HttpTransport::fetch(const Request& req, Slot& result) {
+asio::awaitable<void> HttpTransport::fetch(const Request& req, Slot& result) {
   // A streamed body (a wheel) has no overall deadline, only the idle timeout and the low-speed
   // rule: max() is never added to (arm() and the retry check only compare with it). The whole
   // call's max_time bounds both.
@@ -148,7 +148,7 @@ void HttpTransport::classify_status(Outcome& o, const Route& route) const {
 /// A 403 that says the rate limit is exhausted (GitHub): retried at the reset time.
 bool HttpTransport::limited403(const Outcome& o) {
   if (o.status != 403) return false;
-  const auto left = transport::find_header(o.headers, "x-ratelimit-remaining");
+  const auto left = net::find_header(o.headers, "x-ratelimit-remaining");
   return left && *left == "0";
 }
 
@@ -171,7 +171,7 @@ HttpTransport::Next HttpTransport::after_attempt(Outcome& o, const Route& route,
   std::uniform_real_distribution<double> uni(0.0, 1.0);
   const RetryDecision d = decide_retry(opts_.retry, n.attempt, o.error, o.status, o.headers,
                                        std::chrono::system_clock::now(), uni(rng_));
-  const bool transient = transport::is_transient(o.error, o.status);
+  const bool transient = net::is_transient(o.error, o.status);
   if (!d.retry || n.attempt > opts_.retry.retries) {
     if (o.proxy_reset && route.proxy) {
       o.error = net_error(NetErrc::proxy, "proxy " + route.proxy->host_port() + " reset the connection " +
@@ -179,7 +179,7 @@ HttpTransport::Next HttpTransport::after_attempt(Outcome& o, const Route& route,
                                               " (CONNECT " + route.url.host_port() + " for " + redact(route.url.str()) + ")");
     } else if ((transient || limited403(o)) && n.attempt <= opts_.retry.retries) {
       // Retryable, budget left, and still no retry: the wait the server asked for is too long.
-      const bool limited = transport::is(o.error, NetErrc::http_status) && (o.status == 429 || o.status == 403);
+      const bool limited = net::is(o.error, NetErrc::http_status) && (o.status == 429 || o.status == 403);
       o.error = Error(limited ? make_error_code(NetErrc::rate_limited) : o.error.code,
                       o.error.message + "; giving up: " + d.reason);
     } else if (n.attempt > 1 && transient) {
@@ -206,11 +206,11 @@ void HttpTransport::attempt_headers(const Request& req, const Headers& headers, 
   if (req.sink) req.sink->prepare(out);
 }
 
-net::awaitable<void> HttpTransport::with_retries(const Route& route, const Request& req, const Headers& headers,
+asio::awaitable<void> HttpTransport::with_retries(const Route& route, const Request& req, const Headers& headers,
                                                  Clock::time_point deadline, Outcome& o) {
   Counters n;
   milliseconds wait{0};
-  net::steady_timer timer(ioc_);
+  asio::steady_timer timer(ioc_);
   error_code ec;
   Headers this_attempt;  // per attempt: a sink's Range follows what it already has
   for (;;) {

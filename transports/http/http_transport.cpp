@@ -22,7 +22,7 @@
 // Chunked and close-delimited bodies, and every body kept in memory, go through the parser.
 // The parts: http_request_loop.cpp (redirects, retries), http_connection.cpp (slots, keep-alive
 // pool, connecting), http_exchange.cpp (one attempt), http_decode.cpp (header limits, gzip),
-// http_internal.hpp (what they share); this file holds the batch runner and the factories.
+// http_shared.hpp (what they share); this file holds the batch runner and the factories.
 #include "wheelfit/transports/http_transport.hpp"
 
 #include <openssl/ssl.h>
@@ -31,7 +31,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 
-#include "http_internal.hpp"
+#include "http_shared.hpp"
 #include "wheelfit/transports/file_transport.hpp"
 #include "wheelfit/transports/system_proxy.hpp"
 #include "wheelfit/transports/trust_store.hpp"
@@ -51,7 +51,7 @@ std::vector<Expected<Response>> HttpTransport::run_batch(const Request* reqs, st
   std::size_t next = 0;
   const std::size_t workers = std::min<std::size_t>(std::max(1u, opts_.jobs), n);
   for (std::size_t w = 0; w < workers; ++w) {
-    net::co_spawn(ioc_, worker(reqs, n, slots, next, on_answer), [](const std::exception_ptr&) {});
+    asio::co_spawn(ioc_, worker(reqs, n, slots, next, on_answer), [](const std::exception_ptr&) {});
   }
   ioc_.restart();
   for (;;) {
@@ -73,7 +73,7 @@ std::vector<Expected<Response>> HttpTransport::run_batch(const Request* reqs, st
   return out;
 }
 
-net::awaitable<void> HttpTransport::worker(const Request* reqs, std::size_t n, std::vector<Slot>& out,
+asio::awaitable<void> HttpTransport::worker(const Request* reqs, std::size_t n, std::vector<Slot>& out,
                                            std::size_t& next, const AnswerHook* on_answer) {
   std::size_t i = 0;
   while (next < n) {
@@ -161,7 +161,7 @@ class SchemeTransport final : public Transport {
 
 namespace ssl = detail::ssl;
 
-Expected<std::unique_ptr<transport::Transport>> make_http_transport(HttpOptions options) {
+Expected<std::unique_ptr<net::Transport>> make_http_transport(HttpOptions options) {
   options.jobs = std::max(1u, options.jobs);
   options.per_host = std::max(1u, options.per_host);
   if (options.proxy_from_env) options.proxy = user_proxy_config();  // the variables, then (Windows) the system settings
@@ -174,17 +174,17 @@ Expected<std::unique_ptr<transport::Transport>> make_http_transport(HttpOptions 
                     ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 | ssl::context::no_compression);
     if (auto loaded = detail::load_trust(ctx, trust); !loaded) return loaded.error();
     const bool system_roots = trust.locations.empty();  // loaded at the first TLS connection
-    return std::unique_ptr<transport::Transport>(
+    return std::unique_ptr<net::Transport>(
         std::make_unique<detail::HttpTransport>(std::move(options), std::move(ctx), system_roots));
   } catch (const std::exception& e) {
     return unexpected(Errc::invalid_input, std::string("cannot set up TLS: ") + e.what());
   }
 }
 
-Expected<std::unique_ptr<transport::Transport>> make_transport(HttpOptions options) {
+Expected<std::unique_ptr<net::Transport>> make_transport(HttpOptions options) {
   auto http_t = make_http_transport(std::move(options));
   if (!http_t) return http_t.error();
-  return std::unique_ptr<transport::Transport>(
+  return std::unique_ptr<net::Transport>(
       std::make_unique<detail::SchemeTransport>(make_file_transport(), std::move(*http_t)));
 }
 

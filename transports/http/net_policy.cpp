@@ -501,15 +501,15 @@ std::chrono::seconds until(std::chrono::sys_seconds when, std::chrono::system_cl
 std::string utc_text(std::chrono::system_clock::time_point when) { return util::format_utc(when, "%Y-%m-%dT%H:%M:%SZ"); }
 
 std::string what_failed(const Error& error, int status) {
-  if (transport::is(error, transport::NetErrc::http_status) || transport::is(error, transport::NetErrc::rate_limited)) {
+  if (net::is(error, net::NetErrc::http_status) || net::is(error, net::NetErrc::rate_limited)) {
     if (status > 0) return "HTTP " + std::to_string(status);
   }
   return error.code.message();
 }
 
 // A GitHub-style exhausted rate limit: 403 or 429 with x-ratelimit-remaining: 0.
-bool rate_limit_exhausted(int status, const transport::Headers& headers) {
-  const auto remaining = transport::find_header(headers, "x-ratelimit-remaining");
+bool rate_limit_exhausted(int status, const net::Headers& headers) {
+  const auto remaining = net::find_header(headers, "x-ratelimit-remaining");
   return (status == 403 || status == 429) && remaining && trim_ows(*remaining) == "0";
 }
 
@@ -519,14 +519,14 @@ struct ServerWait {
 };
 
 // The longest wait the response asks for, if any; a malformed header asks for nothing.
-std::optional<ServerWait> server_wait(int status, const transport::Headers& headers,
+std::optional<ServerWait> server_wait(int status, const net::Headers& headers,
                                       std::chrono::system_clock::time_point now) {
   std::optional<ServerWait> out;
-  if (const auto value = transport::find_header(headers, "retry-after")) {
+  if (const auto value = net::find_header(headers, "retry-after")) {
     if (const auto wait = parse_retry_after(*value, now)) out = ServerWait{*wait, "Retry-After " + std::to_string(wait->count()) + " s"};
   }
   if (rate_limit_exhausted(status, headers)) {
-    const auto reset = transport::find_header(headers, "x-ratelimit-reset");
+    const auto reset = net::find_header(headers, "x-ratelimit-reset");
     const std::string_view text = reset ? trim_ows(*reset) : std::string_view();
     std::int64_t epoch = 0;
     if (all_digits(text) && text.size() <= 12) {
@@ -544,14 +544,14 @@ std::optional<ServerWait> server_wait(int status, const transport::Headers& head
 }  // namespace
 
 RetryDecision decide_retry(const RetryPolicy& policy, int attempt, const Error& error, int status,
-                           const transport::Headers& headers, std::chrono::system_clock::time_point now,
+                           const net::Headers& headers, std::chrono::system_clock::time_point now,
                            double random01) {
   RetryDecision d;
   const std::string what = what_failed(error, status);
   // An exhausted rate limit is a 429 in disguise: is_transient() rejects a bare 403, but this one
   // clears at the reset time.
-  const bool rate_limited = transport::is(error, transport::NetErrc::http_status) && rate_limit_exhausted(status, headers);
-  if (!transport::is_transient(error, status) && !rate_limited) {
+  const bool rate_limited = net::is(error, net::NetErrc::http_status) && rate_limit_exhausted(status, headers);
+  if (!net::is_transient(error, status) && !rate_limited) {
     d.reason = what + " is not retried";
     return d;
   }

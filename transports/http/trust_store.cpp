@@ -25,7 +25,7 @@
 
 #include <boost/asio/ssl/error.hpp>
 
-#include "http_internal.hpp"
+#include "http_shared.hpp"
 #include "wheelfit/util/read_file.hpp"
 
 namespace wheelfit::transports {
@@ -298,7 +298,7 @@ std::optional<Error> load_system_roots(ssl::context& ctx) {
 #endif
 
 std::optional<Error> client_cert_refused(const error_code& ec, const Url& url, bool presented) {
-  if (ec.category() != net::error::get_ssl_category()) return std::nullopt;
+  if (ec.category() != asio::error::get_ssl_category()) return std::nullopt;
   switch (ERR_GET_REASON(static_cast<unsigned long>(ec.value()))) {
     case SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED:
     case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE:

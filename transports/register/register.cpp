@@ -1,5 +1,5 @@
 // The built-in transports into a registry (register.hpp): each factory converts the core's plain
-// options (transport/options.hpp) into its transport; the services forward to the transports'
+// options (net/options.hpp) into its transport; the services forward to the transports'
 // own functions.
 #include "wheelfit/transports/register.hpp"
 
@@ -17,8 +17,8 @@
 namespace wheelfit::transports {
 namespace {
 
-using transport::StackOptions;
-using TransportPtr = std::unique_ptr<transport::Transport>;
+using net::StackOptions;
+using TransportPtr = std::unique_ptr<net::Transport>;
 
 // The façade's take_credentials: the URL's userinfo and the bearer token become the origin's
 // credential, the environment's (netrc, hosts allowed insecure) read first when asked.
@@ -48,11 +48,11 @@ Expected<std::string> take_credentials(const std::string& url, const std::string
 }  // namespace
 
 // http and https: read over the network, cached, with credentials and the proxy / TLS rules.
-constexpr transport::SchemeFacts kHttpFacts{.remote = true, .cacheable = true, .credentials = true, .network_rules = true};
+constexpr net::SchemeFacts kHttpFacts{.remote = true, .cacheable = true, .credentials = true, .network_rules = true};
 
-Expected<void> register_transports(transport::Registry& registry) {
+Expected<void> register_transports(net::Registry& registry) {
   const auto file = [](const StackOptions&) -> Expected<TransportPtr> { return make_file_transport(); };
-  if (auto r = registry.add_transport({"file", {"file"}, file, transport::SchemeFacts{}}); !r) return r;
+  if (auto r = registry.add_transport({"file", {"file"}, file, net::SchemeFacts{}}); !r) return r;
   const auto http = [](const StackOptions& o) { return make_http_transport(o.network); };
   if (auto r = registry.add_transport({"http", {"http", "https"}, http, kHttpFacts}); !r) return r;
   // The cache wraps the whole stack: it stores http(s) answers and passes the rest through.
@@ -64,17 +64,17 @@ Expected<void> register_transports(transport::Registry& registry) {
   };
   if (auto r = registry.add_decorator({"cache", 10, cache}); !r) return r;
 
-  transport::HttpRules rules;
+  net::HttpRules rules;
   rules.take_credentials = take_credentials;
   rules.plan_proxy = [](const HttpOptions& net, std::string_view url) { return plan_proxy(net, url); };
   rules.choose_trust = [](const HttpOptions& net) { return choose_trust(net); };
-  rules.insecure_allowed = [](const transport::Credentials& credentials, std::string_view url) {
+  rules.insecure_allowed = [](const net::Credentials& credentials, std::string_view url) {
     const auto parsed = parse_url(url);
     return parsed && insecure_host_allowed(credentials.insecure_hosts, *parsed);
   };
   if (auto r = registry.set_http_rules(std::move(rules)); !r) return r;
 
-  transport::CacheKeeping keeping;
+  net::CacheKeeping keeping;
   keeping.default_dir = default_cache_dir;
   keeping.usage = cache_usage;
   keeping.prune = [](const std::filesystem::path& root, std::uint64_t max_bytes) { return prune_cache(root, max_bytes); };

@@ -7,7 +7,7 @@
 #   - the command (first word): resolve, plugins, detect, explain, doctor, cache, download,
 #     mirror, version, help, and the options -h, --help, --version;
 #   - the options of each command, exactly the ones that command accepts (the option table,
-#     core/src/facade/options_table.cpp; tests/cli/test_cli_options.cpp checks this script against
+#     core/src/api/options_table.cpp; tests/cli/test_cli_options.cpp checks this script against
 #     it), short forms included (-o for resolve, -d for download);
 #   - the value after an option: file names after --machine, --policy, --cert, --client-cert,
 #     -o/--output and --python; folder names after --machines, --cache-dir, -d/--dir, --out,

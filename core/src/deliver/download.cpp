@@ -129,7 +129,7 @@ std::optional<std::string> recorded_digest(const fs::path& file) {
 
 /// A 416 to the Range of a part (the part already whole, or the file shorter now).
 bool range_refused(const Error& e) {
-  return transport::is(e, transport::NetErrc::http_status) && e.message.find("HTTP 416") != std::string::npos;
+  return net::is(e, net::NetErrc::http_status) && e.message.find("HTTP 416") != std::string::npos;
 }
 
 /// Runs jobs on up to `most` threads of its own (started as jobs come, each carrying the calling
@@ -203,7 +203,7 @@ class Run {
     }
   }
 
-  std::vector<Delivered> go(transport::Transport& transport) {
+  std::vector<Delivered> go(net::Transport& transport) {
     std::vector<std::size_t> fetch;
     std::optional<Error> unusable;
     std::optional<util::FolderLock> lock;
@@ -314,7 +314,7 @@ class Run {
       }
     }
     if (options_.offline) {
-      fail(i, transport::net_error(transport::NetErrc::offline,
+      fail(i, net::net_error(net::NetErrc::offline,
                                    w.filename + " is not in " + options_.dir.string() + (w.sha256 ? " with its expected sha256" : "") +
                                        ", and nothing is fetched offline (" + util::redact(w.url) + ")"));
       return true;
@@ -333,9 +333,9 @@ class Run {
   }
 
   /// Fetches `which` in one get_many; returns those to fetch once more from zero.
-  std::vector<std::size_t> batch(transport::Transport& transport, const std::vector<std::size_t>& which) {
+  std::vector<std::size_t> batch(net::Transport& transport, const std::vector<std::size_t>& which) {
     Finishers finishers(std::min(kFinishers, which.size()));
-    std::vector<transport::Request> requests(which.size());
+    std::vector<net::Request> requests(which.size());
     for (std::size_t j = 0; j < which.size(); ++j) {
       const std::size_t i = which[j];
       requests[j].url = files_[i].url;
@@ -344,14 +344,14 @@ class Run {
       tell(Progress::Kind::started, i, sinks_[i]->bytes(), files_[i].size);
     }
     std::vector<char> settled(which.size(), 0);
-    auto answers = transport.get_many(requests, [&](std::size_t j, const Expected<transport::Response>& a) {
+    auto answers = transport.get_many(requests, [&](std::size_t j, const Expected<net::Response>& a) {
       if (j >= which.size() || settled[j]) return;
       settled[j] = 1;
       settle(which[j], a, finishers);
     });
     for (std::size_t j = 0; j < which.size(); ++j) {
       if (settled[j]) continue;
-      settle(which[j], j < answers.size() ? answers[j] : Expected<transport::Response>(Error(
+      settle(which[j], j < answers.size() ? answers[j] : Expected<net::Response>(Error(
                                                              Errc::io_error, "the transport returned no answer")),
              finishers);
     }
@@ -375,7 +375,7 @@ class Run {
   }
 
   /// An answer, on the calling thread: a failure settled here, a body handed to the finishers.
-  void settle(std::size_t i, const Expected<transport::Response>& answer, Finishers& finishers) {
+  void settle(std::size_t i, const Expected<net::Response>& answer, Finishers& finishers) {
     const Wanted& w = files_[i];
     Delivered& d = out_[i];
     PartSink& sink = *sinks_[i];
@@ -520,7 +520,7 @@ Expected<util::FolderLock> lock_folder(const fs::path& dir, util::FolderLockOpti
   return util::FolderLock::take(dir / ".wheelfit.lock", options);
 }
 
-std::vector<Delivered> download(transport::Transport& transport, const std::vector<Wanted>& files,
+std::vector<Delivered> download(net::Transport& transport, const std::vector<Wanted>& files,
                                 const DownloadOptions& options) {
   return Run(files, options).go(transport);
 }

@@ -217,7 +217,7 @@ Expected<void> PartSink::open() {
   return {};
 }
 
-void PartSink::prepare(transport::Headers& headers) {
+void PartSink::prepare(net::Headers& headers) {
   if (auto ok = flush(); !ok) pending_ = ok.error();
   if (done_ == 0) return;
   headers.emplace_back("Range", "bytes=" + std::to_string(done_) + "-");
@@ -277,11 +277,11 @@ Expected<void> PartSink::read_part(std::uint64_t& from, std::uint64_t to, const 
 }
 
 /// A strong ETag, else Last-Modified: what If-Range may carry (RFC 9110 13.1.5; a weak ETag may not).
-void PartSink::keep_validator(const transport::Headers& headers) {
+void PartSink::keep_validator(const net::Headers& headers) {
   std::string v;
-  if (auto etag = transport::find_header(headers, "etag"); etag && !etag->starts_with("W/")) {
+  if (auto etag = net::find_header(headers, "etag"); etag && !etag->starts_with("W/")) {
     v = std::string(*etag);
-  } else if (auto lm = transport::find_header(headers, "last-modified")) {
+  } else if (auto lm = net::find_header(headers, "last-modified")) {
     v = std::string(*lm);
   }
   if (v == validator_) return;
@@ -298,15 +298,15 @@ void PartSink::keep_validator(const transport::Headers& headers) {
   }
 }
 
-Expected<void> PartSink::begin(int status, const transport::Headers& headers) {
+Expected<void> PartSink::begin(int status, const net::Headers& headers) {
   if (pending_) return *pending_;
   const bool first = !begun_;
   begun_ = true;
   if (status == 206) {
-    const auto cr = transport::find_header(headers, "content-range");
+    const auto cr = net::find_header(headers, "content-range");
     const auto range = cr ? parse_content_range(*cr) : std::nullopt;
     if (!range || range->first != done_) {
-      return transport::net_error(transport::NetErrc::protocol,
+      return net::net_error(net::NetErrc::protocol,
                                   "the server answered " + (cr ? "'Content-Range: " + std::string(*cr) + "'" :
                                                                  std::string("206 without a Content-Range")) +
                                       " to a request for bytes " + std::to_string(done_) + "- of " +
@@ -319,7 +319,7 @@ Expected<void> PartSink::begin(int status, const transport::Headers& headers) {
   } else {
     if (auto ok = truncate(); !ok) return ok;
     resumed_ = false;
-    if (auto len = transport::find_header(headers, "content-length")) {
+    if (auto len = net::find_header(headers, "content-length")) {
       if (auto n = to_u64(*len)) total_ = n;
     }
   }

@@ -39,7 +39,7 @@ struct PartPaths {
       : final(dir / filename), part(dir / ("." + filename + ".part")), meta(dir / ("." + filename + ".part.meta")) {}
 };
 
-class PartSink final : public transport::BodySink {
+class PartSink final : public net::BodySink {
  public:
   PartSink(std::size_t index, PartPaths paths, std::optional<std::uint64_t> size, std::uint64_t max_file,
            const ProgressHook& progress)
@@ -53,8 +53,8 @@ class PartSink final : public transport::BodySink {
   /// validator of its meta. Errc::io_error naming the part.
   [[nodiscard]] Expected<void> open();
 
-  void prepare(transport::Headers& headers) override;
-  Expected<void> begin(int status, const transport::Headers& headers) override;
+  void prepare(net::Headers& headers) override;
+  Expected<void> begin(int status, const net::Headers& headers) override;
   Expected<void> write(std::string_view bytes) override;
   std::span<char> room(std::size_t want) override;
   Expected<void> commit(std::size_t n) override;
@@ -103,7 +103,7 @@ class PartSink final : public transport::BodySink {
   Expected<void> read_part(std::uint64_t& from, std::uint64_t to, const Reader& reader, const char* when) const;
   Expected<void> verify_on_disk(const std::string& digest);
   Expected<void> truncate();
-  void keep_validator(const transport::Headers& headers);
+  void keep_validator(const net::Headers& headers);
   Error io_error(const std::string& what, int err) const;
   void report();
 

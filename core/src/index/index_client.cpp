@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "links_detail.hpp"
+#include "page_text.hpp"
 #include "wheelfit/deliver/download.hpp"
 #include "wheelfit/model/name.hpp"
 #include "wheelfit/model/url.hpp"
@@ -54,7 +54,7 @@ bool index_media_type(const std::string& type) {
          type.find("json") != std::string::npos;
 }
 
-bool looks_like_json(const transport::Response& r) {
+bool looks_like_json(const net::Response& r) {
   if (r.content_type.find("json") != std::string::npos) return true;
   auto first = r.body.find_first_not_of(" \t\r\n");
   return first != std::string::npos && r.body[first] == '{';
@@ -104,8 +104,8 @@ constexpr std::string_view kVariantsSuffix = model::kVariantsFileSuffix;
 
 // The variants files the pages link for the versions that have variant wheels on them: listed
 // on each page (ProjectPage::variants), read in one batch, checked and parsed.
-void read_variants_files(transport::Transport& transport, IndexSnapshot& snap) {
-  std::vector<transport::Request> requests;
+void read_variants_files(net::Transport& transport, IndexSnapshot& snap) {
+  std::vector<net::Request> requests;
   std::vector<VariantsDoc*> docs;
   for (auto& [name, page] : snap.projects) {
     if (page.status != ProjectPage::Status::ok) continue;
@@ -172,7 +172,7 @@ struct Outcome {
   std::vector<std::string> warnings;
 };
 
-void take_packages_json(Outcome& out, const Expected<transport::Response>& r, const std::string& url,
+void take_packages_json(Outcome& out, const Expected<net::Response>& r, const std::string& url,
                         const std::vector<std::string>& names, const ReadIndexOptions& options) {
   // packages.json: optional. Absent is normal; malformed is reported, never trusted.
   if (r) {
@@ -187,7 +187,7 @@ void take_packages_json(Outcome& out, const Expected<transport::Response>& r, co
   }
 }
 
-void take_page(Outcome& out, const Expected<transport::Response>& r, const std::string& name, const std::string& url) {
+void take_page(Outcome& out, const Expected<net::Response>& r, const std::string& name, const std::string& url) {
   ProjectPage& page = out.page;
   page.name = name;
   page.url = url;
@@ -226,14 +226,14 @@ void take_page(Outcome& out, const Expected<transport::Response>& r, const std::
 
 }  // namespace
 
-IndexSnapshot read_index(transport::Transport& transport, const std::string& base, const std::vector<std::string>& names,
+IndexSnapshot read_index(net::Transport& transport, const std::string& base, const std::vector<std::string>& names,
                          const ReadIndexOptions& options) {
   IndexSnapshot snap;
   snap.base_url = normalize_base(base);
 
   const std::set<std::string> unique_set(names.begin(), names.end());
   const std::vector<std::string> unique(unique_set.begin(), unique_set.end());
-  std::vector<transport::Request> requests;
+  std::vector<net::Request> requests;
   requests.push_back({.url = index_url_for(snap.base_url, "packages.json"), .max_body = 256u << 20, .headers = {}, .compressed = true});
   for (const auto& n : unique) {
     requests.push_back({.url = index_url_for(snap.base_url, n + "/"), .max_body = 64u << 20, .headers = {}, .compressed = true});
@@ -242,16 +242,16 @@ IndexSnapshot read_index(transport::Transport& transport, const std::string& bas
   // Each answer is parsed the moment it is in, while the others are still on the wire (decision
   // 0020); one the hook did not finish (it threw) is parsed after the batch.
   std::vector<Outcome> outcomes(requests.size());
-  auto take = [&](std::size_t i, const Expected<transport::Response>& r) {
+  auto take = [&](std::size_t i, const Expected<net::Response>& r) {
     Outcome& out = outcomes[i];
     if (out.done) return;
     if (i == 0) take_packages_json(out, r, requests[0].url, unique, options);
     else take_page(out, r, unique[i - 1], requests[i].url);
     out.done = true;
   };
-  std::vector<Expected<transport::Response>> responses;
+  std::vector<Expected<net::Response>> responses;
   if (options.parse_as_answers_arrive) {
-    responses = transport.get_many(requests, [&](std::size_t i, const Expected<transport::Response>& r) {
+    responses = transport.get_many(requests, [&](std::size_t i, const Expected<net::Response>& r) {
       if (i < outcomes.size()) take(i, r);
     });
   } else {

@@ -1,4 +1,4 @@
-// The small helpers the page parsers share (links_detail.hpp), and resolve_url / percent_decode
+// The small helpers the page parsers share (page_text.hpp), and resolve_url / percent_decode
 // (links.hpp), which model/url.hpp implements.
 
 #include <algorithm>
@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "links_detail.hpp"
+#include "page_text.hpp"
 #include "wheelfit/index/links.hpp"
 
 #include "wheelfit/model/name.hpp"

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "links_detail.hpp"
+#include "page_text.hpp"
 #include "wheelfit/index/links.hpp"
 #include "wheelfit/util/safe_text.hpp"
 #include "wheelfit/util/text.hpp"

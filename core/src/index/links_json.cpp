@@ -1,5 +1,5 @@
 // The PEP 691 reader of wheelfit::index, with Boost.JSON, and the helpers it shares with the
-// packages.json reader (json_detail.hpp). Every error names the input and the JSON path of the value.
+// packages.json reader (json_reader.hpp). Every error names the input and the JSON path of the value.
 
 #include <boost/json.hpp>
 
@@ -9,8 +9,8 @@
 #include <string_view>
 #include <utility>
 
-#include "json_detail.hpp"
-#include "links_detail.hpp"
+#include "json_reader.hpp"
+#include "page_text.hpp"
 #include "wheelfit/index/links.hpp"
 #include "wheelfit/util/json_kind.hpp"
 #include "wheelfit/util/safe_text.hpp"

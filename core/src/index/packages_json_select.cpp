@@ -30,9 +30,9 @@
 #include <utility>
 #include <vector>
 
-#include "json_detail.hpp"
-#include "links_detail.hpp"
-#include "packages_json_detail.hpp"
+#include "json_reader.hpp"
+#include "page_text.hpp"
+#include "packages_json_records.hpp"
 #include "wheelfit/index/links.hpp"
 #include "wheelfit/util/safe_text.hpp"
 

@@ -19,7 +19,7 @@
 
 namespace wheelfit::index {
 namespace json = boost::json;
-using transport::NetErrc;
+using net::NetErrc;
 
 namespace {
 
@@ -375,7 +375,7 @@ Expected<void> parse_releases_page(std::string_view body, std::string_view sourc
   return {};
 }
 
-Expected<std::map<std::string, index::Page>> list_release_wheels(transport::Transport& transport,
+Expected<std::map<std::string, index::Page>> list_release_wheels(net::Transport& transport,
                                                                  const ReleasesSource& source) {
   if (!valid_repo(source.repo)) {
     return unexpected(Errc::invalid_input, "GitHub repository '" + source.repo + "' is not of the form owner/name");
@@ -398,16 +398,16 @@ Expected<std::map<std::string, index::Page>> list_release_wheels(transport::Tran
   unsigned pages = 0;
   while (true) {
     if (visited.contains(url)) {
-      return transport::net_error(NetErrc::protocol, first + ": the Link header loops back to " + url + " after " +
+      return net::net_error(NetErrc::protocol, first + ": the Link header loops back to " + url + " after " +
                                                          std::to_string(pages) + " pages");
     }
     if (pages >= source.max_pages) {
-      return transport::net_error(NetErrc::protocol, first + ": more than " + std::to_string(source.max_pages) +
+      return net::net_error(NetErrc::protocol, first + ": more than " + std::to_string(source.max_pages) +
                                                          " pages of releases; refused");
     }
     visited.insert(url);
 
-    transport::Request req;
+    net::Request req;
     req.url = url;
     req.headers.emplace_back("Accept", "application/vnd.github+json");
     req.headers.emplace_back("X-GitHub-Api-Version", "2022-11-28");
@@ -419,19 +419,19 @@ Expected<std::map<std::string, index::Page>> list_release_wheels(transport::Tran
       return std::move(r).error();
     }
     if (r->status != 200) {
-      return transport::net_error(NetErrc::protocol, url + ": unexpected status " + std::to_string(r->status));
+      return net::net_error(NetErrc::protocol, url + ": unexpected status " + std::to_string(r->status));
     }
     if (auto ok = parse_releases_page(r->body, url, out); !ok) return ok.error();
     ++pages;
 
-    const auto link = transport::find_header(r->headers, "link");
+    const auto link = net::find_header(r->headers, "link");
     if (!link) break;
     auto next = parse_link_next(*link);
-    if (!next) return transport::net_error(NetErrc::protocol, url + ": " + next.error().message);
+    if (!next) return net::net_error(NetErrc::protocol, url + ": " + next.error().message);
     if (!*next) break;
     std::string resolved = model::url::resolve(url, **next);
     if (!model::url::is_http(resolved)) {
-      return transport::net_error(NetErrc::protocol, url + ": the Link header's next URL '" + resolved +
+      return net::net_error(NetErrc::protocol, url + ": the Link header's next URL '" + resolved +
                                                          "' is not an http(s) URL");
     }
     url = std::move(resolved);
@@ -446,25 +446,25 @@ namespace {
 
 /// Passes requests through and remembers which URLs failed and why, so a page that failed to be
 /// read (transport) can be told from one that failed to parse.
-class RecordingTransport final : public transport::Transport {
+class RecordingTransport final : public net::Transport {
  public:
-  explicit RecordingTransport(transport::Transport& inner) : inner_(inner) {}
-  [[nodiscard]] transport::Stats stats() const override { return inner_.stats(); }
+  explicit RecordingTransport(net::Transport& inner) : inner_(inner) {}
+  [[nodiscard]] net::Stats stats() const override { return inner_.stats(); }
   void flush() override { inner_.flush(); }
   std::map<std::string, Error> failures;
 
  private:
-  transport::SchemeFacts facts_impl(std::string_view url) const override { return inner_.facts(url); }
-  Expected<transport::Response> get_impl(const transport::Request& request) override {
+  net::SchemeFacts facts_impl(std::string_view url) const override { return inner_.facts(url); }
+  Expected<net::Response> get_impl(const net::Request& request) override {
     auto r = inner_.get(request);
     if (!r) failures.insert_or_assign(request.url, r.error());
     return r;
   }
-  std::vector<Expected<transport::Response>> get_many_impl(const std::vector<transport::Request>& requests) override {
+  std::vector<Expected<net::Response>> get_many_impl(const std::vector<net::Request>& requests) override {
     return get_many_hooked_impl(requests, {});
   }
   // The caller's hook is passed through: read_index parses each answer as it comes.
-  std::vector<Expected<transport::Response>> get_many_hooked_impl(const std::vector<transport::Request>& requests,
+  std::vector<Expected<net::Response>> get_many_hooked_impl(const std::vector<net::Request>& requests,
                                                                   const AnswerHook& on_answer) override {
     auto out = inner_.get_many(requests, on_answer);
     for (std::size_t i = 0; i < out.size() && i < requests.size(); ++i) {
@@ -472,16 +472,16 @@ class RecordingTransport final : public transport::Transport {
     }
     return out;
   }
-  transport::Transport& inner_;
+  net::Transport& inner_;
 };
 
 /// "Could not be read": a network failure (any NetErrc: resets, timeouts, 5xx after retries,
 /// ...), never a clean 404 (Errc::not_found) or an oversized / malformed answer.
-bool is_read_failure(const Error& e) { return e.code.category() == transport::net_category(); }
+bool is_read_failure(const Error& e) { return e.code.category() == net::net_category(); }
 
 }  // namespace
 
-index::IndexSnapshot read_index_with_failover(transport::Transport& transport, const std::string& base,
+index::IndexSnapshot read_index_with_failover(net::Transport& transport, const std::string& base,
                                               const std::vector<std::string>& names,
                                               const std::optional<ReleasesSource>& releases) {
   RecordingTransport recorder(transport);
@@ -554,7 +554,7 @@ index::IndexSnapshot read_index_with_failover(transport::Transport& transport, c
   return snap;
 }
 
-IndexSnapshot read_index_with_releases(transport::Transport& transport, const std::string& base,
+IndexSnapshot read_index_with_releases(net::Transport& transport, const std::string& base,
                                        const std::vector<std::string>& names, const ReleasesRequest& request) {
   std::string repo = request.repo.empty() ? repo_of_pages_url(base).value_or("") : request.repo;
   std::optional<ReleasesSource> releases;

@@ -103,7 +103,7 @@ std::optional<model::WheelName> tags_of(const fs::path& wheel_file, const std::s
 
 // A file above the whole-read limit (torch's own kernels: gigabytes): its headers and device
 // code, read by offset (library.hpp), with a note saying what was not read.
-void read_large(const std::string& path, FileReport& f, const policy::Policy& policy, const std::string& what,
+void read_large(const std::string& path, FileReport& f, const semantics::Policy& policy, const std::string& what,
                 std::vector<std::string>& notes) {
   auto lib = read_library(path, policy);
   if (!lib) {
@@ -131,7 +131,7 @@ std::vector<fs::path> dist_infos(const std::string& dir, std::vector<std::string
 
 // The compiled module `rel` (a RECORD path) of distribution `normalised` in `dir`, parsed (a large
 // one by offset, said in `notes`), or why it could not be.
-FileReport read_module(const std::string& dir, const std::string& rel, const policy::Policy& policy,
+FileReport read_module(const std::string& dir, const std::string& rel, const semantics::Policy& policy,
                        const DoctorOptions& options, const std::string& normalised, std::vector<std::string>& notes) {
   const fs::path full = (fs::path(dir) / rel).lexically_normal();
   FileReport f;
@@ -153,7 +153,7 @@ FileReport read_module(const std::string& dir, const std::string& rel, const pol
 }  // namespace
 
 Expected<DoctorReport> doctor(const std::vector<std::string>& site_dirs, const machine::Machine& machine,
-                              const policy::Policy& policy, const DoctorOptions& options) {
+                              const semantics::Policy& policy, const DoctorOptions& options) {
   DoctorReport report;
   report.site_dirs = site_dirs;
   std::set<std::string> seen;  // normalised names: an earlier site folder shadows a later one

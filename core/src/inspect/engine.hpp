@@ -31,17 +31,17 @@ struct Subject {
 
 /// Reads each parsed file's device sections with the policy's backend (FileReport::device); a
 /// section it cannot read is a warning.
-void read_device_code(std::vector<FileReport>& files, const policy::Policy& policy, std::vector<std::string>& warnings);
+void read_device_code(std::vector<FileReport>& files, const semantics::Policy& policy, std::vector<std::string>& warnings);
 
 /// Adds one section's device code to `into`: its list after the lists before it (';'), its
 /// entries after theirs, each once.
-void add_device_code(policy::DeviceRules::DeviceCode& into, policy::DeviceRules::DeviceCode code);
+void add_device_code(semantics::DeviceRules::DeviceCode& into, semantics::DeviceRules::DeviceCode code);
 
 /// Judges all seven demands (and variant, for a variant wheel), in resolve::all_demands() order, and collects the warnings.
-Explanation judge(Subject subject, const machine::Machine& machine, const policy::Policy& policy);
+Explanation judge(Subject subject, const machine::Machine& machine, const semantics::Policy& policy);
 
 /// The subject of a wheel name (no binaries yet).
-Subject subject_from_name(model::WheelName wheel, const policy::Policy& policy);
+Subject subject_from_name(model::WheelName wheel, const semantics::Policy& policy);
 
 /// True for a member or file judged as a binary: "*.so", "*.so.N..." and "*.pyd".
 bool is_binary_member(std::string_view path);

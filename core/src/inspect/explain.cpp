@@ -64,7 +64,7 @@ std::string module_name(std::string_view path) {
 }
 
 // "sm_80, sm_90 (sass), compute_90 (ptx)": each kind's entries, in the backend's words.
-std::string entries_text(const policy::DeviceRules::DeviceCode& code) {
+std::string entries_text(const semantics::DeviceRules::DeviceCode& code) {
   std::vector<std::string> parts;
   for (const auto& [kind, items] : code.entries) {
     if (!items.empty()) parts.push_back(join(items, ", ") + " (" + kind + ")");
@@ -124,7 +124,7 @@ class Judgement {
 struct Ctx {
   const Subject& s;
   const machine::Machine& m;
-  const policy::Policy& policy;
+  const semantics::Policy& policy;
   std::optional<std::vector<std::string>> gpus;  // the machine's targets, canonical (the backend's grammar)
   std::vector<std::string>& warnings;
   std::vector<const FileReport*> parsed;  // files whose binary parsed
@@ -143,7 +143,7 @@ struct Ctx {
 // gpu_arch from the binaries read: the device code of each module that carries some (`kernels`),
 // against the machine's GPUs; a module narrower than the farm's `policy_list` is warned of.
 void judge_gpu_binaries(Ctx& c, Judgement& j, const std::vector<const FileReport*>& kernels,
-                        const std::optional<policy::ArchSource>& policy_list) {
+                        const std::optional<semantics::ArchSource>& policy_list) {
   const std::string& no_kernel = c.policy.errors().no_kernel;
   if (kernels.empty()) {
     j.wheel("no " + c.policy.notation().name + " device code in its binaries");
@@ -194,7 +194,7 @@ DemandReport judge_gpu(Ctx& c) {
     if (!f->device.list.empty()) kernels.push_back(f);
 
   // The farm's arch list for this wheel (when the name says its combo and platform).
-  std::optional<policy::ArchSource> policy_list;
+  std::optional<semantics::ArchSource> policy_list;
   std::optional<std::string> platform;
   if (c.s.combo && c.s.wheel) {
     for (const auto& t : c.s.wheel->platforms) {
@@ -369,7 +369,7 @@ DemandReport judge_line(Ctx& c) {
   if (c.s.combo) judge_torch_line(c, j, runtime, runtime_lib);
 
   // The driver must run the runtime.
-  if (c.policy.driver_rule() == policy::DriverRule::unknown) {
+  if (c.policy.driver_rule() == semantics::DriverRule::unknown) {
     j.unknown("the driver's " + name + " support is not checked: " +
               (c.policy.driver_why().empty() ? "the backend has no driver rule" : c.policy.driver_why()));
     return j.done();
@@ -619,7 +619,7 @@ DemandReport judge_variant(Ctx& c) {
 
 }  // namespace
 
-Explanation judge(Subject subject, const machine::Machine& machine, const policy::Policy& policy) {
+Explanation judge(Subject subject, const machine::Machine& machine, const semantics::Policy& policy) {
   Explanation out;
   out.wheel = subject.display;
   out.binaries_read = subject.binaries_read;
@@ -654,7 +654,7 @@ Explanation judge(Subject subject, const machine::Machine& machine, const policy
   return out;
 }
 
-void add_device_code(policy::DeviceRules::DeviceCode& into, policy::DeviceRules::DeviceCode code) {
+void add_device_code(semantics::DeviceRules::DeviceCode& into, semantics::DeviceRules::DeviceCode code) {
   if (!code.list.empty()) into.list += (into.list.empty() ? "" : ";") + code.list;
   for (auto& [kind, items] : code.entries) {
     auto it = std::find_if(into.entries.begin(), into.entries.end(), [&](const auto& e) { return e.first == kind; });
@@ -664,7 +664,7 @@ void add_device_code(policy::DeviceRules::DeviceCode& into, policy::DeviceRules:
   }
 }
 
-void read_device_code(std::vector<FileReport>& files, const policy::Policy& policy, std::vector<std::string>& warnings) {
+void read_device_code(std::vector<FileReport>& files, const semantics::Policy& policy, std::vector<std::string>& warnings) {
   for (auto& f : files) {
     if (!f.info || f.info->device_code.empty() || !policy.rules()) continue;
     for (const auto& section : f.info->device_code) {

@@ -25,7 +25,7 @@ bool is_binary_member(std::string_view path) {
   return std::all_of(base.begin() + static_cast<std::ptrdiff_t>(so + 4), base.end(), [](char ch) { return (ch >= '0' && ch <= '9') || ch == '.'; });
 }
 
-Subject subject_from_name(model::WheelName w, const policy::Policy& policy) {
+Subject subject_from_name(model::WheelName w, const semantics::Policy& policy) {
   Subject s;
   s.display = w.filename;
   s.package = w.name;
@@ -40,7 +40,7 @@ namespace {
 
 /// One pass over the source: the directory, every binary member, the judgement.
 Expected<Explanation> read_and_judge(ByteSource& source, const model::WheelName& w, const machine::Machine& machine,
-                                     const policy::Policy& policy, const ZipLimits& limits) {
+                                     const semantics::Policy& policy, const ZipLimits& limits) {
   auto dir = read_zip_directory(source, limits);
   if (!dir) return dir.error();
   Subject s = subject_from_name(w, policy);
@@ -87,14 +87,14 @@ Expected<Explanation> read_and_judge(ByteSource& source, const model::WheelName&
 }  // namespace
 }  // namespace detail
 
-Expected<Explanation> explain_name(std::string_view filename, const machine::Machine& machine, const policy::Policy& policy) {
+Expected<Explanation> explain_name(std::string_view filename, const machine::Machine& machine, const semantics::Policy& policy) {
   auto w = model::WheelName::parse(filename);
   if (!w) return w.error();
   return detail::judge(detail::subject_from_name(std::move(*w), policy), machine, policy);
 }
 
 Expected<Explanation> explain_wheel(ByteSource& source, std::string_view filename, const machine::Machine& machine,
-                                    const policy::Policy& policy, const ZipLimits& limits) {
+                                    const semantics::Policy& policy, const ZipLimits& limits) {
   auto w = model::WheelName::parse(filename);
   if (!w) return w.error();
   const std::uint64_t generation = source.generation();

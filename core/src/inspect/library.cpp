@@ -59,7 +59,7 @@ struct Located {
   std::vector<std::size_t> code;  // indices into layout.sections
 };
 
-Expected<Located> locate(const std::string& path, const policy::Policy& policy) {
+Expected<Located> locate(const std::string& path, const semantics::Policy& policy) {
   auto source = open_file_source(path);
   if (!source) return source.error();
   auto layout = read_layout(**source);
@@ -76,9 +76,9 @@ Expected<Located> locate(const std::string& path, const policy::Policy& policy) 
 }
 
 // One section walked by the backend, every read inside the section and counted by the source.
-Expected<policy::DeviceRules::DeviceCode> walk_section(ByteSource& source, const detail::ImageSection& s,
-                                                       const policy::DeviceRules& rules) {
-  const policy::DeviceRules::SectionRead read = [&](std::uint64_t offset, std::size_t length, unsigned char* out) -> Expected<void> {
+Expected<semantics::DeviceRules::DeviceCode> walk_section(ByteSource& source, const detail::ImageSection& s,
+                                                       const semantics::DeviceRules& rules) {
+  const semantics::DeviceRules::SectionRead read = [&](std::uint64_t offset, std::size_t length, unsigned char* out) -> Expected<void> {
     if (offset > s.size || length > s.size - offset) {
       return unexpected(Errc::invalid_input, source.name() + ": " + s.label + ": a read of " + std::to_string(length) +
                                                  " bytes at offset " + std::to_string(offset) + " passes the section's " +
@@ -102,7 +102,7 @@ Expected<policy::DeviceRules::DeviceCode> walk_section(ByteSource& source, const
 }
 
 // "40 SASS, 1 PTX entries".
-std::string entries_count(const policy::DeviceRules::DeviceCode& code) {
+std::string entries_count(const semantics::DeviceRules::DeviceCode& code) {
   std::vector<std::string> parts;
   for (const auto& [kind, items] : code.entries) {
     std::string name = kind;
@@ -113,7 +113,7 @@ std::string entries_count(const policy::DeviceRules::DeviceCode& code) {
 }
 
 // The size of a library's device-code sections (headers read only); 0 when it has none.
-Expected<std::uint64_t> code_bytes(const std::string& path, const policy::Policy& policy) {
+Expected<std::uint64_t> code_bytes(const std::string& path, const semantics::Policy& policy) {
   auto found = locate(path, policy);
   if (!found) return found.error();
   std::uint64_t total = 0;
@@ -122,7 +122,7 @@ Expected<std::uint64_t> code_bytes(const std::string& path, const policy::Policy
 }
 
 // A library's device code as torch's targets (read_library_archs).
-Expected<resolve::TorchArchs> archs_of(const LibraryCode& lib, const policy::Policy& policy) {
+Expected<resolve::TorchArchs> archs_of(const LibraryCode& lib, const semantics::Policy& policy) {
   const std::string& path = lib.path;
   if (lib.sections.empty() || lib.device.list.empty()) {
     return unexpected(Errc::not_found, path + ": no device code (no " + util::join(policy.code_sections(), " or ") +
@@ -146,7 +146,7 @@ bool is_library_name(std::string_view filename) {
   return detail::is_binary_member(base) || (base.size() > 4 && base.ends_with(".dll"));
 }
 
-Expected<LibraryCode> read_library(const std::string& path, const policy::Policy& policy) {
+Expected<LibraryCode> read_library(const std::string& path, const semantics::Policy& policy) {
   auto found = locate(path, policy);
   if (!found) return found.error();
   LibraryCode out;
@@ -165,13 +165,13 @@ Expected<LibraryCode> read_library(const std::string& path, const policy::Policy
   return out;
 }
 
-Expected<resolve::TorchArchs> read_library_archs(const std::string& path, const policy::Policy& policy) {
+Expected<resolve::TorchArchs> read_library_archs(const std::string& path, const semantics::Policy& policy) {
   auto lib = read_library(path, policy);
   if (!lib) return lib.error();
   return archs_of(*lib, policy);
 }
 
-Expected<std::string> find_torch_library(const std::string& lib_dir, const policy::Policy& policy) {
+Expected<std::string> find_torch_library(const std::string& lib_dir, const semantics::Policy& policy) {
   std::error_code ec;
   if (!fs::is_directory(lib_dir, ec)) return unexpected(Errc::not_found, lib_dir + ": no such folder (torch's libraries)");
   std::string best;
@@ -201,7 +201,7 @@ Expected<std::string> find_torch_library(const std::string& lib_dir, const polic
   return best;
 }
 
-Expected<LibraryExplanation> explain_library(const std::string& path, const machine::Machine& machine, const policy::Policy& policy) {
+Expected<LibraryExplanation> explain_library(const std::string& path, const machine::Machine& machine, const semantics::Policy& policy) {
   auto lib = read_library(path, policy);
   if (!lib) return lib.error();
   auto archs = archs_of(*lib, policy);

@@ -24,7 +24,7 @@
 namespace wheelfit::inspect {
 namespace {
 
-using transport::NetErrc;
+using net::NetErrc;
 
 /// Errc::invalid_input unless [offset, offset + length) lies inside [0, size).
 std::optional<Error> check_range(const std::string& name, std::uint64_t size, std::uint64_t offset,
@@ -148,10 +148,10 @@ std::size_t clamp_size(std::uint64_t v) {
 struct Pin {
   std::string etag, last_modified;
 
-  static Pin of(const transport::Headers& headers) {
+  static Pin of(const net::Headers& headers) {
     Pin p;
-    if (auto e = transport::find_header(headers, "etag"); e && !e->starts_with("W/")) p.etag = *e;
-    if (auto m = transport::find_header(headers, "last-modified")) p.last_modified = *m;
+    if (auto e = net::find_header(headers, "etag"); e && !e->starts_with("W/")) p.etag = *e;
+    if (auto m = net::find_header(headers, "last-modified")) p.last_modified = *m;
     return p;
   }
   /// The If-Range value, "" when the file cannot be pinned.
@@ -165,12 +165,12 @@ struct Pin {
 
 class RemoteSource final : public ByteSource {
  public:
-  RemoteSource(transport::Transport& t, std::string url) : transport_(t), url_(std::move(url)) {}
+  RemoteSource(net::Transport& t, std::string url) : transport_(t), url_(std::move(url)) {}
 
   /// The first request: the tail (or the whole body when the server ignores Range).
   Expected<void> open(std::uint64_t max_download) {
     max_download_ = max_download;
-    transport::Request rq;
+    net::Request rq;
     rq.url = url_;
     // A 206 carries at most kTail bytes; a 200 (Range ignored) carries the whole wheel.
     rq.max_body = clamp_size(std::max(max_download, kTail));
@@ -198,27 +198,27 @@ class RemoteSource final : public ByteSource {
       return {};
     }
     if (r->status != 206) {
-      return transport::net_error(NetErrc::protocol, url_ + ": HTTP " + std::to_string(r->status) +
+      return net::net_error(NetErrc::protocol, url_ + ": HTTP " + std::to_string(r->status) +
                                                          " in answer to a Range request (expected 206 or 200)");
     }
-    const auto header = transport::find_header(r->headers, "content-range");
+    const auto header = net::find_header(r->headers, "content-range");
     if (!header) {
-      return transport::net_error(NetErrc::protocol, url_ + ": a 206 answer without Content-Range");
+      return net::net_error(NetErrc::protocol, url_ + ": a 206 answer without Content-Range");
     }
     const auto cr = parse_content_range(*header);
     if (!cr) {
-      return transport::net_error(NetErrc::protocol,
+      return net::net_error(NetErrc::protocol,
                                   url_ + ": a 206 answer with a malformed Content-Range '" + std::string(*header) + "'");
     }
     const std::uint64_t want_first = cr->total - std::min(cr->total, kTail);
     if (cr->first != want_first || cr->last != cr->total - 1) {
-      return transport::net_error(NetErrc::protocol, url_ + ": asked for the last " + std::to_string(kTail) +
+      return net::net_error(NetErrc::protocol, url_ + ": asked for the last " + std::to_string(kTail) +
                                                          " bytes, the server answered Content-Range '" +
                                                          std::string(*header) + "' (expected bytes " + std::to_string(want_first) +
                                                          "-" + std::to_string(cr->total - 1) + "/" + std::to_string(cr->total) + ")");
     }
     if (r->body.size() != cr->last - cr->first + 1) {
-      return transport::net_error(NetErrc::protocol, url_ + ": Content-Range '" + std::string(*header) + "' announces " +
+      return net::net_error(NetErrc::protocol, url_ + ": Content-Range '" + std::string(*header) + "' announces " +
                                                          std::to_string(cr->last - cr->first + 1) + " bytes, the body has " +
                                                          std::to_string(r->body.size()));
     }
@@ -254,7 +254,7 @@ class RemoteSource final : public ByteSource {
 
   Expected<std::string> fetch(std::uint64_t offset, std::uint64_t length) {
     const std::uint64_t last = offset + length - 1;
-    transport::Request rq;
+    net::Request rq;
     rq.url = url_;
     rq.max_body = clamp_size(length);
     rq.headers.emplace_back("Range", "bytes=" + std::to_string(offset) + "-" + std::to_string(last));
@@ -271,38 +271,38 @@ class RemoteSource final : public ByteSource {
       // With If-Range: the file changed since it was pinned (or Range is no longer honoured).
       // Without: only a whole body of the known size is usable.
       if (if_range.empty() && r->body.size() != size_) {
-        return transport::net_error(NetErrc::protocol, what + ", the server answered 200 with " +
+        return net::net_error(NetErrc::protocol, what + ", the server answered 200 with " +
                                                            std::to_string(r->body.size()) + " bytes (the file has " + std::to_string(size_) + ")");
       }
       return replaced(std::move(*r), offset, length, false);
     }
     if (r->status == 206 && pin_.changed(Pin::of(r->headers))) return read_whole_again(offset, length);
     if (r->status != 206) {
-      return transport::net_error(NetErrc::protocol, what + ", the server answered HTTP " + std::to_string(r->status));
+      return net::net_error(NetErrc::protocol, what + ", the server answered HTTP " + std::to_string(r->status));
     }
-    const auto header = transport::find_header(r->headers, "content-range");
-    if (!header) return transport::net_error(NetErrc::protocol, what + ", the 206 answer has no Content-Range");
+    const auto header = net::find_header(r->headers, "content-range");
+    if (!header) return net::net_error(NetErrc::protocol, what + ", the 206 answer has no Content-Range");
     const auto cr = parse_content_range(*header);
     if (!cr || cr->first != offset || cr->last != last || cr->total != size_) {
-      return transport::net_error(NetErrc::protocol, what + " of " + std::to_string(size_) + ", the server answered Content-Range '" +
+      return net::net_error(NetErrc::protocol, what + " of " + std::to_string(size_) + ", the server answered Content-Range '" +
                                                          std::string(*header) + "'");
     }
     if (r->body.size() != length) {
-      return transport::net_error(NetErrc::protocol, what + ", the 206 body has " + std::to_string(r->body.size()) + " bytes");
+      return net::net_error(NetErrc::protocol, what + ", the 206 body has " + std::to_string(r->body.size()) + " bytes");
     }
     return std::move(r->body);
   }
 
   /// The server ignored If-Range and answered a 206 of another version: the new file, whole.
   Expected<std::string> read_whole_again(std::uint64_t offset, std::uint64_t length) {
-    transport::Request rq;
+    net::Request rq;
     rq.url = url_;
     rq.max_body = clamp_size(max_download_);
     auto r = transport_.get(rq);
     if (!r) return r.error();
     fetched_ += r->body.size();
     if (r->status != 200) {
-      return transport::net_error(NetErrc::protocol, url_ + ": the file changed on the server; reading it again whole, "
+      return net::net_error(NetErrc::protocol, url_ + ": the file changed on the server; reading it again whole, "
                                                             "the server answered HTTP " + std::to_string(r->status));
     }
     return replaced(std::move(*r), offset, length, true);
@@ -311,7 +311,7 @@ class RemoteSource final : public ByteSource {
   /// From now on the source serves `whole` (a whole body) from memory. Unless it is the pinned
   /// file again (same size and validator), the bytes read so far may belong to another file: the
   /// generation moves on and readers start again.
-  Expected<std::string> replaced(transport::Response whole, std::uint64_t offset, std::uint64_t length, bool changed) {
+  Expected<std::string> replaced(net::Response whole, std::uint64_t offset, std::uint64_t length, bool changed) {
     const Pin now = Pin::of(whole.headers);
     const bool same = !changed && whole.body.size() == size_ && !pin_.if_range().empty() && now.if_range() == pin_.if_range();
     if (!same) ++generation_;
@@ -324,7 +324,7 @@ class RemoteSource final : public ByteSource {
     return tail_.substr(static_cast<std::size_t>(offset), static_cast<std::size_t>(length));
   }
 
-  transport::Transport& transport_;
+  net::Transport& transport_;
   std::string url_;
   std::uint64_t size_ = 0;
   std::uint64_t tail_offset_ = 0;  ///< where tail_ starts (0 with the whole body)
@@ -379,7 +379,7 @@ Expected<std::unique_ptr<ByteSource>> open_file_source(const std::string& path) 
 }
 #endif
 
-Expected<std::unique_ptr<ByteSource>> open_remote_source(transport::Transport& transport, const std::string& url,
+Expected<std::unique_ptr<ByteSource>> open_remote_source(net::Transport& transport, const std::string& url,
                                                          std::uint64_t max_download) {
   auto source = std::make_unique<RemoteSource>(transport, url);
   if (auto opened = source->open(max_download); !opened) return opened.error();

@@ -85,7 +85,7 @@ void describe_package(std::ostringstream& os, const PackageOutcome& p) {
 
 // Every candidate, one line each, closest to fitting first (fewest failed demands), then in
 // page order; the JSON report carries the same verdicts. Redacted.
-std::string candidate_lines(const resolve::CandidateVerdicts& candidates, const policy::LineNotation& notation) {
+std::string candidate_lines(const resolve::CandidateVerdicts& candidates, const semantics::LineNotation& notation) {
   std::vector<const resolve::CandidateVerdict*> order;
   for (const auto& c : candidates) order.push_back(&c);
   std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
@@ -234,7 +234,7 @@ json::value combo_json(const resolve::Resolution& r, const std::optional<model::
 }
 
 // The candidates' array of an unresolved package, serialised and redacted.
-std::string candidates_json(const resolve::CandidateVerdicts& candidates, const policy::LineNotation& notation) {
+std::string candidates_json(const resolve::CandidateVerdicts& candidates, const semantics::LineNotation& notation) {
   json::array cands;
   for (const auto& c : candidates) {
     json::array failed;
@@ -421,15 +421,15 @@ std::string TextPieces::str() const {
   return out;
 }
 
-std::shared_ptr<const std::string> VerdictTexts::json(const resolve::CandidateVerdicts& list, const policy::LineNotation& n) {
+std::shared_ptr<const std::string> VerdictTexts::json(const resolve::CandidateVerdicts& list, const semantics::LineNotation& n) {
   return made(list, n, false, &candidates_json);
 }
 
-std::shared_ptr<const std::string> VerdictTexts::lines(const resolve::CandidateVerdicts& list, const policy::LineNotation& n) {
+std::shared_ptr<const std::string> VerdictTexts::lines(const resolve::CandidateVerdicts& list, const semantics::LineNotation& n) {
   return made(list, n, true, &candidate_lines);
 }
 
-std::shared_ptr<const std::string> VerdictTexts::made(const resolve::CandidateVerdicts& list, const policy::LineNotation& n,
+std::shared_ptr<const std::string> VerdictTexts::made(const resolve::CandidateVerdicts& list, const semantics::LineNotation& n,
                                                       bool lines, Make make) {
   auto& text = texts_[Key{&list.list(), n.key, lines}];
   if (!text) {

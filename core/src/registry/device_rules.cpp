@@ -1,4 +1,4 @@
-// A backend's target functions (plugin_abi.h) as policy::DeviceRules, and the policy a
+// A backend's target functions (plugin_abi.h) as semantics::DeviceRules, and the policy a
 // command judges with.
 #include <exception>
 #include <optional>
@@ -8,12 +8,12 @@
 
 #include "wheelfit/registry/registry.hpp"
 
-#include "wheelfit/policy/reader.hpp"
+#include "wheelfit/semantics/reader.hpp"
 
 namespace wheelfit::registry {
 namespace {
 
-class PluginRules final : public policy::DeviceRules {
+class PluginRules final : public semantics::DeviceRules {
  public:
   explicit PluginRules(TargetFunctions fns) : fns_(fns) {}
 
@@ -166,20 +166,20 @@ class PluginRules final : public policy::DeviceRules {
 
 }  // namespace
 
-std::shared_ptr<const policy::DeviceRules> device_rules(const BackendInfo& backend) {
+std::shared_ptr<const semantics::DeviceRules> device_rules(const BackendInfo& backend) {
   if (!backend.targets.parse_target || !backend.targets.parse_target_list || !backend.targets.match_targets) {
     return nullptr;
   }
   return std::make_shared<PluginRules>(backend.targets);
 }
 
-Expected<policy::Policy> make_policy(const BackendInfo& backend, const std::optional<std::string>& policy_file) {
+Expected<semantics::Policy> make_policy(const BackendInfo& backend, const std::optional<std::string>& policy_file) {
   auto rules = device_rules(backend);
   if (!rules) {
     return unexpected(Errc::invalid_input, backend.origin + ": backend " + backend.name + " supplies no target functions");
   }
-  if (policy_file) return policy::read_file(*policy_file, std::move(rules));
-  return policy::read(backend.policy_json, backend.origin + " (built-in policy)", std::move(rules));
+  if (policy_file) return semantics::read_file(*policy_file, std::move(rules));
+  return semantics::read(backend.policy_json, backend.origin + " (built-in policy)", std::move(rules));
 }
 
 }  // namespace wheelfit::registry

@@ -21,7 +21,7 @@ struct Registry::Entry {
   BackendInfo info;
   /// The built-in policy, read on first use (builtin_policy): its result, kept either way.
   std::mutex policy_mu;
-  std::optional<Expected<std::shared_ptr<const policy::Policy>>> policy;
+  std::optional<Expected<std::shared_ptr<const semantics::Policy>>> policy;
 };
 
 }  // namespace wheelfit::registry

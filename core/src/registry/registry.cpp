@@ -135,14 +135,14 @@ std::vector<const BackendInfo*> Registry::backends() const {
   return out;
 }
 
-Expected<std::shared_ptr<const policy::Policy>> Registry::builtin_policy(std::string_view backend) const {
+Expected<std::shared_ptr<const semantics::Policy>> Registry::builtin_policy(std::string_view backend) const {
   auto it = entries_.find(backend);
   if (it == entries_.end()) return unexpected(Errc::not_found, "no backend '" + std::string(backend) + "' is registered");
   Entry& e = *it->second;
   const std::lock_guard lock(e.policy_mu);
   if (!e.policy) {
     auto made = make_policy(e.info, std::nullopt);
-    if (made) e.policy.emplace(std::make_shared<const policy::Policy>(std::move(*made)));
+    if (made) e.policy.emplace(std::make_shared<const semantics::Policy>(std::move(*made)));
     else e.policy.emplace(made.error());
   }
   return *e.policy;

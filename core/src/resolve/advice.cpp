@@ -20,7 +20,7 @@ namespace wheelfit::resolve::detail {
 using model::NumericVersion;
 using util::join;
 
-std::vector<Pin> pins_for(const policy::Policy& policy, const Combo& combo, std::vector<std::string>& warnings) {
+std::vector<Pin> pins_for(const semantics::Policy& policy, const Combo& combo, std::vector<std::string>& warnings) {
   std::vector<Pin> pins;
   const auto index = policy.torch_index_url(combo.line);
   const auto& t = combo.torch;
@@ -117,7 +117,7 @@ class Search {
 
   Verdict judge_combo_now(const Combo& combo, const std::vector<model::PythonTarget>& pythons, bool first_miss) {
     Verdict v;
-    const std::string combo_text = policy::combo_str(policy_.notation(), combo);
+    const std::string combo_text = semantics::combo_str(policy_.notation(), combo);
     TierKey key{{}, combo, {}, platform_target_, kUnknownGpus, {}};
     for (std::size_t i = 0; i < a_.envs.size(); ++i) {
       const auto& py = pythons[i];
@@ -230,7 +230,7 @@ class Search {
   }
 
   const AdviceInputs& a_;
-  const policy::Policy& policy_;
+  const semantics::Policy& policy_;
   const machine::Machine& m_;
   machine::Machine fixed_;
   std::map<std::string, model::VariantSupport> variants_;  // what the machine supports, by the torch judged against
@@ -248,7 +248,7 @@ class Search {
 };
 
 // The Pythons PyTorch ships for this platform, newest first, besides the envs' own.
-std::vector<NumericVersion> other_pythons(const policy::Policy& policy, const std::optional<std::string>& platform,
+std::vector<NumericVersion> other_pythons(const semantics::Policy& policy, const std::optional<std::string>& platform,
                                           const std::vector<model::PythonTarget>& own) {
   std::set<NumericVersion> all;
   if (!platform) return {};

@@ -22,7 +22,7 @@ namespace {
 
 Candidate make_candidate(const std::string& package, std::string text, std::string url, std::string filename,
                          std::optional<std::string> fragment_sha, std::string_view page, const index::IndexSnapshot& snap,
-                         const policy::Policy& policy, const DigestBook& digests, std::set<std::string, std::less<>>& warned,
+                         const semantics::Policy& policy, const DigestBook& digests, std::set<std::string, std::less<>>& warned,
                          std::vector<std::string>& warnings) {
   Candidate c;
   c.text = std::move(text);
@@ -81,7 +81,7 @@ struct TextUrlHash {
 }  // namespace
 
 std::vector<Candidate> candidates_for(const std::string& package, const index::IndexSnapshot& snap,
-                                      const policy::Policy& policy, const DigestBook& digests,
+                                      const semantics::Policy& policy, const DigestBook& digests,
                                       PackageOutcome::Status& status, std::string& reason,
                                       std::vector<std::string>& warnings) {
   std::vector<Candidate> out;
@@ -155,7 +155,7 @@ std::vector<Candidate> candidates_for(const std::string& package, const index::I
   return out;
 }
 
-Listing listing_for(const std::string& package, const index::IndexSnapshot& snap, const policy::Policy& policy,
+Listing listing_for(const std::string& package, const index::IndexSnapshot& snap, const semantics::Policy& policy,
                     const DigestBook& digests) {
   Listing l;
   l.candidates = candidates_for(package, snap, policy, digests, l.status, l.reason, l.warnings);
@@ -165,7 +165,7 @@ Listing listing_for(const std::string& package, const index::IndexSnapshot& snap
 // ---------------------------------------------------------------------------------------------
 // Judging one candidate against one combo and one Python.
 
-std::string arch_text(const policy::ArchSource& a) { return a.list + " (" + a.provenance + ")"; }
+std::string arch_text(const semantics::ArchSource& a) { return a.list + " (" + a.provenance + ")"; }
 
 namespace {
 
@@ -185,7 +185,7 @@ const model::PlatformTag& binding_floor_tag(const model::WheelName& w, const mod
 
 namespace {
 // The wheel's side of a candidate's failure texts, made on first use.
-const WheelTexts& texts_of(const Candidate& c, const policy::Policy& policy) {
+const WheelTexts& texts_of(const Candidate& c, const semantics::Policy& policy) {
   return c.texts.get([&] {
     const auto& w = *c.wheel;
     WheelTexts t{python_tags_text(w), platform_tags_text(w), cpu_archs_text(w), {}, {}};
@@ -460,7 +460,7 @@ PackageOutcome resolve_package(const std::string& env, const config::Package& pk
 
 namespace wheelfit::resolve {
 
-std::shared_ptr<const PreparedCandidates> prepare_candidates(const index::IndexSnapshot& snap, const policy::Policy& policy,
+std::shared_ptr<const PreparedCandidates> prepare_candidates(const index::IndexSnapshot& snap, const semantics::Policy& policy,
                                                              const std::vector<std::string>& packages) {
   auto out = std::make_shared<PreparedCandidates>();
   const detail::DigestBook digests(snap);

@@ -89,12 +89,12 @@ static_assert(std::is_nothrow_move_constructible_v<Candidate>, "a listing's vect
 // The arch lists a package's candidates are judged against, looked up once per (combo,
 // platform), each with the machine's targets it does not cover (the backend's rule, asked once).
 struct JudgedList {
-  policy::ArchSource source;
+  semantics::ArchSource source;
   std::vector<std::string> uncovered;
   std::string text, uncovered_text;  ///< arch_text(source), targets_text of `uncovered`: the report's words
 };
 /// "<list> (<provenance>)": an arch list as the verdicts write it.
-std::string arch_text(const policy::ArchSource& a);
+std::string arch_text(const semantics::ArchSource& a);
 
 // One per package and target set: a resolve's own, or (`mu` given) one a fleet's machines with
 // the same targets share, each lookup under `mu` (an entry, once made, never moves).
@@ -102,7 +102,7 @@ class ArchCache {
  public:
   ArchCache() = default;
   explicit ArchCache(std::mutex* mu) : mu_(mu) {}
-  const std::optional<JudgedList>& get(const policy::Policy& policy, const std::string& package, const Combo& combo,
+  const std::optional<JudgedList>& get(const semantics::Policy& policy, const std::string& package, const Combo& combo,
                                        const std::string& platform, const std::vector<std::string>& targets) {
     std::unique_lock<std::mutex> lock;
     if (mu_) lock = std::unique_lock(*mu_);
@@ -142,7 +142,7 @@ class VariantOrders {
 struct Context {
   const machine::Machine& machine;
   const std::optional<std::vector<std::string>>& targets;  ///< canonical device targets
-  const policy::Policy& policy;
+  const semantics::Policy& policy;
   const Combo& combo;
   const model::PythonTarget& python;
   const model::PlatformTarget& platform;
@@ -176,7 +176,7 @@ struct Judged {
   int python_rank = 0;
   int platform_rank = 0;
   bool any_platform = false;  ///< it fits only through the `any` platform tag
-  const policy::ArchSource* archs = nullptr;  // the list gpu_arch was judged on (cached)
+  const semantics::ArchSource* archs = nullptr;  // the list gpu_arch was judged on (cached)
   model::VariantOrder::Verdict variant;          // a variant wheel's verdict (its ordering key)
 };
 
@@ -189,7 +189,7 @@ struct Listing {
 };
 
 /// A package's listing from the index, its candidates parsed.
-Listing listing_for(const std::string& package, const index::IndexSnapshot& snap, const policy::Policy& policy,
+Listing listing_for(const std::string& package, const index::IndexSnapshot& snap, const semantics::Policy& policy,
                     const DigestBook& digests);
 
 /// One env as the resolver judges it: its packages and its Python.
@@ -199,7 +199,7 @@ struct EnvTarget {
 };
 
 /// The torch family pins of a combo and their index (a warning when the family table lacks it).
-std::vector<Pin> pins_for(const policy::Policy& policy, const Combo& combo, std::vector<std::string>& warnings);
+std::vector<Pin> pins_for(const semantics::Policy& policy, const Combo& combo, std::vector<std::string>& warnings);
 
 class JudgingMemo;
 struct GpuClasses;
@@ -230,7 +230,7 @@ bool better_suggestion(const Suggestion& a, const Suggestion& b, const std::opti
 /// are none (not published, the page could not be read). A file whose name `digests` finds in
 /// conflict is a candidate with a note and no sha256, and one warning names its digests.
 std::vector<Candidate> candidates_for(const std::string& package, const index::IndexSnapshot& snap,
-                                      const policy::Policy& policy, const DigestBook& digests,
+                                      const semantics::Policy& policy, const DigestBook& digests,
                                       PackageOutcome::Status& status, std::string& reason,
                                       std::vector<std::string>& warnings);
 

@@ -29,7 +29,7 @@ const std::vector<Demand>& all_demands() {
   return all;
 }
 
-std::string demand_name(Demand d, const policy::LineNotation& notation) {
+std::string demand_name(Demand d, const semantics::LineNotation& notation) {
   if (d == Demand::line && !notation.key.empty()) return notation.key;
   return std::string(to_string(d));
 }
@@ -75,7 +75,7 @@ std::optional<model::PlatformFit> platform_fit(const model::WheelName& w, const 
 
 // ---- device targets
 
-Expected<std::optional<std::vector<std::string>>> device_targets(const machine::Machine& m, const policy::Policy& policy) {
+Expected<std::optional<std::vector<std::string>>> device_targets(const machine::Machine& m, const semantics::Policy& policy) {
   if (!m.gpus || !policy.rules()) return std::optional<std::vector<std::string>>{};
   std::vector<std::string> out;
   for (const auto& g : *m.gpus) {
@@ -100,10 +100,10 @@ std::string gpus_text(std::string_view device_prefix, const std::optional<std::v
   return targets_text(device_prefix, *gpus);
 }
 
-Coverage cover(const policy::Policy& policy, const std::string& list, const std::vector<std::string>& targets) {
+Coverage cover(const semantics::Policy& policy, const std::string& list, const std::vector<std::string>& targets) {
   Coverage out;
   for (const auto& t : targets) {
-    auto m = list.empty() || !policy.rules() ? Expected<policy::DeviceRules::Match>(policy::DeviceRules::Match{})
+    auto m = list.empty() || !policy.rules() ? Expected<semantics::DeviceRules::Match>(semantics::DeviceRules::Match{})
                                              : policy.rules()->match(list, t);
     if (m && m->covers()) out.served.emplace_back(t, std::move(*m));
     else out.uncovered.push_back(t);
@@ -111,20 +111,20 @@ Coverage cover(const policy::Policy& policy, const std::string& list, const std:
   return out;
 }
 
-std::string runs_text(const policy::Policy& policy, const std::string& target, const policy::DeviceRules::Match& m) {
+std::string runs_text(const semantics::Policy& policy, const std::string& target, const semantics::DeviceRules::Match& m) {
   return policy.device_prefix() + target + " runs " + m.via +
-         (m.kind == policy::DeviceRules::Match::Kind::jit ? ", JIT-compiled by the driver (slow first launch)" : "");
+         (m.kind == semantics::DeviceRules::Match::Kind::jit ? ", JIT-compiled by the driver (slow first launch)" : "");
 }
 
 // ---- the driver
 
-DriverVerdict judge_driver(const NumericVersion& line, const machine::Machine& m, const policy::Policy& policy) {
+DriverVerdict judge_driver(const NumericVersion& line, const machine::Machine& m, const semantics::Policy& policy) {
   DriverVerdict out;
   const std::string& name = policy.notation().name;
-  if (policy.driver_rule() == policy::DriverRule::unknown) return out;
+  if (policy.driver_rule() == semantics::DriverRule::unknown) return out;
   if (m.driver_line) {
     out.checked = true;
-    const bool runs = policy.driver_rule() == policy::DriverRule::same_major ? m.driver_line->major() >= line.major()
+    const bool runs = policy.driver_rule() == semantics::DriverRule::same_major ? m.driver_line->major() >= line.major()
                                                                              : *m.driver_line >= line;
     if (!runs) {
       out.failure = Failure{Demand::line, name + " " + line.str() + " runtime", "driver supports " + name + " " + m.driver_line->str()};

@@ -33,7 +33,7 @@ AdviceGroups advice_groups(const std::map<std::string, const Listing*>& listings
   return out;
 }
 
-GpuClasses JudgingMemo::gpu_classes(const std::map<std::string, Listing>& listings, const policy::Policy& policy,
+GpuClasses JudgingMemo::gpu_classes(const std::map<std::string, Listing>& listings, const semantics::Policy& policy,
                                     const std::optional<std::vector<std::string>>& targets) {
   const std::lock_guard lock(mu_);
   if (!classes_ready_) {

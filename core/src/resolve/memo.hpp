@@ -119,7 +119,7 @@ struct AdviceVerdict {
 class JudgingMemo {
  public:
   /// The GPU classes of `targets` under `policy` against `listings` (the prepared ones).
-  GpuClasses gpu_classes(const std::map<std::string, Listing>& listings, const policy::Policy& policy,
+  GpuClasses gpu_classes(const std::map<std::string, Listing>& listings, const semantics::Policy& policy,
                      const std::optional<std::vector<std::string>>& targets);
   /// Whether `package` has variant wheels (never memoised); valid after gpu_classes().
   [[nodiscard]] bool has_variants(const std::string& package) const;

@@ -30,7 +30,7 @@ using namespace detail;
 // Why a fallback combo cannot serve this machine, or "" when it may be tried.
 std::string fallback_skip_reason(const Combo& combo, const std::vector<EnvTarget>& envs, const machine::Machine& m,
                                  const std::optional<std::vector<std::string>>& targets,
-                                 const policy::Policy& policy, const std::optional<std::string>& platform) {
+                                 const semantics::Policy& policy, const std::optional<std::string>& platform) {
   const std::string& line_name = policy.notation().name;
   if (!platform) {
     return "the farm builds nothing for " + std::string(model::to_string(*m.os)) + " " + *m.cpu_arch;
@@ -58,7 +58,7 @@ std::string fallback_skip_reason(const Combo& combo, const std::vector<EnvTarget
 
 }  // namespace
 
-ComboOrReason machine_combo(const machine::Machine& m, const policy::Policy& policy) {
+ComboOrReason machine_combo(const machine::Machine& m, const semantics::Policy& policy) {
   if (!m.torch) return {std::nullopt, "no torch installed (the machine has no torch)"};
   const auto& torch = *m.torch;
   const std::string shown = torch.str();
@@ -444,14 +444,14 @@ void TierResolver::say_unchecked() {
   const std::string& name = in_.policy.notation().name;
   if (!m_.gpus) warnings.push_back("gpu_arch not checked: the machine's GPUs are unknown (set gpus in the profile or WHEELFIT_OVERRIDE_GPUS)");
   else if (!in_.policy.rules()) warnings.push_back("gpu_arch not checked: the policy was read without the backend's device rules");
-  if (in_.policy.driver_rule() == policy::DriverRule::unknown) {
+  if (in_.policy.driver_rule() == semantics::DriverRule::unknown) {
     warnings.push_back("the driver's " + name + " support not checked: " +
                        (in_.policy.driver_why().empty() ? "the backend has no driver rule" : in_.policy.driver_why()));
   } else if (!m_.driver_line && !m_.driver_version) {
     warnings.push_back("the driver's " + name + " support not checked: driver_line and driver_version are unknown");
   }
   if (!m_.glibc && *m_.os == model::Os::linux_) warnings.push_back("glibc floor not checked: the machine's glibc is unknown");
-  if (res_.combo && in_.policy.driver_rule() == policy::DriverRule::same_major && m_.driver_line &&
+  if (res_.combo && in_.policy.driver_rule() == semantics::DriverRule::same_major && m_.driver_line &&
       m_.driver_line->major() == res_.combo->line.major() && *m_.driver_line < res_.combo->line) {
     warnings.push_back("the driver supports " + name + " " + m_.driver_line->str() + ", older than " + res_.combo->line.str() +
                        ": this relies on " + name + " minor-version compatibility; upgrade the driver if kernels fail");

@@ -43,7 +43,7 @@ std::string TorchJudge::cannot_run_text(const TorchVerdict& v) const {
 namespace {
 
 // "2.8.0+cu128": `version`'s public part with the backend's first torch label for `combo`.
-std::string labelled(const policy::Policy& policy, const model::Version& version, const Combo& combo) {
+std::string labelled(const semantics::Policy& policy, const model::Version& version, const Combo& combo) {
   const auto& labels = policy.torch_labels();
   const std::string shown = version.public_version().str();
   return labels.empty() ? shown : shown + "+" + labels.front().render(combo);
@@ -51,7 +51,7 @@ std::string labelled(const policy::Policy& policy, const model::Version& version
 
 // The lines of the matrix for `minor` on `platform` other than `installed`, closest first (then
 // the lower line).
-std::vector<NumericVersion> other_lines(const policy::Policy& policy, const std::string& platform, const NumericVersion& minor,
+std::vector<NumericVersion> other_lines(const semantics::Policy& policy, const std::string& platform, const NumericVersion& minor,
                                         const NumericVersion& installed) {
   std::vector<NumericVersion> out;
   const auto& table = policy.torch_arch_table();
@@ -61,7 +61,7 @@ std::vector<NumericVersion> other_lines(const policy::Policy& policy, const std:
   if (rows == plat->second.end()) return out;
   for (const auto& [key, row] : rows->second) {
     auto line = NumericVersion::parse(key);
-    if (line && policy::line_key(*line) != policy::line_key(installed)) out.push_back(*line);
+    if (line && semantics::line_key(*line) != semantics::line_key(installed)) out.push_back(*line);
   }
   std::sort(out.begin(), out.end(), [&](const NumericVersion& a, const NumericVersion& b) {
     const long da = line_distance(a, installed), db = line_distance(b, installed);

@@ -6,21 +6,21 @@
 
 namespace wheelfit::resolve {
 
-std::optional<TorchArchs> torch_archs_from_policy(const policy::Policy& policy, const model::Combo& combo,
+std::optional<TorchArchs> torch_archs_from_policy(const semantics::Policy& policy, const model::Combo& combo,
                                                   std::string_view platform) {
   auto row = policy.torch_archs(combo.torch, combo.line, platform);
   if (!row) return std::nullopt;
   TorchArchs a;
   a.list = row->list;
   a.source = "PyTorch's build of torch " + combo.torch.truncated(2).str() + " for " + policy.notation().name + " " +
-             policy::line_key(combo.line) + " on " + std::string(platform) + " (" + row->source + ", " + row->date + ")";
+             semantics::line_key(combo.line) + " on " + std::string(platform) + " (" + row->source + ", " + row->date + ")";
   if (const auto* rules = policy.rules()) {
     if (auto code = rules->describe_list(a.list)) a.entries = std::move(code->entries);
   }
   return a;
 }
 
-TorchVerdict judge_torch(const policy::Policy& policy, std::optional<TorchArchs> archs,
+TorchVerdict judge_torch(const semantics::Policy& policy, std::optional<TorchArchs> archs,
                          const std::optional<std::vector<std::string>>& targets) {
   TorchVerdict v;
   v.archs = std::move(archs);

@@ -11,12 +11,12 @@ namespace wheelfit::resolve::detail {
 
 using util::join;
 
-std::string combo_torch_text(const policy::Policy& policy, const model::Combo& combo) {
+std::string combo_torch_text(const semantics::Policy& policy, const model::Combo& combo) {
   std::string out = "torch " + combo.torch.truncated(2).str();
   for (const auto& label : policy.torch_labels()) {
     if (label.has_line()) return out + " (+" + label.render(combo) + ")";
   }
-  return out + " (" + policy::combo_str(policy.notation(), combo) + ")";
+  return out + " (" + semantics::combo_str(policy.notation(), combo) + ")";
 }
 
 TorchGate::TorchGate(const Inputs& in, TorchJudge& judge, const std::optional<std::vector<std::string>>& targets,

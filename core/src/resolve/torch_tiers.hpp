@@ -45,6 +45,6 @@ class TorchGate {
 };
 
 /// "torch 2.8 (+cu126)": a combo's torch as the reasons name it (the backend's first torch label).
-std::string combo_torch_text(const policy::Policy& policy, const model::Combo& combo);
+std::string combo_torch_text(const semantics::Policy& policy, const model::Combo& combo);
 
 }  // namespace wheelfit::resolve::detail

@@ -26,7 +26,7 @@ std::string provider_facts(const machine::Machine& m, const std::optional<std::v
 
 }  // namespace
 
-model::VariantSupport variant_support(const machine::Machine& m, const policy::Policy& policy,
+model::VariantSupport variant_support(const machine::Machine& m, const semantics::Policy& policy,
                                       const std::optional<std::vector<std::string>>& targets, const std::string& torch) {
   model::VariantSupport support;
   support.device_prefix = policy.device_prefix();
@@ -59,7 +59,7 @@ model::VariantSupport variant_support(const machine::Machine& m, const policy::P
   return support;
 }
 
-std::string variant_torch(const machine::Machine& m, const policy::Policy& policy, const model::Combo& combo) {
+std::string variant_torch(const machine::Machine& m, const semantics::Policy& policy, const model::Combo& combo) {
   if (m.torch) {
     if (auto mc = machine_combo(m, policy); mc.combo && *mc.combo == combo) return m.torch->public_version().str();
   }

@@ -184,11 +184,11 @@ TEST_CASE("the CUDA target functions: grammar and coverage as the core sees them
   }
   auto native = rules->match("8.0;9.0+PTX", "9.0");
   REQUIRE(native);
-  CHECK(native->kind == wheelfit::policy::DeviceRules::Match::Kind::native);
+  CHECK(native->kind == wheelfit::semantics::DeviceRules::Match::Kind::native);
   CHECK(native->via == "sm_90 SASS");  // as CUDA's tools name it
   auto jit = rules->match("8.0;9.0+PTX", "12.0");
   REQUIRE(jit);
-  CHECK(jit->kind == wheelfit::policy::DeviceRules::Match::Kind::jit);
+  CHECK(jit->kind == wheelfit::semantics::DeviceRules::Match::Kind::jit);
   CHECK(jit->via == "compute_90 PTX");
   CHECK(rules->match("10.0f", "10.3")->via == "sm_100f SASS");
   auto none = rules->match("8.0;9.0", "12.0");

@@ -22,7 +22,7 @@ namespace {
 struct CountingRead {
   std::string_view bytes;
   std::vector<std::pair<std::uint64_t, std::size_t>> reads = {};
-  [[nodiscard]] policy::DeviceRules::SectionRead fn() {
+  [[nodiscard]] semantics::DeviceRules::SectionRead fn() {
     return [this](std::uint64_t offset, std::size_t length, unsigned char* out) -> Expected<void> {
       reads.emplace_back(offset, length);
       if (offset > bytes.size() || length > bytes.size() - offset) return unexpected(Errc::invalid_input, "past the end");
@@ -131,7 +131,7 @@ TEST_CASE("read_code_at reads the container and entry headers, never a payload",
 TEST_CASE("read_code_at stops at the first read that fails, with the core's reason", "[cuda][fatbin]") {
   const std::string section = bin::fatbin_container({{2, 80}, {2, 90}});
   int calls = 0;
-  const policy::DeviceRules::SectionRead failing = [&](std::uint64_t offset, std::size_t, unsigned char*) -> Expected<void> {
+  const semantics::DeviceRules::SectionRead failing = [&](std::uint64_t offset, std::size_t, unsigned char*) -> Expected<void> {
     ++calls;
     return unexpected(Errc::io_error, "lib.so: read at offset " + std::to_string(4096 + offset) + " failed: Input/output error");
   };

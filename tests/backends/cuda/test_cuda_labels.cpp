@@ -1,4 +1,4 @@
-// The CUDA backend's label grammar (its policy data: policy::LabelTemplate): the (CUDA line,
+// The CUDA backend's label grammar (its policy data: semantics::LabelTemplate): the (CUDA line,
 // torch minor) combo of a wheel's local label, and the line of torch's own label. The ROCm
 // backend's torch labels are checked beside it: a label names one backend's build or none.
 

@@ -19,9 +19,9 @@
 namespace wheelfit::test::github_api {
 
 namespace json = boost::json;
-using transport::Headers;
-using transport::Request;
-using transport::Response;
+using net::Headers;
+using net::Request;
+using net::Response;
 using index::ReleasesSource;
 
 // The in-memory transport: answers by exact URL (anything else is a 404), records every request.
@@ -37,7 +37,7 @@ inline void html_page(FakeTransport& t, const std::string& url, std::string body
 }
 
 inline std::string header(const Request& r, std::string_view name) {
-  auto v = transport::find_header(r.headers, name);
+  auto v = net::find_header(r.headers, name);
   return v ? std::string(*v) : std::string("<absent>");
 }
 

@@ -17,7 +17,7 @@
 using namespace wheelfit;
 using namespace wheelfit::test::github_api;
 using test::ScopedEnv;
-using transport::NetErrc;
+using net::NetErrc;
 
 // ---------------------------------------------------------------------------------------------
 // G01: pagination
@@ -54,7 +54,7 @@ TEST_CASE("releases: G01 a next link looping back to page 1 stops", "[transports
   SECTION("an empty target (the page itself)") { api_page(t, page_url(2), releases_json(100, 200), link("<>; rel=next")); }
   auto r = index::list_release_wheels(t, source());
   REQUIRE_FALSE(r);
-  CHECK(transport::is(r.error(), NetErrc::protocol));
+  CHECK(net::is(r.error(), NetErrc::protocol));
   CHECK_THAT(r.error().message, Catch::Contains("loops"));
   CHECK(t.origin().requests().size() == 2);
 }
@@ -67,7 +67,7 @@ TEST_CASE("releases: max_pages bounds the walk", "[transports][github]") {
     s.max_pages = 2;
     auto r = index::list_release_wheels(t, s);
     REQUIRE_FALSE(r);
-    CHECK(transport::is(r.error(), NetErrc::protocol));
+    CHECK(net::is(r.error(), NetErrc::protocol));
     CHECK_THAT(r.error().message, Catch::Contains("more than 2 pages"));
     CHECK(t.origin().requests().size() == 2);
   }
@@ -83,7 +83,7 @@ TEST_CASE("releases: max_pages bounds the walk", "[transports][github]") {
     for (int i = 1; i <= 150; ++i) api_page(endless, page_url(i), "[]", link("<" + page_url(i + 1) + ">; rel=next"));
     auto r = index::list_release_wheels(endless, source());
     REQUIRE_FALSE(r);
-    CHECK(transport::is(r.error(), NetErrc::protocol));
+    CHECK(net::is(r.error(), NetErrc::protocol));
     CHECK(endless.origin().requests().size() == 100);
   }
 }
@@ -92,10 +92,10 @@ TEST_CASE("releases: the walk's failures", "[transports][github]") {
   FakeTransport t;
   serve_three_pages(t);
   SECTION("a transport error on page 2 is passed on, naming the URL") {
-    t.origin().fail(page_url(2), transport::net_error(NetErrc::reset, "api.github.com:443: connection reset by peer"));
+    t.origin().fail(page_url(2), net::net_error(NetErrc::reset, "api.github.com:443: connection reset by peer"));
     auto r = index::list_release_wheels(t, source());
     REQUIRE_FALSE(r);
-    CHECK(transport::is(r.error(), NetErrc::reset));
+    CHECK(net::is(r.error(), NetErrc::reset));
     CHECK_THAT(r.error().message, Catch::Contains(page_url(2)) && Catch::Contains("connection reset"));
   }
   SECTION("a 404 (no such repository) stays not_found") {
@@ -108,14 +108,14 @@ TEST_CASE("releases: the walk's failures", "[transports][github]") {
     api_page(t, page_url(2), releases_json(100, 200), link("<" + page_url(3) + "; rel=next"));
     auto r = index::list_release_wheels(t, source());
     REQUIRE_FALSE(r);
-    CHECK(transport::is(r.error(), NetErrc::protocol));
+    CHECK(net::is(r.error(), NetErrc::protocol));
     CHECK_THAT(r.error().message, Catch::Contains(page_url(2)) && Catch::Contains("Link header"));
   }
   SECTION("a next link to another scheme is refused") {
     api_page(t, page_url(2), releases_json(100, 200), link("<file:///etc/passwd>; rel=next"));
     auto r = index::list_release_wheels(t, source());
     REQUIRE_FALSE(r);
-    CHECK(transport::is(r.error(), NetErrc::protocol));
+    CHECK(net::is(r.error(), NetErrc::protocol));
     CHECK(t.origin().requests().size() == 2);
   }
   SECTION("a bad page stops the walk with the page's URL and JSON path") {

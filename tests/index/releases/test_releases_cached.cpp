@@ -21,16 +21,16 @@ struct ReleasesCachedApi {
 };
 
 // The API as the memory transport's handler: 404 for a page it lacks, a 304 when If-None-Match matches.
-std::unique_ptr<transport::Transport> api_transport(ReleasesCachedApi& api) {
+std::unique_ptr<net::Transport> api_transport(ReleasesCachedApi& api) {
   auto origin = std::make_shared<test::MemoryOrigin>();
-  origin->handle([&api](const transport::Request& r) -> std::optional<Expected<transport::Response>> {
+  origin->handle([&api](const net::Request& r) -> std::optional<Expected<net::Response>> {
     ++api.requests;
     auto it = api.pages.find(r.url);
     if (it == api.pages.end()) return unexpected(Errc::not_found, r.url + ": 404");
     const std::string etag = "\"" + std::to_string(std::hash<std::string>{}(it->second.first)) + "\"";
-    transport::Response resp{r.url, "application/json", "", 200, {{"etag", etag}, {"cache-control", "max-age=0"}}, false};
+    net::Response resp{r.url, "application/json", "", 200, {{"etag", etag}, {"cache-control", "max-age=0"}}, false};
     if (!it->second.second.empty()) resp.headers.emplace_back("link", "<" + it->second.second + ">; rel=\"next\"");
-    if (auto inm = transport::find_header(r.headers, "If-None-Match"); inm && *inm == etag) {
+    if (auto inm = net::find_header(r.headers, "If-None-Match"); inm && *inm == etag) {
       ++api.conditional;
       resp.status = 304;
       return resp;

@@ -17,7 +17,7 @@
 
 using namespace wheelfit;
 using namespace wheelfit::test::github_api;
-using transport::NetErrc;
+using net::NetErrc;
 
 // ---------------------------------------------------------------------------------------------
 // read_index_with_failover
@@ -53,9 +53,9 @@ TEST_CASE("failover: Pages that cannot be read are replaced by the Releases API"
     Error error;
   };
   auto row = GENERATE(values<Row>({
-      {"reset", transport::net_error(NetErrc::reset, "comfy-forge.github.io:443: connection reset by peer")},
-      {"503", transport::net_error(NetErrc::http_status, "comfy-forge.github.io:443: HTTP 503 after 3 attempts")},
-      {"timeout", transport::net_error(NetErrc::connect_timeout, "comfy-forge.github.io:443: connect timed out")},
+      {"reset", net::net_error(NetErrc::reset, "comfy-forge.github.io:443: connection reset by peer")},
+      {"503", net::net_error(NetErrc::http_status, "comfy-forge.github.io:443: HTTP 503 after 3 attempts")},
+      {"timeout", net::net_error(NetErrc::connect_timeout, "comfy-forge.github.io:443: connect timed out")},
   }));
   CAPTURE(row.what);
   FakeTransport t;
@@ -91,7 +91,7 @@ TEST_CASE("failover: only the failed pages are replaced", "[transports][github]"
   FakeTransport t;
   t.origin().fail(kBase + "packages.json", Error(Errc::not_found, "404"));
   html_page(t, kBase + "flash-attn/", kFlashHtml);
-  t.origin().fail(kBase + "cumm/", transport::net_error(NetErrc::truncated, "comfy-forge.github.io:443: response truncated"));
+  t.origin().fail(kBase + "cumm/", net::net_error(NetErrc::truncated, "comfy-forge.github.io:443: response truncated"));
   serve_api(t);
   auto snap = index::read_index_with_failover(t, kBase, {"flash-attn", "cumm"}, api_source());
   CHECK(t.origin().count_prefix(kApi) == 1);
@@ -137,7 +137,7 @@ TEST_CASE("failover: the API is not asked when the index was read", "[transports
     CHECK(t.origin().count_prefix(kApi) == 0);
   }
   SECTION("no Releases source: no failover even when the network failed") {
-    t.origin().fail(kBase + "flash-attn/", transport::net_error(NetErrc::reset, "reset"));
+    t.origin().fail(kBase + "flash-attn/", net::net_error(NetErrc::reset, "reset"));
     auto snap = index::read_index_with_failover(t, kBase, {"flash-attn"}, std::nullopt);
     CHECK(t.origin().count_prefix(kApi) == 0);
     CHECK(snap.projects.at("flash-attn").status == index::ProjectPage::Status::failed);
@@ -153,12 +153,12 @@ TEST_CASE("failover: the API is not asked when the index was read", "[transports
 
 TEST_CASE("failover: the API failing too keeps both errors", "[transports][github]") {
   FakeTransport t;
-  const Error pages_error = transport::net_error(NetErrc::reset, "comfy-forge.github.io:443: connection reset by peer");
+  const Error pages_error = net::net_error(NetErrc::reset, "comfy-forge.github.io:443: connection reset by peer");
   t.origin().fail(kBase + "packages.json", pages_error);
   t.origin().fail(kBase + "flash-attn/", pages_error);
   auto api_error = GENERATE(
-      Error(transport::make_error_code(NetErrc::rate_limited), "api.github.com:443: rate limited until 12:00:00Z"),
-      Error(transport::make_error_code(NetErrc::connect_failed), "api.github.com:443: connection refused"),
+      Error(net::make_error_code(NetErrc::rate_limited), "api.github.com:443: rate limited until 12:00:00Z"),
+      Error(net::make_error_code(NetErrc::connect_failed), "api.github.com:443: connection refused"),
       Error(Errc::not_found, "HTTP 404"));
   t.origin().fail(kFirst, api_error);
   auto snap = index::read_index_with_failover(t, kBase, {"flash-attn"}, api_source());
@@ -176,8 +176,8 @@ TEST_CASE("failover: torch-free packages are named when packages.json says so", 
   api_page(t, kBase + "packages.json", R"({"schema": 1, "repo": "Comfy-Forge/cuda-wheels", "packages": {
       "cumm": {"torch_free": true, "wheels": []},
       "flash-attn": {"torch_free": false, "wheels": []}}})");
-  t.origin().fail(kBase + "cumm/", transport::net_error(NetErrc::idle_timeout, "read timed out"));
-  t.origin().fail(kBase + "flash-attn/", transport::net_error(NetErrc::idle_timeout, "read timed out"));
+  t.origin().fail(kBase + "cumm/", net::net_error(NetErrc::idle_timeout, "read timed out"));
+  t.origin().fail(kBase + "flash-attn/", net::net_error(NetErrc::idle_timeout, "read timed out"));
   serve_api(t);
   auto snap = index::read_index_with_failover(t, kBase, {"cumm", "flash-attn"}, api_source());
   REQUIRE(snap.packages_json);

@@ -17,7 +17,7 @@
 
 using namespace wheelfit;
 using namespace std::chrono_literals;
-using transport::NetErrc;
+using net::NetErrc;
 using wheelfit::testing::http_response;
 using wheelfit::testing::HttpRequest;
 using wheelfit::testing::TestServer;
@@ -65,7 +65,7 @@ struct ReleasesRatelimitApi {
   }
 };
 
-std::unique_ptr<transport::Transport> http(std::chrono::seconds max_wait) {
+std::unique_ptr<net::Transport> http(std::chrono::seconds max_wait) {
   auto o = test_http::fast_options();
   o.retry.max_wait = max_wait;
   return test_http::make(std::move(o));
@@ -93,7 +93,7 @@ TEST_CASE("releases: G02 an exhausted rate limit resetting in 120 s fails at onc
   auto r = index::list_release_wheels(*t, api.source());
   REQUIRE_FALSE(r);
   INFO(r.error().message);
-  CHECK(transport::is(r.error(), NetErrc::rate_limited));
+  CHECK(net::is(r.error(), NetErrc::rate_limited));
   CHECK_THAT(r.error().message, Catch::Contains("HTTP 403") && Catch::Contains("x-ratelimit-reset in 12") &&
                                     Catch::Contains("exceeds the 60 s cap") && Catch::Contains("Z)"));
   CHECK(api.requests().size() == 1);  // nothing sent before the reset
@@ -136,7 +136,7 @@ TEST_CASE("releases: G02 a 429 with retry-after is waited for, then answered", "
     auto quick = http(2s);
     auto refused = index::list_release_wheels(*quick, far.source());
     REQUIRE_FALSE(refused);
-    CHECK(transport::is(refused.error(), NetErrc::rate_limited));
+    CHECK(net::is(refused.error(), NetErrc::rate_limited));
     CHECK_THAT(refused.error().message, Catch::Contains("Retry-After 5 s exceeds the 2 s cap"));
     CHECK(far.requests().size() == 1);
   }

@@ -24,7 +24,7 @@ using namespace wheelfit;
 using namespace wheelfit::inspect;
 using namespace wheelfit::testing;
 using namespace std::chrono_literals;
-namespace tr = wheelfit::transport;
+namespace tr = wheelfit::net;
 
 namespace {
 

@@ -136,7 +136,7 @@ TEST_CASE("Through squid with a Kerberos ticket: http, CONNECT, one connection, 
     o.credentials_from_env = false;
     auto t = wheelfit::transports::make_http_transport(o);
     REQUIRE(t);
-    wheelfit::transport::Request req;
+    wheelfit::net::Request req;
     req.url = w.origin.url("/pkg/");
     auto r = (*t)->get(req);
     INFO((r ? std::string() : r.error().message));

@@ -41,7 +41,7 @@ using test::write_file;
 using testing::free_loopback_port;
 using testing::loopback_accepts;
 
-fs::path farmgen_exe() { return fs::path(WHEELFIT_BINARY_DIR) / "apps/farmgen/wheelfit-farmgen"; }
+fs::path farmgen_exe() { return fs::path(WHEELFIT_BINARY_DIR) / "scripts/farmgen/wheelfit-farmgen"; }
 
 std::string nginx_exe() {
   for (const char* p : {"/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx"})

@@ -31,10 +31,10 @@ namespace wheelfit::test_cache {
 namespace fs = std::filesystem;
 using test::ScopedEnv;
 using test::TempDir;
-using transport::Headers;
-using transport::NetErrc;
-using transport::Request;
-using transport::Response;
+using net::Headers;
+using net::NetErrc;
+using net::Request;
+using net::Response;
 
 /// Which file is at `p` (its inode; on Windows its file index): a rewrite renamed in place changes it.
 inline std::uint64_t file_identity(const fs::path& p) {
@@ -79,7 +79,7 @@ inline Request req(std::string url) {
 }
 
 inline std::string header(const Request& r, std::string_view name) {
-  auto v = transport::find_header(r.headers, name);
+  auto v = net::find_header(r.headers, name);
   return v ? std::string(*v) : std::string("<absent>");
 }
 
@@ -100,7 +100,7 @@ inline void write_entry(const fs::path& p, const std::string& sidecar, const std
 struct Fixture {
   TempDir dir;
   std::shared_ptr<test::MemoryOrigin> state = std::make_shared<test::MemoryOrigin>();
-  std::unique_ptr<transport::Transport> cache;
+  std::unique_ptr<net::Transport> cache;
   std::vector<std::string> warnings;
   log::Sink old_sink;
 

@@ -22,11 +22,11 @@ namespace fs = std::filesystem;
 namespace {
 
 // Answers every request with one page (Cache-Control: max-age=600, a Set-Cookie), counting them.
-std::unique_ptr<transport::Transport> origin_page(int& count) {
+std::unique_ptr<net::Transport> origin_page(int& count) {
   auto origin = std::make_shared<test::MemoryOrigin>();
-  origin->handle([&count](const transport::Request& r) -> std::optional<Expected<transport::Response>> {
+  origin->handle([&count](const net::Request& r) -> std::optional<Expected<net::Response>> {
     ++count;
-    return transport::Response{r.url, "text/html", "<a href=\"pkg-1.0.whl\">pkg</a>", 200,
+    return net::Response{r.url, "text/html", "<a href=\"pkg-1.0.whl\">pkg</a>", 200,
                                {{"cache-control", "max-age=600"}, {"set-cookie", "session=COOKIE-SECRET"}, {"etag", "\"v1\""}},
                                false};
   });
@@ -39,14 +39,14 @@ std::vector<fs::path> entries(const fs::path& dir) {
   return out;
 }
 
-std::unique_ptr<transport::Transport> cache_over(int& count, const fs::path& root) {
+std::unique_ptr<net::Transport> cache_over(int& count, const fs::path& root) {
   auto c = transports::make_cache_transport(origin_page(count), {root, false});
   REQUIRE(c);
   return std::move(*c);
 }
 
-transport::Request req_cache_secrets(std::string url) {
-  transport::Request r;
+net::Request req_cache_secrets(std::string url) {
+  net::Request r;
   r.url = std::move(url);
   return r;
 }

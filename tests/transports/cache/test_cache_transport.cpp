@@ -35,7 +35,7 @@ TEST_CASE("cache: a fresh entry is served without a request", "[transports][cach
   CHECK(second->status == 200);
   CHECK(second->url == kUrl);
   CHECK(second->content_type == "text/html");
-  CHECK(transport::find_header(second->headers, "link") == std::optional<std::string_view>("<x>; rel=next"));
+  CHECK(net::find_header(second->headers, "link") == std::optional<std::string_view>("<x>; rel=next"));
   CHECK(f.state->requests().size() == 1);  // zero requests for the hit
   const auto st = f.cache->stats();
   CHECK(st.cache_fresh == 1);
@@ -114,7 +114,7 @@ TEST_CASE("cache: a stale entry is revalidated with its validators", "[transport
   CHECK(second->status == 200);
   CHECK(second->from_cache);
   CHECK(second->body == kPage);
-  CHECK(transport::find_header(second->headers, "x-served-by") == std::optional<std::string_view>("new"));
+  CHECK(net::find_header(second->headers, "x-served-by") == std::optional<std::string_view>("new"));
   CHECK(f.cache->stats().cache_revalidated == 1);
 
   // The 304 refreshed the sidecar: now fresh for an hour.
@@ -168,7 +168,7 @@ TEST_CASE("cache: revalidation details", "[transports][cache]") {
     f.state->handle([](const Request&) -> Expected<Response> { return not_modified(); });
     auto r = f.get(kUrl);
     REQUIRE_FALSE(r);
-    CHECK(transport::is(r.error(), NetErrc::protocol));
+    CHECK(net::is(r.error(), NetErrc::protocol));
     CHECK_THAT(r.error().message, Catch::Contains(kUrl));
   }
   SECTION("the caller's own conditional request passes through uncached") {
@@ -247,14 +247,14 @@ TEST_CASE("cache: network errors pass through unchanged and keep the entry", "[t
   int n = 0;
   f.state->handle([&](const Request& r) -> Expected<Response> {
     ++n;
-    if (n == 2) return transport::net_error(code, r.url + ": scripted failure");
+    if (n == 2) return net::net_error(code, r.url + ": scripted failure");
     if (n == 3) return not_modified();
     return ok(kPage, {{"etag", "\"x\""}});
   });
   REQUIRE(f.get(kUrl));
   auto r = f.get(kUrl);
   REQUIRE_FALSE(r);  // never the stale body on an error
-  CHECK(transport::is(r.error(), code));
+  CHECK(net::is(r.error(), code));
   CHECK(r.error().message == kUrl + ": scripted failure");
   CHECK(f.files(".entry").size() == 1);
   auto later = f.get(kUrl);  // the entry survived: a 304 serves it
@@ -387,14 +387,14 @@ TEST_CASE("cache: offline mode serves stored entries only", "[transports][cache]
     const std::string other = "https://comfy-forge.github.io/cuda-wheels/cumm/";
     auto r = f.get(other);
     REQUIRE_FALSE(r);
-    CHECK(transport::is(r.error(), NetErrc::offline));
+    CHECK(net::is(r.error(), NetErrc::offline));
     CHECK_THAT(r.error().message, Catch::Contains(other));
     CHECK(f.state->requests().empty());
   }
   SECTION("a caller's conditional request is not sent either") {
     auto r = f.get(kUrl, {{"If-None-Match", "\"x\""}});
     REQUIRE_FALSE(r);
-    CHECK(transport::is(r.error(), NetErrc::offline));
+    CHECK(net::is(r.error(), NetErrc::offline));
     CHECK(f.state->requests().empty());
   }
   SECTION("a corrupt entry is discarded and then missing") {
@@ -402,7 +402,7 @@ TEST_CASE("cache: offline mode serves stored entries only", "[transports][cache]
     write_entry(entry, split_entry(entry).sidecar, "garbage");
     auto r = f.get(kUrl);
     REQUIRE_FALSE(r);
-    CHECK(transport::is(r.error(), NetErrc::offline));
+    CHECK(net::is(r.error(), NetErrc::offline));
     CHECK(f.warnings.size() == 1);
   }
   SECTION("file:// still passes through") {

@@ -336,7 +336,7 @@ TEST_CASE("redirects: every credential header stays behind on a cross-origin hop
   const std::string userinfo_base = "http://alice:TOPSECRET@" + loopback(first->port());
 
   SECTION("the caller's credential headers: only Accept and the validators follow") {
-    const transport::Headers h = {{"Authorization", "Bearer s3cret"}, {"Cookie", "sid=1"}, {"X-Api-Key", "k"},
+    const net::Headers h = {{"Authorization", "Bearer s3cret"}, {"Cookie", "sid=1"}, {"X-Api-Key", "k"},
                                   {"X-Custom-Token", "c"}, {"Accept", "application/json"}, {"If-None-Match", "\"v1\""}};
     auto r = t->get(req(first->url("/away"), 1000, h));
     WHEELFIT_REQUIRE_OK(r);

@@ -36,13 +36,13 @@ std::string page(std::size_t links) {
   return s + "</body></html>\n";
 }
 
-transport::Request compressed_req(std::string url, std::size_t max_body = 64u << 20, transport::Headers headers = {}) {
+net::Request compressed_req(std::string url, std::size_t max_body = 64u << 20, net::Headers headers = {}) {
   auto r = req(std::move(url), max_body, std::move(headers));
   r.compressed = true;
   return r;
 }
 
-bool has_header(const transport::Headers& h, std::string_view name) { return transport::find_header(h, name).has_value(); }
+bool has_header(const net::Headers& h, std::string_view name) { return net::find_header(h, name).has_value(); }
 
 long max_rss_kib() {
   rusage u{};
@@ -97,7 +97,7 @@ TEST_CASE("http gzip: a gzip body is decoded to the exact bytes", "[transports][
   // The headers describe the decoded body: no Content-Encoding, no wire Content-Length.
   CHECK_FALSE(has_header(r->headers, "content-encoding"));
   CHECK_FALSE(has_header(r->headers, "content-length"));
-  CHECK(transport::find_header(r->headers, "etag") == "\"e1\"");
+  CHECK(net::find_header(r->headers, "etag") == "\"e1\"");
   // Stats::bytes counts the bytes on the wire.
   CHECK(t->stats().bytes == gz.size());
   // The connection stays usable.
@@ -177,10 +177,10 @@ TEST_CASE("http gzip: a corrupt or truncated gzip body is a protocol error, not 
   auto r = t->get(compressed_req(server.url("/pkg/")));
   REQUIRE_FALSE(r);
   INFO(r.error().message);
-  CHECK(transport::is(r.error(), NetErrc::protocol));
+  CHECK(net::is(r.error(), NetErrc::protocol));
   CHECK(contains(r.error().message, "gzip body from " + loopback(server.port())));
   CHECK(contains(r.error().message, server.url("/pkg/")));
-  CHECK_FALSE(transport::is_transient(r.error()));
+  CHECK_FALSE(net::is_transient(r.error()));
   CHECK(server.requests().size() == 1);
   CHECK(t->stats().retries == 0);
 }
@@ -196,7 +196,7 @@ TEST_CASE("http gzip: an unsupported Content-Encoding is a protocol error", "[tr
   auto r = t->get(compressed ? compressed_req(server.url("/p/")) : req(server.url("/p/")));
   REQUIRE_FALSE(r);
   INFO(r.error().message);
-  CHECK(transport::is(r.error(), NetErrc::protocol));
+  CHECK(net::is(r.error(), NetErrc::protocol));
   CHECK(contains(r.error().message, "unsupported Content-Encoding"));
   CHECK(contains(r.error().message, loopback(server.port())));
   CHECK(server.requests().size() == 1);
@@ -286,8 +286,8 @@ TEST_CASE("http gzip: 304 answers are unaffected", "[transports][http][gzip]") {
   WHEELFIT_REQUIRE_OK(r);
   CHECK(r->status == 304);
   CHECK(r->body.empty());
-  CHECK(transport::find_header(r->headers, "etag") == "\"v1\"");
-  CHECK(transport::find_header(r->headers, "cache-control") == "max-age=60");
+  CHECK(net::find_header(r->headers, "etag") == "\"v1\"");
+  CHECK(net::find_header(r->headers, "cache-control") == "max-age=60");
   // A 304 never claims an encoding for the (decoded) body a cache holds.
   CHECK_FALSE(has_header(r->headers, "content-encoding"));
 }
@@ -307,6 +307,6 @@ TEST_CASE("http gzip: error statuses keep their meaning whatever the encoding", 
   auto busy = t->get(compressed_req(server.url("/busy/")));
   REQUIRE_FALSE(busy);
   INFO(busy.error().message);
-  CHECK(transport::is(busy.error(), NetErrc::http_status));
+  CHECK(net::is(busy.error(), NetErrc::http_status));
   CHECK(t->stats().retries == 1);
 }

@@ -40,7 +40,7 @@ TEST_CASE("redirects: R01 a loop stops at max_redirects", "[transports][http][re
   auto r = t->get(req(server.url("/r/0")));
   REQUIRE_FALSE(r);
   INFO(r.error().message);
-  CHECK(transport::is(r.error(), NetErrc::redirect));
+  CHECK(net::is(r.error(), NetErrc::redirect));
   CHECK(contains(r.error().message, "10"));
   CHECK(server.requests().size() == 11);  // the first request and 10 hops
   CHECK(t->stats().retries == 0);
@@ -59,7 +59,7 @@ TEST_CASE("redirects: R01 https -> http is refused", "[transports][http][redirec
   auto r = t->get(req(secure.url("/pkg/", "localhost")));
   REQUIRE_FALSE(r);
   INFO(r.error().message);
-  CHECK(transport::is(r.error(), NetErrc::redirect));
+  CHECK(net::is(r.error(), NetErrc::redirect));
   CHECK(contains(r.error().message, "https to http"));
   CHECK(plain.requests().empty());
 }
@@ -72,7 +72,7 @@ TEST_CASE("redirects: R02 Authorization is dropped when the host changes", "[tra
     return redirect_to(302, other.url("/elsewhere", "localhost"));
   }));
   auto t = make();
-  const transport::Headers auth = {{"Authorization", "Bearer s3cret"}, {"Accept", "application/json"}};
+  const net::Headers auth = {{"Authorization", "Bearer s3cret"}, {"Accept", "application/json"}};
   SECTION("a same-origin hop keeps the token") {
     auto r = t->get(req(first.url("/same"), 1000, auth));
     WHEELFIT_REQUIRE_OK(r);

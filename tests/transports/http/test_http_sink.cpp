@@ -13,7 +13,7 @@ using namespace wheelfit::test_http;
 using test::MemorySink;
 
 namespace {
-transport::Request streamed(std::string url, MemorySink& sink, std::size_t max_body = 64u << 20) {
+net::Request streamed(std::string url, MemorySink& sink, std::size_t max_body = 64u << 20) {
   auto r = req(std::move(url), max_body);
   r.sink = &sink;
   return r;
@@ -32,7 +32,7 @@ TEST_CASE("sink: a 2xx body streams to the sink, not into the response", "[trans
   CHECK(sink.body == body);
   CHECK(sink.begins == std::vector<int>{200});
   CHECK(sink.prepares == 1);
-  CHECK(transport::find_header(sink.begin_headers.at(0), "etag") == "\"e\"");
+  CHECK(net::find_header(sink.begin_headers.at(0), "etag") == "\"e\"");
   CHECK(t->stats().bytes == body.size());
 }
 
@@ -121,7 +121,7 @@ TEST_CASE("sink: N07 a body under the low-speed limit is cut as transient and re
   MemorySink sink;
   auto r = t->get(streamed(server.url("/slow.whl"), sink));
   check_failure(r, NetErrc::too_slow, {"too slow", "under the floor of 100 bytes/s", loopback(server.port())});
-  CHECK(transport::is_transient(r.error()));
+  CHECK(net::is_transient(r.error()));
   CHECK(server.requests().size() == 2);  // cut, retried, cut
   CHECK(t->stats().retries == 1);
   CHECK(sink.prepares == 2);             // each attempt asked the sink for its Range

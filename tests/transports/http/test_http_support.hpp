@@ -34,7 +34,7 @@
 namespace wheelfit::test_http {
 
 using namespace std::chrono_literals;
-using transport::NetErrc;
+using net::NetErrc;
 // The loopback servers every http test file uses (support/net/test_server.hpp).
 using wheelfit::testing::Conn;
 using wheelfit::testing::ConnScript;
@@ -66,15 +66,15 @@ inline transports::HttpOptions fast_options(int retries = 3) {
 }
 
 /// A request with every field given (no -Wmissing-field-initializers).
-inline transport::Request req(std::string url, std::size_t max_body = 64u << 20, transport::Headers headers = {}) {
-  transport::Request r;
+inline net::Request req(std::string url, std::size_t max_body = 64u << 20, net::Headers headers = {}) {
+  net::Request r;
   r.url = std::move(url);
   r.max_body = max_body;
   r.headers = std::move(headers);
   return r;
 }
 
-inline std::unique_ptr<transport::Transport> make(transports::HttpOptions o = fast_options()) {
+inline std::unique_ptr<net::Transport> make(transports::HttpOptions o = fast_options()) {
   auto t = transports::make_http_transport(std::move(o));
   REQUIRE(t);
   return std::move(*t);
@@ -154,7 +154,7 @@ inline bool contains(std::string_view hay, std::string_view needle) { return hay
 inline std::string loopback(std::uint16_t port) { return "127.0.0.1:" + std::to_string(port); }
 
 /// REQUIREs an answer, then CHECKs its body and the retries `t` has taken so far.
-inline void check_answer(const Expected<transport::Response>& r, const transport::Transport& t, std::string_view body,
+inline void check_answer(const Expected<net::Response>& r, const net::Transport& t, std::string_view body,
                          std::uint64_t retries) {
   WHEELFIT_REQUIRE_OK(r);
   CHECK(r->body == body);
@@ -163,11 +163,11 @@ inline void check_answer(const Expected<transport::Response>& r, const transport
 
 /// REQUIREs a failure, then CHECKs its kind and that its message holds each of `parts` (the
 /// message is shown with any failed check).
-inline void check_failure(const Expected<transport::Response>& r, NetErrc kind,
+inline void check_failure(const Expected<net::Response>& r, NetErrc kind,
                           std::initializer_list<std::string_view> parts = {}) {
   REQUIRE_FALSE(r);
   INFO(r.error().message);
-  CHECK(transport::is(r.error(), kind));
+  CHECK(net::is(r.error(), kind));
   for (std::string_view part : parts) CHECK(contains(r.error().message, part));
 }
 

@@ -43,7 +43,7 @@ struct Pki {
     return server(serve([body](const HttpRequest&) { return http_response(200, body); }));
   }
   /// A transport trusting this CA that reaches https origins through `proxy`.
-  std::unique_ptr<transport::Transport> via(const TestProxy& proxy) const {
+  std::unique_ptr<net::Transport> via(const TestProxy& proxy) const {
     auto o = trusting(ca);
     o.proxy.https_proxy = proxy.url();
     return make(o);
@@ -182,8 +182,8 @@ TEST_CASE("https: T01/T03 certificate failures are reported at once and never re
   auto r = t->get(req(server.url("/p/", "localhost")));
   REQUIRE_FALSE(r);
   INFO(r.error().message);
-  CHECK(transport::is(r.error(), NetErrc::certificate));
-  CHECK_FALSE(transport::is_transient(r.error()));
+  CHECK(net::is(r.error(), NetErrc::certificate));
+  CHECK_FALSE(net::is_transient(r.error()));
   CHECK(contains(r.error().message, "localhost:" + std::to_string(server.port())));
   CHECK(server.connections() == 1);
   CHECK(server.requests().empty());
@@ -238,7 +238,7 @@ TEST_CASE("https: T05 close without close_notify: after a complete body fine; mi
     if (!row.body) {
       REQUIRE_FALSE(r);
       INFO(r.error().message);
-      CHECK(transport::is(r.error(), NetErrc::truncated));
+      CHECK(net::is(r.error(), NetErrc::truncated));
       continue;
     }
     WHEELFIT_REQUIRE_OK(r);
@@ -383,7 +383,7 @@ TEST_CASE("https: T01 with the system trust store (loaded at the first TLS conne
     auto r = t->get(req(server.url("/s/", "localhost")));
     REQUIRE_FALSE(r);
     INFO(r.error().message);
-    CHECK(transport::is(r.error(), NetErrc::certificate));
+    CHECK(net::is(r.error(), NetErrc::certificate));
   }
   CHECK(server.requests().empty());
 }

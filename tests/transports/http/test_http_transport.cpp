@@ -114,7 +114,7 @@ TEST_CASE("http: get_many answers in order within the jobs and per-host limits",
     o.jobs = 6;
     o.per_host = 2;
     auto t = make(o);
-    std::vector<transport::Request> reqs;
+    std::vector<net::Request> reqs;
     for (int i = 0; i < 12; ++i) reqs.push_back(req(server.url("/p" + std::to_string(i))));
     auto out = t->get_many(reqs);
     REQUIRE(out.size() == 12);
@@ -133,7 +133,7 @@ TEST_CASE("http: get_many answers in order within the jobs and per-host limits",
     o.jobs = 3;
     o.per_host = 8;
     auto t = make(o);
-    std::vector<transport::Request> reqs;
+    std::vector<net::Request> reqs;
     for (int i = 0; i < 8; ++i) {
       reqs.push_back(req(s1.url("/a" + std::to_string(i))));
       reqs.push_back(req(s2.url("/b" + std::to_string(i))));
@@ -374,7 +374,7 @@ TEST_CASE("http: N11 5xx are retried; Retry-After is obeyed, or refused past the
     auto r = t->get(req(server.url("/p/")));
     REQUIRE_FALSE(r);
     INFO(r.error().message);
-    CHECK(transport::is(r.error(), status == 429 ? NetErrc::rate_limited : NetErrc::http_status));
+    CHECK(net::is(r.error(), status == 429 ? NetErrc::rate_limited : NetErrc::http_status));
     CHECK(contains(r.error().message, "3600"));
     CHECK(contains(r.error().message, "HTTP " + std::to_string(status)));
     CHECK(server.requests().size() == 1);
@@ -393,8 +393,8 @@ TEST_CASE("http: N12 404/410 are not_found, 403/401 fail at once", "[transports]
   if (status == 404 || status == 410) {
     CHECK(r.error().is(Errc::not_found));
   } else {
-    CHECK(transport::is(r.error(), NetErrc::http_status));
-    CHECK_FALSE(transport::is_transient(r.error(), status));
+    CHECK(net::is(r.error(), NetErrc::http_status));
+    CHECK_FALSE(net::is_transient(r.error(), status));
   }
   CHECK(contains(r.error().message, "HTTP " + std::to_string(status)));
   CHECK(contains(r.error().message, loopback(server.port())));
@@ -464,7 +464,7 @@ TEST_CASE("http: bad input is an error value, never an exception", "[transports]
     auto r = t->get(req(bad.url("/")));
     REQUIRE_FALSE(r);
     INFO(r.error().message);
-    CHECK(transport::is(r.error(), NetErrc::protocol));
+    CHECK(net::is(r.error(), NetErrc::protocol));
   }
   SECTION("get_many with nothing to do") { CHECK(t->get_many({}).empty()); }
 }
@@ -511,7 +511,7 @@ TEST_CASE("http: the answer hook hears each answer while the rest of the batch i
   auto t = make();
   std::vector<std::pair<std::size_t, std::string>> heard;
   const auto out = t->get_many({req(server.url("/slow/")), req(server.url("/fast/")), req(server.url("/missing/"))},
-                               [&](std::size_t i, const Expected<transport::Response>& a) {
+                               [&](std::size_t i, const Expected<net::Response>& a) {
                                  heard.emplace_back(i, a ? a->body : "error: " + a.error().message);
                                  if (i != 0) ++heard_others;
                                });
@@ -531,7 +531,7 @@ TEST_CASE("http: the answer hook hears each answer while the rest of the batch i
 
   SECTION("a hook that throws loses nothing but its own work") {
     const auto again = t->get_many({req(server.url("/a/")), req(server.url("/b/"))},
-                                   [](std::size_t, const Expected<transport::Response>&) { throw std::runtime_error("hook"); });
+                                   [](std::size_t, const Expected<net::Response>&) { throw std::runtime_error("hook"); });
     REQUIRE(again.size() == 2);
     WHEELFIT_REQUIRE_OK(again[0]);
     WHEELFIT_REQUIRE_OK(again[1]);
@@ -548,7 +548,7 @@ TEST_CASE("make_transport: the answer hook gets each answer under its own index"
   std::map<std::size_t, std::string> heard;
   auto out = (*made)->get_many({req(server.url("/one/")), req(transports::to_url((dir / "idx" / "pkg").string(), true)),
                                 req("ftp://example.test/pkg/"), req(server.url("/two/"))},
-                               [&](std::size_t i, const Expected<transport::Response>& a) {
+                               [&](std::size_t i, const Expected<net::Response>& a) {
                                  CHECK(heard.count(i) == 0);
                                  heard[i] = a ? a->body : "error";
                                });

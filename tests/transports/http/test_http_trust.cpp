@@ -183,7 +183,7 @@ TEST_CASE("https: T02 each trust variable, SSL_CERT_DIR a hashed folder, names t
       CHECK(r->body == "trusted /p/");
     } else {
       REQUIRE_FALSE(r);
-      CHECK(transport::is(r.error(), NetErrc::certificate));
+      CHECK(net::is(r.error(), NetErrc::certificate));
     }
   }
 }
@@ -257,7 +257,7 @@ TEST_CASE("trust: an empty system store fails each https request naming it, befo
     auto r = t->get(req(server.url("/p/", "localhost")));
     REQUIRE_FALSE(r);
     INFO(r.error().message);
-    CHECK(transport::is(r.error(), NetErrc::certificate));
+    CHECK(net::is(r.error(), NetErrc::certificate));
     CHECK(contains(r.error().message, "system trust store"));
     CHECK(contains(r.error().message, (dir / "none.pem").string()));
     CHECK(contains(r.error().message, "--cert"));
@@ -307,7 +307,7 @@ TEST_CASE("https: T06 mutual TLS: --client-cert or SSL_CLIENT_CERT is presented;
     }
     REQUIRE_FALSE(r);
     INFO(r.error().message);
-    CHECK(transport::is(r.error(), NetErrc::certificate));
+    CHECK(net::is(r.error(), NetErrc::certificate));
     CHECK(contains(r.error().message, row.error));
     if (!row.option) CHECK(contains(r.error().message, "--client-cert"));
     CHECK(t->stats().retries == 0);

@@ -290,7 +290,7 @@ TEST_CASE("A proxy's 407 Negotiate is answered on the same connection (absolute 
     check_answer(r, *t, "proxied", 0);
     CHECK(proxy.connections() == 1);
     CHECK(proxy.requests().size() == 3);
-    CHECK_FALSE(transport::find_header(r->headers, "proxy-authenticate"));  // the proxy's, not the origin's
+    CHECK_FALSE(net::find_header(r->headers, "proxy-authenticate"));  // the proxy's, not the origin's
   }
   SECTION("a final token that does not complete the context fails, naming the proxy") {
     TestServer proxy(negotiate_proxy_script(1, "forged"));

@@ -24,7 +24,7 @@ using test::check_each;
 using test::check_error;
 using test::ErrorCase;
 using test::TextCase;
-using transport::NetErrc;
+using net::NetErrc;
 
 namespace {
 
@@ -40,7 +40,7 @@ Url parse_ok(std::string_view text) {
 const std::chrono::system_clock::time_point kNow =
     std::chrono::sys_days(std::chrono::year(2024) / 11 / 6) + 8h + 49min + 37s;
 
-Error http_error(int status) { return transport::net_error(NetErrc::http_status, "HTTP " + std::to_string(status)); }
+Error http_error(int status) { return net::net_error(NetErrc::http_status, "HTTP " + std::to_string(status)); }
 
 std::function<const char*(const char*)> env_of(const std::map<std::string, std::string>& vars) {
   return [&vars](const char* name) -> const char* {
@@ -519,7 +519,7 @@ TEST_CASE("decide_retry: which failures are retried, and how long to wait", "[tr
     std::string_view what;
     Error error;
     int status;
-    transport::Headers headers;
+    net::Headers headers;
     int attempt;
     bool retry;
     std::chrono::milliseconds wait;
@@ -532,14 +532,14 @@ TEST_CASE("decide_retry: which failures are retried, and how long to wait", "[tr
       {"500 past the budget", http_error(500), 500, {}, 4, false, 0ms, "gave up after 4 attempts"},
       {"408", http_error(408), 408, {}, 1, true, 50ms, "HTTP 408"},
       {"520", http_error(520), 520, {}, 1, true, 50ms, "HTTP 520"},
-      {"reset", transport::net_error(NetErrc::reset, "x"), 0, {}, 1, true, 50ms, "connection reset"},
-      {"connect", transport::net_error(NetErrc::connect_failed, "x"), 0, {}, 1, true, 50ms, "connection failed"},
-      {"truncated", transport::net_error(NetErrc::truncated, "x"), 0, {}, 2, true, 100ms, "response truncated"},
-      {"idle timeout", transport::net_error(NetErrc::idle_timeout, "x"), 0, {}, 1, true, 50ms, "read timed out"},
-      {"tls handshake", transport::net_error(NetErrc::tls_handshake, "x"), 0, {}, 1, true, 50ms, "TLS handshake"},
-      {"certificate", transport::net_error(NetErrc::certificate, "x"), 0, {}, 1, false, 0ms, "not retried"},
-      {"redirect", transport::net_error(NetErrc::redirect, "x"), 0, {}, 1, false, 0ms, "not retried"},
-      {"proxy 407", transport::net_error(NetErrc::proxy, "x"), 407, {}, 1, false, 0ms, "not retried"},
+      {"reset", net::net_error(NetErrc::reset, "x"), 0, {}, 1, true, 50ms, "connection reset"},
+      {"connect", net::net_error(NetErrc::connect_failed, "x"), 0, {}, 1, true, 50ms, "connection failed"},
+      {"truncated", net::net_error(NetErrc::truncated, "x"), 0, {}, 2, true, 100ms, "response truncated"},
+      {"idle timeout", net::net_error(NetErrc::idle_timeout, "x"), 0, {}, 1, true, 50ms, "read timed out"},
+      {"tls handshake", net::net_error(NetErrc::tls_handshake, "x"), 0, {}, 1, true, 50ms, "TLS handshake"},
+      {"certificate", net::net_error(NetErrc::certificate, "x"), 0, {}, 1, false, 0ms, "not retried"},
+      {"redirect", net::net_error(NetErrc::redirect, "x"), 0, {}, 1, false, 0ms, "not retried"},
+      {"proxy 407", net::net_error(NetErrc::proxy, "x"), 407, {}, 1, false, 0ms, "not retried"},
       {"404", http_error(404), 404, {}, 1, false, 0ms, "HTTP 404 is not retried"},
       {"401", http_error(401), 401, {}, 1, false, 0ms, "HTTP 401 is not retried"},
       {"403 plain", http_error(403), 403, {}, 1, false, 0ms, "HTTP 403 is not retried"},
@@ -577,7 +577,7 @@ TEST_CASE("decide_retry: GitHub rate limits wait for the reset or give up naming
   struct Row {
     std::string_view what;
     int status;
-    transport::Headers headers;
+    net::Headers headers;
     bool retry;
     std::chrono::milliseconds wait;
     std::string_view reason;

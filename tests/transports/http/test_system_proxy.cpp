@@ -39,7 +39,7 @@ std::string route(const ProxyConfig& config, std::string_view target) {
   return *p ? (*p)->host_port() : "direct";
 }
 
-transport::ProxyPlan plan_ok(const HttpOptions& o, std::string_view url) {
+net::ProxyPlan plan_ok(const HttpOptions& o, std::string_view url) {
   auto p = plan_proxy(o, url);
   INFO(url << ": " << (p ? std::string() : p.error().message));
   REQUIRE(p);

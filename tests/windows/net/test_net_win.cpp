@@ -56,10 +56,10 @@ HttpOptions quiet() {
   return o;
 }
 
-Expected<transport::Response> fetch(const HttpOptions& o, const std::string& url) {
+Expected<net::Response> fetch(const HttpOptions& o, const std::string& url) {
   auto t = make_http_transport(o);
   if (!t) return t.error();
-  transport::Request r;
+  net::Request r;
   r.url = url;
   return (*t)->get(r);
 }
@@ -141,7 +141,7 @@ TEST_CASE("without the CA in the user's ROOT store the origin is refused; a bund
     const auto r = fetch(quiet(), url);
     REQUIRE_FALSE(r);
     INFO(r.error().message);
-    CHECK(transport::is(r.error(), transport::NetErrc::certificate));
+    CHECK(net::is(r.error(), net::NetErrc::certificate));
   }
   SECTION("a bundle with the CA, the store without it: fetched (as on Linux)") {
     HttpOptions o = quiet();

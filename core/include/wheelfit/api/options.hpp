@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "wheelfit/transport/options.hpp"
+#include "wheelfit/net/options.hpp"
 #include "wheelfit/util/expected.hpp"
 
 namespace wheelfit::api {
@@ -69,14 +69,14 @@ struct Value {
   long number = 0;
   bool on = false;
   std::uint64_t size = 0;
-  transport::ProxyAuth proxy_auth = transport::ProxyAuth::automatic;
+  net::ProxyAuth proxy_auth = net::ProxyAuth::automatic;
   std::vector<std::string> hosts;
 };
 
 /// The parsers of the transports the table needs and the core does not have; the caller passes
 /// wheelfit::transports' own (parse_proxy_auth, parse_host_list). Each names `source` in its error.
 struct Parsers {
-  Expected<transport::ProxyAuth> (*proxy_auth)(std::string_view text, std::string_view source) = nullptr;
+  Expected<net::ProxyAuth> (*proxy_auth)(std::string_view text, std::string_view source) = nullptr;
   Expected<std::vector<std::string>> (*host_list)(std::string_view text, std::string_view source) = nullptr;
 };
 
@@ -99,7 +99,7 @@ struct Option {
   std::array<Help, 5> help{};  ///< its lines of the usage text, per section
   /// Sets the network options from the value (nullptr: not a network option). `source` is the
   /// flag, the variable or "request.<key>": what the options record as the value's origin.
-  void (*network)(transport::HttpOptions&, Value&, std::string_view source) = nullptr;
+  void (*network)(net::HttpOptions&, Value&, std::string_view source) = nullptr;
   /// Sets a resolve request (resolve, download, mirror) from the value (nullptr: none).
   void (*resolve)(ResolveRequest&, Value&) = nullptr;
 };

@@ -2,7 +2,7 @@
 // Fetching wheels into a folder: concurrent, resumable, verified, atomic, idempotent.
 //
 // Each file goes to DIR/<filename> only once its sha256 is known to be the one expected: the
-// bytes stream (transport::BodySink, read straight into the part's 1 MiB blocks) into
+// bytes stream (net::BodySink, read straight into the part's 1 MiB blocks) into
 // DIR/.<filename>.part, hashed as they arrive; once its answer is in, a thread of the run's own
 // (the transport goes on receiving the others) fsyncs the part, reads its bytes on disk back and
 // compares them with those received (a 64-bit checksum of each; a difference is an error naming
@@ -31,7 +31,7 @@
 #include <string_view>
 #include <vector>
 
-#include "wheelfit/transport/transport.hpp"
+#include "wheelfit/net/transport.hpp"
 #include "wheelfit/util/expected.hpp"
 #include "wheelfit/util/own_file.hpp"
 
@@ -89,7 +89,7 @@ Expected<util::FolderLock> lock_folder(const std::filesystem::path& dir, util::F
 /// Fetches every file (concurrently, as many at once as the transport's get_many allows); the
 /// answers come back in request order. Never throws for anything the network or the disk does.
 /// Errc::invalid_input (in Delivered::error) for a file name with a '/' or that is "." / "..".
-std::vector<Delivered> download(transport::Transport& transport, const std::vector<Wanted>& files,
+std::vector<Delivered> download(net::Transport& transport, const std::vector<Wanted>& files,
                                 const DownloadOptions& options);
 
 /// Whether `filename` is a name wheelfit downloads under: a wheel's (PEP 427, model::WheelName)

@@ -16,7 +16,7 @@
 #include "wheelfit/index/links.hpp"
 #include "wheelfit/model/variant.hpp"
 #include "wheelfit/model/version.hpp"
-#include "wheelfit/transport/transport.hpp"
+#include "wheelfit/net/transport.hpp"
 #include "wheelfit/util/expected.hpp"
 
 namespace wheelfit::index {
@@ -102,7 +102,7 @@ struct ReadIndexOptions {
 /// thread that called read_index, as it comes (`options.parse_as_answers_arrive`).
 /// Never fails as a whole: each page carries its own status. Thread safety: none needed
 /// (one call, one transport).
-IndexSnapshot read_index(transport::Transport& transport, const std::string& base,
+IndexSnapshot read_index(net::Transport& transport, const std::string& base,
                          const std::vector<std::string>& names, const ReadIndexOptions& options = {});
 
 }  // namespace wheelfit::index

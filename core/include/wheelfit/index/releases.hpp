@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "wheelfit/index/index_client.hpp"
-#include "wheelfit/transport/transport.hpp"
+#include "wheelfit/net/transport.hpp"
 
 namespace wheelfit::index {
 
@@ -41,7 +41,7 @@ std::optional<std::string> repo_of_pages_url(std::string_view index_url);
 /// the wheel file name). Errors: the transport's (naming the API URL), Errc::invalid_input for
 /// JSON that is not a list of releases (naming the URL and the JSON path), NetErrc::protocol for
 /// a Link header loop or more than max_pages pages.
-Expected<std::map<std::string, index::Page>> list_release_wheels(transport::Transport& transport,
+Expected<std::map<std::string, index::Page>> list_release_wheels(net::Transport& transport,
                                                                  const ReleasesSource& source);
 
 /// Parses one page of GET /repos/{repo}/releases into links (appended to `out` by project name);
@@ -62,7 +62,7 @@ namespace wheelfit::index {
 /// that project (status ok, source "releases-api", links in the API's order) or marked
 /// not_published when the API lists none. snapshot.failover_note says why the API was asked and
 /// what it answered (or why it failed too, keeping the pages' own errors).
-index::IndexSnapshot read_index_with_failover(transport::Transport& transport, const std::string& base,
+index::IndexSnapshot read_index_with_failover(net::Transport& transport, const std::string& base,
                                               const std::vector<std::string>& names,
                                               const std::optional<ReleasesSource>& releases);
 
@@ -74,7 +74,7 @@ struct ReleasesRequest {
   std::function<bool(std::string_view api_url)> token_over_http = {};
 };
 /// read_index_with_failover with the source ReleasesSource::from_env makes for `request`.
-IndexSnapshot read_index_with_releases(transport::Transport& transport, const std::string& base,
+IndexSnapshot read_index_with_releases(net::Transport& transport, const std::string& base,
                                        const std::vector<std::string>& names, const ReleasesRequest& request);
 
 }  // namespace wheelfit::index

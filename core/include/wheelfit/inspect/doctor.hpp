@@ -43,6 +43,6 @@ struct DoctorReport {
 /// same name in a later one, as imports do). A site folder that does not exist is a note;
 /// Errc::not_found when none of them exists.
 Expected<DoctorReport> doctor(const std::vector<std::string>& site_dirs, const machine::Machine& machine,
-                              const policy::Policy& policy, const DoctorOptions& options = {});
+                              const semantics::Policy& policy, const DoctorOptions& options = {});
 
 }  // namespace wheelfit::inspect

@@ -14,7 +14,7 @@
 #include "wheelfit/inspect/source.hpp"
 #include "wheelfit/inspect/zip.hpp"
 #include "wheelfit/machine/machine.hpp"
-#include "wheelfit/policy/policy.hpp"
+#include "wheelfit/semantics/policy.hpp"
 #include "wheelfit/resolve/resolver.hpp"
 
 namespace wheelfit::inspect {
@@ -38,7 +38,7 @@ struct FileReport {
   std::optional<ExtensionSuffix> suffix;
   /// Its device code as the backend read it (info's device sections): the target list ("" for
   /// none) and the entries by kind ({"sass": ["sm_90"], "ptx": [...]} for CUDA).
-  policy::DeviceRules::DeviceCode device;
+  semantics::DeviceRules::DeviceCode device;
 };
 
 struct Explanation {
@@ -61,11 +61,11 @@ struct Explanation {
 
 /// Judges the file name alone (a bare wheel name). Errc::invalid_input for a bad wheel name.
 Expected<Explanation> explain_name(std::string_view filename, const machine::Machine& machine,
-                                   const policy::Policy& policy);
+                                   const semantics::Policy& policy);
 
 /// Reads the wheel's central directory and every extension module (*.so, *.pyd; members of
 /// other kinds are not fetched), then judges name + binaries. Errors: the zip reader's.
 Expected<Explanation> explain_wheel(ByteSource& source, std::string_view filename, const machine::Machine& machine,
-                                    const policy::Policy& policy, const ZipLimits& limits = {});
+                                    const semantics::Policy& policy, const ZipLimits& limits = {});
 
 }  // namespace wheelfit::inspect

@@ -20,7 +20,7 @@
 
 #include "wheelfit/inspect/binary.hpp"
 #include "wheelfit/machine/machine.hpp"
-#include "wheelfit/policy/policy.hpp"
+#include "wheelfit/semantics/policy.hpp"
 #include "wheelfit/resolve/torch_gate.hpp"
 
 namespace wheelfit::inspect {
@@ -32,7 +32,7 @@ struct LibraryCode {
   /// symbols: those sections are not read).
   BinaryInfo info;
   std::vector<std::string> sections;       ///< the device-code sections walked, in file order
-  policy::DeviceRules::DeviceCode device;  ///< their device code, merged ("" list: none)
+  semantics::DeviceRules::DeviceCode device;  ///< their device code, merged ("" list: none)
   std::uint64_t file_size = 0;
   std::uint64_t bytes_read = 0;  ///< every byte read, headers included
 };
@@ -43,19 +43,19 @@ struct LibraryCode {
 
 /// Reads `path`'s headers and walks its device-code sections (see the top of this file). A
 /// library with no such section has an empty `device` and `sections`.
-[[nodiscard]] Expected<LibraryCode> read_library(const std::string& path, const policy::Policy& policy);
+[[nodiscard]] Expected<LibraryCode> read_library(const std::string& path, const semantics::Policy& policy);
 
 /// The targets a torch library was built for, as the resolver judges torch
 /// (resolve::Inputs::torch_archs): the list and entries of read_library, the source "read from
 /// <path>: N SASS, M PTX entries" (the backend's kinds, upper-cased). Errc::not_found naming the
 /// file and the sections looked for when it has no device code.
-[[nodiscard]] Expected<resolve::TorchArchs> read_library_archs(const std::string& path, const policy::Policy& policy);
+[[nodiscard]] Expected<resolve::TorchArchs> read_library_archs(const std::string& path, const semantics::Policy& policy);
 
 /// In torch's library folder (torch/lib), the library holding its device code: of the files
 /// named libtorch*.so* and torch*.dll, the one whose device-code sections are the largest (only
 /// headers are read). Errc::not_found naming the folder when it does not exist or no file has
 /// such a section (a CPU build of torch).
-[[nodiscard]] Expected<std::string> find_torch_library(const std::string& lib_dir, const policy::Policy& policy);
+[[nodiscard]] Expected<std::string> find_torch_library(const std::string& lib_dir, const semantics::Policy& policy);
 
 /// `wheelfit explain LIB`: a library's device code judged on the machine's GPUs by the rule the
 /// resolver applies to torch (resolve::judge_torch).
@@ -72,6 +72,6 @@ struct LibraryExplanation {
 
 /// read_library_archs, then the verdict. Errors: read_library_archs's.
 [[nodiscard]] Expected<LibraryExplanation> explain_library(const std::string& path, const machine::Machine& machine,
-                                                           const policy::Policy& policy);
+                                                           const semantics::Policy& policy);
 
 }  // namespace wheelfit::inspect

@@ -1,6 +1,6 @@
 #pragma once
 // Random access to a wheel's bytes, wherever they are: a local file, or a remote URL read with
-// HTTP Range requests through a transport::Transport (falling back to one full download when the
+// HTTP Range requests through a net::Transport (falling back to one full download when the
 // server ignores Range). The zip reader asks only for the byte ranges it needs, so explaining a
 // 500 MB wheel fetches its central directory and its extension modules, not the wheel.
 // Thread safety: one caller at a time.
@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "wheelfit/transport/transport.hpp"
+#include "wheelfit/net/transport.hpp"
 #include "wheelfit/util/expected.hpp"
 
 namespace wheelfit::inspect {
@@ -57,7 +57,7 @@ Expected<std::unique_ptr<ByteSource>> open_file_source(const std::string& path);
 /// later Range request carries it as If-Range, so a file replaced on the server comes back whole
 /// (a 200), as does a 206 whose validator differs (then fetched again whole, without Range); the
 /// source then holds the new file and its generation() moves on (docs/network-faults.md N13).
-Expected<std::unique_ptr<ByteSource>> open_remote_source(transport::Transport& transport, const std::string& url,
+Expected<std::unique_ptr<ByteSource>> open_remote_source(net::Transport& transport, const std::string& url,
                                                          std::uint64_t max_download = 2ull << 30);
 
 /// An in-memory buffer (tests, fuzzers, and the body of a full download).

@@ -2,7 +2,7 @@
 // A combo: the (accelerator line, torch major.minor) pair a compiled wheel is bound to. The line
 // is the backend's (CUDA 12.8, ROCm 6.3); it may be empty for a backend without one. How a
 // backend writes combos in local labels, and what its line is called, is the backend's policy
-// data (policy::Policy::parse_combo_label, combo_str).
+// data (semantics::Policy::parse_combo_label, combo_str).
 
 #include "wheelfit/model/numeric_version.hpp"
 

@@ -78,14 +78,14 @@ class TextPieces {
 /// identity: a list must outlive the VerdictTexts. Not thread-safe.
 class VerdictTexts {
  public:
-  std::shared_ptr<const std::string> json(const resolve::CandidateVerdicts& list, const policy::LineNotation& notation);
-  std::shared_ptr<const std::string> lines(const resolve::CandidateVerdicts& list, const policy::LineNotation& notation);
+  std::shared_ptr<const std::string> json(const resolve::CandidateVerdicts& list, const semantics::LineNotation& notation);
+  std::shared_ptr<const std::string> lines(const resolve::CandidateVerdicts& list, const semantics::LineNotation& notation);
   [[nodiscard]] std::size_t made() const { return made_; }  ///< texts made so far
 
  private:
-  using Make = std::string (*)(const resolve::CandidateVerdicts&, const policy::LineNotation&);
+  using Make = std::string (*)(const resolve::CandidateVerdicts&, const semantics::LineNotation&);
   using Key = std::tuple<const void*, std::string, bool>;
-  std::shared_ptr<const std::string> made(const resolve::CandidateVerdicts& list, const policy::LineNotation& n, bool lines,
+  std::shared_ptr<const std::string> made(const resolve::CandidateVerdicts& list, const semantics::LineNotation& n, bool lines,
                                           Make make);
   std::map<Key, std::shared_ptr<const std::string>> texts_;
   std::size_t made_ = 0;

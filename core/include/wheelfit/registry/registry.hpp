@@ -27,7 +27,7 @@
 #include <string_view>
 #include <vector>
 
-#include "wheelfit/policy/policy.hpp"
+#include "wheelfit/semantics/policy.hpp"
 #include "wheelfit/registry/plugin_abi.h"
 #include "wheelfit/util/expected.hpp"
 
@@ -74,10 +74,10 @@ Expected<BackendInfo> read_descriptor(const wheelfit_backend_v2* descriptor, con
 /// The policy a resolve or explain judges with for `backend`: the file `policy_file` when given
 /// (--policy / WHEELFIT_POLICY), else the backend's own policy data, with the backend's target
 /// functions as its DeviceRules. Errors name the file or "<origin> (built-in policy)".
-Expected<policy::Policy> make_policy(const BackendInfo& backend, const std::optional<std::string>& policy_file);
+Expected<semantics::Policy> make_policy(const BackendInfo& backend, const std::optional<std::string>& policy_file);
 
 /// The backend's target functions as DeviceRules (what make_policy wires into the policy).
-std::shared_ptr<const policy::DeviceRules> device_rules(const BackendInfo& backend);
+std::shared_ptr<const semantics::DeviceRules> device_rules(const BackendInfo& backend);
 
 struct PluginLoadReport;
 struct PluginDir;
@@ -111,7 +111,7 @@ class Registry {
   /// The backend's built-in policy (make_policy without a file), read on the first call and
   /// shared after it, an error included: a fleet asks it for each machine's torch label. May be
   /// called from several threads at once. Errc::not_found for an unknown backend.
-  [[nodiscard]] Expected<std::shared_ptr<const policy::Policy>> builtin_policy(std::string_view backend) const;
+  [[nodiscard]] Expected<std::shared_ptr<const semantics::Policy>> builtin_policy(std::string_view backend) const;
 
  private:
   struct Entry;  // { the library, the descriptor, the BackendInfo }: defined in registry.cpp

@@ -17,7 +17,7 @@
 #include "wheelfit/model/numeric_version.hpp"
 #include "wheelfit/model/variant.hpp"
 #include "wheelfit/model/wheel.hpp"
-#include "wheelfit/policy/policy.hpp"
+#include "wheelfit/semantics/policy.hpp"
 #include "wheelfit/util/expected.hpp"
 
 namespace wheelfit::resolve {
@@ -25,7 +25,7 @@ namespace wheelfit::resolve {
 enum class Demand { gpu_arch, torch, line, python, cpu_arch, os, glibc, variant };
 /// The demand's name; Demand::line is named by the backend ("cuda"), "line" without a notation.
 std::string_view to_string(Demand d) noexcept;
-std::string demand_name(Demand d, const policy::LineNotation& notation);
+std::string demand_name(Demand d, const semantics::LineNotation& notation);
 /// All eight, in report order (variant: PEP 825 variant properties, judged only for variant wheels).
 const std::vector<Demand>& all_demands();
 
@@ -57,7 +57,7 @@ std::optional<model::PlatformFit> platform_fit(const model::WheelName& w, const 
 /// The machine's GPUs as canonical device targets of the policy's backend; nullopt when the GPUs
 /// are unknown. Errc::invalid_input naming the target and where it came from when the backend's
 /// grammar refuses one.
-Expected<std::optional<std::vector<std::string>>> device_targets(const machine::Machine& m, const policy::Policy& policy);
+Expected<std::optional<std::vector<std::string>>> device_targets(const machine::Machine& m, const semantics::Policy& policy);
 
 /// "sm 8.6, 9.0": targets as verdicts, reports and explain write them.
 std::string targets_text(std::string_view device_prefix, const std::vector<std::string>& targets);
@@ -68,12 +68,12 @@ std::string gpus_text(std::string_view device_prefix, const std::optional<std::v
 /// backend's rule: the targets it runs on with the entry that serves them, and the ones it does
 /// not (a list the rule cannot read runs nowhere).
 struct Coverage {
-  std::vector<std::pair<std::string, policy::DeviceRules::Match>> served;
+  std::vector<std::pair<std::string, semantics::DeviceRules::Match>> served;
   std::vector<std::string> uncovered;
 };
-Coverage cover(const policy::Policy& policy, const std::string& list, const std::vector<std::string>& targets);
+Coverage cover(const semantics::Policy& policy, const std::string& list, const std::vector<std::string>& targets);
 /// "sm 8.6 runs sm_86 (sass)[, JIT-compiled by the driver (slow first launch)]".
-std::string runs_text(const policy::Policy& policy, const std::string& target, const policy::DeviceRules::Match& m);
+std::string runs_text(const semantics::Policy& policy, const std::string& target, const semantics::DeviceRules::Match& m);
 
 // ---- line: the driver half
 
@@ -86,7 +86,7 @@ struct DriverVerdict {
   bool checked = false;
   std::optional<Failure> failure;
 };
-DriverVerdict judge_driver(const model::NumericVersion& line, const machine::Machine& m, const policy::Policy& policy);
+DriverVerdict judge_driver(const model::NumericVersion& line, const machine::Machine& m, const semantics::Policy& policy);
 
 // ---- variant: PEP 825 variant properties
 
@@ -94,12 +94,12 @@ DriverVerdict judge_driver(const model::NumericVersion& line, const machine::Mac
 /// device targets), the core's `abi_dependency :: torch` (from `torch`, a version such as "2.9.0"
 /// or a combo's minor "2.9"; empty: none), then the machine's own variant_properties replacing the
 /// namespaces it names. What could not be computed is said in the result's notes.
-model::VariantSupport variant_support(const machine::Machine& m, const policy::Policy& policy,
+model::VariantSupport variant_support(const machine::Machine& m, const semantics::Policy& policy,
                                       const std::optional<std::vector<std::string>>& targets, const std::string& torch);
 
 /// The torch version `abi_dependency :: torch` is judged against under `combo`: the machine's own
 /// torch (its public version) when its combo is `combo`, else the combo's torch minor.
-std::string variant_torch(const machine::Machine& m, const policy::Policy& policy, const model::Combo& combo);
+std::string variant_torch(const machine::Machine& m, const semantics::Policy& policy, const model::Combo& combo);
 
 /// How a variant wheel's label fares (PEP 825): compatible with its ordering key, or the
 /// properties that fail. `file` is the package version's variants file (nullptr: `problem` says

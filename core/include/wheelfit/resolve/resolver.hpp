@@ -2,7 +2,7 @@
 // The resolver: pure data in, a Resolution out. It never reads files or the network: the
 // caller reads the index first (index::read_index) and hands the snapshot in.
 //
-// Everything accelerator-specific comes from the backend's policy (policy::Policy: its
+// Everything accelerator-specific comes from the backend's policy (semantics::Policy: its
 // notation, label grammar, driver rule, arch lists and device rules); the resolver knows none.
 //
 // One combo (accelerator line, torch minor) must cover every package of every env (each env
@@ -38,7 +38,7 @@
 #include "wheelfit/index/index_client.hpp"
 #include "wheelfit/machine/machine.hpp"
 #include "wheelfit/model/combo.hpp"
-#include "wheelfit/policy/policy.hpp"
+#include "wheelfit/semantics/policy.hpp"
 #include "wheelfit/resolve/demands.hpp"
 #include "wheelfit/resolve/torch_gate.hpp"
 
@@ -209,7 +209,7 @@ struct Advice {
 };
 
 struct Resolution {
-  policy::LineNotation notation;     ///< the backend's: names the line demand and combo strings
+  semantics::LineNotation notation;     ///< the backend's: names the line demand and combo strings
   std::string device_prefix;           ///< the backend's, before device targets in verdicts ("sm ")
   /// The machine's GPUs as canonical device targets (nullopt: unknown), as they were judged.
   std::optional<std::vector<std::string>> targets;
@@ -237,7 +237,7 @@ struct Resolution {
   /// The packages left unresolved by the last tier evaluated (empty when resolved).
   [[nodiscard]] const std::vector<PackageOutcome>* unresolved_tier() const;
   [[nodiscard]] bool ok() const noexcept { return combo.has_value(); }
-  [[nodiscard]] std::string combo_str(const model::Combo& c) const { return policy::combo_str(notation, c); }
+  [[nodiscard]] std::string combo_str(const model::Combo& c) const { return semantics::combo_str(notation, c); }
 };
 
 /// What an inspection (`resolve --inspect`: the wheel's own binaries read) says of a would-be
@@ -258,13 +258,13 @@ struct PreparedCandidates;
 
 /// Prepares the candidates of `packages` (normalised names) in `snap` under `policy`; the
 /// snapshot must outlive nothing (the result holds its own copies).
-std::shared_ptr<const PreparedCandidates> prepare_candidates(const index::IndexSnapshot& snap, const policy::Policy& policy,
+std::shared_ptr<const PreparedCandidates> prepare_candidates(const index::IndexSnapshot& snap, const semantics::Policy& policy,
                                                              const std::vector<std::string>& packages);
 
 struct Inputs {
   const config::Workspace& workspace;
   const machine::Machine& machine;
-  const policy::Policy& policy;
+  const semantics::Policy& policy;
   const index::IndexSnapshot& index;
   std::string backend;       ///< the backend's name, for messages
   InspectHook inspect = {};  ///< empty: picks are judged on their names and the policy alone
@@ -291,6 +291,6 @@ struct ComboOrReason {
   std::string reason;
   bool cpu_only = false;  ///< the torch is a CPU-only build (PyPI's for Windows): it runs nothing on a GPU
 };
-ComboOrReason machine_combo(const machine::Machine& m, const policy::Policy& policy);
+ComboOrReason machine_combo(const machine::Machine& m, const semantics::Policy& policy);
 
 }  // namespace wheelfit::resolve

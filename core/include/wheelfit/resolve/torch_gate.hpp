@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "wheelfit/model/combo.hpp"
-#include "wheelfit/policy/policy.hpp"
+#include "wheelfit/semantics/policy.hpp"
 
 namespace wheelfit::resolve {
 
@@ -30,7 +30,7 @@ struct TorchArchs {
 
 /// The policy's row for `combo` (torch minor, line) on farm platform `platform`, described by the
 /// backend's rules; nullopt when the policy has no such row.
-[[nodiscard]] std::optional<TorchArchs> torch_archs_from_policy(const policy::Policy& policy, const model::Combo& combo,
+[[nodiscard]] std::optional<TorchArchs> torch_archs_from_policy(const semantics::Policy& policy, const model::Combo& combo,
                                                                 std::string_view platform);
 
 struct TorchVerdict {
@@ -44,7 +44,7 @@ struct TorchVerdict {
 /// Judges `archs` on every one of `targets` (canonical device targets; nullopt: unknown) by the
 /// policy's rules. Unknown when the list, the targets or the rules are; runs with no GPU at all.
 /// A list the rules refuse is unknown, with the rules' reason.
-[[nodiscard]] TorchVerdict judge_torch(const policy::Policy& policy, std::optional<TorchArchs> archs,
+[[nodiscard]] TorchVerdict judge_torch(const semantics::Policy& policy, std::optional<TorchArchs> archs,
                                        const std::optional<std::vector<std::string>>& targets);
 
 /// Why a verdict that cannot run cannot: "torch cannot run on sm 12.0: <its list's source> targets

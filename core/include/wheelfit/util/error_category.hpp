@@ -1,6 +1,6 @@
 #pragma once
 // An std::error_category whose messages come from a table: what wheelfit's error enums (Errc in
-// util/expected.hpp, transport::NetErrc in transport/transport.hpp) share. Enumerator `value`
+// util/expected.hpp, net::NetErrc in net/transport.hpp) share. Enumerator `value`
 // reads messages[value - 1] (the enums start at 1, 0 being success); any other value reads
 // `unknown`. The table and the strings must outlive the category (string literals in a static
 // array). Thread safety: immutable; name() and message() may be called from any thread.

@@ -22,19 +22,19 @@
 #include <filesystem>
 #include <string>
 
-#include "wheelfit/transport/options.hpp"
+#include "wheelfit/net/options.hpp"
 #include "wheelfit/util/expected.hpp"
 
 namespace wheelfit::transports {
 
 /// The size cap when none is given (options.hpp): 1 GiB.
-using transport::kDefaultCacheMaxSize;
+using net::kDefaultCacheMaxSize;
 /// How old a temporary file of a writer that may still run must be before it is removed.
 inline constexpr std::chrono::seconds kStaleTempAge = std::chrono::hours(1);
 
 /// What the cache holds, and what a prune or clean did (options.hpp).
-using transport::CacheCleanup;
-using transport::CacheUsage;
+using net::CacheCleanup;
+using net::CacheUsage;
 
 /// What the cache under `root` holds. A missing root holds nothing. Errc::invalid_input naming
 /// the folder when it holds no wheelfit cache; Errc::io_error naming it when it cannot be read.

@@ -31,20 +31,20 @@
 #include <memory>
 #include <string>
 
-#include "wheelfit/transport/transport.hpp"
+#include "wheelfit/net/transport.hpp"
 #include "wheelfit/transports/cache_housekeeping.hpp"
 
 namespace wheelfit::transports {
 
 /// The options (options.hpp).
-using transport::CacheOptions;
+using net::CacheOptions;
 
 /// $XDG_CACHE_HOME/wheelfit, else $HOME/.cache/wheelfit; Errc::invalid_input when neither is
 /// set (or is relative).
 Expected<std::filesystem::path> default_cache_dir();
 
 /// Errc::io_error naming the directory when it cannot be created or is not writable.
-Expected<std::unique_ptr<transport::Transport>> make_cache_transport(std::unique_ptr<transport::Transport> inner,
+Expected<std::unique_ptr<net::Transport>> make_cache_transport(std::unique_ptr<net::Transport> inner,
                                                                       CacheOptions options);
 
 }  // namespace wheelfit::transports

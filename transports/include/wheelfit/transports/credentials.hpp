@@ -25,8 +25,8 @@
 namespace wheelfit::transports {
 
 /// The credentials the rules apply to (options.hpp: plain structs of the core).
-using transport::Credentials;
-using transport::OriginCredential;
+using net::Credentials;
+using net::OriginCredential;
 
 /// Splits a host list ("a.test, 10.0.0.5:8080 [::1]:8443": commas and/or white space) into
 /// lower-cased entries. Errc::invalid_input naming `source` and the entry for one that is not a

@@ -10,11 +10,11 @@
 #include <string_view>
 
 #include "wheelfit/index/file_url.hpp"
-#include "wheelfit/transport/transport.hpp"
+#include "wheelfit/net/transport.hpp"
 
 namespace wheelfit::transports {
 
-std::unique_ptr<transport::Transport> make_file_transport();
+std::unique_ptr<net::Transport> make_file_transport();
 
 /// file:// URLs and plain paths (the core's index/file_url.hpp).
 using index::is_local;

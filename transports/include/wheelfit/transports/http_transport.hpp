@@ -26,8 +26,8 @@
 #include <optional>
 #include <string>
 
-#include "wheelfit/transport/options.hpp"
-#include "wheelfit/transport/transport.hpp"
+#include "wheelfit/net/options.hpp"
+#include "wheelfit/net/transport.hpp"
 #include "wheelfit/transports/credentials.hpp"
 #include "wheelfit/transports/negotiate.hpp"
 #include "wheelfit/transports/net_policy.hpp"
@@ -35,18 +35,18 @@
 namespace wheelfit::transports {
 
 /// The options (options.hpp: plain structs of the core, as the façade's requests carry them).
-using transport::default_user_agent;
-using transport::HttpOptions;
+using net::default_user_agent;
+using net::HttpOptions;
 
 /// Errc::invalid_input when the options are unusable: a trust store or client certificate that
 /// cannot be loaded (missing, unreadable, no certificate in it, a folder without hashed
 /// certificates, a key that is missing, encrypted or not the certificate's) names the file and the
 /// flag or variable it came from. The system store is loaded at the first https connection;
 /// when it holds no certificate, each https request fails with NetErrc::certificate naming it.
-Expected<std::unique_ptr<transport::Transport>> make_http_transport(HttpOptions options = {});
+Expected<std::unique_ptr<net::Transport>> make_http_transport(HttpOptions options = {});
 
 /// What the transport would do for a URL (`wheelfit doctor --url`; options.hpp).
-using transport::ProxyPlan;
+using net::ProxyPlan;
 
 /// The plan for `url` under `options` (the proxy variables read as make_http_transport reads
 /// them). Errors: the URL or the proxy URL does not parse (Errc::invalid_input / unsupported).
@@ -55,6 +55,6 @@ Expected<ProxyPlan> plan_proxy(const HttpOptions& options, std::string_view url)
 /// One transport for every scheme: file:// URLs and plain paths to the file transport, http(s)
 /// to an http transport made from `options`. Errc::unsupported (naming the URL) for other
 /// schemes. Errors: those of make_http_transport.
-Expected<std::unique_ptr<transport::Transport>> make_transport(HttpOptions options = {});
+Expected<std::unique_ptr<net::Transport>> make_transport(HttpOptions options = {});
 
 }  // namespace wheelfit::transports

@@ -17,14 +17,14 @@
 #include <string_view>
 #include <vector>
 
-#include "wheelfit/transport/gss.hpp"
-#include "wheelfit/transport/options.hpp"
+#include "wheelfit/net/gss.hpp"
+#include "wheelfit/net/options.hpp"
 #include "wheelfit/util/expected.hpp"
 
 namespace wheelfit::transports {
 
 /// How the http transport authenticates to a proxy (options.hpp).
-using transport::ProxyAuth;
+using net::ProxyAuth;
 
 /// "auto", "basic", "negotiate", "none".
 [[nodiscard]] std::string_view proxy_auth_name(ProxyAuth auth) noexcept;
@@ -34,9 +34,9 @@ using transport::ProxyAuth;
 Expected<ProxyAuth> parse_proxy_auth(std::string_view text, std::string_view source);
 
 /// The GSS-API seam (the core's gss.hpp).
-using transport::Gss;
-using transport::GssContext;
-using transport::GssStep;
+using net::Gss;
+using net::GssContext;
+using net::GssStep;
 
 /// The system's GSS-API: MIT Kerberos (libgssapi_krb5), the Kerberos mechanism under SPNEGO.
 std::shared_ptr<Gss> system_gss();

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "wheelfit/transport/options.hpp"
-#include "wheelfit/transport/transport.hpp"
+#include "wheelfit/net/options.hpp"
+#include "wheelfit/net/transport.hpp"
 #include "wheelfit/util/expected.hpp"
 
 namespace wheelfit::transports {
@@ -44,7 +44,7 @@ Expected<Url> parse_url(std::string_view url);
 Expected<Url> resolve_location(const Url& base, std::string_view location);
 
 /// The proxy settings of curl (options.hpp).
-using transport::ProxyConfig;
+using net::ProxyConfig;
 
 /// The proxy for one origin: nullopt = connect directly. The proxy URL may lack a scheme
 /// ("proxy:3128" = http://); its userinfo becomes Basic Proxy-Authorization. Errc::invalid_input
@@ -58,7 +58,7 @@ Expected<std::optional<Url>> proxy_for(const ProxyConfig& config, const Url& tar
 bool no_proxy_matches(std::string_view no_proxy, std::string_view host);
 
 /// Retry timing (options.hpp).
-using transport::RetryPolicy;
+using net::RetryPolicy;
 
 /// The low-speed rule of one attempt (curl's --speed-limit / --speed-time): the bytes an attempt
 /// receives are counted in windows of `time`, the first opening when its first read completes (the
@@ -84,7 +84,7 @@ class SpeedFloor {
 };
 
 /// A bound on a whole call (options.hpp).
-using transport::MaxTime;
+using net::MaxTime;
 
 /// What a failed attempt asks for.
 struct RetryDecision {
@@ -99,7 +99,7 @@ struct RetryDecision {
 /// x-ratelimit-remaining: 0, x-ratelimit-reset (epoch seconds); a wait above max_wait gives up
 /// at once, saying so in `reason`. Never retries what is_transient() rejects.
 RetryDecision decide_retry(const RetryPolicy& policy, int attempt, const Error& error, int status,
-                           const transport::Headers& headers, std::chrono::system_clock::time_point now,
+                           const net::Headers& headers, std::chrono::system_clock::time_point now,
                            double random01);
 
 /// Parses Retry-After: delta-seconds or an IMF-fixdate / RFC 850 / asctime HTTP date, as a wait

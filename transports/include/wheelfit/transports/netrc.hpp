@@ -16,14 +16,14 @@
 #include <string_view>
 #include <vector>
 
-#include "wheelfit/transport/options.hpp"
+#include "wheelfit/net/options.hpp"
 #include "wheelfit/util/expected.hpp"
 
 namespace wheelfit::transports {
 
 /// The parsed file (options.hpp: plain structs of the core).
-using transport::Netrc;
-using transport::NetrcEntry;
+using net::Netrc;
+using net::NetrcEntry;
 
 /// The largest netrc text parse_netrc reads.
 inline constexpr std::size_t kMaxNetrcBytes = 1u << 20;

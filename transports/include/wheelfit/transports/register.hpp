@@ -1,9 +1,9 @@
 #pragma once
-// The built-in transports, registered into a transport registry (core's transport/registry.hpp)
+// The built-in transports, registered into a transport registry (core's net/registry.hpp)
 // by one explicit call at start-up: the wheelfit executable, the C API library and an embedder
 // that wants them call it once, as they load the backend plugins.
 
-#include "wheelfit/transport/registry.hpp"
+#include "wheelfit/net/registry.hpp"
 #include "wheelfit/util/expected.hpp"
 
 namespace wheelfit::transports {
@@ -15,6 +15,6 @@ namespace wheelfit::transports {
 ///   the cache's housekeeping. (The GitHub Releases failover is the index component's:
 ///   index/releases.hpp.)
 /// Errc::invalid_input when any of them is registered already (a second call), naming it.
-Expected<void> register_transports(transport::Registry& registry);
+Expected<void> register_transports(net::Registry& registry);
 
 }  // namespace wheelfit::transports

@@ -17,12 +17,12 @@
 #include <string>
 #include <string_view>
 
-#include "wheelfit/transport/options.hpp"
+#include "wheelfit/net/options.hpp"
 
 namespace wheelfit::transports {
 
-using transport::ProxyConfig;
-using transport::SystemProxySettings;
+using net::ProxyConfig;
+using net::SystemProxySettings;
 
 /// The current user's settings (Windows); nullopt elsewhere, or when WinHTTP cannot read them.
 std::optional<SystemProxySettings> read_system_proxy();

@@ -30,8 +30,8 @@
 namespace wheelfit::transports {
 
 /// The choice (options.hpp: plain structs of the core, as ResolveResult::trust reports it).
-using transport::TrustChoice;
-using transport::TrustLocation;
+using net::TrustChoice;
+using net::TrustLocation;
 
 /// The variables read for the trust store, in the order they are tried.
 const std::vector<std::string>& trust_variables();

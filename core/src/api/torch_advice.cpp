@@ -1,0 +1,74 @@
+// The advice's torch file (torch_advice.hpp).
+#include "torch_advice.hpp"
+
+#include "common.hpp"
+#include "wheelfit/index/file_url.hpp"
+#include "wheelfit/semantics/policy.hpp"
+#include "wheelfit/util/secrets.hpp"
+
+namespace wheelfit::api::detail {
+
+TorchAdviceFiles::Source& TorchAdviceFiles::source_for(const std::string& raw) {
+  auto [it, fresh] = sources_.try_emplace(raw);
+  Source& s = it->second;
+  if (!fresh) return s;
+  s.clean[raw] = raw;
+  if (req_.transport) {
+    s.transport = req_.transport;  // the caller's: it answers every read of this call
+  } else {
+    const auto& transports = transports_of(req_.transports);
+    net::StackOptions stack{req_.network, std::nullopt};
+    if (is_remote(raw)) {
+      auto clean = take_credentials(raw, "--torch-index", std::nullopt, stack.network, transports);
+      if (!clean) {
+        s.error = clean.error().message;
+        return s;
+      }
+      s.clean[raw] = std::move(*clean);
+      if (req_.use_cache && transports.cache_keeping()) {
+        auto root = http_cache_root(req_.cache_dir, transports);
+        auto cap = cache_max_size(req_.cache_max_size);
+        if (root && cap) stack.cache = net::CacheOptions{*root, req_.offline, *cap};
+      }
+    }
+    auto made = transports.make(s.clean[raw], stack);
+    if (!made) {
+      s.error = made.error().message;
+      return s;
+    }
+    s.transport = std::move(*made);
+  }
+  s.chooser = std::make_unique<TorchChooser>(*s.transport, s.clean, "");
+  return s;
+}
+
+void TorchAdviceFiles::fill(resolve::TorchAdvice& advice, const machine::Machine& m, const std::string& index_url) {
+  if (!advice.line) return;
+  if (!req_.torch_index && (req_.transport || !is_remote(index_url))) {
+    // A local index is a machine off the network, or a test; a caller's transport answers for its
+    // own index: wheelfit reads another index only where told.
+    advice.file_note = "not looked up: the resolve read no http(s) index of its own; --torch-index URL names the torch index to read";
+    return;
+  }
+  const std::string named = req_.torch_index ? semantics::expand_torch_index(*req_.torch_index, *advice.line) : advice.index;
+  const std::string raw = index::is_local(named) ? index::to_url(named, true) : index::normalize_base(named);
+  const std::lock_guard lock(mu_);
+  Source& s = source_for(raw);
+  advice.index = util::redact(s.clean[raw]);
+  if (!s.error.empty()) {
+    advice.file_note = "the torch index " + advice.index + " could not be read: " + util::redact(s.error);
+    return;
+  }
+  const resolve::Pin pin{"torch", "==" + advice.version, raw};
+  auto choice = s.chooser->choose(raw, m, pin, {"torch"}, "");
+  if (!choice) {
+    advice.file_note = util::redact(choice.error().message);
+    return;
+  }
+  const index::Link& link = *(*choice)->link;
+  advice.file = link.filename;
+  advice.url = util::strip_credentials(link.url);
+  advice.sha256 = link.sha256;
+}
+
+}  // namespace wheelfit::api::detail

@@ -1,0 +1,192 @@
+// The torch family files of `mirror --with-torch` (torch_family.hpp): each torch index read
+// once, each page's links parsed once, each choice made once per (index, pin, Python, platform).
+#include "torch_family.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <tuple>
+#include <utility>
+
+#include "wheelfit/index/index_client.hpp"
+#include "wheelfit/model/specifier.hpp"
+#include "wheelfit/model/wheel.hpp"
+#include "wheelfit/semantics/policy.hpp"
+#include "wheelfit/resolve/demands.hpp"
+#include "wheelfit/resolve/digests.hpp"
+#include "wheelfit/util/secrets.hpp"
+
+namespace wheelfit::api::detail {
+namespace {
+
+/// A machine resolved on a combo.
+bool resolved_on_combo(const ResolveResult& r) { return r.resolution && r.resolution->ok() && r.resolution->combo; }
+
+/// Whether the torch of `r`'s combo cannot run on its GPUs (unknown: it is not set aside).
+bool torch_cannot_run(const ResolveResult& r) { return r.resolution->combo_torch && r.resolution->combo_torch->cannot_run(); }
+
+/// A machine whose torch family is mirrored: resolved, on a combo whose torch may run there.
+bool takes_torch(const ResolveResult& r) { return resolved_on_combo(r) && !torch_cannot_run(r); }
+
+/// The torch index `pin` of `r` is read from, normalised (credentials as given).
+std::string torch_base(const MirrorRequest& req, const ResolveResult& r, const resolve::Pin& pin) {
+  return index::normalize_base(req.torch_index ? semantics::expand_torch_index(*req.torch_index, r.resolution->combo->line) : pin.index);
+}
+
+/// The names of `pins`: the pages a torch index is read with.
+std::vector<std::string> pin_names(const std::vector<resolve::Pin>& pins) {
+  std::vector<std::string> names;
+  for (const auto& p : pins) names.push_back(p.name);
+  return names;
+}
+
+/// A wheel link of a torch page with its parsed name.
+struct ParsedLink {
+  const index::Link* link;
+  model::WheelName name;
+};
+
+/// The newest of `links` named `name` within `spec` that fits Python `py` and `m`'s platform (on
+/// a tie, the better Python tag, then the better platform tag); nullptr when none does.
+const ParsedLink* newest_fitting(const std::vector<ParsedLink>& links, const std::string& name, const model::SpecifierSet& spec,
+                                 const model::PythonTarget& py, const machine::Machine& m) {
+  const ParsedLink* best = nullptr;
+  std::pair<int, int> best_rank{0, 0};
+  for (const auto& p : links) {
+    if (p.name.name != name || !spec.contains(p.name.version)) continue;
+    const auto py_rank = model::python_rank(p.name, py);
+    const auto fit = resolve::platform_fit(p.name, m);
+    if (!py_rank || !fit || !fit->ok()) continue;
+    const std::pair<int, int> rank{*py_rank, fit->rank};
+    if (!best || p.name.version > best->name.version || (p.name.version == best->name.version && rank < best_rank)) {
+      best = &p;
+      best_rank = rank;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+/// One torch index as read: its snapshot, the digests it lists, its pages' wheel links parsed
+/// (by project, on first use).
+struct TorchIndex {
+  index::IndexSnapshot snap;
+  std::unique_ptr<resolve::DigestBook> digests;
+  std::map<std::string, std::vector<ParsedLink>> parsed;
+};
+
+namespace {
+
+/// The page's wheel links with their parsed names, parsed on first use.
+const std::vector<ParsedLink>& links_of(TorchIndex& idx, const index::ProjectPage& page) {
+  auto [it, fresh] = idx.parsed.try_emplace(page.name);
+  if (fresh) {
+    for (const auto& link : page.page.links) {
+      if (auto w = model::WheelName::parse(link.filename)) it->second.push_back({&link, std::move(*w)});
+    }
+  }
+  return it->second;
+}
+
+/// The two-digest rule on the chosen link: its file name listed with another sha256 anywhere in
+/// the index, or its #sha256= against packages.json. Empty when neither.
+std::string digest_conflict(const TorchIndex& idx, const index::ProjectPage& page, const index::Link& link) {
+  const std::string& name = link.filename.empty() ? link.text : link.filename;
+  if (auto conflict = idx.digests->conflict(name); !conflict.empty()) return conflict;
+  std::optional<std::string> listed;
+  if (idx.snap.packages_json) listed = idx.snap.packages_json->sha256_for(link.url, link.filename);
+  return resolve::fragment_conflict(idx.snap, page.url, link.sha256, listed);
+}
+
+}  // namespace
+
+TorchChooser::TorchChooser(net::Transport& transport, const std::map<std::string, std::string>& clean, std::string what)
+    : transport_(transport), clean_(clean), prefix_(what.empty() ? what : what + ": ") {}
+
+TorchChooser::~TorchChooser() = default;
+
+Expected<const TorchChoice*> TorchChooser::choose(const std::string& raw, const machine::Machine& m, const resolve::Pin& pin,
+                                                  const std::vector<std::string>& names, const std::string& machine) {
+  const auto c = clean_.find(raw);
+  const std::string& base = c == clean_.end() ? raw : c->second;
+  const model::PythonTarget py{m.python ? m.python->truncated(2) : model::NumericVersion{}, m.python_free_threaded};
+  ChoiceKey key{base, pin.name, pin.version, py.version, py.free_threaded, m.os, m.cpu_arch, m.glibc};
+  if (auto hit = chosen_.find(key); hit != chosen_.end()) return &hit->second;
+  ++made_;
+  TorchIndex& idx = index_at(base, names);
+  const std::string where =
+      util::redact(base) + " (" + pin.name + pin.version + (machine.empty() ? std::string() : ", machine " + machine) + ")";
+  const auto page = idx.snap.projects.find(pin.name);
+  if (page == idx.snap.projects.end() || page->second.status != index::ProjectPage::Status::ok) {
+    return Error(Errc::io_error, prefix_ + "the torch index " + where + ": " +
+                                     (page == idx.snap.projects.end() ? std::string("no page") : page->second.error));
+  }
+  auto spec = model::SpecifierSet::parse(pin.version);
+  if (!spec) return Error(Errc::invalid_input, prefix_ + where + ": " + spec.error().message);
+  const ParsedLink* best = newest_fitting(links_of(idx, page->second), pin.name, *spec, py, m);
+  if (!best) {
+    return Error(Errc::invalid_input, prefix_ + "the torch index " + where + " lists no wheel for " + py.tag() +
+                                          " on this machine's platform");
+  }
+  if (auto conflict = digest_conflict(idx, page->second, *best->link); !conflict.empty()) {
+    return Error(Errc::invalid_input, prefix_ + "the torch index " + where + ": " + best->link->filename + ": " + conflict +
+                                          "; nothing is fetched or published");
+  }
+  return &chosen_.emplace(std::move(key), TorchChoice{best->link, best->name.version}).first->second;
+}
+
+/// The index at `base`, read on first use with the pages of `names` (and its packages.json).
+TorchIndex& TorchChooser::index_at(const std::string& base, const std::vector<std::string>& names) {
+  auto [it, fresh] = indexes_.try_emplace(base);
+  if (fresh) {
+    it->second = std::make_unique<TorchIndex>();
+    it->second->snap = index::read_index(transport_, base, names);
+    it->second->digests = std::make_unique<resolve::DigestBook>(it->second->snap);
+  }
+  return *it->second;
+}
+
+std::map<std::string, std::string> torch_index_urls(const MirrorRequest& req, const FleetResult& fleet) {
+  std::map<std::string, std::string> out;
+  for (const auto& r : fleet.machines) {
+    if (!takes_torch(r)) continue;
+    for (const auto& pin : r.resolution->pins) {
+      std::string base = torch_base(req, r, pin);
+      out.try_emplace(base, base);
+    }
+  }
+  return out;
+}
+
+Expected<TorchFamily> torch_family(const MirrorRequest& req, const FleetResult& fleet, net::Transport& transport,
+                                   const std::map<std::string, std::string>& clean) {
+  TorchFamily family;
+  auto& out = family.files;
+  std::map<std::string, std::size_t> by_url;
+  TorchChooser chooser(transport, clean, "--with-torch");
+  for (std::size_t m = 0; m < fleet.machines.size(); ++m) {
+    const ResolveResult& r = fleet.machines[m];
+    const std::string& machine = fleet.fleet[m].name;
+    if (resolved_on_combo(r) && torch_cannot_run(r)) {
+      const auto& res = *r.resolution;
+      family.set_aside.push_back({machine, res.combo_str(*res.combo), resolve::cannot_run_text(res.device_prefix, *res.combo_torch)});
+      continue;
+    }
+    if (!takes_torch(r)) continue;
+    for (const auto& pin : r.resolution->pins) {
+      auto choice = chooser.choose(torch_base(req, r, pin), r.machine, pin, pin_names(r.resolution->pins), machine);
+      if (!choice) return choice.error();
+      const index::Link& link = *(*choice)->link;
+      auto [at, added] = by_url.try_emplace(link.url, out.size());
+      if (added) {
+        out.push_back({link.url, link.filename, pin.name, (*choice)->version.str(), link.sha256, link.requires_python, {}});
+      }
+      auto& machines = out[at->second].machines;
+      if (std::find(machines.begin(), machines.end(), machine) == machines.end()) machines.push_back(machine);
+    }
+  }
+  family.choices = chooser.choices();
+  return family;
+}
+
+}  // namespace wheelfit::api::detail
