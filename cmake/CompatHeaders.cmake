@@ -1,7 +1,7 @@
 # Forwarding headers for the names the public headers had before 0.2 (issue 34: one name per
 # thing): wheelfit/wheelfit.hpp is now wheelfit/api.hpp, wheelfit/transport/ is wheelfit/net/
 # (namespace wheelfit::net), wheelfit/policy/ is wheelfit/semantics/ (namespace
-# wheelfit::semantics). Generated into <build>/compat-include, which no in-tree target sees, and
+# wheelfit::semantics). Generated into <build>/compat-include, which the top-level build never sees (a parent project does), and
 # installed beside the real headers, so code written against 0.1 (examples/embed/cpp) compiles
 # unchanged; each old namespace is an alias of the new one.
 set(_compat_dir ${PROJECT_BINARY_DIR}/compat-include)

@@ -32,7 +32,7 @@ SOURCES = (".cpp", ".hpp", ".h", ".c")
 INCLUDE = re.compile(r'\s*#\s*include\s*[<"](wheelfit/[^">]+)[">]')
 QUOTED_INCLUDE = re.compile(r'\s*#\s*include\s*"([^"]+)"')
 FUNCTION_LIMIT = 100
-FACADE = os.path.join("core", "src", "facade")
+FACADE = os.path.join("core", "src", "api")
 
 # Breaks that issue 34's other parts remove (the façade, the outputs and the mirror are the
 # "answer" part's, the Releases source the "urls" part's): listed here so the check passes on each
@@ -41,7 +41,6 @@ PENDING_FUNCTIONS = {
     ("core/src/mirror/publish.cpp", "publish"),
     ("core/src/api/deliver.cpp", "mirror"),
     ("core/src/api/fleet.cpp", "read_index_part"),
-    ("transports/github/releases.cpp", "parse_releases_page"),
 }
 PENDING_FACADE_INCLUDES = {
     ("core/src/api/cache.cpp", "common.hpp"),

@@ -27,7 +27,7 @@ prefix="$work/prefix"
 source "$root/scripts/lib/against_install.sh"
 install_build include/wheelfit/api.hpp include/wheelfit/wheelfit.h include/wheelfit/version.hpp \
               include/wheelfit/transports/http_transport.hpp include/wheelfit/semantics/policy.hpp include/wheelfit/policies/format.hpp \
-              lib/cmake/wheelfit/wheelfitTargets.cmake lib/wheelfit/libwheelfit_facade.a lib/libwheelfit.so.0
+              lib/cmake/wheelfit/wheelfitTargets.cmake lib/wheelfit/libwheelfit_api.a lib/libwheelfit.so.0
 example="$work/cpp-build"
 build_example "$root/examples/embed/cpp" "$example"
 # run_example DIR: runs DIR/embed_resolve; it must pick the cu128/torch2.8 wheel.
