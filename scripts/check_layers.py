@@ -294,6 +294,9 @@ def check_facade_includes(root):
     bad, pending = [], set()
     facade = os.path.join(root, FACADE)
     if not os.path.isdir(facade):
+        # A renamed façade must not turn this check off silently.
+        if os.path.isdir(os.path.join(root, "core", "src")):
+            bad.append(f"{FACADE}: the façade's folder is missing (renamed? update FACADE in scripts/check_layers.py)")
         return bad, pending
     for name in sorted(os.listdir(facade)):
         if not name.endswith(".cpp"):
