@@ -116,8 +116,21 @@ def check_tree():
         return None if sorted(breaks) == sorted(EXPECTED) else f"expected {EXPECTED}, got {breaks}"
 
 
+def check_no_facade():
+    """A core without the façade's folder (renamed, FACADE not updated) is a break, not a pass."""
+    with tempfile.TemporaryDirectory() as root:
+        os.makedirs(os.path.join(root, "core", "src", "util"))
+        r = subprocess.run([sys.executable, check_layers.__file__, root], capture_output=True, text=True)
+        if r.returncode != 1 or "the façade's folder is missing" not in r.stdout:
+            return f"exit {r.returncode}, output {r.stdout!r}"
+    return ""
+
+
 def main() -> int:
     failed = 0
+    problem = check_no_facade()
+    print(f"{'FAIL' if problem else 'ok'}: a core without the façade's folder{': ' + problem if problem else ''}")
+    failed += bool(problem)
     for name, lines, expected in MEASURE_CASES:
         problem = check_measure(name, lines, expected)
         print(f"{'FAIL' if problem else 'ok'}: {name}{': ' + problem if problem else ''}")
