@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "support/checks.hpp"
 #include "wheelfit/model/url.hpp"
 
 using namespace wheelfit;
@@ -37,7 +38,7 @@ std::string shown(const std::optional<url::Authority>& a) {
 }
 
 struct TextRow {
-  std::string_view in, expected;
+  std::string_view input, expected;
 };
 
 }  // namespace
@@ -56,10 +57,7 @@ TEST_CASE("url::split follows RFC 3986 appendix B", "[model][url]") {
       {"C:/x", "scheme=C path=/x"},
       {"http://h?x/y", "scheme=http authority=h path= query=x/y"},
   };
-  for (const TextRow& r : rows) {
-    CAPTURE(r.in);
-    CHECK(shown(url::split(r.in)) == r.expected);
-  }
+  test::check_each(rows, [](std::string_view in) { return shown(url::split(in)); });
 }
 
 TEST_CASE("url::split_authority: userinfo, host, port, IPv6 literals", "[model][url]") {
@@ -80,10 +78,7 @@ TEST_CASE("url::split_authority: userinfo, host, port, IPv6 literals", "[model][
       {"a[b]", "refused"},
       {"[[::1]]", "refused"},
   };
-  for (const TextRow& r : rows) {
-    CAPTURE(r.in);
-    CHECK(shown(url::split_authority(r.in)) == r.expected);
-  }
+  test::check_each(rows, [](std::string_view in) { return shown(url::split_authority(in)); });
 }
 
 TEST_CASE("url::scheme and url::url_scheme tell URLs from paths", "[model][url]") {
@@ -150,10 +145,7 @@ TEST_CASE("url::origin: scheme, host and port, userinfo dropped", "[model][url]"
       {"http://[::1]x/", "none"},
       {"C:/x", "none"},
   };
-  for (const TextRow& r : rows) {
-    CAPTURE(r.in);
-    CHECK(origin(r.in) == r.expected);
-  }
+  test::check_each(rows, [&](std::string_view in) { return origin(in); });
   CHECK(url::origin("https://h/a") == url::origin("https://H:443/b"));
   CHECK_FALSE(url::origin("https://h/a") == url::origin("http://h/a"));
 }
@@ -191,10 +183,7 @@ TEST_CASE("url::resolve: RFC 3986 section 5.4 and index pages", "[model][url]") 
 TEST_CASE("url::last_path_segment", "[model][url]") {
   const TextRow rows[] = {{"https://h/a/b.whl?x#y", "b.whl"}, {"https://h/a/", ""}, {"https://h", ""}, {"https://h?x/y", ""},
                           {"b.whl", "b.whl"},                 {"../b%2B.whl", "b%2B.whl"}, {"", ""}};
-  for (const TextRow& r : rows) {
-    CAPTURE(r.in);
-    CHECK(url::last_path_segment(r.in) == r.expected);
-  }
+  test::check_each(rows, [](std::string_view in) { return url::last_path_segment(in); });
 }
 
 TEST_CASE("url::percent_decode once, percent_encode by component", "[model][url]") {
@@ -203,19 +192,13 @@ TEST_CASE("url::percent_decode once, percent_encode by component", "[model][url]
   const TextRow segment[] = {{"a-1.0+cu128_x~.whl", "a-1.0%2Bcu128_x~.whl"}, {"a b/c", "a%20b%2Fc"},
                              {"\xe2\x82\xac", "%E2%82%AC"}, {"%", "%25"}, {"", ""}};
   const TextRow path[] = {{"/srv/a+b@c,d=e:f", "/srv/a+b@c,d=e:f"}, {"/a b#?%", "/a%20b%23%3F%25"}, {"C:/x", "C:/x"}};
-  for (const TextRow& r : decode) {
-    CAPTURE(r.in);
-    CHECK(url::percent_decode(r.in) == r.expected);
-  }
+  test::check_each(decode, [](std::string_view in) { return url::percent_decode(in); });
   for (const TextRow& r : segment) {
-    CAPTURE(r.in);
-    CHECK(url::percent_encode(r.in, url::Component::segment) == r.expected);
-    CHECK(url::percent_decode(r.expected) == r.in);  // a round trip
+    CAPTURE(r.input);
+    CHECK(url::percent_encode(r.input, url::Component::segment) == r.expected);
+    CHECK(url::percent_decode(r.expected) == r.input);  // a round trip
   }
-  for (const TextRow& r : path) {
-    CAPTURE(r.in);
-    CHECK(url::percent_encode(r.in, url::Component::path) == r.expected);
-  }
+  test::check_each(path, [](std::string_view in) { return url::percent_encode(in, url::Component::path); });
 }
 
 TEST_CASE("url::to_path and from_path: file URLs and local paths", "[model][url]") {
