@@ -79,6 +79,43 @@ TEST_CASE("api::resolve reads the caller's transport and returns what the CLI pr
   CHECK_THAT(*manifest, Catch::Contains("pkg_a-1.0+cu128torch2.8"));
 }
 
+TEST_CASE("api::resolve -o: the format table's row by the file name or --format, a test's own row too", "[facade][formats]") {
+  auto memory = std::make_shared<MemoryTransport>();
+  memory->origin().serve("https://mirror.test/simple/pkg-a/", page({"pkg_a-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl"}));
+  const auto r = api::resolve(request_for_facade(memory));
+  REQUIRE(r.exit_code == api::kExitResolved);
+  REQUIRE(output::formats().add({"toy", [](std::string_view n) { return n.ends_with(".toy"); }, "deps.toy",
+                                 [](const output::Target& t) -> Expected<std::string> {
+                                   std::string out = "toy for " + t.machine.name + " (python " + t.machine.python.value_or("?") + ")\n";
+                                   for (const auto& w : output::locked_wheels(t)) out += w.name + " " + w.location + "\n";
+                                   return out;
+                                 }}));
+  struct Restore {
+    ~Restore() { output::formats().remove("toy"); }
+  } restore;
+  auto by_name = api::output_format_for("out/deps.toy", std::nullopt);
+  REQUIRE(by_name);
+  CHECK((*by_name)->name == "toy");
+  auto by_flag = api::output_format_for("pixi.toml", std::string("toy"));
+  REQUIRE(by_flag);
+  CHECK(*by_flag == *by_name);
+  auto text = r.write_output(**by_name);
+  REQUIRE(text);
+  CHECK(*text == "toy for machine (python 3.12)\n"
+                 "pkg-a https://files.test/pkg_a-1.0+cu128torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl\n");
+  // The LockFormat door keeps its three formats and names the table's others as its not to write.
+  auto as_enum = api::lock_format_for("deps.toy", std::nullopt);
+  REQUIRE_FALSE(as_enum);
+  CHECK(as_enum.error().is(Errc::usage));
+  // The built-in rows are what lock_file writes.
+  for (const auto& [format, name] : {std::pair{api::LockFormat::requirements, "requirements.txt"},
+                                     std::pair{api::LockFormat::pylock, "pylock.toml"}, std::pair{api::LockFormat::pixi, "pixi.toml"}}) {
+    CAPTURE(name);
+    CHECK(*api::lock_format_for(name, std::nullopt) == format);
+    CHECK(*r.lock_file(format) == *r.write_output(**api::output_format_for(name, std::nullopt)));
+  }
+}
+
 TEST_CASE("api::resolve: exit codes and messages", "[facade]") {
   struct Row {
     const char* what;

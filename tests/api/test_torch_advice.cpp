@@ -9,13 +9,14 @@
 #include <string>
 #include <vector>
 
-#include "../../core/src/api/torch_family.hpp"
 #include "support/backend_support.hpp"
 #include "support/resolve_support.hpp"
 #include "support/test_support.hpp"
 #include "support/torch_index.hpp"
 #include "wheelfit/index/file_url.hpp"
+#include "wheelfit/index/index_client.hpp"
 #include "wheelfit/net/registry.hpp"
+#include "wheelfit/resolve/torch_family.hpp"
 #include "wheelfit/api.hpp"
 
 using namespace wheelfit;
@@ -158,8 +159,15 @@ TEST_CASE("mirror --with-torch: a machine whose combo's torch cannot run on its 
   req.torch_index = (tmp / "torch").string() + "/cu{line_nodot}";
   auto transport = net::default_registry().make(net::StackOptions{});
   REQUIRE(transport);
-  const auto clean = api::detail::torch_index_urls(req, fleet);
-  const auto family = api::detail::torch_family(req, fleet, **transport, clean);
+  std::vector<resolve::TorchMachine> machines;  // the resolver's torch family step, as mirror() calls it
+  for (std::size_t m = 0; m < fleet.machines.size(); ++m) {
+    machines.push_back({fleet.fleet[m].name, fleet.machines[m].resolution.get(), &fleet.machines[m].machine});
+  }
+  const auto clean = resolve::torch_index_urls(machines, req.torch_index);
+  resolve::TorchChooser chooser(
+      [&](const std::string& base, const std::vector<std::string>& names) { return index::read_index(**transport, base, names); }, clean,
+      "--with-torch");
+  const auto family = resolve::torch_family(machines, req.torch_index, chooser);
   REQUIRE(family);
   REQUIRE(family->set_aside.size() == 1);
   CHECK(family->set_aside[0].machine == "rtx5090");
@@ -175,7 +183,7 @@ TEST_CASE("mirror --with-torch: a machine whose combo's torch cannot run on its 
     api::MirrorResult out;
     out.exit_code = 0;
     out.resolved = fleet;
-    out.torch_set_aside = family->set_aside;
+    for (const auto& t : family->set_aside) out.torch_set_aside.push_back({t.machine, t.combo, t.reason});
     const auto json = boost::json::parse(out.json()).as_object();
     const auto& aside = json.at("torch_set_aside").as_array();
     REQUIRE(aside.size() == 1);

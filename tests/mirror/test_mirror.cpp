@@ -365,8 +365,8 @@ TEST_CASE("publish writes a view per resolved machine: its picks only, HTML and 
   auto b = pool_wheel(out, "beta", "beta-1.0-py3-none-any.whl", "1.0", {"a", "b"});
   auto s = snapshot_of(out, {a, b});
   s.machines.push_back(machine_of("c", "-", "-", "unresolved"));
-  s.machines[0].requirements = "alpha==1.0 --hash=sha256:" + a.sha256 + "\n";
-  s.machines[0].pylock = "lock-version = \"1.0\"\n";
+  s.machines[0].lock_files = {{"requirements.txt", "alpha==1.0 --hash=sha256:" + a.sha256 + "\n"},
+                              {"pylock.toml", "lock-version = \"1.0\"\n"}};
   auto published = mirror::publish(s);
   REQUIRE(published);
   CHECK(published->views == 2);
@@ -377,7 +377,7 @@ TEST_CASE("publish writes a view per resolved machine: its picks only, HTML and 
   CHECK(json::parse(read_file(root / "machines/b/beta/index.json")).at("files").as_array().size() == 1);
   CHECK(fs::exists(root / "index.json"));
   CHECK(fs::exists(root / "beta/index.json"));
-  CHECK(read_file(root / "machines/a/requirements.txt") == s.machines[0].requirements);
+  CHECK(read_file(root / "machines/a/requirements.txt") == s.machines[0].lock_files[0].text);
   CHECK(fs::exists(root / "machines/a/pylock.toml"));
   CHECK_FALSE(fs::exists(root / "machines/a/pixi.toml"));  // none given: no base URL
   CHECK_FALSE(fs::exists(root / "machines/b/requirements.txt"));

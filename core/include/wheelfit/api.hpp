@@ -30,6 +30,7 @@
 #include "wheelfit/inspect/doctor.hpp"
 #include "wheelfit/inspect/explain.hpp"
 #include "wheelfit/inspect/library.hpp"
+#include "wheelfit/output/formats.hpp"
 #include "wheelfit/output/locks.hpp"
 #include "wheelfit/output/report.hpp"
 #include "wheelfit/machine/detect.hpp"
@@ -110,7 +111,13 @@ struct ResolveRequest {
 enum class LockFormat { pixi, requirements, pylock };
 /// The format from `--format` when given (Errc::usage for another value), else from the file
 /// name: requirements*.txt, pylock.toml / pylock.<name>.toml (PEP 751's names), else pixi.
+/// Through the format table (output/formats.hpp); a row the table gained beyond these three
+/// (FormatTable::add) is Errc::usage here: output_format_for names it.
 Expected<LockFormat> lock_format_for(const std::string& path, const std::optional<std::string>& format);
+/// The row of the format table (output::formats()) that `-o path` writes: `--format`'s row when
+/// given (Errc::usage for a name that is no lock format), else the first row whose file-name rule
+/// takes the name, else pixi. The row lives as long as the table holds it.
+Expected<const output::Format*> output_format_for(const std::string& path, const std::optional<std::string>& format);
 
 struct ResolveResult {
   int exit_code = kExitBadInput;
@@ -147,6 +154,10 @@ struct ResolveResult {
   /// The lock file of a resolved result: pixi.toml, requirements.txt (`name @ URL --hash`), or
   /// pylock.toml (PEP 751).
   [[nodiscard]] Expected<std::string> lock_file(LockFormat format) const;
+  /// The text of `format` (a row of output::formats()) for this result: its one machine as the
+  /// answer holds it (answer/answer.hpp); `pins` for pixi.toml. Errc::invalid_input when nothing
+  /// resolved, or as the writer refuses a value (decision 0021).
+  [[nodiscard]] Expected<std::string> write_output(const output::Format& format, const output::PixiPins& pins = {}) const;
 };
 
 /// Resolves the request. Never throws for anything the request or the world contains: those

@@ -107,16 +107,6 @@ Expected<machine::Machine> machine_of(const registry::Registry& reg, const std::
   return m;
 }
 
-const index::VariantsDoc* variants_doc(const index::IndexSnapshot* snap, const resolve::Pick& pick) {
-  if (!snap || !pick.variant_label || pick.variants_url.empty()) return nullptr;
-  auto page = snap->projects.find(pick.name);
-  if (page == snap->projects.end()) return nullptr;
-  for (const auto& doc : page->second.variants) {
-    if (doc.url == pick.variants_url && doc.file) return &doc;
-  }
-  return nullptr;
-}
-
 std::optional<resolve::TorchArchs> installed_torch_archs(const std::string& lib_dir, const machine::Machine& m,
                                                          const semantics::Policy& policy, std::vector<std::string>& warnings) {
   if (lib_dir.empty() || !resolve::machine_combo(m, policy).combo) return std::nullopt;
@@ -129,11 +119,6 @@ std::optional<resolve::TorchArchs> installed_torch_archs(const std::string& lib_
   }
   log::info("torch's arch list " + archs->list + ": " + archs->source);
   return std::move(*archs);
-}
-
-std::string file_name_of(std::string_view url) {
-  if (const auto q = url.find_first_of("?#"); q != std::string_view::npos) url = url.substr(0, q);
-  return index::percent_decode(url.substr(url.rfind('/') + 1));
 }
 
 }  // namespace wheelfit::api::detail

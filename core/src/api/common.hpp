@@ -40,11 +40,6 @@ Expected<std::uint64_t> cache_max_size(const std::optional<std::uint64_t>& given
 /// The process environment variable, if set.
 std::optional<std::string> env(const char* name);
 
-/// The file a wheel URL names: its last path segment (before any query or fragment), decoded.
-std::string file_name_of(std::string_view url);
-/// A variant pick's package-version variants file as `snap` read it (the URL the resolver judged,
-/// read and understood), or nullptr.
-const index::VariantsDoc* variants_doc(const index::IndexSnapshot* snap, const resolve::Pick& pick);
 /// The http(s) URL `url` without its userinfo, which goes to `net.credentials` for the URL's
 /// origin (source `what`), as does `token` (a bearer token, WHEELFIT_INDEX_TOKEN) when given and
 /// not blank: the http rules of `transports` (HttpRules::take_credentials), which read the

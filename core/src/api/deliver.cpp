@@ -11,110 +11,30 @@
 
 #include "wheelfit/index/index_client.hpp"
 #include "wheelfit/index/links.hpp"
-#include "wheelfit/model/wheel.hpp"
+#include "wheelfit/answer/answer.hpp"
+#include "wheelfit/resolve/torch_family.hpp"
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/util/text.hpp"
 #include "wheelfit/util/utc_time.hpp"
 #include "wheelfit/api.hpp"
 
 #include "common.hpp"
-#include "torch_family.hpp"
 
 namespace wheelfit::api {
 namespace {
 
 namespace json = boost::json;
 
-/// One wheel to fetch: the union of the picks of every resolved machine, by URL.
-struct Wheel {
-  deliver::Wanted wanted;
-  std::string project;
-  std::vector<std::string> anchors;   ///< the anchor texts it was picked under
-  std::vector<std::string> machines;  ///< the machines that picked it
-  /// What the index said of it beyond the link, written back by a mirror unchanged.
-  std::optional<std::string> requires_python;                  ///< the link's data-requires-python
-  std::vector<std::pair<std::string, std::string>> fields;     ///< its packages.json entry's string fields
-  std::string version;  ///< the torch family's (with_torch): from its parsed file name, for the locks
-};
-
-/// The index's facts of a picked file: its link's data-requires-python, its packages.json fields.
-void take_facts(Wheel& w, const index::IndexSnapshot& snap) {
-  if (auto page = snap.projects.find(w.project); page != snap.projects.end()) {
-    for (const auto& link : page->second.page.links) {
-      if (link.url == w.wanted.url && link.requires_python) w.requires_python = link.requires_python;
-    }
-  }
-  if (!snap.packages_json) return;
-  auto entry = snap.packages_json->packages.find(w.project);
-  if (entry == snap.packages_json->packages.end()) return;
-  for (const auto& listed : entry->second.wheels) {
-    if (listed.url == w.wanted.url || listed.filename == w.wanted.filename) w.fields = listed.fields;
-  }
-}
-
-/// The file of `url` in the union (added, as `project`'s file with `sha256`, when new), with
-/// `machine` among those that picked it.
-Wheel& union_file(std::vector<Wheel>& out, std::map<std::string, std::size_t>& by_url, const std::string& url,
-                  const std::string& project, const std::optional<std::string>& sha256, const std::string& machine) {
-  auto [it, fresh] = by_url.try_emplace(url, out.size());
-  if (fresh) {
-    Wheel& w = out.emplace_back();
-    w.wanted.url = url;
-    w.wanted.filename = detail::file_name_of(url);
-    w.wanted.sha256 = sha256;
-    w.project = project;
-  }
-  Wheel& w = out[it->second];
-  if (std::find(w.machines.begin(), w.machines.end(), machine) == w.machines.end()) w.machines.push_back(machine);
-  return w;
-}
-
-/// A variant wheel's package-version variants file (PEP 825), published beside it: expected to be
-/// the bytes the resolver judged (the page's digest, else the digest of the body it read).
-void add_variants_file(std::vector<Wheel>& out, std::map<std::string, std::size_t>& by_url, const resolve::Pick& pick,
-                       const std::string& machine, const index::IndexSnapshot* snap) {
-  std::optional<std::string> sha256 = pick.variants_sha256;
-  if (const index::VariantsDoc* doc = sha256 ? nullptr : detail::variants_doc(snap, pick)) {
-    deliver::Sha256 h;
-    h.update(doc->body);
-    sha256 = h.hex();
-  }
-  Wheel& w = union_file(out, by_url, pick.variants_url, pick.name, sha256, machine);
-  if (w.anchors.empty()) w.anchors.push_back(w.wanted.filename);
-}
-
-/// Every machine's picks, merged by URL; `variants_files`: with the variants files of the variant
-/// wheels among them (a mirror publishes them; a download folder holds wheels only).
-std::vector<Wheel> union_of_picks(const FleetResult& fleet, bool variants_files) {
-  std::vector<Wheel> out;
-  std::map<std::string, std::size_t> by_url;
+/// The answer of a fleet's machines (answer/answer.hpp); `variants_files`: with the variants
+/// files of the variant wheels among the picks (a mirror publishes them; a download folder holds
+/// wheels only).
+answer::Answer answer_of(const FleetResult& fleet, bool variants_files) {
+  std::vector<answer::MachineInput> in;
   for (std::size_t m = 0; m < fleet.machines.size(); ++m) {
     const auto& r = fleet.machines[m];
-    if (!r.resolution || !r.resolution->ok()) continue;
-    for (const auto& pick : r.resolution->picks) {
-      const std::string& name = fleet.fleet[m].name;
-      const bool fresh = !by_url.count(pick.url);
-      Wheel& w = union_file(out, by_url, pick.url, pick.name, pick.sha256, name);
-      if (fresh && r.index) take_facts(w, *r.index);
-      if (std::find(w.anchors.begin(), w.anchors.end(), pick.filename) == w.anchors.end()) w.anchors.push_back(pick.filename);
-      if (variants_files && pick.variant_label && !pick.variants_url.empty()) add_variants_file(out, by_url, pick, name, r.index.get());
-    }
+    in.push_back({fleet.fleet[m].name, r.resolution.get(), r.index.get(), r.index_url, r.machine.python});
   }
-  return out;
-}
-
-/// A torch family file (torch_family.hpp) as a file to fetch and publish.
-Wheel torch_wheel(detail::TorchFile t) {
-  Wheel w;
-  w.wanted.url = std::move(t.url);
-  w.wanted.filename = t.filename;
-  w.wanted.sha256 = std::move(t.sha256);
-  w.project = std::move(t.project);
-  w.anchors = {std::move(t.filename)};
-  w.machines = std::move(t.machines);
-  w.requires_python = std::move(t.requires_python);
-  w.version = std::move(t.version);
-  return w;
+  return answer::build(in, answer::BuildOptions{variants_files});
 }
 
 /// A fleet of one: the single resolve, named after its machine profile (or "this machine").
@@ -165,7 +85,7 @@ Expected<std::shared_ptr<net::Transport>> download_transport(const ResolveReques
 
 /// Fetches the wheels into `dir`; the exit code (kExitDownload when one failed) and the files.
 /// `made`: the transport the caller already made for this fetch (download_transport), if any.
-int fetch(const ResolveRequest& req, const std::vector<Wheel>& wheels, const std::filesystem::path& dir, unsigned jobs,
+int fetch(const ResolveRequest& req, const std::vector<answer::File>& wheels, const std::filesystem::path& dir, unsigned jobs,
           bool locked, const deliver::ProgressHook& progress, std::vector<deliver::Delivered>& files,
           std::optional<Error>& error, std::shared_ptr<net::Transport> made = nullptr) {
   if (jobs < 1 || jobs > 64) {
@@ -179,7 +99,7 @@ int fetch(const ResolveRequest& req, const std::vector<Wheel>& wheels, const std
     return kExitBadInput;
   }
   std::vector<deliver::Wanted> wanted;
-  for (const auto& w : wheels) wanted.push_back(w.wanted);
+  for (const auto& w : wheels) wanted.push_back({w.url, w.filename, w.sha256});
   deliver::DownloadOptions options;
   options.dir = dir;
   options.progress = progress;
@@ -265,29 +185,6 @@ std::string error_json(int code, const Error& e) {
   return json::serialize(json::object{{"error", json::object{{"exit_code", code}, {"message", util::redact(e.message)}}}}) + "\n";
 }
 
-/// The packages.json fields of a farm wheel, from its file name: version (public), python, abi,
-/// platform ("linux", "linux_aarch64", "windows", "macos", or the tag).
-std::vector<std::pair<std::string, std::string>> name_fields(const std::string& filename) {
-  std::vector<std::string> parts;
-  std::string_view rest = std::string_view(filename).substr(0, filename.size() - (filename.ends_with(".whl") ? 4 : 0));
-  for (std::size_t p; (p = rest.find('-')) != std::string_view::npos; rest.remove_prefix(p + 1)) parts.emplace_back(rest.substr(0, p));
-  parts.emplace_back(rest);
-  if (parts.size() < 5) return {};
-  const std::string& version = parts[1];
-  const std::string& py = parts[parts.size() - 3];
-  const std::string& abi = parts[parts.size() - 2];
-  const std::string& plat = parts.back();
-  std::string platform = plat;
-  if (plat.find("win") != std::string::npos) platform = "windows";
-  else if (plat.find("macosx") != std::string::npos) platform = "macos";
-  else if (plat.find("linux") != std::string::npos) platform = plat.find("aarch64") != std::string::npos ? "linux_aarch64" : "linux";
-  const auto digits = py.find_first_of("0123456789");
-  return {{"version", version.substr(0, version.find('+'))},
-          {"python", digits == std::string::npos ? py : py.substr(digits)},
-          {"abi", abi.starts_with("cp") && abi != "cp" ? std::string("cp") : abi},
-          {"platform", platform}};
-}
-
 std::string utc_now() { return util::format_utc(std::chrono::system_clock::now(), "%Y-%m-%dT%H:%M:%SZ"); }
 
 /// "cu12.8/torch2.8", the tier, the status of each machine, for the manifest. A failed machine's
@@ -305,59 +202,6 @@ mirror::Machine manifest_machine(const std::string& name, const ResolveResult& r
   return m;
 }
 
-/// A view's lock files (machines/<name>/): requirements.txt and pylock.toml pinning the files as
-/// the mirror serves them (their digests as published), and with a base URL a pixi.toml pinning
-/// each pick by version from the view's URL. `torch_set_aside`: why --with-torch left its torch
-/// family out ("" when it did not), said in their comments.
-void add_view_locks(mirror::Machine& machine, const ResolveResult& r,
-                    const std::map<std::string, const deliver::Delivered*>& delivered,
-                    const std::optional<std::string>& base_url, const std::vector<Wheel>& torch, bool with_torch,
-                    const std::string& torch_set_aside) {
-  auto wheels = r.locked_wheels();
-  for (const auto& t : torch) {  // the machine's torch family, mirrored (--with-torch)
-    if (std::find(t.machines.begin(), t.machines.end(), machine.name) == t.machines.end()) continue;
-    output::LockedWheel w;
-    w.name = t.project;
-    w.filename = t.wanted.filename;
-    w.version = t.version;
-    wheels.push_back(std::move(w));
-  }
-  for (auto& w : wheels) {
-    w.relative = !base_url;
-    // From machines/<name>/ the shared files/ is two folders up.
-    // A URL is percent-encoded; a path (PEP 751) is the file's own name.
-    w.location = base_url ? mirror::file_href(w.filename, base_url, 0) : "../../files/" + w.filename;
-    if (auto it = delivered.find(w.filename); it != delivered.end()) {
-      w.size = it->second->bytes;
-      w.sha256 = it->second->sha256;
-    }
-  }
-  std::string view_url;
-  if (base_url) {
-    view_url = *base_url;
-    while (!view_url.empty() && view_url.back() == '/') view_url.pop_back();
-    view_url += "/machines/" + machine.name + "/";
-  }
-  auto comments = r.lock_comments(with_torch);  // with_torch: the pins are locked above, from the mirror
-  if (!torch_set_aside.empty()) comments.push_back("--with-torch set this machine's torch family aside: " + torch_set_aside);
-  comments.insert(comments.begin(), "The wheels of machine " + machine.name + " as this mirror serves them: pip install "
-                                    "--require-hashes --no-deps --index-url " +
-                                        (view_url.empty() ? std::string("<this folder's URL>") : view_url) + " -r requirements.txt");
-  // A lock file that would carry a value as something else is not written (decision 0021).
-  const auto take = [&](std::string& into, Expected<std::string> text) {
-    if (text) into = std::move(*text);
-    else log::warn("mirror: machine " + machine.name + ": " + text.error().message);
-  };
-  take(machine.requirements, output::requirements_txt(wheels, true, comments));
-  comments.front() = "The wheels of machine " + machine.name + " as this mirror serves them (PEP 751): uv pip install -r pylock.toml";
-  std::optional<std::string> python;
-  if (r.machine.python) python = "==" + r.machine.python->truncated(2).str() + ".*";
-  take(machine.pylock, output::pylock_toml(wheels, python, comments));
-  if (!view_url.empty()) {
-    if (auto pixi = r.pixi_manifest(output::PixiPins{view_url, with_torch})) machine.pixi = std::move(*pixi);
-  }
-}
-
 }  // namespace
 
 DownloadResult download(const DownloadRequest& req) {
@@ -370,7 +214,7 @@ DownloadResult download(const DownloadRequest& req) {
     out.error = out.resolved.error;
     return out;
   }
-  const auto wheels = union_of_picks(out.resolved, false);
+  const auto wheels = answer_of(out.resolved, false).files;
   // Held while anything is written: a second run on DIR waits (or, --no-wait, stops) before it
   // opens a part; a resolve that picks nothing creates no folder.
   std::optional<util::FolderLock> lock;
@@ -441,27 +285,38 @@ MirrorResult mirror(const MirrorRequest& req) {
     out.unpublished = "no machine resolved: nothing was fetched or published, and " + req.out + "/current is as it was";
     return out;
   }
-  auto wheels = union_of_picks(out.resolved, true);
-  std::vector<Wheel> torch;
+  answer::Answer answer = answer_of(out.resolved, true);
   std::shared_ptr<net::Transport> torch_transport;  // reused by the fetch below
   if (req.with_torch) {
-    auto bases = detail::torch_index_urls(req, out.resolved);  // their credentials go to the transport
+    std::vector<resolve::TorchMachine> machines;
+    for (std::size_t m = 0; m < out.resolved.machines.size(); ++m) {
+      const ResolveResult& r = out.resolved.machines[m];
+      machines.push_back({out.resolved.fleet[m].name, r.resolution.get(), &r.machine});
+    }
+    auto bases = resolve::torch_index_urls(machines, req.torch_index);  // their credentials go to the transport
     auto transport = download_transport(req.resolve, req.jobs, &bases);
     if (!transport) return detail::failed(std::move(out), kExitBadInput, transport.error().message);
     torch_transport = *transport;
-    auto found = detail::torch_family(req, out.resolved, *torch_transport, bases);
+    resolve::TorchChooser chooser(
+        [t = torch_transport](const std::string& base, const std::vector<std::string>& names) { return index::read_index(*t, base, names); },
+        bases, "--with-torch");
+    auto found = resolve::torch_family(machines, req.torch_index, chooser);
     if (!found) {  // nothing is fetched or published without the whole family
       out.exit_code = kExitDownload;
       out.error = Error(found.error().code, util::redact(found.error().message));
       return out;
     }
     out.torch_choices = found->choices;
-    out.torch_set_aside = std::move(found->set_aside);
-    for (auto& t : found->files) torch.push_back(torch_wheel(std::move(t)));
-    wheels.insert(wheels.end(), torch.begin(), torch.end());
+    for (auto& t : found->set_aside) {
+      for (auto& m : answer.machines) {
+        if (m.name == t.machine) m.torch_set_aside = t.reason;
+      }
+      out.torch_set_aside.push_back({std::move(t.machine), std::move(t.combo), std::move(t.reason)});
+    }
+    answer::add_torch_family(answer, std::move(found->files));
   }
   std::optional<Error> failure;
-  const int code = fetch(req.resolve, wheels, mirror::pool_dir(req.out), req.jobs, false, req.progress, out.files, failure,
+  const int code = fetch(req.resolve, answer.files, mirror::pool_dir(req.out), req.jobs, false, req.progress, out.files, failure,
                          std::move(torch_transport));
   if (code != kExitResolved) {  // a wheel missing or not verified: nothing is published
     out.exit_code = code;
@@ -491,7 +346,7 @@ MirrorResult mirror(const MirrorRequest& req) {
   s.locked = true;
   s.upstream_time = utc_now();
   std::set<std::string> projects;
-  for (const auto& w : wheels) projects.insert(w.project);
+  for (const auto& w : answer.files) projects.insert(w.project);
   for (const auto& r : out.resolved.machines) {
     if (!r.index_url.empty()) s.upstream = util::redact(r.index_url);
     if (!r.index || !r.index->packages_json) continue;
@@ -503,35 +358,19 @@ MirrorResult mirror(const MirrorRequest& req) {
       if (projects.count(name) && !known) s.torch_free.emplace_back(name, entry.torch_free);
     }
   }
-  std::map<std::string, const deliver::Delivered*> delivered;
-  for (const auto& f : out.files) delivered[f.filename] = &f;
+  mirror::take_delivered(answer, out.files);  // the views lock the files as the mirror serves them
   for (std::size_t m = 0; m < out.resolved.machines.size(); ++m) {
     const ResolveResult& r = out.resolved.machines[m];
     mirror::Machine machine = manifest_machine(out.resolved.fleet[m].name, r);
-    const auto aside = std::find_if(out.torch_set_aside.begin(), out.torch_set_aside.end(),
-                                    [&](const TorchSetAside& t) { return t.machine == machine.name; });
+    const answer::Machine& am = answer.machines[m];
     if (machine.status == "resolved") {
-      add_view_locks(machine, r, delivered, req.base_url, torch, req.with_torch && aside == out.torch_set_aside.end(),
-                     aside == out.torch_set_aside.end() ? std::string() : aside->reason);
+      const output::ReportContext context = detail::report_context(r);
+      machine.lock_files = mirror::view_files(answer, am, {r.resolution.get(), &context}, req.base_url,
+                                              req.with_torch && am.torch_set_aside.empty());
     }
     s.machines.push_back(std::move(machine));
   }
-  for (std::size_t i = 0; i < wheels.size(); ++i) {
-    const auto& w = wheels[i];
-    const auto& f = out.files[i];
-    mirror::File file;
-    file.project = w.project;
-    file.filename = f.filename;
-    file.sha256 = f.sha256;
-    file.size = f.bytes;
-    file.anchors = w.anchors;
-    file.machines = w.machines;
-    file.verified = f.verified;
-    file.requires_python = w.requires_python;
-    // The upstream's packages.json fields as it gave them; from the file name where it gave none.
-    file.fields = w.fields.empty() ? name_fields(f.filename) : w.fields;
-    s.files.push_back(std::move(file));
-  }
+  s.files = mirror::files_of(answer, out.files);
   auto published = mirror::publish(s);
   if (!published) {
     out.exit_code = folder_code(published.error());

@@ -3,6 +3,7 @@
 
 #include "common.hpp"
 #include "wheelfit/index/file_url.hpp"
+#include "wheelfit/index/index_client.hpp"
 #include "wheelfit/semantics/policy.hpp"
 #include "wheelfit/util/secrets.hpp"
 
@@ -38,7 +39,9 @@ TorchAdviceFiles::Source& TorchAdviceFiles::source_for(const std::string& raw) {
     }
     s.transport = std::move(*made);
   }
-  s.chooser = std::make_unique<TorchChooser>(*s.transport, s.clean, "");
+  s.chooser = std::make_unique<resolve::TorchChooser>(
+      [t = s.transport](const std::string& base, const std::vector<std::string>& names) { return index::read_index(*t, base, names); },
+      s.clean, "");
   return s;
 }
 

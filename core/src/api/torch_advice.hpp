@@ -1,14 +1,14 @@
 #pragma once
 // Private to the façade (fleet.cpp): the exact torch wheel the advice names when a machine's own
 // torch cannot run on its GPUs (resolve::TorchAdvice::file), chosen from its torch index the way
-// `mirror --with-torch` chooses (TorchChooser: the same tag rules and two-digest rule; decision 0030).
+// `mirror --with-torch` chooses (resolve::TorchChooser: the same tag rules and two-digest rule; decision 0030).
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 
-#include "torch_family.hpp"
 #include "wheelfit/resolve/resolver.hpp"
+#include "wheelfit/resolve/torch_family.hpp"
 #include "wheelfit/api.hpp"
 
 namespace wheelfit::api::detail {
@@ -34,7 +34,7 @@ class TorchAdviceFiles {
   struct Source {
     std::map<std::string, std::string> clean;
     std::shared_ptr<net::Transport> transport;
-    std::unique_ptr<TorchChooser> chooser;
+    std::unique_ptr<resolve::TorchChooser> chooser;
     std::string error;
   };
   Source& source_for(const std::string& raw);

@@ -396,8 +396,7 @@ Expected<Published> publish(const Snapshot& s) {
     }
     const fs::path view = tmp / "machines" / m.name;
     if (auto made = write_tree(view, picks, 3); !made) return made.error();
-    for (const auto& [name, text] : {std::pair<std::string, const std::string&>{"requirements.txt", m.requirements},
-                                     {"pylock.toml", m.pylock}, {"pixi.toml", m.pixi}}) {
+    for (const auto& [name, text] : m.lock_files) {
       if (text.empty()) continue;
       if (auto w = util::write_file_atomic(view / name, {text}, durable); !w) return w.error();
     }

@@ -14,7 +14,7 @@ namespace wheelfit::output {
 namespace {
 
 /// `value` as a message quotes it: one line, UTF-8, shortened.
-std::string quoted(std::string_view value) {
+std::string in_quotes(std::string_view value) {
   constexpr std::size_t kMax = 200;
   // C0 and C1 controls as "\xNN", then what else is no line of UTF-8 (U+2028, a split sequence) as '?'.
   const std::string shown = util::one_line(util::escape_controls(value.substr(0, kMax), util::ControlEscape::line), "?");
@@ -50,7 +50,7 @@ struct Refusal {
   std::string_view file;
   const LockedWheel& wheel;
   Error operator()(const std::string& path, const std::string& why) const {
-    return Error(Errc::invalid_input, std::string(file) + ": the variant metadata of " + quoted(wheel.filename) + " " + why +
+    return Error(Errc::invalid_input, std::string(file) + ": the variant metadata of " + in_quotes(wheel.filename) + " " + why +
                                           " (at " + path + "), so the file is not written");
   }
 };
@@ -121,7 +121,7 @@ Expected<toml::table> variants_table(std::string_view file, const LockedWheel& w
   auto& object = doc.get_object();
   const boost::json::value* variants = object.if_contains("variants");
   const boost::json::value* own = variants && variants->is_object() ? variants->get_object().if_contains(*w.variant_label) : nullptr;
-  if (!own) return refuse("$.variants", "lists no variant " + quoted(*w.variant_label));
+  if (!own) return refuse("$.variants", "lists no variant " + in_quotes(*w.variant_label));
   object["variants"] = boost::json::object{{*w.variant_label, *own}};
   return toml_table(object, "$", 2, refuse);
 }
@@ -147,7 +147,7 @@ std::string lock_value_problem(std::string_view value, LockValue kind) {
 Expected<void> check_lock_value(std::string_view file, std::string_view what, std::string_view value, LockValue kind) {
   const std::string why = lock_value_problem(value, kind);
   if (why.empty()) return {};
-  return unexpected(Errc::invalid_input, std::string(file) + ": " + std::string(what) + " " + quoted(value) + " " + why +
+  return unexpected(Errc::invalid_input, std::string(file) + ": " + std::string(what) + " " + in_quotes(value) + " " + why +
                                              ": an installer would read it as something else, so the file is not written");
 }
 
@@ -164,7 +164,7 @@ Expected<std::string> requirements_txt(const std::vector<LockedWheel>& wheels, b
       missing += "# " + note + "\n";
       continue;
     }
-    const std::string of = " of " + quoted(w.filename);
+    const std::string of = " of " + in_quotes(w.filename);
     const std::string& where = by_index ? w.version : w.location;
     if (auto ok = check_values(kFile, {{"the name" + of, w.name}, {(by_index ? "the version" : "the URL") + of, where},
                                        {"the sha256" + of, *w.sha256}},
@@ -197,7 +197,7 @@ Expected<std::string> pylock_toml(const std::vector<LockedWheel>& wheels, const 
       continue;
     }
     // toml++ escapes every string, but writes a byte that is not UTF-8 as another character.
-    const std::string of = " of " + quoted(w.filename);
+    const std::string of = " of " + in_quotes(w.filename);
     if (auto ok = check_values(kFile, {{"the name" + of, w.name}, {"the version" + of, w.version}, {"the file name", w.filename},
                                        {"the location" + of, w.location}, {"the sha256" + of, *w.sha256}},
                                LockValue::toml_string);

@@ -45,6 +45,9 @@
 #include <utility>
 #include <vector>
 
+#include "wheelfit/answer/answer.hpp"
+#include "wheelfit/deliver/download.hpp"
+#include "wheelfit/output/report.hpp"
 #include "wheelfit/util/expected.hpp"
 #include "wheelfit/util/own_file.hpp"
 #include "wheelfit/util/text.hpp"
@@ -65,12 +68,18 @@ struct File {
   std::vector<std::pair<std::string, std::string>> fields;
 };
 
+/// A file of a machine's view: its name in machines/<name>/ and its text.
+struct ViewFile {
+  std::string name, text;
+};
+
 /// One machine of the fleet, for the manifest and its view (OUT/current/machines/<name>/).
 struct Machine {
   std::string name, combo, tier, status;  ///< status: "resolved", "unresolved" or a failure's class ("bad input"), never its message (mirror.json is served)
-  /// The view's lock files, written as given ("" for none): requirements.txt, pylock.toml and
-  /// (with a base URL) pixi.toml. A resolved machine gets a view; others do not.
-  std::string requirements, pylock, pixi;
+  /// The view's lock files (view_files: one per lock format of output::formats(), such as
+  /// requirements.txt, pylock.toml and, with a base URL, pixi.toml), each written as given; one
+  /// with an empty text is not written. A resolved machine gets a view; others do not.
+  std::vector<ViewFile> lock_files;
 };
 
 struct Snapshot {
@@ -126,6 +135,30 @@ Expected<Published> publish(const Snapshot& snapshot);
 /// (the snapshot flushed with syncfs, `current` swapped as a renamed symbolic link), so the
 /// `mirror` command stops with this text (exit 2) before it resolves or fetches anything.
 std::string_view publish_unavailable() noexcept;
+
+// The snapshot from an answer (answer/answer.hpp), after its files were fetched into the pool.
+
+/// Sets each answer file's sha256 and size to those of `delivered` (one per file of the answer,
+/// in its order: what deliver::download returned for them): the digests the mirror publishes.
+void take_delivered(answer::Answer& answer, const std::vector<deliver::Delivered>& delivered);
+/// The answer's files as the snapshot's (one per delivered file): the upstream's packages.json
+/// fields as it gave them, else name_fields of the file name.
+std::vector<File> files_of(const answer::Answer& answer, const std::vector<deliver::Delivered>& delivered);
+/// The packages.json fields of a farm wheel, from its name parsed by model::WheelName: version
+/// (public), python, abi, platform ("linux", "linux_aarch64", "windows", "macos", or the tags);
+/// none for a name that is no wheel's.
+std::vector<std::pair<std::string, std::string>> name_fields(const std::string& filename);
+/// What a machine's view's lock files read besides the answer (pixi.toml reads the resolution).
+struct ViewSource {
+  const resolve::Resolution* resolution = nullptr;
+  const output::ReportContext* context = nullptr;
+};
+/// A resolved machine's view's lock files: every lock format of output::formats(), written for
+/// `machine` of `answer` as the view serves the files (relative "../../files/<file>", or under
+/// `base_url`); `torch_locked`: its torch family is in the view. A format that refuses a value is
+/// a warning naming the machine (log::warn), and no file. Not thread-safe with formats().add().
+std::vector<ViewFile> view_files(const answer::Answer& answer, const answer::Machine& machine, const ViewSource& source,
+                                 const std::optional<std::string>& base_url, bool torch_locked);
 
 // The pieces, for tests.
 

@@ -1,6 +1,7 @@
-// The torch family files of `mirror --with-torch` (torch_family.hpp): each torch index read
-// once, each page's links parsed once, each choice made once per (index, pin, Python, platform).
-#include "torch_family.hpp"
+// The torch family files of `mirror --with-torch` (resolve/torch_family.hpp): each torch index
+// read once, each page's links parsed once, each choice made once per (index, pin, Python,
+// platform).
+#include "wheelfit/resolve/torch_family.hpp"
 
 #include <algorithm>
 #include <memory>
@@ -13,27 +14,28 @@
 #include "wheelfit/semantics/policy.hpp"
 #include "wheelfit/resolve/demands.hpp"
 #include "wheelfit/resolve/digests.hpp"
+#include "wheelfit/resolve/torch_gate.hpp"
 #include "wheelfit/util/secrets.hpp"
 
-namespace wheelfit::api::detail {
+namespace wheelfit::resolve {
 namespace {
 
 /// A machine resolved on a combo.
-bool resolved_on_combo(const ResolveResult& r) { return r.resolution && r.resolution->ok() && r.resolution->combo; }
+bool resolved_on_combo(const TorchMachine& t) { return t.resolution && t.resolution->ok() && t.resolution->combo; }
 
-/// Whether the torch of `r`'s combo cannot run on its GPUs (unknown: it is not set aside).
-bool torch_cannot_run(const ResolveResult& r) { return r.resolution->combo_torch && r.resolution->combo_torch->cannot_run(); }
+/// Whether the torch of `t`'s combo cannot run on its GPUs (unknown: it is not set aside).
+bool torch_cannot_run(const TorchMachine& t) { return t.resolution->combo_torch && t.resolution->combo_torch->cannot_run(); }
 
 /// A machine whose torch family is mirrored: resolved, on a combo whose torch may run there.
-bool takes_torch(const ResolveResult& r) { return resolved_on_combo(r) && !torch_cannot_run(r); }
+bool takes_torch(const TorchMachine& t) { return resolved_on_combo(t) && !torch_cannot_run(t); }
 
-/// The torch index `pin` of `r` is read from, normalised (credentials as given).
-std::string torch_base(const MirrorRequest& req, const ResolveResult& r, const resolve::Pin& pin) {
-  return index::normalize_base(req.torch_index ? semantics::expand_torch_index(*req.torch_index, r.resolution->combo->line) : pin.index);
+/// The torch index `pin` of `t` is read from, normalised (credentials as given).
+std::string torch_base(const std::optional<std::string>& torch_index, const TorchMachine& t, const Pin& pin) {
+  return index::normalize_base(torch_index ? semantics::expand_torch_index(*torch_index, t.resolution->combo->line) : pin.index);
 }
 
 /// The names of `pins`: the pages a torch index is read with.
-std::vector<std::string> pin_names(const std::vector<resolve::Pin>& pins) {
+std::vector<std::string> pin_names(const std::vector<Pin>& pins) {
   std::vector<std::string> names;
   for (const auto& p : pins) names.push_back(p.name);
   return names;
@@ -54,7 +56,7 @@ const ParsedLink* newest_fitting(const std::vector<ParsedLink>& links, const std
   for (const auto& p : links) {
     if (p.name.name != name || !spec.contains(p.name.version)) continue;
     const auto py_rank = model::python_rank(p.name, py);
-    const auto fit = resolve::platform_fit(p.name, m);
+    const auto fit = platform_fit(p.name, m);
     if (!py_rank || !fit || !fit->ok()) continue;
     const std::pair<int, int> rank{*py_rank, fit->rank};
     if (!best || p.name.version > best->name.version || (p.name.version == best->name.version && rank < best_rank)) {
@@ -71,7 +73,7 @@ const ParsedLink* newest_fitting(const std::vector<ParsedLink>& links, const std
 /// (by project, on first use).
 struct TorchIndex {
   index::IndexSnapshot snap;
-  std::unique_ptr<resolve::DigestBook> digests;
+  std::unique_ptr<DigestBook> digests;
   std::map<std::string, std::vector<ParsedLink>> parsed;
 };
 
@@ -95,17 +97,17 @@ std::string digest_conflict(const TorchIndex& idx, const index::ProjectPage& pag
   if (auto conflict = idx.digests->conflict(name); !conflict.empty()) return conflict;
   std::optional<std::string> listed;
   if (idx.snap.packages_json) listed = idx.snap.packages_json->sha256_for(link.url, link.filename);
-  return resolve::fragment_conflict(idx.snap, page.url, link.sha256, listed);
+  return fragment_conflict(idx.snap, page.url, link.sha256, listed);
 }
 
 }  // namespace
 
-TorchChooser::TorchChooser(net::Transport& transport, const std::map<std::string, std::string>& clean, std::string what)
-    : transport_(transport), clean_(clean), prefix_(what.empty() ? what : what + ": ") {}
+TorchChooser::TorchChooser(IndexReader read, const std::map<std::string, std::string>& clean, std::string what)
+    : read_(std::move(read)), clean_(clean), prefix_(what.empty() ? what : what + ": ") {}
 
 TorchChooser::~TorchChooser() = default;
 
-Expected<const TorchChoice*> TorchChooser::choose(const std::string& raw, const machine::Machine& m, const resolve::Pin& pin,
+Expected<const TorchChoice*> TorchChooser::choose(const std::string& raw, const machine::Machine& m, const Pin& pin,
                                                   const std::vector<std::string>& names, const std::string& machine) {
   const auto c = clean_.find(raw);
   const std::string& base = c == clean_.end() ? raw : c->second;
@@ -140,53 +142,51 @@ TorchIndex& TorchChooser::index_at(const std::string& base, const std::vector<st
   auto [it, fresh] = indexes_.try_emplace(base);
   if (fresh) {
     it->second = std::make_unique<TorchIndex>();
-    it->second->snap = index::read_index(transport_, base, names);
-    it->second->digests = std::make_unique<resolve::DigestBook>(it->second->snap);
+    it->second->snap = read_(base, names);
+    it->second->digests = std::make_unique<DigestBook>(it->second->snap);
   }
   return *it->second;
 }
 
-std::map<std::string, std::string> torch_index_urls(const MirrorRequest& req, const FleetResult& fleet) {
+std::map<std::string, std::string> torch_index_urls(const std::vector<TorchMachine>& machines,
+                                                    const std::optional<std::string>& torch_index) {
   std::map<std::string, std::string> out;
-  for (const auto& r : fleet.machines) {
-    if (!takes_torch(r)) continue;
-    for (const auto& pin : r.resolution->pins) {
-      std::string base = torch_base(req, r, pin);
+  for (const auto& t : machines) {
+    if (!takes_torch(t)) continue;
+    for (const auto& pin : t.resolution->pins) {
+      std::string base = torch_base(torch_index, t, pin);
       out.try_emplace(base, base);
     }
   }
   return out;
 }
 
-Expected<TorchFamily> torch_family(const MirrorRequest& req, const FleetResult& fleet, net::Transport& transport,
-                                   const std::map<std::string, std::string>& clean) {
+Expected<TorchFamily> torch_family(const std::vector<TorchMachine>& machines, const std::optional<std::string>& torch_index,
+                                   TorchChooser& chooser) {
   TorchFamily family;
   auto& out = family.files;
   std::map<std::string, std::size_t> by_url;
-  TorchChooser chooser(transport, clean, "--with-torch");
-  for (std::size_t m = 0; m < fleet.machines.size(); ++m) {
-    const ResolveResult& r = fleet.machines[m];
-    const std::string& machine = fleet.fleet[m].name;
-    if (resolved_on_combo(r) && torch_cannot_run(r)) {
-      const auto& res = *r.resolution;
-      family.set_aside.push_back({machine, res.combo_str(*res.combo), resolve::cannot_run_text(res.device_prefix, *res.combo_torch)});
+  for (const auto& t : machines) {
+    if (resolved_on_combo(t) && torch_cannot_run(t)) {
+      const auto& res = *t.resolution;
+      family.set_aside.push_back({t.name, res.combo_str(*res.combo), cannot_run_text(res.device_prefix, *res.combo_torch)});
       continue;
     }
-    if (!takes_torch(r)) continue;
-    for (const auto& pin : r.resolution->pins) {
-      auto choice = chooser.choose(torch_base(req, r, pin), r.machine, pin, pin_names(r.resolution->pins), machine);
+    if (!takes_torch(t)) continue;
+    for (const auto& pin : t.resolution->pins) {
+      auto choice = chooser.choose(torch_base(torch_index, t, pin), *t.machine, pin, pin_names(t.resolution->pins), t.name);
       if (!choice) return choice.error();
       const index::Link& link = *(*choice)->link;
       auto [at, added] = by_url.try_emplace(link.url, out.size());
       if (added) {
         out.push_back({link.url, link.filename, pin.name, (*choice)->version.str(), link.sha256, link.requires_python, {}});
       }
-      auto& machines = out[at->second].machines;
-      if (std::find(machines.begin(), machines.end(), machine) == machines.end()) machines.push_back(machine);
+      auto& names = out[at->second].machines;
+      if (std::find(names.begin(), names.end(), t.name) == names.end()) names.push_back(t.name);
     }
   }
   family.choices = chooser.choices();
   return family;
 }
 
-}  // namespace wheelfit::api::detail
+}  // namespace wheelfit::resolve
