@@ -42,19 +42,7 @@ PENDING_FUNCTIONS = {
     ("core/src/api/deliver.cpp", "mirror"),
     ("core/src/api/fleet.cpp", "read_index_part"),
 }
-PENDING_FACADE_INCLUDES = {
-    ("core/src/api/cache.cpp", "common.hpp"),
-    ("core/src/api/deliver.cpp", "common.hpp"),
-    ("core/src/api/deliver.cpp", "torch_family.hpp"),
-    ("core/src/api/detect.cpp", "common.hpp"),
-    ("core/src/api/doctor.cpp", "common.hpp"),
-    ("core/src/api/explain.cpp", "common.hpp"),
-    ("core/src/api/fleet.cpp", "common.hpp"),
-    ("core/src/api/fleet.cpp", "torch_advice.hpp"),
-    ("core/src/api/fleet_output.cpp", "common.hpp"),
-    ("core/src/api/resolve.cpp", "common.hpp"),
-    ("core/src/api/torch_advice.cpp", "common.hpp"),
-}
+PENDING_FACADE_INCLUDES = set()
 
 
 def source_files(root, top):

@@ -44,23 +44,13 @@
 #include "wheelfit/net/transport.hpp"
 #include "wheelfit/util/expected.hpp"
 #include "wheelfit/util/log.hpp"
+#include "wheelfit/api/exit_codes.hpp"
+#include "wheelfit/session/session.hpp"
 
 namespace wheelfit::api {
 
-/// What a call (and the CLI) exits with.
-enum ExitCode : int {
-  kExitResolved = 0,    ///< every package resolved (explain: the wheel fits)
-  kExitUnresolved = 1,  ///< no combo covers every package
-  kExitBadInput = 2,    ///< bad input or usage; the message names the input
-  kExitNoIndex = 3,     ///< the backend publishes no wheel index and none was given
-  kExitUnreadable = 4,  ///< the index could not be read at all
-  kExitDownload = 5,    ///< download / mirror: a wheel could not be fetched or its sha256 did not match
-  kExitOutput = 6,      ///< an output could not be written (its folder not made, the disk full, an I/O error)
-  kExitInternal = 70,   ///< a bug in wheelfit
-};
-
 /// The backend a resolve uses when nothing names one (the cuda-wheels farm's).
-inline constexpr std::string_view kDefaultBackend = "cuda";
+using session::kDefaultBackend;
 
 /// One environment given directly instead of through a comfy-env.toml.
 struct EnvRequest {
@@ -158,6 +148,13 @@ struct ResolveResult {
   /// answer holds it (answer/answer.hpp); `pins` for pixi.toml. Errc::invalid_input when nothing
   /// resolved, or as the writer refuses a value (decision 0021).
   [[nodiscard]] Expected<std::string> write_output(const output::Format& format, const output::PixiPins& pins = {}) const;
+  /// What the reports and the lock writers read besides the resolution: the machine, the
+  /// workspace, the index and its notes, the TLS trust.
+  [[nodiscard]] output::ReportContext report_context() const;
+  /// Its status class, from the exit code: "resolved", "unresolved", "no index", "unreadable
+  /// index", "bad input" or "internal error": a fleet's summary column, and what a mirror's
+  /// mirror.json publishes (never the message, which names local paths).
+  [[nodiscard]] std::string status_class() const;
 };
 
 /// Resolves the request. Never throws for anything the request or the world contains: those
@@ -218,6 +215,9 @@ struct FleetResult {
   /// Returns how many such texts were made: the distinct resolutions written. An exception the
   /// sink throws ends the writing there and reaches the caller.
   std::size_t write_json(const TextSink& sink) const;
+  /// write_json, `close` false: without the object's closing brace and newline, for the keys a
+  /// download or a mirror adds after the fleet's (no re-parse).
+  std::size_t write_json(const TextSink& sink, bool close) const;
   std::size_t write_report(const TextSink& sink) const;
   /// The summary table alone: columns machine, combo ("cu12.8/torch2.8", the backend's notation;
   /// "-" when none), tier ("bootstrap", "fallback", "requested", "-"), status; aligned, a header line.
@@ -463,29 +463,12 @@ std::string explanation_json(const inspect::Explanation& e);
 /// The demands, one block each, as the human reports print them.
 std::string demands_text(const inspect::Explanation& e, const std::string& indent);
 
-// --- Decisions shared by the commands (also used by explain, detect and doctor in the CLI).
-
-/// The loaded backend whose torch-label grammar names `local_label` ("cu128" -> "cuda").
-std::optional<std::string> backend_of_torch_label(const registry::Registry& registry, std::string_view local_label);
-/// The backend a call judges with: `name`, else the one the machine's torch label names, else
-/// the machine's backend, else kDefaultBackend (a cpu machine too, with a warning). An unknown
-/// name is Errc::invalid_input listing the loaded ones.
-Expected<const registry::BackendInfo*> judging_backend(const registry::Registry& registry,
-                                                       const std::optional<std::string>& name, const machine::Machine& m);
-/// The policy a call judges with: `file`, else WHEELFIT_POLICY, else the backend's own data;
-/// with the backend's device rules either way. Errors name the source ("--policy", ...).
-Expected<semantics::Policy> judging_policy(const registry::BackendInfo& backend, const std::optional<std::string>& file);
-/// Every loaded backend's detection as (name, detect JSON); a backend whose detect() call fails
-/// outside its JSON gets {"present": false, "error": ...}.
-machine::BackendPayloads detect_backends(const registry::Registry& registry);
-/// `resolve --inspect`: reads each would-be pick's wheel (Range requests for http(s), else the
-/// file) and rejects it when its binaries fail gpu_arch, glibc, cpu_arch, os, the line (the
-/// driver) or python (the env's) on machine `m`, or a variant wheel's own variant.json fails the
-/// variant demand (as `explain` judges it, against the torch the resolver judged its
-/// abi_dependency with; a warning when it gives the label other properties than the index's
-/// variants file); torch is left to the combo. A wheel that cannot be read is kept, with a
-/// warning. `policy` must outlive the hook.
-resolve::InspectHook make_inspect_hook(const machine::Machine& m, const semantics::Policy& policy,
-                                       const net::HttpOptions& net, const net::Registry& transports);
+// --- Decisions shared by the commands: the session's (wheelfit/session/session.hpp), named here
+// as they were before 0.2.
+using session::backend_of_torch_label;
+using session::detect_backends;
+using session::judging_backend;
+using session::judging_policy;
+using session::make_inspect_hook;
 
 }  // namespace wheelfit::api

@@ -3,7 +3,8 @@
 
 #include <boost/json.hpp>
 
-#include "common.hpp"
+#include "wheelfit/api/results.hpp"
+#include "wheelfit/session/session.hpp"
 #include "wheelfit/api.hpp"
 
 namespace wheelfit::api {
@@ -45,10 +46,10 @@ CacheResult cache(const CacheRequest& req) {
   const log::ScopedSink call_log(req.log_sink);
   CacheResult r;
   r.action = req.action;
-  const auto& transports = detail::transports_of(req.transports);
-  auto root = detail::http_cache_root(req.cache_dir, transports);
+  const auto& transports = session::transports_of(req.transports);
+  auto root = session::http_cache_root(req.cache_dir, transports);
   if (!root) return detail::failed(std::move(r), kExitBadInput, root.error().message);
-  auto cap = detail::cache_max_size(req.max_size);
+  auto cap = session::cache_max_size(req.max_size);
   if (!cap) return detail::failed(std::move(r), kExitBadInput, cap.error().message);
   r.max_size = *cap;
   // The housekeeping is the cache decorator's, registered with it.

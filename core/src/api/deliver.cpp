@@ -18,7 +18,8 @@
 #include "wheelfit/util/utc_time.hpp"
 #include "wheelfit/api.hpp"
 
-#include "common.hpp"
+#include "wheelfit/api/results.hpp"
+#include "wheelfit/session/session.hpp"
 
 namespace wheelfit::api {
 namespace {
@@ -61,19 +62,19 @@ FleetResult resolve_all(const ResolveRequest& req, const std::vector<FleetMachin
 Expected<std::shared_ptr<net::Transport>> download_transport(const ResolveRequest& req, unsigned jobs,
                                                                    std::map<std::string, std::string>* torch = nullptr) {
   if (req.transport) return req.transport;
-  const auto& transports = detail::transports_of(req.transports);
+  const auto& transports = session::transports_of(req.transports);
   net::StackOptions options;  // no cache: wheels are fetched once, into DIR
   options.network = req.network;
   options.network.jobs = jobs;
   options.network.per_host = jobs;
-  if (req.index && detail::is_remote(*req.index)) {
-    auto clean = detail::take_credentials(*req.index, "--index", detail::env("WHEELFIT_INDEX_TOKEN"), options.network, transports);
+  if (req.index && session::is_remote(*req.index)) {
+    auto clean = session::take_credentials(*req.index, "--index", session::env("WHEELFIT_INDEX_TOKEN"), options.network, transports);
     if (!clean) return clean.error();
   }
   if (torch) {
     for (auto& [url, clean] : *torch) {
-      if (!detail::is_remote(url)) continue;
-      auto taken = detail::take_credentials(url, "--torch-index", std::nullopt, options.network, transports);
+      if (!session::is_remote(url)) continue;
+      auto taken = session::take_credentials(url, "--torch-index", std::nullopt, options.network, transports);
       if (!taken) return Error(taken.error().code, "--with-torch: " + taken.error().message);
       clean = std::move(*taken);
     }
@@ -163,7 +164,7 @@ std::string downloads_text(const std::vector<deliver::Delivered>& files) {
 /// after its own: the text spliced, not parsed again (a fleet's runs to gigabytes).
 void write_resolved_json(const FleetResult& r, bool is_fleet, const json::object& more, const TextSink& sink) {
   if (is_fleet || r.machines.empty()) {
-    detail::write_fleet_json(r, sink, false);
+    r.write_json(sink, false);
   } else {
     const std::string one = r.machines.front().json();
     sink(std::string_view(one).substr(0, one.size() - 2));  // its "}\n" held back
@@ -197,7 +198,7 @@ mirror::Machine manifest_machine(const std::string& name, const ResolveResult& r
   m.status = "resolved";
   if (r.resolution && r.resolution->combo) m.combo = r.resolution->combo_str(*r.resolution->combo);
   if (r.resolution && r.resolution->tier) m.tier = *r.resolution->tier;
-  if (r.error) m.status = detail::status_class(r);
+  if (r.error) m.status = r.status_class();
   else if (!r.resolution || !r.resolution->ok()) m.status = "unresolved";
   return m;
 }
@@ -258,7 +259,7 @@ MirrorResult mirror(const MirrorRequest& req) {
   if (const auto why = mirror::publish_unavailable(); !why.empty()) return detail::failed(std::move(out), kExitBadInput, std::string(why));
   if (req.fleet.empty()) return detail::failed(std::move(out), kExitBadInput, "mirror: give the machines (--machine FILE or --machines DIR)");
   if (req.out.empty()) return detail::failed(std::move(out), kExitBadInput, "mirror: give the output folder (--out DIR)");
-  if (req.base_url && !detail::is_remote(*req.base_url)) {
+  if (req.base_url && !session::is_remote(*req.base_url)) {
     return detail::failed(std::move(out), kExitBadInput, "--base-url: '" + *req.base_url + "' is not an http(s) URL");
   }
   if (req.base_url && util::without_userinfo(*req.base_url) != *req.base_url) {
@@ -364,7 +365,7 @@ MirrorResult mirror(const MirrorRequest& req) {
     mirror::Machine machine = manifest_machine(out.resolved.fleet[m].name, r);
     const answer::Machine& am = answer.machines[m];
     if (machine.status == "resolved") {
-      const output::ReportContext context = detail::report_context(r);
+      const output::ReportContext context = r.report_context();
       machine.lock_files = mirror::view_files(answer, am, {r.resolution.get(), &context}, req.base_url,
                                               req.with_torch && am.torch_set_aside.empty());
     }

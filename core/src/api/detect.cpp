@@ -5,7 +5,8 @@
 
 #include <boost/json.hpp>
 
-#include "common.hpp"
+#include "wheelfit/api/results.hpp"
+#include "wheelfit/session/session.hpp"
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/api.hpp"
 

@@ -4,7 +4,8 @@
 
 #include <boost/json.hpp>
 
-#include "common.hpp"
+#include "wheelfit/api/results.hpp"
+#include "wheelfit/session/session.hpp"
 #include "wheelfit/machine/interpreter.hpp"
 #include "wheelfit/util/log.hpp"
 #include "wheelfit/api.hpp"
@@ -106,7 +107,7 @@ DoctorResult doctor(const DoctorRequest& req) {
   const log::ScopedSink call_log(req.log_sink);
   DoctorResult r;
   if (req.url) {  // the network route only: no machine, no interpreter
-    const auto* rules = detail::transports_of(req.transports).http_rules();
+    const auto* rules = session::transports_of(req.transports).http_rules();
     if (!rules || !rules->plan_proxy) {
       return detail::failed(std::move(r), kExitBadInput, "--url: no http transport is registered to plan a route with");
     }
@@ -117,14 +118,14 @@ DoctorResult doctor(const DoctorRequest& req) {
     return r;
   }
   std::unique_ptr<registry::Registry> owned;
-  auto reg = detail::backends_of(req.backends, owned);
+  auto reg = session::backends_of(req.backends, owned);
   if (!reg) return detail::failed(std::move(r), kExitBadInput, reg.error().message);
 
   // The machine: the caller's, or detected (which also asks the interpreter for its site folders).
   machine::Machine m;
   std::optional<machine::InterpreterFacts> interpreter;
   if (req.machine) {
-    auto given = detail::machine_of(**reg, req.machine, req.env_overrides, std::nullopt, std::nullopt);
+    auto given = session::machine_of(**reg, req.machine, req.env_overrides, std::nullopt, std::nullopt);
     if (!given) return detail::failed(std::move(r), kExitBadInput, given.error().message);
     m = std::move(*given);
   } else {
@@ -137,7 +138,7 @@ DoctorResult doctor(const DoctorRequest& req) {
     m = std::move(det->machine);
     interpreter = std::move(det->interpreter);
   }
-  auto policy = detail::judging_policy_for(**reg, m, req.policy_file);
+  auto policy = session::judging_policy_for(**reg, m, req.policy_file);
   if (!policy) return detail::failed(std::move(r), kExitBadInput, policy.error().message);
 
   // The site folders: the one given, else the interpreter's (asked by the detection, or now).
@@ -149,7 +150,7 @@ DoctorResult doctor(const DoctorRequest& req) {
   } else {
     machine::InterpreterOptions options;
     options.python = req.python.value_or("python3");
-    options.path_env = detail::env("PATH").value_or("");
+    options.path_env = session::env("PATH").value_or("");
     options.cache_dir = machine::default_cache_dir(machine::process_env());
     auto facts = machine::inspect_interpreter(options);
     if (!facts) return detail::failed(std::move(r), kExitBadInput, "--python: " + facts.error().message);

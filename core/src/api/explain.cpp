@@ -6,7 +6,8 @@
 
 #include <boost/json.hpp>
 
-#include "common.hpp"
+#include "wheelfit/api/results.hpp"
+#include "wheelfit/session/session.hpp"
 #include "wheelfit/index/file_url.hpp"
 #include "wheelfit/index/links.hpp"
 #include "wheelfit/model/wheel.hpp"
@@ -215,19 +216,19 @@ ExplainResult explain(const ExplainRequest& req) {
   const log::ScopedSink call_log(req.log_sink);
   ExplainResult r;
   // A URL's userinfo goes to the transport's credentials: no message of this call shows it.
-  const auto& transports = detail::transports_of(req.transports);
+  const auto& transports = session::transports_of(req.transports);
   net::StackOptions stack;
   std::string wheel = req.wheel;
   stack.network = req.network;
-  if (detail::is_remote(wheel)) {
-    auto clean = detail::take_credentials(wheel, "the wheel URL", std::nullopt, stack.network, transports);
+  if (session::is_remote(wheel)) {
+    auto clean = session::take_credentials(wheel, "the wheel URL", std::nullopt, stack.network, transports);
     if (!clean) return detail::failed(std::move(r), kExitBadInput, util::redact(wheel) + ": " + clean.error().message);
     wheel = std::move(*clean);
   }
   // What the wheel is: a URL, a file, or (no such file, no '/') a bare wheel file name.
   std::string filename;
   std::error_code ec;
-  if (detail::is_remote(wheel)) {
+  if (session::is_remote(wheel)) {
     r.origin = "url";
     filename = url_filename(wheel);
   } else if (wheel.starts_with("file://")) {
@@ -251,11 +252,11 @@ ExplainResult explain(const ExplainRequest& req) {
 
   // The machine and the policy it is judged by: the judging backend's, unless a file is named.
   std::unique_ptr<registry::Registry> owned;
-  auto reg = detail::backends_of(req.backends, owned);
+  auto reg = session::backends_of(req.backends, owned);
   if (!reg) return detail::failed(std::move(r), kExitBadInput, reg.error().message);
-  auto machine = detail::machine_of(**reg, req.machine, req.env_overrides, req.python, std::nullopt);
+  auto machine = session::machine_of(**reg, req.machine, req.env_overrides, req.python, std::nullopt);
   if (!machine) return detail::failed(std::move(r), kExitBadInput, machine.error().message);
-  auto policy = detail::judging_policy_for(**reg, *machine, req.policy_file);
+  auto policy = session::judging_policy_for(**reg, *machine, req.policy_file);
   if (!policy) return detail::failed(std::move(r), kExitBadInput, policy.error().message);
 
   if (r.origin == "library") {
@@ -277,7 +278,7 @@ ExplainResult explain(const ExplainRequest& req) {
       if (!made) return detail::failed(std::move(r), kExitBadInput, made.error().message);
       transport = std::move(*made);
     }
-    auto source = detail::open_wheel(wheel, transport.get());
+    auto source = session::open_wheel(wheel, transport.get());
     if (!source) {
       const bool network = source.error().code.category() != core_category();
       return detail::failed(std::move(r), network ? kExitUnreadable : kExitBadInput, util::redact(wheel) + ": " + source.error().message);

@@ -25,14 +25,14 @@
 #include "wheelfit/util/native_text.hpp"
 #include "wheelfit/util/read_file.hpp"
 #include "wheelfit/api.hpp"
-
-#include "common.hpp"
-#include "torch_advice.hpp"
+#include "wheelfit/api/results.hpp"
+#include "wheelfit/session/session.hpp"
+#include "wheelfit/session/torch_advice.hpp"
 
 namespace wheelfit::api {
 namespace {
 
-using detail::env;
+using session::env;
 using detail::failed;
 
 // "network: 45 requests on 3 connections, 2 retries; cache: 40 fresh, 2 revalidated (304)".
@@ -94,7 +94,7 @@ struct RequestPart {
 };
 
 Expected<void> prepare_request(const ResolveRequest& req, RequestPart& out) {
-  auto loaded = detail::backends_of(req.backends, out.owned);
+  auto loaded = session::backends_of(req.backends, out.owned);
   if (!loaded) return loaded.error();
   out.reg = *loaded;
   if (!req.configs.empty()) {
@@ -152,7 +152,7 @@ IndexPart read_index_part(const ResolveRequest& req, const RequestPart& rp, cons
   // The index: a local mirror read as it is, or http(s) through the cache with the Releases API
   // as the failover when the pages cannot be read; or the caller's own transport. The stack is
   // the transport registry's (another scheme: whichever transport registered it).
-  const auto& transports = detail::transports_of(req.transports);
+  const auto& transports = session::transports_of(req.transports);
   const bool local = index::is_local(choice.url);
   const net::SchemeFacts facts = transports.facts(choice.url);
   const bool remote = facts.remote;
@@ -175,7 +175,7 @@ IndexPart read_index_part(const ResolveRequest& req, const RequestPart& rp, cons
   // per-origin credentials: from here on no URL of this resolve carries a password.
   p.net = req.network;
   if (facts.credentials) {
-    auto clean = detail::take_credentials(p.index_url, choice.origin, env("WHEELFIT_INDEX_TOKEN"), p.net, transports);
+    auto clean = session::take_credentials(p.index_url, choice.origin, env("WHEELFIT_INDEX_TOKEN"), p.net, transports);
     if (!clean) return fail(kExitBadInput, where + clean.error().message);
     p.index_url = std::move(*clean);
   }
@@ -183,9 +183,9 @@ IndexPart read_index_part(const ResolveRequest& req, const RequestPart& rp, cons
   if (!transport) {
     net::StackOptions stack{p.net, std::nullopt};
     if (remote && req.use_cache && transports.cache_keeping()) {
-      auto root = detail::http_cache_root(req.cache_dir, transports);
+      auto root = session::http_cache_root(req.cache_dir, transports);
       if (!root) return fail(kExitBadInput, root.error().message);
-      auto cap = detail::cache_max_size(req.cache_max_size);
+      auto cap = session::cache_max_size(req.cache_max_size);
       if (!cap) return fail(kExitBadInput, cap.error().message);
       stack.cache = net::CacheOptions{*root, req.offline, *cap};
     }
@@ -335,16 +335,16 @@ void for_each_on_cores(std::size_t n, std::size_t most, const Work& work) {
 
 // The resolve proper, on the shared part; the result's notes are the part's. The torch the advice
 // names gets its file from `torch_files`.
-void finish_machine(const ResolveRequest& req, Pending& p, detail::TorchAdviceFiles& torch_files) {
+void finish_machine(const ResolveRequest& req, Pending& p, session::TorchAdviceFiles& torch_files) {
   ResolveResult& r = p.result;
   const IndexPart& part = *p.part;
   resolve::Inputs inputs{r.workspace, r.machine, *part.policy, *part.snapshot, p.backend};
-  if (req.inspect) inputs.inspect = make_inspect_hook(r.machine, *part.policy, part.net, detail::transports_of(req.transports));  // read the picks' binaries
+  if (req.inspect) inputs.inspect = make_inspect_hook(r.machine, *part.policy, part.net, session::transports_of(req.transports));  // read the picks' binaries
   inputs.combo = part.combo;
   inputs.fallback = req.fallback;
   inputs.prepared = part.prepared.get();
   std::vector<std::string> torch_warnings;
-  inputs.torch_archs = detail::installed_torch_archs(p.torch_lib, r.machine, *part.policy, torch_warnings);
+  inputs.torch_archs = session::installed_torch_archs(p.torch_lib, r.machine, *part.policy, torch_warnings);
   auto resolution = resolve::resolve(inputs);
   if (!resolution) {
     r = failed(std::move(r), kExitBadInput, resolution.error().message);
@@ -388,6 +388,12 @@ std::string twin_key(machine::Machine& m) {
   return key;
 }
 
+// Where the advice's torch files are read from: the request's transport, else its network
+// options and cache.
+session::TorchAdviceSource torch_advice_source(const ResolveRequest& req) {
+  return {req.transport, req.transports, req.network, req.torch_index, req.use_cache, req.cache_dir, req.cache_max_size, req.offline};
+}
+
 // Every machine of `given` resolved (nullopt: this machine, detected). The request's failure
 // is `error`; each machine's is its own result.
 FleetResult resolve_all(const ResolveRequest& req, const std::vector<std::optional<machine::Machine>>& given) {
@@ -407,7 +413,7 @@ FleetResult resolve_all(const ResolveRequest& req, const std::vector<std::option
   std::unordered_map<std::string, std::vector<std::size_t>> judged;  // by twin_key
   for (const auto& m : given) {
     std::string torch_lib;
-    auto found = detail::machine_of(*rp.reg, m, req.env_overrides, req.python, req.backend, &torch_lib);
+    auto found = session::machine_of(*rp.reg, m, req.env_overrides, req.python, req.backend, &torch_lib);
     if (!found) {
       ResolveResult r;
       r.workspace = rp.workspace;
@@ -439,7 +445,7 @@ FleetResult resolve_all(const ResolveRequest& req, const std::vector<std::option
   out.index_reads = parts.reads();
 
   // The resolves, on up to one thread per core.
-  detail::TorchAdviceFiles torch_files(req);
+  session::TorchAdviceFiles torch_files(torch_advice_source(req));
   for_each_on_cores(todo.size(), todo.size(), [&](std::size_t i) { finish_machine(req, *todo[i], torch_files); });
   out.resolves = todo.size();
   for (auto [i, twin] : twins) {
@@ -466,9 +472,8 @@ FleetResult resolve_all(const ResolveRequest& req, const std::vector<std::option
 
 }  // namespace
 
-namespace detail {
-
-ResolveResult resolve_one(const ResolveRequest& request) {
+ResolveResult resolve(const ResolveRequest& request) {
+  // The fleet of one: request.machine as given, or this machine detected.
   const log::ScopedSink call_log(request.log_sink);
   auto fleet = resolve_all(request, {request.machine});
   if (fleet.error) {
@@ -477,8 +482,6 @@ ResolveResult resolve_one(const ResolveRequest& request) {
   }
   return std::move(fleet.machines.front());
 }
-
-}  // namespace detail
 
 FleetResult resolve_fleet(const ResolveRequest& request, const std::vector<FleetMachine>& machines) {
   const log::ScopedSink call_log(request.log_sink);

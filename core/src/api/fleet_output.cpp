@@ -10,7 +10,7 @@
 
 #include "wheelfit/api.hpp"
 
-#include "common.hpp"
+#include "wheelfit/api/results.hpp"
 
 namespace wheelfit::api {
 namespace {
@@ -30,7 +30,7 @@ std::vector<SummaryRow> summary_rows(const FleetResult& f) {
       row.combo = r.resolution->combo_str(*r.resolution->combo);
       row.tier = *r.resolution->tier;
     }
-    row.status = detail::status_class(r);
+    row.status = r.status_class();
     rows.push_back(std::move(row));
   }
   return rows;
@@ -131,18 +131,8 @@ std::string error_object(int code, const std::string& message) {
 
 }  // namespace
 
-std::string detail::status_class(const ResolveResult& r) {
-  switch (r.exit_code) {
-    case kExitResolved: return "resolved";
-    case kExitUnresolved: return "unresolved";
-    case kExitNoIndex: return "no index";
-    case kExitUnreadable: return "unreadable index";
-    case kExitBadInput: return "bad input";
-    default: return "internal error";
-  }
-}
-
-std::size_t detail::write_fleet_json(const FleetResult& f, const TextSink& sink, bool close) {
+std::size_t FleetResult::write_json(const TextSink& sink, bool close) const {
+  const FleetResult& f = *this;
   if (f.error) {
     const std::string text = error_object(f.exit_code, f.error->message);
     sink(close ? std::string_view(text) : std::string_view(text).substr(0, text.size() - 2));
@@ -161,7 +151,7 @@ std::size_t detail::write_fleet_json(const FleetResult& f, const TextSink& sink,
       write_after_name(r.json(), sink);
       continue;
     }
-    const auto ctx = report_context(r);
+    const auto ctx = r.report_context();
     const auto& parts = texts.of(r, ctx);
     sink(",");
     parts.head.write(sink, 1);  // its "{" is the row's, opened before "name"
@@ -178,7 +168,7 @@ std::size_t detail::write_fleet_json(const FleetResult& f, const TextSink& sink,
   return texts.made();
 }
 
-std::size_t FleetResult::write_json(const TextSink& sink) const { return detail::write_fleet_json(*this, sink, true); }
+std::size_t FleetResult::write_json(const TextSink& sink) const { return write_json(sink, true); }
 
 std::size_t FleetResult::write_report(const TextSink& sink) const {
   if (error) {
@@ -193,7 +183,7 @@ std::size_t FleetResult::write_report(const TextSink& sink) const {
     if (!shares_text(r)) {
       sink(r.report());
     } else {
-      const auto ctx = detail::report_context(r);
+      const auto ctx = r.report_context();
       sink(output::human_report_machine(*r.resolution, r.machine));
       texts.of(r, ctx).write(sink);
     }

@@ -1,24 +1,24 @@
-// The advice's torch file (torch_advice.hpp).
-#include "torch_advice.hpp"
+// The advice's torch file (session/torch_advice.hpp).
+#include "wheelfit/session/torch_advice.hpp"
 
-#include "common.hpp"
+#include "wheelfit/session/session.hpp"
 #include "wheelfit/index/file_url.hpp"
 #include "wheelfit/index/index_client.hpp"
 #include "wheelfit/semantics/policy.hpp"
 #include "wheelfit/util/secrets.hpp"
 
-namespace wheelfit::api::detail {
+namespace wheelfit::session {
 
-TorchAdviceFiles::Source& TorchAdviceFiles::source_for(const std::string& raw) {
-  auto [it, fresh] = sources_.try_emplace(raw);
-  Source& s = it->second;
+TorchAdviceFiles::Index& TorchAdviceFiles::index_for(const std::string& raw) {
+  auto [it, fresh] = indexes_.try_emplace(raw);
+  Index& s = it->second;
   if (!fresh) return s;
   s.clean[raw] = raw;
-  if (req_.transport) {
-    s.transport = req_.transport;  // the caller's: it answers every read of this call
+  if (source_.transport) {
+    s.transport = source_.transport;  // the caller's: it answers every read of this call
   } else {
-    const auto& transports = transports_of(req_.transports);
-    net::StackOptions stack{req_.network, std::nullopt};
+    const auto& transports = transports_of(source_.transports);
+    net::StackOptions stack{source_.network, std::nullopt};
     if (is_remote(raw)) {
       auto clean = take_credentials(raw, "--torch-index", std::nullopt, stack.network, transports);
       if (!clean) {
@@ -26,10 +26,10 @@ TorchAdviceFiles::Source& TorchAdviceFiles::source_for(const std::string& raw) {
         return s;
       }
       s.clean[raw] = std::move(*clean);
-      if (req_.use_cache && transports.cache_keeping()) {
-        auto root = http_cache_root(req_.cache_dir, transports);
-        auto cap = cache_max_size(req_.cache_max_size);
-        if (root && cap) stack.cache = net::CacheOptions{*root, req_.offline, *cap};
+      if (source_.use_cache && transports.cache_keeping()) {
+        auto root = http_cache_root(source_.cache_dir, transports);
+        auto cap = cache_max_size(source_.cache_max_size);
+        if (root && cap) stack.cache = net::CacheOptions{*root, source_.offline, *cap};
       }
     }
     auto made = transports.make(s.clean[raw], stack);
@@ -47,16 +47,16 @@ TorchAdviceFiles::Source& TorchAdviceFiles::source_for(const std::string& raw) {
 
 void TorchAdviceFiles::fill(resolve::TorchAdvice& advice, const machine::Machine& m, const std::string& index_url) {
   if (!advice.line) return;
-  if (!req_.torch_index && (req_.transport || !is_remote(index_url))) {
+  if (!source_.torch_index && (source_.transport || !is_remote(index_url))) {
     // A local index is a machine off the network, or a test; a caller's transport answers for its
     // own index: wheelfit reads another index only where told.
     advice.file_note = "not looked up: the resolve read no http(s) index of its own; --torch-index URL names the torch index to read";
     return;
   }
-  const std::string named = req_.torch_index ? semantics::expand_torch_index(*req_.torch_index, *advice.line) : advice.index;
+  const std::string named = source_.torch_index ? semantics::expand_torch_index(*source_.torch_index, *advice.line) : advice.index;
   const std::string raw = index::is_local(named) ? index::to_url(named, true) : index::normalize_base(named);
   const std::lock_guard lock(mu_);
-  Source& s = source_for(raw);
+  Index& s = index_for(raw);
   advice.index = util::redact(s.clean[raw]);
   if (!s.error.empty()) {
     advice.file_note = "the torch index " + advice.index + " could not be read: " + util::redact(s.error);
@@ -74,4 +74,4 @@ void TorchAdviceFiles::fill(resolve::TorchAdvice& advice, const machine::Machine
   advice.sha256 = link.sha256;
 }
 
-}  // namespace wheelfit::api::detail
+}  // namespace wheelfit::session
