@@ -34,16 +34,6 @@ QUOTED_INCLUDE = re.compile(r'\s*#\s*include\s*"([^"]+)"')
 FUNCTION_LIMIT = 100
 FACADE = os.path.join("core", "src", "api")
 
-# Breaks that issue 34's other parts remove (the façade, the outputs and the mirror are the
-# "answer" part's, the Releases source the "urls" part's): listed here so the check passes on each
-# branch, emptied by the lead after the merge. A listed break that no longer occurs is reported.
-PENDING_FUNCTIONS = {
-    ("core/src/mirror/publish.cpp", "publish"),
-    ("core/src/api/deliver.cpp", "mirror"),
-    ("core/src/api/fleet.cpp", "read_index_part"),
-}
-PENDING_FACADE_INCLUDES = set()
-
 
 def source_files(root, top):
     for folder, dirs, files in os.walk(os.path.join(root, top)):
@@ -262,30 +252,26 @@ def functions(source):
 
 
 def check_function_sizes(root, tops=tuple(ALLOWED), limit=FUNCTION_LIMIT):
-    bad, pending = [], set()
+    bad = []
     for top in tops:
         for path in source_files(root, top):
             for length, first, name in functions(read(path)):
                 if length <= limit:
                     continue
-                key = (rel(path, root), name)
-                if key in PENDING_FUNCTIONS:
-                    pending.add(key)
-                else:
-                    bad.append(f"{key[0]}:{first}: {name} is {length} lines (limit {limit})")
-    return bad, pending
+                bad.append(f"{rel(path, root)}:{first}: {name} is {length} lines (limit {limit})")
+    return bad
 
 
 # --- 3. the façade's private headers --------------------------------------------------------------
 
 def check_facade_includes(root):
-    bad, pending = [], set()
+    bad = []
     facade = os.path.join(root, FACADE)
     if not os.path.isdir(facade):
         # A renamed façade must not turn this check off silently.
         if os.path.isdir(os.path.join(root, "core", "src")):
             bad.append(f"{FACADE}: the façade's folder is missing (renamed? update FACADE in scripts/check_layers.py)")
-        return bad, pending
+        return bad
     for name in sorted(os.listdir(facade)):
         if not name.endswith(".cpp"):
             continue
@@ -299,28 +285,19 @@ def check_facade_includes(root):
                 target = os.path.normpath(os.path.join(base, m.group(1)))
                 if os.path.dirname(target) == os.path.normpath(facade) and target.endswith(".hpp") \
                         and os.path.basename(target) != own and os.path.isfile(target):
-                    key = (rel(path, root), os.path.basename(target))
-                    if key in PENDING_FACADE_INCLUDES:
-                        pending.add(key)
-                    else:
-                        bad.append(f"{key[0]}:{number}: includes {key[1]}, another façade file's private header")
+                    bad.append(f"{rel(path, root)}:{number}: includes {os.path.basename(target)}, "
+                               "another façade file's private header")
                     break
-    return bad, pending
+    return bad
 
 
 def main() -> int:
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
     folder_breaks, edges = check_folders(root)
-    size_breaks, pending_sizes = check_function_sizes(root)
-    include_breaks, pending_includes = check_facade_includes(root)
+    size_breaks = check_function_sizes(root)
+    include_breaks = check_facade_includes(root)
     for line in folder_breaks + size_breaks + include_breaks:
         print(line)
-    for path, name in sorted(PENDING_FUNCTIONS - pending_sizes):
-        if os.path.isfile(os.path.join(root, path)):
-            print(f"note: {path}: {name} is within the limit now, remove it from PENDING_FUNCTIONS")
-    for path, name in sorted(PENDING_FACADE_INCLUDES - pending_includes):
-        if os.path.isfile(os.path.join(root, path)):
-            print(f"note: {path} no longer includes {name}, remove it from PENDING_FACADE_INCLUDES")
     for top in ALLOWED:
         print(f"{top}/ includes: {', '.join(sorted(edges.get(top, ()))) or 'nothing of the others'}")
     return 1 if folder_breaks or size_breaks or include_breaks else 0

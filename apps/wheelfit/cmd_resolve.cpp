@@ -1,5 +1,6 @@
 // `wheelfit resolve`: the arguments -> a ResolveRequest -> wheelfit::resolve() (the façade, which
-// decides everything) -> the report or the JSON, the pixi.toml, the exit code.
+// decides everything) -> the report or the JSON, the lock file (-o, a row of the format table), the
+// exit code.
 #include <filesystem>
 #include <iostream>
 
@@ -16,14 +17,14 @@ int run_resolve(const std::vector<std::string_view>& argv) {
   const std::optional<std::string> format_flag = parsed.value("--format");
   const std::optional<std::string> pixi_pins = parsed.value("--pixi-pins");
   if ((format_flag || pixi_pins) && !output) throw UsageError{"--format and --pixi-pins say how -o FILE is written: give -o FILE"};
-  std::optional<api::LockFormat> format;
+  const output::Format* format = nullptr;  // the format table's row (output/formats.hpp)
   if (output) {
-    auto f = api::lock_format_for(*output, format_flag);
+    auto f = api::output_format_for(*output, format_flag);
     if (!f) throw UsageError{f.error().message};
     format = *f;
   }
   if (pixi_pins && *pixi_pins != "url" && *pixi_pins != "index") throw UsageError{"--pixi-pins: '" + *pixi_pins + "' is not url or index"};
-  if (pixi_pins && format != api::LockFormat::pixi) throw UsageError{"--pixi-pins is for a pixi.toml (-o pixi.toml or --format pixi)"};
+  if (pixi_pins && format->name != "pixi") throw UsageError{"--pixi-pins is for a pixi.toml (-o pixi.toml or --format pixi)"};
   if (parsed.positional.empty()) throw UsageError{"resolve: give at least one comfy-env.toml"};
   if (parsed.has("--offline") && parsed.has("--no-cache")) throw UsageError{"--offline reads only the cache; it does not go with --no-cache"};
   if (parsed.value("--cache-dir") && parsed.has("--no-cache")) throw UsageError{"--cache-dir does not go with --no-cache"};
@@ -60,7 +61,7 @@ int run_resolve(const std::vector<std::string_view>& argv) {
   const bool ok = result.exit_code == api::kExitResolved;
   if (ok && output) {
     // --pixi-pins index: each pick by version from the index resolved against (a mirror's view).
-    auto manifest = pixi_pins == "index" ? result.pixi_manifest(output::PixiPins{result.index_url}) : result.lock_file(*format);
+    auto manifest = result.write_output(*format, pixi_pins == "index" ? output::PixiPins{result.index_url} : output::PixiPins{});
     if (!manifest) return fail(json, api::kExitBadInput, manifest.error().message);
     if (auto w = output::write_file_atomically(*output, *manifest); !w) return fail(json, api::kExitOutput, w.error().message);
   }

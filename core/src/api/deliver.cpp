@@ -254,92 +254,61 @@ std::string DownloadResult::report() const {
   return detail::collected([this](const TextSink& sink) { write_report(sink); });
 }
 
-MirrorResult mirror(const MirrorRequest& req) {
-  MirrorResult out;
-  if (const auto why = mirror::publish_unavailable(); !why.empty()) return detail::failed(std::move(out), kExitBadInput, std::string(why));
-  if (req.fleet.empty()) return detail::failed(std::move(out), kExitBadInput, "mirror: give the machines (--machine FILE or --machines DIR)");
-  if (req.out.empty()) return detail::failed(std::move(out), kExitBadInput, "mirror: give the output folder (--out DIR)");
-  if (req.base_url && !session::is_remote(*req.base_url)) {
-    return detail::failed(std::move(out), kExitBadInput, "--base-url: '" + *req.base_url + "' is not an http(s) URL");
+namespace {
+
+/// --with-torch: the torch family of each resolved machine whose torch can run on its GPUs added
+/// to `answer` (resolve::torch_family), the others named in `out.torch_set_aside`; `transport`
+/// the one made for it, which the fetch reuses. kExitResolved, or the run's exit code with
+/// `out.error` set: nothing is fetched or published without the whole family.
+int add_torch_family(const MirrorRequest& req, MirrorResult& out, answer::Answer& answer, std::shared_ptr<net::Transport>& transport) {
+  std::vector<resolve::TorchMachine> machines;
+  for (std::size_t m = 0; m < out.resolved.machines.size(); ++m) {
+    const ResolveResult& r = out.resolved.machines[m];
+    machines.push_back({out.resolved.fleet[m].name, r.resolution.get(), &r.machine});
   }
-  if (req.base_url && util::without_userinfo(*req.base_url) != *req.base_url) {
-    // Every href, packages.json and mirror.json would publish it: refused, never echoed.
-    return detail::failed(std::move(out), kExitBadInput,
-                          "--base-url: '" + util::without_userinfo(*req.base_url) +
-                              "' was given with a user name or password, which every page, packages.json and "
-                              "mirror.json would publish: give the URL without them (clients keep the mirror's "
-                              "credentials in their own index URL or netrc)");
+  auto bases = resolve::torch_index_urls(machines, req.torch_index);  // their credentials go to the transport
+  auto made = download_transport(req.resolve, req.jobs, &bases);
+  if (!made) {
+    out = detail::failed(std::move(out), kExitBadInput, made.error().message);
+    return kExitBadInput;
   }
-  if (auto ready = mirror::prepare(req.out); !ready) return detail::failed(std::move(out), folder_code(ready.error()), ready.error().message);
-  // Held from before the resolve to after the publish: a second run on OUT waits (or stops).
-  auto lock = mirror::lock(req.out, req.wait);
-  if (!lock) return detail::failed(std::move(out), folder_code(lock.error()), lock.error().message);
-  out.resolved = resolve_fleet(req.resolve, req.fleet);
-  out.exit_code = out.resolved.exit_code;
-  if (out.resolved.error) {
-    out.error = out.resolved.error;
-    return out;
+  transport = *made;
+  resolve::TorchChooser chooser(
+      [t = transport](const std::string& base, const std::vector<std::string>& names) { return index::read_index(*t, base, names); },
+      bases, "--with-torch");
+  auto found = resolve::torch_family(machines, req.torch_index, chooser);
+  if (!found) {
+    out.error = Error(found.error().code, util::redact(found.error().message));
+    return kExitDownload;
   }
-  const bool any_resolved = std::any_of(out.resolved.machines.begin(), out.resolved.machines.end(),
-                                        [](const ResolveResult& r) { return r.resolution && r.resolution->ok(); });
-  if (!any_resolved) {  // an upstream answering empty pages, a wrong --index: the served tree stays
-    out.unpublished = "no machine resolved: nothing was fetched or published, and " + req.out + "/current is as it was";
-    return out;
-  }
-  answer::Answer answer = answer_of(out.resolved, true);
-  std::shared_ptr<net::Transport> torch_transport;  // reused by the fetch below
-  if (req.with_torch) {
-    std::vector<resolve::TorchMachine> machines;
-    for (std::size_t m = 0; m < out.resolved.machines.size(); ++m) {
-      const ResolveResult& r = out.resolved.machines[m];
-      machines.push_back({out.resolved.fleet[m].name, r.resolution.get(), &r.machine});
+  out.torch_choices = found->choices;
+  for (auto& t : found->set_aside) {
+    for (auto& m : answer.machines) {
+      if (m.name == t.machine) m.torch_set_aside = t.reason;
     }
-    auto bases = resolve::torch_index_urls(machines, req.torch_index);  // their credentials go to the transport
-    auto transport = download_transport(req.resolve, req.jobs, &bases);
-    if (!transport) return detail::failed(std::move(out), kExitBadInput, transport.error().message);
-    torch_transport = *transport;
-    resolve::TorchChooser chooser(
-        [t = torch_transport](const std::string& base, const std::vector<std::string>& names) { return index::read_index(*t, base, names); },
-        bases, "--with-torch");
-    auto found = resolve::torch_family(machines, req.torch_index, chooser);
-    if (!found) {  // nothing is fetched or published without the whole family
-      out.exit_code = kExitDownload;
-      out.error = Error(found.error().code, util::redact(found.error().message));
-      return out;
-    }
-    out.torch_choices = found->choices;
-    for (auto& t : found->set_aside) {
-      for (auto& m : answer.machines) {
-        if (m.name == t.machine) m.torch_set_aside = t.reason;
-      }
-      out.torch_set_aside.push_back({std::move(t.machine), std::move(t.combo), std::move(t.reason)});
-    }
-    answer::add_torch_family(answer, std::move(found->files));
+    out.torch_set_aside.push_back({std::move(t.machine), std::move(t.combo), std::move(t.reason)});
   }
-  std::optional<Error> failure;
-  const int code = fetch(req.resolve, answer.files, mirror::pool_dir(req.out), req.jobs, false, req.progress, out.files, failure,
-                         std::move(torch_transport));
-  if (code != kExitResolved) {  // a wheel missing or not verified: nothing is published
-    out.exit_code = code;
-    out.error = failure;
-    return out;
-  }
+  answer::add_torch_family(answer, std::move(found->files));
+  return kExitResolved;
+}
+
+/// The error of fetched files that no sha256 upstream verified, unless --allow-unverified.
+std::optional<Error> unverified_error(const MirrorRequest& req, const std::vector<deliver::Delivered>& files) {
   std::vector<std::string> unverified;
-  for (const auto& f : out.files) {
+  for (const auto& f : files) {
     if (!f.verified) unverified.push_back(f.filename);
   }
-  if (!unverified.empty() && !req.allow_unverified) {
-    out.exit_code = kExitDownload;
-    out.error = Error(Errc::invalid_input,
-                      std::to_string(unverified.size()) + " wheel" + (unverified.size() == 1 ? " has" : "s have") +
-                          " no sha256 upstream (neither its page nor packages.json publishes one): " + unverified.front() +
-                          (unverified.size() > 1 ? " and " + std::to_string(unverified.size() - 1) + " more" : std::string()) +
-                          "; nothing is published (--allow-unverified publishes them, marked \"verified\": false in mirror.json)");
-    return out;
-  }
-  // Pruning trusts that every machine resolved: a run that exits non-zero keeps what it does
-  // not pick now.
-  out.prune_skipped = req.prune && out.exit_code != kExitResolved;
+  if (unverified.empty() || req.allow_unverified) return std::nullopt;
+  return Error(Errc::invalid_input,
+               std::to_string(unverified.size()) + " wheel" + (unverified.size() == 1 ? " has" : "s have") +
+                   " no sha256 upstream (neither its page nor packages.json publishes one): " + unverified.front() +
+                   (unverified.size() > 1 ? " and " + std::to_string(unverified.size() - 1) + " more" : std::string()) +
+                   "; nothing is published (--allow-unverified publishes them, marked \"verified\": false in mirror.json)");
+}
+
+/// What a mirror publishes (mirror::publish): the fetched files, each machine's view with its lock
+/// files written from the answer through the format table, the upstream's packages.json facts.
+mirror::Snapshot snapshot_of(const MirrorRequest& req, const MirrorResult& out, answer::Answer& answer) {
   mirror::Snapshot s;
   s.out = req.out;
   s.base_url = req.base_url;
@@ -372,7 +341,72 @@ MirrorResult mirror(const MirrorRequest& req) {
     s.machines.push_back(std::move(machine));
   }
   s.files = mirror::files_of(answer, out.files);
-  auto published = mirror::publish(s);
+  return s;
+}
+
+/// The request's own errors, before anything is made: none, or why.
+std::optional<std::string> mirror_request_problem(const MirrorRequest& req) {
+  if (const auto why = mirror::publish_unavailable(); !why.empty()) return std::string(why);
+  if (req.fleet.empty()) return "mirror: give the machines (--machine FILE or --machines DIR)";
+  if (req.out.empty()) return "mirror: give the output folder (--out DIR)";
+  if (req.base_url && !session::is_remote(*req.base_url)) return "--base-url: '" + *req.base_url + "' is not an http(s) URL";
+  if (req.base_url && util::without_userinfo(*req.base_url) != *req.base_url) {
+    // Every href, packages.json and mirror.json would publish it: refused, never echoed.
+    return "--base-url: '" + util::without_userinfo(*req.base_url) +
+           "' was given with a user name or password, which every page, packages.json and "
+           "mirror.json would publish: give the URL without them (clients keep the mirror's "
+           "credentials in their own index URL or netrc)";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+MirrorResult mirror(const MirrorRequest& req) {
+  MirrorResult out;
+  if (auto why = mirror_request_problem(req)) return detail::failed(std::move(out), kExitBadInput, *why);
+  if (auto ready = mirror::prepare(req.out); !ready) return detail::failed(std::move(out), folder_code(ready.error()), ready.error().message);
+  // Held from before the resolve to after the publish: a second run on OUT waits (or stops).
+  auto lock = mirror::lock(req.out, req.wait);
+  if (!lock) return detail::failed(std::move(out), folder_code(lock.error()), lock.error().message);
+  // The door: resolve, the answer, (the torch family), fetch, publish; each a call into its owner.
+  out.resolved = resolve_fleet(req.resolve, req.fleet);
+  out.exit_code = out.resolved.exit_code;
+  if (out.resolved.error) {
+    out.error = out.resolved.error;
+    return out;
+  }
+  const bool any_resolved = std::any_of(out.resolved.machines.begin(), out.resolved.machines.end(),
+                                        [](const ResolveResult& r) { return r.resolution && r.resolution->ok(); });
+  if (!any_resolved) {  // an upstream answering empty pages, a wrong --index: the served tree stays
+    out.unpublished = "no machine resolved: nothing was fetched or published, and " + req.out + "/current is as it was";
+    return out;
+  }
+  answer::Answer answer = answer_of(out.resolved, true);
+  std::shared_ptr<net::Transport> transport;  // --with-torch's, reused by the fetch
+  if (req.with_torch) {
+    if (const int code = add_torch_family(req, out, answer, transport); code != kExitResolved) {
+      out.exit_code = code;
+      return out;
+    }
+  }
+  std::optional<Error> failure;
+  const int code = fetch(req.resolve, answer.files, mirror::pool_dir(req.out), req.jobs, false, req.progress, out.files, failure,
+                         std::move(transport));
+  if (code != kExitResolved) {  // a wheel missing: nothing is published
+    out.exit_code = code;
+    out.error = failure;
+    return out;
+  }
+  if (auto unverified = unverified_error(req, out.files)) {  // nor when one is not verified
+    out.exit_code = kExitDownload;
+    out.error = std::move(unverified);
+    return out;
+  }
+  // Pruning trusts that every machine resolved: a run that exits non-zero keeps what it does
+  // not pick now.
+  out.prune_skipped = req.prune && out.exit_code != kExitResolved;
+  auto published = mirror::publish(snapshot_of(req, out, answer));
   if (!published) {
     out.exit_code = folder_code(published.error());
     out.error = Error(published.error().code, util::redact(published.error().message));

@@ -129,6 +129,110 @@ struct IndexPart {
   std::string source, fetch_note;
 };
 
+// The part's policy: the file named, else WHEELFIT_POLICY, else the backend's own data; and
+// --combo in its notation. An error is the request's bad input.
+Expected<void> take_policy(const ResolveRequest& req, const registry::BackendInfo& info, IndexPart& p) {
+  auto policy = judging_policy(info, req.policy_file);
+  if (!policy) return policy.error();
+  p.policy_source = policy->source();
+  if (req.combo) {
+    auto parsed = semantics::parse_combo_str(policy->notation(), *req.combo);
+    if (!parsed) return Error(parsed.error().code, "--combo: " + parsed.error().message);
+    p.combo = *parsed;
+  }
+  p.policy = std::move(*policy);
+  return {};
+}
+
+// The part's index URL (its credentials, and WHEELFIT_INDEX_TOKEN, taken out for the transport:
+// from here on no URL of this resolve carries a password) and the transport it is read with: a
+// local mirror read as it is, or http(s) through the cache; or the caller's own. The stack is the
+// transport registry's (another scheme: whichever transport registered it). `where` opens errors.
+Expected<std::shared_ptr<net::Transport>> index_transport(const ResolveRequest& req, const registry::IndexChoice& choice,
+                                                          const std::string& where, IndexPart& p) {
+  const auto& transports = session::transports_of(req.transports);
+  const bool local = index::is_local(choice.url);
+  const net::SchemeFacts facts = transports.facts(choice.url);
+  p.index_url = local ? index::to_url(choice.url, true) : index::normalize_base(choice.url);
+  if (!req.transport) {
+    if (auto known = transports.check(p.index_url, where); !known) return known.error();
+  }
+  if (local && !req.transport) {
+    auto root = index::to_path(p.index_url);
+    if (!root) return unexpected(Errc::invalid_input, where + choice.url + ": no such directory");
+    std::error_code ec;
+    const bool dir = std::filesystem::is_directory(util::path_from_utf8(*root), ec);
+    if (ec && ec != std::errc::no_such_file_or_directory) {  // EACCES, ELOOP, ENAMETOOLONG: say which
+      return unexpected(Errc::invalid_input, where + choice.url + ": cannot read it: " + ec.message());
+    }
+    if (!dir) return unexpected(Errc::invalid_input, where + choice.url + ": no such directory");
+  }
+  p.net = req.network;
+  if (facts.credentials) {
+    auto clean = session::take_credentials(p.index_url, choice.origin, env("WHEELFIT_INDEX_TOKEN"), p.net, transports);
+    if (!clean) return Error(clean.error().code, where + clean.error().message);
+    p.index_url = std::move(*clean);
+  }
+  if (req.transport) return req.transport;
+  net::StackOptions stack{p.net, std::nullopt};
+  if (facts.remote && req.use_cache && transports.cache_keeping()) {
+    auto root = session::http_cache_root(req.cache_dir, transports);
+    if (!root) return root.error();
+    auto cap = session::cache_max_size(req.cache_max_size);
+    if (!cap) return cap.error();
+    stack.cache = net::CacheOptions{*root, req.offline, *cap};
+  }
+  auto made = transports.make(p.index_url, stack);
+  if (!made) return made.error();
+  if (const auto* rules = transports.http_rules(); facts.network_rules && rules && rules->choose_trust) {
+    p.trust = rules->choose_trust(req.network);  // what the http transport loaded
+  }
+  return std::shared_ptr<net::Transport>(std::move(*made));
+}
+
+// The Releases failover's request: the repository is the request's, else WHEELFIT_RELEASES_REPO,
+// else the backend's own when its default index is used, else (the failover derives it) the one
+// a github.io index URL names.
+Expected<index::ReleasesRequest> releases_request(const ResolveRequest& req, const registry::BackendInfo& info,
+                                                  const registry::IndexChoice& choice, const IndexPart& p) {
+  index::ReleasesRequest releases;
+  // (A string, empty for none: GCC 12 warns falsely about an optional<string> here.)
+  std::string repo = req.releases_repo ? *req.releases_repo : env("WHEELFIT_RELEASES_REPO").value_or("");
+  if (repo.empty() && choice.url == info.index_url && !info.releases_repo.empty()) repo = info.releases_repo;
+  if (!repo.empty() && (std::count(repo.begin(), repo.end(), '/') != 1 || repo.front() == '/' || repo.back() == '/')) {
+    return unexpected(Errc::invalid_input, "--releases-repo / WHEELFIT_RELEASES_REPO: '" + repo + "' is not OWNER/NAME");
+  }
+  releases.repo = std::move(repo);
+  if (const auto* rules = session::transports_of(req.transports).http_rules(); rules && rules->insecure_allowed) {
+    releases.token_over_http = [rules, credentials = p.net.credentials](std::string_view url) {
+      return rules->insecure_allowed(credentials, url);
+    };
+  }
+  return releases;
+}
+
+// Why the part's snapshot is no verdict on the wheels, or "": not one page could be read (and no
+// failover answered), or --max-time ran out with pages unread (a resolve on part of the index
+// would be a wrong verdict).
+std::string unreadable(const IndexPart& p, const registry::IndexChoice& choice) {
+  const auto& pages = p.snapshot->projects;
+  const auto failed = std::count_if(pages.begin(), pages.end(), [](const auto& pg) {
+    return pg.second.status == index::ProjectPage::Status::failed;
+  });
+  if (!pages.empty() && static_cast<std::size_t>(failed) == pages.size()) {
+    const auto& first = pages.begin()->second;
+    std::string why = "the index " + p.index_url + " (" + choice.origin + ") could not be read: " + first.error;
+    if (pages.size() > 1) why += " (and " + std::to_string(pages.size() - 1) + " more pages)";
+    if (!p.snapshot->failover_note.empty()) why += "; " + p.snapshot->failover_note;
+    return why;
+  }
+  if (failed > 0 && p.net.max_time && p.net.max_time->passed()) {
+    return "the index " + p.index_url + " (" + choice.origin + ") could not be read: " + p.net.max_time->name() + " ran out with " +
+           std::to_string(failed) + " of " + std::to_string(pages.size()) + " pages unread";
+  }
+  return {};
+}
+
 IndexPart read_index_part(const ResolveRequest& req, const RequestPart& rp, const registry::BackendInfo& info,
                           const registry::IndexChoice& choice) {
   IndexPart p;
@@ -137,112 +241,27 @@ IndexPart read_index_part(const ResolveRequest& req, const RequestPart& rp, cons
     return std::move(p);
   };
   p.index_origin = choice.origin;
-
-  // Policy: the file named, else WHEELFIT_POLICY, else the backend's own data.
-  auto policy = judging_policy(info, req.policy_file);
-  if (!policy) return fail(kExitBadInput, policy.error().message);
-  p.policy_source = policy->source();
-  if (req.combo) {
-    auto parsed = semantics::parse_combo_str(policy->notation(), *req.combo);
-    if (!parsed) return fail(kExitBadInput, "--combo: " + parsed.error().message);
-    p.combo = *parsed;
-  }
-  p.policy = std::move(*policy);
-
-  // The index: a local mirror read as it is, or http(s) through the cache with the Releases API
-  // as the failover when the pages cannot be read; or the caller's own transport. The stack is
-  // the transport registry's (another scheme: whichever transport registered it).
-  const auto& transports = session::transports_of(req.transports);
-  const bool local = index::is_local(choice.url);
-  const net::SchemeFacts facts = transports.facts(choice.url);
-  const bool remote = facts.remote;
+  if (auto taken = take_policy(req, info, p); !taken) return fail(kExitBadInput, taken.error().message);
   const std::string where = choice.origin == "--index" ? "--index: " : choice.origin + ": ";
-  p.index_url = local ? index::to_url(choice.url, true) : index::normalize_base(choice.url);
-  if (!req.transport) {
-    if (auto known = transports.check(p.index_url, where); !known) return fail(kExitBadInput, known.error().message);
-  }
-  if (local && !req.transport) {
-    auto root = index::to_path(p.index_url);
-    if (!root) return fail(kExitBadInput, where + choice.url + ": no such directory");
-    std::error_code ec;
-    const bool dir = std::filesystem::is_directory(util::path_from_utf8(*root), ec);
-    if (ec && ec != std::errc::no_such_file_or_directory) {  // EACCES, ELOOP, ENAMETOOLONG: say which
-      return fail(kExitBadInput, where + choice.url + ": cannot read it: " + ec.message());
-    }
-    if (!dir) return fail(kExitBadInput, where + choice.url + ": no such directory");
-  }
-  // Credentials in the index URL (and WHEELFIT_INDEX_TOKEN) leave the URL for the transport's
-  // per-origin credentials: from here on no URL of this resolve carries a password.
-  p.net = req.network;
-  if (facts.credentials) {
-    auto clean = session::take_credentials(p.index_url, choice.origin, env("WHEELFIT_INDEX_TOKEN"), p.net, transports);
-    if (!clean) return fail(kExitBadInput, where + clean.error().message);
-    p.index_url = std::move(*clean);
-  }
-  std::shared_ptr<net::Transport> transport = req.transport;
-  if (!transport) {
-    net::StackOptions stack{p.net, std::nullopt};
-    if (remote && req.use_cache && transports.cache_keeping()) {
-      auto root = session::http_cache_root(req.cache_dir, transports);
-      if (!root) return fail(kExitBadInput, root.error().message);
-      auto cap = session::cache_max_size(req.cache_max_size);
-      if (!cap) return fail(kExitBadInput, cap.error().message);
-      stack.cache = net::CacheOptions{*root, req.offline, *cap};
-    }
-    auto made = transports.make(p.index_url, stack);
-    if (!made) return fail(kExitBadInput, made.error().message);
-    transport = std::move(*made);
-    if (const auto* rules = transports.http_rules(); facts.network_rules && rules && rules->choose_trust) {
-      p.trust = rules->choose_trust(req.network);  // what the http transport loaded
-    }
-  }
-  // The Releases repository: the request's, else WHEELFIT_RELEASES_REPO, else the backend's own
-  // when its default index is used, else (the failover derives it) the one a github.io index URL names.
-  bool failover = remote && !req.offline && !req.transport;
+  auto transport = index_transport(req, choice, where, p);
+  if (!transport) return fail(kExitBadInput, transport.error().message);
+  // The Releases API answers when the pages of a remote index cannot be read.
+  const bool failover = session::transports_of(req.transports).facts(choice.url).remote && !req.offline && !req.transport;
   index::ReleasesRequest releases;
   if (failover) {
-    // (A string, empty for none: GCC 12 warns falsely about an optional<string> here.)
-    std::string repo = req.releases_repo ? *req.releases_repo : env("WHEELFIT_RELEASES_REPO").value_or("");
-    if (repo.empty() && choice.url == info.index_url && !info.releases_repo.empty()) repo = info.releases_repo;
-    if (!repo.empty() && (std::count(repo.begin(), repo.end(), '/') != 1 || repo.front() == '/' || repo.back() == '/')) {
-      return fail(kExitBadInput, "--releases-repo / WHEELFIT_RELEASES_REPO: '" + repo + "' is not OWNER/NAME");
-    }
-    releases.repo = std::move(repo);
-    if (const auto* rules = transports.http_rules(); rules && rules->insecure_allowed) {
-      releases.token_over_http = [rules, credentials = p.net.credentials](std::string_view url) {
-        return rules->insecure_allowed(credentials, url);
-      };
-    }
+    auto made = releases_request(req, info, choice, p);
+    if (!made) return fail(kExitBadInput, made.error().message);
+    releases = std::move(*made);
   }
-
-  p.snapshot = std::make_shared<const index::IndexSnapshot>(
-      failover ? index::read_index_with_releases(*transport, p.index_url, rp.names, releases) : index::read_index(*transport, p.index_url, rp.names));
-  // Not one page could be read (and no failover answered): that is no verdict on the wheels.
-  const auto& pages = p.snapshot->projects;
-  if (!pages.empty() && std::all_of(pages.begin(), pages.end(), [](const auto& pg) {
-        return pg.second.status == index::ProjectPage::Status::failed;
-      })) {
-    const auto& first = pages.begin()->second;
-    std::string why = "the index " + p.index_url + " (" + choice.origin + ") could not be read: " + first.error;
-    if (pages.size() > 1) why += " (and " + std::to_string(pages.size() - 1) + " more pages)";
-    if (!p.snapshot->failover_note.empty()) why += "; " + p.snapshot->failover_note;
-    return fail(kExitUnreadable, why);
-  }
-  // --max-time ran out with pages unread: a resolve on part of the index would be a wrong verdict.
-  const auto failed = std::count_if(pages.begin(), pages.end(), [](const auto& pg) {
-    return pg.second.status == index::ProjectPage::Status::failed;
-  });
-  if (failed > 0 && p.net.max_time && p.net.max_time->passed()) {
-    return fail(kExitUnreadable, "the index " + p.index_url + " (" + choice.origin + ") could not be read: " +
-                                     p.net.max_time->name() + " ran out with " + std::to_string(failed) + " of " +
-                                     std::to_string(pages.size()) + " pages unread");
-  }
+  p.snapshot = std::make_shared<const index::IndexSnapshot>(failover ? index::read_index_with_releases(**transport, p.index_url, rp.names, releases)
+                                                                     : index::read_index(**transport, p.index_url, rp.names));
+  if (auto why = unreadable(p, choice); !why.empty()) return fail(kExitUnreadable, why);
   p.source = answered_by(*p.snapshot);
   p.prepared = resolve::prepare_candidates(*p.snapshot, *p.policy, rp.names);
   // The transport is this index part's alone (or the caller's): its stats are the reads of this
   // snapshot, the same note for every machine that shares it. (--inspect reads through a
   // transport of its own.) The cache's size cap is applied when the stack goes, here.
-  p.fetch_note = fetch_note(transport->stats());
+  p.fetch_note = fetch_note((*transport)->stats());
   return p;
 }
 

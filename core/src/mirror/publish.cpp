@@ -260,25 +260,13 @@ Expected<std::vector<File>> current_files(const fs::path& out) {
 
 std::string_view publish_unavailable() noexcept { return {}; }
 
-Expected<Published> publish(const Snapshot& s) {
-  const fs::path& out = s.out;
-  if (auto ok = prepare(out); !ok) return ok.error();
-  std::optional<util::FolderLock> held;
-  if (!s.locked) {
-    auto taken = lock(out, false);  // a direct caller is told at once, never left waiting
-    if (!taken) return taken.error();
-    held.emplace(std::move(*taken));
-  }
-  const fs::path pool = pool_dir(out), snapshots = out / "snapshots";
-  std::error_code ec;
-  fs::create_directories(snapshots, ec);
-  if (ec) return io_error(snapshots, "cannot create", ec);
+namespace {
 
-  Published result;
-  // The files: the snapshot's, then (without prune) the previous snapshot's no machine picks now.
-  std::vector<File> files = s.files;
+/// The snapshot's files refused before anything is written: a file name that is not plain or is
+/// listed twice, a resolved machine whose name cannot name its view.
+Expected<void> check_names(const Snapshot& s) {
   std::set<std::string> names;
-  for (const auto& f : files) {
+  for (const auto& f : s.files) {
     if (!plain_name(f.filename)) return Error(Errc::invalid_input, "mirror: '" + f.filename + "' is not a plain file name");
     if (!names.insert(f.filename).second) return Error(Errc::invalid_input, "mirror: " + f.filename + " is listed twice");
   }
@@ -288,11 +276,22 @@ Expected<Published> publish(const Snapshot& s) {
                                             ": it cannot name its view (machines/<name>/); rename its profile");
     }
   }
-  auto previous = current_files(out);
+  return {};
+}
+
+/// The files the new snapshot lists: the snapshot's, then (without prune) the served snapshot's
+/// that no machine picks now and the pool still holds (counted in `result.carried`; the others
+/// go to `result.pruned`); sorted by project, then file name.
+std::vector<File> gather_files(const Snapshot& s, const fs::path& pool, Published& result) {
+  std::vector<File> files = s.files;
+  std::set<std::string> names;
+  for (const auto& f : files) names.insert(f.filename);
+  auto previous = current_files(s.out);
   if (!previous) {  // never a failed run for it: this run writes a good one (decision 0021)
     log::warn("mirror: " + previous.error().message + "; read as no previous files (none carried over)");
     previous = std::vector<File>{};
   }
+  std::error_code ec;
   for (auto& f : *previous) {
     if (names.count(f.filename)) continue;
     if (s.prune || !fs::exists(pool / f.filename, ec)) {
@@ -307,24 +306,41 @@ Expected<Published> publish(const Snapshot& s) {
   std::sort(files.begin(), files.end(), [](const File& a, const File& b) {
     return a.project != b.project ? a.project < b.project : a.filename < b.filename;
   });
+  return files;
+}
 
-  // Build the new tree beside the served one.
+/// A folder this run made and removes when it ends unless kept (a failed run leaves no tree).
+struct Cleanup {
+  fs::path dir;
+  bool keep = false;
+  explicit Cleanup(fs::path made) : dir(std::move(made)) {}
+  Cleanup(const Cleanup&) = delete;
+  Cleanup& operator=(const Cleanup&) = delete;
+  ~Cleanup() {
+    std::error_code e;
+    if (!keep) fs::remove_all(dir, e);
+  }
+};
+
+/// The new snapshot's id: the time, with "-N" when a snapshot (or `current`) has it already.
+std::string new_id(const fs::path& out, const fs::path& snapshots) {
+  std::error_code ec;
   std::string id = utc_now("%Y%m%dT%H%M%SZ");
   for (int n = 2; fs::exists(snapshots / id, ec) || id == current_id(out); ++n) id = utc_now("%Y%m%dT%H%M%SZ") + "-" + std::to_string(n);
-  const fs::path tmp = snapshots / (".tmp-" + id + "-" + std::to_string(::getpid()));
-  fs::remove_all(tmp, ec);
-  fs::create_directories(tmp / "files", ec);
-  if (ec) return io_error(tmp, "cannot create the new snapshot", ec);
-  struct Cleanup {
-    fs::path dir;
-    bool keep = false;
-    ~Cleanup() {
-      std::error_code e;
-      if (!keep) fs::remove_all(dir, e);
-    }
-  } cleanup{tmp};
+  return id;
+}
 
-  std::vector<std::string> metadata_sha256(files.size()), upload_time(files.size());
+/// What the pages say of each file beyond the manifest: its METADATA's sha256 (PEP 658; "" for a
+/// variants file), its upload-time (PEP 700).
+struct FileFacts {
+  std::vector<std::string> metadata_sha256, upload_time;
+};
+
+/// Each file placed (hard-linked or copied) from the pool into `tmp`/files, checked against the
+/// manifest's size, with its wheel's METADATA beside it (read once, kept by digest in the pool).
+Expected<FileFacts> place_files(const std::vector<File>& files, const fs::path& pool, const fs::path& tmp) {
+  FileFacts facts{std::vector<std::string>(files.size()), std::vector<std::string>(files.size())};
+  std::error_code ec;
   for (std::size_t i = 0; i < files.size(); ++i) {
     const File& f = files[i];
     const fs::path src = pool / f.filename;
@@ -335,7 +351,7 @@ Expected<Published> publish(const Snapshot& s) {
                                             std::to_string(f.size));
     }
     if (auto p = place(src, tmp / "files" / f.filename); !p) return p.error();
-    upload_time[i] = mtime_of(src);
+    facts.upload_time[i] = mtime_of(src);
     // A package version's variants file (PEP 825) is published beside its wheels; it has no METADATA.
     if (!f.filename.ends_with(".whl")) continue;
     const fs::path cached = metadata_cache(pool, f.sha256);
@@ -343,51 +359,59 @@ Expected<Published> publish(const Snapshot& s) {
     if (!metadata) return metadata.error().with_context("mirror: the metadata of " + f.filename);
     deliver::Sha256 h;
     h.update(*metadata);
-    metadata_sha256[i] = h.hex();
+    facts.metadata_sha256[i] = h.hex();
     if (auto p = place(cached, tmp / "files" / (f.filename + ".metadata")); !p) return p.error();
   }
-  // The tree's files are written without an fsync each (a hundred pages with the views), then
-  // flushed at once (syncfs) before the tree is renamed into place: durable where it matters,
-  // before `current` can point at it.
-  const util::AtomicWriteOptions durable{.durable = false};
-  // The pages of a tree (the union at the root, a view under machines/<name>/): HTML and JSON.
-  auto write_tree = [&](const fs::path& root, const std::vector<std::size_t>& which, int up) -> Expected<std::vector<std::string>> {
-    fs::create_directories(root, ec);  // a view of a machine that picked nothing is an empty index
-    if (ec) return io_error(root, "cannot create", ec);
-    std::map<std::string, std::vector<std::size_t>> projects_of;
-    for (auto i : which) projects_of[files[i].project].push_back(i);
-    std::vector<std::string> listed;
-    for (const auto& [project, idx] : projects_of) {
-      if (!plain_name(project)) return Error(Errc::invalid_input, "mirror: '" + project + "' is not a project name");
-      listed.push_back(project);
-      std::vector<const File*> list;
-      std::vector<std::string> meta, times;
-      for (auto i : idx) {
-        list.push_back(&files[i]);
-        meta.push_back(metadata_sha256[i]);
-        times.push_back(upload_time[i]);
-      }
-      fs::create_directories(root / project, ec);
-      if (ec) return io_error(root / project, "cannot create", ec);
-      if (auto w = util::write_file_atomic(root / project / "index.html", {project_page(project, list, meta, s.base_url, up)}, durable); !w) {
-        return w.error();
-      }
-      if (auto w = util::write_file_atomic(root / project / "index.json",
-                                           {project_json(project, list, meta, times, s.base_url, up)}, durable);
-          !w) {
-        return w.error();
-      }
+  return facts;
+}
+
+// The tree's files are written without an fsync each (a hundred pages with the views), then
+// flushed at once (syncfs) before the tree is renamed into place: durable where it matters,
+// before `current` can point at it.
+constexpr util::AtomicWriteOptions kFlushedLater{.durable = false};
+
+/// The pages of a tree (the union at the root, a view under machines/<name>/), HTML and JSON, of
+/// the files `which`, `up` folders below the snapshot's root; the projects listed.
+Expected<std::vector<std::string>> write_tree(const fs::path& root, const std::vector<File>& files, const FileFacts& facts,
+                                              const std::vector<std::size_t>& which, const std::optional<std::string>& base_url,
+                                              int up) {
+  std::error_code ec;
+  fs::create_directories(root, ec);  // a view of a machine that picked nothing is an empty index
+  if (ec) return io_error(root, "cannot create", ec);
+  std::map<std::string, std::vector<std::size_t>> projects_of;
+  for (auto i : which) projects_of[files[i].project].push_back(i);
+  std::vector<std::string> listed;
+  for (const auto& [project, idx] : projects_of) {
+    if (!plain_name(project)) return Error(Errc::invalid_input, "mirror: '" + project + "' is not a project name");
+    listed.push_back(project);
+    std::vector<const File*> list;
+    std::vector<std::string> meta, times;
+    for (auto i : idx) {
+      list.push_back(&files[i]);
+      meta.push_back(facts.metadata_sha256[i]);
+      times.push_back(facts.upload_time[i]);
     }
-    for (const auto& [name, text] : {std::pair<std::string, std::string>{"index.html", root_page(listed)}, {"index.json", root_json(listed)}}) {
-      if (auto w = util::write_file_atomic(root / name, {text}, durable); !w) return w.error();
+    fs::create_directories(root / project, ec);
+    if (ec) return io_error(root / project, "cannot create", ec);
+    if (auto w = util::write_file_atomic(root / project / "index.html", {project_page(project, list, meta, base_url, up)}, kFlushedLater); !w) {
+      return w.error();
     }
-    return listed;
-  };
-  std::vector<std::size_t> all(files.size());
-  for (std::size_t i = 0; i < files.size(); ++i) all[i] = i;
-  auto projects = write_tree(tmp, all, 1);
-  if (!projects) return projects.error();
-  // A view per resolved machine: its picks only, and its lock files.
+    if (auto w = util::write_file_atomic(root / project / "index.json", {project_json(project, list, meta, times, base_url, up)},
+                                         kFlushedLater);
+        !w) {
+      return w.error();
+    }
+  }
+  for (const auto& [name, text] : {std::pair<std::string, std::string>{"index.html", root_page(listed)}, {"index.json", root_json(listed)}}) {
+    if (auto w = util::write_file_atomic(root / name, {text}, kFlushedLater); !w) return w.error();
+  }
+  return listed;
+}
+
+/// A view per resolved machine (machines/<name>/): its picks' pages and its lock files; the
+/// views written.
+Expected<std::size_t> write_views(const Snapshot& s, const fs::path& tmp, const std::vector<File>& files, const FileFacts& facts) {
+  std::size_t views = 0;
   for (const auto& m : s.machines) {
     if (m.status != "resolved") continue;
     std::vector<std::size_t> picks;
@@ -395,24 +419,23 @@ Expected<Published> publish(const Snapshot& s) {
       if (std::find(files[i].machines.begin(), files[i].machines.end(), m.name) != files[i].machines.end()) picks.push_back(i);
     }
     const fs::path view = tmp / "machines" / m.name;
-    if (auto made = write_tree(view, picks, 3); !made) return made.error();
+    if (auto made = write_tree(view, files, facts, picks, s.base_url, 3); !made) return made.error();
     for (const auto& [name, text] : m.lock_files) {
       if (text.empty()) continue;
-      if (auto w = util::write_file_atomic(view / name, {text}, durable); !w) return w.error();
+      if (auto w = util::write_file_atomic(view / name, {text}, kFlushedLater); !w) return w.error();
     }
-    ++result.views;
+    ++views;
   }
-  for (const auto& [name, text] : {std::pair<std::string, std::string>{"packages.json", packages_json(s, files)},
-                                   {kManifest, manifest_json(s, id, files, metadata_sha256)}}) {
-    if (auto w = util::write_file_atomic(tmp / name, {text}, durable); !w) return w.error();
-  }
-  if (auto synced = sync_fs(tmp); !synced) return synced.error();
+  return views;
+}
 
-  // Publish: the folder renamed into place, then `current` swapped (a symlink renamed over it).
+/// The tree in `cleanup.dir` renamed into place as snapshots/`id`, then `current` swapped (a
+/// symlink renamed over it) and the folder holding it flushed; `cleanup` then keeps the tree.
+Expected<void> swap_current(const fs::path& out, const fs::path& snapshots, const std::string& id, Cleanup& cleanup) {
   const fs::path final_dir = snapshots / id;
-  if (::rename(tmp.c_str(), final_dir.c_str()) != 0) return io_error(final_dir, "cannot rename the new snapshot into place", errno);
+  if (::rename(cleanup.dir.c_str(), final_dir.c_str()) != 0) return io_error(final_dir, "cannot rename the new snapshot into place", errno);
   cleanup.dir = final_dir;
-  const std::string previous_id = current_id(out);
+  std::error_code ec;
   const fs::path link_tmp = out / (".current.tmp-" + std::to_string(::getpid()));
   fs::remove(link_tmp, ec);
   if (::symlink(("snapshots/" + id).c_str(), link_tmp.c_str()) != 0) return io_error(link_tmp, "cannot create the symlink", errno);
@@ -422,11 +445,16 @@ Expected<Published> publish(const Snapshot& s) {
     return io_error(out / "current", "cannot replace", err);
   }
   cleanup.keep = true;
-  if (auto synced = sync_dir(out); !synced) return synced.error();
+  return sync_dir(out);
+}
 
-  // Old snapshots (all but this one and the one before), leftovers of killed runs, and with
-  // prune the pool's files no snapshot kept lists. Only wheelfit's names: a snapshots/keep-me/
-  // of the user's stays (decision 0022).
+/// After the swap: old snapshots (all but `id` and `previous_id`), leftovers of killed runs, with
+/// prune the pool's files `result.pruned` names, and the METADATA no listed file needs. Only
+/// wheelfit's names: a snapshots/keep-me/ of the user's stays (decision 0022).
+void tidy(const fs::path& out, const std::string& id, const std::string& previous_id, bool prune, const std::vector<File>& files,
+          Published& result) {
+  const fs::path snapshots = out / "snapshots", pool = pool_dir(out);
+  std::error_code ec;
   each_entry(snapshots, [&](const fs::directory_entry& e) {
     const auto n = e.path().filename().string();
     if (n == id || n == previous_id || !(detail::is_snapshot_id(n) || detail::is_snapshot_temp(n))) return;
@@ -436,7 +464,7 @@ Expected<Published> publish(const Snapshot& s) {
   each_entry(out, [&](const fs::directory_entry& e) {
     if (detail::is_link_temp(e.path().filename().string())) fs::remove(e.path(), ec);
   });
-  if (s.prune) {
+  if (prune) {
     for (const auto& n : result.pruned) {
       fs::remove(pool / n, ec);
       fs::remove(deliver::digest_record_path(pool / n), ec);
@@ -453,7 +481,54 @@ Expected<Published> publish(const Snapshot& s) {
   each_entry(pool, [&](const fs::directory_entry& e) {
     if (detail::is_named_metadata(e.path().filename().string())) fs::remove(e.path(), ec);
   });
-  result.root = final_dir;
+}
+
+}  // namespace
+
+Expected<Published> publish(const Snapshot& s) {
+  const fs::path& out = s.out;
+  if (auto ok = prepare(out); !ok) return ok.error();
+  std::optional<util::FolderLock> held;
+  if (!s.locked) {
+    auto taken = lock(out, false);  // a direct caller is told at once, never left waiting
+    if (!taken) return taken.error();
+    held.emplace(std::move(*taken));
+  }
+  const fs::path pool = pool_dir(out), snapshots = out / "snapshots";
+  std::error_code ec;
+  fs::create_directories(snapshots, ec);
+  if (ec) return io_error(snapshots, "cannot create", ec);
+  if (auto ok = check_names(s); !ok) return ok.error();
+  Published result;
+  const std::vector<File> files = gather_files(s, pool, result);
+
+  // Build the new tree beside the served one.
+  const std::string id = new_id(out, snapshots);
+  const fs::path tmp = snapshots / (".tmp-" + id + "-" + std::to_string(::getpid()));
+  fs::remove_all(tmp, ec);
+  fs::create_directories(tmp / "files", ec);
+  if (ec) return io_error(tmp, "cannot create the new snapshot", ec);
+  Cleanup cleanup(tmp);
+  auto facts = place_files(files, pool, tmp);
+  if (!facts) return facts.error();
+  std::vector<std::size_t> all(files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) all[i] = i;
+  auto projects = write_tree(tmp, files, *facts, all, s.base_url, 1);
+  if (!projects) return projects.error();
+  auto views = write_views(s, tmp, files, *facts);
+  if (!views) return views.error();
+  result.views = *views;
+  for (const auto& [name, text] : {std::pair<std::string, std::string>{"packages.json", packages_json(s, files)},
+                                   {kManifest, manifest_json(s, id, files, facts->metadata_sha256)}}) {
+    if (auto w = util::write_file_atomic(tmp / name, {text}, kFlushedLater); !w) return w.error();
+  }
+  if (auto synced = sync_fs(tmp); !synced) return synced.error();
+
+  // Publish, then tidy what the new snapshot no longer needs.
+  const std::string previous_id = current_id(out);
+  if (auto swapped = swap_current(out, snapshots, id, cleanup); !swapped) return swapped.error();
+  tidy(out, id, previous_id, s.prune, files, result);
+  result.root = snapshots / id;
   result.id = id;
   result.files = files.size();
   result.unverified = static_cast<std::size_t>(std::count_if(files.begin(), files.end(), [](const File& f) { return !f.verified; }));
