@@ -11,6 +11,7 @@
 
 #include "wheelfit/index/index_client.hpp"
 #include "wheelfit/index/links.hpp"
+#include "wheelfit/model/url.hpp"
 #include "wheelfit/answer/answer.hpp"
 #include "wheelfit/resolve/torch_family.hpp"
 #include "wheelfit/util/log.hpp"
@@ -67,13 +68,13 @@ Expected<std::shared_ptr<net::Transport>> download_transport(const ResolveReques
   options.network = req.network;
   options.network.jobs = jobs;
   options.network.per_host = jobs;
-  if (req.index && session::is_remote(*req.index)) {
+  if (req.index && transports.facts(*req.index).credentials) {
     auto clean = session::take_credentials(*req.index, "--index", session::env("WHEELFIT_INDEX_TOKEN"), options.network, transports);
     if (!clean) return clean.error();
   }
   if (torch) {
     for (auto& [url, clean] : *torch) {
-      if (!session::is_remote(url)) continue;
+      if (!transports.facts(url).credentials) continue;
       auto taken = session::take_credentials(url, "--torch-index", std::nullopt, options.network, transports);
       if (!taken) return Error(taken.error().code, "--with-torch: " + taken.error().message);
       clean = std::move(*taken);
@@ -349,7 +350,7 @@ std::optional<std::string> mirror_request_problem(const MirrorRequest& req) {
   if (const auto why = mirror::publish_unavailable(); !why.empty()) return std::string(why);
   if (req.fleet.empty()) return "mirror: give the machines (--machine FILE or --machines DIR)";
   if (req.out.empty()) return "mirror: give the output folder (--out DIR)";
-  if (req.base_url && !session::is_remote(*req.base_url)) return "--base-url: '" + *req.base_url + "' is not an http(s) URL";
+  if (req.base_url && !model::url::is_http(*req.base_url)) return "--base-url: '" + *req.base_url + "' is not an http(s) URL";
   if (req.base_url && util::without_userinfo(*req.base_url) != *req.base_url) {
     // Every href, packages.json and mirror.json would publish it: refused, never echoed.
     return "--base-url: '" + util::without_userinfo(*req.base_url) +

@@ -220,7 +220,7 @@ ExplainResult explain(const ExplainRequest& req) {
   net::StackOptions stack;
   std::string wheel = req.wheel;
   stack.network = req.network;
-  if (session::is_remote(wheel)) {
+  if (transports.facts(wheel).credentials) {
     auto clean = session::take_credentials(wheel, "the wheel URL", std::nullopt, stack.network, transports);
     if (!clean) return detail::failed(std::move(r), kExitBadInput, util::redact(wheel) + ": " + clean.error().message);
     wheel = std::move(*clean);
@@ -228,7 +228,7 @@ ExplainResult explain(const ExplainRequest& req) {
   // What the wheel is: a URL, a file, or (no such file, no '/') a bare wheel file name.
   std::string filename;
   std::error_code ec;
-  if (session::is_remote(wheel)) {
+  if (transports.facts(wheel).remote) {  // read through its transport (Range requests)
     r.origin = "url";
     filename = url_filename(wheel);
   } else if (wheel.starts_with("file://")) {

@@ -55,10 +55,8 @@ Expected<std::uint64_t> cache_max_size(const std::optional<std::uint64_t>& given
   return size;
 }
 
-bool is_remote(std::string_view s) { return s.starts_with("http://") || s.starts_with("https://"); }
-
 Expected<std::unique_ptr<inspect::ByteSource>> open_wheel(const std::string& where, net::Transport* remote) {
-  if (is_remote(where)) return inspect::open_remote_source(*remote, where);
+  if (remote) return inspect::open_remote_source(*remote, where);
   auto path = index::to_path(where);
   if (!path) return path.error();
   return inspect::open_file_source(*path);
@@ -247,7 +245,8 @@ resolve::InspectHook make_inspect_hook(const machine::Machine& m, const semantic
     const std::string key = pick.url + "|" + pick.python + "|" + pick.variant_torch;
     if (auto it = state->seen.find(key); it != state->seen.end()) return it->second;
     resolve::Inspection out;
-    if (!state->transport && is_remote(pick.url)) {
+    const bool remote = transports.facts(pick.url).remote;
+    if (!state->transport && remote) {
       auto made = transports.make(net::StackOptions{net, std::nullopt});
       if (!made) {
         log::warn("--inspect: " + made.error().message + "; " + pick.filename + " not inspected");
@@ -255,7 +254,7 @@ resolve::InspectHook make_inspect_hook(const machine::Machine& m, const semantic
       }
       state->transport = std::move(*made);
     }
-    auto source = open_wheel(pick.url, state->transport.get());
+    auto source = open_wheel(pick.url, remote ? state->transport.get() : nullptr);
     auto explained = source ? inspect::explain_wheel(**source, pick.filename, inspect_target(m, pick), policy)
                             : Expected<inspect::Explanation>(source.error());
     if (!explained) {
@@ -272,7 +271,7 @@ resolve::InspectHook make_inspect_hook(const machine::Machine& m, const semantic
     }
     log::info("--inspect: " + pick.filename + ": " +
               (out.reject ? "rejected (" + resolve::demand_name(out.reject->demand, policy.notation()) + ")" : "fits") + ", " +
-              explained->read_text(is_remote(pick.url)));
+              explained->read_text(remote));
     state->seen.emplace(key, out);
     return out;
   };

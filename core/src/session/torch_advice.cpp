@@ -19,18 +19,19 @@ TorchAdviceFiles::Index& TorchAdviceFiles::index_for(const std::string& raw) {
   } else {
     const auto& transports = transports_of(source_.transports);
     net::StackOptions stack{source_.network, std::nullopt};
-    if (is_remote(raw)) {
+    const net::SchemeFacts facts = transports.facts(raw);
+    if (facts.credentials) {
       auto clean = take_credentials(raw, "--torch-index", std::nullopt, stack.network, transports);
       if (!clean) {
         s.error = clean.error().message;
         return s;
       }
       s.clean[raw] = std::move(*clean);
-      if (source_.use_cache && transports.cache_keeping()) {
-        auto root = http_cache_root(source_.cache_dir, transports);
-        auto cap = cache_max_size(source_.cache_max_size);
-        if (root && cap) stack.cache = net::CacheOptions{*root, source_.offline, *cap};
-      }
+    }
+    if (facts.remote && source_.use_cache && transports.cache_keeping()) {
+      auto root = http_cache_root(source_.cache_dir, transports);
+      auto cap = cache_max_size(source_.cache_max_size);
+      if (root && cap) stack.cache = net::CacheOptions{*root, source_.offline, *cap};
     }
     auto made = transports.make(s.clean[raw], stack);
     if (!made) {
@@ -47,7 +48,7 @@ TorchAdviceFiles::Index& TorchAdviceFiles::index_for(const std::string& raw) {
 
 void TorchAdviceFiles::fill(resolve::TorchAdvice& advice, const machine::Machine& m, const std::string& index_url) {
   if (!advice.line) return;
-  if (!source_.torch_index && (source_.transport || !is_remote(index_url))) {
+  if (!source_.torch_index && (source_.transport || !transports_of(source_.transports).facts(index_url).remote)) {
     // A local index is a machine off the network, or a test; a caller's transport answers for its
     // own index: wheelfit reads another index only where told.
     advice.file_note = "not looked up: the resolve read no http(s) index of its own; --torch-index URL names the torch index to read";

@@ -54,9 +54,8 @@ Expected<std::filesystem::path> http_cache_root(const std::optional<std::string>
 /// The cache's size cap: `given`, else WHEELFIT_CACHE_MAX_SIZE (util::parse_size; an error naming
 /// the variable), else net::kDefaultCacheMaxSize.
 Expected<std::uint64_t> cache_max_size(const std::optional<std::uint64_t>& given);
-/// http:// or https:// (a URL whose transport goes over the network).
-bool is_remote(std::string_view s);
-/// A wheel's bytes: a URL (Range requests through `remote`), a file:// URL or a path.
+/// A wheel's bytes: through `remote` (Range requests) when given, the caller having asked the
+/// URL's scheme facts (net::SchemeFacts::remote); else a file:// URL or a path.
 Expected<std::unique_ptr<inspect::ByteSource>> open_wheel(const std::string& where, net::Transport* remote);
 
 // --- Backends, policy, machine ---------------------------------------------------------------------
