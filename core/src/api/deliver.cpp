@@ -101,7 +101,7 @@ int fetch(const ResolveRequest& req, const std::vector<answer::File>& wheels, co
     return kExitBadInput;
   }
   std::vector<deliver::Wanted> wanted;
-  for (const auto& w : wheels) wanted.push_back({w.url, w.filename, w.sha256});
+  for (const auto& w : wheels) wanted.push_back({w.url, w.filename, w.sha256, std::nullopt});
   deliver::DownloadOptions options;
   options.dir = dir;
   options.progress = progress;

@@ -46,18 +46,16 @@ std::vector<File> files_of(const answer::Answer& answer, const std::vector<deliv
   for (std::size_t i = 0; i < answer.files.size() && i < delivered.size(); ++i) {
     const auto& w = answer.files[i];
     const auto& f = delivered[i];
-    File file;
-    file.project = w.project;
-    file.filename = f.filename;
-    file.sha256 = f.sha256;
-    file.size = f.bytes;
-    file.anchors = w.anchors;
-    file.machines = w.machines;
-    file.verified = f.verified;
-    file.requires_python = w.requires_python;
-    // The upstream's packages.json fields as it gave them; from the file name where it gave none.
-    file.fields = w.fields.empty() ? name_fields(f.filename) : w.fields;
-    out.push_back(std::move(file));
+    out.push_back(File{.project = w.project,
+                       .filename = f.filename,
+                       .sha256 = f.sha256,
+                       .size = f.bytes,
+                       .anchors = w.anchors,
+                       .requires_python = w.requires_python,
+                       .machines = w.machines,
+                       .verified = f.verified,
+                       // The upstream's packages.json fields as it gave them; from the file name where it gave none.
+                       .fields = w.fields.empty() ? name_fields(f.filename) : w.fields});
   }
   return out;
 }

@@ -11,13 +11,12 @@ namespace wheelfit::output {
 namespace {
 
 LockedWheel locked(const answer::File& f, const ViewPlace* view) {
-  LockedWheel w;
-  w.name = f.project;
-  w.version = f.version;
-  w.filename = f.filename;
-  w.sha256 = f.sha256;
-  w.variant_label = f.variant_label;
-  w.variants_json = f.variants_json;
+  LockedWheel w{.name = f.project,
+                .version = f.version,
+                .filename = f.filename,
+                .sha256 = f.sha256,
+                .variant_label = f.variant_label,
+                .variants_json = f.variants_json};
   if (!view) {
     w.location = util::strip_credentials(f.url);
     return w;

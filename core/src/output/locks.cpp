@@ -151,6 +151,20 @@ Expected<void> check_lock_value(std::string_view file, std::string_view what, st
                                              ": an installer would read it as something else, so the file is not written");
 }
 
+namespace {
+
+/// A wheel without a sha256 is no entry of `file` but a comment at its end, added to `missing`:
+/// true then. The note is checked as a comment line (decision 0021).
+Expected<bool> set_aside_unlocked(std::string_view file, const LockedWheel& w, std::string& missing) {
+  if (w.sha256) return false;
+  const std::string note = unlocked_note(w);
+  if (auto ok = check_lock_value(file, "a comment", note, LockValue::comment); !ok) return ok.error();
+  missing += "# " + note + "\n";
+  return true;
+}
+
+}  // namespace
+
 Expected<std::string> requirements_txt(const std::vector<LockedWheel>& wheels, bool by_index,
                                        const std::vector<std::string>& comments) {
   constexpr std::string_view kFile = "requirements.txt";
@@ -158,12 +172,9 @@ Expected<std::string> requirements_txt(const std::vector<LockedWheel>& wheels, b
   if (!out) return out;
   std::string missing;
   for (const auto& w : wheels) {
-    if (!w.sha256) {
-      const std::string note = unlocked_note(w);
-      if (auto ok = check_lock_value(kFile, "a comment", note, LockValue::comment); !ok) return ok.error();
-      missing += "# " + note + "\n";
-      continue;
-    }
+    auto unlocked = set_aside_unlocked(kFile, w, missing);
+    if (!unlocked) return unlocked.error();
+    if (*unlocked) continue;
     const std::string of = " of " + in_quotes(w.filename);
     const std::string& where = by_index ? w.version : w.location;
     if (auto ok = check_values(kFile, {{"the name" + of, w.name}, {(by_index ? "the version" : "the URL") + of, where},
@@ -190,12 +201,9 @@ Expected<std::string> pylock_toml(const std::vector<LockedWheel>& wheels, const 
   toml::array packages;
   std::string missing;
   for (const auto& w : wheels) {
-    if (!w.sha256) {
-      const std::string note = unlocked_note(w);
-      if (auto ok = check_lock_value(kFile, "a comment", note, LockValue::comment); !ok) return ok.error();
-      missing += "# " + note + "\n";
-      continue;
-    }
+    auto unlocked = set_aside_unlocked(kFile, w, missing);
+    if (!unlocked) return unlocked.error();
+    if (*unlocked) continue;
     // toml++ escapes every string, but writes a byte that is not UTF-8 as another character.
     const std::string of = " of " + in_quotes(w.filename);
     if (auto ok = check_values(kFile, {{"the name" + of, w.name}, {"the version" + of, w.version}, {"the file name", w.filename},

@@ -56,16 +56,16 @@ namespace wheelfit::mirror {
 
 /// One file of the mirror.
 struct File {
-  std::string project;                 ///< PEP 503 normalised name
-  std::string filename;                ///< the real file name (the upstream href's, decoded)
-  std::string sha256;                  ///< lower-case hex, verified
+  std::string project = {};            ///< PEP 503 normalised name
+  std::string filename = {};           ///< the real file name (the upstream href's, decoded)
+  std::string sha256 = {};             ///< lower-case hex, verified
   std::uint64_t size = 0;
-  std::vector<std::string> anchors;    ///< anchor texts it is listed under (the farm lists torch-free wheels under synthetic names)
-  std::optional<std::string> requires_python;
-  std::vector<std::string> machines;   ///< the machines that picked it
+  std::vector<std::string> anchors = {};   ///< anchor texts it is listed under (the farm lists torch-free wheels under synthetic names)
+  std::optional<std::string> requires_python = {};
+  std::vector<std::string> machines = {};  ///< the machines that picked it
   bool verified = true;                ///< its sha256 is upstream's; false: computed here (mirror.json says so)
   /// Extra packages.json fields, in order ("version", "cuda", "torch", "python", "abi", "platform").
-  std::vector<std::pair<std::string, std::string>> fields;
+  std::vector<std::pair<std::string, std::string>> fields = {};
 };
 
 /// A file of a machine's view: its name in machines/<name>/ and its text.

@@ -23,14 +23,14 @@ namespace wheelfit::output {
 
 /// One wheel to lock.
 struct LockedWheel {
-  std::string name;      ///< PEP 503 normalised project name
-  std::string version;   ///< exact, with its local label ("2.8.3+cu128torch2.8")
-  std::string filename;  ///< the wheel's file name
+  std::string name = {};      ///< PEP 503 normalised project name
+  std::string version = {};   ///< exact, with its local label ("2.8.3+cu128torch2.8")
+  std::string filename = {};  ///< the wheel's file name
   /// Where it is: an absolute URL, or (relative) a path from the lock file's folder.
-  std::string location;
+  std::string location = {};
   bool relative = false;
-  std::optional<std::uint64_t> size;
-  std::optional<std::string> sha256;  ///< lower-case hex
+  std::optional<std::uint64_t> size = {};
+  std::optional<std::string> sha256 = {};  ///< lower-case hex
   /// A variant wheel (PEP 825): its label, and its package version's combined variant metadata
   /// (the index's {name}-{version}-variants.json, as served), which pylock.toml inlines.
   std::optional<std::string> variant_label = {};
