@@ -149,5 +149,6 @@ int run_doctor(const std::vector<std::string_view>& args);
 int run_cache(const std::vector<std::string_view>& args);
 int run_download(const std::vector<std::string_view>& args);
 int run_mirror(const std::vector<std::string_view>& args);
+int run_check(const std::vector<std::string_view>& args);
 
 }  // namespace wheelfit::cli

@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
     if (command == "cache") return cli::run_cache(args);
     if (command == "download") return cli::run_download(args);
     if (command == "mirror") return cli::run_mirror(args);
+    if (command == "check") return cli::run_check(args);
     return cli::fail(json, api::kExitBadInput, "unknown command '" + std::string(command) + "' (try wheelfit --help)");
   } catch (const cli::UsageError& e) {
     return cli::fail(json, api::kExitBadInput, e.message);

@@ -24,7 +24,7 @@ struct Command {
 };
 constexpr Command kCommands[] = {{"resolve", opt::kResolve}, {"download", opt::kDownload}, {"mirror", opt::kMirror},
                                  {"explain", opt::kExplain}, {"doctor", opt::kDoctor},     {"detect", opt::kDetect},
-                                 {"cache", opt::kCache},     {"plugins", opt::kPlugins}};
+                                 {"cache", opt::kCache},     {"plugins", opt::kPlugins}, {"check", opt::kCheck}};
 
 CliRun run_cli(const std::vector<std::string>& args) {
   return run_program("env -u WHEELFIT_USER_AGENT -u WHEELFIT_PROXY_AUTH -u WHEELFIT_RETRY_BACKOFF_MS", built_wheelfit(), args);

@@ -5,7 +5,7 @@
 #
 # What it completes:
 #   - the command (first word): resolve, plugins, detect, explain, doctor, cache, download,
-#     mirror, version, help, and the options -h, --help, --version;
+#     mirror, check, version, help, and the options -h, --help, --version;
 #   - the options of each command, exactly the ones that command accepts (the option table,
 #     core/src/api/options_table.cpp; tests/cli/test_cli_options.cpp checks this script against
 #     it), short forms included (-o for resolve, -d for download);
@@ -16,14 +16,15 @@
 #     "--flag VALUE" and "--flag=VALUE" are understood;
 #   - the other words: comfy-env.toml configs for resolve, download and mirror (*.toml files and
 #     folders first, every file when no *.toml matches), a wheel for explain (*.whl the same
-#     way), and the action (info, prune, clean) for cache.
+#     way), any file for check (its locks: *.toml and *.txt), and the action (info, prune,
+#     clean) for cache.
 #
 # It uses bash-completion's _comp_initialize or _init_completion when they are loaded, and reads
 # COMP_WORDS / COMP_CWORD itself when they are not: the bash-completion package is not needed.
 # It runs no external command, only bash builtins (compgen, compopt, mapfile).
 
 # Every command wheelfit takes as its first word (apps/wheelfit/main.cpp).
-_wheelfit_commands='resolve plugins detect explain doctor cache download mirror version help'
+_wheelfit_commands='resolve plugins detect explain doctor cache download mirror check version help'
 
 # The value options resolve shares with download and mirror (the option table's rows for all
 # three), then the switches.
@@ -31,6 +32,11 @@ _wheelfit_resolve_values='--index --machine --machines --policy --backend --pyth
   --jobs --user-agent --cache-dir --cache-max-size --releases-repo --allow-insecure-host --combo
   --cert --client-cert --speed-limit --speed-time --max-time --proxy-auth'
 _wheelfit_resolve_switches='--json --no-cache --offline --no-fallback'
+
+# The value options of check: resolve's, less those that choose a combo.
+_wheelfit_check_values='--index --machine --machines --policy --backend --python --retries --timeout
+  --jobs --user-agent --cache-dir --cache-max-size --releases-repo --allow-insecure-host
+  --cert --client-cert --speed-limit --speed-time --max-time --proxy-auth'
 
 # Sets `values` (options that take a value, short forms included) and `switches` (options that
 # take none) for the command $1; returns 1 for a command with no options, or an unknown one.
@@ -47,6 +53,10 @@ _wheelfit_options() {
     mirror)
       values="$_wheelfit_resolve_values --out --base-url --torch-index"
       switches="$_wheelfit_resolve_switches --prune --no-wait --allow-unverified --with-torch"
+      ;;
+    check)
+      values="$_wheelfit_check_values"
+      switches='--json --no-cache --offline'
       ;;
     plugins)
       values=''
@@ -240,6 +250,7 @@ _wheelfit() {
 
   case $command in
     resolve | download | mirror) _wheelfit_paths toml ;;
+    check) _wheelfit_paths files ;;
     explain) ((plain == 0)) && _wheelfit_paths whl ;;
     cache) ((plain == 0)) && _wheelfit_words 'info prune clean' ;;
     *) ;;

@@ -398,6 +398,64 @@ struct DownloadResult {
 
 DownloadResult download(const DownloadRequest& request);
 
+/// `wheelfit check LOCK...`: each wheel a lock file pins, checked again against the index and the
+/// machine (decision 0043): is it still listed under its name with its sha256, not yanked, and
+/// does it run here?
+struct CheckRequest {
+  /// The index, the network, the cache, the backend, the policy and the machine (nullopt:
+  /// detected), as a resolve takes them. Its configs and envs are ignored: the lock's packages are
+  /// what is read. Without `resolve.index`: the index the first lock names (requirements
+  /// --index-url, pixi's index), else the backend's own.
+  ResolveRequest resolve;
+  std::vector<FleetMachine> fleet;   ///< several machines (--machines): an entry runs when it runs on each
+  std::vector<std::string> locks;    ///< the lock files (pixi.toml, requirements*.txt, pylock*.toml)
+};
+
+/// What became of one locked wheel.
+enum class CheckStatus { ok, yanked, gone, digest_changed, will_not_run, unchecked };
+/// "ok", "yanked", "gone", "digest_changed", "will_not_run", "unchecked".
+std::string_view to_string(CheckStatus s) noexcept;
+
+struct CheckEntry {
+  std::string name = {}, version = {}, filename = {};
+  std::string url = {};                   ///< as locked, credentials taken out ("" for an entry by index)
+  std::optional<std::string> sha256 = {}; ///< the lock's
+  CheckStatus status = CheckStatus::unchecked;
+  std::string reason = {};                ///< why it is not ok ("" when ok): the index's yank reason, the demand that fails, ...
+  std::string update = {};                ///< a newer build of the same package for the same combo, Python and platform ("" none)
+  std::size_t line = 0;                   ///< where the lock pins it
+};
+
+struct CheckedLock {
+  std::string path;
+  std::string format;                ///< "pixi", "requirements", "pylock"
+  std::vector<CheckEntry> entries;
+  std::vector<std::string> warnings; ///< lines that pin no wheel (an sdist, a VCS URL), named
+};
+
+struct CheckResult {
+  /// 0 every entry ok; 1 one is will_not_run, yanked or gone, or unchecked for want of a digest;
+  /// 4 the index could not be read; 5 one is digest_changed (the worst wins); 2 a lock that cannot
+  /// be read, or bad input; 3 no index.
+  int exit_code = kExitBadInput;
+  std::optional<Error> error;
+  std::vector<CheckedLock> locks;
+  std::string index_url;             ///< what was read (credential-free)
+  FleetResult resolved;              ///< the machines as judged (their profiles) and the index read
+  /// {"locks": [{"path", "format", "entries": [{"name", "version", "filename", "url", "sha256",
+  /// "status", "reason", "update", "line"}], "warnings"}], "index", "machine": {...} (one machine) or
+  /// "machines": [{"name", "machine"}]}; or {"error": {"exit_code", "message"}}.
+  [[nodiscard]] std::string json() const;
+  /// One line per entry ("ok  flash-attn 2.8.3+cu128torch2.8  <file>", or its status and reason),
+  /// a heading per lock, then a count per status; on an error, "wheelfit: <message>\n".
+  [[nodiscard]] std::string report() const;
+};
+
+/// Checks every entry of every lock (each read in full first: a lock that cannot be read is exit
+/// 2, naming the file and line). The index is read once for all locks, through the same transport
+/// stack, cache and credentials as a resolve of their packages.
+CheckResult check(const CheckRequest& request);
+
 /// `wheelfit mirror`: the fleet resolved, the union of its picks downloaded into OUT/pool, and a
 /// static index of them published into OUT (mirror/mirror.hpp has the layout).
 struct MirrorRequest {

@@ -23,6 +23,9 @@ commands:
                         used first); empty it
   download [CONFIG...] -d DIR   resolve, then fetch every picked wheel into DIR, sha256-verified
   mirror CONFIG... --out DIR    resolve a fleet and publish a static index of its wheels
+  check LOCK...         each wheel a pixi.toml, requirements.txt or pylock.toml pins, checked
+                        again: still listed with its sha256, not yanked, runs on this machine
+                        (or --machine/--machines); the resolve options pick the index and network
   version               print the version
 
 )";
@@ -52,7 +55,9 @@ installed torch cannot run on the GPUs, the advice names the same version on a l
 exit codes: 0 resolved, 1 no combo covers every package, 2 bad input or usage,
             3 the backend publishes no wheel index, 4 the index could not be read,
             5 a wheel could not be fetched or verified, 6 an output could not be written,
-            70 internal error
+            70 internal error; check: 0 every locked wheel is ok, 1 one is yanked, gone,
+            will not run or not checkable, 4 the index could not be read, 5 one is listed
+            with another sha256
 )";
 
 // One non-empty line without control characters: what goes into a header line as it is (no

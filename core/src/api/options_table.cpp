@@ -12,8 +12,10 @@ namespace {
 using net::HttpOptions;
 using S = Section;
 
-constexpr unsigned kNetworked = kResolveFamily | kExplain;  // the commands with the network flags
-constexpr unsigned kEvery = kResolveFamily | kExplain | kDoctor | kDetect | kCache | kPlugins;
+// The commands that read an index as a resolve does: resolve, download, mirror and check.
+constexpr unsigned kReadsIndex = kResolveFamily | kCheck;
+constexpr unsigned kNetworked = kReadsIndex | kExplain;  // the commands with the network flags
+constexpr unsigned kEvery = kReadsIndex | kExplain | kDoctor | kDetect | kCache | kPlugins;
 
 // The network options' setters (the request's net::HttpOptions).
 void set_jobs(HttpOptions& o, Value& v, std::string_view) {
@@ -63,13 +65,13 @@ const Option kTable[] = {
      .help = {{{S::download, "  -d, --dir DIR         where the wheels go (created when missing); a file already there with the\n"
                              "                        right sha256 is not fetched again; a part left by an interrupted run\n"
                              "                        continues (Range + If-Range)\n"}}}},
-    {.flag = "--index", .json_key = "index", .env = "COMFY_ENV_CUDA_WHEELS_INDEX", .commands = kResolveFamily, .requests = kResolve,
+    {.flag = "--index", .json_key = "index", .env = "COMFY_ENV_CUDA_WHEELS_INDEX", .commands = kReadsIndex, .requests = kResolve,
      .complete = Complete::dirs,
      .help = {{{S::resolve, "  --index URL           the wheel index (https://, http://, a directory, file:// URL); default:\n"
                             "                        the backend's, or COMFY_ENV_CUDA_WHEELS_INDEX\n"}}},
      .resolve = set_index},
-    {.flag = "--machine", .json_key = "machine", .kind = Kind::structured, .commands = kResolveFamily | kExplain | kDoctor,
-     .requests = kResolve | kExplain | kDoctor, .repeatable = kResolveFamily, .complete = Complete::files,
+    {.flag = "--machine", .json_key = "machine", .kind = Kind::structured, .commands = kReadsIndex | kExplain | kDoctor,
+     .requests = kResolve | kExplain | kDoctor, .repeatable = kReadsIndex, .complete = Complete::files,
      .help = {{{S::resolve, "  --machine FILE        the target machine profile (TOML or JSON); default: this machine,\n"
                             "                        detected as `wheelfit detect` shows it (WHEELFIT_OVERRIDE_* /\n"
                             "                        CONDA_OVERRIDE_* variables apply either way)\n"
@@ -77,7 +79,7 @@ const Option kTable[] = {
                {S::explain, "  --machine FILE        the target machine (as for resolve); default: this machine, detected\n"},
                {S::download, "  --machine FILE        repeatable; or --machines DIR: every profile of a folder (a fleet: the\n"
                              "                        union of their picks is fetched)\n"}}}},
-    {.flag = "--machines", .json_key = "machines", .kind = Kind::structured, .commands = kResolveFamily, .requests = kResolve,
+    {.flag = "--machines", .json_key = "machines", .kind = Kind::structured, .commands = kReadsIndex, .requests = kResolve,
      .complete = Complete::dirs,
      .help = {{{S::resolve, "  --machines DIR        every profile (*.toml, *.json) of DIR, a fleet: the index is read once,\n"
                             "                        then each machine is resolved; a report per machine under \"== name ==\",\n"
@@ -85,7 +87,7 @@ const Option kTable[] = {
                             "                        [{\"name\", ...the single object}], \"summary\": [...]}; exit: the worst\n"
                             "                        machine's; with one machine, the single output; not with -o\n"},
                {S::mirror, "  --machines DIR / --machine FILE...   the fleet (at least one machine)\n"}}}},
-    {.flag = "--python", .json_key = "python", .commands = kResolveFamily | kDetect | kExplain | kDoctor,
+    {.flag = "--python", .json_key = "python", .commands = kReadsIndex | kDetect | kExplain | kDoctor,
      .requests = kDetect | kExplain | kDoctor, .complete = Complete::files,
      .help = {{{S::resolve, "  --python PATH         this machine's interpreter (default: python3 on PATH); not with --machine\n"
                             "                        or --machines\n"},
@@ -96,12 +98,12 @@ const Option kTable[] = {
     {.flag = "--site", .json_key = "site", .commands = kDoctor, .requests = kDoctor, .complete = Complete::dirs,
      .help = {{{S::doctor, "  --site DIR            walk this site folder instead of the interpreter's\n"
                            "  --machine FILE, --policy FILE, --json   as for explain; exit 0 all fit, 1 one fails, 2 bad input\n"}}}},
-    {.flag = "--policy", .json_key = "policy", .env = "WHEELFIT_POLICY", .commands = kResolveFamily | kExplain | kDoctor,
+    {.flag = "--policy", .json_key = "policy", .env = "WHEELFIT_POLICY", .commands = kReadsIndex | kExplain | kDoctor,
      .requests = kResolve | kExplain | kDoctor, .complete = Complete::files,
      .help = {{{S::resolve, "  --policy FILE         policy data replacing the backend's own (also WHEELFIT_POLICY)\n"},
                {S::explain, "  --policy FILE         policy data (arch lists) replacing the backend's own\n"}}},
      .resolve = set_policy},
-    {.flag = "--backend", .json_key = "backend", .commands = kResolveFamily | kDetect, .requests = kResolve | kDetect,
+    {.flag = "--backend", .json_key = "backend", .commands = kReadsIndex | kDetect, .requests = kResolve | kDetect,
      .complete = Complete::words, .words = "cuda rocm cpu",
      .help = {{{S::resolve, "  --backend NAME        cuda or rocm (default: from torch's label, else cuda)\n"},
                {S::detect, "  --backend NAME        cuda, rocm or cpu (default: torch's label, else the hardware found)\n"}}},
@@ -116,7 +118,7 @@ const Option kTable[] = {
     {.flag = "--pixi-pins", .commands = kResolve,
      .help = {{{S::resolve, "  --pixi-pins P         url (default: each wheel by URL + #sha256) or index (each by ==version\n"
                             "                        from the index resolved against: a mirror's machine view)\n"}}}},
-    {.flag = "--jobs", .json_key = "jobs", .kind = Kind::number, .lo = 1, .hi = 64, .commands = kResolveFamily, .requests = kResolve,
+    {.flag = "--jobs", .json_key = "jobs", .kind = Kind::number, .lo = 1, .hi = 64, .commands = kReadsIndex, .requests = kResolve,
      .help = {{{S::network, "  --jobs N              requests in flight (default 50)\n"},
                {S::download, "  --jobs N              files in flight (default 4)\n"}}},
      .network = set_jobs},
@@ -172,15 +174,15 @@ const Option kTable[] = {
      .requests = kResolve | kExplain, .empty_hint = "give a PEM file with the certificate and its key", .complete = Complete::files,
      .help = {{{S::network, "  --client-cert FILE    mutual TLS: a PEM file with the certificate and its key (SSL_CLIENT_CERT)\n"}}},
      .network = set_client_cert},
-    {.flag = "--cache-dir", .json_key = "cache_dir", .commands = kResolveFamily | kCache, .requests = kResolve,
+    {.flag = "--cache-dir", .json_key = "cache_dir", .commands = kReadsIndex | kCache, .requests = kResolve,
      .complete = Complete::dirs,
      .help = {{{S::network, "  --cache-dir DIR       the HTTP cache (default $XDG_CACHE_HOME/wheelfit/http)\n"},
                {S::cache, "  --cache-dir DIR       the HTTP cache (default $XDG_CACHE_HOME/wheelfit/http)\n"}}},
      .resolve = set_cache_dir},
-    {.flag = "--no-cache", .json_key = "no_cache", .kind = Kind::toggle, .commands = kResolveFamily, .requests = kResolve,
+    {.flag = "--no-cache", .json_key = "no_cache", .kind = Kind::toggle, .commands = kReadsIndex, .requests = kResolve,
      .help = {{{S::network, "  --no-cache            no cache at all\n"}}}, .resolve = set_no_cache},
     {.flag = "--cache-max-size", .json_key = "cache_max_size", .env = "WHEELFIT_CACHE_MAX_SIZE", .kind = Kind::size,
-     .commands = kResolveFamily | kCache, .requests = kResolve,
+     .commands = kReadsIndex | kCache, .requests = kResolve,
      .help = {{{S::network, "  --cache-max-size SIZE the cache's cap, kept after each resolve (500M, 1GiB; default 1GiB;\n"
                             "                        also WHEELFIT_CACHE_MAX_SIZE)\n"},
                {S::cache, "  --cache-max-size SIZE prune's cap (default 1GiB, or WHEELFIT_CACHE_MAX_SIZE)\n"}}},
@@ -193,7 +195,7 @@ const Option kTable[] = {
      .help = {{{S::mirror, "  --base-url URL        absolute hrefs under URL (default: relative)\n"}}}},
     {.flag = "--prune", .kind = Kind::toggle, .commands = kMirror,
      .help = {{{S::mirror, "  --prune               drop the wheels no machine picks any more (default: kept)\n"}}}},
-    {.flag = "--offline", .json_key = "offline", .kind = Kind::toggle, .commands = kResolveFamily, .requests = kResolve,
+    {.flag = "--offline", .json_key = "offline", .kind = Kind::toggle, .commands = kReadsIndex, .requests = kResolve,
      .help = {{{S::network, "  --offline             answer only from the cache\n"},
                {S::mirror, "  --offline             build from the HTTP cache and DIR alone\n"}}},
      .resolve = set_offline},
@@ -203,7 +205,7 @@ const Option kTable[] = {
     {.flag = "--with-torch", .kind = Kind::toggle, .commands = kMirror,
      .help = {{{S::mirror, "  --with-torch          mirror each machine's torch, torchvision and torchaudio too (the resolve's\n"
                            "                        versions, the newest file for its Python and platform), in its view\n"}}}},
-    {.flag = "--releases-repo", .json_key = "releases_repo", .env = "WHEELFIT_RELEASES_REPO", .commands = kResolveFamily,
+    {.flag = "--releases-repo", .json_key = "releases_repo", .env = "WHEELFIT_RELEASES_REPO", .commands = kReadsIndex,
      .requests = kResolve,
      .help = {{{S::network, "  --releases-repo O/N   the GitHub Releases failover's repository (also WHEELFIT_RELEASES_REPO;\n"
                             "                        API base WHEELFIT_GITHUB_API, token GITHUB_TOKEN)\n"}}},

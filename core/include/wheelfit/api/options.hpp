@@ -33,6 +33,7 @@ enum Command : unsigned {
   kDetect = 1u << 5,
   kCache = 1u << 6,
   kPlugins = 1u << 7,
+  kCheck = 1u << 8,
 };
 /// The options resolve shares with download and mirror.
 inline constexpr unsigned kResolveFamily = kResolve | kDownload | kMirror;

@@ -1,0 +1,34 @@
+// `wheelfit check LOCK...`: the arguments -> a CheckRequest -> wheelfit::check() (the façade
+// decides everything) -> the report or the JSON, the exit code.
+#include <iostream>
+
+#include "cli.hpp"
+#include "wheelfit/api.hpp"
+
+namespace wheelfit::cli {
+
+int run_check(const std::vector<std::string_view>& argv) {
+  const Args parsed = parse_args(argv, api::options::kCheck);
+  const bool json = parsed.has("--json");
+  if (parsed.positional.empty()) throw UsageError{"check: give at least one lock file (pixi.toml, requirements.txt, pylock.toml)"};
+  if (parsed.value("--machine") && parsed.value("--python")) {
+    throw UsageError{"--python names this machine's interpreter; it does not go with --machine"};
+  }
+  api::CheckRequest request;
+  request.resolve = resolve_request(parsed);
+  request.resolve.configs.clear();  // the positional words are the locks
+  request.locks = parsed.positional;
+  registry::Registry reg;
+  if (auto loaded = load_backends(reg); !loaded) return fail(json, api::kExitBadInput, loaded.error().message);
+  request.resolve.backends = &reg;
+  auto fleet = fleet_of(parsed);
+  if (!fleet) return fail(json, api::kExitBadInput, fleet.error().message);
+  if (fleet->size() == 1) request.resolve.machine = std::move(fleet->front().machine);
+  else request.fleet = std::move(*fleet);
+  const auto result = api::check(request);
+  if (result.error) return fail(json, result.exit_code, result.error->message);
+  show(std::cout, json ? result.json() : result.report());
+  return result.exit_code;
+}
+
+}  // namespace wheelfit::cli
