@@ -17,7 +17,7 @@ using wheelfit::test::contains;
 
 namespace {
 
-const std::string kPylock = "lock-version = \"1.0\"\n[[packages]]\nname = \"a\"\nversion = \"1\"\n";
+const std::string kPylock = "lock-version = \"1.0\"\n[[packages]]\nname = \"a\"\nversion = \"1\"\nwheels = [{ path = \"a-1-py3-none-any.whl\" }]\n";
 const std::string kPixi = "[pypi-dependencies]\na = \"==1\"\n";
 const std::string kRequirements = "a==1\n";
 

@@ -155,7 +155,7 @@ TEST_CASE("requirements: a line it cannot read is an error naming file, line and
       {"_bad==1", "is not a project name"},
       {"a.==1", "is not a project name"},
       {"torch @ " + kUrl, "is no file of the project 'torch'"},
-      {"x @ https://h/x-1.0.whl", "is not a wheel file name"},
+      {"x @ https://h/x-1.0.whl", "is not a valid wheel file name"},
       {"x @ https://h/x-1.0-py3-none-any.whl extra", "is not one requirement"},
       {"x[extra==1", "are not closed"},
       {"x @", "'@' without a URL"},
@@ -178,7 +178,7 @@ TEST_CASE("requirements: a line it cannot read is an error naming file, line and
 
 TEST_CASE("requirements: no message holds a URL's credentials; the entry keeps them", "[locks][requirements][hostile]") {
   const std::string secret_url = "https://alice:hunter2@h/x-1.0-py3-none-any.whl?token=tok3n";
-  for (const std::string line : {"x @ " + secret_url + " --hash=sha256:bad", "x @ " + secret_url + " trailing",
+  for (const std::string& line : std::vector<std::string>{"x @ " + secret_url + " --hash=sha256:bad", "x @ " + secret_url + " trailing",
                                  "y @ " + secret_url, "-r https://alice:hunter2@h/other.txt",
                                  "x @ https://alice:hunter2@h/?token=tok3n", "x @ git+https://alice:hunter2@h/x?token=tok3n"}) {
     CAPTURE(line);

@@ -137,7 +137,7 @@ std::optional<std::string> exact_pin(std::string_view spec) {
 Expected<void> check_wheel(Entry& entry, std::string_view file) {
   auto wheel = model::WheelName::parse(entry.filename);
   if (!wheel) {
-    return bad(file, entry.line, shown(entry.filename) + " is not a wheel file name (PEP 427): " + plain(wheel.error().message));
+    return bad(file, entry.line, plain(wheel.error().message));  // it quotes the file name
   }
   if (wheel->name != entry.name) {
     return bad(file, entry.line, "the wheel " + shown(entry.filename) + " is no file of the project " + shown(entry.name));

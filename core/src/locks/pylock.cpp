@@ -81,9 +81,11 @@ Expected<void> read_package(const toml::table& package, std::string_view file, L
     if (*value) *target = std::move(**value);
   }
   bool other = false;
-  for (std::string_view kind : {"sdist", "archive", "vcs", "directory"}) {
+  static constexpr std::pair<std::string_view, std::string_view> kSources[] = {
+      {"sdist", "an sdist"}, {"archive", "an archive"}, {"vcs", "a VCS"}, {"directory", "a directory"}};
+  for (const auto& [kind, words] : kSources) {
     if (const toml::node* node = package.get(kind)) {
-      warnings.add(file, line_of(*node), shown(base.name) + " has a " + std::string(kind) + " source, not a wheel: skipped");
+      warnings.add(file, line_of(*node), shown(base.name) + " has " + std::string(words) + " source, not a wheel: skipped");
       other = true;
     }
   }
