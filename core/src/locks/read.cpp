@@ -13,14 +13,12 @@ namespace wheelfit::locks {
 
 using detail::bad;
 
-std::string_view format_name(Format f) {
-  switch (f) {
-    case Format::pixi: return "pixi";
-    case Format::requirements: return "requirements";
-    case Format::pylock: return "pylock";
-  }
-  return "unknown";
-}
+namespace {
+constexpr std::pair<Format, std::string_view> kFormatNames[] = {
+    {Format::pixi, "pixi"}, {Format::requirements, "requirements"}, {Format::pylock, "pylock"}};
+}  // namespace
+
+std::string_view format_name(Format f) { return util::name_of(kFormatNames, f); }
 
 namespace {
 
