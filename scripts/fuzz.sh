@@ -19,7 +19,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${WHEELFIT_FUZZ_BUILD:-$repo/build-fuzz}
 cxx=${CXX:-clang++}
 jobs=${JOBS:-2}
-targets=${FUZZ_TARGETS:-"fuzz_binary fuzz_zip fuzz_index fuzz_model fuzz_machine fuzz_config fuzz_policy fuzz_releases fuzz_url fuzz_netrc fuzz_cache_entry fuzz_size fuzz_capi"}
+targets=${FUZZ_TARGETS:-"fuzz_binary fuzz_zip fuzz_index fuzz_model fuzz_machine fuzz_config fuzz_policy fuzz_releases fuzz_url fuzz_netrc fuzz_cache_entry fuzz_size fuzz_capi fuzz_locks"}
 
 if ! command -v "$cxx" >/dev/null 2>&1; then
   echo "fuzz.sh: $cxx not found (install clang and libclang-rt-14-dev: scripts/install-deps.sh)" >&2
