@@ -146,7 +146,9 @@ CheckEntry check_entry(const locks::Entry& e, const index::IndexSnapshot* snap, 
   }
   if (!e.filename.empty()) c.update = update_of(page->second, e.filename, parsed);
   for (const auto& d : found.digests) {
-    if (e.sha256 && d != *e.sha256) {
+    // pip takes a file matching any of a line's hashes: each of the lock's is one it accepts.
+    const bool accepted = std::find(e.other_sha256.begin(), e.other_sha256.end(), d) != e.other_sha256.end();
+    if (e.sha256 && d != *e.sha256 && !accepted) {
       return set(CheckStatus::digest_changed, "the index lists " + what + " with sha256 " + d + ", the lock " + *e.sha256 +
                                                    ": other bytes under the locked name (unknown; the lock is not updated)");
     }
