@@ -23,20 +23,12 @@ const std::string kNewer = "pkg_a-1.1+cu128torch2.8-cp312-cp312-manylinux_2_28_x
 const std::string kOtherCombo = "pkg_a-2.0+cu126torch2.8-cp312-cp312-manylinux_2_28_x86_64.whl";
 const std::string kA(64, 'a'), kB(64, 'b');
 
-std::string anchor(const std::string& file, const std::string& sha256, const std::string& attrs = "") {
+std::string check_anchor(const std::string& file, const std::string& sha256, const std::string& attrs = "") {
   return "<a " + attrs + "href=\"https://files.test/" + file + "#sha256=" + sha256 + "\">" + file + "</a>\n";
 }
 
-const registry::Registry& backends() {
-  static const registry::Registry reg = [] {
-    registry::Registry r;
-    REQUIRE(r.add(test::cuda_backend()));
-    return r;
-  }();
-  return reg;
-}
 
-struct Row {
+struct CheckRow {
   const char* what;
   std::string page;          // pkg-a's page ("" none: 404)
   std::string lock_sha256;   // "" : the lock pins none
@@ -50,15 +42,15 @@ struct Row {
 
 TEST_CASE("api::check: each status from its cause, the worst exit code", "[facade][check]") {
   const auto gtx1080 = test::h100_with({{"gpus", "6.1"}});
-  const std::vector<Row> rows = {
-      {"listed, same digest", anchor(kFile, kA), kA, test::h100(), api::CheckStatus::ok, "", 0},
-      {"yanked with a reason", anchor(kFile, kA, "data-yanked=\"broken on Ada\" "), kA, test::h100(), api::CheckStatus::yanked,
+  const std::vector<CheckRow> rows = {
+      {"listed, same digest", check_anchor(kFile, kA), kA, test::h100(), api::CheckStatus::ok, "", 0},
+      {"yanked with a reason", check_anchor(kFile, kA, "data-yanked=\"broken on Ada\" "), kA, test::h100(), api::CheckStatus::yanked,
        "broken on Ada", 1},
-      {"the file is no longer listed", anchor(kNewer, kA), kA, test::h100(), api::CheckStatus::gone, "no longer listed", 1},
+      {"the file is no longer listed", check_anchor(kNewer, kA), kA, test::h100(), api::CheckStatus::gone, "no longer listed", 1},
       {"the page is gone", "", kA, test::h100(), api::CheckStatus::gone, "no longer publishes pkg-a", 1},
-      {"listed with another sha256", anchor(kFile, kB), kA, test::h100(), api::CheckStatus::digest_changed, kB.c_str(), 5},
-      {"the lock pins no digest", anchor(kFile, kA), "", test::h100(), api::CheckStatus::unchecked, "pins no sha256", 1},
-      {"the machine's GPU is not covered", anchor(kFile, kA), kA, gtx1080, api::CheckStatus::will_not_run, "6.1", 1},
+      {"listed with another sha256", check_anchor(kFile, kB), kA, test::h100(), api::CheckStatus::digest_changed, kB.c_str(), 5},
+      {"the lock pins no digest", check_anchor(kFile, kA), "", test::h100(), api::CheckStatus::unchecked, "pins no sha256", 1},
+      {"the machine's GPU is not covered", check_anchor(kFile, kA), kA, gtx1080, api::CheckStatus::will_not_run, "6.1", 1},
   };
   for (const auto& row : rows) {
     CAPTURE(row.what);
@@ -73,7 +65,7 @@ TEST_CASE("api::check: each status from its cause, the worst exit code", "[facad
     req.resolve.env_overrides = false;
     req.resolve.index = "https://mirror.test/simple/";
     req.resolve.transport = memory;
-    req.resolve.backends = &backends();
+    req.resolve.backends = &test::shipped_backends();
     req.locks = {lock.string()};
     const auto r = api::check(req);
     INFO(r.report());
@@ -92,13 +84,13 @@ TEST_CASE("api::check: an update for the same combo only; a pin by version found
   const test::TempDir tmp;
   auto memory = std::make_shared<test::MemoryTransport>();
   memory->origin().serve("https://mirror.test/simple/pkg-a/",
-                         "<html><body>\n" + anchor(kFile, kA) + anchor(kNewer, kB) + anchor(kOtherCombo, kB) + "</body></html>\n");
+                         "<html><body>\n" + check_anchor(kFile, kA) + check_anchor(kNewer, kB) + check_anchor(kOtherCombo, kB) + "</body></html>\n");
   api::CheckRequest req;
   req.resolve.machine = test::h100();
   req.resolve.env_overrides = false;
   req.resolve.index = "https://mirror.test/simple/";
   req.resolve.transport = memory;
-  req.resolve.backends = &backends();
+  req.resolve.backends = &test::shipped_backends();
   const auto lock = tmp / "requirements.txt";
   test::write_file(lock, "pkg-a @ https://files.test/" + kFile + " --hash=sha256:" + kA + "\n");
   req.locks = {lock.string()};
