@@ -91,9 +91,10 @@ expect_has() {
 }
 
 # --- commands -------------------------------------------------------------------------------
-commands=(resolve plugins detect explain doctor cache download mirror version help)
+commands=(resolve plugins detect explain doctor cache download mirror check version help)
 expect 'wheelfit ' "${commands[@]}"
 expect 'wheelfit res' resolve
+expect 'wheelfit che' check
 expect 'wheelfit d' detect doctor download
 expect 'wheelfit -' -h --help --version
 expect 'wheelfit --v' --version
