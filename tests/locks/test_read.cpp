@@ -21,6 +21,13 @@ const std::string kPylock = "lock-version = \"1.0\"\n[[packages]]\nname = \"a\"\
 const std::string kPixi = "[pypi-dependencies]\na = \"==1\"\n";
 const std::string kRequirements = "a==1\n";
 
+std::string repeated(std::string_view part, std::size_t n) {
+  std::string out;
+  out.reserve(part.size() * n);
+  for (std::size_t i = 0; i < n; ++i) out += part;
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("format_name names each format", "[locks]") {
@@ -89,6 +96,10 @@ TEST_CASE("parse_lock: what no format may be", "[locks][hostile]") {
       {"[[packages]\n", "pylock.toml", "pylock.toml:1: TOML syntax error"},
       {"[pypi-dependencies]\na = \"==1\"\na = \"==2\"\n", "pixi.toml", "pixi.toml:3: TOML syntax error"},
       {std::string(wheelfit::locks::kMaxLockBytes + 1, '#'), "requirements.txt", "over the 64 MiB limit", Errc::too_large},
+      // toml++ recurses once per part of a dotted key: tens of thousands overflow the stack.
+      {"[pypi-dependencies]\na" + repeated(".a", 100'000) + " = 1\n", "pixi.toml", "pixi.toml:2: more than 1000 dotted key parts"},
+      {"lock-version = \"1.0\"\n[" + repeated("a.", 1001) + "a]\n", "pylock.toml", "pylock.toml:2: more than 1000 dotted key parts"},
+      {"a = [ \"\"\"\n.\n\"\"\", {" + repeated("b.", 60'000) + "b = 1} ]\n", "pixi.toml", "pixi.toml:3: more than 1000"},
   };
   for (const auto& row : rows) {
     CAPTURE(row.name, row.error);
@@ -97,6 +108,15 @@ TEST_CASE("parse_lock: what no format may be", "[locks][hostile]") {
     CHECK(lock.error().is(row.code));
     CHECK(contains(lock.error().message, row.error));
   }
+}
+
+TEST_CASE("parse_lock: dots in strings and comments are no key parts", "[locks]") {
+  const std::string dots = repeated(".", 5000);
+  const std::string text = "# " + dots + "\nx = \"\"\"\n" + dots + "\n\"\"\"\ny = '" + dots + "'\nz = \"\\\"" + dots +
+                           "\"\n[pypi-dependencies]\na = \"==1\"\n";
+  auto lock = parse_lock(text, "pixi.toml");
+  REQUIRE(lock);
+  CHECK(lock->entries.size() == 1);
 }
 
 TEST_CASE("read_lock reads a regular file and refuses anything else, naming it", "[locks]") {

@@ -80,6 +80,23 @@ TEST_CASE("pylock_toml read back: URL and relative path, size, sha256", "[locks]
   CHECK(lock->entries[0].line < lock->entries[1].line);
 }
 
+TEST_CASE("pylock_toml read back: a variant wheel (PEP 825) and its inlined metadata", "[locks][round-trip]") {
+  LockedWheel w{.name = "x", .version = "1.0", .filename = "x-1.0-cp312-cp312-linux_x86_64-cu128.whl",
+                .location = "https://h/files/x-1.0-cp312-cp312-linux_x86_64-cu128.whl", .sha256 = std::string(64, 'd')};
+  w.variant_label = "cu128";
+  w.variants_json = R"({"$schema": "https://variants.wheelnext.dev/v0.0.3.json", "default-priorities": {"namespace": ["nvidia"]},
+                       "variants": {"cu128": {"nvidia": {"cuda_version_lower_bound": ["12.8"]}}, "cu126": {}}})";
+  const auto text = output::pylock_toml({w}, std::nullopt, {});
+  REQUIRE(text);
+  auto lock = locks::parse_lock(*text, "pylock.toml");
+  REQUIRE(lock);
+  REQUIRE(lock->entries.size() == 1);
+  CHECK(lock->entries[0].filename == w.filename);
+  CHECK(lock->entries[0].version == "1.0");
+  CHECK(lock->entries[0].sha256 == w.sha256);
+  CHECK(lock->warnings.empty());
+}
+
 TEST_CASE("pixi_manifest read back: the picks by URL with their digest, or by version from an index", "[locks][round-trip]") {
   const std::string x86 = "cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
   const std::string sha(64, 'e');

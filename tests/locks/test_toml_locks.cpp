@@ -83,6 +83,32 @@ TEST_CASE("pylock: one entry per wheel, with the package's name, version and ind
   CHECK_FALSE(lock.index);
 }
 
+TEST_CASE("pylock: wheels and sources as tables of their own ([[packages.wheels]])", "[locks][pylock]") {
+  const auto lock = parsed(pylock("[[packages]]\n"                                    // 4
+                                  "name = \"x\"\n"
+                                  "version = \"1.0\"\n"
+                                  "[packages.sdist]\n"                                // 7
+                                  "url = \"https://h/x-1.0.tar.gz\"\n"
+                                  "[[packages.wheels]]\n"                             // 9
+                                  "url = \"https://h/x-1.0-py3-none-any.whl\"\n"
+                                  "size = 0\n"
+                                  "[packages.wheels.hashes]\n"
+                                  "sha256 = \"" + kTomlA + "\"\n"
+                                  "[[packages.wheels]]\n"                             // 14
+                                  "name = \"x-1.0-py2-none-any.whl\"\n"
+                                  "path = \"x-1.0-py2-none-any.whl\"\n"),
+                           "pylock.toml", Format::pylock);
+  REQUIRE(lock.entries.size() == 2);
+  CHECK(lock.entries[0].line == 9);
+  CHECK(lock.entries[0].size == 0u);
+  CHECK(lock.entries[0].sha256 == kTomlA);
+  CHECK(lock.entries[0].version == "1.0");
+  CHECK(lock.entries[1].line == 14);
+  CHECK(lock.entries[1].filename == "x-1.0-py2-none-any.whl");
+  REQUIRE(lock.warnings.size() == 1);
+  CHECK(lock.warnings[0].starts_with("pylock.toml:7: 'x' has an sdist source"));
+}
+
 TEST_CASE("pylock: a file or a package it cannot read is an error naming file, line and what", "[locks][pylock][hostile]") {
   const std::string wheel = "x-1.0-py3-none-any.whl";
   struct Row {

@@ -15,13 +15,13 @@ struct DependencyTable {
   const toml::table* table;
 };
 
-/// `parent`'s [pypi-dependencies] and its [target.<t>.pypi-dependencies] into `out`.
-void tables_of(const toml::table& parent, const std::string& prefix, std::vector<DependencyTable>& out) {
+/// `parent`'s [pypi-dependencies] and (`with_targets`) its [target.<t>.pypi-dependencies] into `out`.
+void tables_of(const toml::table& parent, const std::string& prefix, std::vector<DependencyTable>& out, bool with_targets = true) {
   if (const auto* deps = table_at(parent, "pypi-dependencies")) out.push_back({prefix + "pypi-dependencies", deps});
-  if (const auto* targets = table_at(parent, "target")) {
-    for (const auto& [target, node] : *targets) {
-      if (const auto* t = node.as_table()) tables_of(*t, prefix + "target." + std::string(target.str()) + ".", out);
-    }
+  const auto* targets = with_targets ? table_at(parent, "target") : nullptr;
+  if (!targets) return;
+  for (const auto& [target, node] : *targets) {
+    if (const auto* t = node.as_table()) tables_of(*t, prefix + "target." + std::string(target.str()) + ".", out, false);
   }
 }
 

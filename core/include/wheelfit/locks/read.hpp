@@ -21,15 +21,19 @@
 //   no one version (a range, "==2.8.*", "*", a git source) is a warning. `[pypi-options]
 //   index-url` is the lock's index, else the first per-dependency `index`.
 //
-// Hostile input is an error, never a crash or a hang: text over 64 MiB, a NUL byte, text that is
-// not UTF-8, malformed TOML, a name that is not a PEP 508 name, a sha256 that is not 64 hex
-// digits, a size that is not a non-negative integer, a file name that is not one (a '/', '\\',
-// "..", a NUL after percent-decoding), and a pylock or pixi `path` that leaves the lock's folder
-// (absolute, a drive letter, a UNC or root-relative prefix; a relative path with ".." stays: a
-// mirror's view writes "../../files/x.whl"). Each is Errc::invalid_input (Errc::too_large for the
-// size) "<name>:<line>: what"; every value a message quotes is redacted first (URL userinfo
-// dropped, credential parameters and token shapes replaced: util::redact), so no message holds a
-// credential. The entries themselves keep URLs as written: callers redact what they print.
+// Hostile input is an error, never a crash or a hang: text over 64 MiB, a NUL byte, text that
+// is not UTF-8, malformed TOML, a TOML line of more than 1000 dotted key parts (toml++ recurses
+// once per part and would overflow the stack), a name that is not a PEP 508 name, a sha256 that
+// is not 64 hex digits, a size that is not a non-negative integer, a file name that is not one
+// ('/', '\\', "..", a control character, after percent-decoding), a wheel file name that is not
+// PEP 427 or names another project, and a path (pylock's or pixi's `path`, a requirements
+// location without a scheme) that leaves the lock's folder (absolute, a drive letter, a UNC or
+// root-relative prefix; a relative path with ".." stays: a mirror's view writes
+// "../../files/x.whl"). Each is Errc::invalid_input "<name>:<line>: what" (Errc::too_large for
+// the size, Errc::unsupported for a pylock lock-version other than 1.x); every value a message
+// quotes is redacted first (URL userinfo dropped, credential parameters and token shapes
+// replaced: util::redact), so no message holds a credential. The entries keep URLs as written:
+// callers redact what they print.
 // Parsing is linear in the text's size.
 //
 // Thread safety: pure functions (read_lock reads the file system).
