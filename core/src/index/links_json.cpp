@@ -149,7 +149,8 @@ Expected<std::optional<std::uint64_t>> optional_size(const json::object& f, cons
   if (const std::int64_t* i = v->if_int64(); i && *i >= 0) return std::optional<std::uint64_t>(static_cast<std::uint64_t>(*i));
   if (const std::uint64_t* u = v->if_uint64(); u && *u <= kMax) return std::optional<std::uint64_t>(*u);
   if (v->is_int64() || v->is_uint64() || v->is_double()) {
-    return r.fail((path / "size").str(), json::serialize(*v) + " is not a size in bytes (an integer from 0 to " + std::to_string(kMax) + ")");
+    return r.fail((path / "size").str(),
+                  json::serialize(*v) + " is not a size in bytes (an integer from 0 to " + std::to_string(kMax) + ")");
   }
   return r.wrong_kind((path / "size").str(), "an integer", *v);
 }
