@@ -111,3 +111,50 @@ TEST_CASE("answer::file_name_of: the URL's last segment, decoded, without query 
     CHECK(answer::file_name_of(row.url) == row.name);
   }
 }
+
+TEST_CASE("answer::build takes each file's size and yank from its page's listings; sizes that disagree are unknown", "[answer]") {
+  const std::string url = "https://x.test/alpha-1.0-py3-none-any.whl";
+  struct Listing {
+    std::string text;
+    std::optional<std::uint64_t> size;
+    bool yanked;
+    std::string reason;
+  };
+  struct Row {
+    const char* what;
+    std::vector<Listing> listings;
+    std::optional<std::uint64_t> size;
+    bool yanked;
+    std::string reason;
+  };
+  const std::vector<Row> rows = {
+      {"an HTML page: no size, not yanked", {{"alpha-1.0-py3-none-any.whl", std::nullopt, false, ""}}, std::nullopt, false, ""},
+      {"a JSON page's size", {{"alpha-1.0-py3-none-any.whl", 1234u, false, ""}}, 1234u, false, ""},
+      {"two listings, one size", {{"a", std::nullopt, false, ""}, {"b", 99u, false, ""}}, 99u, false, ""},
+      {"two listings that agree", {{"a", 99u, false, ""}, {"b", 99u, false, ""}}, 99u, false, ""},
+      {"two listings that disagree: never a guessed size", {{"a", 99u, false, ""}, {"b", 100u, false, ""}}, std::nullopt, false, ""},
+      {"one listing yanked, with its reason", {{"a", std::nullopt, false, ""}, {"b", std::nullopt, true, "broken <build>"}}, std::nullopt,
+       true, "broken <build>"},
+      {"yanked without a reason", {{"a", 5u, true, ""}}, 5u, true, ""},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.what);
+    index::IndexSnapshot snap;
+    for (const auto& l : row.listings) {
+      index::Link link;
+      link.text = l.text;
+      link.url = url;
+      link.filename = "alpha-1.0-py3-none-any.whl";
+      link.size = l.size;
+      link.yanked = l.yanked;
+      link.yank_reason = l.reason;
+      snap.projects["alpha"].page.links.push_back(link);
+    }
+    const auto r = resolved({pick("alpha", url)});
+    const auto ans = answer::build({{"m", &r, &snap, "https://x.test/", std::nullopt}});
+    REQUIRE(ans.files.size() == 1);
+    CHECK(ans.files[0].size == row.size);
+    CHECK(ans.files[0].yanked == row.yanked);
+    CHECK(ans.files[0].yank_reason == row.reason);
+  }
+}

@@ -73,10 +73,29 @@ TEST_CASE("parse_simple_json reads a PEP 691 project page", "[index][json]") {
   CHECK(c.yanked);
   CHECK(c.yank_reason.empty());
   CHECK_FALSE(c.requires_python);
+  CHECK(c.size == 12u);  // PEP 700
+  CHECK_FALSE(a.size);   // none given
   const Link& d = page->links[3];
   CHECK(d.url == "https://example.org/simple/foo/foo-1.3.tar.gz");
   CHECK(d.sha256 == kSha2);
   CHECK_FALSE(d.yanked);
+}
+
+TEST_CASE("parse_simple_json reads PEP 700's size up to INT64_MAX, null as unknown", "[index][json]") {
+  struct Row {
+    std::string size;
+    std::optional<std::uint64_t> read;
+  };
+  const std::vector<Row> rows = {{"0", 0u}, {"1234", 1234u}, {"9223372036854775807", 9223372036854775807u}, {"null", std::nullopt}};
+  for (const auto& row : rows) {
+    CAPTURE(row.size);
+    auto page = parse_simple_json(R"({"meta":{"api-version":"1.1"},"name":"x","files":[{"filename":"x-1.whl","url":"x-1.whl","size":)" +
+                                      row.size + "}]}",
+                                  "https://example.org/simple/x/");
+    REQUIRE(page);
+    REQUIRE(page->links.size() == 1);
+    CHECK(page->links[0].size == row.read);
+  }
 }
 
 TEST_CASE("parse_simple_json skips a file whose URL names an unsafe file", "[index][json]") {
@@ -137,6 +156,14 @@ TEST_CASE("parse_simple_json rejects malformed pages, naming the page and the fi
        "files[0].requires-python: not a string"},
       {with_files(R"({"filename":"a-1.whl","url":"a-1.whl","yanked":1})"),
        "files[0].yanked: not a boolean or a string (got a number)"},
+      // PEP 700's size: bytes, an integer a TOML integer holds (pylock.toml writes it), never guessed.
+      {with_files(R"({"filename":"a-1.whl","url":"a-1.whl","size":"12"})"), "files[0].size: not an integer (got a string)"},
+      {with_files(R"({"filename":"a-1.whl","url":"a-1.whl","size":true})"), "files[0].size: not an integer (got a boolean)"},
+      {with_files(R"({"filename":"a-1.whl","url":"a-1.whl","size":12.5})"), "files[0].size: 1.25E1 is not a size in bytes"},
+      {with_files(R"({"filename":"a-1.whl","url":"a-1.whl","size":-1})"), "files[0].size: -1 is not a size in bytes"},
+      {with_files(R"({"filename":"a-1.whl","url":"a-1.whl","size":9223372036854775808})"),
+       "files[0].size: 9223372036854775808 is not a size in bytes (an integer from 0 to 9223372036854775807)"},
+      {with_files(R"({"filename":"a-1.whl","url":"a-1.whl","size":1e300})"), "files[0].size: 1E300 is not a size in bytes"},
   }, "https://example.org/simple/x/", [](const std::string& body, const std::string& url) {
     return parse_simple_json(body, url);
   });

@@ -7,12 +7,16 @@
 
 #include <boost/json.hpp>
 
+#include <regex>
+
 #include "mirror/mirror_support.hpp"
 #include "support/test_support.hpp"
 #include "support/wheel_builder.hpp"
+#include "wheelfit/answer/answer.hpp"
 #include "wheelfit/deliver/download.hpp"
 #include "wheelfit/index/links.hpp"
 #include "wheelfit/mirror/mirror.hpp"
+#include "wheelfit/model/numeric_version.hpp"
 #include "wheelfit/util/log.hpp"
 
 namespace {
@@ -283,7 +287,7 @@ TEST_CASE("current_files reads the manifest and names it when it is broken", "[m
   }
 }
 
-TEST_CASE("a wheel replaced upstream under the same name is served with its own METADATA", "[mirror][publish]") {
+TEST_CASE("a wheel replaced upstream under the same name is served with its own METADATA, and warned about", "[mirror][publish][cache]") {
   // The farm publishes under *-latest release tags whose assets are replaced: same name, new
   // bytes. The METADATA is kept by the wheel's digest, so the new wheel never gets the old one's.
   TempDir tmp;
@@ -293,9 +297,23 @@ TEST_CASE("a wheel replaced upstream under the same name is served with its own 
   REQUIRE(mirror::publish(snapshot_of(out, {before})));
   CHECK(contains(read_file(current_root(out) / "files" / (name + ".metadata")), "Version: 1.0\n"));
 
+  std::vector<std::string> warnings;
+  const auto previous = log::set_sink([&](log::Level level, std::string_view m) {
+    if (level == log::Level::warn) warnings.emplace_back(m);
+  });
+  auto same = mirror::publish(snapshot_of(out, {before}));  // the same bytes again: nothing to say
   auto after = pool_wheel(out, "alpha", name, "1.0.post1", {"a"});  // the asset replaced, re-downloaded
   REQUIRE(after.sha256 != before.sha256);
-  REQUIRE(mirror::publish(snapshot_of(out, {after})));
+  auto replaced = mirror::publish(snapshot_of(out, {after}));
+  log::set_sink(previous);
+  REQUIRE(same);
+  CHECK(same->replaced.empty());
+  REQUIRE(replaced);
+  // files/ is served as immutable (decision 0041): the run says the name changed bytes.
+  CHECK(replaced->replaced == std::vector<std::string>{name});
+  REQUIRE(warnings.size() == 1);
+  CHECK_THAT(warnings[0], Catch::Contains("files/" + name) && Catch::Contains(before.sha256) && Catch::Contains(after.sha256) &&
+                              Catch::Contains("immutable"));
   const std::string metadata = read_file(current_root(out) / "files" / (name + ".metadata"));
   CHECK(contains(metadata, "Version: 1.0.post1\n"));
   deliver::Sha256 h;
@@ -434,4 +452,170 @@ TEST_CASE("an unreadable previous mirror.json is a warning, read as no previous 
     REQUIRE(files);
     CHECK(files->size() == 1);
   }
+}
+
+// ---- issue 35: a name under files/ is one file's bytes (served as immutable) ----
+
+TEST_CASE("publish never places two files under one name of files/ (a listed .metadata beside a wheel's)", "[mirror][publish][cache]") {
+  TempDir tmp;
+  const fs::path out = tmp / "m";
+  auto a = pool_wheel(out, "alpha", "alpha-1.0-py3-none-any.whl", "1.0", {"a"});
+  REQUIRE(mirror::publish(snapshot_of(out, {a})));
+  const fs::path served = fs::read_symlink(out / "current");
+  mirror::File clash = a;
+  clash.filename = a.filename + ".metadata";
+  clash.anchors = {clash.filename};
+  write_file(mirror::pool_dir(out) / clash.filename, "not the METADATA\n");
+  clash.size = std::string("not the METADATA\n").size();
+  clash.sha256 = *deliver::sha256_file(mirror::pool_dir(out) / clash.filename);
+  auto r = mirror::publish(snapshot_of(out, {a, clash}));
+  REQUIRE_FALSE(r);
+  CHECK(contains(r.error().message, "files/" + clash.filename + " would be two files"));
+  CHECK(fs::read_symlink(out / "current") == served);
+  CHECK(contains(read_file(current_root(out) / "files" / clash.filename), "Version: 1.0\n"));  // the wheel's METADATA still
+}
+
+// ---- issue 35: what the pages say of each file beyond its link: a yank kept from upstream
+// (PEP 592 data-yanked, PEP 691 "yanked", mirror.json) in the union and the views, and PEP 700's
+// upload-time and size on every JSON entry ----
+
+namespace {
+
+/// The farm's page for alpha: 1.0 yanked with a reason that needs escaping, 1.1 live, 0.9 yanked
+/// without a reason.
+constexpr const char* kYankingPage =
+    "<!DOCTYPE html><html><body>\n"
+    "<a href=\"https://up.test/files/alpha-1.0-py3-none-any.whl\" data-yanked=\"broken &quot;build&quot; &lt;3 &amp; more\">"
+    "alpha-1.0-py3-none-any.whl</a>\n"
+    "<a href=\"https://up.test/files/alpha-1.1-py3-none-any.whl\">alpha-1.1-py3-none-any.whl</a>\n"
+    "<a href=\"https://up.test/files/alpha-0.9-py3-none-any.whl\" data-yanked>alpha-0.9-py3-none-any.whl</a>\n"
+    "</body></html>\n";
+const std::string kReason = "broken \"build\" <3 & more";
+
+/// A resolution of machine `a` picking the three (a yanked file reaches a mirror when something
+/// picks it: the tests of the pages do not depend on which).
+resolve::Resolution picks_of_alpha(const std::vector<mirror::File>& files) {
+  resolve::Resolution r;
+  r.notation = {"cuda", "cu", "CUDA"};
+  r.combo = model::Combo{*model::NumericVersion::parse("12.8"), *model::NumericVersion::parse("2.8")};
+  r.tier = "bootstrap";
+  for (const auto& f : files) {
+    resolve::Pick p;
+    p.name = "alpha";
+    p.filename = f.filename;
+    p.url = "https://up.test/files/" + f.filename;
+    p.version = f.fields.front().second;
+    p.sha256 = f.sha256;
+    r.picks.push_back(p);
+  }
+  return r;
+}
+
+/// The entries of the project JSON page at `page`, by file name.
+std::map<std::string, json::object> json_entries(const fs::path& page) {
+  std::map<std::string, json::object> out;
+  const json::value doc = json::parse(read_file(page));  // kept: the loop reads into it
+  for (const auto& e : doc.at("files").as_array()) out[std::string(e.at("filename").as_string())] = e.as_object();
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a file yanked upstream stays yanked through the mirror: its anchor, its JSON entry, mirror.json", "[mirror][pages][yank]") {
+  TempDir tmp;
+  const fs::path out = tmp / "m";
+  const std::vector<mirror::File> pooled = {pool_wheel(out, "alpha", "alpha-1.0-py3-none-any.whl", "1.0", {"a"}),
+                                            pool_wheel(out, "alpha", "alpha-1.1-py3-none-any.whl", "1.1", {"a"}),
+                                            pool_wheel(out, "alpha", "alpha-0.9-py3-none-any.whl", "0.9", {"a"})};
+  auto page = index::parse_simple_html(kYankingPage, "https://up.test/simple/alpha/");
+  REQUIRE(page);
+  index::IndexSnapshot snap;
+  snap.projects["alpha"].page = *page;
+  const auto r = picks_of_alpha(pooled);
+  auto answer = answer::build({{"a", &r, &snap, "https://up.test/simple/", std::nullopt}});
+  std::vector<deliver::Delivered> delivered;
+  for (const auto& f : pooled) {
+    deliver::Delivered d;
+    d.filename = f.filename;
+    d.sha256 = f.sha256;
+    d.bytes = f.size;
+    d.verified = true;
+    delivered.push_back(d);
+  }
+  mirror::take_delivered(answer, delivered);
+  auto s = snapshot_of(out, mirror::files_of(answer, delivered));
+  s.machines.resize(1);  // machine a
+  REQUIRE(mirror::publish(s));
+  const fs::path root = current_root(out);
+
+  for (const std::string tree : {"", "machines/a/"}) {  // the union and the view
+    CAPTURE(tree);
+    const std::string html = read_file(root / (tree + "alpha/index.html"));
+    CHECK(contains(html, "data-yanked=\"broken &quot;build&quot; &lt;3 &amp; more\">alpha-1.0-py3-none-any.whl</a>"));
+    CHECK(contains(html, "data-yanked=\"\">alpha-0.9-py3-none-any.whl</a>"));
+    auto read = index::parse_simple_html(html, "http://m.test/" + tree + "alpha/");
+    REQUIRE(read);
+    REQUIRE(read->links.size() == 3);
+    std::map<std::string, const index::Link*> by_name;
+    for (const auto& l : read->links) by_name[l.text] = &l;
+    CHECK(by_name.at("alpha-1.0-py3-none-any.whl")->yanked);
+    CHECK(by_name.at("alpha-1.0-py3-none-any.whl")->yank_reason == kReason);
+    CHECK(by_name.at("alpha-0.9-py3-none-any.whl")->yanked);
+    CHECK(by_name.at("alpha-0.9-py3-none-any.whl")->yank_reason.empty());
+    CHECK_FALSE(by_name.at("alpha-1.1-py3-none-any.whl")->yanked);
+
+    const auto entries = json_entries(root / (tree + "alpha/index.json"));
+    CHECK(entries.at("alpha-1.0-py3-none-any.whl").at("yanked") == kReason.c_str());
+    CHECK(entries.at("alpha-0.9-py3-none-any.whl").at("yanked") == true);
+    CHECK_FALSE(entries.at("alpha-1.1-py3-none-any.whl").contains("yanked"));
+    auto parsed = index::parse_simple_json(read_file(root / (tree + "alpha/index.json")), "http://m.test/" + tree + "alpha/");
+    REQUIRE(parsed);
+    for (const auto& l : parsed->links) CHECK(l.yanked == (l.text != "alpha-1.1-py3-none-any.whl"));
+  }
+
+  // mirror.json records it, and a later run that carries the file keeps it yanked.
+  auto files = mirror::current_files(out);
+  REQUIRE(files);
+  for (const auto& f : *files) {
+    CAPTURE(f.filename);
+    CHECK(f.yanked == (f.filename != "alpha-1.1-py3-none-any.whl"));
+    CHECK(f.yank_reason == (f.filename == "alpha-1.0-py3-none-any.whl" ? kReason : std::string()));
+  }
+  std::vector<mirror::File> live;
+  for (const auto& f : s.files)
+    if (!f.yanked) live.push_back(f);
+  REQUIRE(live.size() == 1);
+  auto again = mirror::publish(snapshot_of(out, live));
+  REQUIRE(again);
+  CHECK(again->carried == 2);
+  CHECK(contains(read_file(current_root(out) / "alpha/index.html"), "data-yanked=\"broken &quot;build&quot;"));
+}
+
+TEST_CASE("every JSON entry of a published mirror has PEP 700's upload-time (RFC 3339, 'Z') and size", "[mirror][pages][json]") {
+  TempDir tmp;
+  const fs::path out = tmp / "m";
+  auto a = pool_wheel(out, "alpha", "alpha-1.0-py3-none-any.whl", "1.0", {"a"});
+  auto b = pool_wheel(out, "beta", "beta-1.0-py3-none-any.whl", "1.0", {"a", "b"});
+  auto c = pool_wheel(out, "beta", "beta-1.1-py3-none-any.whl", "1.1", {"b"});
+  REQUIRE(mirror::publish(snapshot_of(out, {a, b, c})));
+  REQUIRE(mirror::publish(snapshot_of(out, {b, c})));  // alpha carried over: its entry too
+  const std::regex rfc3339(R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z)");
+  const std::map<std::string, std::uint64_t> sizes = {{a.filename, a.size}, {b.filename, b.size}, {c.filename, c.size}};
+  std::size_t pages = 0, checked = 0;
+  for (const auto& e : fs::recursive_directory_iterator(current_root(out))) {
+    if (e.path().filename() != "index.json") continue;
+    const auto doc = json::parse(read_file(e.path()));
+    if (!doc.as_object().contains("files")) continue;  // a root page
+    ++pages;
+    for (const auto& entry : doc.at("files").as_array()) {
+      const std::string name(entry.at("filename").as_string());
+      CAPTURE(e.path().string(), name);
+      REQUIRE(entry.as_object().contains("upload-time"));
+      CHECK(std::regex_match(std::string(entry.at("upload-time").as_string()), rfc3339));
+      CHECK(entry.at("size").to_number<std::uint64_t>() == sizes.at(name));
+      ++checked;
+    }
+  }
+  CHECK(pages == 4);    // alpha and beta; the views' beta pages (a picks only beta now, and so does b)
+  CHECK(checked == 6);  // 3 in the union, a's 1, b's 2
 }

@@ -139,3 +139,25 @@ TEST_CASE("The lock writers read the answer: upstream URLs for -o, the view's pl
     }
   }
 }
+
+TEST_CASE("-o's pylock.toml writes the size the answer knows (PEP 751), and none it does not", "[output][formats]") {
+  auto a = one_machine();
+  const output::FormatTable table;
+  const output::Target t{a, a.machines[0]};
+  SECTION("no size known (an HTML page): no size key") {
+    REQUIRE_FALSE(output::locked_wheels(t)[0].size);
+    auto pylock = table.named("pylock")->write(t);
+    REQUIRE(pylock);
+    CHECK(pylock->find("size =") == std::string::npos);
+  }
+  SECTION("the index's size (a PEP 691 page's): written as given") {
+    a.files[0].size = 123456789012u;
+    CHECK(output::locked_wheels(t)[0].size == 123456789012u);
+    auto pylock = table.named("pylock")->write(t);
+    REQUIRE(pylock);
+    CHECK(pylock->find("size = 123456789012") != std::string::npos);
+    auto requirements = table.named("requirements")->write(t);  // pip's format has no size
+    REQUIRE(requirements);
+    CHECK(requirements->find("123456789012") == std::string::npos);
+  }
+}

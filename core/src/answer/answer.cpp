@@ -11,13 +11,27 @@
 namespace wheelfit::answer {
 namespace {
 
-/// The index's facts of a picked file: its link's data-requires-python, its packages.json fields.
-void take_facts(File& f, const index::IndexSnapshot& snap) {
-  if (auto page = snap.projects.find(f.project); page != snap.projects.end()) {
-    for (const auto& link : page->second.page.links) {
-      if (link.url == f.url && link.requires_python) f.requires_python = link.requires_python;
+/// The page's facts of a picked file, from its links (a URL may be listed under several anchor
+/// texts): data-requires-python, the yank (any listing's holds), the size (PEP 700; unknown when
+/// two listings disagree: never a guessed one).
+void take_link_facts(File& f, const index::Page& page) {
+  bool sizes_disagree = false;
+  for (const auto& link : page.links) {
+    if (link.url != f.url) continue;
+    if (link.requires_python) f.requires_python = link.requires_python;
+    if (link.yanked && !f.yanked) {
+      f.yanked = true;
+      f.yank_reason = link.yank_reason;
     }
+    if (link.size && f.size && *f.size != *link.size) sizes_disagree = true;
+    if (link.size && !f.size) f.size = link.size;
   }
+  if (sizes_disagree) f.size.reset();
+}
+
+/// The index's facts of a picked file: its links' (take_link_facts), its packages.json fields.
+void take_facts(File& f, const index::IndexSnapshot& snap) {
+  if (auto page = snap.projects.find(f.project); page != snap.projects.end()) take_link_facts(f, page->second.page);
   if (!snap.packages_json) return;
   auto entry = snap.packages_json->packages.find(f.project);
   if (entry == snap.packages_json->packages.end()) return;

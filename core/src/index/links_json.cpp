@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -138,6 +139,22 @@ Expected<void> check_api_version(const json::object& top, const JsonReporter& r)
   return {};
 }
 
+// PEP 700's "size": an integer of bytes, 0 to INT64_MAX (a TOML integer, where pylock.toml writes
+// it); null or absent is unknown. A fraction, a negative or larger number is the page's error:
+// never a guessed size.
+Expected<std::optional<std::uint64_t>> optional_size(const json::object& f, const JsonPath& path, const JsonReporter& r) {
+  const json::value* v = f.if_contains("size");
+  if (!v || v->is_null()) return std::optional<std::uint64_t>{};
+  constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  if (const std::int64_t* i = v->if_int64(); i && *i >= 0) return std::optional<std::uint64_t>(static_cast<std::uint64_t>(*i));
+  if (const std::uint64_t* u = v->if_uint64(); u && *u <= kMax) return std::optional<std::uint64_t>(*u);
+  if (v->is_int64() || v->is_uint64() || v->is_double()) {
+    return r.fail((path / "size").str(),
+                  json::serialize(*v) + " is not a size in bytes (an integer from 0 to " + std::to_string(kMax) + ")");
+  }
+  return r.wrong_kind((path / "size").str(), "an integer", *v);
+}
+
 // One entry of "files" (at `path`) as a link; nullopt when it is skipped (said in `page`).
 Expected<std::optional<Link>> read_file(const json::object& f, const JsonPath& path, std::string_view page_url,
                                         const JsonReporter& r, Page& page, detail::PageNotes& notes) {
@@ -192,6 +209,9 @@ Expected<std::optional<Link>> read_file(const json::object& f, const JsonPath& p
       return r.wrong_kind((path / "yanked").str(), "a boolean or a string", *y);
     }
   }
+  auto size = optional_size(f, path, r);
+  if (!size) return std::move(size).error();
+  link.size = *size;
   return std::optional<Link>(std::move(link));
 }
 

@@ -55,7 +55,9 @@ std::vector<File> files_of(const answer::Answer& answer, const std::vector<deliv
                        .machines = w.machines,
                        .verified = f.verified,
                        // The upstream's packages.json fields as it gave them; from the file name where it gave none.
-                       .fields = w.fields.empty() ? name_fields(f.filename) : w.fields});
+                       .fields = w.fields.empty() ? name_fields(f.filename) : w.fields,
+                       .yanked = w.yanked,
+                       .yank_reason = w.yank_reason});
   }
   return out;
 }

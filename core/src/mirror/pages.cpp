@@ -91,6 +91,7 @@ std::string project_json(const std::string& project, const std::vector<const Fil
     }
     o["size"] = f.size;
     if (row.file < upload_time.size() && !upload_time[row.file].empty()) o["upload-time"] = upload_time[row.file];
+    if (f.yanked) o["yanked"] = f.yank_reason.empty() ? json::value(true) : json::value(f.yank_reason);  // PEP 691
     list.emplace_back(std::move(o));
     if (auto v = version_of(row.text); !v.empty()) versions.insert(v);
   }
@@ -135,6 +136,7 @@ std::string project_page(const std::string& project, const std::vector<const Fil
       const std::string value = "sha256=" + metadata_sha256[row.file];
       out += " data-dist-info-metadata=\"" + value + "\" data-core-metadata=\"" + value + "\"";
     }
+    if (f.yanked) out += " data-yanked=\"" + html_escape(f.yank_reason) + "\"";  // PEP 592
     out += ">" + html_escape(row.text) + "</a><br>\n";
   }
   out += kPageTail;

@@ -117,11 +117,17 @@ Expected<std::string> metadata_of(const fs::path& wheel, const fs::path& cached)
 }
 
 /// files/<name> in the snapshot: a hard link to the pool's file, a copy where links cannot be made.
+/// Never over a name the snapshot holds already (a listed "x.whl.metadata" beside the wheel
+/// "x.whl"'s METADATA): a name under files/ is one file's, served as immutable (decision 0041).
 Expected<void> place(const fs::path& from, const fs::path& to) {
   std::error_code ec;
   fs::create_hard_link(from, to, ec);
   if (!ec) return {};
-  fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+  if (ec == std::errc::file_exists || fs::exists(fs::symlink_status(to, ec))) {
+    return Error(Errc::invalid_input, "mirror: files/" + to.filename().string() +
+                                          " would be two files (a listed file and a wheel's METADATA): not published");
+  }
+  fs::copy_file(from, to, fs::copy_options::none, ec);
   if (ec) return io_error(to, "cannot link or copy " + from.string(), ec);
   return {};
 }
@@ -136,6 +142,8 @@ json::object file_json(const File& f, const std::string& metadata_sha256) {
   o["machines"] = std::move(machines);
   o["metadata_sha256"] = metadata_sha256;
   o["verified"] = f.verified;
+  o["yanked"] = f.yanked;
+  if (f.yanked) o["yank_reason"] = f.yank_reason;
   json::object fields;
   for (const auto& [k, v] : f.fields) fields[k] = v;
   o["fields"] = std::move(fields);
@@ -162,6 +170,8 @@ Expected<File> file_from_json(const json::value& v, const fs::path& manifest, st
   if (const auto* s = o.if_contains("size"); s && s->is_uint64()) f.size = s->get_uint64();
   if (const auto* rp = o.if_contains("requires_python"); rp && rp->is_string()) f.requires_python = std::string(rp->get_string());
   if (const auto* vf = o.if_contains("verified"); vf && vf->is_bool()) f.verified = vf->get_bool();
+  if (const auto* y = o.if_contains("yanked"); y && y->is_bool()) f.yanked = y->get_bool();
+  if (f.yanked) f.yank_reason = string_at(o, "yank_reason");
   if (const auto* a = o.if_contains("anchors"); a && a->is_array()) {
     for (const auto& x : a->get_array())
       if (x.is_string()) f.anchors.emplace_back(x.get_string());
@@ -220,9 +230,9 @@ std::string manifest_json(const Snapshot& s, const std::string& id, const std::v
 }
 
 /// When a pool file arrived (its mtime), as PEP 700's upload-time: RFC 3339, UTC, microseconds.
-std::string mtime_of(const fs::path& file) {
+Expected<std::string> mtime_of(const fs::path& file) {
   struct stat st {};
-  if (::stat(file.c_str(), &st) != 0) return {};
+  if (::stat(file.c_str(), &st) != 0) return io_error(file, "cannot read when it was downloaded (its mtime)", errno);
   char frac[24];
   std::snprintf(frac, sizeof frac, ".%06ldZ", st.st_mtim.tv_nsec / 1000);
   return util::format_utc(std::chrono::system_clock::time_point(std::chrono::seconds(st.st_mtim.tv_sec)), "%Y-%m-%dT%H:%M:%S") + frac;
@@ -279,9 +289,29 @@ Expected<void> check_names(const Snapshot& s) {
   return {};
 }
 
+/// The names the served snapshot lists with other bytes than `files` give them (upstream replaced
+/// the file under its name: the farm's *-latest releases), each warned about: files/<name> is
+/// served as immutable, so a client that fetched the old bytes keeps them and fails the page's
+/// sha256 until its cache is cleared (decision 0041).
+std::vector<std::string> replaced_names(const std::vector<File>& files, const std::vector<File>& previous) {
+  std::map<std::string, const File*> before;
+  for (const auto& f : previous) before[f.filename] = &f;
+  std::vector<std::string> out;
+  for (const auto& f : files) {
+    auto it = before.find(f.filename);
+    if (it == before.end() || it->second->sha256 == f.sha256) continue;
+    out.push_back(f.filename);
+    log::warn("mirror: files/" + f.filename + " is published with other bytes than the served snapshot's (sha256 " +
+              it->second->sha256 + " before, " + f.sha256 + " now: upstream replaced it under its name); a client that " +
+              "cached the old file (served as immutable) fails its hash check until its cache is cleared");
+  }
+  return out;
+}
+
 /// The files the new snapshot lists: the snapshot's, then (without prune) the served snapshot's
 /// that no machine picks now and the pool still holds (counted in `result.carried`; the others
-/// go to `result.pruned`); sorted by project, then file name.
+/// go to `result.pruned`); sorted by project, then file name. The names upstream replaced go to
+/// `result.replaced`.
 std::vector<File> gather_files(const Snapshot& s, const fs::path& pool, Published& result) {
   std::vector<File> files = s.files;
   std::set<std::string> names;
@@ -291,6 +321,7 @@ std::vector<File> gather_files(const Snapshot& s, const fs::path& pool, Publishe
     log::warn("mirror: " + previous.error().message + "; read as no previous files (none carried over)");
     previous = std::vector<File>{};
   }
+  result.replaced = replaced_names(files, *previous);
   std::error_code ec;
   for (auto& f : *previous) {
     if (names.count(f.filename)) continue;
@@ -351,7 +382,9 @@ Expected<FileFacts> place_files(const std::vector<File>& files, const fs::path& 
                                             std::to_string(f.size));
     }
     if (auto p = place(src, tmp / "files" / f.filename); !p) return p.error();
-    facts.upload_time[i] = mtime_of(src);
+    auto uploaded = mtime_of(src);  // every JSON entry has one (PEP 700)
+    if (!uploaded) return uploaded.error();
+    facts.upload_time[i] = std::move(*uploaded);
     // A package version's variants file (PEP 825) is published beside its wheels; it has no METADATA.
     if (!f.filename.ends_with(".whl")) continue;
     const fs::path cached = metadata_cache(pool, f.sha256);

@@ -14,6 +14,7 @@ LockedWheel locked(const answer::File& f, const ViewPlace* view) {
   LockedWheel w{.name = f.project,
                 .version = f.version,
                 .filename = f.filename,
+                .size = f.size,  // the index's (PEP 700) or, in a view, the fetched file's: never guessed
                 .sha256 = f.sha256,
                 .variant_label = f.variant_label,
                 .variants_json = f.variants_json};
@@ -23,7 +24,6 @@ LockedWheel locked(const answer::File& f, const ViewPlace* view) {
   }
   w.relative = view->relative;
   w.location = view->location(f);
-  w.size = f.size;
   return w;
 }
 

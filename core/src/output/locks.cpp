@@ -1,6 +1,7 @@
 // requirements.txt and pylock.toml from the picks (output/locks.hpp).
 #include "wheelfit/output/locks.hpp"
 
+#include <limits>
 #include <sstream>
 #include <utility>
 
@@ -215,7 +216,10 @@ Expected<std::string> pylock_toml(const std::vector<LockedWheel>& wheels, const 
     toml::table wheel;
     wheel.insert("name", w.filename);
     wheel.insert(w.relative ? "path" : "url", w.location);
-    if (w.size) wheel.insert("size", static_cast<std::int64_t>(*w.size));
+    // PEP 751's size, where known (uv refuses a wrong one); beyond a TOML integer it is no size.
+    if (w.size && *w.size <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      wheel.insert("size", static_cast<std::int64_t>(*w.size));
+    }
     toml::table hashes;
     hashes.insert("sha256", *w.sha256);
     hashes.is_inline(true);

@@ -18,6 +18,7 @@
 
 #include <boost/json.hpp>
 
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -94,13 +95,13 @@ class NginxProcess {
   [[nodiscard]] std::string url(const std::string& path = "/") const {
     return "http://127.0.0.1:" + std::to_string(port_) + path;
   }
+  [[nodiscard]] std::uint16_t port() const { return port_; }
 
  protected:
   NginxProcess() : port_(free_loopback_port()) {}
   ~NginxProcess() {
     if (child_) child_->kill(SIGQUIT);
   }
-  [[nodiscard]] std::uint16_t port() const { return port_; }
   /// Starts nginx with `conf` under `prefix`, for at most `seconds`; FAILs when it does not accept.
   /// Under timeout(1): should this process die without stopping it (a fatal signal), nginx still
   /// goes before ctest's limit instead of holding the test's output pipe open; timeout relays
@@ -383,6 +384,40 @@ std::pair<test::CliRun, std::vector<std::string>> pip_download(const std::string
   return {std::move(run), std::move(files)};
 }
 
+/// The response headers of a GET of `path` on 127.0.0.1:`port` (HTTP/1.0: the server closes),
+/// names lower-cased, and the status line under "".
+std::map<std::string, std::string> headers_of(std::uint16_t port, const std::string& path, const std::string& accept = "") {
+  std::map<std::string, std::string> out;
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n" + (accept.empty() ? "" : "Accept: " + accept + "\r\n") + "\r\n";
+  std::string response;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
+    char buf[4096];
+    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0 && response.find("\r\n\r\n") == std::string::npos;) response.append(buf, n);
+  }
+  ::close(fd);
+  response = response.substr(0, response.find("\r\n\r\n"));
+  std::size_t at = response.find("\r\n");
+  out[""] = response.substr(0, at);
+  while (at != std::string::npos) {
+    const std::size_t next = response.find("\r\n", at + 2);
+    const std::string line = response.substr(at + 2, next == std::string::npos ? std::string::npos : next - at - 2);
+    if (const auto colon = line.find(':'); colon != std::string::npos) {
+      std::string name = line.substr(0, colon);
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      out[name] = line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+    at = next;
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("each fleet machine installs its own build from its view, with pip, served by the shipped nginx block",
@@ -438,6 +473,40 @@ TEST_CASE("each fleet machine installs its own build from its view, with pip, se
     const std::string log = nginx.log();
     INFO(log);
     CHECK(contains(log, "/machines/h100/flash-attn/ /machines/h100/flash-attn//index.json 200 application/vnd.pypi.simple.v1+json"));
+  }
+  SECTION("(f) Cache-Control: index pages revalidate each time, files/ is immutable (decision 0041)") {
+    const std::string revalidate = "max-age=0, must-revalidate", immutable = "public, max-age=31536000, immutable";
+    const auto mirror_encoded = [](const std::string& name) {  // the pages' href: '+' as %2B
+      std::string out;
+      for (const char c : name) out += c == '+' ? std::string("%2B") : std::string(1, c);
+      return out;
+    };
+    struct Row {
+      std::string path, accept, cache_control, type;
+    };
+    const std::vector<Row> rows = {
+        {"/", "", revalidate, "text/html"},
+        {"/flash-attn/", "", revalidate, "text/html"},
+        {"/flash-attn/", "application/vnd.pypi.simple.v1+json", revalidate, "application/vnd.pypi.simple.v1+json"},
+        {"/machines/h100/flash-attn/", "application/vnd.pypi.simple.v1+json", revalidate, "application/vnd.pypi.simple.v1+json"},
+        {"/machines/h100/requirements.txt", "", revalidate, "text/plain"},
+        {"/packages.json", "", revalidate, "application/json"},
+        {"/mirror.json", "", revalidate, "application/json"},
+        {"/files/" + mirror_encoded(own.at("h100")), "", immutable, "application/octet-stream"},
+        {"/files/" + mirror_encoded(own.at("h100") + ".metadata"), "", immutable, "application/octet-stream"},
+    };
+    for (const auto& row : rows) {
+      CAPTURE(row.path, row.accept);
+      const auto h = headers_of(nginx.port(), row.path, row.accept);
+      CHECK(contains(h.at(""), " 200 "));
+      CHECK(h.count("cache-control"));
+      if (h.count("cache-control")) CHECK(h.at("cache-control") == row.cache_control);
+      if (h.count("content-type")) CHECK(h.at("content-type") == row.type);
+    }
+    // A name no snapshot has yet is not kept: a later one may publish it.
+    const auto missing = headers_of(nginx.port(), "/files/none-1.0-py3-none-any.whl");
+    CHECK(contains(missing.at(""), " 404 "));
+    CHECK_FALSE(missing.count("cache-control"));
   }
   SECTION("(e) the view of a profile like this machine installs into a fresh venv; pylock.toml pins the served files") {
     const auto venv = test::run_program("", python, {"-m", "venv", (tmp / "venv").string()});

@@ -33,7 +33,8 @@ struct File {
   std::string filename = {};              ///< the file's own name: the URL's last segment, decoded
   std::string url = {};                   ///< where it is (as the index gave it: may hold credentials)
   std::optional<std::string> sha256 = {}; ///< lower-case hex: the index's, then (after a fetch) the verified one
-  std::optional<std::uint64_t> size = {}; ///< known after a fetch
+  /// Bytes: the index's (a PEP 691 page's "size"), then (after a fetch) the file's; nullopt when unknown.
+  std::optional<std::uint64_t> size = {};
   std::optional<std::string> requires_python = {};           ///< its link's data-requires-python
   std::vector<std::pair<std::string, std::string>> fields = {}; ///< its packages.json entry's string fields
   std::vector<std::string> anchors = {};  ///< the anchor texts it was picked under
@@ -41,6 +42,9 @@ struct File {
   /// A variant wheel (PEP 825): its label and its package version's variants file as read.
   std::optional<std::string> variant_label = {};
   std::optional<std::string> variants_json = {};
+  /// Its link was yanked (PEP 592: data-yanked, PEP 691 "yanked"), with the reason given ("" none).
+  bool yanked = false;
+  std::string yank_reason = {};
 };
 
 /// One machine of the answer.
@@ -75,8 +79,9 @@ struct BuildOptions {
 };
 
 /// The answer of `machines`: each resolved machine's picks merged by URL into `files` (the first
-/// machine's snapshot gives a file's index facts: requires-python, packages.json fields, the
-/// variants file), each machine's picks as indices in its resolution's order. Never fails.
+/// machine's snapshot gives a file's index facts: requires-python, size, the yank, packages.json
+/// fields, the variants file), each machine's picks as indices in its resolution's order. A size
+/// the page's listings of one URL disagree on is left unknown. Never fails.
 Answer build(const std::vector<MachineInput>& machines, const BuildOptions& options = {});
 
 /// One torch family file to add (a mirror's --with-torch: resolve::torch_family).

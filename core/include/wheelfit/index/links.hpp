@@ -6,6 +6,7 @@
 // every torch minor with a synthetic anchor text whose file name differs from the href's.
 // Match the text, install the href.
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <unordered_map>
@@ -27,6 +28,9 @@ struct Link {
   std::optional<std::string> requires_python;  ///< data-requires-python, entities decoded
   bool yanked = false;       ///< data-yanked present (PEP 592)
   std::string yank_reason;
+  /// The file's size in bytes (PEP 700's "size" of a PEP 691 page); nullopt when the page gave
+  /// none (a PEP 503 HTML page never does). At most INT64_MAX: what a TOML integer holds.
+  std::optional<std::uint64_t> size = {};
 };
 
 /// What a page held: its links, and the anchors skipped (in-page "#..." links, empty hrefs,
@@ -54,8 +58,9 @@ inline constexpr int kRepositoryVersionMinor = 0;
 /// read as this reader's version with a warning in Page::warnings.
 Expected<Page> parse_simple_html(std::string_view body, std::string_view page_url);
 
-/// Parses a PEP 691 JSON project page ("files": [{filename, url, hashes, requires-python, yanked}]).
-/// Malformed JSON or a wrong shape is Errc::invalid_input naming page_url and the offending field;
+/// Parses a PEP 691 JSON project page ("files": [{filename, url, hashes, requires-python, yanked,
+/// size}]). Malformed JSON or a wrong shape is Errc::invalid_input naming page_url and the
+/// offending field (a "size" that is not an integer from 0 to INT64_MAX among them);
 /// a meta.api-version other than 1.x is Errc::unsupported.
 Expected<Page> parse_simple_json(std::string_view body, std::string_view page_url);
 

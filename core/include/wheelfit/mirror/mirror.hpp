@@ -9,8 +9,11 @@
 //     <project>/index.html            PEP 503 project page (normalised name): one anchor per file,
 //                                     href "../files/<file>#sha256=<hex>" (or --base-url absolute),
 //                                     data-requires-python, data-core-metadata and
-//                                     data-dist-info-metadata = "sha256=<hex of the .metadata>"
-//     files/<file>                    the wheel (a hard link into OUT/pool; a copy across devices)
+//                                     data-dist-info-metadata = "sha256=<hex of the .metadata>",
+//                                     data-yanked="<reason>" for a file yanked upstream (PEP 592)
+//     files/<file>                    the wheel (a hard link into OUT/pool; a copy across devices);
+//                                     a name here is served with other bytes only when upstream
+//                                     replaced the file under its name (warned: decision 0041)
 //     files/<file>.metadata           its METADATA (PEP 658 / 714)
 //     index.json, <project>/index.json   the same pages as PEP 691 JSON (api-version 1.1)
 //     machines/<name>/                a view per resolved machine: the same pages (HTML and JSON) for
@@ -20,7 +23,8 @@
 //                                     farm's own readers use the mirror unchanged
 //     mirror.json                     the manifest: upstream, its snapshot time, the machines
 //                                     (name, combo, tier, status, files) and every file (project,
-//                                     sha256, size, anchors, machines, packages.json fields)
+//                                     sha256, size, anchors, machines, packages.json fields, yanked
+//                                     and yank_reason)
 //   OUT/pool/<file>                   the verified downloads, kept across runs
 //   OUT/pool/.metadata/<sha256>.metadata   each wheel's METADATA, by the wheel's digest
 //
@@ -66,6 +70,9 @@ struct File {
   bool verified = true;                ///< its sha256 is upstream's; false: computed here (mirror.json says so)
   /// Extra packages.json fields, in order ("version", "cuda", "torch", "python", "abi", "platform").
   std::vector<std::pair<std::string, std::string>> fields = {};
+  /// Yanked upstream (PEP 592), with its reason ("" none): the pages keep saying so.
+  bool yanked = false;
+  std::string yank_reason = {};
 };
 
 /// A file of a machine's view: its name in machines/<name>/ and its text.
@@ -104,6 +111,9 @@ struct Published {
   std::size_t snapshots_removed = 0;         ///< old snapshots and leftovers removed
   std::size_t unverified = 0;                ///< files whose sha256 upstream did not publish (File::verified)
   std::size_t views = 0;                     ///< machines/<name>/ views written (one per resolved machine)
+  /// Files the served snapshot listed under the same name with other bytes (upstream replaced
+  /// them): published, each warned about (log::warn), since files/ is served as immutable.
+  std::vector<std::string> replaced = {};
 };
 
 /// Makes OUT when missing and marks it as wheelfit's (OUT/.wheelfit-mirror, written atomically
@@ -163,7 +173,8 @@ std::vector<ViewFile> view_files(const answer::Answer& answer, const answer::Mac
 // The pieces, for tests.
 
 /// The PEP 503 project page for `files` (all of one project), `up` folders below the tree's
-/// root (1 for OUT/current/<project>/, 3 for a view's machines/<name>/<project>/).
+/// root (1 for OUT/current/<project>/, 3 for a view's machines/<name>/<project>/); a yanked file's
+/// anchor has data-yanked="<reason, escaped>" (PEP 592).
 std::string project_page(const std::string& project, const std::vector<const File*>& files,
                          const std::vector<std::string>& metadata_sha256, const std::optional<std::string>& base_url,
                          int up = 1);
@@ -171,7 +182,8 @@ std::string project_page(const std::string& project, const std::vector<const Fil
 std::string root_page(const std::vector<std::string>& projects);
 /// The same pages as PEP 691 JSON (api-version 1.1: PEP 700's size, upload-time and versions):
 /// {"meta", "name", "files": [{filename, url, hashes, requires-python, core-metadata, size,
-/// upload-time}], "versions"}; `upload_time` per file (RFC 3339, UTC). No "dist-info-metadata"
+/// upload-time, yanked}], "versions"}; `upload_time` per file (RFC 3339, UTC); "yanked" is the
+/// reason, or true without one, for a yanked file only. No "dist-info-metadata"
 /// (PEP 714: pip 23.0 crashes on it).
 std::string project_json(const std::string& project, const std::vector<const File*>& files,
                          const std::vector<std::string>& metadata_sha256, const std::vector<std::string>& upload_time,
