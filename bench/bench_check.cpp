@@ -18,6 +18,7 @@
 #include <boost/json.hpp>
 
 #include "bench_args.hpp"
+#include "bench_farm.hpp"
 #include "farmgen.hpp"
 #include "support/backend_support.hpp"
 #include "wheelfit/api.hpp"
@@ -67,14 +68,8 @@ std::vector<output::LockedWheel> lock_entries(const fs::path& farm, std::size_t 
 }
 
 api::ResolveRequest request_for(const fs::path& farm, const std::vector<std::string>& names) {
-  api::ResolveRequest r;
-  r.envs = {{"all", std::string("3.12"), names}};
+  api::ResolveRequest r = bench::farm_request(farm, names);
   r.machine = h100();
-  r.env_overrides = false;
-  r.index = farm.string();
-  r.use_cache = false;
-  r.transport = std::shared_ptr<net::Transport>(transports::make_file_transport());
-  r.backends = &test::shipped_backends();
   return r;
 }
 
@@ -87,22 +82,13 @@ int main(int argc, char** argv) {
                     {{"--wheels", [&](const std::string& v) { wheels = static_cast<std::size_t>(std::max(1, std::atoi(v.c_str()))); }},
                      {"--reps", [&](const std::string& v) { reps = bench::at_least_one(v); }}},
                     "--wheels N --reps N");
-  std::string templ = (fs::temp_directory_path() / "wheelfit-bench-check-XXXXXX").string();
-  if (!::mkdtemp(templ.data())) {
-    std::perror("mkdtemp");
-    return 1;
-  }
-  const fs::path tmp = templ;
-  farmgen::FarmOptions opts;
-  opts.out = tmp / "farm";
-  opts.packages = 44;
-  const auto stats = farmgen::generate_farm(opts, test::cuda_policy());
-  if (!stats) {
-    std::fprintf(stderr, "bench_check: %s\n", stats.error().message.c_str());
-    return 1;
-  }
+  const auto made = bench::temp_farm("bench-check");
+  if (!made) return 1;
+  const fs::path tmp = made->tmp;
+  const auto stats = &made->stats;
+  const fs::path farm_dir = made->farm;
   std::vector<std::string> names;
-  const auto entries = lock_entries(opts.out, wheels, names);
+  const auto entries = lock_entries(farm_dir, wheels, names);
   const auto lock_text = output::pylock_toml(entries, std::string("==3.12.*"), {});
   if (!lock_text) {
     std::fprintf(stderr, "bench_check: %s\n", lock_text.error().message.c_str());
@@ -112,12 +98,12 @@ int main(int argc, char** argv) {
   std::ofstream(lock) << *lock_text;
 
   api::CheckRequest check;
-  check.resolve = request_for(opts.out, {});
+  check.resolve = request_for(farm_dir, {});
   check.locks = {lock.string()};
   std::map<std::string, std::size_t> counts;
   int check_code = -1;
   const double resolve_s = bench::best_of(reps, [&] {
-    const auto r = api::resolve(request_for(opts.out, names));
+    const auto r = api::resolve(request_for(farm_dir, names));
     if (r.error) throw std::runtime_error(r.error->message);
   });
   const double check_s = bench::best_of(reps, [&] {

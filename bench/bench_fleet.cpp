@@ -49,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_farm.hpp"
 #include "farmgen.hpp"
 #include "support/backend_support.hpp"
 #include "wheelfit/policies/format.hpp"
@@ -112,17 +113,6 @@ api::FleetMachine fleet_machine(std::size_t k) {
   return {"m" + std::to_string(k), machine_of(facts)};
 }
 
-api::ResolveRequest request_for(const fs::path& farm, const std::vector<std::string>& names) {
-  api::ResolveRequest r;
-  r.envs = {{"all", std::string("3.12"), names}};
-  r.env_overrides = false;
-  r.index = farm.string();
-  r.use_cache = false;
-  r.transport = std::shared_ptr<net::Transport>(transports::make_file_transport());
-  r.backends = &test::shipped_backends();
-  return r;
-}
-
 std::vector<std::string> package_names(std::size_t packages) {
   std::vector<std::string> names;
   for (const auto& p : farmgen::select_packages(farmgen::builtin_packages(), packages)) names.push_back(p.index_name);
@@ -159,7 +149,7 @@ int print_child(const std::string& which, const fs::path& farm, const fs::path& 
   try {
     auto loaded = api::load_fleet(dir.string());
     if (!loaded) throw std::runtime_error(loaded.error().message);
-    const auto res = api::resolve_fleet(request_for(farm, printed_packages()), *loaded);
+    const auto res = api::resolve_fleet(bench::farm_request(farm, printed_packages()), *loaded);
     if (res.error) throw std::runtime_error(res.error->message);
     std::FILE* null = std::fopen("/dev/null", "w");
     unsigned long long bytes = 0;
@@ -279,20 +269,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  std::string templ = (fs::temp_directory_path() / "wheelfit-bench-fleet-XXXXXX").string();
-  if (!::mkdtemp(templ.data())) {
-    std::perror("mkdtemp");
-    return 1;
-  }
-  const fs::path tmp = templ;
-  farmgen::FarmOptions opts;
-  opts.out = tmp / "farm";
-  opts.packages = 44;
-  const auto stats = farmgen::generate_farm(opts, test::cuda_policy());
-  if (!stats) {
-    std::fprintf(stderr, "bench_fleet: %s\n", stats.error().message.c_str());
-    return 1;
-  }
+  const auto made = bench::temp_farm("bench-fleet");
+  if (!made) return 1;
+  const fs::path tmp = made->tmp;
+  const auto stats = &made->stats;
+  const fs::path farm_dir = made->farm;
   const std::vector<std::string> names = package_names(packages);
   std::vector<api::FleetMachine> fleet;
   for (std::size_t k = 0; k < machines; ++k) fleet.push_back(fleet_machine(k));
@@ -328,14 +309,14 @@ int main(int argc, char** argv) {
   };
   for (int r = 0; r < reps; ++r) {
     {
-      auto req = request_for(opts.out, names);
+      auto req = bench::farm_request(farm_dir, names);
       req.machine = h100();
       const auto res = timed(one, one_cpu, [&] { return api::resolve(req); });
       if (res.error) throw std::runtime_error("one: " + res.error->message);
       one_outcome = res.resolution && res.resolution->ok() ? "resolved" : "unresolved";
     }
     if (r < fleet_reps) {
-      const auto req = request_for(opts.out, names);
+      const auto req = bench::farm_request(farm_dir, names);
       const auto res = timed(all, all_cpu, [&] { return api::resolve_fleet(req, fleet); });
       if (res.error) throw std::runtime_error("fleet: " + res.error->message);
       reads = res.index_reads;
@@ -346,7 +327,7 @@ int main(int argc, char** argv) {
       auto loaded = api::load_fleet(dir.string());
       twins_load.push_back(seconds_since(t0));
       if (!loaded) throw std::runtime_error("twins: " + loaded.error().message);
-      const auto req = request_for(opts.out, names);
+      const auto req = bench::farm_request(farm_dir, names);
       const auto res = timed(twins_wall, twins_cpu, [&] { return api::resolve_fleet(req, *loaded); });
       if (res.error) throw std::runtime_error("twins: " + res.error->message);
       twins_rss = max_rss_mb();  // the results still held: the peak of the process so far
@@ -359,7 +340,7 @@ int main(int argc, char** argv) {
   const auto s0 = Clock::now();
   for (const auto& m : fleet) {
     if (!singles_too) break;
-    auto req = request_for(opts.out, names);
+    auto req = bench::farm_request(farm_dir, names);
     req.machine = m.machine;
     const auto res = api::resolve(req);
     if (res.error && !res.resolution) throw std::runtime_error("single " + m.name + ": " + res.error->message);
@@ -393,7 +374,7 @@ int main(int argc, char** argv) {
   if (printed > 0) {
     std::printf("printed fleet: %zu profile files (%zu distinct), %zu packages, each case in its own process (median of %d):\n",
                 printed, print_distinct, printed_packages().size(), print_reps);
-    print_cases(opts.out, print_dir, print_reps, held, cap_gb, one_ms);
+    print_cases(farm_dir, print_dir, print_reps, held, cap_gb, one_ms);
   }
   std::error_code ec;
   fs::remove_all(tmp, ec);

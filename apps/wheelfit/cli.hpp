@@ -147,6 +147,12 @@ int run_detect(const std::vector<std::string_view>& args);
 int run_explain(const std::vector<std::string_view>& args);
 int run_doctor(const std::vector<std::string_view>& args);
 int run_cache(const std::vector<std::string_view>& args);
+/// The backends loaded into `reg` and named in `request`, and the machines of --machine /
+/// --machines: one is `request.machine`, several go to `fleet`, none leaves this machine to be
+/// detected. The message of what failed, or nullopt.
+std::optional<std::string> take_machines(const Args& parsed, registry::Registry& reg, api::ResolveRequest& request,
+                                         std::vector<api::FleetMachine>& fleet);
+
 int run_download(const std::vector<std::string_view>& args);
 int run_mirror(const std::vector<std::string_view>& args);
 int run_check(const std::vector<std::string_view>& args);

@@ -19,12 +19,7 @@ int run_check(const std::vector<std::string_view>& argv) {
   request.resolve.configs.clear();  // the positional words are the locks
   request.locks = parsed.positional;
   registry::Registry reg;
-  if (auto loaded = load_backends(reg); !loaded) return fail(json, api::kExitBadInput, loaded.error().message);
-  request.resolve.backends = &reg;
-  auto fleet = fleet_of(parsed);
-  if (!fleet) return fail(json, api::kExitBadInput, fleet.error().message);
-  if (fleet->size() == 1) request.resolve.machine = std::move(fleet->front().machine);
-  else request.fleet = std::move(*fleet);
+  if (auto why = take_machines(parsed, reg, request.resolve, request.fleet)) return fail(json, api::kExitBadInput, *why);
   const auto result = api::check(request);
   if (result.error) return fail(json, result.exit_code, result.error->message);
   show(std::cout, json ? result.json() : result.report());

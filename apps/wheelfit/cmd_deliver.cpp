@@ -32,6 +32,17 @@ int print(const Result& result, bool json) {
 
 }  // namespace
 
+std::optional<std::string> take_machines(const Args& parsed, registry::Registry& reg, api::ResolveRequest& request,
+                                         std::vector<api::FleetMachine>& fleet) {
+  if (auto loaded = load_backends(reg); !loaded) return loaded.error().message;
+  request.backends = &reg;
+  auto given = fleet_of(parsed);
+  if (!given) return given.error().message;
+  if (given->size() == 1) request.machine = std::move(given->front().machine);
+  else fleet = std::move(*given);
+  return std::nullopt;
+}
+
 int run_download(const std::vector<std::string_view>& argv) {
   const Args parsed = parse_args(argv, api::options::kDownload);
   const bool json = parsed.has("--json");
@@ -45,12 +56,7 @@ int run_download(const std::vector<std::string_view>& argv) {
   request.jobs = jobs_of(parsed);
   request.wait = !parsed.has("--no-wait");
   registry::Registry reg;
-  if (auto loaded = load_backends(reg); !loaded) return fail(json, api::kExitBadInput, loaded.error().message);
-  request.resolve.backends = &reg;
-  auto fleet = fleet_of(parsed);
-  if (!fleet) return fail(json, api::kExitBadInput, fleet.error().message);
-  if (fleet->size() == 1) request.resolve.machine = std::move(fleet->front().machine);
-  else request.fleet = std::move(*fleet);
+  if (auto why = take_machines(parsed, reg, request.resolve, request.fleet)) return fail(json, api::kExitBadInput, *why);
   const auto view = progress_view();
   request.progress = [&view](const deliver::Progress& p) { view->on(p); };
   const auto result = api::download(request);
