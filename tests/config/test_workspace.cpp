@@ -93,6 +93,20 @@ TEST_CASE("parse_env_config: TOML syntax errors name the file, line and column",
   CHECK(contains(env.error().message, "TOML syntax error"));
 }
 
+TEST_CASE("parse_env_config: a dotted key too deep for toml++ is refused, naming its line", "[config]") {
+  std::string deep = "python = \"3.12\"\n";
+  for (int i = 0; i < 50000; ++i) deep += "a.";
+  deep += "b = 1\n";
+  const auto env = parse_env_config(deep, "deep.comfy-env.toml");  // a stack overflow in toml++ before
+  REQUIRE_FALSE(env);
+  CHECK(env.error().is(Errc::invalid_input));
+  CHECK(contains(env.error().message, "deep.comfy-env.toml:2: more than 1000 dotted key parts"));
+  // Dots in strings and comments are no key's.
+  const auto fine = parse_env_config("python = \"3.12\" # " + std::string(5000, '.') + "\nx = \"" + std::string(5000, '.') + "\"\n",
+                                     "dots.comfy-env.toml");
+  CHECK(fine);
+}
+
 TEST_CASE("parse_env_config refuses a bad python", "[config]") {
   check_refusals(parsing_as("py.toml"), {"py.toml:1:", "python"}, {
       {"python = 3.12\n", {"3.10 would read as 3.1"}},

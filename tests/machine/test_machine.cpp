@@ -46,6 +46,16 @@ TEST_CASE("profile_keys lists the flat keys in order", "[machine]") {
                                          "driver_line", "gpus", "variant_properties"});
 }
 
+TEST_CASE("parse_machine_profile: a dotted key too deep for toml++ is refused, naming its line", "[machine]") {
+  std::string deep;
+  for (int i = 0; i < 50000; ++i) deep += "a.";
+  deep += "b = 1\n";
+  const auto m = parse_machine_profile(deep, "deep.toml");  // a stack overflow in toml++ before
+  REQUIRE_FALSE(m);
+  CHECK(m.error().is(Errc::invalid_input));
+  CHECK_THAT(m.error().message, Catch::Contains("deep.toml:1: more than 1000 dotted key parts"));
+}
+
 TEST_CASE("parse_machine_profile reads a TOML profile", "[machine]") {
   const auto m = parse_machine_profile(kFullToml, "fleet.toml");
   REQUIRE(m);

@@ -1,4 +1,5 @@
 #include "wheelfit/config/workspace.hpp"
+#include "wheelfit/util/toml_depth.hpp"
 #include "wheelfit/util/read_file.hpp"
 #include "wheelfit/util/text.hpp"
 
@@ -226,6 +227,10 @@ Expected<Env> parse_env_config(std::string_view text, const std::string& file) {
                                            " bytes is over the 4 MiB limit for a comfy-env.toml");
   }
 
+  if (const auto line = util::too_deep_toml_line(text)) {  // toml++ would recurse that deep (util/toml_depth.hpp)
+    return unexpected(Errc::invalid_input, file + ":" + std::to_string(*line) + ": more than " +
+                                               std::to_string(util::kMaxTomlKeyDots) + " dotted key parts on one line: too deep to read");
+  }
   toml::table doc;
   try {
     doc = toml::parse(text, file);

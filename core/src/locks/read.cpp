@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "lock_text.hpp"
+#include "wheelfit/util/toml_depth.hpp"
 #include "wheelfit/util/read_file.hpp"
 #include "wheelfit/util/safe_text.hpp"
 #include "wheelfit/util/text.hpp"
@@ -77,49 +78,10 @@ bool looks_like_toml(std::string_view text) {
   return false;
 }
 
-/// toml++ nests one table per part of a dotted key ("a.b.c = 1", "[a.b.c]") and recurses that
-/// deep when it parses and frees them: a key of tens of thousands of parts overflows the stack.
-/// So a line with more than kMaxDots dots outside strings and comments is refused before toml++
-/// sees it (a lock's lines have a few). One pass; multi-line strings tracked across lines.
+/// toml++ recurses as deep as a dotted key has parts (util/toml_depth.hpp): such a line is refused.
 Expected<void> check_key_depth(std::string_view text, std::string_view name) {
-  constexpr std::size_t kMaxDots = 1000;
-  enum class In { code, basic, literal, basic_lines, literal_lines, comment } in = In::code;
-  std::size_t dots = 0;
-  std::size_t line = 1;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    const std::string_view rest = text.substr(i);
-    if (c == '\n') {
-      ++line;
-      dots = 0;
-      if (in == In::comment || in == In::basic || in == In::literal) in = In::code;  // they end with their line
-      continue;
-    }
-    switch (in) {
-      case In::code:
-        if (c == '.' && ++dots > kMaxDots) {
-          return bad(name, line, "more than " + std::to_string(kMaxDots) + " dotted key parts on one line: too deep to read");
-        }
-        if (c == '#') in = In::comment;
-        else if (rest.starts_with(R"(""")")) in = In::basic_lines, i += 2;
-        else if (rest.starts_with("'''")) in = In::literal_lines, i += 2;
-        else if (c == '"') in = In::basic;
-        else if (c == '\'') in = In::literal;
-        break;
-      case In::basic:
-      case In::basic_lines:
-        if (c == '\\') ++i;  // an escape: the next byte belongs to the string
-        else if (in == In::basic && c == '"') in = In::code;
-        else if (in == In::basic_lines && rest.starts_with(R"(""")")) in = In::code, i += 2;
-        break;
-      case In::literal:
-        if (c == '\'') in = In::code;
-        break;
-      case In::literal_lines:
-        if (rest.starts_with("'''")) in = In::code, i += 2;
-        break;
-      case In::comment: break;
-    }
+  if (const auto line = util::too_deep_toml_line(text)) {
+    return bad(name, *line, "more than " + std::to_string(util::kMaxTomlKeyDots) + " dotted key parts on one line: too deep to read");
   }
   return {};
 }

@@ -1,4 +1,5 @@
 #include "wheelfit/machine/machine.hpp"
+#include "wheelfit/util/toml_depth.hpp"
 #include "wheelfit/util/read_file.hpp"
 #include "wheelfit/util/text.hpp"
 
@@ -369,6 +370,10 @@ std::string toml_where(const std::string& source, const toml::node& node) {
 }
 
 Expected<Machine> parse_toml_profile(std::string_view text, const std::string& source) {
+  if (const auto line = util::too_deep_toml_line(text)) {  // toml++ would recurse that deep (util/toml_depth.hpp)
+    return unexpected(Errc::invalid_input, source + ":" + std::to_string(*line) + ": more than " +
+                                               std::to_string(util::kMaxTomlKeyDots) + " dotted key parts on one line: too deep to read");
+  }
   toml::table doc;
   try {
     doc = toml::parse(text, source);
