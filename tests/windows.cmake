@@ -34,6 +34,10 @@ list(APPEND WHEELFIT_WINDOWS_TEST_FILES util/test_subprocess.cpp util/test_comma
 list(APPEND WHEELFIT_WINDOWS_TEST_FILES transports/http/test_net_policy.cpp transports/http/test_netrc.cpp
      transports/http/test_system_proxy.cpp)
 
+# The lock readers (wheelfit check; decision 0042) and the TOML guard: test_read.cpp plants a FIFO.
+list(APPEND WHEELFIT_WINDOWS_TEST_FILES locks/test_requirements.cpp locks/test_round_trip.cpp locks/test_toml_locks.cpp
+     util/test_toml_depth.cpp)
+
 set(_sources)
 set(_folders ${WHEELFIT_WINDOWS_TEST_FOLDERS})
 foreach(_folder IN LISTS WHEELFIT_WINDOWS_TEST_FOLDERS)
