@@ -207,3 +207,28 @@ TEST_CASE("check: hostile and broken locks are named, exit 2, no secret printed"
     }
   }
 }
+
+TEST_CASE("check --machines: each machine judged; one whose profile does not load is named, exit 2", "[cli][check]") {
+  const CheckFarm f;
+  const TempDir fleet;
+  write_file(fleet / "h100.toml", read_file(f.h100));
+  write_file(fleet / "gtx1080.toml", read_file(f.gtx1080));
+  auto r = CheckFarm::run({"check", f.locks.at("requirements.txt").string(), "--index", f.index(), "--machines", fleet.path().string(),
+                           "--no-cache", "--json"});
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  for (const auto& [name, e] : entries_of(r.out)) {
+    CAPTURE(name);
+    CHECK(status(e) == "will_not_run");
+    CHECK_THAT(std::string(e.at("reason").as_string()), Catch::StartsWith("on gtx1080: "));
+  }
+  write_file(fleet / "gtx1080.toml", "gpus = [\n");
+  r = CheckFarm::run({"check", f.locks.at("requirements.txt").string(), "--index", f.index(), "--machines", fleet.path().string(),
+                      "--no-cache", "--json"});
+  INFO(r.out << r.err);
+  CHECK(r.code == 2);
+  const auto v = json::parse(r.out).as_object();
+  REQUIRE(v.at("not_judged").as_array().size() == 1);
+  CHECK_THAT(std::string(v.at("not_judged").as_array()[0].as_string()), Catch::StartsWith("gtx1080: "));
+  for (const auto& [name, e] : entries_of(r.out)) CHECK(status(e) == "ok");  // on the H100
+}

@@ -440,11 +440,14 @@ struct CheckResult {
   int exit_code = kExitBadInput;
   std::optional<Error> error;
   std::vector<CheckedLock> locks;
+  /// The machines no entry could be judged on ("<name>: <why>": a profile that did not load, a
+  /// backend or policy that failed): the check of the others stands, and the exit code is at least 2.
+  std::vector<std::string> not_judged;
   std::string index_url;             ///< what was read (credential-free)
   FleetResult resolved;              ///< the machines as judged (their profiles) and the index read
   /// {"locks": [{"path", "format", "entries": [{"name", "version", "filename", "url", "sha256",
-  /// "status", "reason", "update", "line"}], "warnings"}], "index", "machine": {...} (one machine) or
-  /// "machines": [{"name", "machine"}]}; or {"error": {"exit_code", "message"}}.
+  /// "status", "reason", "update", "line"}], "warnings"}], "index", "not_judged", "machine": {...} (one
+  /// machine) or "machines": [{"name", "machine"}]}; or {"error": {"exit_code", "message"}}.
   [[nodiscard]] std::string json() const;
   /// One line per entry ("ok  flash-attn 2.8.3+cu128torch2.8  <file>", or its status and reason),
   /// a heading per lock, then a count per status; on an error, "wheelfit: <message>\n".

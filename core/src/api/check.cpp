@@ -260,6 +260,11 @@ CheckResult check(const CheckRequest& req) {
   if (first) out.index_url = util::strip_credentials(first->index_url);
   const auto judges = judges_of(req, **reg, out.resolved);
   out.exit_code = kExitResolved;
+  for (const auto& j : judges) {  // never "ok" on a machine that was not judged: said, and exit 2
+    if (j.policy) continue;
+    out.not_judged.push_back((j.name.empty() ? std::string("this machine") : j.name) + ": " + util::redact(j.error));
+    out.exit_code = kExitBadInput;
+  }
   ParsedPages parsed;
   for (const auto& f : files) {
     CheckedLock lock{f.path, std::string(locks::format_name(f.format)), {}, f.warnings};
@@ -293,7 +298,9 @@ std::string CheckResult::json() const {
     for (const auto& w : l.warnings) warnings.emplace_back(util::redact(w));
     locks_json.push_back(json::object{{"path", l.path}, {"format", l.format}, {"entries", std::move(entries)}, {"warnings", std::move(warnings)}});
   }
-  json::object o{{"locks", std::move(locks_json)}, {"index", index_url}, {"exit_code", exit_code}};
+  json::array not_judged_json;
+  for (const auto& n : not_judged) not_judged_json.emplace_back(n);
+  json::object o{{"locks", std::move(locks_json)}, {"index", index_url}, {"not_judged", std::move(not_judged_json)}, {"exit_code", exit_code}};
   if (resolved.fleet.size() == 1 && !resolved.machines.empty()) {
     o["machine"] = json::parse(machine::to_json(resolved.machines.front().machine));
   } else {
@@ -322,6 +329,7 @@ std::string CheckResult::report() const {
     for (const auto& w : l.warnings) out += "  note: " + util::redact(w) + "\n";
   }
   if (!index_url.empty()) out += "index: " + index_url + "\n";
+  for (const auto& n : not_judged) out += "not judged on " + n + "\n";
   std::string summary;
   for (const auto& [status, n] : counts) summary += (summary.empty() ? "" : ", ") + std::to_string(n) + " " + status;
   return out + (summary.empty() ? "no wheel is locked\n" : summary + "\n");
