@@ -15,8 +15,7 @@ int run_check(const std::vector<std::string_view>& argv) {
     throw UsageError{"--python names this machine's interpreter; it does not go with --machine"};
   }
   api::CheckRequest request;
-  request.resolve = resolve_request(parsed);
-  request.resolve.configs.clear();  // the positional words are the locks
+  request.resolve = resolve_request(parsed);  // its configs (the positional words) are ignored: they are the locks
   request.locks = parsed.positional;
   registry::Registry reg;
   if (auto why = take_machines(parsed, reg, request.resolve, request.fleet)) return fail(json, api::kExitBadInput, *why);

@@ -6,7 +6,7 @@
 // words it).
 #include <algorithm>
 #include <map>
-#include <set>
+#include <memory>
 
 #include <boost/json.hpp>
 
@@ -27,34 +27,9 @@ namespace json = boost::json;
 struct Judge {
   std::string name;  ///< "" for a single machine
   const machine::Machine* machine = nullptr;
-  std::optional<semantics::Policy> policy;
+  std::shared_ptr<const semantics::Policy> policy;  ///< its backend's, shared by the machines judged with it
   std::string error;  ///< why it cannot judge (its profile or backend failed)
 };
-
-/// A file of the index under a locked name: its links of that file name and their digests.
-struct Listed {
-  std::vector<const index::Link*> links;
-  std::vector<std::string> digests;  ///< distinct, the pages' and packages.json's
-};
-
-Listed listed(const index::IndexSnapshot& snap, const index::ProjectPage& page, const locks::Entry& e) {
-  Listed out;
-  auto add_digest = [&out](const std::optional<std::string>& d) {
-    if (d && std::find(out.digests.begin(), out.digests.end(), *d) == out.digests.end()) out.digests.push_back(*d);
-  };
-  for (const auto& link : page.page.links) {
-    bool same = !e.filename.empty() ? link.filename == e.filename : false;
-    if (e.filename.empty()) {  // pinned by version (name==V --hash): the file of that version with the lock's digest
-      auto wheel = model::WheelName::parse(link.filename);
-      same = wheel && wheel->version.str() == e.version && link.sha256 && e.sha256 && *link.sha256 == *e.sha256;
-    }
-    if (!same) continue;
-    out.links.push_back(&link);
-    add_digest(link.sha256);
-    if (snap.packages_json) add_digest(snap.packages_json->sha256_for(link.url, link.filename));
-  }
-  return out;
-}
 
 /// Each page's links parsed as wheel names once (a lock of hundreds of wheels asks each page
 /// again for every entry of its project).
@@ -74,6 +49,31 @@ class ParsedPages {
  private:
   std::map<const index::ProjectPage*, std::vector<std::optional<model::WheelName>>> parsed_;
 };
+
+/// A file of the index under a locked name: its links of that file name and their digests.
+struct Listed {
+  std::vector<const index::Link*> links;
+  std::vector<std::string> digests;  ///< distinct, the pages' and packages.json's
+};
+
+Listed listed(const index::IndexSnapshot& snap, const index::ProjectPage& page, const locks::Entry& e, ParsedPages& parsed) {
+  Listed out;
+  auto add_digest = [&out](const std::optional<std::string>& d) {
+    if (d && std::find(out.digests.begin(), out.digests.end(), *d) == out.digests.end()) out.digests.push_back(*d);
+  };
+  const auto* names = e.filename.empty() ? &parsed.of(page) : nullptr;
+  for (std::size_t i = 0; i < page.page.links.size(); ++i) {
+    const index::Link& link = page.page.links[i];
+    // By file name; or, pinned by version (name==V --hash), the file of that version with the lock's digest.
+    const bool same = names ? (*names)[i] && (*names)[i]->version.str() == e.version && link.sha256 && link.sha256 == e.sha256
+                            : link.filename == e.filename;
+    if (!same) continue;
+    out.links.push_back(&link);
+    add_digest(link.sha256);
+    if (snap.packages_json) add_digest(snap.packages_json->sha256_for(link.url, link.filename));
+  }
+  return out;
+}
 
 /// A newer build of the locked wheel: the same project, Python, ABI and platform tags and local
 /// label (the combo), a higher version, not yanked; the newest such file's name, or "".
@@ -139,7 +139,7 @@ CheckEntry check_entry(const locks::Entry& e, const index::IndexSnapshot* snap, 
     return set(CheckStatus::gone, "the index no longer publishes " + e.name + " (" + page->second.error + ")");
   }
   const std::string what = e.filename.empty() ? e.name + " " + e.version : e.filename;
-  const Listed found = listed(*snap, page->second, e);
+  const Listed found = listed(*snap, page->second, e, parsed);
   if (found.links.empty()) {
     return set(CheckStatus::gone, e.filename.empty() ? "no file of " + what + " with the locked sha256 is listed any more"
                                                      : what + " is no longer listed on the index");
@@ -173,20 +173,27 @@ int code_of(const CheckEntry& e, bool index_unread) {
   }
 }
 
-/// The judges of the resolved machines: each with its judging backend's policy.
+/// The judges of the resolved machines: each with its judging backend's policy, read once per
+/// backend (a fleet's machines share it).
 std::vector<Judge> judges_of(const CheckRequest& req, const registry::Registry& reg, const FleetResult& fleet) {
+  std::map<std::string, Expected<std::shared_ptr<const semantics::Policy>>> policies;  // by backend
   std::vector<Judge> out;
   for (std::size_t i = 0; i < fleet.machines.size(); ++i) {
     const ResolveResult& r = fleet.machines[i];
-    Judge j{req.fleet.empty() ? std::string() : fleet.fleet[i].name, &r.machine, std::nullopt, ""};
-    if (r.error && r.exit_code == kExitBadInput) {
-      j.error = r.error->message;
-    } else if (auto backend = session::judging_backend(reg, req.resolve.backend, r.machine); !backend) {
+    Judge j{req.fleet.empty() ? std::string() : fleet.fleet[i].name, &r.machine, nullptr, ""};
+    auto backend = r.error && r.exit_code == kExitBadInput ? Expected<const registry::BackendInfo*>(*r.error)
+                                                            : session::judging_backend(reg, req.resolve.backend, r.machine);
+    if (!backend) {
       j.error = backend.error().message;
-    } else if (auto policy = session::judging_policy(**backend, req.resolve.policy_file); !policy) {
-      j.error = policy.error().message;
     } else {
-      j.policy = std::move(*policy);
+      auto [it, fresh] = policies.try_emplace((*backend)->name, nullptr);
+      if (fresh) {
+        auto policy = session::judging_policy(**backend, req.resolve.policy_file);
+        it->second = policy ? Expected<std::shared_ptr<const semantics::Policy>>(std::make_shared<const semantics::Policy>(std::move(*policy)))
+                            : Expected<std::shared_ptr<const semantics::Policy>>(policy.error());
+      }
+      if (it->second) j.policy = *it->second;
+      else j.error = it->second.error().message;
     }
     out.push_back(std::move(j));
   }

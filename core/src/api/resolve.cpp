@@ -64,12 +64,13 @@ std::string ResolveResult::json() const {
     return boost::json::serialize(boost::json::object{
                {"error", boost::json::object{{"exit_code", exit_code}, {"message", message}}}}) + "\n";
   }
-  return write_one(*this, *output::formats().named("json"), {}).value();
+  // What a resolve prints reads the resolution alone: no answer is built for it.
+  return output::json_report(*resolution, report_context());
 }
 
 std::string ResolveResult::report() const {
   if (error || !resolution) return "wheelfit: " + (error ? error->message : std::string("no result")) + "\n";
-  return write_one(*this, *output::formats().named("report"), {}).value();
+  return output::human_report(*resolution, report_context());
 }
 
 Expected<std::string> ResolveResult::pixi_manifest(const output::PixiPins& pins) const {
